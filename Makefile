@@ -1,0 +1,69 @@
+# planb: one entry point for people and for CI.
+#   make demo   the seed's whole flow on this machine (sets up what it needs first)
+#   make test   lint-free tests on the real local stack (sets up what it needs first)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV      := $(CURDIR)/.venv
+PY        := $(VENV)/bin/python
+STAMP     := $(VENV)/.planb-installed
+export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+
+.PHONY: help setup venv tools up down status demo test test-fast lint bench values golden clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): requirements.txt training/requirements.txt pyproject.toml
+	@echo "[planb setup] Python environment in .venv ..."
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -r requirements.txt -r training/requirements.txt
+	@$(PY) -m pip install -q --no-deps -e .
+	@touch $@
+
+venv: $(STAMP) ## Python environment (.venv) with pinned dependencies
+
+tools: ## build the pinned toolchain from the Go module proxy (cached in ~/.cache/planb)
+	@hack/build-tools.sh
+
+setup: venv tools ## everything demo and test need
+
+up: setup ## start the local stack (kwok control plane + Kueue)
+	@planb local up
+
+down: venv ## stop the local stack and remove its state
+	@planb local down
+
+status: venv ## local stack status
+	@planb local status
+
+demo: setup ## the seed's whole flow on this machine
+	@hack/demo.sh
+
+test: setup ## all tests (pytest, molecule) on the real local stack
+	@$(PY) -m pytest -ra $(PYTEST_ARGS)
+
+test-fast: venv ## tests that need no local stack
+	@$(PY) -m pytest -ra -m "not stack" $(PYTEST_ARGS)
+
+lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
+	@yamllint -s .
+	@ansible-lint --profile production
+	@ruff check src tests plugins training
+	@ruff format --check src tests plugins training
+	@mypy
+
+bench: setup ## measure the figures in BENCHMARKS.md
+	@hack/bench.sh
+
+values: venv ## regenerate charts/planb/values/*.yaml from the catalog
+	@planb values --write-all charts/planb/values
+
+golden: venv values ## regenerate golden files (values, helm template, CLI output)
+	@$(PY) -m tests.golden
+
+clean: ## stop the stack and remove the venv and the .tools link (the tool cache stays)
+	-@planb local down 2>/dev/null
+	rm -rf $(VENV) .tools

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Build planb's pinned toolchain from the Go module proxy into a cache outside
+# the checkout, keyed by the hash of hack/versions.env, and link it to .tools.
+#
+#   hack/build-tools.sh            build what is missing (a no-op when all is there)
+#   PLANB_CACHE_DIR=/path ...      put the cache somewhere else (default ~/.cache/planb)
+#
+# Each tool is built once; a stamp file records success, so a re-run only
+# checks the stamps. Progress is printed per tool with its build time.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+versions_file="$repo/hack/versions.env"
+# shellcheck source=versions.env
+source "$versions_file"
+
+cache_root=${PLANB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/planb}
+key=$(sha256sum "$versions_file" | cut -c1-16)
+prefix="$cache_root/tools/$key"
+bin="$prefix/bin"
+manifests="$prefix/manifests"
+src="$prefix/src"
+logs="$prefix/logs"
+stamps="$prefix/stamps"
+mkdir -p "$bin" "$manifests" "$src" "$logs" "$stamps"
+
+export CGO_ENABLED=0
+export GOFLAGS=-buildvcs=false
+export GOTOOLCHAIN=local
+
+say() { printf '[planb tools] %s\n' "$*"; }
+
+fail_build() {
+  local tool=$1 log=$2
+  say "FAILED: $tool — last lines of $log:"
+  tail -n 25 "$log" >&2 || true
+  if grep -qiE 'dial tcp|no such host|i/o timeout|connection refused|proxyconnect|TLS handshake' "$log"; then
+    say "The Go module proxy ($(go env GOPROXY)) could not be reached."
+    say "Fix: check network access to the proxy, or set GOPROXY to a reachable mirror, then re-run 'make tools'."
+  fi
+  exit 1
+}
+
+# build_step NAME COMMAND...: run once, record a stamp, print progress and time.
+build_step() {
+  local name=$1
+  shift
+  if [[ -f "$stamps/$name" ]]; then
+    say "$name: cached"
+    return 0
+  fi
+  local log="$logs/$name.log" start=$SECONDS
+  say "$name: building (log: $log) ..."
+  if ! "$@" >"$log" 2>&1; then
+    fail_build "$name" "$log"
+  fi
+  say "$name: done in $((SECONDS - start)) s"
+  date -u +%FT%TZ >"$stamps/$name"
+}
+
+check_proxy() {
+  if [[ -f "$stamps/proxy-checked" ]]; then return 0; fi
+  local out
+  if ! out=$(timeout 120 go list -m -json "sigs.k8s.io/kueue@$KUEUE_VERSION" 2>&1); then
+    say "Cannot resolve sigs.k8s.io/kueue@$KUEUE_VERSION from the Go module proxy ($(go env GOPROXY))."
+    say "$out"
+    say "Fix: make the proxy reachable (or set GOPROXY), or pick a served version in hack/versions.env."
+    exit 1
+  fi
+  touch "$stamps/proxy-checked"
+}
+
+# module_dir MODULE@VERSION: download a module and print its directory.
+module_dir() {
+  go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'
+}
+
+k8s_ldflags() {
+  local v=$KUBERNETES_VERSION major minor
+  major=$(echo "${v#v}" | cut -d. -f1)
+  minor=$(echo "${v#v}" | cut -d. -f2)
+  local flags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$flags"
+}
+
+# The Kubernetes wrapper module: k8s.io/kubernetes maps its staging modules to
+# ./staging/src with replace lines, which a dependency cannot use; we replace
+# each of them with its published k8s.io/<name> v0.<minor>.<patch>.
+prepare_k8s_wrapper() {
+  local dir="$src/kubernetes" kdir staging_v
+  mkdir -p "$dir"
+  kdir=$(module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")
+  staging_v="v0.${KUBERNETES_VERSION#v1.}"
+  {
+    echo "module planb.local/kubernetes-wrapper"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+    echo
+    sed -n 's|^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*$|\1|p' "$kdir/go.mod" |
+      sort -u | while read -r m; do echo "replace $m => $m $staging_v"; done
+  } >"$dir/go.mod"
+  cat >"$dir/tools.go" <<'EOF'
+//go:build tools
+
+package tools
+EOF
+  (cd "$dir" && GOFLAGS=-mod=mod go mod download k8s.io/kubernetes)
+}
+
+build_k8s() {
+  local cmd=$1 dir="$src/kubernetes"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "$(k8s_ldflags)" \
+    -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+}
+
+# etcd's server module has relative replace lines too; as a dependency of a
+# wrapper module they are ignored and the published siblings are used.
+build_etcd() {
+  local dir="$src/etcd"
+  mkdir -p "$dir"
+  printf 'module planb.local/etcd-wrapper\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 %s\n' \
+    "$ETCD_VERSION" >"$dir/go.mod"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" \
+    -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+}
+
+go_install() {
+  local pkg=$1 ldflags=${2:-}
+  GOBIN="$bin" go install -trimpath -ldflags "-s -w $ldflags" "$pkg"
+}
+
+copy_manifests() {
+  local kueue kuberay provreq
+  kueue=$(module_dir "sigs.k8s.io/kueue@$KUEUE_VERSION")
+  kuberay=$(module_dir "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION")
+  provreq=$(module_dir "k8s.io/autoscaler/cluster-autoscaler/apis@$AUTOSCALER_APIS_VERSION")
+  rm -rf "$manifests"/{kueue,kuberay,provisioningrequest}
+  mkdir -p "$manifests"/{kueue/crds,kuberay/crds,provisioningrequest}
+  cp "$kueue"/config/components/crd/bases/*.yaml "$manifests/kueue/crds/"
+  cp "$kueue/config/components/webhook/manifests.yaml" "$manifests/kueue/webhooks.yaml"
+  cp -r "$kueue/charts/kueue" "$manifests/kueue/chart"
+  cp "$kuberay"/config/crd/bases/ray.io_*.yaml "$manifests/kuberay/crds/"
+  cp "$provreq"/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml "$manifests/provisioningrequest/"
+  chmod -R u+w "$manifests"
+}
+
+main() {
+  local start=$SECONDS
+  say "cache: $prefix"
+  check_proxy
+  build_step manifests copy_manifests
+  build_step helm go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
+    "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  build_step kwok go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
+    "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
+  build_step kwokctl go_install "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" \
+    "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
+  build_step etcd build_etcd
+  build_step kueue go_install "sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION" \
+    "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  build_step kubernetes-wrapper prepare_k8s_wrapper
+  build_step kube-scheduler build_k8s kube-scheduler
+  build_step kube-controller-manager build_k8s kube-controller-manager
+  build_step kube-apiserver build_k8s kube-apiserver
+  # Link the cache into the checkout (ignored by git).
+  ln -sfn "$prefix" "$repo/.tools"
+  cp "$versions_file" "$prefix/versions.env"
+  say "all tools ready in $((SECONDS - start)) s: $repo/.tools/bin"
+}
+
+main "$@"

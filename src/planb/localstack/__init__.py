@@ -1,0 +1,1 @@
+"""The local Kubernetes stack: kwok control plane, CRDs and the real Kueue as host processes."""
