@@ -1,9 +1,52 @@
-"""Sub-commands of this package (filled in by its issue)."""
+"""`planb local up|down|status|versions`."""
 
 from __future__ import annotations
 
 import argparse
 
+from planb.localstack.stack import LocalStack, component_versions
+
+
+def _up(args: argparse.Namespace) -> int:
+    stack = LocalStack()
+    stack.up()
+    if args.versions:
+        _print_versions(stack)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    LocalStack().down()
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    stack = LocalStack()
+    rows = stack.status()
+    width = max(len(r.name) for r in rows)
+    for row in rows:
+        print(f"{row.name:<{width}}  {'running' if row.running else 'stopped':<8}  {row.detail}")
+    print(f"kubeconfig: {stack.kubeconfig}")
+    return 0 if stack.is_up() else 1
+
+
+def _versions(args: argparse.Namespace) -> int:
+    _print_versions(LocalStack())
+    return 0
+
+
+def _print_versions(stack: LocalStack) -> None:
+    for name, version in component_versions(stack.kubeconfig).items():
+        print(f"{name:<15} {version}")
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this package's sub-commands to `planb`."""
+    """`planb local ...`: the local Kubernetes stack."""
+    local = sub.add_parser("local", help="the local stack (kwok control plane + the real Kueue)")
+    verbs = local.add_subparsers(dest="verb", required=True, metavar="VERB")
+    up = verbs.add_parser("up", help="start the stack (a no-op when it runs)")
+    up.add_argument("--versions", action="store_true", help="print each component's version afterwards")
+    up.set_defaults(handler=_up)
+    verbs.add_parser("down", help="stop every process of the stack and remove its state").set_defaults(handler=_down)
+    verbs.add_parser("status", help="what runs; exit 1 unless all is up").set_defaults(handler=_status)
+    verbs.add_parser("versions", help="each component's own version").set_defaults(handler=_versions)

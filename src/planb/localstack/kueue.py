@@ -1,0 +1,182 @@
+"""The real Kueue controller as a host process, with its webhooks on a loopback TLS endpoint.
+
+What Kueue's own integration tests do with envtest, done with our own CA: the raw webhook
+manifests of the pinned module are rewritten from an in-cluster Service to
+``https://127.0.0.1:<port>/<path>`` with our CA bundle.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planb import paths
+from planb.localstack.certs import ServingCert, ensure_serving_cert
+from planb.localstack.errors import StartupTimeoutError, ToolMissingError
+from planb.localstack.processes import ManagedProcess
+
+NAMESPACE = "kueue-system"
+
+#: Resources whose webhooks we keep: Kueue's own kinds and the Ray integrations planb uses.
+#: Webhooks of core kinds (pods, deployments, statefulsets, jobs) are dropped: the raw manifests
+#: carry no namespaceSelector and ``failurePolicy: Fail``, and planb does not use them.
+KEPT_WEBHOOK_RESOURCES = frozenset(
+    {
+        "clusterqueues",
+        "cohorts",
+        "resourceflavors",
+        "workloads",
+        "localqueues",
+        "admissionchecks",
+        "provisioningrequestconfigs",
+        "topologies",
+        "workloadpriorityclasses",
+        "rayjobs",
+        "rayclusters",
+    }
+)
+
+#: Where Kueue v0.19 looks for its metrics certificate when internal cert management is off
+#: (a fixed path in cmd/kueue/main.go).
+METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+
+
+@dataclass(frozen=True)
+class KueueSettings:
+    """How the host Kueue is run."""
+
+    webhook_port: int = 19443
+    health_port: int = 19081
+    metrics_port: int = 19080
+    frameworks: tuple[str, ...] = ("ray.io/rayjob", "ray.io/raycluster")
+    feature_gates: dict[str, bool] = field(
+        default_factory=lambda: {"VisibilityOnDemand": False, "ElasticJobsViaWorkloadSlices": True}
+    )
+
+
+def configuration(settings: KueueSettings, cert_dir: Path) -> dict[str, Any]:
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for a host process."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": NAMESPACE,
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{settings.health_port}"},
+        "metrics": {"bindAddress": f"127.0.0.1:{settings.metrics_port}"},
+        "webhook": {"host": "127.0.0.1", "port": settings.webhook_port, "certDir": str(cert_dir)},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "integrations": {"frameworks": list(settings.frameworks)},
+    }
+
+
+def feature_gates_flag(gates: dict[str, bool]) -> str:
+    return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(gates.items()))
+
+
+def webhook_configurations(
+    manifest: Path, port: int, ca_bundle: bytes, keep: Iterable[str] = KEPT_WEBHOOK_RESOURCES
+) -> list[dict[str, Any]]:
+    """The pinned webhook manifests, rewired to our loopback endpoint and trimmed to `keep`."""
+    kept = set(keep)
+    ca = base64.b64encode(ca_bundle).decode()
+    out: list[dict[str, Any]] = []
+    for doc in yaml.safe_load_all(manifest.read_text()):
+        if not doc:
+            continue
+        doc["metadata"]["name"] = f"kueue-{doc['metadata']['name']}"
+        hooks = []
+        for hook in doc.get("webhooks", []):
+            resources = {r for rule in hook.get("rules", []) for r in rule.get("resources", [])}
+            if not resources & kept:
+                continue
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}
+            hooks.append(hook)
+        doc["webhooks"] = hooks
+        out.append(doc)
+    return out
+
+
+class HostKueue:
+    """Start, stop and probe the Kueue controller running on this host."""
+
+    def __init__(self, state: Path, kubeconfig: Path, settings: KueueSettings | None = None) -> None:
+        self.state = state
+        self.kubeconfig = kubeconfig
+        self.settings = settings or KueueSettings()
+        self.process = ManagedProcess("kueue", state)
+
+    @property
+    def cert(self) -> ServingCert:
+        return ensure_serving_cert(self.state / "kueue-certs", "kueue-webhook")
+
+    def webhook_manifests(self) -> list[dict[str, Any]]:
+        manifest = paths.manifests_dir() / "kueue" / "webhooks.yaml"
+        if not manifest.is_file():
+            raise ToolMissingError(f"Kueue webhook manifest {manifest}")
+        return webhook_configurations(manifest, self.settings.webhook_port, self.cert.ca_crt.read_bytes())
+
+    def _install_metrics_cert(self) -> None:
+        # Kueue v0.19 reads this fixed path at start-up when internal cert management is off.
+        cert = self.cert
+        METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
+        for src, name in ((cert.tls_crt, "tls.crt"), (cert.tls_key, "tls.key")):
+            target = METRICS_CERT_DIR / name
+            data = src.read_bytes()
+            if not target.is_file() or target.read_bytes() != data:
+                target.write_bytes(data)
+
+    def start(self) -> int:
+        """Start Kueue unless it is already running; return its pid."""
+        running = self.process.pid()
+        if running is not None:
+            return running
+        binary = paths.tool("kueue")
+        if not binary.is_file():
+            raise ToolMissingError(f"the Kueue binary {binary}")
+        self._install_metrics_cert()
+        config = self.state / "kueue-config.yaml"
+        config.write_text(yaml.safe_dump(configuration(self.settings, self.cert.directory)))
+        argv = [
+            str(binary),
+            f"--config={config}",
+            f"--feature-gates={feature_gates_flag(self.settings.feature_gates)}",
+            f"--kubeconfig={self.kubeconfig}",
+            "--zap-log-level=2",
+        ]
+        return self.process.start(argv)
+
+    def ready(self) -> bool:
+        url = f"http://127.0.0.1:{self.settings.health_port}/readyz"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                return bool(resp.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def wait_ready(self, timeout: float = 120.0, progress: bool = True) -> None:
+        deadline = time.monotonic() + timeout
+        last = 0.0
+        while time.monotonic() < deadline:
+            if self.process.pid() is None:
+                tail = self.process.log_file.read_text().splitlines()[-15:] if self.process.log_file.exists() else []
+                raise StartupTimeoutError("Kueue exited during start-up; last log lines:\n" + "\n".join(tail))
+            if self.ready():
+                return
+            now = time.monotonic()
+            if progress and now - last >= 5:
+                print(f"[planb local] waiting for Kueue's webhook server (log: {self.process.log_file}) ...")
+                last = now
+            time.sleep(0.5)
+        raise StartupTimeoutError(f"Kueue was not ready after {timeout:.0f} s; see {self.process.log_file}")
+
+    def stop(self) -> bool:
+        return self.process.stop()

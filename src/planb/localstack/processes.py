@@ -1,0 +1,102 @@
+"""Host processes planb starts: detached, logged, remembered by pid file, stopped by pid."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ManagedProcess:
+    """A process known by name, with its pid file and log under a state directory."""
+
+    name: str
+    state: Path
+
+    @property
+    def pid_file(self) -> Path:
+        return self.state / f"{self.name}.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.state / f"{self.name}.log"
+
+    def pid(self) -> int | None:
+        """The recorded pid if that process is still ours and alive."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if is_alive(pid) else None
+
+    def start(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
+        """Start detached in its own session (so a stop reaches its children too)."""
+        self.state.mkdir(parents=True, exist_ok=True)
+        with self.log_file.open("ab") as log:
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(env) if env is not None else None,
+                start_new_session=True,
+            )
+        self.pid_file.write_text(f"{proc.pid}\n")
+        return proc.pid
+
+    def stop(self, timeout: float = 15.0) -> bool:
+        """Stop the process group by pid; True if something was running."""
+        pid = self.pid()
+        self.pid_file.unlink(missing_ok=True)
+        if pid is None:
+            return False
+        terminate(pid, timeout)
+        return True
+
+
+def is_alive(pid: int) -> bool:
+    """True if the pid exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    # The state letter follows the parenthesised command name.
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def terminate(pid: int, timeout: float = 15.0) -> None:
+    """SIGTERM the process (and its group if it leads one), then SIGKILL after timeout."""
+    _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _reap(pid)
+        if not is_alive(pid):
+            return
+        time.sleep(0.1)
+    _signal(pid, signal.SIGKILL)
+    for _ in range(50):
+        _reap(pid)
+        if not is_alive(pid):
+            return
+        time.sleep(0.1)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

@@ -1,0 +1,66 @@
+"""Shared fixtures: the real local stack (kwok control plane + Kueue) and kubectl against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb import paths
+from planb.localstack.stack import LocalStack
+
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tool_path() -> None:
+    """The pinned binaries and the venv's console scripts come first on PATH."""
+    venv_bin = Path(sys.executable).parent
+    os.environ["PATH"] = os.pathsep.join([str(paths.tools_dir() / "bin"), str(venv_bin), os.environ.get("PATH", "")])
+
+
+@pytest.fixture(scope="session")
+def _stack_session() -> Iterator[LocalStack]:
+    stack = LocalStack()
+    started = stack.up()
+    yield stack
+    # Leave a stack the developer had running; stop one this session started.
+    if started or not stack.is_up():
+        stack.down()
+
+
+@pytest.fixture()
+def local_stack(_stack_session: LocalStack) -> Path:
+    """The kubeconfig of a running local stack (re-created if a test took it down)."""
+    _stack_session.up()
+    return _stack_session.kubeconfig
+
+
+@pytest.fixture()
+def kubectl(local_stack: Path) -> Kubectl:
+    """Run kubectl against the local stack; returns the CompletedProcess (no check)."""
+
+    def run(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["kubectl", "--kubeconfig", str(local_stack), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
+        return proc
+
+    return run
+
+
+def get_json(kubectl: Kubectl, *args: str) -> Any:
+    return json.loads(kubectl("get", *args, "-o", "json").stdout)

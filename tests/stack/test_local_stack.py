@@ -1,0 +1,172 @@
+"""The foundation on the real stack: API server version, Kueue's webhooks, queues, admission checks, down."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from planb.localstack.processes import is_alive
+from planb.localstack.stack import LocalStack
+from tests.conftest import Kubectl, get_json
+
+pytestmark = pytest.mark.stack
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    for cond in obj.get("status", {}).get("conditions", []):
+        if cond["type"] == kind:
+            return dict(cond)
+    return None
+
+
+def apply(kubectl: Kubectl, *docs: dict[str, Any], check: bool = True) -> Any:
+    return kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs), check=check)
+
+
+def test_api_server_reports_pinned_1_34(kubectl: Kubectl) -> None:
+    version = json.loads(kubectl("version", "-o", "json").stdout)["serverVersion"]
+    assert version["gitVersion"].startswith("v1.34."), version
+    assert (version["major"], version["minor"]) == ("1", "34")
+
+
+def test_invalid_cluster_queue_is_refused_by_kueue_webhook(kubectl: Kubectl) -> None:
+    bad = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "planb-test-negative-quota"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [{"name": "x", "resources": [{"name": "cpu", "nominalQuota": "-1"}]}],
+                }
+            ]
+        },
+    }
+    proc = apply(kubectl, bad, check=False)
+    assert proc.returncode != 0
+    # The refusal comes from Kueue's validating webhook, not from the CRD schema.
+    assert 'admission webhook "vclusterqueue.kb.io" denied the request' in proc.stderr, proc.stderr
+    assert "nominalQuota" in proc.stderr
+    assert kubectl("get", "clusterqueue", "planb-test-negative-quota", check=False).returncode != 0
+
+
+def test_valid_cluster_queue_and_local_queue_become_active(kubectl: Kubectl) -> None:
+    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "t-flavor"}}
+    cq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "t-cq"},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {
+                            "name": "t-flavor",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "4"},
+                                {"name": "memory", "nominalQuota": "8Gi"},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    lq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "t-lq", "namespace": "default"},
+        "spec": {"clusterQueue": "t-cq"},
+    }
+    try:
+        apply(kubectl, flavor, cq, lq)
+        # The defaulting webhook ran: Kueue filled in what the user left out.
+        stored = get_json(kubectl, "clusterqueue", "t-cq")
+        assert stored["spec"]["queueingStrategy"] == "BestEffortFIFO"
+
+        def active(*ref: str) -> bool:
+            cond = condition(get_json(kubectl, *ref), "Active")
+            return cond is not None and cond["status"] == "True"
+
+        wait_for(lambda: active("clusterqueue", "t-cq"), "ClusterQueue t-cq Active")
+        wait_for(lambda: active("localqueue", "t-lq", "-n", "default"), "LocalQueue t-lq Active")
+    finally:
+        kubectl("delete", "--ignore-not-found", "localqueue", "t-lq", "-n", "default", check=False)
+        kubectl("delete", "--ignore-not-found", "clusterqueue", "t-cq", check=False)
+        kubectl("delete", "--ignore-not-found", "resourceflavor", "t-flavor", check=False)
+
+
+def test_provisioning_admission_check_becomes_active(kubectl: Kubectl) -> None:
+    prc = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ProvisioningRequestConfig",
+        "metadata": {"name": "t-prc"},
+        "spec": {"provisioningClassName": "queued-provisioning.gke.io", "managedResources": ["google.com/tpu"]},
+    }
+    check = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "AdmissionCheck",
+        "metadata": {"name": "t-prov"},
+        "spec": {
+            "controllerName": "kueue.x-k8s.io/provisioning-request",
+            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "t-prc"},
+        },
+    }
+    try:
+        apply(kubectl, prc, check)
+
+        def active() -> bool:
+            cond = condition(get_json(kubectl, "admissioncheck", "t-prov"), "Active")
+            return cond is not None and cond["status"] == "True"
+
+        # Only Kueue's provisioning controller sets Active on this check, and it only runs
+        # when the ProvisioningRequest CRD existed when Kueue started.
+        wait_for(active, "AdmissionCheck t-prov Active")
+    finally:
+        kubectl("delete", "--ignore-not-found", "admissioncheck", "t-prov", check=False)
+        kubectl("delete", "--ignore-not-found", "provisioningrequestconfig", "t-prc", check=False)
+
+
+def _stack_processes(tools_bin: Path) -> list[int]:
+    """Every process on this machine whose executable is one of the pinned binaries."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            exe = (proc / "exe").resolve()
+        except OSError:
+            continue
+        if str(exe).startswith(str(tools_bin.resolve())) and is_alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
+
+
+def test_down_leaves_no_process(local_stack: Path) -> None:
+    from planb import paths
+
+    stack = LocalStack()
+    before = stack.pids()
+    assert len(before) >= 6, before  # etcd, apiserver, controller-manager, scheduler, kwok, kueue
+    stack.down()
+    assert [pid for pid in before if is_alive(pid)] == []
+    assert _stack_processes(paths.tools_dir() / "bin") == []
+    assert not stack.state.exists()
