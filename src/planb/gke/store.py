@@ -1,0 +1,121 @@
+"""The emulator's state: clusters, node pools and operations, kept as JSON on disk.
+
+Layout under ``<state_dir>/gke-emulator/``::
+
+    state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...}}
+    requests.jsonl  one line per API request: method, path, status, time
+    emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
+
+Resources are stored as GKE v1 REST bodies keyed by their full resource name
+(``projects/P/locations/L/clusters/C[/nodePools/N]``).
+
+Public API for readers (the capacity simulator, tests)::
+
+    from planb.gke.store import list_node_pools, list_clusters
+    for pool in list_node_pools():          # default: planb.paths.state_dir()
+        pool["name"], pool["cluster"], pool["config"]["machineType"], pool["status"], ...
+
+Each node pool dict is the GKE v1 ``NodePool`` body plus ``cluster`` (the cluster's full name)
+and ``resourceName``. Reading needs no running emulator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from planb.paths import state_dir as default_state_dir
+
+Body = dict[str, Any]
+
+
+def emulator_dir(state_dir: Path | None = None) -> Path:
+    """The emulator's folder under the state directory."""
+    return (state_dir or default_state_dir()) / "gke-emulator"
+
+
+def _read_state(state_dir: Path | None) -> Body:
+    path = emulator_dir(state_dir) / "state.json"
+    if not path.exists():
+        return {"clusters": {}, "nodePools": {}, "operations": {}}
+    data: Body = json.loads(path.read_text())
+    return data
+
+
+def list_clusters(state_dir: Path | None = None) -> list[Body]:
+    """Every cluster the emulator holds (GKE v1 Cluster bodies, without their nodePools)."""
+    return [dict(body, resourceName=name) for name, body in sorted(_read_state(state_dir)["clusters"].items())]
+
+
+def list_node_pools(state_dir: Path | None = None, cluster: str | None = None) -> list[Body]:
+    """Every node pool the emulator holds, optionally only those of one cluster (short or full name)."""
+    out: list[Body] = []
+    for name, body in sorted(_read_state(state_dir)["nodePools"].items()):
+        parent = name.rsplit("/nodePools/", 1)[0]
+        if cluster is None or cluster in (parent, parent.rsplit("/", 1)[-1]):
+            out.append(dict(body, resourceName=name, cluster=parent))
+    return out
+
+
+def read_request_log(state_dir: Path | None = None) -> list[Body]:
+    """The emulator's request log (oldest first)."""
+    path = emulator_dir(state_dir) / "requests.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class Store:
+    """Thread-safe, file-backed state. Every mutation is written through to state.json."""
+
+    def __init__(self, state_dir: Path | None = None) -> None:
+        self.root = emulator_dir(state_dir)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.RLock()
+        self.data = _read_state(state_dir)
+        self.data.setdefault("faults", [])
+
+    def save(self) -> None:
+        with self.lock:
+            tmp = self.root / "state.json.tmp"
+            tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+            os.replace(tmp, self.root / "state.json")
+
+    @property
+    def clusters(self) -> dict[str, Body]:
+        result: dict[str, Body] = self.data["clusters"]
+        return result
+
+    @property
+    def node_pools(self) -> dict[str, Body]:
+        result: dict[str, Body] = self.data["nodePools"]
+        return result
+
+    @property
+    def operations(self) -> dict[str, Body]:
+        result: dict[str, Body] = self.data["operations"]
+        return result
+
+    @property
+    def faults(self) -> list[Body]:
+        result: list[Body] = self.data["faults"]
+        return result
+
+    def log_request(self, method: str, path: str, status: int) -> None:
+        entry = {"method": method, "path": path, "status": status, "time": time.time()}
+        with self.lock, (self.root / "requests.jsonl").open("a") as fh:
+            fh.write(json.dumps(entry) + "\n")
+
+    def request_log(self) -> list[Body]:
+        return read_request_log(self.root.parent)
+
+    def reset(self) -> None:
+        """Forget everything (clusters, pools, operations, faults, request log)."""
+        with self.lock:
+            self.data = {"clusters": {}, "nodePools": {}, "operations": {}, "faults": []}
+            self.save()
+            (self.root / "requests.jsonl").unlink(missing_ok=True)
