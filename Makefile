@@ -62,7 +62,7 @@ values: venv ## regenerate charts/planb/values/*.yaml from the catalog
 	@planb values --write-all charts/planb/values
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)
-	@$(PY) -m tests.golden
+	@$(PY) -m planb.catalog.golden
 
 clean: ## stop the stack and remove the venv and the .tools link (the tool cache stays)
 	-@planb local down 2>/dev/null

@@ -1,0 +1,29 @@
+"""Typed errors of the accelerator catalog; each message names the bad input and the valid choices."""
+
+from __future__ import annotations
+
+from planb.errors import PlanbError
+
+
+class CatalogError(PlanbError):
+    """Base of every catalog error."""
+
+
+class UnknownProfileError(CatalogError):
+    """The profile name (or chip-count alias) is not in the catalog."""
+
+
+class TopologyError(CatalogError):
+    """The topology is malformed or not offered for the generation / machine type."""
+
+
+class MachineTypeError(CatalogError):
+    """The machine type does not belong to the accelerator generation."""
+
+
+class CountError(CatalogError):
+    """A count (slices, on-demand slices, nodes) is zero, negative or not a whole slice."""
+
+
+class FlexStartError(CatalogError):
+    """Flex-start (DWS queued provisioning) was asked for where GKE does not offer it."""

@@ -1,0 +1,239 @@
+"""TPU generations on GKE and the slices they form.
+
+Facts come from GKE's "Plan TPUs in GKE" page (topology / machine type / VM count tables) and each
+generation's Cloud TPU page; the URL is kept on every entry. A *slice* here is one TPU slice node
+pool's worth of VMs: GKE scales a multi-host slice atomically (0 or all of its VMs).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from planb.catalog.errors import FlexStartError, MachineTypeError, TopologyError
+
+RESOURCE = "google.com/tpu"
+ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+
+PLAN_TPUS_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
+
+_TOPOLOGY_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$")
+
+
+def topology_chips(topology: str) -> int:
+    """Number of chips in a topology string such as '4x4' or '2x2x2'."""
+    if not _TOPOLOGY_RE.match(topology):
+        raise TopologyError(
+            f"topology {topology!r} is malformed: write 2 or 3 positive numbers joined by 'x', e.g. '4x4' or '2x2x2'"
+        )
+    return math.prod(int(part) for part in topology.split("x"))
+
+
+@dataclass(frozen=True)
+class TpuMachineType:
+    """A GKE machine type of a TPU generation and the slice shapes it can form."""
+
+    name: str
+    chips_per_vm: int
+    topologies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TpuGeneration:
+    """One TPU generation as GKE offers it."""
+
+    #: Short name used in profile names: 'v6e', 'tpu7x'.
+    name: str
+    #: Prefix of profile names: 'tpu-v6e' (profiles are '<prefix>-<topology>').
+    profile_prefix: str
+    #: Value of the node label cloud.google.com/gke-tpu-accelerator.
+    gke_accelerator: str
+    #: Ray's accelerator_type for ScalingConfig (e.g. 'TPU-V6E').
+    ray_accelerator_type: str
+    #: 2 (2D torus) or 3 (3D torus): the number of 'x'-separated parts of a topology.
+    dimensions: int
+    machine_types: tuple[TpuMachineType, ...]
+    #: Whether GKE offers flex-start / queued provisioning (DWS) for this generation.
+    flex_start: bool
+    #: Multi-host node pools take --tpu-topology, except TPU7x which takes a workload policy
+    #: (--placement-policy) carrying the topology.
+    uses_placement_policy: bool
+    doc_url: str
+
+    @property
+    def topologies(self) -> tuple[str, ...]:
+        """Every topology any machine type of this generation forms, smallest first."""
+        seen: dict[str, None] = {}
+        for machine in self.machine_types:
+            for topology in machine.topologies:
+                seen.setdefault(topology, None)
+        return tuple(sorted(seen, key=lambda t: (topology_chips(t), t)))
+
+    def machine(self, name: str) -> TpuMachineType:
+        for machine in self.machine_types:
+            if machine.name == name:
+                return machine
+        valid = ", ".join(m.name for m in self.machine_types)
+        raise MachineTypeError(
+            f"machine type {name!r} is not a TPU {self.name} machine type; valid machine types: {valid}"
+        )
+
+    def nearest_topology(self, topology: str, chips: int | None) -> str:
+        """The valid topology closest in chip count (ties: the smaller one)."""
+        if chips is None:
+            return self.topologies[0]
+        return min(self.topologies, key=lambda t: (abs(topology_chips(t) - chips), topology_chips(t)))
+
+    def check_topology(self, topology: str) -> None:
+        """Raise TopologyError unless the topology is offered for this generation."""
+        valid = ", ".join(self.topologies)
+        parts = topology.split("x")
+        chips: int | None = None
+        if _TOPOLOGY_RE.match(topology):
+            chips = topology_chips(topology)
+        shape = f"{self.dimensions}D" + (" (AxBxC)" if self.dimensions == 3 else " (AxB)")
+        if chips is None:
+            raise TopologyError(
+                f"topology {topology!r} is malformed: TPU {self.name} takes {shape} topologies "
+                f"such as {self.topologies[-1]!r}; valid topologies: {valid}"
+            )
+        if len(parts) != self.dimensions:
+            raise TopologyError(
+                f"topology {topology!r} is not valid for TPU {self.name}, which takes {shape} topologies: "
+                f"nearest valid topology {self.nearest_topology(topology, chips)!r}; valid topologies: {valid}"
+            )
+        if topology not in self.topologies:
+            raise TopologyError(
+                f"topology {topology!r} ({chips} chips) is not offered for TPU {self.name}: "
+                f"nearest valid topology {self.nearest_topology(topology, chips)!r}; valid topologies: {valid}"
+            )
+
+    def default_machine(self, topology: str) -> TpuMachineType:
+        """GKE's usual machine type for a topology: one VM holding the whole slice if there is one,
+        else the machine type with the most chips per VM that forms it."""
+        self.check_topology(topology)
+        chips = topology_chips(topology)
+        candidates = [m for m in self.machine_types if topology in m.topologies]
+        exact = [m for m in candidates if m.chips_per_vm == chips]
+        if exact:
+            return exact[0]
+        return max(candidates, key=lambda m: m.chips_per_vm)
+
+    def check_flex_start(self) -> None:
+        if not self.flex_start:
+            offered = ", ".join(g.name for g in GENERATIONS if g.flex_start)
+            raise FlexStartError(
+                f"flex-start (DWS queued provisioning) is not offered by GKE for TPU {self.name}; "
+                f"choose a generation that offers it: {offered}"
+            )
+
+
+@dataclass(frozen=True)
+class TpuSlice:
+    """One TPU slice: a generation, a machine type and a topology; derived sizes computed once."""
+
+    generation: TpuGeneration
+    machine_type: str
+    topology: str
+    chips_per_vm: int = field(init=False)
+    chips_per_slice: int = field(init=False)
+    hosts_per_slice: int = field(init=False)
+    nodes_per_slice: int = field(init=False)
+    multi_host: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.generation.check_topology(self.topology)
+        machine = self.generation.machine(self.machine_type)
+        if self.topology not in machine.topologies:
+            formed = ", ".join(machine.topologies)
+            raise TopologyError(
+                f"topology {self.topology!r} cannot be formed from {self.machine_type} "
+                f"(TPU {self.generation.name}); {self.machine_type} forms: {formed}"
+            )
+        chips = topology_chips(self.topology)
+        hosts = max(1, chips // machine.chips_per_vm)
+        object.__setattr__(self, "chips_per_vm", min(machine.chips_per_vm, chips))
+        object.__setattr__(self, "chips_per_slice", chips)
+        object.__setattr__(self, "hosts_per_slice", hosts)
+        # On GKE each TPU VM is one Kubernetes node.
+        object.__setattr__(self, "nodes_per_slice", hosts)
+        object.__setattr__(self, "multi_host", hosts > 1)
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return {ACCELERATOR_LABEL: self.generation.gke_accelerator, TOPOLOGY_LABEL: self.topology}
+
+
+_2D_4T = ("2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
+_3D_4T = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16")
+
+V4 = TpuGeneration(
+    name="v4",
+    profile_prefix="tpu-v4",
+    gke_accelerator="tpu-v4-podslice",
+    ray_accelerator_type="TPU-V4",
+    dimensions=3,
+    machine_types=(TpuMachineType("ct4p-hightpu-4t", 4, _3D_4T),),
+    flex_start=False,
+    uses_placement_policy=False,
+    doc_url=PLAN_TPUS_URL,
+)
+V5E = TpuGeneration(
+    name="v5e",
+    profile_prefix="tpu-v5e",
+    gke_accelerator="tpu-v5-lite-podslice",
+    ray_accelerator_type="TPU-V5LITEPOD",
+    dimensions=2,
+    machine_types=(
+        TpuMachineType("ct5lp-hightpu-1t", 1, ("1x1",)),
+        TpuMachineType("ct5lp-hightpu-4t", 4, _2D_4T),
+        TpuMachineType("ct5lp-hightpu-8t", 8, ("2x4",)),
+    ),
+    flex_start=True,
+    uses_placement_policy=False,
+    doc_url=PLAN_TPUS_URL,
+)
+V5P = TpuGeneration(
+    name="v5p",
+    profile_prefix="tpu-v5p",
+    gke_accelerator="tpu-v5p-slice",
+    ray_accelerator_type="TPU-V5P",
+    dimensions=3,
+    machine_types=(TpuMachineType("ct5p-hightpu-4t", 4, (*_3D_4T, "16x16x16")),),
+    flex_start=True,
+    uses_placement_policy=False,
+    doc_url=PLAN_TPUS_URL,
+)
+V6E = TpuGeneration(
+    name="v6e",
+    profile_prefix="tpu-v6e",
+    gke_accelerator="tpu-v6e-slice",
+    ray_accelerator_type="TPU-V6E",
+    dimensions=2,
+    machine_types=(
+        TpuMachineType("ct6e-standard-1t", 1, ("1x1",)),
+        TpuMachineType("ct6e-standard-4t", 4, _2D_4T),
+        TpuMachineType("ct6e-standard-8t", 8, ("2x4",)),
+    ),
+    flex_start=True,
+    uses_placement_policy=False,
+    doc_url="https://cloud.google.com/tpu/docs/v6e",
+)
+TPU7X = TpuGeneration(
+    name="tpu7x",
+    profile_prefix="tpu7x",
+    gke_accelerator="tpu7x",
+    ray_accelerator_type="TPU-V7X",
+    dimensions=3,
+    machine_types=(
+        TpuMachineType("tpu7x-standard-1t", 1, ("1x1x1",)),
+        TpuMachineType("tpu7x-standard-4t", 4, _3D_4T),
+    ),
+    flex_start=True,
+    uses_placement_policy=True,
+    doc_url="https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
+)
+
+GENERATIONS: tuple[TpuGeneration, ...] = (V4, V5E, V5P, V6E, TPU7X)

@@ -1,0 +1,117 @@
+"""Helm values for charts/planb derived from a profile: the only place profile facts enter the chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planb.catalog import counts, profiles
+
+RAY_IMAGE = "rayproject/ray:2.53.0-py311"
+RAY_GPU_IMAGE = "rayproject/ray:2.53.0-py311-gpu"
+JAX_VERSION = "0.8.2"
+PANDAS_VERSION = "2.3.3"
+
+#: Per chip on each worker host: the seed gives a 4-chip v6e host 8 CPUs and 16Gi.
+CPU_PER_CHIP = 2
+MEMORY_GI_PER_CHIP = 4
+
+#: Profiles whose values files ship under charts/planb/values/ (the seed's first).
+SHIPPED: tuple[str, ...] = (
+    "tpu-v6e-4x4",
+    "tpu-v6e-2x4",
+    "tpu-v5e-2x4",
+    "tpu-v5p-2x2x2",
+    "tpu-v4-2x2x2",
+    "tpu7x-2x2x2",
+    "gpu-a3-h100-8",
+    "gpu-a4-b200-8",
+)
+
+
+def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> dict[str, Any]:
+    """The profile-derived part of the chart's values.
+
+    ``slices``: accelerator slices per job (the worker group's replicas).
+    ``on_demand_slices``: plan A's quota, in slices (accelerator quota = K x chips per slice).
+    """
+    prof = profiles.get(profile)
+    replicas = counts.positive("--slices", slices)
+    on_demand = counts.positive("--on-demand-slices", on_demand_slices)
+    worker_cpu = CPU_PER_CHIP * prof.chips_per_host
+    worker_mem = MEMORY_GI_PER_CHIP * prof.chips_per_host
+    hosts = on_demand * prof.hosts_per_slice
+    jax_extra = "tpu" if prof.kind == "tpu" else "cuda12"
+    return {
+        "profile": prof.name,
+        "accelerator": {
+            "kind": prof.kind,
+            "resource": prof.resource_name,
+            "machineType": prof.machine_type,
+            "topology": prof.topology or "",
+            "rayAcceleratorType": prof.ray_accelerator_type,
+            "chipsPerHost": prof.chips_per_host,
+            "hostsPerSlice": prof.hosts_per_slice,
+            "nodeSelector": dict(prof.node_selector),
+            "tolerations": prof.tolerations,
+        },
+        "queues": {
+            "quotas": {
+                "onDemand": {
+                    "cpu": hosts * worker_cpu,
+                    "memory": f"{hosts * worker_mem}Gi",
+                    "accelerator": on_demand * prof.chips_per_slice,
+                },
+            },
+        },
+        "job": {
+            "image": RAY_IMAGE if prof.kind == "tpu" else RAY_GPU_IMAGE,
+            "pip": [f"jax[{jax_extra}]=={JAX_VERSION}", f"pandas=={PANDAS_VERSION}"],
+            "workers": {
+                "replicas": replicas,
+                "resources": {"cpu": str(worker_cpu), "memory": f"{worker_mem}Gi"},
+            },
+        },
+    }
+
+
+def header(profile: str, slices: int, on_demand_slices: int) -> str:
+    args = ""
+    if slices != 1:
+        args += f" --slices {slices}"
+    if on_demand_slices != 1:
+        args += f" --on-demand-slices {on_demand_slices}"
+    return (
+        f"# Generated from the planb accelerator catalog by `planb values {profile}{args}`.\n"
+        "# Do not edit: change src/planb/catalog and run `make values`.\n"
+    )
+
+
+def render(profile: str, slices: int = 1, on_demand_slices: int = 1) -> str:
+    """The values as a YAML document with the 'generated' header."""
+    canonical = profiles.get(profile).name
+    body = yaml.safe_dump(
+        chart_values(profile, slices, on_demand_slices), sort_keys=False, default_flow_style=False, width=1000
+    )
+    return header(canonical, slices, on_demand_slices) + body
+
+
+def shipped_files(directory: Path) -> dict[Path, str]:
+    """Path -> content of every shipped values file under ``directory``."""
+    return {directory / f"{name}.yaml": render(name) for name in SHIPPED}
+
+
+def write_all(directory: Path) -> list[Path]:
+    """(Re)write the shipped values files; returns the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    wanted = shipped_files(directory)
+    for stale in directory.glob("*.yaml"):
+        if stale not in wanted and stale.read_text().startswith("# Generated from the planb accelerator catalog"):
+            stale.unlink()
+    written = []
+    for path, content in wanted.items():
+        path.write_text(content)
+        written.append(path)
+    return written
