@@ -1,0 +1,58 @@
+# planb: authentication and endpoint options shared by the gke_* modules.
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  project:
+    description:
+      - Google Cloud project ID. Falls back to the E(GCP_PROJECT) environment variable.
+    type: str
+  auth_kind:
+    description:
+      - The credential to use, as in the google.cloud collection. Falls back to E(GCP_AUTH_KIND).
+      - V(application) reads Application Default Credentials from E(GOOGLE_APPLICATION_CREDENTIALS) or
+        the gcloud ADC file only; it never probes the metadata server (use V(machineaccount) for that).
+      - V(none) sends no credential and is only accepted against a loopback O(api_endpoint) (the local GKE emulator).
+      - Required; when missing the module fails before any API call and says so.
+    type: str
+    choices: [application, serviceaccount, machineaccount, accesstoken, none]
+  service_account_file:
+    description:
+      - Path of a service account JSON key (O(auth_kind=serviceaccount)). Falls back to E(GCP_SERVICE_ACCOUNT_FILE).
+    type: path
+  service_account_contents:
+    description:
+      - Contents of a service account JSON key. Falls back to E(GCP_SERVICE_ACCOUNT_CONTENTS).
+    type: jsonarg
+  service_account_email:
+    description:
+      - Service account email for O(auth_kind=machineaccount). Falls back to E(GCP_SERVICE_ACCOUNT_EMAIL).
+    type: str
+  access_token:
+    description:
+      - OAuth access token for O(auth_kind=accesstoken). Falls back to E(GCP_ACCESS_TOKEN).
+    type: str
+  scopes:
+    description:
+      - OAuth scopes. Falls back to E(GCP_SCOPES); default C(https://www.googleapis.com/auth/cloud-platform).
+    type: list
+    elements: str
+  api_endpoint:
+    description:
+      - Base URL of the GKE API. Falls back to E(GKE_API_ENDPOINT); default C(https://container.googleapis.com).
+      - Point it at the local GKE emulator (for example C(http://127.0.0.1:8765)) in local mode.
+    type: str
+  timeout:
+    description:
+      - Seconds to wait for each GKE operation before failing (GKE continues the operation; re-run to resume).
+    type: int
+    default: 1800
+  poll_interval:
+    description:
+      - Seconds between polls of a running operation. The number of polls is reported in RV(operations).
+    type: float
+    default: 5.0
+notes:
+  - Every input is validated before the first API call; an invalid input fails with all problems listed.
+"""

@@ -1,0 +1,120 @@
+#!/usr/bin/python
+# planb: a zonal/regional GKE cluster with image streaming and the Ray operator add-on (GKE REST API v1).
+
+DOCUMENTATION = r"""
+module: gke_cluster
+short_description: Create, update or delete a GKE cluster
+description:
+  - Manages C(projects/*/locations/*/clusters/*) of the GKE REST API v1 (or the planb GKE emulator).
+  - Idempotent; supports check mode and diff (server-only fields are ignored in the comparison).
+  - Waits for GKE's long-running operations (status RUNNING) and reports polls per operation.
+  - Updates in place the RayOperator add-on, image streaming and the control-plane version (upgrades only);
+    the default pool's machine type and size are immutable here and fail naming the fix.
+  - Refuses versions older than 1.34 (planb's policy, from the seed's GKE_VERSION).
+options:
+  name:
+    description: Cluster name.
+    type: str
+    required: true
+  location:
+    description: Zone (zonal cluster, for example us-east5-b) or region.
+    type: str
+    required: true
+  state:
+    description: Whether the cluster should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  version:
+    description: GKE version or prefix (C(1.34), C(1.34.1-gke.1829001)); at least 1.34.
+    type: str
+    default: "1.34"
+  default_pool_machine_type:
+    description: Machine type of C(default-pool) (CPU pool for Ray heads and system pods).
+    type: str
+    default: n2-standard-16
+  default_pool_node_count:
+    description: Nodes in C(default-pool) at creation.
+    type: int
+    default: 1
+  ray_operator:
+    description: The RayOperator add-on (C(addonsConfig.rayOperatorConfig.enabled)).
+    type: bool
+    default: true
+  image_streaming:
+    description: Image streaming for new node pools (C(nodePoolDefaults.nodeConfigDefaults.gcfsConfig.enabled)).
+    type: bool
+    default: true
+  labels:
+    description: Cluster resource labels, set at creation.
+    type: dict
+  recreate_on_error:
+    description: Delete and recreate a cluster that GKE reports in status ERROR.
+    type: bool
+    default: true
+  wait:
+    description: Wait for the operation to finish.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - gke_auth
+author:
+  - planb
+"""
+
+EXAMPLES = r"""
+- name: Create the cluster of the seed
+  gke_cluster:
+    name: tpu-cluster
+    location: us-east5-b
+    project: my-project
+    auth_kind: application
+    version: "1.34"
+    default_pool_machine_type: n2-standard-16
+    ray_operator: true
+    image_streaming: true
+"""
+
+RETURN = r"""
+cluster:
+  description: The cluster as GKE returns it (the desired body in check mode when it would be created).
+  returned: always
+  type: dict
+actions:
+  description: What was (or in check mode would be) done.
+  returned: always
+  type: list
+  elements: str
+operations:
+  description: GKE operations waited for, with operationType, polls, elapsed_s and status.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.gke import AUTH_ARGSPEC, main_wrapper, run_cluster  # noqa: E402
+
+ARGUMENT_SPEC = dict(
+    AUTH_ARGSPEC,
+    name={"type": "str", "required": True},
+    location={"type": "str", "required": True},
+    state={"type": "str", "choices": ["present", "absent"], "default": "present"},
+    version={"type": "str", "default": "1.34"},
+    default_pool_machine_type={"type": "str", "default": "n2-standard-16"},
+    default_pool_node_count={"type": "int", "default": 1},
+    ray_operator={"type": "bool", "default": True},
+    image_streaming={"type": "bool", "default": True},
+    labels={"type": "dict"},
+    recreate_on_error={"type": "bool", "default": True},
+    wait={"type": "bool", "default": True},
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    main_wrapper(module, run_cluster)
+
+
+if __name__ == "__main__":
+    main()

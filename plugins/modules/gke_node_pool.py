@@ -1,0 +1,220 @@
+#!/usr/bin/python
+# planb: a GKE node pool with TPU topology, queued provisioning and flex-start (GKE REST API v1).
+
+DOCUMENTATION = r"""
+module: gke_node_pool
+short_description: Create, update or delete a GKE node pool, including DWS flex-start and queued provisioning
+description:
+  - Manages C(projects/*/locations/*/clusters/*/nodePools/*) of the GKE REST API v1 (or the planb GKE emulator).
+  - Idempotent; supports check mode and diff (server-only fields are ignored in the comparison).
+  - Waits for GKE's long-running operations and reports how long and how many polls each took.
+  - Mutable fields (autoscaling, auto-repair/upgrade, labels, taints, max run duration) are updated in place;
+    a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning,
+    flex-start, spot) fails naming the field and the fix (delete and recreate).
+  - A node pool found in status ERROR (for example after a failed create) is deleted and recreated when
+    O(recreate_on_error) is true.
+options:
+  name:
+    description: Node pool name.
+    type: str
+    required: true
+  cluster:
+    description: Cluster name.
+    type: str
+    required: true
+  location:
+    description: Zone or region of the cluster (for example us-east5-b).
+    type: str
+    required: true
+  state:
+    description: Whether the node pool should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  machine_type:
+    description: Compute Engine machine type, for example C(ct6e-standard-4t). Required with O(state=present).
+    type: str
+  tpu_topology:
+    description: TPU slice topology (C(placementPolicy.tpuTopology)), for example C(4x4).
+    type: str
+  initial_node_count:
+    description: Nodes at creation (not compared afterwards; the autoscaler owns the size).
+    type: int
+    default: 0
+  autoscaling:
+    description: Cluster autoscaler settings. Omit to leave autoscaling off.
+    type: dict
+    suboptions:
+      enabled:
+        description: Enable autoscaling.
+        type: bool
+        default: true
+      min_node_count:
+        description: Minimum nodes per zone.
+        type: int
+      max_node_count:
+        description: Maximum nodes per zone.
+        type: int
+      total_min_node_count:
+        description: Minimum nodes in total (exclusive with the per-zone counts).
+        type: int
+      total_max_node_count:
+        description: Maximum nodes in total (exclusive with the per-zone counts).
+        type: int
+      location_policy:
+        description: C(ANY) (required by flex-start and queued provisioning) or C(BALANCED).
+        type: str
+        choices: [BALANCED, ANY]
+  reservation_affinity:
+    description: C(config.reservationAffinity.consumeReservationType).
+    type: str
+    choices: [NO_RESERVATION, ANY_RESERVATION]
+  queued_provisioning:
+    description: DWS queued provisioning (C(queuedProvisioning.enabled)); nodes come via ProvisioningRequests.
+    type: bool
+    default: false
+  flex_start:
+    description: DWS flex-start VMs (C(config.flexStart)).
+    type: bool
+    default: false
+  spot:
+    description: Spot VMs.
+    type: bool
+    default: false
+  auto_repair:
+    description: Node auto-repair (must be false for flex-start and queued provisioning).
+    type: bool
+    default: true
+  auto_upgrade:
+    description: Node auto-upgrade.
+    type: bool
+    default: true
+  labels:
+    description: Kubernetes node labels. Omit to leave them unmanaged; V({}) manages "no labels".
+    type: dict
+  taints:
+    description: Kubernetes node taints. Omit to leave them unmanaged.
+    type: list
+    elements: dict
+    suboptions:
+      key:
+        description: Taint key.
+        type: str
+        required: true
+      value:
+        description: Taint value.
+        type: str
+      effect:
+        description: Taint effect.
+        type: str
+        required: true
+        choices: [NoSchedule, PreferNoSchedule, NoExecute, NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE]
+  max_run_duration:
+    description: C(config.maxRunDuration), as seconds or with a unit (C(86400s), C(24h), C(7d)); at most 7 days.
+    type: str
+  cluster_version:
+    description: The cluster's GKE version, if known, so the TPU flex-start version rule is checked before any API call.
+    type: str
+  recreate_on_error:
+    description: Delete and recreate a node pool that GKE reports in status ERROR.
+    type: bool
+    default: true
+  wait:
+    description: Wait for the operation to finish.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - gke_auth
+author:
+  - planb
+"""
+
+EXAMPLES = r"""
+- name: Create the DWS flex-start pool (plan B)
+  gke_node_pool:
+    name: dws-pool
+    cluster: tpu-cluster
+    location: us-east5-b
+    project: my-project
+    auth_kind: application
+    machine_type: ct6e-standard-4t
+    tpu_topology: 4x4
+    autoscaling: {min_node_count: 0, max_node_count: 4, location_policy: ANY}
+    reservation_affinity: NO_RESERVATION
+    queued_provisioning: true
+    flex_start: true
+    auto_repair: false
+"""
+
+RETURN = r"""
+node_pool:
+  description: The node pool as GKE returns it (the desired body in check mode when it would be created).
+  returned: always
+  type: dict
+actions:
+  description: What was (or in check mode would be) done, e.g. C(create), C(setAutoscaling), C(update).
+  returned: always
+  type: list
+  elements: str
+operations:
+  description: GKE operations waited for, with operationType, polls, elapsed_s and status.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.gke import AUTH_ARGSPEC, main_wrapper, run_node_pool  # noqa: E402
+
+TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute", "NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE"]
+
+ARGUMENT_SPEC = dict(
+    AUTH_ARGSPEC,
+    name={"type": "str", "required": True},
+    cluster={"type": "str", "required": True},
+    location={"type": "str", "required": True},
+    state={"type": "str", "choices": ["present", "absent"], "default": "present"},
+    machine_type={"type": "str"},
+    tpu_topology={"type": "str"},
+    initial_node_count={"type": "int", "default": 0},
+    autoscaling={
+        "type": "dict",
+        "options": {
+            "enabled": {"type": "bool", "default": True},
+            "min_node_count": {"type": "int"},
+            "max_node_count": {"type": "int"},
+            "total_min_node_count": {"type": "int"},
+            "total_max_node_count": {"type": "int"},
+            "location_policy": {"type": "str", "choices": ["BALANCED", "ANY"]},
+        },
+    },
+    reservation_affinity={"type": "str", "choices": ["NO_RESERVATION", "ANY_RESERVATION"]},
+    queued_provisioning={"type": "bool", "default": False},
+    flex_start={"type": "bool", "default": False},
+    spot={"type": "bool", "default": False},
+    auto_repair={"type": "bool", "default": True},
+    auto_upgrade={"type": "bool", "default": True},
+    labels={"type": "dict"},
+    taints={
+        "type": "list",
+        "elements": "dict",
+        "options": {
+            "key": {"type": "str", "required": True, "no_log": False},
+            "value": {"type": "str"},
+            "effect": {"type": "str", "required": True, "choices": TAINT_EFFECTS},
+        },
+    },
+    max_run_duration={"type": "str"},
+    cluster_version={"type": "str"},
+    recreate_on_error={"type": "bool", "default": True},
+    wait={"type": "bool", "default": True},
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    main_wrapper(module, run_node_pool)
+
+
+if __name__ == "__main__":
+    main()
