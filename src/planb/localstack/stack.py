@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -14,10 +16,15 @@ from pathlib import Path
 import yaml
 
 from planb import paths
+from planb.gke.store import emulator_dir
 from planb.localstack.control_plane import ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
+from planb.localstack.processes import ManagedProcess
+
+KUBERAY_METRICS_PORT = 19082
+KUBERAY_PROBE_PORT = 19083
 
 
 def say(msg: str) -> None:
@@ -41,6 +48,8 @@ class LocalStack:
         self.kubeconfig = self.state / "kubeconfig"
         self.control_plane = ControlPlane(self.state)
         self.kueue = HostKueue(self.state, self.kubeconfig)
+        self.kuberay = ManagedProcess("kuberay-operator", self.state)
+        self.simulator = ManagedProcess("capacity-simulator", self.state)
 
     # ----------------------------------------------------------------- probes
     def apiserver_ready(self) -> bool:
@@ -53,7 +62,14 @@ class LocalStack:
         return True
 
     def is_up(self) -> bool:
-        return self.apiserver_ready() and self.kueue.process.pid() is not None and self.kueue.ready()
+        return (
+            self.apiserver_ready()
+            and self.kueue.process.pid() is not None
+            and self.kueue.ready()
+            and self.kuberay.pid() is not None
+            and self.simulator.pid() is not None
+            and gke_emulator_running()
+        )
 
     # -------------------------------------------------------------------- up
     def up(self) -> bool:
@@ -78,6 +94,9 @@ class LocalStack:
         self.kueue.start()
         self.kueue.wait_ready()
         self.wait_default_service_account()
+        self.start_kuberay()
+        self.start_gke_emulator()
+        self.start_simulator()
         say(f"up in {time.monotonic() - start:.1f} s; kubeconfig: {self.kubeconfig}")
         return True
 
@@ -111,6 +130,43 @@ class LocalStack:
         docs = self.kueue.webhook_manifests()
         kubectl(self.kubeconfig, ["apply", "-f", "-"], stdin=yaml.safe_dump_all(docs))
 
+    def start_kuberay(self) -> None:
+        """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
+        if self.kuberay.pid() is not None:
+            return
+        binary = paths.tool("kuberay-operator")
+        if not binary.is_file():
+            raise ToolMissingError(f"the KubeRay operator binary {binary}")
+        say("starting the KubeRay operator as a host process ...")
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig))
+        self.kuberay.start(
+            [
+                str(binary),
+                f"--metrics-addr=127.0.0.1:{KUBERAY_METRICS_PORT}",
+                f"--health-probe-bind-address=127.0.0.1:{KUBERAY_PROBE_PORT}",
+                "--enable-leader-election=false",
+            ],
+            env=env,
+        )
+        if not wait_http(f"http://127.0.0.1:{KUBERAY_PROBE_PORT}/readyz", 60):
+            raise StartupTimeoutError(f"the KubeRay operator did not become ready; see {self.kuberay.log_file}")
+
+    def start_gke_emulator(self) -> None:
+        """The local GKE API the Ansible modules talk to (planb's emulator)."""
+        if gke_emulator_running():
+            return
+        say("starting the GKE emulator ...")
+        planb_cli("gke-emulator", "start")
+
+    def start_simulator(self) -> None:
+        """GKE's autoscaler and DWS, simulated: ProvisioningRequests and pending pods become KWOK nodes."""
+        if self.simulator.pid() is not None:
+            return
+        say("starting the capacity simulator ...")
+        self.simulator.start(
+            [sys.executable, "-m", "planb.cli", "capacity", "run", "--kubeconfig", str(self.kubeconfig)]
+        )
+
     def wait_default_service_account(self, timeout: float = 60) -> None:
         """With admission on, pods need the `default` ServiceAccount (made by controller-manager)."""
         deadline = time.monotonic() + timeout
@@ -128,8 +184,15 @@ class LocalStack:
         if not self.state.exists():
             say("nothing to stop")
             return False
+        if self.simulator.stop():
+            say("stopped the capacity simulator")
+        if self.kuberay.stop():
+            say("stopped the KubeRay operator")
         if self.kueue.stop():
             say("stopped Kueue")
+        if gke_emulator_running():
+            planb_cli("gke-emulator", "stop", "--purge")
+            say("stopped the GKE emulator")
         self.control_plane.delete()
         say("stopped the control plane")
         shutil.rmtree(self.state, ignore_errors=True)
@@ -148,15 +211,45 @@ class LocalStack:
         else:
             state = "ready" if self.kueue.ready() else "starting"
             rows.append(Component("kueue", True, f"pid {kpid}, {state}, webhooks on 127.0.0.1"))
+        for proc in (self.kuberay, self.simulator):
+            pid = proc.pid()
+            rows.append(Component(proc.name, pid is not None, f"pid {pid}" if pid else "not running"))
+        rows.append(Component("gke-emulator", gke_emulator_running(), "planb gke-emulator status"))
         return rows
 
     def pids(self) -> list[int]:
         """Every pid the stack runs (for tests and `down`)."""
         out = list(self.control_plane.component_pids().values())
-        kpid = self.kueue.process.pid()
-        if kpid is not None:
-            out.append(kpid)
+        for proc in (self.kueue.process, self.kuberay, self.simulator, gke_emulator_process()):
+            pid = proc.pid()
+            if pid is not None:
+                out.append(pid)
         return out
+
+
+def planb_cli(*args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "planb.cli", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    if proc.returncode != 0:
+        raise LocalStackError(f"planb {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def gke_emulator_process() -> ManagedProcess:
+    """The emulator's pid file, as `planb gke-emulator start` writes it."""
+    return ManagedProcess("emulator", emulator_dir())
+
+
+def gke_emulator_running() -> bool:
+    proc = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "gke-emulator", "status"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    return proc.returncode == 0
 
 
 def server_version(kubeconfig: Path) -> str:

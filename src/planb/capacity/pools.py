@@ -1,0 +1,127 @@
+"""Node pools as the capacity simulator sees them: GKE v1 NodePool bodies from the GKE emulator.
+
+GKE labels every node with its pool, machine type and accelerator, and taints accelerator and
+queued-provisioning nodes; this module derives those from the pool the same way.
+Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/tpus (TPU node labels, the
+``google.com/tpu`` taint), https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest
+(queued provisioning, the ``cloud.google.com/gke-queued`` taint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planb.capacity.machines import Machine, machine
+from planb.catalog import gpu, tpu
+from planb.gke.store import list_node_pools
+
+_TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """What the simulator needs to know of one pool."""
+
+    cluster: str
+    name: str
+    machine_type: str
+    min_nodes: int
+    max_nodes: int
+    initial_nodes: int
+    autoscaling: bool
+    queued_provisioning: bool
+    flex_start: bool
+    tpu_topology: str | None
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[dict[str, str], ...] = ()
+    hosts_per_slice: int = 1
+
+    @property
+    def machine(self) -> Machine:
+        return machine(self.machine_type)
+
+    def node_labels(self) -> dict[str, str]:
+        """The labels GKE puts on a node of this pool."""
+        out = dict(self.labels)
+        out["cloud.google.com/gke-nodepool"] = self.name
+        out["node.kubernetes.io/instance-type"] = self.machine_type
+        out["cloud.google.com/machine-family"] = self.machine_type.split("-", 1)[0]
+        out.update(accelerator_labels(self.machine_type, self.tpu_topology))
+        if self.flex_start:
+            out["cloud.google.com/gke-flex-start"] = "true"
+        if self.queued_provisioning:
+            out["cloud.google.com/gke-queued"] = "true"
+        return out
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """The taints GKE puts on a node of this pool."""
+        out = [dict(t) for t in self.taints]
+        resource = self.machine.accelerator_resource
+        if resource == tpu.RESOURCE:
+            out.append({"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"})
+        elif resource == gpu.RESOURCE:
+            out.append({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+        if self.queued_provisioning:
+            out.append({"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"})
+        return out
+
+    def matches(self, selector: dict[str, str]) -> bool:
+        """True if a pod with this nodeSelector could land on this pool's nodes."""
+        labels = self.node_labels()
+        return all(labels.get(k) == v for k, v in selector.items())
+
+
+def accelerator_labels(machine_type: str, topology: str | None) -> dict[str, str]:
+    for generation in tpu.GENERATIONS:
+        if any(m.name == machine_type for m in generation.machine_types):
+            out = {tpu.ACCELERATOR_LABEL: generation.gke_accelerator}
+            if topology:
+                out[tpu.TOPOLOGY_LABEL] = topology
+            return out
+    for gpu_machine in gpu.MACHINES:
+        if gpu_machine.machine_type == machine_type:
+            return {gpu.ACCELERATOR_LABEL: gpu_machine.gke_accelerator}
+    return {}
+
+
+def _hosts(machine_type: str, topology: str | None) -> int:
+    if not topology:
+        return 1
+    chips = tpu.topology_chips(topology)
+    per_vm = machine(machine_type).accelerators or 1
+    return max(1, chips // per_vm)
+
+
+def from_gke(body: dict[str, Any]) -> NodePool:
+    """Build from a GKE v1 NodePool body (as the emulator stores it)."""
+    config = body.get("config", {})
+    scaling = body.get("autoscaling", {})
+    topology = body.get("placementPolicy", {}).get("tpuTopology") or None
+    taints = tuple(
+        {"key": t["key"], "value": t.get("value", ""), "effect": _TAINT_EFFECTS.get(t.get("effect", ""), "NoSchedule")}
+        for t in config.get("taints", [])
+    )
+    max_nodes = int(scaling.get("totalMaxNodeCount") or scaling.get("maxNodeCount") or body.get("initialNodeCount", 0))
+    min_nodes = int(scaling.get("totalMinNodeCount") or scaling.get("minNodeCount") or 0)
+    return NodePool(
+        cluster=str(body.get("cluster", "")).rsplit("/", 1)[-1],
+        name=body["name"],
+        machine_type=config.get("machineType", "e2-medium"),
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
+        initial_nodes=int(body.get("initialNodeCount", 0)),
+        autoscaling=bool(scaling.get("enabled", False)),
+        queued_provisioning=bool(body.get("queuedProvisioning", {}).get("enabled", False)),
+        flex_start=bool(config.get("flexStart", False)),
+        tpu_topology=topology,
+        labels=dict(config.get("labels", {})),
+        taints=taints,
+        hosts_per_slice=_hosts(config.get("machineType", ""), topology),
+    )
+
+
+def load(state_dir: Path | None = None) -> list[NodePool]:
+    """Every RUNNING-or-provisioning node pool the GKE emulator holds."""
+    return [from_gke(b) for b in list_node_pools(state_dir) if b.get("status", "RUNNING") != "STOPPING"]
