@@ -1,0 +1,99 @@
+{{/* Chart name. */}}
+{{- define "planb.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Base name of a job's objects: the release name (or fullnameOverride). KubeRay names the RayCluster
+and its services after the RayJob, so it must stay within 47 characters; refused, not truncated,
+so that two releases never end up with the same names.
+*/}}
+{{- define "planb.fullname" -}}
+{{- $name := .Values.fullnameOverride | default .Release.Name -}}
+{{- if gt (len $name) 47 -}}
+{{- fail (printf "release name %q is %d characters long: a job's RayJob is named after it and KubeRay allows at most 47; use a shorter release name or set fullnameOverride" $name (len $name)) -}}
+{{- end -}}
+{{- $name -}}
+{{- end -}}
+
+{{- define "planb.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels: what identifies this release's objects. */}}
+{{- define "planb.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "planb.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Common labels. */}}
+{{- define "planb.labels" -}}
+helm.sh/chart: {{ include "planb.chart" . }}
+{{ include "planb.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: {{ .Values.mode }}
+planb.io/profile: {{ .Values.profile | quote }}
+{{- end -}}
+
+{{/* Name of the job's ConfigMap holding the training script. */}}
+{{- define "planb.scriptConfigMap" -}}
+{{- printf "%s-train-script" (include "planb.fullname" .) -}}
+{{- end -}}
+
+{{/* Ray Train workers: one per accelerator host of every slice. */}}
+{{- define "planb.numWorkers" -}}
+{{- mul .Values.job.workers.replicas .Values.accelerator.hostsPerSlice -}}
+{{- end -}}
+
+{{/* The training script's configuration (see training/train.py), set on head and workers. */}}
+{{- define "planb.trainEnv" -}}
+- name: PLANB_MODEL
+  value: {{ .Values.job.training.model | quote }}
+- name: PLANB_NUM_WORKERS
+  value: {{ include "planb.numWorkers" . | quote }}
+- name: PLANB_ACCELERATOR
+  value: {{ .Values.accelerator.kind | quote }}
+- name: PLANB_CHIPS_PER_WORKER
+  value: {{ .Values.accelerator.chipsPerHost | quote }}
+- name: PLANB_CPUS_PER_WORKER
+  value: {{ .Values.job.training.cpusPerWorker | toString | quote }}
+- name: PLANB_TOPOLOGY
+  value: {{ .Values.accelerator.topology | quote }}
+- name: PLANB_ACCELERATOR_TYPE
+  value: {{ .Values.accelerator.rayAcceleratorType | quote }}
+- name: PLANB_EPOCHS
+  value: {{ .Values.job.training.epochs | quote }}
+- name: PLANB_CHECKPOINT_DIR
+  value: {{ .Values.job.training.checkpointDir | quote }}
+- name: PLANB_CHECKPOINT_EVERY
+  value: {{ .Values.job.training.checkpointEvery | quote }}
+{{- end -}}
+
+{{/*
+Checks across values that a JSON schema cannot express; each failure names the values to change.
+*/}}
+{{- define "planb.validate" -}}
+{{- $acc := .Values.accelerator -}}
+{{- $want := ternary "google.com/tpu" "nvidia.com/gpu" (eq $acc.kind "tpu") -}}
+{{- if ne $acc.resource $want -}}
+{{- fail (printf "accelerator.resource %q does not match accelerator.kind %q: a %s profile requests %s (regenerate the values with `planb values PROFILE`)" $acc.resource $acc.kind $acc.kind $want) -}}
+{{- end -}}
+{{- if eq $acc.kind "tpu" -}}
+{{- $label := get $acc.nodeSelector "cloud.google.com/gke-tpu-topology" -}}
+{{- if ne $label $acc.topology -}}
+{{- fail (printf "accelerator.nodeSelector[cloud.google.com/gke-tpu-topology] %q must equal accelerator.topology %q: a TPU worker must land on a slice of its own topology" $label $acc.topology) -}}
+{{- end -}}
+{{- if not (hasKey $acc.nodeSelector "cloud.google.com/gke-tpu-accelerator") -}}
+{{- fail "accelerator.nodeSelector must carry cloud.google.com/gke-tpu-accelerator for a TPU profile (e.g. tpu-v6e-slice)" -}}
+{{- end -}}
+{{- else if $acc.topology -}}
+{{- fail (printf "accelerator.topology %q is set for a GPU profile: GPUs have no slice topology, leave it empty" $acc.topology) -}}
+{{- end -}}
+{{- if and .Values.job.elastic .Values.dws.enabled -}}
+{{- fail "job.elastic=true cannot be combined with dws.enabled=true: Kueue v0.19 does not support elastic jobs (ElasticJobsViaWorkloadSlices) with a ProvisioningRequest admission check, since a ProvisioningRequest cannot be resized and a scale-up would need a second request for the difference (kubernetes-sigs/kueue#6829). Set dws.enabled=false (plan A only) for an elastic job, or job.elastic=false." -}}
+{{- end -}}
+{{- if and .Values.job.elastic (lt (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
+{{- fail (printf "job.workers.maxReplicas (%d) is below job.workers.replicas (%d): an elastic job scales between them" (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
+{{- end -}}
+{{- end -}}
