@@ -1,9 +1,65 @@
-"""Sub-commands of this package (filled in by its issue)."""
+"""`planb status`: why is my job pending?"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import time
+from pathlib import Path
+
+from planb import paths
+from planb.errors import PlanbError
+from planb.kube import Kube
+from planb.status.report import collect, explain, table
+
+
+def _kubeconfig(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    if os.environ.get("KUBECONFIG"):
+        return Path(os.environ["KUBECONFIG"].split(os.pathsep)[0])
+    if paths.local_kubeconfig().is_file():
+        return paths.local_kubeconfig()
+    return Path.home() / ".kube" / "config"
+
+
+def _once(kube: Kube, args: argparse.Namespace) -> int:
+    jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job)
+    if not jobs:
+        where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
+        what = f"RayJob {args.job!r}" if args.job else "no RayJob"
+        print(f"{what} found in {where}. Submit one with: helm install job-1 charts/planb")
+        return 1
+    print(table(jobs))
+    print()
+    for job in jobs:
+        print(explain(job))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    kubeconfig = _kubeconfig(args.kubeconfig)
+    if not kubeconfig.is_file():
+        raise PlanbError(
+            f"no kubeconfig at {kubeconfig}. Fix: pass --kubeconfig, set KUBECONFIG, or run 'planb local up'."
+        )
+    kube = Kube(kubeconfig)
+    if not args.watch:
+        return _once(kube, args)
+    while True:
+        print("\033[2J\033[H", end="")
+        print(time.strftime("%H:%M:%S"), "planb status (Ctrl-C to stop)\n")
+        _once(kube, args)
+        time.sleep(args.interval)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this package's sub-commands to `planb`."""
+    """Add `planb status`."""
+    parser = sub.add_parser("status", help="where each RayJob landed, and why it waits if it does")
+    parser.add_argument("job", nargs="?", help="one RayJob (default: all)")
+    parser.add_argument("-n", "--namespace", default="default", help="namespace (default: default)")
+    parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+    parser.add_argument("--kubeconfig", help="default: $KUBECONFIG, else the local stack's, else ~/.kube/config")
+    parser.add_argument("-w", "--watch", action="store_true", help="refresh until interrupted")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes with --watch")
+    parser.set_defaults(handler=_status)

@@ -1,0 +1,204 @@
+"""Where each RayJob landed, and why it waits if it does: Workload, flavors, checks, requests, pods, nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from planb.kube import Kube, Obj, conditions, is_true
+
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
+RAY = "/apis/ray.io/v1"
+NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+
+
+@dataclass(frozen=True)
+class PodSetInfo:
+    name: str
+    count: int
+    flavors: dict[str, str]
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    name: str
+    state: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    name: str
+    state: str
+    reason: str
+    message: str
+
+
+@dataclass
+class JobStatus:
+    """Everything `planb status` knows about one RayJob."""
+
+    namespace: str
+    name: str
+    queue: str
+    suspended: bool
+    workload: str | None = None
+    state: str = "no Workload yet"
+    reason: str = ""
+    podsets: list[PodSetInfo] = field(default_factory=list)
+    checks: list[CheckInfo] = field(default_factory=list)
+    requests: list[RequestInfo] = field(default_factory=list)
+    pods: list[tuple[str, str, str]] = field(default_factory=list)  # (pod, phase, node)
+    nodes: dict[str, str] = field(default_factory=dict)  # node -> pool
+    ray_status: str = ""
+
+    @property
+    def accelerator_flavor(self) -> str:
+        """The flavor of the PodSet that holds accelerators (else of the last PodSet)."""
+        for ps in self.podsets:
+            for resource, flavor in ps.flavors.items():
+                if resource in ("google.com/tpu", "nvidia.com/gpu"):
+                    return flavor
+        return next((f for ps in self.podsets for f in ps.flavors.values()), "-")
+
+    @property
+    def node_pools(self) -> list[str]:
+        return sorted(set(self.nodes.values()))
+
+
+def _workload_state(wl: Obj) -> tuple[str, str]:
+    conds = conditions(wl)
+    for kind in ("Finished", "Evicted", "Admitted", "QuotaReserved"):
+        cond = conds.get(kind)
+        if cond and cond.get("status") == "True":
+            return kind, cond.get("message", "")
+    pending = conds.get("QuotaReserved") or conds.get("Admitted") or {}
+    if wl.get("spec", {}).get("active") is False:
+        deactivated = conds.get("Deactivated") or conds.get("Evicted") or {}
+        return "Deactivated", deactivated.get("message", "the Workload was deactivated")
+    return "Pending", pending.get("message", "waiting for Kueue")
+
+
+def _owned_by(obj: Obj, kind: str, name: str) -> bool:
+    return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
+
+
+def _request_state(pr: Obj) -> tuple[str, str, str]:
+    conds = conditions(pr)
+    for kind in ("Failed", "BookingExpired", "CapacityRevoked", "Provisioned", "Accepted"):
+        cond = conds.get(kind)
+        if cond and cond.get("status") == "True":
+            return kind, cond.get("reason", ""), cond.get("message", "")
+    return "Pending", "", "not yet accepted by the provisioner"
+
+
+def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -> list[JobStatus]:
+    """The status of every RayJob (in one namespace, or one job)."""
+    ns_path = f"/namespaces/{namespace}" if namespace else ""
+    rayjobs = kube.items(f"{RAY}{ns_path}/rayjobs")
+    if name:
+        rayjobs = [r for r in rayjobs if r["metadata"]["name"] == name]
+    if not rayjobs:
+        return []
+    workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
+    requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
+    pods = kube.items(f"/api/v1{ns_path}/pods")
+    node_pools = {
+        n["metadata"]["name"]: n["metadata"]["labels"].get(NODEPOOL_LABEL, "-") for n in kube.items("/api/v1/nodes")
+    }
+    out = []
+    for rj in sorted(rayjobs, key=lambda r: (r["metadata"]["namespace"], r["metadata"]["name"])):
+        meta = rj["metadata"]
+        job = JobStatus(
+            namespace=meta["namespace"],
+            name=meta["name"],
+            queue=meta.get("labels", {}).get("kueue.x-k8s.io/queue-name", "-"),
+            suspended=bool(rj["spec"].get("suspend", False)),
+            ray_status=(rj.get("status") or {}).get("jobDeploymentStatus", ""),
+        )
+        wl = next(
+            (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
+            None,
+        )
+        if wl is not None:
+            job.workload = wl["metadata"]["name"]
+            job.state, job.reason = _workload_state(wl)
+            status = wl.get("status") or {}
+            for psa in (status.get("admission") or {}).get("podSetAssignments", []):
+                job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
+            for check in status.get("admissionChecks", []):
+                job.checks.append(CheckInfo(check["name"], check.get("state", ""), check.get("message", "")))
+            for pr in requests:
+                if pr["metadata"]["namespace"] == job.namespace and _owned_by(pr, "Workload", job.workload):
+                    state, reason, message = _request_state(pr)
+                    job.requests.append(RequestInfo(pr["metadata"]["name"], state, reason, message))
+        cluster = (rj.get("status") or {}).get("rayClusterName", "")
+        for pod in pods:
+            labels = pod["metadata"].get("labels", {})
+            ours = (cluster and labels.get("ray.io/cluster") == cluster) or labels.get("job-name") == job.name
+            if pod["metadata"]["namespace"] == job.namespace and ours:
+                node = pod["spec"].get("nodeName", "")
+                job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
+                if node:
+                    job.nodes[node] = node_pools.get(node, "-")
+        out.append(job)
+    return out
+
+
+def admitted_on(job: JobStatus, flavor: str) -> bool:
+    return job.state in ("Admitted", "Finished") and job.accelerator_flavor == flavor
+
+
+def provisioned(job: JobStatus) -> bool:
+    return any(r.state == "Provisioned" for r in job.requests)
+
+
+def table(jobs: list[JobStatus]) -> str:
+    """One line per job: where it landed."""
+    rows = [("JOB", "STATE", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES")]
+    for job in jobs:
+        checks = ", ".join(f"{c.name}={c.state}" for c in job.checks) or "-"
+        reqs = ", ".join(f"{r.name}={r.state}" for r in job.requests) or "-"
+        rows.append(
+            (
+                f"{job.namespace}/{job.name}",
+                job.state,
+                job.accelerator_flavor,
+                checks,
+                reqs,
+                ",".join(job.node_pools) or "-",
+                str(len(job.nodes)),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def explain(job: JobStatus) -> str:
+    """The detail view: why the job is where it is."""
+    lines = [f"RayJob {job.namespace}/{job.name} (queue {job.queue}, {'suspended' if job.suspended else 'running'})"]
+    if job.workload is None:
+        lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
+        return "\n".join(lines)
+    lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
+    for ps in job.podsets:
+        flavors = ", ".join(f"{r}={f}" for r, f in sorted(ps.flavors.items()))
+        lines.append(f"    podset {ps.name} x{ps.count}: {flavors}")
+    for check in job.checks:
+        lines.append(
+            f"  admission check {check.name}: {check.state}" + (f" — {check.message}" if check.message else "")
+        )
+    for req in job.requests:
+        detail = " ".join(x for x in (req.reason, req.message) if x)
+        lines.append(f"  ProvisioningRequest {req.name}: {req.state}" + (f" — {detail}" if detail else ""))
+    if job.ray_status:
+        lines.append(f"  KubeRay: {job.ray_status}")
+    for pod, phase, node in job.pods:
+        pool = job.nodes.get(node, "-")
+        lines.append(f"  pod {pod}: {phase} on {node} (pool {pool})")
+    if not job.pods and job.state in ("Pending", "QuotaReserved"):
+        lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
+    return "\n".join(lines)
+
+
+__all__ = ["JobStatus", "admitted_on", "collect", "explain", "is_true", "provisioned", "table"]
