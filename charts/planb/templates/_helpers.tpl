@@ -41,6 +41,28 @@ planb.io/profile: {{ .Values.profile | quote }}
 {{- printf "%s-train-script" (include "planb.fullname" .) -}}
 {{- end -}}
 
+{{/* Node selector of the accelerator workers, from GKE's node labels. */}}
+{{- define "planb.workerNodeSelector" -}}
+{{- if eq .Values.accelerator.kind "tpu" -}}
+cloud.google.com/gke-tpu-accelerator: {{ .Values.accelerator.gkeAccelerator }}
+cloud.google.com/gke-tpu-topology: {{ .Values.accelerator.topology | quote }}
+{{- else -}}
+cloud.google.com/gke-accelerator: {{ .Values.accelerator.gkeAccelerator }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A quantity as Kubernetes writes it. Helm reads YAML numbers as floats and would print 1000000000
+as 1e+09; whole numbers are printed as integers.
+*/}}
+{{- define "planb.quantity" -}}
+{{- if and (kindIs "float64" .) (eq (floor .) .) -}}
+{{- int64 . -}}
+{{- else -}}
+{{- . -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Ray Train workers: one per accelerator host of every slice. */}}
 {{- define "planb.numWorkers" -}}
 {{- mul .Values.job.workers.replicas .Values.accelerator.hostsPerSlice -}}
@@ -79,15 +101,9 @@ Checks across values that a JSON schema cannot express; each failure names the v
 {{- if ne $acc.resource $want -}}
 {{- fail (printf "accelerator.resource %q does not match accelerator.kind %q: a %s profile requests %s (regenerate the values with `planb values PROFILE`)" $acc.resource $acc.kind $acc.kind $want) -}}
 {{- end -}}
-{{- if eq $acc.kind "tpu" -}}
-{{- $label := get $acc.nodeSelector "cloud.google.com/gke-tpu-topology" -}}
-{{- if ne $label $acc.topology -}}
-{{- fail (printf "accelerator.nodeSelector[cloud.google.com/gke-tpu-topology] %q must equal accelerator.topology %q: a TPU worker must land on a slice of its own topology" $label $acc.topology) -}}
-{{- end -}}
-{{- if not (hasKey $acc.nodeSelector "cloud.google.com/gke-tpu-accelerator") -}}
-{{- fail "accelerator.nodeSelector must carry cloud.google.com/gke-tpu-accelerator for a TPU profile (e.g. tpu-v6e-slice)" -}}
-{{- end -}}
-{{- else if $acc.topology -}}
+{{- if and (eq $acc.kind "tpu") (not $acc.topology) -}}
+{{- fail "accelerator.topology is empty for a TPU profile: set the slice topology (e.g. 4x4), which the workers' node selector and PLANB_TOPOLOGY need" -}}
+{{- else if and (eq $acc.kind "gpu") $acc.topology -}}
 {{- fail (printf "accelerator.topology %q is set for a GPU profile: GPUs have no slice topology, leave it empty" $acc.topology) -}}
 {{- end -}}
 {{- if and .Values.job.elastic .Values.dws.enabled -}}

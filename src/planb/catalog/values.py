@@ -54,7 +54,7 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> di
             "rayAcceleratorType": prof.ray_accelerator_type,
             "chipsPerHost": prof.chips_per_host,
             "hostsPerSlice": prof.hosts_per_slice,
-            "nodeSelector": dict(prof.node_selector),
+            "gkeAccelerator": prof.gke_accelerator,
             "tolerations": prof.tolerations,
         },
         "queues": {
