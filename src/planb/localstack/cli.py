@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+from dataclasses import replace
 
+from planb.localstack.kueue import parse_feature_gates
 from planb.localstack.stack import LocalStack, component_versions
 
 
@@ -35,6 +38,20 @@ def _versions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kueue(args: argparse.Namespace) -> int:
+    """Reconfigure the host Kueue (feature gates, integrations); JSON on stdout for Ansible."""
+    stack = LocalStack()
+    current = stack.kueue.settings
+    gates = parse_feature_gates(args.feature_gates) if args.feature_gates is not None else current.feature_gates
+    frameworks = tuple(f for f in (args.frameworks or "").split(",") if f) or current.frameworks
+    wanted = replace(current, feature_gates=gates, frameworks=frameworks)
+    before = {"feature_gates": current.feature_gates, "frameworks": list(current.frameworks)}
+    after = {"feature_gates": wanted.feature_gates, "frameworks": list(wanted.frameworks)}
+    changed = stack.kueue.reconfigure(wanted, check=args.check)
+    print(json.dumps({"changed": changed, "before": before, "after": after}))
+    return 0
+
+
 def _print_versions(stack: LocalStack) -> None:
     for name, version in component_versions(stack.kubeconfig).items():
         print(f"{name:<15} {version}")
@@ -50,3 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verbs.add_parser("down", help="stop every process of the stack and remove its state").set_defaults(handler=_down)
     verbs.add_parser("status", help="what runs; exit 1 unless all is up").set_defaults(handler=_status)
     verbs.add_parser("versions", help="each component's own version").set_defaults(handler=_versions)
+    kueue = verbs.add_parser("kueue", help="run the host Kueue with these feature gates and integrations")
+    kueue.add_argument("--feature-gates", help="NAME=true|false,... (replaces the current set)")
+    kueue.add_argument("--frameworks", help="comma-separated integrations, e.g. ray.io/rayjob,ray.io/raycluster")
+    kueue.add_argument("--check", action="store_true", help="report what would change, change nothing")
+    kueue.set_defaults(handler=_kueue)

@@ -8,6 +8,7 @@ manifests of the pinned module are rewritten from an in-cluster Service to
 from __future__ import annotations
 
 import base64
+import json
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +21,7 @@ import yaml
 
 from planb import paths
 from planb.localstack.certs import ServingCert, ensure_serving_cert
-from planb.localstack.errors import StartupTimeoutError, ToolMissingError
+from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.processes import ManagedProcess
 
 NAMESPACE = "kueue-system"
@@ -60,6 +61,42 @@ class KueueSettings:
     feature_gates: dict[str, bool] = field(
         default_factory=lambda: {"VisibilityOnDemand": False, "ElasticJobsViaWorkloadSlices": True}
     )
+
+
+def save_settings(settings: KueueSettings, path: Path) -> None:
+    path.write_text(
+        json.dumps(
+            {
+                "webhook_port": settings.webhook_port,
+                "health_port": settings.health_port,
+                "metrics_port": settings.metrics_port,
+                "frameworks": list(settings.frameworks),
+                "feature_gates": settings.feature_gates,
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n"
+    )
+
+
+def load_settings(path: Path) -> KueueSettings:
+    if not path.is_file():
+        return KueueSettings()
+    data = json.loads(path.read_text())
+    data["frameworks"] = tuple(data.get("frameworks", ()))
+    return KueueSettings(**data)
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """`A=true,B=false` as Kueue's --feature-gates takes it; a typed error names a bad pair."""
+    gates: dict[str, bool] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = pair.partition("=")
+        if not sep or value.lower() not in ("true", "false") or not name:
+            raise LocalStackError(f"feature gate {pair!r} is not NAME=true or NAME=false")
+        gates[name] = value.lower() == "true"
+    return gates
 
 
 def configuration(settings: KueueSettings, cert_dir: Path) -> dict[str, Any]:
@@ -111,7 +148,8 @@ class HostKueue:
     def __init__(self, state: Path, kubeconfig: Path, settings: KueueSettings | None = None) -> None:
         self.state = state
         self.kubeconfig = kubeconfig
-        self.settings = settings or KueueSettings()
+        self.settings_file = state / "kueue-settings.json"
+        self.settings = settings or load_settings(self.settings_file)
         self.process = ManagedProcess("kueue", state)
 
     @property
@@ -180,3 +218,18 @@ class HostKueue:
 
     def stop(self) -> bool:
         return self.process.stop()
+
+    def reconfigure(self, settings: KueueSettings, check: bool = False) -> bool:
+        """Run Kueue with these settings; True if that changed (or, with check, would change) anything."""
+        running = self.process.pid() is not None
+        if running and settings == self.settings:
+            return False
+        if check:
+            return True
+        self.state.mkdir(parents=True, exist_ok=True)
+        save_settings(settings, self.settings_file)
+        self.settings = settings
+        self.stop()
+        self.start()
+        self.wait_ready()
+        return True

@@ -10,7 +10,7 @@ from pathlib import Path
 from planb import paths
 from planb.errors import PlanbError
 from planb.kube import Kube
-from planb.status.report import collect, explain, table
+from planb.status.report import admitted_on, collect, explain, provisioned, table
 
 
 def _kubeconfig(arg: str | None) -> Path:
@@ -37,6 +37,48 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_expect(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        job, sep, flavor = item.partition("=")
+        if not sep or not job or not flavor:
+            raise PlanbError(f"--expect {item!r} is not JOB=FLAVOR (e.g. job-1=on-demand)")
+        out[job] = flavor
+    return out
+
+
+def _expect(kube: Kube, args: argparse.Namespace) -> int:
+    """Wait until each job is admitted on its flavor (a provisioning flavor also needs Provisioned)."""
+    wanted = _parse_expect(args.expect)
+    deadline = time.monotonic() + args.timeout
+    start = time.monotonic()
+    last_print = -1e9
+    while True:
+        jobs = {j.name: j for j in collect(kube, args.namespace)}
+        missing = []
+        for name, flavor in wanted.items():
+            job = jobs.get(name)
+            ok = job is not None and admitted_on(job, flavor) and (not job.requests or provisioned(job))
+            if not ok:
+                where = f"{job.state} on {job.accelerator_flavor}" if job else "not found"
+                missing.append(f"{name} ({where}, want {flavor})")
+        now = time.monotonic()
+        if not missing or now >= deadline:
+            break
+        if now - last_print >= 5:
+            print(f"[planb status] {now - start:5.1f} s: waiting for {'; '.join(missing)}", flush=True)
+            last_print = now
+        time.sleep(1)
+    print(table(list(jobs.values())))
+    if missing:
+        print(f"\nnot as expected after {args.timeout:.0f} s: {'; '.join(missing)}")
+        for job in jobs.values():
+            print(explain(job))
+        return 1
+    print(f"\nall {len(wanted)} job(s) admitted as expected in {time.monotonic() - start:.1f} s")
+    return 0
+
+
 def _status(args: argparse.Namespace) -> int:
     kubeconfig = _kubeconfig(args.kubeconfig)
     if not kubeconfig.is_file():
@@ -44,6 +86,8 @@ def _status(args: argparse.Namespace) -> int:
             f"no kubeconfig at {kubeconfig}. Fix: pass --kubeconfig, set KUBECONFIG, or run 'planb local up'."
         )
     kube = Kube(kubeconfig)
+    if args.expect:
+        return _expect(kube, args)
     if not args.watch:
         return _once(kube, args)
     while True:
@@ -62,4 +106,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--kubeconfig", help="default: $KUBECONFIG, else the local stack's, else ~/.kube/config")
     parser.add_argument("-w", "--watch", action="store_true", help="refresh until interrupted")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes with --watch")
+    parser.add_argument(
+        "--expect",
+        action="append",
+        metavar="JOB=FLAVOR",
+        help="wait until JOB is admitted on FLAVOR (and its ProvisioningRequest provisioned, if any); exit 1 if not",
+    )
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait with --expect")
     parser.set_defaults(handler=_status)
