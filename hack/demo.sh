@@ -1,13 +1,59 @@
 #!/usr/bin/env bash
 # `make demo`: the seed's whole flow on this machine. make has already set up the Python
-# environment and the pinned tools (make setup); this script runs the flow itself.
+# environment and the pinned tools (make setup); this script runs the flow itself and exits 0
+# only if job 1 is admitted on plan A (on-demand) and job 2 on plan B (dws) after its
+# ProvisioningRequest was provisioned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
 export ANSIBLE_CONFIG="$PWD/ansible.cfg"
+PROFILE=${PLANB_DEMO_PROFILE:-tpu-v6e-4x4}
+TIMEOUT=${PLANB_DEMO_TIMEOUT:-240}
 
-phase() { printf '\n=== %s\n' "$*"; }
+t0=$SECONDS
+declare -a timings=()
+phase_start=$SECONDS
+phase_name=""
+phase() {
+  if [[ -n "$phase_name" ]]; then timings+=("$(printf '%-34s %4d s' "$phase_name" $((SECONDS - phase_start)))"); fi
+  phase_name=$1
+  phase_start=$SECONDS
+  printf '\n=== %s\n' "$1"
+}
 
-phase "1/1 local stack (kwok control plane + the real Kueue)"
+phase "1/5 local stack (control plane, Kueue, KubeRay, GKE emulator, capacity simulator)"
 planb local up
 planb local versions
+
+phase "2/5 ansible-playbook site.yml (cluster, plan A and plan B pools, Kueue, queues)"
+ansible-playbook site.yml
+KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
+[[ -f "$KUBECONFIG" ]] || KUBECONFIG=$PWD/.state/local/kubeconfig
+export KUBECONFIG
+
+phase "3/5 helm install job-1 and job-2 (profile $PROFILE)"
+for job in job-1 job-2; do
+  if helm status "$job" >/dev/null 2>&1; then
+    echo "$job already installed"
+  else
+    helm install "$job" charts/planb -f "charts/planb/values/$PROFILE.yaml"
+  fi
+  # job 2 must queue behind job 1, as in the seed: submit them in order.
+  sleep 2
+done
+
+phase "4/5 wait: job-1 on plan A (on-demand), job-2 on plan B (dws, ProvisioningRequest provisioned)"
+rc=0
+planb status --expect job-1=on-demand --expect job-2=dws --timeout "$TIMEOUT" || rc=$?
+
+phase "5/5 where each job landed"
+planb status || true
+timings+=("$(printf '%-34s %4d s' "$phase_name" $((SECONDS - phase_start)))")
+printf '\nphase timings:\n'
+printf '  %s\n' "${timings[@]}"
+printf '  %-34s %4d s\n' "total" $((SECONDS - t0))
+if [[ $rc -ne 0 ]]; then
+  echo "demo FAILED: the jobs did not land as expected (see above)" >&2
+  exit 1
+fi
+echo "demo OK: job-1 on plan A (on-demand), job-2 on plan B (dws)"
