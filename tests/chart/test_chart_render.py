@@ -155,7 +155,8 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
 
 
 def test_gpu_profile_renders_gpu_workers(template: Render) -> None:
-    objs = template("-f", str(CHART / "values" / "gpu-a3-h100-8.yaml"))
+    a3 = str(CHART / "values" / "gpu-a3-h100-8.yaml")
+    objs = template("-f", a3)
     (job,) = by_kind(objs, "RayJob")
     (group,) = job["spec"]["rayClusterSpec"]["workerGroupSpecs"]
     assert (group["groupName"], group["numOfHosts"]) == ("gpu-group", 1)
