@@ -1,0 +1,145 @@
+"""The chart against the real local stack: API server, CRD schemas, Kueue's webhooks and controller."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.catalog import golden
+from tests.chart.conftest import Helm
+from tests.conftest import Kubectl, get_json
+
+pytestmark = pytest.mark.stack
+
+CHART = str(golden.CHART_DIR)
+
+
+def queues_args(suffix: str, ns: str) -> tuple[str, ...]:
+    """Queue objects of one test, named apart so it never touches queues others installed."""
+    return (
+        "--set", "mode=queues",
+        "--set", f"queues.clusterQueue=planb-cq-{suffix}",
+        "--set", f"queues.flavors.cpu=planb-cpu-{suffix}",
+        "--set", f"queues.flavors.onDemand=planb-on-demand-{suffix}",
+        "--set", f"queues.flavors.dws=planb-dws-{suffix}",
+        "--set", "queues.localQueue.name=planb-lq",
+        "--set", f"queues.localQueue.namespace={ns}",
+        "--set", f"dws.admissionCheck=planb-dws-prov-{suffix}",
+        "--set", f"dws.provisioningRequestConfig=planb-dws-config-{suffix}",
+    )  # fmt: skip
+
+
+JOB = ("--set", "job.queueName=planb-lq")
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"gave up after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--set", "mode=queues"),
+        ("-f", str(golden.CHART_DIR / "values" / "gpu-a3-h100-8.yaml")),
+        ("-f", str(golden.CHART_DIR / "values" / "gpu-a3-h100-8.yaml"), "--set", "mode=queues"),
+        ("--set", "mode=queues", "--set", "dws.enabled=false"),
+        ("--set", "job.elastic=true", "--set", "dws.enabled=false"),
+    ],
+    ids=["job", "queues", "job-gpu", "queues-gpu", "queues-plan-a-only", "job-elastic"],
+)
+def test_dry_run_server_accepts_every_object(helm: Helm, kubectl: Kubectl, args: tuple[str, ...]) -> None:
+    """kubectl apply --dry-run=server: CRD schemas, admission (Kueue's webhooks included), no change."""
+    done = helm("template", "job-1", CHART, *args)
+    assert done.returncode == 0, done.stderr
+    applied = kubectl("apply", "--dry-run=server", "-n", "default", "-f", "-", stdin=done.stdout, check=False)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.count("(server dry run)") == done.stdout.count("\nkind: ")
+
+
+@pytest.fixture()
+def suffix() -> str:
+    return f"{time.time_ns() % 10**9:09d}"
+
+
+@pytest.fixture()
+def ns(kubectl: Kubectl, suffix: str) -> Iterator[str]:
+    name = f"planb-chart-{suffix}"
+    kubectl("create", "namespace", name)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture()
+def installed(helm: Helm, ns: str, local_stack: Path) -> Iterator[Callable[..., None]]:
+    """helm install into the test namespace; everything installed is uninstalled afterwards."""
+    kubeconfig = str(local_stack)
+    releases: list[str] = []
+
+    def install(release: str, *args: str) -> None:
+        done = helm("install", release, CHART, "-n", ns, *args, kubeconfig=kubeconfig)
+        assert done.returncode == 0, done.stderr
+        releases.append(release)
+
+    yield install
+    for release in reversed(releases):
+        helm("uninstall", release, "-n", ns, "--wait", kubeconfig=kubeconfig)
+
+
+def workloads(kubectl: Kubectl, ns: str) -> dict[str, dict[str, Any]]:
+    """Workloads of the test namespace by the name of the RayJob that owns them."""
+    out = {}
+    for wl in get_json(kubectl, "workloads.kueue.x-k8s.io", "-n", ns)["items"]:
+        owners = [o["name"] for o in wl["metadata"].get("ownerReferences", []) if o["kind"] == "RayJob"]
+        if owners:
+            out[owners[0]] = wl
+    return out
+
+
+def test_queues_and_two_jobs_make_two_workloads(
+    installed: Callable[..., None], helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
+) -> None:
+    installed("planb-queues", *queues_args(suffix, ns))
+    installed("job-1", *JOB)
+    installed("job-2", *JOB)
+    wait_for(lambda: sorted(workloads(kubectl, ns)) == ["job-1", "job-2"], "a Workload for job-1 and job-2")
+    for name, wl in workloads(kubectl, ns).items():
+        pod_sets = {ps["name"]: ps["count"] for ps in wl["spec"]["podSets"]}
+        # workers: replicas (1) x numOfHosts (4) of the seed's v6e 4x4 slice.
+        assert pod_sets == {"head": 1, "tpu-group": 4, "submitter": 1}, name
+        assert wl["spec"]["queueName"] == "planb-lq", name
+
+    # Uninstalling job-1 removes job-1's objects only.
+    done = helm("uninstall", "job-1", "-n", ns, "--wait", kubeconfig=str(local_stack))
+    assert done.returncode == 0, done.stderr
+    rayjobs = [o["metadata"]["name"] for o in get_json(kubectl, "rayjobs.ray.io", "-n", ns)["items"]]
+    maps = [o["metadata"]["name"] for o in get_json(kubectl, "configmaps", "-n", ns)["items"]]
+    assert rayjobs == ["job-2"]
+    assert "job-1-train-script" not in maps and "job-2-train-script" in maps
+    assert kubectl("get", "clusterqueue", f"planb-cq-{suffix}", check=False).returncode == 0
+    assert kubectl("get", "localqueue", "planb-lq", "-n", ns, check=False).returncode == 0
+
+
+def test_second_job_falls_back_to_dws(installed: Callable[..., None], kubectl: Kubectl, ns: str, suffix: str) -> None:
+    """Plan A's quota (one slice) goes to job-1; Kueue assigns job-2's workers the dws flavor."""
+    installed("planb-queues", *queues_args(suffix, ns))
+    installed("job-1", *JOB)
+    wait_for(lambda: "admission" in workloads(kubectl, ns).get("job-1", {}).get("status", {}), "job-1 quota")
+    installed("job-2", *JOB)
+    wait_for(lambda: "admission" in workloads(kubectl, ns).get("job-2", {}).get("status", {}), "job-2 quota")
+
+    def worker_flavor(job: str) -> str:
+        admission = workloads(kubectl, ns)[job]["status"]["admission"]
+        (assignment,) = [a for a in admission["podSetAssignments"] if a["name"] == "tpu-group"]
+        return str(assignment["flavors"]["google.com/tpu"])
+
+    assert (worker_flavor("job-1"), worker_flavor("job-2")) == (f"planb-on-demand-{suffix}", f"planb-dws-{suffix}")
