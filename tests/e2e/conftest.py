@@ -1,0 +1,89 @@
+"""End-to-end fixtures: the local stack after `ansible-playbook site.yml`, and Helm against it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from planb import paths
+from planb.capacity import settings as capacity_settings
+from planb.kube import Kube
+from planb.status.report import JobStatus, admitted_on, collect, provisioned
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+PROFILE = "tpu-v6e-4x4"
+
+
+def run(
+    *argv: str, check: bool = True, timeout: float = 600, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, check=False, cwd=paths.REPO, env=env
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+def ansible_playbook(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run(str(Path(sys.executable).parent / "ansible-playbook"), *args, check=check)
+
+
+@pytest.fixture()
+def site(local_stack: Path) -> Path:
+    """The cluster, pools, Kueue and queues of site.yml on the local inventory; returns the kubeconfig."""
+    capacity_settings.save(capacity_settings.Settings(provisioning_delay_seconds=2.0, scale_down_after_seconds=5.0))
+    ansible_playbook("site.yml")
+    return local_stack
+
+
+@pytest.fixture()
+def helm(site: Path) -> Iterator[Run]:
+    """Helm against the local stack; every job release a test made is uninstalled afterwards."""
+
+    def helm_run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return run(str(paths.tool("helm")), f"--kubeconfig={site}", *args, check=check)
+
+    yield helm_run
+    releases = helm_run("list", "-q", "-n", "default").stdout.split()
+    for release in releases:
+        if release.startswith("job-"):
+            helm_run("uninstall", release, "--wait", check=False)
+    capacity_settings.save(capacity_settings.Settings())
+
+
+def install_job(helm: Run, name: str, *extra: str) -> None:
+    chart = paths.REPO / "charts" / "planb"
+    helm("install", name, str(chart), "-f", str(chart / "values" / f"{PROFILE}.yaml"), *extra)
+
+
+def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[str, JobStatus]:
+    """Wait until each job is admitted on its flavor (and, if it has requests, provisioned)."""
+    deadline = time.monotonic() + timeout
+    jobs: dict[str, JobStatus] = {}
+    while time.monotonic() < deadline:
+        jobs = {j.name: j for j in collect(kube, "default")}
+        if all(
+            n in jobs and admitted_on(jobs[n], f) and (not jobs[n].requests or provisioned(jobs[n]))
+            for n, f in want.items()
+        ):
+            return jobs
+        time.sleep(1)
+    states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
+    raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
+
+
+def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")

@@ -1,0 +1,138 @@
+"""The seed's failover on the real Kueue, and what happens when parts of it misbehave (issue 6)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from planb import paths
+from planb.capacity import settings as capacity_settings
+from planb.gke.store import read_request_log
+from planb.kube import Kube
+from planb.localstack.stack import LocalStack
+from planb.status.report import KUEUE, PROVREQ, collect
+from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs, wait_until
+
+pytestmark = [pytest.mark.stack, pytest.mark.slow]
+
+
+def workloads_by_job(kube: Kube) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
+        for owner in wl["metadata"].get("ownerReferences", []):
+            if owner["kind"] == "RayJob":
+                out.setdefault(owner["name"], []).append(wl["metadata"]["name"])
+    return out
+
+
+def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    # Plan A needed no provisioning; plan B went through the ProvisioningRequest check.
+    assert jobs["job-1"].requests == []
+    assert [c.name for c in jobs["job-2"].checks] == ["dws-prov"]
+    assert jobs["job-2"].checks[0].state == "Ready"
+    assert [r.state for r in jobs["job-2"].requests] == ["Provisioned"]
+    # Every PodSet of the job got a flavor: head and submitter on default-cpu, the workers on plan B.
+    flavors = {ps.name: set(ps.flavors.values()) for ps in jobs["job-2"].podsets}
+    assert flavors["head"] == {"default-cpu"}
+    assert flavors["submitter"] == {"default-cpu"}
+    worker = next(name for name in flavors if name not in ("head", "submitter"))
+    assert flavors[worker] == {"dws"}
+    # The DWS nodes carry GKE's queued-provisioning taint and the pool label.
+    nodes = kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=dws-pool"})
+    assert len(nodes) == 4
+    for node in nodes:
+        taints = {(t["key"], t["effect"]) for t in node["spec"]["taints"]}
+        assert ("cloud.google.com/gke-queued", "NoSchedule") in taints
+        assert node["status"]["capacity"]["google.com/tpu"] == "4"
+
+
+def test_kueue_restart_while_job_2_waits_for_provisioning(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    capacity_settings.update(provisioning_delay_seconds=3600.0)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    wait_until(
+        lambda: any(j.name == "job-2" and j.requests for j in collect(kube, "default")),
+        "job 2's ProvisioningRequest",
+    )
+    before = workloads_by_job(kube)
+    stack = LocalStack()
+    pid = stack.kueue.process.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: stack.kueue.process.pid() is None, "Kueue to die")
+    stack.up()  # restarts only what is missing: Kueue
+    capacity_settings.update(provisioning_delay_seconds=1.0)
+    wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    after = workloads_by_job(kube)
+    assert after == before, "a Workload was lost or duplicated across the restart"
+    assert all(len(names) == 1 for names in after.values())
+
+
+def test_failed_provisioning_is_retried(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    # A short backoff for the test; the shipped values wait minutes between attempts.
+    helm(
+        "upgrade",
+        "planb-queues",
+        str(paths.REPO / "charts" / "planb"),
+        "--reuse-values",
+        "--set",
+        "dws.retryStrategy.backoffBaseSeconds=1",
+        "--set",
+        "dws.retryStrategy.backoffMaxSeconds=2",
+    )
+    try:
+        capacity_settings.update(fail_next=1, provisioning_delay_seconds=1.0)
+        install_job(helm, "job-1")
+        wait_jobs(kube, {"job-1": "on-demand"})
+        install_job(helm, "job-2")
+        jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+        requests = kube.items(f"{PROVREQ}/namespaces/default/provisioningrequests")
+        names = sorted(r["metadata"]["name"] for r in requests)
+        provisioned = [r.name for r in jobs["job-2"].requests if r.state == "Provisioned"]
+        # Kueue numbers the attempts: the first request failed, the second was provisioned.
+        assert len(provisioned) == 1 and provisioned[0].endswith("-2"), names
+        assert capacity_settings.load().fail_next == 0
+    finally:
+        ansible_playbook("playbooks/kueue.yml")  # back to the inventory's retry strategy
+
+
+def test_uninstalling_job_1_frees_plan_a_for_job_3(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    helm("uninstall", "job-1", "--wait")
+    wait_until(lambda: "job-1" not in workloads_by_job(kube), "job 1's Workload to go")
+    install_job(helm, "job-3")
+    jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "on-demand"})
+    assert jobs["job-3"].requests == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-e", "planb_profile=tpu-v6e-5x5"], "5x5"),
+        (["-e", "planb_ondemand_slices=0"], "planb_ondemand_slices"),
+        (["-e", '{"kueue_integrations": ["batch/job"]}'], "ray.io/rayjob"),
+    ],
+)
+def test_bad_inventory_value_fails_before_any_change(site: Path, extra: list[str], message: str) -> None:
+    writes_before = [r for r in read_request_log() if r["method"] != "GET"]
+    proc = ansible_playbook("site.yml", *extra, check=False)
+    assert proc.returncode != 0
+    assert message in proc.stdout + proc.stderr
+    writes_after = [r for r in read_request_log() if r["method"] != "GET"]
+    assert writes_after == writes_before, "the GKE emulator received a write"
+    assert "changed=0" in proc.stdout, proc.stdout[-2000:]
