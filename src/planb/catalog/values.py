@@ -77,6 +77,13 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> di
     }
 
 
+class _IndentedDumper(yaml.SafeDumper):
+    """Indents block sequences under their key, as yamllint's default expects."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
 def header(profile: str, slices: int, on_demand_slices: int) -> str:
     args = ""
     if slices != 1:
@@ -92,8 +99,12 @@ def header(profile: str, slices: int, on_demand_slices: int) -> str:
 def render(profile: str, slices: int = 1, on_demand_slices: int = 1) -> str:
     """The values as a YAML document with the 'generated' header."""
     canonical = profiles.get(profile).name
-    body = yaml.safe_dump(
-        chart_values(profile, slices, on_demand_slices), sort_keys=False, default_flow_style=False, width=1000
+    body = yaml.dump(
+        chart_values(profile, slices, on_demand_slices),
+        Dumper=_IndentedDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1000,
     )
     return header(canonical, slices, on_demand_slices) + body
 
