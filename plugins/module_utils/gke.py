@@ -199,42 +199,45 @@ def compare(desired, current):
 
 # ---- validation before any API call -------------------------------------------------------------
 def check_auth(params):
-    """Raise GkeError naming the missing credential or setting; makes no network call."""
+    """Raise GkeError naming every missing credential or setting; makes no network call."""
     endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
     if not re.match(r"^https?://[^/]+", endpoint):
         raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
+    problems = []
     kind = params.get("auth_kind")
     if not kind:
-        raise GkeError(
+        problems.append(
             "Missing credential: auth_kind is not set. Set the auth_kind option or the GCP_AUTH_KIND environment "
             "variable to one of application, serviceaccount, machineaccount, accesstoken (or none against a "
-            "loopback api_endpoint such as the local GKE emulator)."
+            "loopback api_endpoint such as the local GKE emulator)"
         )
-    if not params.get("project"):
-        raise GkeError("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID).")
-    if kind == "none" and not is_loopback(endpoint):
-        raise GkeError(
+    elif kind == "none" and not is_loopback(endpoint):
+        problems.append(
             f"auth_kind=none is only allowed against a loopback api_endpoint (the local GKE emulator), "
-            f"not {endpoint}; use application or serviceaccount credentials for Google Cloud."
+            f"not {endpoint}; use application or serviceaccount credentials for Google Cloud"
         )
-    if kind == "serviceaccount":
+    elif kind == "serviceaccount":
         path = params.get("service_account_file")
         if not path and not params.get("service_account_contents"):
-            raise GkeError(
+            problems.append(
                 "Missing credential: auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE) "
-                "or service_account_contents (GCP_SERVICE_ACCOUNT_CONTENTS)."
+                "or service_account_contents (GCP_SERVICE_ACCOUNT_CONTENTS)"
             )
-        if path and not os.path.isfile(path):
-            raise GkeError(f"Missing credential: service_account_file {path} does not exist.")
-    if kind == "accesstoken" and not params.get("access_token"):
-        raise GkeError("Missing credential: auth_kind=accesstoken needs access_token (GCP_ACCESS_TOKEN).")
-    if kind == "application" and not adc_file():
-        raise GkeError(
+        elif path and not os.path.isfile(path):
+            problems.append(f"Missing credential: service_account_file {path} does not exist")
+    elif kind == "accesstoken" and not params.get("access_token"):
+        problems.append("Missing credential: auth_kind=accesstoken needs access_token (GCP_ACCESS_TOKEN)")
+    elif kind == "application" and not adc_file():
+        problems.append(
             "Missing credential: auth_kind=application found no Application Default Credentials: "
             f"GOOGLE_APPLICATION_CREDENTIALS is unset and {well_known_adc()} does not exist. Run "
             "`gcloud auth application-default login`, or set GCP_AUTH_KIND=serviceaccount and "
-            "GCP_SERVICE_ACCOUNT_FILE."
+            "GCP_SERVICE_ACCOUNT_FILE"
         )
+    if not params.get("project"):
+        problems.append("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID)")
+    if problems:
+        raise GkeError("; ".join(problems) + ". Nothing was sent to GKE.")
 
 
 def well_known_adc():
@@ -603,6 +606,8 @@ def run_cluster(module):
     params = module.params
     validate_cluster(params)
     check_auth(params)
+    if params.get("validate_only"):
+        return {"changed": False, "actions": [], "operations": [], "cluster": {}}
     client = GkeClient(params)
     loc = _location_path(params)
     path = f"{loc}/clusters/{params['name']}"
@@ -681,6 +686,8 @@ def run_node_pool(module):
     params = module.params
     validate_node_pool(params)
     check_auth(params)
+    if params.get("validate_only"):
+        return {"changed": False, "actions": [], "operations": [], "node_pool": {}}
     client = GkeClient(params)
     loc = _location_path(params)
     cluster_path = f"{loc}/clusters/{params['cluster']}"
