@@ -135,6 +135,15 @@ go_install() {
   GOBIN="$bin" go install -trimpath -ldflags "-s -w $ldflags" "$pkg"
 }
 
+build_kuberay() {
+  local dir="$src/kuberay"
+  mkdir -p "$dir"
+  printf 'module planb.local/kuberay-wrapper\n\ngo 1.26\n\nrequire github.com/ray-project/kuberay/ray-operator %s\n' \
+    "$KUBERAY_VERSION" >"$dir/go.mod"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" \
+    -o "$bin/kuberay-operator" github.com/ray-project/kuberay/ray-operator)
+}
+
 copy_manifests() {
   local kueue kuberay provreq
   kueue=$(module_dir "sigs.k8s.io/kueue@$KUEUE_VERSION")
@@ -168,6 +177,8 @@ main() {
   build_step kube-scheduler build_k8s kube-scheduler
   build_step kube-controller-manager build_k8s kube-controller-manager
   build_step kube-apiserver build_k8s kube-apiserver
+  # The KubeRay operator turns admitted RayJobs into RayClusters and pods (KWOK runs the pods).
+  build_step kuberay-operator build_kuberay
   # Link the cache into the checkout (ignored by git).
   ln -sfn "$prefix" "$repo/.tools"
   cp "$versions_file" "$prefix/versions.env"
