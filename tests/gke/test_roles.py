@@ -1,0 +1,82 @@
+"""The roles through ansible-playbook: a fault mid-create, the re-run that converges, missing credentials."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from planb.gke.emulator import RunningEmulator
+from planb.gke.store import list_node_pools
+from planb.paths import REPO
+from tests.gke.conftest import ansible_playbook
+
+
+def _recap_changed(output: str) -> int:
+    match = re.search(r"localhost\s+: ok=\d+\s+changed=(\d+)", output)
+    assert match, output[-3000:]
+    return int(match.group(1))
+
+
+def test_fault_mid_create_fails_clearly_then_rerun_converges(emulator: RunningEmulator, tmp_path: Path) -> None:
+    env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
+    emulator.engine.add_fault(
+        {"operationType": "CREATE_NODE_POOL", "message": "ZONE_RESOURCE_POOL_EXHAUSTED (injected by the test)"}
+    )
+    failed = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    out = failed.stdout + failed.stderr
+    assert failed.returncode != 0, out[-3000:]
+    assert "CREATE_NODE_POOL" in out and "ZONE_RESOURCE_POOL_EXHAUSTED (injected by the test)" in out
+    assert "re-run the play to delete and recreate it" in out
+    pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
+    assert pools["on-demand-pool"]["status"] == "ERROR"
+    assert "dws-pool" not in pools
+
+    rerun = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
+    assert {name: pool["status"] for name, pool in pools.items()} == {
+        "default-pool": "RUNNING",
+        "on-demand-pool": "RUNNING",
+        "dws-pool": "RUNNING",
+    }
+    assert pools["dws-pool"]["config"]["flexStart"] is True
+
+    settled = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    assert settled.returncode == 0 and _recap_changed(settled.stdout) == 0, settled.stdout[-3000:]
+
+
+def _bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """An environment with no Google credential, project or seed variable at all."""
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {**keep, "HOME": str(home), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"), **extra}
+
+
+def _run_bare(env: dict[str, str]) -> tuple[int, str, float]:
+    env = {**env, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    command = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/cluster.yml", "-i", "inventories/gke"]
+    started = time.monotonic()
+    done = subprocess.run([*command, "--check"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+
+
+def test_gke_inventory_without_credentials_fails_fast(tmp_path: Path) -> None:
+    rc, out, elapsed = _run_bare(_bare_env(tmp_path))
+    assert rc != 0
+    assert "Missing credential: auth_kind=application found no Application Default Credentials" in out
+    assert "GOOGLE_APPLICATION_CREDENTIALS is unset" in out
+    assert "Missing project" in out and "PROJECT_ID" in out
+    assert "Create or update cluster" not in out
+    assert elapsed < 60
+
+
+def test_gke_inventory_serviceaccount_without_key_names_it(tmp_path: Path) -> None:
+    rc, out, _ = _run_bare(_bare_env(tmp_path, PROJECT_ID="p", GCP_AUTH_KIND="serviceaccount"))
+    assert rc != 0
+    assert "auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE)" in out
+    assert "Missing project" not in out
