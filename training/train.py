@@ -53,6 +53,10 @@ PLANB_ATTENTION                   xla         ``jax.nn.dot_product_attention`` i
                                               ``xla`` or ``cudnn`` (GPU flash attention)
 PLANB_PEAK_TFLOPS                 (table)     per-chip peak TFLOP/s for MFU; overrides the table
 PLANB_METRICS_FILE                (empty)     if set, worker 0 writes its final metrics here as JSON
+RAY_TRAIN_HEALTH_CHECK_INTERVAL_S 0.2         (Ray's own variable; Ray's default is 2.0) how often
+                                              the Train controller collects reports; each
+                                              ``ray.train.report`` waits for the previous one to be
+                                              collected, so 2.0 would stall fast training loops
 ================================  ==========  ========================================================
 
 Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
@@ -134,6 +138,7 @@ DEVICE_KIND_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"TPU v4", "TPU-V4"),
 )
 WARMUP_STEPS = 2  # steps excluded from throughput (compilation)
+DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
 
 
 class ConfigError(ValueError):
@@ -584,6 +589,7 @@ def train_loop(
     end = cfg.epochs if not cfg.stop_after else min(cfg.epochs, start + cfg.stop_after)
     losses: dict[int, float] = {}
     step_times: list[float] = []
+    report_s = 0.0  # time spent in ray.train.report
     print("Starting training...")
     last = time.perf_counter()
     for step in range(start, end):
@@ -607,7 +613,9 @@ def train_loop(
                         text += f", MFU {100 * mfu:.1f}%"
                 print(text)
             if report is not None:
+                t_report = time.perf_counter()
                 report(metrics)
+                report_s += time.perf_counter() - t_report
         else:
             loss.block_until_ready()
         ckpt.maybe_save(step + 1, state)
@@ -632,6 +640,8 @@ def train_loop(
         "steady_steps": len(steady),
         "mean_step_s": mean_step,
         "median_step_s": float(np.median(steady)) if steady else float("nan"),
+        "max_step_s": float(np.max(steady)) if steady else float("nan"),
+        "report_s": report_s,
     }
     if cfg.model == "transformer" and steady:
         tps = task.tokens_per_step / mean_step
@@ -685,6 +695,10 @@ def run_ray(cfg: TrainConfig) -> None:
     from ray.train.v2.api.config import RunConfig, ScalingConfig
     from ray.train.v2.jax import JaxTrainer
 
+    # Each ray.train.report blocks until the controller has collected the previous one, and the
+    # controller looks once per health-check interval (Ray's default 2 s): reporting every 10 fast
+    # steps would stall training. Ray propagates this variable from the driver to the controller.
+    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", DEFAULT_RAY_POLL_S)
     started_here = False
     if not ray.is_initialized():
         if os.environ.get("RAY_ADDRESS"):
