@@ -258,7 +258,11 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
     if accelerator == "tpu":
         accel_type = accel_type or "TPU-V6E"
         if accel_type not in TPU_ACCELERATOR_TYPES:
-            raise ConfigError("PLANB_ACCELERATOR_TYPE", f"unknown TPU type {accel_type!r}", TPU_ACCELERATOR_TYPES)
+            raise ConfigError(
+                "PLANB_ACCELERATOR_TYPE",
+                f"unknown TPU type {accel_type!r}: Ray 2.53 schedules only the TPU types listed",
+                TPU_ACCELERATOR_TYPES,
+            )
     elif accelerator == "gpu":
         if accel_type and accel_type not in GPU_ACCELERATOR_TYPES:
             raise ConfigError(

@@ -104,6 +104,7 @@ def test_non_positive_numbers(train: ModuleType, name: str, value: str) -> None:
         ({"PLANB_MODEL": "gpt5"}, "PLANB_MODEL", "transformer"),
         ({"PLANB_RUNNER": "k8s"}, "PLANB_RUNNER", "plain"),
         ({"PLANB_ACCELERATOR_TYPE": "TPU-V9"}, "PLANB_ACCELERATOR_TYPE", "TPU-V6E"),
+        ({"PLANB_ACCELERATOR_TYPE": "TPU-V7X", "PLANB_TOPOLOGY": "2x2x2"}, "PLANB_ACCELERATOR_TYPE", "TPU-V5P"),
         ({"PLANB_ACCELERATOR": "gpu", "PLANB_ACCELERATOR_TYPE": "TPU-V6E"}, "PLANB_ACCELERATOR_TYPE", "H100"),
         ({**CPU, "PLANB_DTYPE": "fp8"}, "PLANB_DTYPE", "bfloat16"),
         ({"PLANB_TOPOLOGY": "4by4"}, "PLANB_TOPOLOGY", ""),
