@@ -56,6 +56,10 @@ options:
     description: Wait for the operation to finish.
     type: bool
     default: true
+  validate_only:
+    description: Only validate the inputs and credentials (no API call at all); for the roles' preflight.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - gke_auth
 author:
@@ -108,6 +112,7 @@ ARGUMENT_SPEC = dict(
     labels={"type": "dict"},
     recreate_on_error={"type": "bool", "default": True},
     wait={"type": "bool", "default": True},
+    validate_only={"type": "bool", "default": False},
 )
 
 
