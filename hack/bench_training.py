@@ -7,7 +7,8 @@ Runs training/train.py twice per round as separate processes, on the same model 
 One Ray worker keeps the work identical (2 CPU workers would each train a replica and share the
 cores). Each run writes its metrics file; the figure used is mean_step_s: the mean wall time of a loop
 iteration (step, logging, ray.train.report every PLANB_LOG_EVERY steps) over all steps after the first
-two, which include compilation. Both runners get OMP_NUM_THREADS = the worker's CPUs. Ray start-up,
+two, which include compilation. Both runners get OMP_NUM_THREADS = the worker's CPUs and nice 0
+(Ray would start its worker at nice 15, which only matters on a shared machine). Ray start-up,
 worker start-up, model init and compilation are excluded, so the ratio is Ray Train's per-step
 overhead, not its start-up cost. Rounds alternate the two runners; the reported ratio is the median
 of the per-round ratios (the machine is shared).
@@ -57,6 +58,8 @@ def run(runner: str, steps: int, cpus: int) -> dict[str, float]:
             RAY_USAGE_STATS_ENABLED="0",
             # Ray sets OMP_NUM_THREADS to the worker's CPUs when unset; set it for both runners alike.
             OMP_NUM_THREADS=str(cpus),
+            # Ray runs workers at nice 15 by default; on a shared box that alone skews the ratio.
+            RAY_worker_niceness="0",
         )
         t0 = time.perf_counter()
         proc = subprocess.run(
@@ -71,7 +74,7 @@ def run(runner: str, steps: int, cpus: int) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=150)
     ap.add_argument("--cpus", type=int, default=os.cpu_count() or 1, help="CPUs of the one Ray worker")
     ap.add_argument("--quick", action="store_true", help="1 round of 60 steps")
