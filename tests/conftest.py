@@ -31,7 +31,7 @@ def _stack_session() -> Iterator[LocalStack]:
     started = stack.up()
     yield stack
     # Leave a stack the developer had running; stop one this session started.
-    if started or not stack.is_up():
+    if started:
         stack.down()
 
 

@@ -45,20 +45,21 @@ class Kube:
         query: dict[str, str] | None = None,
         content_type: str = "application/json",
     ) -> Obj:
+        method_, url, headers, payload, _ = self.api.param_serialize(
+            method,
+            path,
+            query_params=list((query or {}).items()),
+            header_params={"Accept": "application/json", "Content-Type": content_type},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
         try:
-            resp = self.api.call_api(
-                path,
-                method,
-                query_params=list((query or {}).items()),
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-                _request_timeout=30,
-            )
+            resp = self.api.call_api(method_, url, header_params=headers, body=payload, _request_timeout=30)
+            resp.read()
         except exceptions.ApiException as exc:
             raise KubeError(int(exc.status or 0), str(exc.reason), str(exc.body)) from exc
+        if resp.status >= 400:
+            raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
         data = resp.data
         return dict(json.loads(data)) if data else {}
 

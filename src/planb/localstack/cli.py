@@ -6,7 +6,7 @@ import argparse
 import json
 from dataclasses import replace
 
-from planb.localstack.kueue import parse_feature_gates
+from planb.localstack.kueue import host_feature_gates, parse_feature_gates
 from planb.localstack.stack import LocalStack, component_versions
 
 
@@ -43,6 +43,7 @@ def _kueue(args: argparse.Namespace) -> int:
     stack = LocalStack()
     current = stack.kueue.settings
     gates = parse_feature_gates(args.feature_gates) if args.feature_gates is not None else current.feature_gates
+    gates = {**gates, **host_feature_gates(gates)}
     frameworks = tuple(f for f in (args.frameworks or "").split(",") if f) or current.frameworks
     wanted = replace(current, feature_gates=gates, frameworks=frameworks)
     before = {"feature_gates": current.feature_gates, "frameworks": list(current.frameworks)}

@@ -25,7 +25,7 @@ class ControlPlane:
     """A kwokctl cluster whose work directory lives under planb's state directory."""
 
     state: Path
-    apiserver_port: int = 32766
+    apiserver_port: int = 26443
 
     @property
     def workdir(self) -> Path:

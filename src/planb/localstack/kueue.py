@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -50,6 +51,11 @@ KEPT_WEBHOOK_RESOURCES = frozenset(
 METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
 
 
+#: Gates local mode must set: the visibility API needs an aggregated API service and its own
+#: certificates under /visibility, which a host process does not have.
+HOST_REQUIRED_GATES = {"VisibilityOnDemand": False}
+
+
 @dataclass(frozen=True)
 class KueueSettings:
     """How the host Kueue is run."""
@@ -59,7 +65,7 @@ class KueueSettings:
     metrics_port: int = 19080
     frameworks: tuple[str, ...] = ("ray.io/rayjob", "ray.io/raycluster")
     feature_gates: dict[str, bool] = field(
-        default_factory=lambda: {"VisibilityOnDemand": False, "ElasticJobsViaWorkloadSlices": True}
+        default_factory=lambda: {**HOST_REQUIRED_GATES, "ElasticJobsViaWorkloadSlices": True}
     )
 
 
@@ -85,7 +91,20 @@ def load_settings(path: Path) -> KueueSettings:
         return KueueSettings()
     data = json.loads(path.read_text())
     data["frameworks"] = tuple(data.get("frameworks", ()))
+    data["feature_gates"] = {**data.get("feature_gates", {}), **HOST_REQUIRED_GATES}
     return KueueSettings(**data)
+
+
+def host_feature_gates(requested: dict[str, bool]) -> dict[str, bool]:
+    """The gates local mode adds; a request that contradicts them is refused with the reason."""
+    for name, value in HOST_REQUIRED_GATES.items():
+        if name in requested and requested[name] != value:
+            raise LocalStackError(
+                f"feature gate {name}={str(requested[name]).lower()} cannot run in local mode "
+                f"(Kueue runs as a host process without the aggregated visibility API). "
+                f"Fix: drop {name} from kueue_feature_gates for the local inventory."
+            )
+    return dict(HOST_REQUIRED_GATES)
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
@@ -211,7 +230,11 @@ class HostKueue:
                 return
             now = time.monotonic()
             if progress and now - last >= 5:
-                print(f"[planb local] waiting for Kueue's webhook server (log: {self.process.log_file}) ...")
+                print(
+                    f"[planb local] waiting for Kueue's webhook server (log: {self.process.log_file}) ...",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 last = now
             time.sleep(0.5)
         raise StartupTimeoutError(f"Kueue was not ready after {timeout:.0f} s; see {self.process.log_file}")

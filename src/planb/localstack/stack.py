@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -10,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +31,7 @@ KUBERAY_PROBE_PORT = 19083
 
 
 def say(msg: str) -> None:
-    print(f"[planb local] {msg}", flush=True)
+    print(f"[planb local] {msg}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,21 @@ class LocalStack:
         )
 
     # -------------------------------------------------------------------- up
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One `up` or `down` at a time (tests and people may race)."""
+        lock = self.state.parent / f".{self.state.name}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
     def up(self) -> bool:
         """Bring the stack up; False (and nothing changed) when it already runs."""
+        with self._locked():
+            return self._up()
+
+    def _up(self) -> bool:
         if self.is_up():
             say(f"already up (kubeconfig: {self.kubeconfig})")
             return False
@@ -181,6 +197,10 @@ class LocalStack:
     # ------------------------------------------------------------------ down
     def down(self) -> bool:
         """Stop every process the stack started, by pid, and remove its state."""
+        with self._locked():
+            return self._down()
+
+    def _down(self) -> bool:
         if not self.state.exists():
             say("nothing to stop")
             return False
