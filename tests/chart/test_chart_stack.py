@@ -49,10 +49,10 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 90) -> N
     "args",
     [
         (),
-        ("--set", "mode=queues"),
+        queues_args("dry", "default"),
         ("-f", str(golden.CHART_DIR / "values" / "gpu-a3-h100-8.yaml")),
-        ("-f", str(golden.CHART_DIR / "values" / "gpu-a3-h100-8.yaml"), "--set", "mode=queues"),
-        ("--set", "mode=queues", "--set", "dws.enabled=false"),
+        ("-f", str(golden.CHART_DIR / "values" / "gpu-a3-h100-8.yaml"), *queues_args("dry", "default")),
+        (*queues_args("dry", "default"), "--set", "dws.enabled=false"),
         ("--set", "job.elastic=true", "--set", "dws.enabled=false"),
     ],
     ids=["job", "queues", "job-gpu", "queues-gpu", "queues-plan-a-only", "job-elastic"],
