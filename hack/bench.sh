@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make bench`: measure the figures BENCHMARKS.md reports, each printed with the command behind it.
+# Run on an otherwise idle machine; results go to stdout and to .state/bench-<date>.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$PWD/ansible.cfg"
+mkdir -p .state
+log=".state/bench-$(date -u +%Y%m%dT%H%M%SZ).log"
+exec > >(tee "$log") 2>&1
+
+measure() {  # measure LABEL COMMAND...: wall seconds of one run
+  local label=$1 start end
+  shift
+  echo "--- $label: $*"
+  start=$(date +%s.%N)
+  "$@"
+  end=$(date +%s.%N)
+  printf 'RESULT %-28s %7.1f s   (%s)\n' "$label" "$(echo "$end - $start" | bc)" "$*"
+}
+
+measure "warm tool build" hack/build-tools.sh
+planb local down >/dev/null 2>&1 || true
+planb local up >/dev/null 2>&1  # first up after down creates the cluster directory
+planb local down >/dev/null 2>&1
+measure "local up (warm tools)" planb local up
+sleep 5
+echo "--- resident memory of the running stack (sum of VmRSS of every stack process)"
+python - <<'PY'
+from pathlib import Path
+from planb.localstack.stack import LocalStack
+
+total = 0
+for pid in LocalStack().pids():
+    name = Path(f"/proc/{pid}/comm").read_text().strip()
+    rss = next(int(l.split()[1]) for l in Path(f"/proc/{pid}/status").read_text().splitlines() if l.startswith("VmRSS"))
+    total += rss
+    print(f"  {name:<24} {rss / 1024:7.1f} MiB")
+print(f"RESULT stack RSS                      {total / 1024 / 1024:7.2f} GiB   (planb local up; sum of VmRSS)")
+PY
+planb local down >/dev/null 2>&1
+measure "make demo (warm tools)" make demo
+measure "admission latency" python hack/bench_admission.py --jobs 200 --on-demand-slices 100 --dws-slices 100
+if [[ -f hack/bench_training.py ]]; then
+  measure "training step time" python hack/bench_training.py
+fi
+echo "log: $log"
