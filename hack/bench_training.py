@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """JaxTrainer vs plain JAX: steady-state training step time on CPU, as a ratio (issue 7).
 
-Runs training/train.py twice per round as separate processes, on the same model and data:
+Runs training/train.py as separate processes, on the same model and data:
   plain  PLANB_RUNNER=plain  one process, JAX on the local CPU device
-  ray    PLANB_RUNNER=ray    Ray Train v2 JaxTrainer, local Ray cluster, ONE worker with all CPUs
+  ray    PLANB_RUNNER=ray    Ray Train v2 JaxTrainer, local Ray cluster, ONE worker
 One Ray worker keeps the work identical (2 CPU workers would each train a replica and share the
 cores). Each run writes its metrics file; the figure used is mean_step_s: the mean wall time of a loop
 iteration (step, logging, ray.train.report every PLANB_LOG_EVERY steps) over all steps after the first

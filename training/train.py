@@ -42,7 +42,7 @@ PLANB_LEARNING_RATE               0.1 / 3e-3  learning rate (linear: SGD as the 
                                               AdamW with global-norm clipping at 1.0)
 PLANB_BATCH_PER_DEVICE            8           transformer: sequences per device per step (global
                                               batch = this x jax.device_count())
-PLANB_SEQ_LEN                     128         transformer: tokens per sequence
+PLANB_SEQ_LEN                     128         transformer: tokens per sequence the model reads
 PLANB_VOCAB_SIZE                  256         transformer: vocabulary size
 PLANB_D_MODEL                     128         transformer: model width
 PLANB_NUM_LAYERS                  2           transformer: decoder blocks
@@ -81,9 +81,10 @@ parameters except the token and position embedding tables; the output projection
 D width, T sequence length. MFU = model FLOPs/s / (peak per chip x jax.device_count()), printed when a
 peak is known: ``PEAK_TFLOPS`` below (dense bf16, vendor figures), or PLANB_PEAK_TFLOPS.
 
-Cluster notes: a ``gs://`` checkpoint directory needs ``gcsfs`` next to ``orbax-checkpoint`` in the
-Ray runtime environment; flax and optax are only imported for the transformer, orbax only when
-checkpointing, so the seed's default needs just ``jax`` and ``ray[train]``.
+Cluster notes: a ``gs://`` checkpoint directory needs ``orbax-checkpoint`` and ``gcsfs`` (the gs://
+backend of etils.epath when TensorFlow is absent) in the Ray runtime environment. flax and optax are
+only imported for the transformer, orbax only when checkpointing, so the seed's default needs just
+``jax`` and ``ray[train]``.
 """
 
 from __future__ import annotations
@@ -529,10 +530,10 @@ def transformer_task(cfg: TrainConfig) -> Task:
         out_shardings=(replicated, replicated),
         donate_argnums=0,
     )
-    shape = (global_batch, cfg.seq_len)
+    shape = (global_batch, cfg.seq_len + 1)  # inputs are tokens[:, :-1], targets tokens[:, 1:]
 
     def step_fn(state: Any, step: int) -> tuple[Any, jax.Array]:
-        host = synthetic_batch(cfg.seed, step, global_batch, cfg.seq_len, cfg.vocab_size)
+        host = synthetic_batch(cfg.seed, step, global_batch, cfg.seq_len + 1, cfg.vocab_size)
         tokens = jax.make_array_from_callback(shape, batch_sharding, lambda idx: host[idx])
         return cast(tuple[Any, jax.Array], jitted(state, tokens))
 
@@ -725,7 +726,8 @@ def run_ray(cfg: TrainConfig) -> None:
         else:
             need = cfg.num_workers * (cfg.cpus_per_worker or 1)
             num_cpus = max(need, 1) if cfg.accelerator == "cpu" else None
-            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False)
+            # A private single-machine cluster on loopback only, without the dashboard.
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
         started_here = True
     try:
         trainer = JaxTrainer(
