@@ -136,3 +136,39 @@ def test_bad_inventory_value_fails_before_any_change(site: Path, extra: list[str
     writes_after = [r for r in read_request_log() if r["method"] != "GET"]
     assert writes_after == writes_before, "the GKE emulator received a write"
     assert "changed=0" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+
+    def pool_nodes(pool: str) -> int:
+        return len(kube.items("/api/v1/nodes", {"labelSelector": f"cloud.google.com/gke-nodepool={pool}"}))
+
+    wait_until(lambda: pool_nodes("on-demand-pool") == 4, "plan A's slice to be scaled up for job 1's workers")
+    assert pool_nodes("dws-pool") == 4
+    helm("uninstall", "job-1", "job-2", "--wait")
+    # DWS nodes go with their ProvisioningRequest; on-demand nodes after the idle time (5 s here).
+    wait_until(lambda: pool_nodes("dws-pool") == 0, "the DWS slice to be released")
+    wait_until(lambda: pool_nodes("on-demand-pool") == 0, "plan A's idle slice to be scaled down")
+    assert pool_nodes("default-pool") >= 1
+
+
+def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
+    """Fallback is quota-based only (kueue issue 2560): a stockout does not send the job to plan B."""
+    kube = Kube(site)
+    capacity_settings.update(stockout=("on-demand-pool",))
+    install_job(helm, "job-1")
+    jobs = wait_jobs(kube, {"job-1": "on-demand"})
+    assert jobs["job-1"].requests == []
+
+    def pending_workers() -> int:
+        job = next(j for j in collect(kube, "default") if j.name == "job-1")
+        return sum(1 for pod, phase, _ in job.pods if "worker" in pod and phase == "Pending")
+
+    wait_until(lambda: pending_workers() == 4, "job 1's workers pending for lack of plan A machines")
+    capacity_settings.update(stockout=())
+    wait_until(lambda: pending_workers() == 0, "the workers to start once plan A has machines again")
