@@ -14,24 +14,24 @@ t0=$SECONDS
 declare -a timings=()
 phase_start=$SECONDS
 phase_name=""
-phase() {
-  if [[ -n "$phase_name" ]]; then timings+=("$(printf '%-34s %4d s' "$phase_name" $((SECONDS - phase_start)))"); fi
+phase() {  # phase SHORT-NAME DESCRIPTION
+  if [[ -n "$phase_name" ]]; then timings+=("$(printf '%-22s %4d s' "$phase_name" $((SECONDS - phase_start)))"); fi
   phase_name=$1
   phase_start=$SECONDS
-  printf '\n=== %s\n' "$1"
+  printf '\n=== %s: %s\n' "$1" "$2"
 }
 
-phase "1/5 local stack (control plane, Kueue, KubeRay, GKE emulator, capacity simulator)"
+phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity simulator"
 planb local up
 planb local versions
 
-phase "2/5 ansible-playbook site.yml (cluster, plan A and plan B pools, Kueue, queues)"
+phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools, Kueue, queues"
 ansible-playbook site.yml
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
 [[ -f "$KUBECONFIG" ]] || KUBECONFIG=$PWD/.state/local/kubeconfig
 export KUBECONFIG
 
-phase "3/5 helm install job-1 and job-2 (profile $PROFILE)"
+phase "3/5 helm install" "job-1 and job-2 (profile $PROFILE)"
 for job in job-1 job-2; do
   if helm status "$job" >/dev/null 2>&1; then
     echo "$job already installed"
@@ -42,16 +42,16 @@ for job in job-1 job-2; do
   sleep 2
 done
 
-phase "4/5 wait: job-1 on plan A (on-demand), job-2 on plan B (dws, ProvisioningRequest provisioned)"
+phase "4/5 admission" "wait for job-1 on plan A (on-demand), job-2 on plan B (dws, after provisioning)"
 rc=0
 planb status --expect job-1=on-demand --expect job-2=dws --timeout "$TIMEOUT" || rc=$?
 
-phase "5/5 where each job landed"
+phase "5/5 status" "where each job landed (planb status)"
 planb status || true
-timings+=("$(printf '%-34s %4d s' "$phase_name" $((SECONDS - phase_start)))")
+timings+=("$(printf '%-22s %4d s' "$phase_name" $((SECONDS - phase_start)))")
 printf '\nphase timings:\n'
 printf '  %s\n' "${timings[@]}"
-printf '  %-34s %4d s\n' "total" $((SECONDS - t0))
+printf '  %-22s %4d s\n' "total" $((SECONDS - t0))
 if [[ $rc -ne 0 ]]; then
   echo "demo FAILED: the jobs did not land as expected (see above)" >&2
   exit 1
