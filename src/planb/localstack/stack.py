@@ -234,7 +234,9 @@ class LocalStack:
         for proc in (self.kuberay, self.simulator):
             pid = proc.pid()
             rows.append(Component(proc.name, pid is not None, f"pid {pid}" if pid else "not running"))
-        rows.append(Component("gke-emulator", gke_emulator_running(), "planb gke-emulator status"))
+        emulator_pid = gke_emulator_process().pid()
+        running = gke_emulator_running()
+        rows.append(Component("gke-emulator", running, f"pid {emulator_pid}" if running else "not answering"))
         return rows
 
     def pids(self) -> list[int]:
@@ -262,14 +264,15 @@ def gke_emulator_process() -> ManagedProcess:
 
 
 def gke_emulator_running() -> bool:
-    proc = subprocess.run(
-        [sys.executable, "-m", "planb.cli", "gke-emulator", "status"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    return proc.returncode == 0
+    """The emulator's recorded pid is alive and its health endpoint answers."""
+    if gke_emulator_process().pid() is None:
+        return False
+    info = emulator_dir() / "emulator.json"
+    try:
+        url = json.loads(info.read_text())["url"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return wait_http(f"{url}/planb/v1/healthz", timeout=2)
 
 
 def server_version(kubeconfig: Path) -> str:
