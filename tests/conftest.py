@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,16 @@ def kubectl(local_stack: Path) -> Kubectl:
         return proc
 
     return run
+
+
+def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    """Poll until predicate() holds; fail naming what did not happen."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def get_json(kubectl: Kubectl, *args: str) -> Any:

@@ -11,7 +11,7 @@ import pytest
 
 from planb.catalog import golden
 from tests.chart.conftest import Helm
-from tests.conftest import Kubectl, get_json
+from tests.conftest import Kubectl, get_json, wait_until
 
 pytestmark = pytest.mark.stack
 
@@ -34,15 +34,6 @@ def queues_args(suffix: str, ns: str) -> tuple[str, ...]:
 
 
 JOB = ("--set", "job.queueName=planb-lq")
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"gave up after {timeout:.0f} s waiting for {what}")
 
 
 @pytest.mark.parametrize(
@@ -111,7 +102,9 @@ def test_queues_and_two_jobs_make_two_workloads(
     installed("planb-queues", *queues_args(suffix, ns))
     installed("job-1", *JOB)
     installed("job-2", *JOB)
-    wait_for(lambda: sorted(workloads(kubectl, ns)) == ["job-1", "job-2"], "a Workload for job-1 and job-2")
+    wait_until(
+        lambda: sorted(workloads(kubectl, ns)) == ["job-1", "job-2"], "a Workload for job-1 and job-2", timeout=90
+    )
     for name, wl in workloads(kubectl, ns).items():
         pod_sets = {ps["name"]: ps["count"] for ps in wl["spec"]["podSets"]}
         # workers: replicas (1) x numOfHosts (4) of the seed's v6e 4x4 slice.
@@ -133,9 +126,13 @@ def test_second_job_falls_back_to_dws(installed: Callable[..., None], kubectl: K
     """Plan A's quota (one slice) goes to job-1; Kueue assigns job-2's workers the dws flavor."""
     installed("planb-queues", *queues_args(suffix, ns))
     installed("job-1", *JOB)
-    wait_for(lambda: "admission" in workloads(kubectl, ns).get("job-1", {}).get("status", {}), "job-1 quota")
+    wait_until(
+        lambda: "admission" in workloads(kubectl, ns).get("job-1", {}).get("status", {}), "job-1 quota", timeout=90
+    )
     installed("job-2", *JOB)
-    wait_for(lambda: "admission" in workloads(kubectl, ns).get("job-2", {}).get("status", {}), "job-2 quota")
+    wait_until(
+        lambda: "admission" in workloads(kubectl, ns).get("job-2", {}).get("status", {}), "job-2 quota", timeout=90
+    )
 
     def worker_flavor(job: str) -> str:
         admission = workloads(kubectl, ns)[job]["status"]["admission"]

@@ -78,12 +78,3 @@ def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[st
         time.sleep(1)
     states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
     raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
-
-
-def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")

@@ -14,7 +14,8 @@ from planb.gke.store import read_request_log
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, collect
-from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs, wait_until
+from tests.conftest import wait_until
+from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 

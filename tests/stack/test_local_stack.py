@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +11,9 @@ import yaml
 
 from planb.localstack.processes import is_alive
 from planb.localstack.stack import LocalStack
-from tests.conftest import Kubectl, get_json
+from tests.conftest import Kubectl, get_json, wait_until
 
 pytestmark = pytest.mark.stack
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -106,8 +95,8 @@ def test_valid_cluster_queue_and_local_queue_become_active(kubectl: Kubectl) -> 
             cond = condition(get_json(kubectl, *ref), "Active")
             return cond is not None and cond["status"] == "True"
 
-        wait_for(lambda: active("clusterqueue", "t-cq"), "ClusterQueue t-cq Active")
-        wait_for(lambda: active("localqueue", "t-lq", "-n", "default"), "LocalQueue t-lq Active")
+        wait_until(lambda: active("clusterqueue", "t-cq"), "ClusterQueue t-cq Active", timeout=60)
+        wait_until(lambda: active("localqueue", "t-lq", "-n", "default"), "LocalQueue t-lq Active", timeout=60)
     finally:
         kubectl("delete", "--ignore-not-found", "localqueue", "t-lq", "-n", "default", check=False)
         kubectl("delete", "--ignore-not-found", "clusterqueue", "t-cq", check=False)
@@ -139,7 +128,7 @@ def test_provisioning_admission_check_becomes_active(kubectl: Kubectl) -> None:
 
         # Only Kueue's provisioning controller sets Active on this check, and it only runs
         # when the ProvisioningRequest CRD existed when Kueue started.
-        wait_for(active, "AdmissionCheck t-prov Active")
+        wait_until(active, "AdmissionCheck t-prov Active", timeout=60)
     finally:
         kubectl("delete", "--ignore-not-found", "admissioncheck", "t-prov", check=False)
         kubectl("delete", "--ignore-not-found", "provisioningrequestconfig", "t-prc", check=False)
