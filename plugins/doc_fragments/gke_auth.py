@@ -1,4 +1,5 @@
-# planb: authentication and endpoint options shared by the gke_* modules.
+# planb: documentation shared by the gke_* modules: authentication and endpoint (every module),
+# the options of the converging modules (gke_auth.converge) and of the info modules (gke_auth.info).
 
 
 class ModuleDocFragment:
@@ -55,4 +56,26 @@ options:
     default: 5.0
 notes:
   - Every input is validated before the first API call; an invalid input fails with all problems listed.
+"""
+
+    # gke_cluster, gke_node_pool
+    CONVERGE = r"""
+options:
+  wait:
+    description: Wait for the operation to finish.
+    type: bool
+    default: true
+  validate_only:
+    description: Only validate the inputs and credentials (no API call at all); for the roles' preflight.
+    type: bool
+    default: false
+"""
+
+    # gke_cluster_info, gke_node_pool_info
+    INFO = r"""
+options:
+  location:
+    description: Zone or region.
+    type: str
+    required: true
 """

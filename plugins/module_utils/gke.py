@@ -44,6 +44,11 @@ AUTH_ARGSPEC: dict[str, dict[str, Any]] = {
     "timeout": {"type": "int", "default": 1800},
     "poll_interval": {"type": "float", "default": 5.0},
 }
+#: Options of the converging modules (gke_cluster, gke_node_pool); documented in the gke_auth.converge fragment.
+CONVERGE_ARGSPEC: dict[str, dict[str, Any]] = {
+    "wait": {"type": "bool", "default": True},
+    "validate_only": {"type": "bool", "default": False},
+}
 
 # ---- TPU facts (GKE "Plan TPUs in GKE"); the role takes pool sizes from planb's catalog ----------
 TPU_FAMILIES = {
@@ -602,29 +607,38 @@ def _result(client, **kwargs):
     return kwargs
 
 
-def run_cluster(module):
+def _converge(module, client, *, loc, path, what, body, create_url, body_key, ignored, result_key, plan_updates):
+    """The converge skeleton shared by gke_cluster and gke_node_pool.
+
+    absent: delete (and wait). present: a resource in status ERROR is deleted first when recreate_on_error;
+    a missing one is created (only described in check mode); an existing one is compared with the desired
+    body, less the `ignored` fields, and `plan_updates(params, path, desired, current, diffs, before, after)`
+    turns the differences into (action, method, url, body) calls, applied one by one.
+    The resource is returned under `result_key`.
+    """
     params = module.params
-    validate_cluster(params)
-    check_auth(params)
-    if params.get("validate_only"):
-        return {"changed": False, "actions": [], "operations": [], "cluster": {}}
-    client = GkeClient(params)
-    loc = _location_path(params)
-    path = f"{loc}/clusters/{params['name']}"
-    what = f"cluster {params['name']}"
+
+    def result(changed, resource, actions, diff=None):
+        out = {"changed": changed}
+        if diff is not None:
+            out["diff"] = diff
+        out[result_key] = resource
+        out["actions"] = actions
+        return _result(client, **out)
+
     current = client.settle(path, what) if not module.check_mode else client.get(path)
 
     if params["state"] == "absent":
         if current is None:
-            return _result(client, changed=False, cluster={}, actions=[])
+            return result(False, {}, [])
         diff = {"before": {"name": params["name"], "status": current.get("status")}, "after": {}}
         if not module.check_mode:
             op = client.request("DELETE", path)
             if params["wait"]:
                 client.wait(op, loc, what)
-        return _result(client, changed=True, diff=diff, cluster={}, actions=["delete"])
+        return result(True, {}, ["delete"], diff)
 
-    desired = cluster_body(params)
+    desired = body(params)
     actions = []
     if current is not None and current.get("status") == "ERROR" and params["recreate_on_error"]:
         actions.append("delete (status ERROR)")
@@ -635,14 +649,27 @@ def run_cluster(module):
         actions.append("create")
         diff = {"before": {}, "after": desired}
         if module.check_mode:
-            return _result(client, changed=True, diff=diff, cluster=desired, actions=actions)
-        op = client.request("POST", f"{loc}/clusters", {"cluster": desired})
+            return result(True, desired, actions, diff)
+        op = client.request("POST", create_url, {body_key: desired})
         if params["wait"]:
             client.wait(op, loc, what)
-        return _result(client, changed=True, diff=diff, cluster=client.get(path) or {}, actions=actions)
+        return result(True, client.get(path) or {}, actions, diff)
 
-    compared = {k: v for k, v in desired.items() if k not in ("nodePools", "initialClusterVersion")}
+    compared = {k: v for k, v in desired.items() if k not in ignored}
     diffs, before, after = compare(compared, current)
+    calls = plan_updates(params, path, desired, current, diffs, before, after)
+    if not calls:
+        return result(False, current, [])
+    actions += [action for action, _, _, _ in calls]
+    diff = {"before": before, "after": after}
+    if not module.check_mode:
+        for _, method, url, call_body in calls:  # GKE applies one change per call
+            client.wait(client.request(method, url, call_body), loc, what)
+    return result(True, client.get(path) or current, actions, diff)
+
+
+def _cluster_updates(params, path, desired, current, diffs, before, after):
+    """The cluster's in-place updates, one desired* field per PUT; fails on an immutable change or a downgrade."""
     default_pool = next((p for p in current.get("nodePools") or [] if p.get("name") == "default-pool"), None)
     if default_pool is not None:
         have = dig(default_pool, "config.machineType")
@@ -665,21 +692,59 @@ def run_cluster(module):
         raise error
     updates = []
     if any(d.startswith("addonsConfig") for d in diffs):
-        updates.append({"desiredAddonsConfig": desired["addonsConfig"]})
+        updates.append(("desiredAddonsConfig", desired["addonsConfig"]))
     if any(d.startswith("nodePoolDefaults") for d in diffs):
-        updates.append({"desiredGcfsConfig": desired["nodePoolDefaults"]["nodeConfigDefaults"]["gcfsConfig"]})
+        updates.append(("desiredGcfsConfig", desired["nodePoolDefaults"]["nodeConfigDefaults"]["gcfsConfig"]))
     if any(d.startswith("resourceLabels") for d in diffs):
         raise GkeError("labels of a cluster are not managed in place by planb yet; set them at creation")
     if upgrade:
-        updates.append({"desiredMasterVersion": version_wanted})
-    if not updates:
-        return _result(client, changed=False, cluster=current, actions=[])
-    actions += [next(iter(u)) for u in updates]
-    diff = {"before": before, "after": after}
-    if not module.check_mode:
-        for update in updates:  # GKE applies one desired* change per call
-            client.wait(client.request("PUT", path, {"update": update}), loc, what)
-    return _result(client, changed=True, diff=diff, cluster=client.get(path) or current, actions=actions)
+        updates.append(("desiredMasterVersion", version_wanted))
+    return [(field, "PUT", path, {"update": {field: value}}) for field, value in updates]
+
+
+def run_cluster(module):
+    params = module.params
+    validate_cluster(params)
+    check_auth(params)
+    if params.get("validate_only"):
+        return {"changed": False, "actions": [], "operations": [], "cluster": {}}
+    client = GkeClient(params)
+    loc = _location_path(params)
+    return _converge(
+        module,
+        client,
+        loc=loc,
+        path=f"{loc}/clusters/{params['name']}",
+        what=f"cluster {params['name']}",
+        body=cluster_body,
+        create_url=f"{loc}/clusters",
+        body_key="cluster",
+        ignored=("nodePools", "initialClusterVersion"),
+        result_key="cluster",
+        plan_updates=_cluster_updates,
+    )
+
+
+def _node_pool_updates(params, path, desired, current, diffs, before, after):
+    """The node pool's in-place updates (setAutoscaling, setManagement, then one PUT); fails on an immutable change."""
+    error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE)
+    if error:
+        raise error
+    calls = []
+    if any(d.startswith("autoscaling") for d in diffs):
+        calls.append(("setAutoscaling", "POST", f"{path}:setAutoscaling", {"autoscaling": desired["autoscaling"]}))
+    if any(d.startswith("management") for d in diffs):
+        calls.append(("setManagement", "POST", f"{path}:setManagement", {"management": desired["management"]}))
+    update = {}
+    if "config.labels" in diffs:
+        update["labels"] = {"labels": desired["config"]["labels"]}
+    if "config.taints" in diffs:
+        update["taints"] = {"taints": desired["config"]["taints"]}
+    if "config.maxRunDuration" in diffs:
+        update["maxRunDuration"] = desired["config"]["maxRunDuration"]
+    if update:
+        calls.append(("update", "PUT", path, dict(update, name=path)))
+    return calls
 
 
 def run_node_pool(module):
@@ -691,8 +756,6 @@ def run_node_pool(module):
     client = GkeClient(params)
     loc = _location_path(params)
     cluster_path = f"{loc}/clusters/{params['cluster']}"
-    path = f"{cluster_path}/nodePools/{params['name']}"
-    what = f"node pool {params['name']} of cluster {params['cluster']}"
     cluster = client.get(cluster_path)
     if cluster is None:
         if params["state"] == "absent":
@@ -707,66 +770,19 @@ def run_node_pool(module):
         version = cluster.get("currentMasterVersion", "")
         if not version_at_least(version, TPU_FLEX_START_MIN):
             raise GkeError(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later; cluster runs {version}.")
-    current = client.settle(path, what) if not module.check_mode else client.get(path)
-
-    if params["state"] == "absent":
-        if current is None:
-            return _result(client, changed=False, node_pool={}, actions=[])
-        diff = {"before": {"name": params["name"], "status": current.get("status")}, "after": {}}
-        if not module.check_mode:
-            op = client.request("DELETE", path)
-            if params["wait"]:
-                client.wait(op, loc, what)
-        return _result(client, changed=True, diff=diff, node_pool={}, actions=["delete"])
-
-    desired = node_pool_body(params)
-    actions = []
-    if current is not None and current.get("status") == "ERROR" and params["recreate_on_error"]:
-        actions.append("delete (status ERROR)")
-        if not module.check_mode:
-            client.wait(client.request("DELETE", path), loc, what)
-        current = None
-    if current is None:
-        actions.append("create")
-        diff = {"before": {}, "after": desired}
-        if module.check_mode:
-            return _result(client, changed=True, diff=diff, node_pool=desired, actions=actions)
-        op = client.request("POST", f"{cluster_path}/nodePools", {"nodePool": desired})
-        if params["wait"]:
-            client.wait(op, loc, what)
-        return _result(client, changed=True, diff=diff, node_pool=client.get(path) or {}, actions=actions)
-
-    compared = {k: v for k, v in desired.items() if k != "initialNodeCount"}
-    diffs, before, after = compare(compared, current)
-    error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE)
-    if error:
-        raise error
-    calls = []
-    if any(d.startswith("autoscaling") for d in diffs):
-        calls.append(("setAutoscaling", {"autoscaling": desired["autoscaling"]}))
-    if any(d.startswith("management") for d in diffs):
-        calls.append(("setManagement", {"management": desired["management"]}))
-    update = {}
-    if "config.labels" in diffs:
-        update["labels"] = {"labels": desired["config"]["labels"]}
-    if "config.taints" in diffs:
-        update["taints"] = {"taints": desired["config"]["taints"]}
-    if "config.maxRunDuration" in diffs:
-        update["maxRunDuration"] = desired["config"]["maxRunDuration"]
-    if update:
-        calls.append(("update", update))
-    if not calls:
-        return _result(client, changed=False, node_pool=current, actions=[])
-    diff = {"before": before, "after": after}
-    actions += [name for name, _ in calls]
-    if not module.check_mode:
-        for verb, body in calls:
-            if verb == "update":
-                op = client.request("PUT", path, dict(body, name=path))
-            else:
-                op = client.request("POST", f"{path}:{verb}", body)
-            client.wait(op, loc, what)
-    return _result(client, changed=True, diff=diff, node_pool=client.get(path) or current, actions=actions)
+    return _converge(
+        module,
+        client,
+        loc=loc,
+        path=f"{cluster_path}/nodePools/{params['name']}",
+        what=f"node pool {params['name']} of cluster {params['cluster']}",
+        body=node_pool_body,
+        create_url=f"{cluster_path}/nodePools",
+        body_key="nodePool",
+        ignored=("initialNodeCount",),
+        result_key="node_pool",
+        plan_updates=_node_pool_updates,
+    )
 
 
 def run_info(module, kind):

@@ -52,16 +52,9 @@ options:
     description: Delete and recreate a cluster that GKE reports in status ERROR.
     type: bool
     default: true
-  wait:
-    description: Wait for the operation to finish.
-    type: bool
-    default: true
-  validate_only:
-    description: Only validate the inputs and credentials (no API call at all); for the roles' preflight.
-    type: bool
-    default: false
 extends_documentation_fragment:
   - gke_auth
+  - gke_auth.converge
 author:
   - planb
 """
@@ -97,7 +90,7 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.gke import AUTH_ARGSPEC, main_wrapper, run_cluster  # noqa: E402
+from ansible.module_utils.gke import AUTH_ARGSPEC, CONVERGE_ARGSPEC, main_wrapper, run_cluster  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     AUTH_ARGSPEC,
@@ -111,8 +104,7 @@ ARGUMENT_SPEC = dict(
     image_streaming={"type": "bool", "default": True},
     labels={"type": "dict"},
     recreate_on_error={"type": "bool", "default": True},
-    wait={"type": "bool", "default": True},
-    validate_only={"type": "bool", "default": False},
+    **CONVERGE_ARGSPEC,
 )
 
 

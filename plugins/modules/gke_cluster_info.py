@@ -10,12 +10,9 @@ options:
   name:
     description: Cluster name; omit to list every cluster in O(location).
     type: str
-  location:
-    description: Zone or region.
-    type: str
-    required: true
 extends_documentation_fragment:
   - gke_auth
+  - gke_auth.info
 author:
   - planb
 """

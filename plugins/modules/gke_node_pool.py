@@ -119,16 +119,9 @@ options:
     description: Delete and recreate a node pool that GKE reports in status ERROR.
     type: bool
     default: true
-  wait:
-    description: Wait for the operation to finish.
-    type: bool
-    default: true
-  validate_only:
-    description: Only validate the inputs and credentials (no API call at all); for the roles' preflight.
-    type: bool
-    default: false
 extends_documentation_fragment:
   - gke_auth
+  - gke_auth.converge
 author:
   - planb
 """
@@ -168,7 +161,7 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.gke import AUTH_ARGSPEC, main_wrapper, run_node_pool  # noqa: E402
+from ansible.module_utils.gke import AUTH_ARGSPEC, CONVERGE_ARGSPEC, main_wrapper, run_node_pool  # noqa: E402
 
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute", "NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE"]
 
@@ -211,8 +204,7 @@ ARGUMENT_SPEC = dict(
     max_run_duration={"type": "str"},
     cluster_version={"type": "str"},
     recreate_on_error={"type": "bool", "default": True},
-    wait={"type": "bool", "default": True},
-    validate_only={"type": "bool", "default": False},
+    **CONVERGE_ARGSPEC,
 )
 
 

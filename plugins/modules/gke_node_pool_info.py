@@ -14,12 +14,9 @@ options:
     description: Cluster name.
     type: str
     required: true
-  location:
-    description: Zone or region.
-    type: str
-    required: true
 extends_documentation_fragment:
   - gke_auth
+  - gke_auth.info
 author:
   - planb
 """
