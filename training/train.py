@@ -17,8 +17,8 @@ PLANB_RUNNER                      ray         ``ray``: Ray Train v2 ``JaxTrainer
                                               JAX in this process over all local devices, no Ray
 PLANB_ACCELERATOR                 tpu         ``tpu``, ``gpu`` or ``cpu`` (``cpu``: Ray workers get
                                               CPUs only and no JAX distributed setup)
-PLANB_NUM_WORKERS                 4           Ray Train workers; on TPU one per host, and it must equal
-                                              chips(topology) / PLANB_CHIPS_PER_WORKER
+PLANB_NUM_WORKERS                 4           Ray Train workers; on TPU one per host: chips(topology) /
+                                              PLANB_CHIPS_PER_WORKER per slice, times the slices
 PLANB_CHIPS_PER_WORKER            4           TPU chips or GPUs per worker (ignored on cpu)
 PLANB_CPUS_PER_WORKER             (unset)     CPUs reserved per worker; unset: 1 on cpu, not
                                               requested on tpu/gpu (as the seed)
@@ -321,12 +321,14 @@ def _check_tpu_topology(cfg: TrainConfig) -> None:
             f"PLANB_TOPOLOGY={cfg.topology}",
         )
     hosts = cfg.tpu_hosts()
-    if cfg.num_workers != hosts:
+    # One worker per host of each slice: a multi-slice job (the chart's workers.replicas > 1)
+    # has a whole multiple of the hosts of one slice.
+    if cfg.num_workers % hosts:
         raise ConfigError(
             "PLANB_NUM_WORKERS",
             f"{cfg.num_workers} does not match PLANB_TOPOLOGY={cfg.topology}: {chips} chips / "
             f"PLANB_CHIPS_PER_WORKER={cfg.chips_per_worker} = {hosts} hosts, one worker per host; "
-            f"set PLANB_NUM_WORKERS={hosts}",
+            f"set PLANB_NUM_WORKERS={hosts} (one slice) or a multiple of {hosts} (several slices)",
             (str(hosts),),
         )
 

@@ -112,7 +112,17 @@ def test_rayjob_follows_the_profile(template: Render) -> None:
     assert meta["annotations"] == {"provreq.kueue.x-k8s.io/maxRunDurationSeconds": "604800"}
     assert spec["shutdownAfterJobFinishes"] is True
     assert spec["entrypoint"] == "python /app/train.py"
-    assert yaml.safe_load(spec["runtimeEnvYAML"]) == {"pip": ["jax[tpu]==0.8.2", "pandas==2.3.3"]}
+    # train.py's imports, pinned as in training/requirements.txt, and gcsfs for gs:// checkpoints.
+    assert yaml.safe_load(spec["runtimeEnvYAML"]) == {
+        "pip": [
+            "jax[tpu]==0.8.2",
+            "pandas==2.3.3",
+            "flax==0.12.2",
+            "optax==0.2.6",
+            "orbax-checkpoint==0.11.28",
+            "gcsfs==2026.10.1",
+        ]
+    }
     head = spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert head["nodeSelector"] == {"cloud.google.com/gke-nodepool": "default-pool"}
     assert "enableInTreeAutoscaling" not in spec["rayClusterSpec"]

@@ -79,6 +79,10 @@ def test_worker_count_must_match_topology(train: ModuleType) -> None:
     text = str(err.value)
     assert "PLANB_TOPOLOGY=4x4" in text and "16 chips" in text and "set PLANB_NUM_WORKERS=4" in text
     assert err.value.choices == ("4",)
+    # Two slices of 4 hosts: one worker per host of each slice (the chart's workers.replicas=2).
+    assert train.load_config({"PLANB_NUM_WORKERS": "8"}).num_workers == 8
+    with pytest.raises(train.ConfigError, match="multiple of 4"):
+        train.load_config({"PLANB_NUM_WORKERS": "6"})
     with pytest.raises(train.ConfigError) as err:
         train.load_config({"PLANB_TOPOLOGY": "2x2", "PLANB_CHIPS_PER_WORKER": "8", "PLANB_NUM_WORKERS": "1"})
     assert err.value.variable == "PLANB_CHIPS_PER_WORKER"

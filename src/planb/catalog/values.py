@@ -8,11 +8,36 @@ from typing import Any
 import yaml
 
 from planb.catalog import counts, profiles
+from planb.paths import REPO
 
 RAY_IMAGE = "rayproject/ray:2.53.0-py311"
 RAY_GPU_IMAGE = "rayproject/ray:2.53.0-py311-gpu"
-JAX_VERSION = "0.8.2"
-PANDAS_VERSION = "2.3.3"
+#: training/requirements.txt pins what train.py runs with; the job's Ray runtime env installs
+#: the same versions (jax with the accelerator's extra).
+TRAINING_REQUIREMENTS = REPO / "training" / "requirements.txt"
+RUNTIME_PACKAGES = ("pandas", "flax", "optax", "orbax-checkpoint")
+#: Only the cluster needs it: Orbax writes gs:// checkpoints through gcsfs.
+GCSFS_VERSION = "2026.10.1"
+
+
+def _pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in TRAINING_REQUIREMENTS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, _, version = line.partition("==")
+            pins[name.split("[", 1)[0].strip().lower()] = version.strip()
+    return pins
+
+
+def runtime_pip(jax_extra: str) -> list[str]:
+    """The job's pip runtime env: what train.py imports, pinned as in training/requirements.txt."""
+    pins = _pins()
+    return [
+        f"jax[{jax_extra}]=={pins['jax']}",
+        *(f"{name}=={pins[name]}" for name in RUNTIME_PACKAGES),
+        f"gcsfs=={GCSFS_VERSION}",
+    ]
 
 #: Per chip on each worker host: the seed gives a 4-chip v6e host 8 CPUs and 16Gi.
 CPU_PER_CHIP = 2
@@ -68,7 +93,7 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> di
         },
         "job": {
             "image": RAY_IMAGE if prof.kind == "tpu" else RAY_GPU_IMAGE,
-            "pip": [f"jax[{jax_extra}]=={JAX_VERSION}", f"pandas=={PANDAS_VERSION}"],
+            "pip": runtime_pip(jax_extra),
             "workers": {
                 "replicas": replicas,
                 "resources": {"cpu": str(worker_cpu), "memory": f"{worker_mem}Gi"},
