@@ -42,6 +42,6 @@ planb local down >/dev/null 2>&1
 measure "make demo (warm tools)" make demo
 measure "admission latency" python hack/bench_admission.py --jobs 200 --on-demand-slices 100 --dws-slices 100
 if [[ -f hack/bench_training.py ]]; then
-  measure "training step time" python hack/bench_training.py
+  measure "training step time" python hack/bench_training.py --rounds 8
 fi
 echo "log: $log"

@@ -87,7 +87,17 @@ def main() -> int:
     kubeconfig = stack.kubeconfig
     kube = Kube(kubeconfig)
     playbook = str(Path(sys.executable).parent / "ansible-playbook")
-    sizes = ["-e", f"planb_ondemand_slices={args.on_demand_slices}", "-e", f"planb_dws_slices={args.dws_slices}"]
+    # Every job's head and submitter take the default-cpu flavor (2.5 cpu, 4.2Gi): give it room
+    # for all jobs, so the accelerator flavors are what is measured.
+    cpu_room = {"queues": {"quotas": {"defaultCpu": {"cpu": 3 * args.jobs, "memory": f"{5 * args.jobs}Gi"}}}}
+    sizes = [
+        "-e",
+        f"planb_ondemand_slices={args.on_demand_slices}",
+        "-e",
+        f"planb_dws_slices={args.dws_slices}",
+        "-e",
+        json.dumps({"kueue_queues_values": cpu_room}),
+    ]
     print(f"sizing plan A to {args.on_demand_slices} slices and plan B to {args.dws_slices} ...", flush=True)
     sh(playbook, "site.yml", *sizes)
     capacity_settings.update(provisioning_delay_seconds=args.provisioning_delay)
