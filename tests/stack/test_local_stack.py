@@ -159,3 +159,32 @@ def test_down_leaves_no_process(local_stack: Path) -> None:
     assert [pid for pid in before if is_alive(pid)] == []
     assert _stack_processes(paths.tools_dir() / "bin") == []
     assert not stack.state.exists()
+
+
+def test_helm_and_kueue_report_the_pinned_versions(local_stack: Path) -> None:
+    from planb import paths
+    from planb.localstack.stack import component_versions
+
+    pinned = paths.versions()
+    versions = component_versions(local_stack)
+    assert versions["helm"].startswith(pinned["HELM_VERSION"]), versions["helm"]
+    # Kueue logs its own gitVersion at start-up (the version ldflag of the build).
+    assert versions["kueue"] == pinned["KUEUE_VERSION"]
+    assert versions["kube-apiserver"] == pinned["KUBERNETES_VERSION"]
+
+
+def test_status_says_clearly_when_no_job_is_found(local_stack: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "status", "--kubeconfig", str(local_stack), "-n", "planb-empty"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stdout.strip() == (
+        "no RayJob found in namespace 'planb-empty'. Submit one with: helm install job-1 charts/planb"
+    )
