@@ -39,6 +39,7 @@ def runtime_pip(jax_extra: str) -> list[str]:
         f"gcsfs=={GCSFS_VERSION}",
     ]
 
+
 #: Per chip on each worker host: the seed gives a 4-chip v6e host 8 CPUs and 16Gi.
 CPU_PER_CHIP = 2
 MEMORY_GI_PER_CHIP = 4
