@@ -15,7 +15,7 @@ from planb.kube import Kube
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, collect
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs
+from tests.e2e.conftest import Run, ansible_playbook, install_job, run, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -173,3 +173,14 @@ def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
     wait_until(lambda: pending_workers() == 4, "job 1's workers pending for lack of plan A machines")
     capacity_settings.update(stockout=())
     wait_until(lambda: pending_workers() == 0, "the workers to start once plan A has machines again")
+
+
+def test_check_diff_on_a_fresh_stack_changes_nothing(local_stack: Path) -> None:
+    stack = LocalStack()
+    stack.down()
+    stack.up()
+    proc = ansible_playbook("site.yml", "--check", "--diff")
+    assert "would be installed" in proc.stdout  # Kueue and the queues, once the cluster exists
+    assert [r for r in read_request_log() if r["method"] != "GET"] == [], "the GKE emulator received a write"
+    releases = run(str(paths.tool("helm")), f"--kubeconfig={local_stack}", "list", "-A", "-q").stdout
+    assert releases.strip() == ""

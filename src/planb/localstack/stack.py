@@ -215,8 +215,11 @@ class LocalStack:
             say("stopped the GKE emulator")
         self.control_plane.delete()
         say("stopped the control plane")
-        shutil.rmtree(self.state, ignore_errors=True)
-        say(f"removed {self.state}")
+        # Local mode's other state: the simulator's switches and the kubeconfig site.yml copied.
+        for path in (self.state, self.state.parent / "capacity", self.state.parent / "gke"):
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+                say(f"removed {path}")
         return True
 
     # ---------------------------------------------------------------- status
