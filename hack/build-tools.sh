@@ -119,29 +119,19 @@ build_k8s() {
     -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd")
 }
 
-# etcd's server module has relative replace lines too; as a dependency of a
-# wrapper module they are ignored and the published siblings are used.
-build_etcd() {
-  local dir="$src/etcd"
+# build_wrapped NAME MODULE VERSION PACKAGE: build PACKAGE into $bin/NAME from a small module of
+# our own that requires MODULE@VERSION. etcd's server module has relative replace lines, so
+# `go install` of it fails; as a dependency they are ignored and the published siblings are used.
+build_wrapped() {
+  local name=$1 module=$2 version=$3 pkg=$4 dir="$src/$1"
   mkdir -p "$dir"
-  printf 'module planb.local/etcd-wrapper\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 %s\n' \
-    "$ETCD_VERSION" >"$dir/go.mod"
-  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" \
-    -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+  printf 'module planb.local/%s-wrapper\n\ngo 1.26\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$bin/$name" "$pkg")
 }
 
 go_install() {
   local pkg=$1 ldflags=${2:-}
   GOBIN="$bin" go install -trimpath -ldflags "-s -w $ldflags" "$pkg"
-}
-
-build_kuberay() {
-  local dir="$src/kuberay"
-  mkdir -p "$dir"
-  printf 'module planb.local/kuberay-wrapper\n\ngo 1.26\n\nrequire github.com/ray-project/kuberay/ray-operator %s\n' \
-    "$KUBERAY_VERSION" >"$dir/go.mod"
-  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" \
-    -o "$bin/kuberay-operator" github.com/ray-project/kuberay/ray-operator)
 }
 
 copy_manifests() {
@@ -170,7 +160,7 @@ main() {
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
   build_step kwokctl go_install "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" \
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
-  build_step etcd build_etcd
+  build_step etcd build_wrapped etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
   build_step kueue go_install "sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION" \
     "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
   build_step kubernetes-wrapper prepare_k8s_wrapper
@@ -178,7 +168,8 @@ main() {
   build_step kube-controller-manager build_k8s kube-controller-manager
   build_step kube-apiserver build_k8s kube-apiserver
   # The KubeRay operator turns admitted RayJobs into RayClusters and pods (KWOK runs the pods).
-  build_step kuberay-operator build_kuberay
+  build_step kuberay-operator build_wrapped kuberay-operator github.com/ray-project/kuberay/ray-operator \
+    "$KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator
   # Link the cache into the checkout (ignored by git).
   ln -sfn "$prefix" "$repo/.tools"
   cp "$versions_file" "$prefix/versions.env"

@@ -78,3 +78,11 @@ def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[st
         time.sleep(1)
     states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
     raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
+
+
+def submit_two_jobs(helm: Run, kube: Kube) -> dict[str, JobStatus]:
+    """The seed's step 12: job 1 takes plan A's quota, then job 2 falls over to plan B."""
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    return wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})

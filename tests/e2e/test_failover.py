@@ -15,7 +15,7 @@ from planb.kube import Kube
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, collect
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, run, wait_jobs
+from tests.e2e.conftest import Run, ansible_playbook, install_job, run, submit_two_jobs, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -31,10 +31,7 @@ def workloads_by_job(kube: Kube) -> dict[str, list[str]]:
 
 def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
     kube = Kube(site)
-    install_job(helm, "job-1")
-    wait_jobs(kube, {"job-1": "on-demand"})
-    install_job(helm, "job-2")
-    jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    jobs = submit_two_jobs(helm, kube)
     # Plan A needed no provisioning; plan B went through the ProvisioningRequest check.
     assert jobs["job-1"].requests == []
     assert [c.name for c in jobs["job-2"].checks] == ["dws-prov"]
@@ -110,10 +107,7 @@ def test_failed_provisioning_is_retried(site: Path, helm: Run) -> None:
 
 def test_uninstalling_job_1_frees_plan_a_for_job_3(site: Path, helm: Run) -> None:
     kube = Kube(site)
-    install_job(helm, "job-1")
-    wait_jobs(kube, {"job-1": "on-demand"})
-    install_job(helm, "job-2")
-    wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    submit_two_jobs(helm, kube)
     helm("uninstall", "job-1", "--wait")
     wait_until(lambda: "job-1" not in workloads_by_job(kube), "job 1's Workload to go")
     install_job(helm, "job-3")
@@ -141,10 +135,7 @@ def test_bad_inventory_value_fails_before_any_change(site: Path, extra: list[str
 
 def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
     kube = Kube(site)
-    install_job(helm, "job-1")
-    wait_jobs(kube, {"job-1": "on-demand"})
-    install_job(helm, "job-2")
-    wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    submit_two_jobs(helm, kube)
 
     def pool_nodes(pool: str) -> int:
         return len(kube.items("/api/v1/nodes", {"labelSelector": f"cloud.google.com/gke-nodepool={pool}"}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -134,17 +135,19 @@ def test_provisioning_admission_check_becomes_active(kubectl: Kubectl) -> None:
         kubectl("delete", "--ignore-not-found", "provisioningrequestconfig", "t-prc", check=False)
 
 
-def _stack_processes(tools_bin: Path) -> list[int]:
-    """Every process on this machine whose executable is one of the pinned binaries."""
+def _stack_processes(*roots: Path) -> list[int]:
+    """Every live process whose executable lies under one of `roots` (the pinned binaries, and
+    the copies kwokctl runs from the stack's state directory, deleted or not)."""
+    prefixes = [str(root.resolve()) for root in roots]
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            exe = (proc / "exe").resolve()
+            exe = os.readlink(proc / "exe")
         except OSError:
             continue
-        if str(exe).startswith(str(tools_bin.resolve())) and is_alive(int(proc.name)):
+        if any(exe.startswith(prefix) for prefix in prefixes) and is_alive(int(proc.name)):
             found.append(int(proc.name))
     return found
 
@@ -157,7 +160,7 @@ def test_down_leaves_no_process(local_stack: Path) -> None:
     assert len(before) >= 6, before  # etcd, apiserver, controller-manager, scheduler, kwok, kueue
     stack.down()
     assert [pid for pid in before if is_alive(pid)] == []
-    assert _stack_processes(paths.tools_dir() / "bin") == []
+    assert _stack_processes(paths.tools_dir() / "bin", stack.state) == []
     assert not stack.state.exists()
 
 
@@ -188,3 +191,33 @@ def test_status_says_clearly_when_no_job_is_found(local_stack: Path) -> None:
     assert done.stdout.strip() == (
         "no RayJob found in namespace 'planb-empty'. Submit one with: helm install job-1 charts/planb"
     )
+
+
+def test_failed_up_leaves_nothing_half_created(local_stack: Path, tmp_path: Path) -> None:
+    """A start from nothing that fails part-way (here: no Kueue binary) stops what it started."""
+    import subprocess
+    import sys
+
+    from planb import paths
+
+    LocalStack().down()
+    tools = tmp_path / "tools"
+    (tools / "bin").mkdir(parents=True)
+    for binary in (paths.tools_dir() / "bin").iterdir():
+        if binary.name != "kueue":
+            (tools / "bin" / binary.name).symlink_to(binary.resolve())
+    (tools / "manifests").symlink_to(paths.manifests_dir().resolve())
+    done = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "local", "up"],
+        env={**os.environ, "PLANB_TOOLS_DIR": str(tools)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"the Kueue binary {tools}/bin/kueue is missing. Fix: run 'make tools'" in done.stderr
+    assert "(the partly started stack was stopped and removed)" in done.stderr
+    assert "creating the control plane" in done.stderr  # it got that far before failing
+    assert not LocalStack().state.exists()
+    assert _stack_processes(tools / "bin", paths.tools_dir() / "bin", LocalStack().state) == []

@@ -93,12 +93,17 @@ class ControlPlane:
         self._kwokctl("start", "cluster", "--wait=120s")
 
     def delete(self) -> None:
-        """Delete the cluster by kwokctl, then stop any component it left, by pid."""
+        """Delete the cluster by kwokctl, then make sure every component is gone, by pid.
+
+        The pids are read before kwokctl removes its pid files: it signals the components and
+        returns without waiting for them to exit.
+        """
+        pids = self.component_pids()
         if self.exists():
             # A failed delete falls through to the pid sweep below.
             with contextlib.suppress(LocalStackError):
                 self._kwokctl("delete", "cluster", timeout=120)
-        for pid in self.component_pids().values():
+        for pid in (*pids.values(), *self.component_pids().values()):
             terminate(pid)
 
     def component_pids(self) -> dict[str, int]:

@@ -44,7 +44,8 @@ class Component:
 
 
 class LocalStack:
-    """The local stack: kwok control plane + CRDs + host Kueue, state under .state/local."""
+    """The local stack: kwok control plane, CRDs, host Kueue and KubeRay, the GKE emulator and the
+    capacity simulator; state under .state/local."""
 
     def __init__(self, state: Path | None = None) -> None:
         self.state = state or paths.state_dir() / "local"
@@ -85,9 +86,20 @@ class LocalStack:
             yield
 
     def up(self) -> bool:
-        """Bring the stack up; False (and nothing changed) when it already runs."""
+        """Bring the stack up; False (and nothing changed) when it already runs.
+
+        If a start from nothing fails part-way, what it started is stopped again, so a failure
+        leaves nothing half-created; a stack that ran before is left for `planb local status`.
+        """
         with self._locked():
-            return self._up()
+            fresh = not self.state.exists()
+            try:
+                return self._up()
+            except (LocalStackError, subprocess.SubprocessError, OSError) as exc:
+                if fresh:
+                    self._down()
+                    raise LocalStackError(f"{exc}\n(the partly started stack was stopped and removed)") from exc
+                raise
 
     def _up(self) -> bool:
         if self.is_up():
