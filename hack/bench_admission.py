@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def ts(value: str) -> float:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    index = max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))  # nearest rank
     return ordered[index]
 
 

@@ -31,7 +31,8 @@ def _stack_session() -> Iterator[LocalStack]:
     stack = LocalStack()
     started = stack.up()
     yield stack
-    # Leave a stack the developer had running; stop one this session started.
+    # Stop a stack this session started. A stack that ran before is reused, but tests that need a
+    # fresh one (down, check mode on a new cluster, molecule's local scenario) take it down.
     if started:
         stack.down()
 

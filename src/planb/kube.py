@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import urllib3
+import yaml
 from kubernetes import config
 from kubernetes.client import exceptions
 
@@ -35,7 +37,10 @@ class Kube:
 
     def __init__(self, kubeconfig: Path) -> None:
         self.kubeconfig = kubeconfig
-        self.api = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
+        try:
+            self.api = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
+        except (config.ConfigException, yaml.YAMLError, OSError) as exc:
+            raise KubeError(0, "bad kubeconfig", f"{kubeconfig}: {exc}") from exc
 
     def request(
         self,
@@ -58,6 +63,8 @@ class Kube:
             resp.read()
         except exceptions.ApiException as exc:
             raise KubeError(int(exc.status or 0), str(exc.reason), str(exc.body)) from exc
+        except urllib3.exceptions.HTTPError as exc:
+            raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
         if resp.status >= 400:
             raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
         data = resp.data

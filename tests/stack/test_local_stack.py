@@ -157,7 +157,8 @@ def test_down_leaves_no_process(local_stack: Path) -> None:
 
     stack = LocalStack()
     before = stack.pids()
-    assert len(before) >= 6, before  # etcd, apiserver, controller-manager, scheduler, kwok, kueue
+    # etcd, apiserver, controller-manager, scheduler, kwok; Kueue, KubeRay, simulator, emulator
+    assert len(before) == 9, before
     stack.down()
     assert [pid for pid in before if is_alive(pid)] == []
     assert _stack_processes(paths.tools_dir() / "bin", stack.state) == []
@@ -191,6 +192,15 @@ def test_status_says_clearly_when_no_job_is_found(local_stack: Path) -> None:
     assert done.stdout.strip() == (
         "no RayJob found in namespace 'planb-empty'. Submit one with: helm install job-1 charts/planb"
     )
+    one = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "status", "job-9", "--kubeconfig", str(local_stack), "-n", "planb-empty"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert one.returncode == 1
+    assert one.stdout.startswith("no RayJob 'job-9' found in namespace 'planb-empty'.")
 
 
 def test_failed_up_leaves_nothing_half_created(local_stack: Path, tmp_path: Path) -> None:

@@ -104,6 +104,10 @@ class CapacitySimulator:
         for pool in pools.values():
             if not pool.autoscaling and not pool.queued_provisioning:
                 self._fixed_size(pool, by_pool.get(pool.name, []))
+            elif pool.autoscaling and not pool.queued_provisioning:
+                missing = pool.min_nodes - len(by_pool.get(pool.name, []))
+                for _ in range(-(-max(0, missing) // pool.hosts_per_slice)):
+                    self._add_slice(pool, pool.hosts_per_slice, f"the pool's minimum of {pool.min_nodes} node(s)")
         self._provisioning_requests(pools, by_pool, settings)
         self._scale_up(pools, by_pool, settings)
         self._scale_down(pools, by_pool, settings)
@@ -231,7 +235,7 @@ class CapacitySimulator:
             if time.monotonic() - first < settings.provisioning_delay_seconds:
                 continue
             if settings.fail_next > 0:
-                settings_mod.update(self.state_dir, fail_next=settings.fail_next - 1)
+                settings = settings_mod.update(self.state_dir, fail_next=settings.fail_next - 1)
                 self._set_pr_conditions(
                     pr,
                     [("Failed", "True", "CapacityNotFound", "simulated failure (planb capacity set --fail-next)")],
@@ -335,6 +339,7 @@ class CapacitySimulator:
         for name, pool in pools.items():
             if not pool.autoscaling or pool.queued_provisioning:
                 continue
+            remaining = len(by_pool.get(name, []))
             slices: dict[str, list[str]] = defaultdict(list)
             for node in by_pool.get(name, []):
                 meta = node["metadata"]
@@ -345,6 +350,8 @@ class CapacitySimulator:
                         self.idle_since.pop(n, None)
                     continue
                 since = min(self.idle_since.setdefault(n, now) for n in slice_nodes)
-                if now - since >= settings.scale_down_after_seconds:
+                # GKE never scales an autoscaled pool below its minimum.
+                if now - since >= settings.scale_down_after_seconds and remaining - len(slice_nodes) >= pool.min_nodes:
                     for n in slice_nodes:
                         self._delete_node(n, f"idle for {settings.scale_down_after_seconds:.0f} s")
+                    remaining -= len(slice_nodes)

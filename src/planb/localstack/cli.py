@@ -48,7 +48,8 @@ def _kueue(args: argparse.Namespace) -> int:
     wanted = replace(current, feature_gates=gates, frameworks=frameworks)
     before = {"feature_gates": current.feature_gates, "frameworks": list(current.frameworks)}
     after = {"feature_gates": wanted.feature_gates, "frameworks": list(wanted.frameworks)}
-    changed = stack.kueue.reconfigure(wanted, check=args.check)
+    with stack.locked():  # never alongside a `planb local up` or `down`
+        changed = stack.kueue.reconfigure(wanted, check=args.check)
     print(json.dumps({"changed": changed, "before": before, "after": after}))
     return 0
 

@@ -117,6 +117,15 @@ class ControlPlane:
                 pid = int(f.read_text().strip())
             except ValueError:
                 continue
-            if is_alive(pid):
+            if is_alive(pid) and self._runs_our_binary(pid):
                 out[f.stem] = pid
         return out
+
+    def _runs_our_binary(self, pid: int) -> bool:
+        """kwokctl's pid files carry no start time: check the executable is one of ours instead."""
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            return False
+        roots = (str(self.cluster_dir.resolve()), str((paths.tools_dir() / "bin").resolve()))
+        return exe.startswith(roots)

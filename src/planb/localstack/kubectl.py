@@ -15,14 +15,17 @@ def kubectl(kubeconfig: Path, args: Sequence[str], *, stdin: str | None = None, 
     binary = shutil.which("kubectl")
     if binary is None:
         raise LocalStackError("kubectl is not on PATH. Fix: install kubectl (any 1.3x client).")
-    proc = subprocess.run(
-        [binary, "--kubeconfig", str(kubeconfig), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            [binary, "--kubeconfig", str(kubeconfig), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LocalStackError(f"kubectl {' '.join(args)} did not answer within {timeout:.0f} s") from exc
     if proc.returncode != 0:
         raise LocalStackError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.stdout

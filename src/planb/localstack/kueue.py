@@ -70,7 +70,8 @@ class KueueSettings:
 
 
 def save_settings(settings: KueueSettings, path: Path) -> None:
-    path.write_text(
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(
         json.dumps(
             {
                 "webhook_port": settings.webhook_port,
@@ -84,15 +85,22 @@ def save_settings(settings: KueueSettings, path: Path) -> None:
         )
         + "\n"
     )
+    tmp.replace(path)
 
 
 def load_settings(path: Path) -> KueueSettings:
     if not path.is_file():
         return KueueSettings()
-    data = json.loads(path.read_text())
-    data["frameworks"] = tuple(data.get("frameworks", ()))
-    data["feature_gates"] = {**data.get("feature_gates", {}), **HOST_REQUIRED_GATES}
-    return KueueSettings(**data)
+    try:
+        data = json.loads(path.read_text())
+        data["frameworks"] = tuple(data.get("frameworks", ()))
+        data["feature_gates"] = {**data.get("feature_gates", {}), **HOST_REQUIRED_GATES}
+        return KueueSettings(**data)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise LocalStackError(
+            f"{path} is not a valid Kueue settings file ({exc}). Fix: delete it; 'planb local up' "
+            f"then runs Kueue with its defaults."
+        ) from exc
 
 
 def host_feature_gates(requested: dict[str, bool]) -> dict[str, bool]:
@@ -184,12 +192,19 @@ class HostKueue:
     def _install_metrics_cert(self) -> None:
         # Kueue v0.19 reads this fixed path at start-up when internal cert management is off.
         cert = self.cert
-        METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
-        for src, name in ((cert.tls_crt, "tls.crt"), (cert.tls_key, "tls.key")):
-            target = METRICS_CERT_DIR / name
-            data = src.read_bytes()
-            if not target.is_file() or target.read_bytes() != data:
-                target.write_bytes(data)
+        try:
+            METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
+            for src, name in ((cert.tls_crt, "tls.crt"), (cert.tls_key, "tls.key")):
+                target = METRICS_CERT_DIR / name
+                data = src.read_bytes()
+                if not target.is_file() or target.read_bytes() != data:
+                    target.write_bytes(data)
+        except PermissionError as exc:
+            raise LocalStackError(
+                f"cannot write Kueue's metrics certificate to {METRICS_CERT_DIR} ({exc.strerror}); Kueue v0.19 "
+                f"reads it from that fixed path. Fix: create the directory writable for this user, e.g. "
+                f"'sudo install -d -o $USER {METRICS_CERT_DIR}'"
+            ) from exc
 
     def start(self) -> int:
         """Start Kueue unless it is already running; return its pid."""

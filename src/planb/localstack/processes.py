@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from planb.localstack.errors import LocalStackError
+
 
 @dataclass(frozen=True)
 class ManagedProcess:
@@ -28,12 +30,21 @@ class ManagedProcess:
         return self.state / f"{self.name}.log"
 
     def pid(self) -> int | None:
-        """The recorded pid if that process is still ours and alive."""
+        """The recorded pid if that process is still ours and alive.
+
+        The pid file holds the pid and the process's start time, so a pid the system handed to
+        another process since (after a reboot, say) is not mistaken for ours.
+        """
         try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
+            fields = self.pid_file.read_text().split()
+            pid = int(fields[0])
+        except (FileNotFoundError, ValueError, IndexError):
             return None
-        return pid if is_alive(pid) else None
+        if not is_alive(pid):
+            return None
+        if len(fields) > 1 and fields[1] != start_time(pid):
+            return None
+        return pid
 
     def start(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
         """Start detached in its own session (so a stop reaches its children too)."""
@@ -47,7 +58,7 @@ class ManagedProcess:
                 env=dict(env) if env is not None else None,
                 start_new_session=True,
             )
-        self.pid_file.write_text(f"{proc.pid}\n")
+        self.pid_file.write_text(f"{proc.pid} {start_time(proc.pid)}\n")
         return proc.pid
 
     def stop(self, timeout: float = 15.0) -> bool:
@@ -58,6 +69,15 @@ class ManagedProcess:
             return False
         terminate(pid, timeout)
         return True
+
+
+def start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat); '' if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
 
 
 def is_alive(pid: int) -> bool:
@@ -95,6 +115,8 @@ def _signal(pid: int, sig: signal.Signals) -> None:
             os.kill(pid, sig)
     except ProcessLookupError:
         pass
+    except PermissionError as exc:
+        raise LocalStackError(f"pid {pid} is not this user's process; remove the stale pid file") from exc
 
 
 def _reap(pid: int) -> None:

@@ -77,7 +77,7 @@ class LocalStack:
 
     # -------------------------------------------------------------------- up
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
         """One `up` or `down` at a time (tests and people may race)."""
         lock = self.state.parent / f".{self.state.name}.lock"
         lock.parent.mkdir(parents=True, exist_ok=True)
@@ -91,14 +91,24 @@ class LocalStack:
         If a start from nothing fails part-way, what it started is stopped again, so a failure
         leaves nothing half-created; a stack that ran before is left for `planb local status`.
         """
-        with self._locked():
+        with self.locked():
             fresh = not self.state.exists()
             try:
                 return self._up()
-            except (LocalStackError, subprocess.SubprocessError, OSError) as exc:
+            except BaseException as exc:
                 if fresh:
                     self._down()
-                    raise LocalStackError(f"{exc}\n(the partly started stack was stopped and removed)") from exc
+                    note = "(the partly started stack was stopped and removed)"
+                    if isinstance(exc, KeyboardInterrupt):
+                        say(f"interrupted {note}")
+                        raise
+                    if isinstance(exc, (LocalStackError, subprocess.SubprocessError, OSError)):
+                        raise LocalStackError(f"{exc}\n{note}") from exc
+                    raise
+                if isinstance(exc, (subprocess.SubprocessError, OSError)):
+                    raise LocalStackError(
+                        f"{exc}\nFix: see 'planb local status', or 'planb local down' and up again"
+                    ) from exc
                 raise
 
     def _up(self) -> bool:
@@ -209,7 +219,7 @@ class LocalStack:
     # ------------------------------------------------------------------ down
     def down(self) -> bool:
         """Stop every process the stack started, by pid, and remove its state."""
-        with self._locked():
+        with self.locked():
             return self._down()
 
     def _down(self) -> bool:
@@ -222,9 +232,9 @@ class LocalStack:
             say("stopped the KubeRay operator")
         if self.kueue.stop():
             say("stopped Kueue")
-        if gke_emulator_running():
-            planb_cli("gke-emulator", "stop", "--purge")
-            say("stopped the GKE emulator")
+        # Always purge: a crashed emulator's clusters and pools must not come back with the next up.
+        planb_cli("gke-emulator", "stop", "--purge")
+        say("stopped the GKE emulator and removed its state")
         self.control_plane.delete()
         say("stopped the control plane")
         # Local mode's other state: the simulator's switches and the kubeconfig site.yml copied.
@@ -255,7 +265,7 @@ class LocalStack:
         return rows
 
     def pids(self) -> list[int]:
-        """Every pid the stack runs (for tests and `down`)."""
+        """Every pid the stack runs (for `planb local status` and tests)."""
         out = list(self.control_plane.component_pids().values())
         for proc in (self.kueue.process, self.kuberay, self.simulator, gke_emulator_process()):
             pid = proc.pid()
@@ -313,7 +323,7 @@ def component_versions(kubeconfig: Path) -> dict[str, str]:
             out[name] = (proc.stdout or proc.stderr).strip().splitlines()[0]
         except (OSError, IndexError):
             out[name] = "unavailable"
-    out["kueue"] = kueue_version_from_log(paths.state_dir() / "local" / "kueue.log")
+    out["kueue"] = kueue_version_from_log(kubeconfig.parent / "kueue.log")
     return out
 
 
@@ -321,7 +331,8 @@ def kueue_version_from_log(log: Path) -> str:
     """Kueue logs its gitVersion at start-up ("Initializing")."""
     if not log.is_file():
         return "not running"
-    for line in log.read_text().splitlines():
+    # The log is appended to across restarts: the newest start-up line tells what runs now.
+    for line in reversed(log.read_text().splitlines()):
         if '"Initializing"' in line and "gitVersion" in line:
             try:
                 return str(json.loads(line[line.index("{") :]).get("gitVersion", "unknown"))

@@ -27,7 +27,7 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job)
     if not jobs:
         where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
-        what = f"RayJob {args.job!r}" if args.job else "no RayJob"
+        what = f"no RayJob {args.job!r}" if args.job else "no RayJob"
         print(f"{what} found in {where}. Submit one with: helm install job-1 charts/planb")
         return 1
     print(table(jobs))
