@@ -15,6 +15,7 @@ from pathlib import Path
 
 from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError, EmulatorHTTPServer, Engine
 from planb.gke.store import Store, emulator_dir
+from planb.localstack.processes import is_alive, terminate
 from planb.paths import state_dir
 
 
@@ -32,13 +33,7 @@ def _files(root: Path | None = None) -> tuple[Path, Path, Path]:
 
 
 def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return is_alive(pid)  # a zombie is not alive
 
 
 def _running() -> tuple[int, str] | None:
@@ -110,11 +105,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
     if running is None:
         print("GKE emulator is not running")
     else:
-        os.kill(running[0], signal.SIGTERM)
-        for _ in range(50):
-            if not _pid_alive(running[0]):
-                break
-            time.sleep(0.1)
+        terminate(running[0], timeout=5.0)  # SIGTERM, then SIGKILL: never left running untracked
         print(f"GKE emulator stopped (pid {running[0]})")
     pid_file.unlink(missing_ok=True)
     info_file.unlink(missing_ok=True)
