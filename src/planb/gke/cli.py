@@ -36,7 +36,8 @@ def _pid_alive(pid: int) -> bool:
     return is_alive(pid)  # a zombie is not alive
 
 
-def _running() -> tuple[int, str] | None:
+def running_emulator() -> tuple[int, str] | None:
+    """(pid, url) of the emulator `start` launched, if that process is alive."""
     pid_file, _, info_file = _files()
     if not pid_file.exists():
         return None
@@ -47,7 +48,8 @@ def _running() -> tuple[int, str] | None:
     return pid, url
 
 
-def _healthy(url: str) -> bool:
+def emulator_healthy(url: str) -> bool:
+    """Whether the emulator at url answers its health endpoint."""
     try:
         with urllib.request.urlopen(f"{url}/planb/v1/healthz", timeout=1) as response:
             return bool(response.status == 200)
@@ -74,7 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    running = _running()
+    running = running_emulator()
     if running:
         print(f"GKE emulator already running (pid {running[0]}) on {running[1]}")
         return 0
@@ -92,7 +94,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise EmulatorError(f"the GKE emulator exited with {process.returncode}; see {log_file}")
-        if info_file.exists() and _healthy(json.loads(info_file.read_text())["url"]):
+        if info_file.exists() and emulator_healthy(json.loads(info_file.read_text())["url"]):
             print(f"GKE emulator started (pid {process.pid}) on {json.loads(info_file.read_text())['url']}")
             return 0
         time.sleep(0.1)
@@ -101,7 +103,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     pid_file, _, info_file = _files()
-    running = _running()
+    running = running_emulator()
     if running is None:
         print("GKE emulator is not running")
     else:
@@ -115,17 +117,17 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    running = _running()
+    running = running_emulator()
     if running is None:
         print("GKE emulator: stopped")
         return 3
-    healthy = _healthy(running[1])
+    healthy = emulator_healthy(running[1])
     print(f"GKE emulator: running (pid {running[0]}) on {running[1]}{'' if healthy else ' (not answering)'}")
     return 0 if healthy else 1
 
 
 def cmd_fail_next(args: argparse.Namespace) -> int:
-    running = _running()
+    running = running_emulator()
     if running is None:
         raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
     data = json.dumps({"operationType": args.operation_type, "message": args.message}).encode()

@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from planb import paths
-from planb.gke.store import emulator_dir
+from planb.gke import cli as gke_cli
 from planb.localstack.control_plane import ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
@@ -259,18 +259,23 @@ class LocalStack:
         for proc in (self.kuberay, self.simulator):
             pid = proc.pid()
             rows.append(Component(proc.name, pid is not None, f"pid {pid}" if pid else "not running"))
-        emulator_pid = gke_emulator_process().pid()
-        running = gke_emulator_running()
-        rows.append(Component("gke-emulator", running, f"pid {emulator_pid}" if running else "not answering"))
+        emulator = gke_cli.running_emulator()
+        if emulator is not None and gke_cli.emulator_healthy(emulator[1]):
+            rows.append(Component("gke-emulator", True, f"pid {emulator[0]}, {emulator[1]}"))
+        else:
+            rows.append(Component("gke-emulator", False, "not answering"))
         return rows
 
     def pids(self) -> list[int]:
         """Every pid the stack runs (for `planb local status` and tests)."""
         out = list(self.control_plane.component_pids().values())
-        for proc in (self.kueue.process, self.kuberay, self.simulator, gke_emulator_process()):
+        for proc in (self.kueue.process, self.kuberay, self.simulator):
             pid = proc.pid()
             if pid is not None:
                 out.append(pid)
+        emulator = gke_cli.running_emulator()
+        if emulator is not None:
+            out.append(emulator[0])
         return out
 
 
@@ -283,21 +288,10 @@ def planb_cli(*args: str) -> str:
     return proc.stdout
 
 
-def gke_emulator_process() -> ManagedProcess:
-    """The emulator's pid file, as `planb gke-emulator start` writes it."""
-    return ManagedProcess("emulator", emulator_dir())
-
-
 def gke_emulator_running() -> bool:
-    """The emulator's recorded pid is alive and its health endpoint answers."""
-    if gke_emulator_process().pid() is None:
-        return False
-    info = emulator_dir() / "emulator.json"
-    try:
-        url = json.loads(info.read_text())["url"]
-    except (OSError, ValueError, KeyError):
-        return False
-    return wait_http(f"{url}/planb/v1/healthz", timeout=2)
+    """The emulator `planb gke-emulator start` launched is alive and answers its health endpoint."""
+    found = gke_cli.running_emulator()
+    return found is not None and gke_cli.emulator_healthy(found[1])
 
 
 def server_version(kubeconfig: Path) -> str:
