@@ -10,7 +10,13 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
+from planb.gke.background import BackgroundEmulator
+from planb.gke.emulator import EmulatorError
 from planb.gke.store import emulator_dir, list_node_pools
+from planb.localstack.stack import LocalStack
+from planb.process import start_time
 
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -44,3 +50,30 @@ def test_background_lifecycle(tmp_path: Path) -> None:
     assert stopped.returncode == 0 and "stopped" in stopped.stdout
     assert _planb("status", env=env).returncode == 3
     assert (emulator_dir(tmp_path) / "emulator.log").exists()
+
+
+def test_second_start_reuses_and_a_failed_start_names_the_log(tmp_path: Path) -> None:
+    emulator = BackgroundEmulator(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        # The port is taken: the server exits at start-up, and start says so with the log to read.
+        with pytest.raises(EmulatorError, match=r"exited with 1 at start-up; see .*emulator\.log"):
+            emulator.start(port=busy.getsockname()[1], op_seconds=0, wait=15)
+    assert emulator.running() is None
+    assert not emulator.process.pid_file.exists()
+    pid, url, started = emulator.start(port=0, op_seconds=0)
+    try:
+        assert started
+        assert emulator.process.pid_file.read_text().split() == [str(pid), start_time(pid)]
+        assert emulator.healthy()
+        assert emulator.start(port=0) == (pid, url, False)
+    finally:
+        assert emulator.stop(purge=True) == pid
+    assert emulator.running() is None
+    assert emulator.stop() is None
+
+
+def test_the_local_stack_and_the_cli_share_one_emulator_record(tmp_path: Path) -> None:
+    # `planb local up` and `planb gke-emulator start` must find the same process.
+    assert LocalStack(tmp_path / "local").gke_emulator.process == BackgroundEmulator(tmp_path).process

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from planb.localstack.processes import is_alive
 from planb.localstack.stack import LocalStack
+from planb.process import is_alive
 from tests.conftest import Kubectl, get_json, wait_until
 
 pytestmark = pytest.mark.stack

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from planb import paths
 from planb.localstack.errors import LocalStackError, ToolMissingError
-from planb.localstack.processes import is_alive, terminate
+from planb.process import is_alive, terminate
 
 CLUSTER_NAME = "planb"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "etcd", "kwokctl")

@@ -23,7 +23,7 @@ import yaml
 from planb import paths
 from planb.localstack.certs import ServingCert, ensure_serving_cert
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
-from planb.localstack.processes import ManagedProcess
+from planb.process import ManagedProcess
 
 NAMESPACE = "kueue-system"
 

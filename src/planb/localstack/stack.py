@@ -19,12 +19,13 @@ from pathlib import Path
 import yaml
 
 from planb import paths
-from planb.gke import cli as gke_cli
+from planb.errors import PlanbError
+from planb.gke.background import BackgroundEmulator
 from planb.localstack.control_plane import ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
-from planb.localstack.processes import ManagedProcess
+from planb.process import ManagedProcess
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
@@ -54,6 +55,8 @@ class LocalStack:
         self.kueue = HostKueue(self.state, self.kubeconfig)
         self.kuberay = ManagedProcess("kuberay-operator", self.state)
         self.simulator = ManagedProcess("capacity-simulator", self.state)
+        # The emulator's files sit under the state root (.state/gke-emulator), beside this stack's.
+        self.gke_emulator = BackgroundEmulator(self.state.parent)
 
     # ----------------------------------------------------------------- probes
     def apiserver_ready(self) -> bool:
@@ -72,7 +75,7 @@ class LocalStack:
             and self.kueue.ready()
             and self.kuberay.pid() is not None
             and self.simulator.pid() is not None
-            and gke_emulator_running()
+            and self.gke_emulator.healthy()
         )
 
     # -------------------------------------------------------------------- up
@@ -102,7 +105,7 @@ class LocalStack:
                     if isinstance(exc, KeyboardInterrupt):
                         say(f"interrupted {note}")
                         raise
-                    if isinstance(exc, (LocalStackError, subprocess.SubprocessError, OSError)):
+                    if isinstance(exc, (PlanbError, subprocess.SubprocessError, OSError)):
                         raise LocalStackError(f"{exc}\n{note}") from exc
                     raise
                 if isinstance(exc, (subprocess.SubprocessError, OSError)):
@@ -191,10 +194,10 @@ class LocalStack:
 
     def start_gke_emulator(self) -> None:
         """The local GKE API the Ansible modules talk to (planb's emulator)."""
-        if gke_emulator_running():
+        if self.gke_emulator.healthy():
             return
         say("starting the GKE emulator ...")
-        planb_cli("gke-emulator", "start")
+        self.gke_emulator.start()
 
     def start_simulator(self) -> None:
         """GKE's autoscaler and DWS, simulated: ProvisioningRequests and pending pods become KWOK nodes."""
@@ -233,7 +236,7 @@ class LocalStack:
         if self.kueue.stop():
             say("stopped Kueue")
         # Always purge: a crashed emulator's clusters and pools must not come back with the next up.
-        planb_cli("gke-emulator", "stop", "--purge")
+        self.gke_emulator.stop(purge=True)
         say("stopped the GKE emulator and removed its state")
         self.control_plane.delete()
         say("stopped the control plane")
@@ -259,8 +262,8 @@ class LocalStack:
         for proc in (self.kuberay, self.simulator):
             pid = proc.pid()
             rows.append(Component(proc.name, pid is not None, f"pid {pid}" if pid else "not running"))
-        emulator = gke_cli.running_emulator()
-        if emulator is not None and gke_cli.emulator_healthy(emulator[1]):
+        emulator = self.gke_emulator.running()
+        if emulator is not None and self.gke_emulator.healthy():
             rows.append(Component("gke-emulator", True, f"pid {emulator[0]}, {emulator[1]}"))
         else:
             rows.append(Component("gke-emulator", False, "not answering"))
@@ -273,25 +276,10 @@ class LocalStack:
             pid = proc.pid()
             if pid is not None:
                 out.append(pid)
-        emulator = gke_cli.running_emulator()
+        emulator = self.gke_emulator.running()
         if emulator is not None:
             out.append(emulator[0])
         return out
-
-
-def planb_cli(*args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "planb.cli", *args], capture_output=True, text=True, timeout=120, check=False
-    )
-    if proc.returncode != 0:
-        raise LocalStackError(f"planb {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    return proc.stdout
-
-
-def gke_emulator_running() -> bool:
-    """The emulator `planb gke-emulator start` launched is alive and answers its health endpoint."""
-    found = gke_cli.running_emulator()
-    return found is not None and gke_cli.emulator_healthy(found[1])
 
 
 def server_version(kubeconfig: Path) -> str:

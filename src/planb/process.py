@@ -1,8 +1,16 @@
-"""Host processes planb starts: detached, logged, remembered by pid file, stopped by pid."""
+"""Host processes planb starts: detached, logged, remembered by pid file, stopped by pid.
+
+The one home of these rules for every part that runs in the background (the local stack's
+components, the GKE emulator, the capacity simulator):
+
+* started detached in their own session, output appended to ``<name>.log``;
+* recorded as ``<pid> <start time>`` in ``<name>.pid``, so a recycled pid is not taken for ours;
+* alive means the pid exists, is not a zombie and started when recorded;
+* stopped with SIGTERM to the process group, then SIGKILL after a timeout.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -11,7 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planb.localstack.errors import LocalStackError
+from planb.errors import PlanbError
+
+
+class ProcessError(PlanbError):
+    """A recorded process cannot be signalled (it belongs to another user)."""
 
 
 @dataclass(frozen=True)
@@ -95,16 +107,25 @@ def terminate(pid: int, timeout: float = 15.0) -> None:
     _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        _reap(pid)
+        reap(pid)
         if not is_alive(pid):
             return
         time.sleep(0.1)
     _signal(pid, signal.SIGKILL)
     for _ in range(50):
-        _reap(pid)
+        reap(pid)
         if not is_alive(pid):
             return
         time.sleep(0.1)
+
+
+def reap(pid: int) -> int | None:
+    """The exit code of a child of this process that has ended (and collect it); None otherwise."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return os.waitstatus_to_exitcode(status) if done == pid else None
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
@@ -116,9 +137,4 @@ def _signal(pid: int, sig: signal.Signals) -> None:
     except ProcessLookupError:
         pass
     except PermissionError as exc:
-        raise LocalStackError(f"pid {pid} is not this user's process; remove the stale pid file") from exc
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+        raise ProcessError(f"pid {pid} is not this user's process; remove the stale pid file") from exc

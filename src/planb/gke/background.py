@@ -1,0 +1,130 @@
+"""The GKE emulator as a background host process: started, probed and stopped like the stack's parts.
+
+Files under ``<state_dir>/gke-emulator/`` (next to the emulator's state.json)::
+
+    emulator.pid    "<pid> <start time>", as planb.process records every host process
+    emulator.log    the server's output, appended across starts
+    emulator.json   {"url": ..., "pid": ..., "op_seconds": ...}, written by the server once it listens
+
+`planb gke-emulator start|stop|status` and `planb local up|down|status` both use this class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError
+from planb.gke.store import Store, emulator_dir
+from planb.paths import state_dir
+from planb.process import ManagedProcess, reap
+
+
+def default_port() -> int:
+    """The port `start` binds unless told otherwise (env PLANB_GKE_EMULATOR_PORT)."""
+    return int(os.environ.get("PLANB_GKE_EMULATOR_PORT", DEFAULT_PORT))
+
+
+def default_op_seconds() -> float:
+    """How long each operation runs unless told otherwise (env PLANB_GKE_EMULATOR_OP_SECONDS)."""
+    return float(os.environ.get("PLANB_GKE_EMULATOR_OP_SECONDS", DEFAULT_OP_SECONDS))
+
+
+def emulator_healthy(url: str) -> bool:
+    """Whether the emulator at url answers its health endpoint."""
+    try:
+        with urllib.request.urlopen(f"{url}/planb/v1/healthz", timeout=1) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@dataclass(frozen=True)
+class BackgroundEmulator:
+    """The emulator process `start` launches, known by its files under the state directory."""
+
+    state: Path
+
+    @classmethod
+    def default(cls) -> BackgroundEmulator:
+        """The one under planb.paths.state_dir() (env PLANB_STATE_DIR)."""
+        return cls(state_dir())
+
+    @property
+    def process(self) -> ManagedProcess:
+        return ManagedProcess("emulator", emulator_dir(self.state))
+
+    @property
+    def info_file(self) -> Path:
+        return emulator_dir(self.state) / "emulator.json"
+
+    def url(self) -> str:
+        """The address the running server wrote; '' before it listens."""
+        try:
+            return str(json.loads(self.info_file.read_text())["url"])
+        except (FileNotFoundError, ValueError, KeyError):
+            return ""
+
+    def running(self) -> tuple[int, str] | None:
+        """(pid, url) of the emulator `start` launched, if that process is still ours and alive."""
+        pid = self.process.pid()
+        return None if pid is None else (pid, self.url())
+
+    def healthy(self) -> bool:
+        """Running and answering its health endpoint."""
+        found = self.running()
+        return found is not None and bool(found[1]) and emulator_healthy(found[1])
+
+    def start(
+        self,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        op_seconds: float | None = None,
+        reset: bool = False,
+        wait: float = 15.0,
+    ) -> tuple[int, str, bool]:
+        """(pid, url, started): start `planb gke-emulator serve` detached and wait until it answers.
+
+        An emulator that already runs is left alone (started is False). One that exits or does not
+        answer within `wait` seconds is stopped and named, with its log, in an EmulatorError.
+        """
+        running = self.running()
+        if running is not None:
+            return running[0], running[1], False
+        port = default_port() if port is None else port
+        op_seconds = default_op_seconds() if op_seconds is None else op_seconds
+        self.info_file.unlink(missing_ok=True)
+        argv = [sys.executable, "-m", "planb.cli", "gke-emulator", "serve", "--host", host]
+        argv += ["--port", str(port), "--op-seconds", str(op_seconds)]
+        if reset:
+            argv.append("--reset")
+        pid = self.process.start(argv, env=dict(os.environ, PLANB_STATE_DIR=str(self.state)))
+        log = self.process.log_file
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.process.pid() is None:
+                code = reap(pid)
+                self.process.stop()
+                how = "exited" if code is None else f"exited with {code}"
+                raise EmulatorError(f"the GKE emulator (pid {pid}) {how} at start-up; see {log}")
+            url = self.url()
+            if url and emulator_healthy(url):
+                return pid, url, True
+            time.sleep(0.1)
+        self.process.stop(timeout=5.0)
+        raise EmulatorError(f"the GKE emulator did not answer within {wait}s (stopped it); see {log}")
+
+    def stop(self, purge: bool = False) -> int | None:
+        """SIGTERM, then SIGKILL; the pid that ran, or None. purge also forgets its clusters and pools."""
+        pid = self.process.pid()
+        self.process.stop(timeout=5.0)
+        self.info_file.unlink(missing_ok=True)
+        if purge:
+            Store(self.state).reset()
+        return pid
