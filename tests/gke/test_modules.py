@@ -121,11 +121,18 @@ def test_delete_and_check_mode_delete(modules: ModuleRunner, emulator: RunningEm
     assert list_node_pools(emulator.store.root.parent) == []
 
 
-def test_info_modules(modules: ModuleRunner) -> None:
+def test_info_modules(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     _create_all(modules)
+    writes = len(emulator.writes())
     info = modules.run("gke_node_pool_info", {"cluster": "tpu-cluster"})
-    assert {p["name"] for p in info["node_pools"]} == {"default-pool", "on-demand-pool", "dws-pool"}
+    assert (info["changed"], [p["name"] for p in info["node_pools"]]) == (
+        False,
+        ["default-pool", "dws-pool", "on-demand-pool"],
+    )
     one = modules.run("gke_cluster_info", {"name": "tpu-cluster"}, check_mode=True)
-    assert one["exists"] and one["clusters"][0]["status"] == "RUNNING"
+    assert (one["exists"], [c["status"] for c in one["clusters"]]) == (True, ["RUNNING"])
+    named = modules.run("gke_node_pool_info", {"cluster": "tpu-cluster", "name": "dws-pool"})
+    assert (named["exists"], [p["config"]["flexStart"] for p in named["node_pools"]]) == (True, [True])
     missing = modules.run("gke_node_pool_info", {"cluster": "tpu-cluster", "name": "nope"})
-    assert missing == {"changed": False, "exists": False, "node_pools": [], "operations": []} or not missing["exists"]
+    assert missing == {"changed": False, "exists": False, "node_pools": []}
+    assert len(emulator.writes()) == writes  # info modules only read
