@@ -87,12 +87,6 @@ def test_every_entry_matches_the_table() -> None:
     assert [_row(p) for p in PROFILES.values()] == TABLE
 
 
-def test_nodes_per_slice_equals_hosts_per_slice_for_every_entry() -> None:
-    for p in PROFILES.values():
-        assert p.nodes_per_slice == p.hosts_per_slice, p.name
-        assert p.chips_per_slice == p.hosts_per_slice * p.chips_per_host, p.name
-
-
 def _derived(entry: tpu.TpuSlice) -> dict[str, object]:
     return {f.name: getattr(entry, f.name) for f in dataclasses.fields(entry) if not f.init}
 

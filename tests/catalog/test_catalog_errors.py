@@ -177,10 +177,6 @@ def test_refused_with_message(what: str, call: Callable[[], object], error: type
     assert str(caught.value) == message
 
 
-def test_at_least_fifteen_cases() -> None:
-    assert len(CASES) >= 15
-
-
 def test_topology_chips_refuses_garbage() -> None:
     with pytest.raises(TopologyError) as caught:
         tpu.topology_chips("0x4")
