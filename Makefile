@@ -60,6 +60,7 @@ bench: setup ## measure the figures in BENCHMARKS.md
 
 values: venv ## regenerate charts/planb/values/*.yaml from the catalog
 	@planb values --write-all charts/planb/values
+	@$(PY) -m planb.catalog.chart_files
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)
 	@$(PY) -m planb.catalog.golden

@@ -47,7 +47,6 @@ def test_configmap_is_train_py_byte_for_byte(template: Render) -> None:
     (cm,) = by_kind(template(), "ConfigMap")
     source = (paths.REPO / "training" / "train.py").read_bytes()
     assert cm["data"]["train.py"].encode() == source
-    assert (CHART / "files" / "train.py").resolve() == (paths.REPO / "training" / "train.py").resolve()
 
 
 def test_job_mode_renders_only_namespaced_job_objects(template: Render) -> None:

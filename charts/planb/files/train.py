@@ -1,1 +1,820 @@
-../../../training/train.py
+"""planb training job: the seed's JAX ``JaxTrainer`` script, made configurable and resumable.
+
+The Helm chart embeds this file verbatim in a ConfigMap (mounted at /app), so it is self-contained:
+it imports nothing from the planb package. Default behaviour is the seed's: a JAX linear regression
+under Ray Train v2 ``JaxTrainer`` on a v6e 4x4 slice (4 workers x 4 chips), loss printed every 10
+epochs, then "Training Complete!".
+
+Configuration comes from environment variables (the chart sets them from the accelerator profile);
+command-line flags of the same name (``--num-workers`` for ``PLANB_NUM_WORKERS``, ...) override them.
+
+================================  ==========  ========================================================
+Variable                          Default     Meaning
+================================  ==========  ========================================================
+PLANB_MODEL                       linear      ``linear`` (the seed's regression) or ``transformer``
+                                              (small decoder-only LM on synthetic tokens)
+PLANB_RUNNER                      ray         ``ray``: Ray Train v2 ``JaxTrainer``; ``plain``: plain
+                                              JAX in this process over all local devices, no Ray
+PLANB_ACCELERATOR                 tpu         ``tpu``, ``gpu`` or ``cpu`` (``cpu``: Ray workers get
+                                              CPUs only and no JAX distributed setup)
+PLANB_NUM_WORKERS                 4           Ray Train workers; on TPU one per host: chips(topology) /
+                                              PLANB_CHIPS_PER_WORKER per slice, times the slices
+PLANB_CHIPS_PER_WORKER            4           TPU chips or GPUs per worker (ignored on cpu)
+PLANB_CPUS_PER_WORKER             (unset)     CPUs reserved per worker; unset: 1 on cpu, not
+                                              requested on tpu/gpu (as the seed)
+PLANB_TOPOLOGY                    4x4         TPU slice topology (AxB or AxBxC); tpu only
+PLANB_ACCELERATOR_TYPE            TPU-V6E     Ray accelerator type. tpu: one of TPU-V2, TPU-V3,
+                                  (tpu)       TPU-V4, TPU-V5P, TPU-V5LITEPOD, TPU-V6E. gpu: optional
+                                              Ray GPU type (e.g. H100); default empty = any GPU.
+                                              Also selects the peak-FLOPs entry for MFU.
+PLANB_EPOCHS                      50 / 200    training steps in total (linear / transformer); a
+                                              resumed run continues up to this step
+PLANB_LOG_EVERY                   10          print (and ``ray.train.report``) every N steps
+PLANB_CHECKPOINT_DIR              (empty)     Orbax checkpoint directory (``gs://bucket/path`` in the
+                                              cluster, a local dir in tests); empty = no checkpoints.
+                                              On start the newest checkpoint in it is restored.
+PLANB_CHECKPOINT_EVERY            100         save a checkpoint every N steps (and at the end)
+PLANB_CHECKPOINT_KEEP             3           checkpoints kept (older ones are deleted)
+PLANB_STOP_AFTER                  0           stop after N steps in this run, checkpointing first
+                                              (simulates a preemption; 0 = never)
+PLANB_SEED                        0           seed of parameters and of the synthetic data
+PLANB_LEARNING_RATE               0.1 / 3e-3  learning rate (linear: SGD as the seed; transformer:
+                                              AdamW with global-norm clipping at 1.0)
+PLANB_BATCH_PER_DEVICE            8           transformer: sequences per device per step (global
+                                              batch = this x jax.device_count())
+PLANB_SEQ_LEN                     128         transformer: tokens per sequence the model reads
+PLANB_VOCAB_SIZE                  256         transformer: vocabulary size
+PLANB_D_MODEL                     128         transformer: model width
+PLANB_NUM_LAYERS                  2           transformer: decoder blocks
+PLANB_NUM_HEADS                   4           transformer: attention heads (must divide D_MODEL)
+PLANB_DTYPE                       float32     transformer compute dtype: float32 or bfloat16
+                                              (parameters and optimizer state stay float32)
+PLANB_ATTENTION                   xla         ``jax.nn.dot_product_attention`` implementation:
+                                              ``xla`` or ``cudnn`` (GPU flash attention)
+PLANB_PEAK_TFLOPS                 (table)     per-chip peak TFLOP/s for MFU; overrides the table
+PLANB_METRICS_FILE                (empty)     if set, worker 0 writes its final metrics here as JSON
+RAY_TRAIN_HEALTH_CHECK_INTERVAL_S 0.2         (Ray's own variable; Ray's default is 2.0) how often
+                                              the Train controller collects reports; each
+                                              ``ray.train.report`` waits for the previous one to be
+                                              collected, so 2.0 would stall fast training loops
+================================  ==========  ========================================================
+
+Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
+command line turns it into exit status 2.
+
+Data. The linear model uses the seed's fixed data set. The transformer reads synthetic token
+sequences generated from (PLANB_SEED, step) alone: each sequence is an arithmetic progression modulo
+the vocabulary with a random start and a random stride in 1..7, so the model can learn it, and a run
+resumed at step k sees exactly the batches an uninterrupted run sees.
+
+Parallelism. The transformer is data parallel over ``jax.devices()`` with ``jax.sharding``: a 1-D
+``Mesh`` named ``data``, the batch sharded along it (``NamedSharding(mesh, P("data"))``), parameters
+and optimizer state replicated (``P()``); XLA inserts the gradient all-reduce. Under ``JaxTrainer``
+with ``use_tpu``/``use_gpu`` Ray initialises ``jax.distributed``, so the mesh spans every host. On
+``cpu`` Ray does no JAX distributed setup (Ray 2.53): each worker then trains an identical replica,
+and only worker 0 writes checkpoints.
+
+Throughput. Tokens/s = global batch x seq_len / mean steady-state step time (steps after the first
+two, which include compilation). Model FLOPs per step (PaLM, appendix B; causal masking not
+discounted) = tokens x (6 x N + 12 x L x D x T), N = parameters used in matrix multiplies (all
+parameters except the token and position embedding tables; the output projection counts), L layers,
+D width, T sequence length. MFU = model FLOPs/s / (peak per chip x jax.device_count()), printed when a
+peak is known: ``PEAK_TFLOPS`` below (dense bf16, vendor figures), or PLANB_PEAK_TFLOPS.
+
+Cluster notes: a ``gs://`` checkpoint directory needs ``orbax-checkpoint`` and ``gcsfs`` (the gs://
+backend of etils.epath when TensorFlow is absent) in the Ray runtime environment. flax and optax are
+only imported for the transformer, orbax only when checkpointing, so the seed's default needs just
+``jax`` and ``ray[train]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+MODELS = ("linear", "transformer")
+RUNNERS = ("ray", "plain")
+ACCELERATORS = ("tpu", "gpu", "cpu")
+DTYPES = ("float32", "bfloat16")
+ATTENTION_IMPLS = ("xla", "cudnn")
+# Ray 2.53 accelerator types (ray.util.accelerators) usable with ScalingConfig(use_tpu=True).
+TPU_ACCELERATOR_TYPES = ("TPU-V2", "TPU-V3", "TPU-V4", "TPU-V5P", "TPU-V5LITEPOD", "TPU-V6E")
+GPU_ACCELERATOR_TYPES = ("V100", "P100", "T4", "P4", "A10G", "L4", "L40S", "A100", "H100", "H200", "B200")
+
+# Peak dense bf16 TFLOP/s per chip, from the vendors' data sheets. Keys: Ray accelerator types, matched
+# first against PLANB_ACCELERATOR_TYPE, then as a pattern against jax's device_kind.
+PEAK_TFLOPS: dict[str, float] = {
+    "TPU-V4": 275.0,
+    "TPU-V5LITEPOD": 197.0,  # v5e
+    "TPU-V5P": 459.0,
+    "TPU-V6E": 918.0,  # Trillium
+    "A100": 312.0,
+    "H100": 989.0,  # SXM
+    "H200": 989.0,  # SXM, same compute as H100
+    "B200": 2250.0,
+    "L4": 121.0,
+}
+# jax device_kind patterns -> PEAK_TFLOPS key (order matters: first match wins).
+DEVICE_KIND_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"H200", "H200"),
+    (r"H100", "H100"),
+    (r"A100", "A100"),
+    (r"B200", "B200"),
+    (r"\bL4\b", "L4"),
+    (r"TPU v6", "TPU-V6E"),
+    (r"TPU v5 ?lite|TPU v5e", "TPU-V5LITEPOD"),
+    (r"TPU v5", "TPU-V5P"),
+    (r"TPU v4", "TPU-V4"),
+)
+WARMUP_STEPS = 2  # steps excluded from throughput (compilation)
+DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; ``variable`` names it, ``choices`` lists valid values."""
+
+    def __init__(self, variable: str, message: str, choices: Sequence[str] = ()) -> None:
+        self.variable = variable
+        self.choices = tuple(choices)
+        text = f"{variable}: {message}"
+        if self.choices:
+            text += f" (valid choices: {', '.join(self.choices)})"
+        super().__init__(text)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Validated configuration; build it with :func:`load_config`."""
+
+    model: str = "linear"
+    runner: str = "ray"
+    accelerator: str = "tpu"
+    num_workers: int = 4
+    chips_per_worker: int = 4
+    cpus_per_worker: int | None = None
+    topology: str = "4x4"
+    accelerator_type: str = "TPU-V6E"
+    epochs: int = 50
+    log_every: int = 10
+    checkpoint_dir: str = ""
+    checkpoint_every: int = 100
+    checkpoint_keep: int = 3
+    stop_after: int = 0
+    seed: int = 0
+    learning_rate: float = 0.1
+    batch_per_device: int = 8
+    seq_len: int = 128
+    vocab_size: int = 256
+    d_model: int = 128
+    num_layers: int = 2
+    num_heads: int = 4
+    dtype: str = "float32"
+    attention: str = "xla"
+    peak_tflops: float | None = None
+    metrics_file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
+        return cls(**dict(data))
+
+    def topology_chips(self) -> int:
+        return math.prod(int(part) for part in self.topology.split("x"))
+
+    def tpu_hosts(self) -> int:
+        return max(1, self.topology_chips() // self.chips_per_worker)
+
+
+# --------------------------------------------------------------------------------------------------
+# Configuration: environment + command line -> TrainConfig
+# --------------------------------------------------------------------------------------------------
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: Sequence[str]) -> str:
+    value = env.get(name, "").strip().lower() or default
+    if value not in choices:
+        raise ConfigError(name, f"unknown value {value!r}", choices)
+    return value
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be an integer, got {raw!r}") from None
+    if value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ConfigError(name, f"must be {kind}, got {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be a number, got {raw!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(name, f"must be a positive number, got {raw!r}")
+    return value
+
+
+def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
+    """Read and validate ``PLANB_*`` variables from ``env`` (default: ``os.environ``)."""
+    env = os.environ if env is None else env
+    model = _choice(env, "PLANB_MODEL", "linear", MODELS)
+    runner = _choice(env, "PLANB_RUNNER", "ray", RUNNERS)
+    accelerator = _choice(env, "PLANB_ACCELERATOR", "tpu", ACCELERATORS)
+    num_workers = _int(env, "PLANB_NUM_WORKERS", 4)
+    chips_per_worker = _int(env, "PLANB_CHIPS_PER_WORKER", 4)
+    cpus_raw = env.get("PLANB_CPUS_PER_WORKER", "").strip()
+    cpus_per_worker: int | None = _int(env, "PLANB_CPUS_PER_WORKER", 1) if cpus_raw else None
+    if cpus_per_worker is None and accelerator == "cpu":
+        cpus_per_worker = 1
+
+    topology = env.get("PLANB_TOPOLOGY", "").strip().lower() or "4x4"
+    if not re.fullmatch(r"[1-9][0-9]*(x[1-9][0-9]*){1,2}", topology):
+        raise ConfigError("PLANB_TOPOLOGY", f"must look like 4x4 or 2x2x4 (positive sizes), got {topology!r}")
+
+    accel_type = env.get("PLANB_ACCELERATOR_TYPE", "").strip().upper()
+    if accelerator == "tpu":
+        accel_type = accel_type or "TPU-V6E"
+        if accel_type not in TPU_ACCELERATOR_TYPES:
+            raise ConfigError(
+                "PLANB_ACCELERATOR_TYPE",
+                f"unknown TPU type {accel_type!r}: Ray 2.53 schedules only the TPU types listed",
+                TPU_ACCELERATOR_TYPES,
+            )
+    elif accelerator == "gpu":
+        if accel_type and accel_type not in GPU_ACCELERATOR_TYPES:
+            raise ConfigError(
+                "PLANB_ACCELERATOR_TYPE",
+                f"unknown GPU type {accel_type!r} (or leave it empty for any GPU)",
+                GPU_ACCELERATOR_TYPES,
+            )
+    elif accel_type:
+        raise ConfigError("PLANB_ACCELERATOR_TYPE", f"must be empty with PLANB_ACCELERATOR=cpu, got {accel_type!r}")
+
+    default_lr = 0.1 if model == "linear" else 3e-3
+    learning_rate = _float(env, "PLANB_LEARNING_RATE", default_lr)
+    assert learning_rate is not None
+    cfg = TrainConfig(
+        model=model,
+        runner=runner,
+        accelerator=accelerator,
+        num_workers=num_workers,
+        chips_per_worker=chips_per_worker,
+        cpus_per_worker=cpus_per_worker,
+        topology=topology,
+        accelerator_type=accel_type,
+        epochs=_int(env, "PLANB_EPOCHS", 50 if model == "linear" else 200),
+        log_every=_int(env, "PLANB_LOG_EVERY", 10),
+        checkpoint_dir=env.get("PLANB_CHECKPOINT_DIR", "").strip(),
+        checkpoint_every=_int(env, "PLANB_CHECKPOINT_EVERY", 100),
+        checkpoint_keep=_int(env, "PLANB_CHECKPOINT_KEEP", 3),
+        stop_after=_int(env, "PLANB_STOP_AFTER", 0, minimum=0),
+        seed=_int(env, "PLANB_SEED", 0, minimum=0),
+        learning_rate=learning_rate,
+        batch_per_device=_int(env, "PLANB_BATCH_PER_DEVICE", 8),
+        seq_len=_int(env, "PLANB_SEQ_LEN", 128, minimum=2),
+        vocab_size=_int(env, "PLANB_VOCAB_SIZE", 256, minimum=8),
+        d_model=_int(env, "PLANB_D_MODEL", 128),
+        num_layers=_int(env, "PLANB_NUM_LAYERS", 2),
+        num_heads=_int(env, "PLANB_NUM_HEADS", 4),
+        dtype=_choice(env, "PLANB_DTYPE", "float32", DTYPES),
+        attention=_choice(env, "PLANB_ATTENTION", "xla", ATTENTION_IMPLS),
+        peak_tflops=_float(env, "PLANB_PEAK_TFLOPS", None),
+        metrics_file=env.get("PLANB_METRICS_FILE", "").strip(),
+    )
+    if cfg.d_model % cfg.num_heads:
+        raise ConfigError("PLANB_NUM_HEADS", f"must divide PLANB_D_MODEL={cfg.d_model}, got {cfg.num_heads}")
+    if accelerator == "tpu":
+        _check_tpu_topology(cfg)
+    return cfg
+
+
+def _check_tpu_topology(cfg: TrainConfig) -> None:
+    chips = cfg.topology_chips()
+    if cfg.chips_per_worker > chips or chips % cfg.chips_per_worker:
+        raise ConfigError(
+            "PLANB_CHIPS_PER_WORKER",
+            f"{cfg.chips_per_worker} chips per worker does not divide the {chips} chips of "
+            f"PLANB_TOPOLOGY={cfg.topology}",
+        )
+    hosts = cfg.tpu_hosts()
+    # One worker per host of each slice: a multi-slice job (the chart's workers.replicas > 1)
+    # has a whole multiple of the hosts of one slice.
+    if cfg.num_workers % hosts:
+        raise ConfigError(
+            "PLANB_NUM_WORKERS",
+            f"{cfg.num_workers} does not match PLANB_TOPOLOGY={cfg.topology}: {chips} chips / "
+            f"PLANB_CHIPS_PER_WORKER={cfg.chips_per_worker} = {hosts} hosts, one worker per host; "
+            f"set PLANB_NUM_WORKERS={hosts} (one slice) or a multiple of {hosts} (several slices)",
+            (str(hosts),),
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# Checkpoints (Orbax)
+# --------------------------------------------------------------------------------------------------
+
+
+class Checkpointer:
+    """Orbax CheckpointManager over ``cfg.checkpoint_dir``; a no-op when it is empty."""
+
+    def __init__(self, cfg: TrainConfig, writer: bool) -> None:
+        self.enabled = bool(cfg.checkpoint_dir)
+        self.every = cfg.checkpoint_every
+        self.writer = writer
+        self._manager: Any = None
+        if not self.enabled:
+            return
+        import orbax.checkpoint as ocp
+
+        self._ocp = ocp
+        directory = cfg.checkpoint_dir
+        if "://" not in directory:
+            directory = os.path.abspath(directory)
+        options = ocp.CheckpointManagerOptions(max_to_keep=cfg.checkpoint_keep, create=writer, read_only=not writer)
+        self._manager = ocp.CheckpointManager(directory, options=options)
+
+    def latest_step(self) -> int | None:
+        if not self.enabled:
+            return None
+        step = self._manager.latest_step()
+        return None if step is None else int(step)
+
+    def restore(self, step: int, like: Any) -> Any:
+        abstract = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding),  # type: ignore[no-untyped-call]
+            like,
+        )
+        return self._manager.restore(step, args=self._ocp.args.StandardRestore(abstract))
+
+    def maybe_save(self, step: int, state: Any, force: bool = False) -> bool:
+        if not (self.enabled and self.writer):
+            return False
+        if not force and step % self.every:
+            return False
+        if step in self._manager.all_steps():
+            return False
+        self._manager.save(step, args=self._ocp.args.StandardSave(state), force=True)
+        return True
+
+    def close(self) -> None:
+        if self._manager is not None:
+            self._manager.wait_until_finished()
+            self._manager.close()
+
+
+# --------------------------------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Task:
+    """What the generic loop needs from a model."""
+
+    state: Any  # pytree with the parameters (and optimizer state); what is checkpointed
+    step_fn: Callable[[Any, int], tuple[Any, jax.Array]]  # (state, step) -> (state, loss)
+    tokens_per_step: int = 0
+    flops_per_step: float = 0.0
+    describe: str = ""
+
+
+def linear_task(cfg: TrainConfig) -> Task:
+    """The seed's linear regression: 1000 x 10 features, full-batch gradient descent."""
+    key = jax.random.PRNGKey(cfg.seed)
+    x = jax.random.normal(key, (1000, 10))
+    w_true = jax.random.normal(key, (10, 1))
+    y = jnp.dot(x, w_true)
+    lr = cfg.learning_rate
+
+    # The weights are a global array replicated over every device, so that with jax.distributed
+    # (several processes) the checkpoint holds one logical array, not one per process.
+    replicated = _replicated_sharding()
+    w0 = np.zeros((10, 1), np.float32)
+
+    def loss_fn(w: jax.Array) -> jax.Array:
+        return jnp.mean((jnp.dot(x, w) - y) ** 2)
+
+    def update(state: dict[str, jax.Array]) -> tuple[dict[str, jax.Array], jax.Array]:
+        loss, grad = jax.value_and_grad(loss_fn)(state["w"])
+        return {"w": state["w"] - lr * grad}, loss
+
+    jitted = jax.jit(update, out_shardings=(replicated, replicated))
+
+    def step_fn(state: Any, step: int) -> tuple[Any, jax.Array]:
+        return cast(tuple[Any, jax.Array], jitted(state))
+
+    state = {"w": jax.make_array_from_callback(w0.shape, replicated, lambda idx: w0[idx])}
+    return Task(state=state, step_fn=step_fn, describe="linear regression 10 -> 1")
+
+
+def _replicated_sharding() -> Any:
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    return NamedSharding(Mesh(np.array(jax.devices()), ("data",)), P())  # type: ignore[no-untyped-call]
+
+
+def synthetic_batch(seed: int, step: int, batch: int, seq_len: int, vocab: int) -> np.ndarray:
+    """Deterministic batch for ``step``: arithmetic progressions modulo ``vocab``."""
+    rng = np.random.default_rng([seed, step])
+    start = rng.integers(0, vocab, size=(batch, 1))
+    stride = rng.integers(1, 8, size=(batch, 1))
+    return ((start + stride * np.arange(seq_len)[None, :]) % vocab).astype(np.int32)
+
+
+def make_lm(cfg: TrainConfig) -> Any:
+    """A pre-norm decoder-only transformer LM (Flax linen)."""
+    import flax.linen as nn
+
+    dtype = jnp.bfloat16 if cfg.dtype == "bfloat16" else jnp.float32
+    d, h = cfg.d_model, cfg.num_heads
+    impl: Any = cfg.attention
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x: jax.Array) -> jax.Array:
+            b, t, _ = x.shape
+            y = nn.LayerNorm(dtype=dtype)(x)
+            qkv = nn.Dense(3 * d, use_bias=False, dtype=dtype, name="qkv")(y)
+            q, k, v = (a.reshape(b, t, h, d // h) for a in jnp.split(qkv, 3, axis=-1))
+            att = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=impl)
+            x = x + nn.Dense(d, use_bias=False, dtype=dtype, name="proj")(att.reshape(b, t, d))
+            y = nn.LayerNorm(dtype=dtype)(x)
+            y = nn.Dense(4 * d, dtype=dtype, name="mlp_in")(y)
+            y = nn.Dense(d, dtype=dtype, name="mlp_out")(nn.gelu(y))
+            return x + y
+
+    class LM(nn.Module):
+        @nn.compact
+        def __call__(self, tokens: jax.Array) -> jax.Array:
+            x = nn.Embed(cfg.vocab_size, d, dtype=dtype, name="embed")(tokens)
+            pos = self.param("pos_embed", nn.initializers.normal(0.02), (cfg.seq_len, d))
+            x = x + pos[None, : tokens.shape[1]].astype(dtype)
+            for i in range(cfg.num_layers):
+                x = Block(name=f"block_{i}")(x)
+            x = nn.LayerNorm(dtype=dtype)(x)
+            return nn.Dense(cfg.vocab_size, use_bias=False, dtype=dtype, name="head")(x)
+
+    return LM()
+
+
+def matmul_params(params: Any) -> int:
+    """Parameters used in matrix multiplies: all but the embedding tables."""
+    total = 0
+    for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+        names = "/".join(str(getattr(p, "key", p)) for p in path)
+        if "embed" not in names:
+            total += int(np.prod(leaf.shape))
+    return total
+
+
+def model_flops_per_step(cfg: TrainConfig, n_matmul: int, global_batch: int) -> float:
+    tokens = global_batch * cfg.seq_len
+    return float(tokens) * (6.0 * n_matmul + 12.0 * cfg.num_layers * cfg.d_model * cfg.seq_len)
+
+
+def transformer_task(cfg: TrainConfig) -> Task:
+    import optax
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    devices = np.array(jax.devices())
+    mesh = Mesh(devices, ("data",))
+    batch_sharding = NamedSharding(mesh, P("data"))  # type: ignore[no-untyped-call]
+    replicated = NamedSharding(mesh, P())  # type: ignore[no-untyped-call]
+    global_batch = cfg.batch_per_device * devices.size
+
+    model = make_lm(cfg)
+    tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(cfg.learning_rate, b2=0.95))
+
+    def init() -> dict[str, Any]:
+        params = model.init(jax.random.PRNGKey(cfg.seed), jnp.zeros((1, cfg.seq_len), jnp.int32))
+        return {"params": params, "opt_state": tx.init(params)}
+
+    state = jax.jit(init, out_shardings=replicated)()
+
+    def loss_fn(params: Any, tokens: jax.Array) -> jax.Array:
+        logits = model.apply(params, tokens[:, :-1]).astype(jnp.float32)
+        return cast(jax.Array, optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean())
+
+    def train_step(state: dict[str, Any], tokens: jax.Array) -> tuple[dict[str, Any], jax.Array]:
+        loss, grads = jax.value_and_grad(loss_fn)(state["params"], tokens)
+        updates, opt_state = tx.update(grads, state["opt_state"], state["params"])
+        return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, loss
+
+    jitted = jax.jit(
+        train_step,
+        in_shardings=(replicated, batch_sharding),
+        out_shardings=(replicated, replicated),
+        donate_argnums=0,
+    )
+    shape = (global_batch, cfg.seq_len + 1)  # inputs are tokens[:, :-1], targets tokens[:, 1:]
+
+    def step_fn(state: Any, step: int) -> tuple[Any, jax.Array]:
+        host = synthetic_batch(cfg.seed, step, global_batch, cfg.seq_len + 1, cfg.vocab_size)
+        tokens = jax.make_array_from_callback(shape, batch_sharding, lambda idx: host[idx])
+        return cast(tuple[Any, jax.Array], jitted(state, tokens))
+
+    n_matmul = matmul_params(state["params"])
+    n_total = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(state["params"]))
+    return Task(
+        state=state,
+        step_fn=step_fn,
+        tokens_per_step=global_batch * cfg.seq_len,
+        flops_per_step=model_flops_per_step(cfg, n_matmul, global_batch),
+        describe=(
+            f"transformer LM: {n_total:,} params ({n_matmul:,} in matmuls), {cfg.num_layers} layers, "
+            f"d_model {cfg.d_model}, {cfg.num_heads} heads, seq {cfg.seq_len}, vocab {cfg.vocab_size}, "
+            f"global batch {global_batch} over {devices.size} device(s), {cfg.dtype}"
+        ),
+    )
+
+
+def peak_tflops_per_chip(cfg: TrainConfig) -> float | None:
+    """Peak TFLOP/s of one device: PLANB_PEAK_TFLOPS, else the table by accelerator type / kind."""
+    if cfg.peak_tflops:
+        return cfg.peak_tflops
+    if cfg.accelerator == "cpu":
+        return None
+    if cfg.accelerator_type in PEAK_TFLOPS:
+        return PEAK_TFLOPS[cfg.accelerator_type]
+    kind = jax.devices()[0].device_kind
+    for pattern, key in DEVICE_KIND_PATTERNS:
+        if re.search(pattern, kind):
+            return PEAK_TFLOPS[key]
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The loop (shared by both runners)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class RunResult:
+    state: Any
+    start_step: int
+    end_step: int
+    losses: dict[int, float]
+    step_times: list[float]
+    metrics: dict[str, Any]
+
+
+def train_loop(
+    cfg: TrainConfig,
+    rank: int = 0,
+    world_size: int = 1,
+    report: Callable[[dict[str, Any]], None] | None = None,
+) -> RunResult:
+    """Train ``cfg.model`` from the newest checkpoint (if any) up to ``cfg.epochs`` steps."""
+    print(f"Local Devices: {jax.local_devices()}")
+    task = linear_task(cfg) if cfg.model == "linear" else transformer_task(cfg)
+    print(f"Model: {task.describe}")
+    # With jax.distributed every process takes part in saving; independent replicas: worker 0 only.
+    ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0)
+    state, start = task.state, 0
+    latest = ckpt.latest_step()
+    if latest is not None:
+        state = ckpt.restore(latest, state)
+        start = latest
+        print(f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir}")
+    elif ckpt.enabled:
+        print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
+
+    peak = peak_tflops_per_chip(cfg) if cfg.model == "transformer" else None
+    n_dev = jax.device_count()
+    end = cfg.epochs if not cfg.stop_after else min(cfg.epochs, start + cfg.stop_after)
+    losses: dict[int, float] = {}
+    step_times: list[float] = []
+    report_s = 0.0  # time spent in ray.train.report
+    print("Starting training...")
+    last = time.perf_counter()
+    for step in range(start, end):
+        state, loss = task.step_fn(state, step)
+        if step % cfg.log_every == 0 or step == end - 1:
+            value = float(loss)
+            losses[step] = value
+            metrics: dict[str, Any] = {"loss": value, "epoch": step}
+            if cfg.model == "linear":
+                if step % cfg.log_every == 0:  # the seed's lines only
+                    print(f"Epoch {step}: Loss {value:.4f}")
+            else:
+                text = f"Step {step}: loss {value:.4f}"
+                if len(step_times) > WARMUP_STEPS:
+                    tps = task.tokens_per_step / float(np.mean(step_times[WARMUP_STEPS:]))
+                    metrics["tokens_per_s"] = tps
+                    text += f", {tps:,.0f} tokens/s"
+                    if peak:
+                        mfu = tps / task.tokens_per_step * task.flops_per_step / (peak * 1e12 * n_dev)
+                        metrics["mfu"] = mfu
+                        text += f", MFU {100 * mfu:.1f}%"
+                print(text)
+            if report is not None:
+                t_report = time.perf_counter()
+                report(metrics)
+                report_s += time.perf_counter() - t_report
+        else:
+            loss.block_until_ready()
+        ckpt.maybe_save(step + 1, state)
+        now = time.perf_counter()
+        step_times.append(now - last)
+        last = now
+    ckpt.maybe_save(end, state, force=True)
+    ckpt.close()
+
+    steady = step_times[WARMUP_STEPS:] if len(step_times) > WARMUP_STEPS else step_times
+    mean_step = float(np.mean(steady)) if steady else float("nan")
+    summary: dict[str, Any] = {
+        "model": cfg.model,
+        "runner": cfg.runner,
+        "rank": rank,
+        "world_size": world_size,
+        "devices": n_dev,
+        "start_step": start,
+        "end_step": end,
+        "first_loss": losses[min(losses)] if losses else None,
+        "final_loss": losses[max(losses)] if losses else None,
+        "steady_steps": len(steady),
+        "mean_step_s": mean_step,
+        "median_step_s": float(np.median(steady)) if steady else float("nan"),
+        "p25_step_s": float(np.percentile(steady, 25)) if steady else float("nan"),
+        "max_step_s": float(np.max(steady)) if steady else float("nan"),
+        "report_s": report_s,
+    }
+    if cfg.model == "transformer" and steady:
+        tps = task.tokens_per_step / mean_step
+        summary.update(tokens_per_step=task.tokens_per_step, tokens_per_s=tps)
+        summary["model_tflops_per_step"] = task.flops_per_step / 1e12
+        summary["peak_tflops_per_chip"] = peak
+        if peak:
+            summary["mfu"] = tps / task.tokens_per_step * task.flops_per_step / (peak * 1e12 * n_dev)
+    if cfg.metrics_file and rank == 0:
+        with open(cfg.metrics_file, "w", encoding="utf-8") as fh:
+            json.dump(summary, fh)
+    return RunResult(state, start, end, losses, step_times, summary)
+
+
+# --------------------------------------------------------------------------------------------------
+# Runners
+# --------------------------------------------------------------------------------------------------
+
+
+def train_func(config: dict[str, Any]) -> None:
+    """Ray Train worker entry point (``train_loop_per_worker``)."""
+    import ray.train
+
+    cfg = TrainConfig.from_dict(config)
+    ctx = ray.train.get_context()
+    train_loop(cfg, ctx.get_world_rank(), ctx.get_world_size(), report=ray.train.report)
+    print("Training Complete!")
+    time.sleep(3)  # as the seed: let the log lines reach the driver before the worker exits
+
+
+def scaling_config_kwargs(cfg: TrainConfig) -> dict[str, Any]:
+    """Arguments of ``ray.train.ScalingConfig`` for ``cfg`` (kept separate so tests can check it)."""
+    resources: dict[str, float] = {}
+    kwargs: dict[str, Any] = {"num_workers": cfg.num_workers}
+    if cfg.accelerator == "tpu":
+        resources["TPU"] = cfg.chips_per_worker
+        kwargs.update(use_tpu=True, topology=cfg.topology, accelerator_type=cfg.accelerator_type)
+    elif cfg.accelerator == "gpu":
+        resources["GPU"] = cfg.chips_per_worker
+        kwargs["use_gpu"] = True
+        if cfg.accelerator_type:
+            kwargs["accelerator_type"] = cfg.accelerator_type
+    if cfg.cpus_per_worker is not None:
+        resources["CPU"] = cfg.cpus_per_worker
+    kwargs["resources_per_worker"] = resources
+    return kwargs
+
+
+def run_ray(cfg: TrainConfig) -> None:
+    import ray
+    from ray.train.v2.api.config import RunConfig, ScalingConfig
+    from ray.train.v2.jax import JaxTrainer
+
+    # Each ray.train.report blocks until the controller has collected the previous one, and the
+    # controller looks once per health-check interval (Ray's default 2 s): reporting every 10 fast
+    # steps would stall training. Ray propagates this variable from the driver to the controller.
+    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", DEFAULT_RAY_POLL_S)
+    started_here = False
+    if not ray.is_initialized():
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init()  # in the cluster: the RayJob's Ray cluster
+        else:
+            need = cfg.num_workers * (cfg.cpus_per_worker or 1)
+            num_cpus = max(need, 1) if cfg.accelerator == "cpu" else None
+            # A private single-machine cluster on loopback only, without the dashboard.
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
+        started_here = True
+    try:
+        trainer = JaxTrainer(
+            train_loop_per_worker=train_func,
+            train_loop_config=cfg.to_dict(),
+            scaling_config=ScalingConfig(**scaling_config_kwargs(cfg)),
+            run_config=RunConfig(name=f"planb-{cfg.model}-{int(time.time())}"),
+        )
+        result = trainer.fit()
+        print(f"Run Result: {result.metrics}")
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_plain(cfg: TrainConfig) -> RunResult:
+    result = train_loop(cfg)
+    print("Training Complete!")
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------------
+
+CLI_FLAGS: tuple[str, ...] = (
+    "PLANB_MODEL",
+    "PLANB_RUNNER",
+    "PLANB_ACCELERATOR",
+    "PLANB_NUM_WORKERS",
+    "PLANB_CHIPS_PER_WORKER",
+    "PLANB_CPUS_PER_WORKER",
+    "PLANB_TOPOLOGY",
+    "PLANB_ACCELERATOR_TYPE",
+    "PLANB_EPOCHS",
+    "PLANB_LOG_EVERY",
+    "PLANB_CHECKPOINT_DIR",
+    "PLANB_CHECKPOINT_EVERY",
+    "PLANB_CHECKPOINT_KEEP",
+    "PLANB_STOP_AFTER",
+    "PLANB_SEED",
+    "PLANB_LEARNING_RATE",
+    "PLANB_BATCH_PER_DEVICE",
+    "PLANB_SEQ_LEN",
+    "PLANB_VOCAB_SIZE",
+    "PLANB_D_MODEL",
+    "PLANB_NUM_LAYERS",
+    "PLANB_NUM_HEADS",
+    "PLANB_DTYPE",
+    "PLANB_ATTENTION",
+    "PLANB_PEAK_TFLOPS",
+    "PLANB_METRICS_FILE",
+)
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[dict[str, str], bool]:
+    parser = argparse.ArgumentParser(
+        description="planb training job (seed: JAX linear regression under Ray Train JaxTrainer). "
+        "Every flag overrides the PLANB_* environment variable of the same name.",
+    )
+    for name in CLI_FLAGS:
+        flag = "--" + name.removeprefix("PLANB_").lower().replace("_", "-")
+        parser.add_argument(flag, dest=name, metavar="VALUE", help=f"overrides ${name}")
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    args = vars(parser.parse_args(argv))
+    show = bool(args.pop("print_config"))
+    return {k: str(v) for k, v in args.items() if v is not None}, show
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    overrides, show = parse_args(argv)
+    try:
+        cfg = load_config({**os.environ, **overrides})
+    except ConfigError as exc:
+        print(f"planb train: configuration error: {exc}", file=sys.stderr)
+        return 2
+    if show:
+        print(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        return 0
+    if cfg.runner == "plain":
+        run_plain(cfg)
+    else:
+        run_ray(cfg)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
