@@ -1,13 +1,23 @@
-"""Bad values are refused by the schema or a template `fail`, with helm's real message naming the value."""
+"""Bad values are refused by the schema or a template `fail`, with helm's real message naming the value.
+
+Values that pass are checked too: every shipped values file and every catalog profile renders.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from planb.catalog import golden
+from planb.catalog import golden, profiles, tpu, values
 from tests.chart.conftest import Helm
 
 SCHEMA = "values don't meet the specifications of the schema(s)"
+#: The end of every TPU slice refusal: where correct values come from.
+VALUES_FIX = "or use a values file from charts/planb/values/"
+V4 = str(golden.CHART_DIR / "values" / "tpu-v4-2x2x2.yaml")
+V6E = ", ".join(tpu.V6E.topologies)
+TPU_LABELS = ", ".join(sorted(gen.gke_accelerator for gen in tpu.GENERATIONS))
 
 # (what, helm args, text expected in helm's stderr)
 CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
@@ -84,13 +94,94 @@ CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
         ("--set", "fullnameOverride=" + "a" * 48),
         [SCHEMA, "/fullnameOverride"],
     ),
+    (
+        "topology no TPU forms",
+        ("--set", "accelerator.topology=4x5"),
+        ["accelerator.topology=4x5 is not a TPU v6e slice shape (accelerator.gkeAccelerator=tpu-v6e-slice)", V6E],
+    ),
+    (
+        "topology no TPU forms, queues mode",
+        ("--set", "mode=queues", "--set", "accelerator.topology=4x5"),
+        ["accelerator.topology=4x5 is not a TPU v6e slice shape", f"set topology to one of {V6E} {VALUES_FIX}"],
+    ),
+    (
+        "3D topology on a 2D generation",
+        ("--set", "accelerator.topology=2x2x2"),
+        ["accelerator.topology=2x2x2 is 3D but TPU v6e (accelerator.gkeAccelerator=tpu-v6e-slice) forms 2D slices"],
+    ),
+    (
+        "2D topology on a 3D generation",
+        ("-f", V4, "--set", "accelerator.topology=2x4"),
+        ["accelerator.topology=2x4 is 2D but TPU v4 (accelerator.gkeAccelerator=tpu-v4-podslice) forms 3D slices"],
+    ),
+    (
+        "hosts x chips per host is not the topology",
+        ("--set", "accelerator.hostsPerSlice=3"),
+        [
+            "accelerator.hostsPerSlice=3 but accelerator.topology=4x4 has 16 chips = 4 hosts x "
+            f"accelerator.chipsPerHost=4: set hostsPerSlice to 4 {VALUES_FIX}"
+        ],
+    ),
+    (
+        "3D slice with the wrong host count",
+        ("-f", V4, "--set", "accelerator.hostsPerSlice=1"),
+        [
+            "accelerator.hostsPerSlice=1 but accelerator.topology=2x2x2 has 8 chips = 2 hosts x "
+            "accelerator.chipsPerHost=4: set hostsPerSlice to 2"
+        ],
+    ),
+    (
+        "chips per host no machine type of the topology has",
+        ("--set", "accelerator.chipsPerHost=8", "--set", "accelerator.hostsPerSlice=2"),
+        [
+            "accelerator.chipsPerHost=8 but TPU v6e forms accelerator.topology=4x4 from hosts of 4 chips "
+            "(ct6e-standard-4t): set chipsPerHost to 4 and hostsPerSlice to 4"
+        ],
+    ),
+    (
+        "chips per host of a topology two machine types form",
+        ("--set", "accelerator.topology=2x4", "--set", "accelerator.chipsPerHost=2"),
+        [
+            "from hosts of 4 chips (ct6e-standard-4t) or 8 chips (ct6e-standard-8t): "
+            "set chipsPerHost to 4 and hostsPerSlice to 2, or chipsPerHost to 8 and hostsPerSlice to 1"
+        ],
+    ),
+    (
+        "unknown TPU accelerator label",
+        ("--set", "accelerator.gkeAccelerator=tpu-v9-slice"),
+        [
+            "accelerator.gkeAccelerator=tpu-v9-slice is not a TPU accelerator label GKE sets",
+            f"set it to one of {TPU_LABELS} {VALUES_FIX}",
+        ],
+    ),
+    (
+        "negative accelerator quota",
+        ("--set", "mode=queues", "--set", "queues.quotas.onDemand.accelerator=-16"),
+        [SCHEMA, "at '/queues/quotas/onDemand/accelerator': minimum: got -16, want 0"],
+    ),
+    (
+        "negative CPU quota of plan B",
+        ("--set", "mode=queues", "--set", "queues.quotas.dws.cpu=-1"),
+        [SCHEMA, "at '/queues/quotas/dws/cpu': minimum: got -1, want 0"],
+    ),
+    (
+        "negative memory quota as a string",
+        ("--set", "mode=queues", "--set-string", "queues.quotas.defaultCpu.memory=-20Gi"),
+        [SCHEMA, "/queues/quotas/defaultCpu/memory"],
+    ),
+    (
+        "negative worker CPU request",
+        ("--set", "job.workers.resources.cpu=-8"),
+        [SCHEMA, "at '/job/workers/resources/cpu': minimum: got -8, want 0"],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("what", "args", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_refused(helm: Helm, what: str, args: tuple[str, ...], expected: list[str]) -> None:
     done = helm("template", "job-1", str(golden.CHART_DIR), *args)
-    assert done.returncode != 0, f"{what}: helm accepted {args}"
+    assert done.returncode == 1, f"{what}: helm exited {done.returncode} for {args}:\n{done.stderr}"
+    assert done.stdout == "", f"{what}: helm rendered something"
     for text in expected:
         assert text in done.stderr, f"{what}: {text!r} not in helm's stderr:\n{done.stderr}"
 
@@ -102,5 +193,43 @@ def test_release_name_too_long_is_refused(helm: Helm) -> None:
     assert f'release name "{name}" is 49 characters long' in done.stderr
 
 
-def test_at_least_twelve_cases() -> None:
-    assert len(CASES) >= 12
+# (what, helm args): values that look unusual but run, so they must render.
+ACCEPTED: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "2x4 from one 8-chip host",
+        (
+            "--set",
+            "accelerator.topology=2x4",
+            "--set",
+            "accelerator.chipsPerHost=8",
+            "--set",
+            "accelerator.hostsPerSlice=1",
+        ),
+    ),
+    ("2x4 from two 4-chip hosts", ("--set", "accelerator.topology=2x4", "--set", "accelerator.hostsPerSlice=2")),
+    ("no on-demand quota (plan B only)", ("--set", "mode=queues", "--set", "queues.quotas.onDemand.accelerator=0")),
+]
+
+
+@pytest.mark.parametrize(("what", "args"), ACCEPTED, ids=[c[0] for c in ACCEPTED])
+def test_accepted(helm: Helm, what: str, args: tuple[str, ...]) -> None:
+    done = helm("template", "job-1", str(golden.CHART_DIR), *args)
+    assert (done.returncode, done.stderr) == (0, ""), f"{what}: {done.stderr}"
+
+
+@pytest.mark.parametrize("mode", ["job", "queues"])
+@pytest.mark.parametrize("profile", values.SHIPPED)
+def test_shipped_values_file_renders(helm: Helm, profile: str, mode: str) -> None:
+    vfile = golden.CHART_DIR / "values" / f"{profile}.yaml"
+    done = helm("template", "job-1", str(golden.CHART_DIR), "-f", str(vfile), "--set", f"mode={mode}")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.count("\nkind: ") >= 2
+
+
+@pytest.mark.parametrize("profile", list(profiles.PROFILES))
+def test_every_catalog_profile_passes_the_chart_checks(helm: Helm, tmp_path: Path, profile: str) -> None:
+    """What `planb values PROFILE` prints is what the chart accepts, for every profile of the catalog."""
+    vfile = tmp_path / "values.yaml"
+    vfile.write_text(values.render(profile))
+    done = helm("template", "job-1", str(golden.CHART_DIR), "-f", str(vfile))
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr

@@ -106,10 +106,66 @@ Checks across values that a JSON schema cannot express; each failure names the v
 {{- else if and (eq $acc.kind "gpu") $acc.topology -}}
 {{- fail (printf "accelerator.topology %q is set for a GPU profile: GPUs have no slice topology, leave it empty" $acc.topology) -}}
 {{- end -}}
+{{- if and (eq $acc.kind "tpu") $acc.topology -}}
+{{- include "planb.validateTpuSlice" . -}}
+{{- end -}}
 {{- if and .Values.job.elastic .Values.dws.enabled -}}
 {{- fail "job.elastic=true cannot be combined with dws.enabled=true: Kueue v0.19 does not support elastic jobs (ElasticJobsViaWorkloadSlices) with a ProvisioningRequest admission check, since a ProvisioningRequest cannot be resized and a scale-up would need a second request for the difference (kubernetes-sigs/kueue#6829). Set dws.enabled=false (plan A only) for an elastic job, or job.elastic=false." -}}
 {{- end -}}
 {{- if and .Values.job.elastic (lt (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
 {{- fail (printf "job.workers.maxReplicas (%d) is below job.workers.replicas (%d): an elastic job scales between them" (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
+{{- end -}}
+{{- end -}}
+
+
+{{/*
+A TPU slice the values describe must exist on GKE, or its workers pend forever. Which topologies a
+TPU generation forms, and from hosts of how many chips, is a catalog fact: the chart reads it from
+files/tpu-topologies.yaml, which `make values` generates from src/planb/catalog (a test fails when
+it is stale), so no second hand-typed list can drift. A check of the 2D/3D shape alone would pass
+4x5 or 2x2x3, which no TPU forms. Checked in order: the accelerator label, the topology's
+dimensions, the topology, chips per host, then the arithmetic chips = hostsPerSlice x chipsPerHost.
+*/}}
+{{- define "planb.validateTpuSlice" -}}
+{{- $acc := .Values.accelerator -}}
+{{- $fix := "or use a values file from charts/planb/values/ (`planb values PROFILE` writes one for any catalog profile)" -}}
+{{- $table := .Files.Get "files/tpu-topologies.yaml" | fromYaml -}}
+{{- if or (not $table) (hasKey $table "Error") -}}
+{{- fail "files/tpu-topologies.yaml is missing or unreadable in the chart: regenerate it with `make values`" -}}
+{{- end -}}
+{{- $tpu := get $table $acc.gkeAccelerator -}}
+{{- if not $tpu -}}
+{{- fail (printf "accelerator.gkeAccelerator=%s is not a TPU accelerator label GKE sets, so no node would match the workers: set it to one of %s %s" $acc.gkeAccelerator (keys $table | sortAlpha | join ", ") $fix) -}}
+{{- end -}}
+{{- $valid := join ", " $tpu.topologies -}}
+{{- $parts := splitList "x" $acc.topology -}}
+{{- if ne (len $parts) (int $tpu.dimensions) -}}
+{{- fail (printf "accelerator.topology=%s is %dD but TPU %s (accelerator.gkeAccelerator=%s) forms %dD slices: set topology to one of %s %s" $acc.topology (len $parts) $tpu.generation $acc.gkeAccelerator (int $tpu.dimensions) $valid $fix) -}}
+{{- end -}}
+{{- $machines := get $tpu.chipsPerHost $acc.topology -}}
+{{- if not $machines -}}
+{{- fail (printf "accelerator.topology=%s is not a TPU %s slice shape (accelerator.gkeAccelerator=%s), so no node pool would match it: set topology to one of %s %s" $acc.topology $tpu.generation $acc.gkeAccelerator $valid $fix) -}}
+{{- end -}}
+{{- $chips := 1 -}}
+{{- range $parts -}}
+{{- $chips = mul $chips (atoi .) -}}
+{{- end -}}
+{{- $chipsPerHost := int $acc.chipsPerHost -}}
+{{- $hosted := list -}}
+{{- $settings := list -}}
+{{- $fits := false -}}
+{{- range $machine, $n := $machines -}}
+{{- $hosted = append $hosted (printf "%d chips (%s)" (int $n) $machine) -}}
+{{- $settings = append $settings (printf "chipsPerHost to %d and hostsPerSlice to %d" (int $n) (div $chips (int $n))) -}}
+{{- if eq (int $n) $chipsPerHost -}}
+{{- $fits = true -}}
+{{- end -}}
+{{- end -}}
+{{- if not $fits -}}
+{{- fail (printf "accelerator.chipsPerHost=%d but TPU %s forms accelerator.topology=%s from hosts of %s: set %s, %s" $chipsPerHost $tpu.generation $acc.topology (join " or " $hosted) (join ", or " $settings) $fix) -}}
+{{- end -}}
+{{- $hosts := div $chips $chipsPerHost -}}
+{{- if ne (int $acc.hostsPerSlice) (int $hosts) -}}
+{{- fail (printf "accelerator.hostsPerSlice=%d but accelerator.topology=%s has %d chips = %d hosts x accelerator.chipsPerHost=%d: set hostsPerSlice to %d %s" (int $acc.hostsPerSlice) $acc.topology (int $chips) (int $hosts) $chipsPerHost (int $hosts) $fix) -}}
 {{- end -}}
 {{- end -}}
