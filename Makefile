@@ -45,22 +45,23 @@ demo: setup ## the seed's whole flow on this machine
 test: setup ## all tests (pytest, molecule) on the real local stack
 	@$(PY) -m pytest -ra $(PYTEST_ARGS)
 
-test-fast: venv ## tests that need no local stack
-	@$(PY) -m pytest -ra -m "not stack" $(PYTEST_ARGS)
+test-fast: venv ## tests that need no local stack, no Go and no .tools
+	@$(PY) -m pytest -ra -m "not stack and not tools" $(PYTEST_ARGS)
 
 lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
 	@yamllint -s .
 	@ansible-lint --profile production
-	@ruff check src tests plugins training
-	@ruff format --check src tests plugins training
+	@ruff check src tests collections training
+	@ruff format --check src tests collections training
 	@mypy
 
 bench: setup ## measure the figures in BENCHMARKS.md
 	@hack/bench.sh
 
-values: venv ## regenerate charts/planb/values/*.yaml from the catalog
+values: venv ## regenerate charts/planb/values/*.yaml and the collection's catalog facts from the catalog
 	@planb values --write-all charts/planb/values
 	@$(PY) -m planb.catalog.chart_files
+	@$(PY) -m planb.catalog.collection
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)
 	@$(PY) -m planb.catalog.golden

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
@@ -12,7 +12,6 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
-import ansible.module_utils
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
@@ -20,9 +19,10 @@ from ansible.module_utils.testing import patch_module_args
 from planb.gke.emulator import RunningEmulator
 from planb.paths import REPO
 
-# The modules import `ansible.module_utils.gke`, as ansible.cfg's module_utils path provides at run time.
-if str(REPO / "plugins" / "module_utils") not in ansible.module_utils.__path__:
-    ansible.module_utils.__path__.append(str(REPO / "plugins" / "module_utils"))
+# The modules import `ansible_collections.planb.gke...`: the checkout's collections/ folder joins the
+# `ansible_collections` namespace package, as ansible.cfg's collections_path provides at run time.
+if str(REPO / "collections") not in sys.path:
+    sys.path.insert(0, str(REPO / "collections"))
 
 PROJECT, LOCATION, CLUSTER = "planb-test", "us-east5-b", "tpu-cluster"
 
@@ -53,12 +53,8 @@ def _fail_json(self: basic.AnsibleModule, **kwargs: Any) -> None:
 
 
 def load_module(name: str) -> ModuleType:
-    """Import plugins/modules/<name>.py."""
-    spec = importlib.util.spec_from_file_location(f"planb_test_{name}", REPO / "plugins" / "modules" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The collection's module planb.gke.<name>."""
+    return importlib.import_module(f"ansible_collections.planb.gke.plugins.modules.{name}")
 
 
 class ModuleRunner:

@@ -15,15 +15,15 @@ options:
     type: str
     required: true
 extends_documentation_fragment:
-  - gke_auth
-  - gke_auth.info
+  - planb.gke.gke_auth
+  - planb.gke.gke_auth.info
 author:
   - planb
 """
 
 EXAMPLES = r"""
 - name: Read the DWS pool
-  gke_node_pool_info:
+  planb.gke.gke_node_pool_info:
     name: dws-pool
     cluster: tpu-cluster
     location: us-east5-b
@@ -42,7 +42,9 @@ exists:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.gke import AUTH_ARGSPEC, main_wrapper, run_info  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.info import run_info  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     AUTH_ARGSPEC,
@@ -52,7 +54,7 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def main():
+def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     main_wrapper(module, run_info, "node_pool")
 

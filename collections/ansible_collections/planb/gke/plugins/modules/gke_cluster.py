@@ -53,15 +53,15 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
-  - gke_auth
-  - gke_auth.converge
+  - planb.gke.gke_auth
+  - planb.gke.gke_auth.converge
 author:
   - planb
 """
 
 EXAMPLES = r"""
 - name: Create the cluster of the seed
-  gke_cluster:
+  planb.gke.gke_cluster:
     name: tpu-cluster
     location: us-east5-b
     project: my-project
@@ -90,7 +90,9 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.gke import AUTH_ARGSPEC, CONVERGE_ARGSPEC, main_wrapper, run_cluster  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.cluster import run_cluster  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     AUTH_ARGSPEC,
@@ -108,7 +110,7 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def main():
+def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     main_wrapper(module, run_cluster)
 

@@ -120,15 +120,15 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
-  - gke_auth
-  - gke_auth.converge
+  - planb.gke.gke_auth
+  - planb.gke.gke_auth.converge
 author:
   - planb
 """
 
 EXAMPLES = r"""
 - name: Create the DWS flex-start pool (plan B)
-  gke_node_pool:
+  planb.gke.gke_node_pool:
     name: dws-pool
     cluster: tpu-cluster
     location: us-east5-b
@@ -161,9 +161,9 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.gke import AUTH_ARGSPEC, CONVERGE_ARGSPEC, main_wrapper, run_node_pool  # noqa: E402
-
-TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute", "NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE"]
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC, TAINT_EFFECTS  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.node_pool import run_node_pool  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     AUTH_ARGSPEC,
@@ -198,7 +198,7 @@ ARGUMENT_SPEC = dict(
         "options": {
             "key": {"type": "str", "required": True, "no_log": False},
             "value": {"type": "str"},
-            "effect": {"type": "str", "required": True, "choices": TAINT_EFFECTS},
+            "effect": {"type": "str", "required": True, "choices": list(TAINT_EFFECTS)},
         },
     },
     max_run_duration={"type": "str"},
@@ -208,7 +208,7 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def main():
+def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     main_wrapper(module, run_node_pool)
 

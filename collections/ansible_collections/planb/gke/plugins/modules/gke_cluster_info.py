@@ -11,15 +11,15 @@ options:
     description: Cluster name; omit to list every cluster in O(location).
     type: str
 extends_documentation_fragment:
-  - gke_auth
-  - gke_auth.info
+  - planb.gke.gke_auth
+  - planb.gke.gke_auth.info
 author:
   - planb
 """
 
 EXAMPLES = r"""
 - name: Read the cluster
-  gke_cluster_info:
+  planb.gke.gke_cluster_info:
     name: tpu-cluster
     location: us-east5-b
 """
@@ -37,12 +37,14 @@ exists:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.gke import AUTH_ARGSPEC, main_wrapper, run_info  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.info import run_info  # noqa: E402
 
 ARGUMENT_SPEC = dict(AUTH_ARGSPEC, name={"type": "str"}, location={"type": "str", "required": True})
 
 
-def main():
+def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     main_wrapper(module, run_info, "cluster")
 

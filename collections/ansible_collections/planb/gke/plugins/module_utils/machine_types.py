@@ -1,0 +1,203 @@
+# Generated from planb's accelerator catalog (src/planb/catalog) by `make values`. Do not edit:
+# change the catalog and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.
+"""TPU and GPU machine types GKE offers, from planb's catalog: MACHINE_TYPES[name] -> facts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+FACTS: dict[str, Any] = json.loads(
+    r"""
+{
+ "a3-highgpu-1g": {
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+  "flex_start": true,
+  "generation": "a3",
+  "gpus_per_vm": 1,
+  "kind": "gpu"
+ },
+ "a3-highgpu-2g": {
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+  "flex_start": true,
+  "generation": "a3",
+  "gpus_per_vm": 2,
+  "kind": "gpu"
+ },
+ "a3-highgpu-4g": {
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+  "flex_start": true,
+  "generation": "a3",
+  "gpus_per_vm": 4,
+  "kind": "gpu"
+ },
+ "a3-highgpu-8g": {
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+  "flex_start": true,
+  "generation": "a3",
+  "gpus_per_vm": 8,
+  "kind": "gpu"
+ },
+ "a3-megagpu-8g": {
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+  "flex_start": true,
+  "generation": "a3-mega",
+  "gpus_per_vm": 8,
+  "kind": "gpu"
+ },
+ "a3-ultragpu-8g": {
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+  "flex_start": true,
+  "generation": "a3-ultra",
+  "gpus_per_vm": 8,
+  "kind": "gpu"
+ },
+ "a4-highgpu-8g": {
+  "doc_url": "https://cloud.google.com/compute/docs/accelerator-optimized-machines",
+  "flex_start": true,
+  "generation": "a4",
+  "gpus_per_vm": 8,
+  "kind": "gpu"
+ },
+ "ct4p-hightpu-4t": {
+  "chips_per_vm": 4,
+  "dimensions": 3,
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
+  "flex_start": false,
+  "generation": "v4",
+  "kind": "tpu",
+  "topologies": [
+   "2x2x1",
+   "2x2x2",
+   "2x2x4",
+   "2x4x4",
+   "4x4x4",
+   "4x4x8",
+   "4x8x8",
+   "8x8x8",
+   "8x8x16",
+   "8x16x16"
+  ]
+ },
+ "ct5lp-hightpu-1t": {
+  "chips_per_vm": 1,
+  "dimensions": 2,
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
+  "flex_start": true,
+  "generation": "v5e",
+  "kind": "tpu",
+  "topologies": [
+   "1x1"
+  ]
+ },
+ "ct5lp-hightpu-4t": {
+  "chips_per_vm": 4,
+  "dimensions": 2,
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
+  "flex_start": true,
+  "generation": "v5e",
+  "kind": "tpu",
+  "topologies": [
+   "2x2",
+   "2x4",
+   "4x4",
+   "4x8",
+   "8x8",
+   "8x16",
+   "16x16"
+  ]
+ },
+ "ct5lp-hightpu-8t": {
+  "chips_per_vm": 8,
+  "dimensions": 2,
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
+  "flex_start": true,
+  "generation": "v5e",
+  "kind": "tpu",
+  "topologies": [
+   "2x4"
+  ]
+ },
+ "ct5p-hightpu-4t": {
+  "chips_per_vm": 4,
+  "dimensions": 3,
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
+  "flex_start": true,
+  "generation": "v5p",
+  "kind": "tpu",
+  "topologies": [
+   "2x2x1",
+   "2x2x2",
+   "2x2x4",
+   "2x4x4",
+   "4x4x4",
+   "4x4x8",
+   "4x8x8",
+   "8x8x8",
+   "8x8x16",
+   "8x16x16",
+   "16x16x16"
+  ]
+ },
+ "ct6e-standard-1t": {
+  "chips_per_vm": 1,
+  "dimensions": 2,
+  "doc_url": "https://cloud.google.com/tpu/docs/v6e",
+  "flex_start": true,
+  "generation": "v6e",
+  "kind": "tpu",
+  "topologies": [
+   "1x1"
+  ]
+ },
+ "ct6e-standard-4t": {
+  "chips_per_vm": 4,
+  "dimensions": 2,
+  "doc_url": "https://cloud.google.com/tpu/docs/v6e",
+  "flex_start": true,
+  "generation": "v6e",
+  "kind": "tpu",
+  "topologies": [
+   "2x2",
+   "2x4",
+   "4x4",
+   "4x8",
+   "8x8",
+   "8x16",
+   "16x16"
+  ]
+ },
+ "ct6e-standard-8t": {
+  "chips_per_vm": 8,
+  "dimensions": 2,
+  "doc_url": "https://cloud.google.com/tpu/docs/v6e",
+  "flex_start": true,
+  "generation": "v6e",
+  "kind": "tpu",
+  "topologies": [
+   "2x4"
+  ]
+ },
+ "tpu7x-standard-4t": {
+  "chips_per_vm": 4,
+  "dimensions": 3,
+  "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
+  "flex_start": true,
+  "generation": "tpu7x",
+  "kind": "tpu",
+  "topologies": [
+   "2x2x1",
+   "2x2x2",
+   "2x2x4",
+   "2x4x4",
+   "4x4x4",
+   "4x4x8",
+   "4x8x8",
+   "8x8x8",
+   "8x8x16",
+   "8x16x16"
+  ]
+ }
+}
+"""
+)

@@ -1,0 +1,100 @@
+# planb.gke: the gke_node_pool module's logic.
+"""Converge a GKE node pool: autoscaling and management via their own calls, labels/taints/run duration by PUT."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.planb.gke.plugins.module_utils.bodies import node_pool_body
+from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient
+from ansible_collections.planb.gke.plugins.module_utils.converge import (
+    Body,
+    Call,
+    Params,
+    Resource,
+    converge,
+    immutable_error,
+    location_path,
+)
+from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.validate import (
+    TPU_FLEX_START_MIN,
+    check_auth,
+    tpu_machine,
+    validate_node_pool,
+    version_at_least,
+)
+
+#: Fields that cannot change in place: (API path prefix, option name).
+NODE_POOL_IMMUTABLE = [
+    ("config.machineType", "machine_type"),
+    ("placementPolicy", "tpu_topology"),
+    ("config.reservationAffinity", "reservation_affinity"),
+    ("queuedProvisioning", "queued_provisioning"),
+    ("config.flexStart", "flex_start"),
+    ("config.spot", "spot"),
+]
+
+
+def _node_pool_updates(
+    params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
+) -> list[Call]:
+    """The node pool's in-place updates (setAutoscaling, setManagement, then one PUT); fails on an immutable change."""
+    error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE)
+    if error:
+        raise error
+    calls: list[Call] = []
+    if any(d.startswith("autoscaling") for d in diffs):
+        calls.append(("setAutoscaling", "POST", f"{path}:setAutoscaling", {"autoscaling": desired["autoscaling"]}))
+    if any(d.startswith("management") for d in diffs):
+        calls.append(("setManagement", "POST", f"{path}:setManagement", {"management": desired["management"]}))
+    update: Body = {}
+    if "config.labels" in diffs:
+        update["labels"] = {"labels": desired["config"]["labels"]}
+    if "config.taints" in diffs:
+        update["taints"] = {"taints": desired["config"]["taints"]}
+    if "config.maxRunDuration" in diffs:
+        update["maxRunDuration"] = desired["config"]["maxRunDuration"]
+    if update:
+        calls.append(("update", "PUT", path, dict(update, name=path)))
+    return calls
+
+
+def run_node_pool(module: Any) -> Body:
+    params = module.params
+    validate_node_pool(params)
+    check_auth(params)
+    if params.get("validate_only"):
+        return {"changed": False, "actions": [], "operations": [], "node_pool": {}}
+    client = GkeClient(params)
+    loc = location_path(params)
+    cluster_path = f"{loc}/clusters/{params['cluster']}"
+    cluster = client.get(cluster_path)
+    if cluster is None:
+        if params["state"] == "absent":
+            return {"changed": False, "node_pool": {}, "actions": [], "operations": client.operations}
+        if module.check_mode:
+            desired = node_pool_body(params)
+            return {
+                "changed": True,
+                "diff": {"before": {}, "after": desired},
+                "node_pool": desired,
+                "actions": ["create"],
+                "operations": client.operations,
+            }
+        raise GkeError(f"Cluster {params['cluster']} does not exist in {params['location']}; create it first.")
+    if params["state"] == "present" and params.get("flex_start") and tpu_machine(params["machine_type"] or ""):
+        version = cluster.get("currentMasterVersion", "")
+        if not version_at_least(version, TPU_FLEX_START_MIN):
+            raise GkeError(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later; cluster runs {version}.")
+    resource = Resource(
+        path=f"{cluster_path}/nodePools/{params['name']}",
+        what=f"node pool {params['name']} of cluster {params['cluster']}",
+        create_url=f"{cluster_path}/nodePools",
+        body_key="nodePool",
+        result_key="node_pool",
+        ignored=("initialNodeCount",),
+        plan_updates=_node_pool_updates,
+    )
+    desired = node_pool_body(params) if params["state"] == "present" else {}
+    return converge(module, client, loc, resource, desired)

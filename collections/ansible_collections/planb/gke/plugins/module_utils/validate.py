@@ -1,0 +1,325 @@
+# planb.gke: validation of the modules' inputs, before any API call.
+"""Every input is checked here before the first request; each problem names the option and the fix.
+
+TPU facts (which machine types exist, the topologies each forms, flex-start support) come from the
+generated ``machine_types`` module, i.e. from planb's catalog; nothing here repeats them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, TAINT_EFFECTS
+from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
+
+Params = dict[str, Any]
+
+#: planb's policy (the seed's GKE_VERSION): clusters run GKE 1.34 or later.
+MIN_CLUSTER_VERSION = (1, 34)
+#: GKE's floor for TPU flex-start node pools (https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start).
+TPU_FLEX_START_MIN = (1, 33, 0, 1712000)
+#: maxRunDuration's cap: 7 days (https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms).
+MAX_RUN_DURATION_S = 7 * 24 * 3600
+
+_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+_LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$")
+_MACHINE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)+$")
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$")
+_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+_LABEL_KEY = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+#: A machine type name that looks like a TPU VM (ct5lp-..., tpu7x-...), whether or not the catalog holds it.
+_TPU_LIKE = re.compile(r"^(ct[0-9]|tpu[0-9])")
+
+
+# ---- small parsers ----------------------------------------------------------------------------------
+def parse_version(version: object) -> tuple[int, ...] | None:
+    """(major, minor[, patch[, gke]]) of a GKE version, None when it is not one."""
+    match = _VERSION.match(str(version))
+    return None if not match else tuple(int(p) for p in match.groups() if p is not None)
+
+
+def version_at_least(version: object, minimum: tuple[int, ...]) -> bool:
+    """True when ``version`` (a prefix such as 1.34 stands for its newest release) is >= minimum."""
+    parsed = parse_version(version)
+    if parsed is None:
+        return False
+    given = len(parsed)
+    if parsed[:given] != minimum[:given]:
+        return parsed[:given] > minimum[:given]
+    return True
+
+
+def duration_seconds(value: object) -> int | None:
+    """'7d', '24h', '90m', '3600s' or '3600' -> seconds; None when unparsable."""
+    match = _DURATION.match(str(value).strip())
+    if not match:
+        return None
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
+
+
+def is_loopback(url: str) -> bool:
+    """Whether the URL's host is localhost or a loopback address."""
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def tpu_machine(machine_type: str) -> dict[str, Any] | None:
+    """The catalog's facts of a TPU machine type, None for any other machine type."""
+    facts = MACHINE_TYPES.get(machine_type)
+    return facts if facts is not None and facts["kind"] == "tpu" else None
+
+
+def topology_chips(topology: str) -> int:
+    chips = 1
+    for dim in topology.split("x"):
+        chips *= int(dim)
+    return chips
+
+
+def hosts_per_slice(machine_type: str, topology: str) -> int:
+    """VMs in one slice of ``topology`` on a catalog TPU machine type (at least 1)."""
+    facts = tpu_machine(machine_type)
+    per_vm = int(facts["chips_per_vm"]) if facts else 1
+    return max(1, topology_chips(topology) // per_vm)
+
+
+def _flex_start_generations() -> str:
+    names = sorted({f["generation"] for f in MACHINE_TYPES.values() if f["kind"] == "tpu" and f["flex_start"]})
+    return ", ".join(names)
+
+
+# ---- credentials --------------------------------------------------------------------------------
+def well_known_adc() -> str:
+    config = os.environ.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
+    return os.path.join(config, "application_default_credentials.json")
+
+
+def adc_file() -> str | None:
+    """The Application Default Credentials file gcloud or GOOGLE_APPLICATION_CREDENTIALS names, if it exists."""
+    explicit = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if explicit:
+        return explicit if os.path.isfile(explicit) else None
+    path = well_known_adc()
+    return path if os.path.isfile(path) else None
+
+
+def check_auth(params: Params) -> None:
+    """Raise GkeError naming every missing credential or setting; makes no network call."""
+    endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
+    if not re.match(r"^https?://[^/]+", endpoint):
+        raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
+    problems = []
+    kind = params.get("auth_kind")
+    if not kind:
+        problems.append(
+            "Missing credential: auth_kind is not set. Set the auth_kind option or the GCP_AUTH_KIND environment "
+            "variable to one of application, serviceaccount, machineaccount, accesstoken (or none against a "
+            "loopback api_endpoint such as the local GKE emulator)"
+        )
+    elif kind == "none" and not is_loopback(endpoint):
+        problems.append(
+            f"auth_kind=none is only allowed against a loopback api_endpoint (the local GKE emulator), "
+            f"not {endpoint}; use application or serviceaccount credentials for Google Cloud"
+        )
+    elif kind == "serviceaccount":
+        path = params.get("service_account_file")
+        if not path and not params.get("service_account_contents"):
+            problems.append(
+                "Missing credential: auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE) "
+                "or service_account_contents (GCP_SERVICE_ACCOUNT_CONTENTS)"
+            )
+        elif path and not os.path.isfile(path):
+            problems.append(f"Missing credential: service_account_file {path} does not exist")
+    elif kind == "accesstoken" and not params.get("access_token"):
+        problems.append("Missing credential: auth_kind=accesstoken needs access_token (GCP_ACCESS_TOKEN)")
+    elif kind == "application" and not adc_file():
+        problems.append(
+            "Missing credential: auth_kind=application found no Application Default Credentials: "
+            f"GOOGLE_APPLICATION_CREDENTIALS is unset and {well_known_adc()} does not exist. Run "
+            "`gcloud auth application-default login`, or set GCP_AUTH_KIND=serviceaccount and "
+            "GCP_SERVICE_ACCOUNT_FILE"
+        )
+    if not params.get("project"):
+        problems.append("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID)")
+    if problems:
+        raise GkeError("; ".join(problems) + ". Nothing was sent to GKE.")
+
+
+# ---- clusters and node pools ----------------------------------------------------------------------
+def _check_common(params: Params, problems: list[str]) -> None:
+    for option in ("name", "cluster"):
+        value = params.get(option)
+        if value is not None and not _NAME.match(value):
+            problems.append(
+                f"{option} {value!r} must be 1-40 lowercase letters, digits or hyphens, start with a letter "
+                "and end with a letter or digit"
+            )
+    location = params.get("location") or ""
+    if not _LOCATION.match(location):
+        problems.append(f"location {location!r} must be a zone (us-east5-b) or a region (us-east5)")
+    if params.get("timeout", 1) <= 0 or params.get("poll_interval", 1) <= 0:
+        problems.append("timeout and poll_interval must be positive")
+
+
+def _raise(kind: str, problems: list[str]) -> None:
+    if problems:
+        raise GkeError(f"Invalid {kind} input (nothing was sent to GKE): " + "; ".join(problems) + ".")
+
+
+def validate_cluster(params: Params) -> None:
+    problems: list[str] = []
+    _check_common(params, problems)
+    if params["state"] == "present":
+        version = params.get("version") or ""
+        parsed = parse_version(version)
+        if parsed is None:
+            problems.append(f"version {version!r} is not a GKE version such as 1.34 or 1.34.1-gke.1829001")
+        elif parsed[:2] < MIN_CLUSTER_VERSION:
+            problems.append(
+                f"version {version} is refused: planb needs GKE 1.34 or later "
+                "(set version/GKE_VERSION to 1.34 or newer)"
+            )
+        machine = params.get("default_pool_machine_type") or ""
+        if not _MACHINE.match(machine):
+            problems.append(f"default_pool_machine_type {machine!r} is not a machine type such as n2-standard-16")
+        if params.get("default_pool_node_count", 1) < 1:
+            problems.append("default_pool_node_count must be at least 1")
+    _raise("cluster", problems)
+
+
+def autoscaling_bounds(params: Params) -> tuple[bool, int, int | None]:
+    """(enabled, min, max) of the autoscaling option, per-zone or total counts."""
+    auto = params.get("autoscaling") or {}
+    enabled = bool(auto) and bool(auto.get("enabled", True))
+    low = auto.get("min_node_count") or auto.get("total_min_node_count") or 0
+    high = auto.get("max_node_count") if auto.get("max_node_count") is not None else auto.get("total_max_node_count")
+    return enabled, int(low), None if high is None else int(high)
+
+
+def _check_autoscaling(params: Params, problems: list[str]) -> None:
+    auto = params.get("autoscaling") or {}
+    per_zone = auto.get("min_node_count") is not None or auto.get("max_node_count") is not None
+    total = auto.get("total_min_node_count") is not None or auto.get("total_max_node_count") is not None
+    if per_zone and total:
+        problems.append("autoscaling: set either min/max_node_count or total_min/max_node_count, not both")
+    enabled, low, high = autoscaling_bounds(params)
+    if enabled:
+        if high is None or high < 1:
+            problems.append("autoscaling: max_node_count (or total_max_node_count) must be at least 1")
+        elif low < 0 or low > high:
+            problems.append(f"autoscaling: min node count {low} must be between 0 and the max node count {high}")
+    if (params.get("initial_node_count") or 0) < 0:
+        problems.append("initial_node_count must not be negative")
+
+
+def _check_tpu(params: Params, problems: list[str]) -> None:
+    """Machine type and topology against the catalog; multi-host pools scale by whole slices."""
+    machine = params.get("machine_type") or ""
+    topology = params.get("tpu_topology")
+    facts = tpu_machine(machine)
+    if facts is None:
+        if topology:
+            problems.append(
+                f"tpu_topology {topology} needs a TPU machine type of planb's catalog, {machine} is not one "
+                "(`planb profiles` lists them)"
+            )
+        elif _TPU_LIKE.match(machine):
+            known = ", ".join(sorted(name for name, f in MACHINE_TYPES.items() if f["kind"] == "tpu"))
+            problems.append(f"machine_type {machine} is not a TPU machine type of planb's catalog; known: {known}")
+        return
+    if not topology:
+        if facts["dimensions"] == 3:
+            problems.append(f"tpu_topology is required for TPU {facts['generation']} machine type {machine}")
+        return
+    if topology not in facts["topologies"]:
+        problems.append(
+            f"tpu_topology {topology} is not offered for machine type {machine} (TPU {facts['generation']}); "
+            f"it forms: {', '.join(facts['topologies'])}"
+        )
+        return
+    hosts = hosts_per_slice(machine, topology)
+    if hosts == 1:
+        return
+    _, low, high = autoscaling_bounds(params)
+    initial = params.get("initial_node_count") or 0
+    for label, value in (("max node count", high), ("initial_node_count", initial), ("min node count", low)):
+        if value and value % hosts:
+            problems.append(
+                f"{label} {value} must be a multiple of {hosts}, the hosts of one {topology} slice "
+                "(multi-host slices scale atomically)"
+            )
+
+
+def _check_dws(params: Params, problems: list[str]) -> None:
+    """What flex-start and queued provisioning need."""
+    enabled, low, _ = autoscaling_bounds(params)
+    auto = params.get("autoscaling") or {}
+    for feature in ("flex_start", "queued_provisioning"):
+        if not params.get(feature):
+            continue
+        if not enabled:
+            problems.append(f"{feature} needs autoscaling enabled")
+        if low:
+            problems.append(f"{feature} needs autoscaling from 0 (min node count is {low}; set it to 0)")
+        if params.get("initial_node_count"):
+            problems.append(f"{feature} needs initial_node_count 0")
+        if auto.get("location_policy") != "ANY":
+            problems.append(f"{feature} needs autoscaling.location_policy ANY")
+        if params.get("reservation_affinity") != "NO_RESERVATION":
+            problems.append(
+                f"{feature} needs reservation_affinity NO_RESERVATION "
+                f"(got {params.get('reservation_affinity') or 'unset, which GKE treats as ANY_RESERVATION'})"
+            )
+        if params.get("spot"):
+            problems.append(f"{feature} cannot use Spot VMs (set spot false)")
+        if params.get("auto_repair"):
+            problems.append(f"{feature} needs auto_repair false")
+    facts = tpu_machine(params.get("machine_type") or "")
+    if params.get("flex_start") and facts is not None:
+        if not facts["flex_start"]:
+            problems.append(
+                f"flex_start is not available for TPU {facts['generation']} ({params['machine_type']}); "
+                f"use one of {_flex_start_generations()}"
+            )
+        version = params.get("cluster_version")
+        if version and not version_at_least(version, TPU_FLEX_START_MIN):
+            problems.append(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later, the cluster version is {version}")
+
+
+def _check_config(params: Params, problems: list[str]) -> None:
+    if params.get("max_run_duration") is not None:
+        seconds = duration_seconds(params["max_run_duration"])
+        if seconds is None or not 0 < seconds <= MAX_RUN_DURATION_S:
+            problems.append(
+                f"max_run_duration {params['max_run_duration']!r} must be a duration up to 7d (e.g. 86400s, 24h, 7d)"
+            )
+    for taint in params.get("taints") or []:
+        if not taint.get("key") or taint.get("effect") not in TAINT_EFFECTS:
+            problems.append(f"taint {taint} needs a key and an effect among NoSchedule, PreferNoSchedule, NoExecute")
+    for key, value in (params.get("labels") or {}).items():
+        if not _LABEL_KEY.match(key) or len(str(value)) > 63:
+            problems.append(f"label {key}={value} is not a valid Kubernetes label")
+
+
+def validate_node_pool(params: Params) -> None:
+    problems: list[str] = []
+    _check_common(params, problems)
+    if params["state"] == "present":
+        machine = params.get("machine_type") or ""
+        if not _MACHINE.match(machine):
+            problems.append(f"machine_type {machine!r} is required and must look like ct6e-standard-4t")
+        _check_autoscaling(params, problems)
+        _check_tpu(params, problems)
+        _check_dws(params, problems)
+        _check_config(params, problems)
+    _raise("node pool", problems)

@@ -1,0 +1,117 @@
+"""The catalog facts the planb.gke Ansible collection needs, generated into the collection.
+
+The collection is installed on ops controllers without the ``planb`` Python package, so it cannot
+import the catalog. ``make values`` writes the facts into the collection's module_utils from this
+module; a test fails when they are stale. The facts are data only, in two files so that a module's
+payload carries only what it imports: ``machine_types.py`` (per TPU/GPU machine type what GKE
+offers; the modules validate with it) and ``profiles.py`` (per profile the node pool and chart
+values of one slice; the filters scale them by slice count).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from planb.catalog import gpu, profiles, tpu
+from planb.catalog.nodepool import node_pool
+from planb.catalog.values import chart_values
+from planb.paths import REPO
+
+COLLECTION_DIR = REPO / "collections" / "ansible_collections" / "planb" / "gke"
+MODULE_UTILS = COLLECTION_DIR / "plugins" / "module_utils"
+
+
+def _machine_types() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for gen in tpu.GENERATIONS:
+        for machine in gen.machine_types:
+            out[machine.name] = {
+                "kind": "tpu",
+                "generation": gen.name,
+                "dimensions": gen.dimensions,
+                "chips_per_vm": machine.chips_per_vm,
+                "topologies": list(machine.topologies),
+                "flex_start": gen.flex_start,
+                "doc_url": gen.doc_url,
+            }
+    for entry in gpu.MACHINES:
+        out[entry.machine_type] = {
+            "kind": "gpu",
+            "generation": entry.family,
+            "gpus_per_vm": entry.gpus_per_vm,
+            "flex_start": entry.flex_start,
+            "doc_url": entry.doc_url,
+        }
+    return out
+
+
+def _profile(prof: profiles.Profile) -> dict[str, Any]:
+    machines = [prof.machine_type]
+    entry = prof.entry
+    if isinstance(entry, tpu.TpuSlice):
+        machines += [
+            m.name
+            for m in entry.generation.machine_types
+            if entry.topology in m.topologies and m.name != prof.machine_type
+        ]
+    return {
+        "alias": prof.alias,
+        "machine_type": prof.machine_type,
+        "node_pools": {machine: node_pool(prof.name, 1, machine_type=machine) for machine in machines},
+        "chart_values": chart_values(prof.name),
+    }
+
+
+def generated() -> dict[str, tuple[str, Any]]:
+    """File name -> (docstring, data) of every generated module_utils file."""
+    return {
+        "machine_types.py": (
+            "TPU and GPU machine types GKE offers, from planb's catalog: MACHINE_TYPES[name] -> facts.",
+            _machine_types(),
+        ),
+        "profiles.py": (
+            "planb's accelerator profiles: PROFILES[name] -> node pool and chart values of one slice; ALIASES.",
+            {
+                "profiles": {name: _profile(prof) for name, prof in profiles.PROFILES.items()},
+                "aliases": dict(profiles.ALIASES),
+            },
+        ),
+    }
+
+
+def render(doc: str, data: Any) -> str:
+    """The Python source of one generated file: the data as JSON, parsed at import."""
+    text = json.dumps(data, indent=1, sort_keys=True)
+    return (
+        "# Generated from planb's accelerator catalog (src/planb/catalog) by `make values`. Do not edit:\n"
+        "# change the catalog and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.\n"
+        f'"""{doc}"""\n'
+        "\n"
+        "from __future__ import annotations\n"
+        "\n"
+        "import json\n"
+        "from typing import Any\n"
+        "\n"
+        f'FACTS: dict[str, Any] = json.loads(\n    r"""\n{text}\n"""\n)\n'
+    )
+
+
+def files(directory: Path = MODULE_UTILS) -> dict[Path, str]:
+    """Path -> wanted content of every generated file under ``directory``."""
+    return {directory / name: render(doc, data) for name, (doc, data) in generated().items()}
+
+
+def write(directory: Path = MODULE_UTILS) -> list[Path]:
+    """(Re)write the generated files; returns their paths."""
+    written = []
+    for path, content in files(directory).items():
+        path.write_text(content)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for written_path in write():
+        print(f"wrote {written_path}")
