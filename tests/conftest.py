@@ -18,6 +18,16 @@ from planb.localstack.stack import LocalStack
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
+#: Fixtures that hand a test a pinned binary from .tools; a test using one is marked `tools`.
+TOOL_FIXTURES = frozenset({"helm_bin"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the pinned toolchain, so `make test-fast` leaves it out."""
+    for item in items:
+        if TOOL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.tools)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _tool_path() -> None:

@@ -6,7 +6,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from planb import paths
+
+# It runs hack/build-tools.sh, which needs Go.
+pytestmark = pytest.mark.tools
 
 
 def test_unreachable_module_proxy_is_named_with_the_fix(tmp_path: Path) -> None:
