@@ -49,7 +49,6 @@ TABLE = [
     ("tpu-v6e-8x8", "tpu-v6e-64", "ct6e-standard-4t", 16, 4, 64, True, True),
     ("tpu-v6e-8x16", "tpu-v6e-128", "ct6e-standard-4t", 32, 4, 128, True, True),
     ("tpu-v6e-16x16", "tpu-v6e-256", "ct6e-standard-4t", 64, 4, 256, True, True),
-    ("tpu7x-1x1x1", "tpu7x-1", "tpu7x-standard-1t", 1, 1, 1, False, True),
     ("tpu7x-2x2x1", "tpu7x-4", "tpu7x-standard-4t", 1, 4, 4, False, True),
     ("tpu7x-2x2x2", "tpu7x-8", "tpu7x-standard-4t", 2, 4, 8, True, True),
     ("tpu7x-2x2x4", "tpu7x-16", "tpu7x-standard-4t", 4, 4, 16, True, True),
@@ -137,6 +136,7 @@ def test_seed_profile_whole_object() -> None:
             "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
             "cloud.google.com/gke-tpu-topology": "4x4",
         },
+        "peak_tflops": 918.0,
         "doc_url": "https://cloud.google.com/tpu/docs/v6e",
     }
 
@@ -149,7 +149,11 @@ def test_machine_type_override_changes_hosts() -> None:
 
 def test_gpu_entry_whole_object() -> None:
     a3 = get("gpu-a3-h100-8")
-    assert a3.entry == gpu.GpuMachine("a3", "a3-highgpu-8g", "nvidia-h100-80gb", "H100", 8, True, gpu.GKE_GPUS_URL)
+    assert a3.entry == gpu.GpuMachine(
+        "a3", "a3-highgpu-8g", "nvidia-h100-80gb", "H100", 8, True, gpu.GKE_GPUS_URL,
+        vcpus=208, memory_gib=1872, shape_url=gpu.GCE_ACCELERATOR_MACHINES_URL,
+        peak_tflops=989.0, peak_tflops_url=gpu.H100_URL,
+    )  # fmt: skip
     assert (a3.resource_name, a3.node_selector) == (
         "nvidia.com/gpu",
         {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},

@@ -21,6 +21,17 @@ class MachineTypeError(CatalogError):
     """The machine type does not belong to the accelerator generation."""
 
 
+class UnknownMachineTypeError(MachineTypeError):
+    """The catalog holds no machine type of that name (so no shape, accelerators or topologies)."""
+
+    def __init__(self, machine_type: str, known: tuple[str, ...]) -> None:
+        super().__init__(
+            f"machine type {machine_type!r} is not in the planb catalog; known machine types: {', '.join(known)}"
+        )
+        self.machine_type = machine_type
+        self.known = known
+
+
 class CountError(CatalogError):
     """A count (slices, on-demand slices, nodes) is zero, negative or not a whole slice."""
 

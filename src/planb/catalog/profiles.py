@@ -45,6 +45,8 @@ class Profile:
     flex_start: bool = field(init=False)
     uses_placement_policy: bool = field(init=False)
     node_selector: dict[str, str] = field(init=False)
+    #: Peak dense bf16 TFLOP/s per chip or GPU (train.py's MFU denominator, PLANB_PEAK_TFLOPS).
+    peak_tflops: float = field(init=False)
     doc_url: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -62,6 +64,7 @@ class Profile:
                 "ray_accelerator_type": gen.ray_accelerator_type,
                 "flex_start": gen.flex_start,
                 "uses_placement_policy": gen.uses_placement_policy and entry.multi_host,
+                "peak_tflops": gen.peak_tflops,
                 "doc_url": gen.doc_url,
             }
         else:
@@ -75,6 +78,7 @@ class Profile:
                 "ray_accelerator_type": entry.ray_accelerator_type,
                 "flex_start": entry.flex_start,
                 "uses_placement_policy": False,
+                "peak_tflops": entry.peak_tflops,
                 "doc_url": entry.doc_url,
             }
         values.update(

@@ -1,7 +1,8 @@
 """TPU generations on GKE and the slices they form.
 
-Facts come from GKE's "Plan TPUs in GKE" page (topology / machine type / VM count tables) and each
-generation's Cloud TPU page; the URL is kept on every entry. A *slice* here is one TPU slice node
+Facts come from GKE's "Plan TPUs in GKE" page (topology / machine type / VM count tables), each
+generation's Cloud TPU page (peak compute per chip) and Compute Engine's TPU machine types page
+(vCPUs and memory per VM); the URL is kept on every entry. A *slice* here is one TPU slice node
 pool's worth of VMs: GKE scales a multi-host slice atomically (0 or all of its VMs).
 """
 
@@ -18,6 +19,8 @@ ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 
 PLAN_TPUS_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
+#: Compute Engine's TPU machine types (TPU7x, v6e, v5p): vCPUs and memory per VM.
+GCE_TPU_MACHINES_URL = "https://cloud.google.com/compute/docs/tpus/tpu-machines"
 
 _TOPOLOGY_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$")
 
@@ -33,11 +36,15 @@ def topology_chips(topology: str) -> int:
 
 @dataclass(frozen=True)
 class TpuMachineType:
-    """A GKE machine type of a TPU generation and the slice shapes it can form."""
+    """A GKE machine type of a TPU generation, the slice shapes it can form and its VM's shape."""
 
     name: str
     chips_per_vm: int
     topologies: tuple[str, ...]
+    #: vCPUs and memory (GB of 2^30 bytes, Kubernetes ``Gi``) of one VM, from ``shape_url``.
+    vcpus: int
+    memory_gib: int
+    shape_url: str
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,9 @@ class TpuGeneration:
     #: Multi-host node pools take --tpu-topology, except TPU7x which takes a workload policy
     #: (--placement-policy) carrying the topology.
     uses_placement_policy: bool
+    #: Peak dense bf16 TFLOP/s of one chip (the denominator of MFU), from ``peak_tflops_url``.
+    peak_tflops: float
+    peak_tflops_url: str
     doc_url: str
 
     @property
@@ -175,9 +185,11 @@ V4 = TpuGeneration(
     gke_accelerator="tpu-v4-podslice",
     ray_accelerator_type="TPU-V4",
     dimensions=3,
-    machine_types=(TpuMachineType("ct4p-hightpu-4t", 4, _3D_4T),),
+    machine_types=(TpuMachineType("ct4p-hightpu-4t", 4, _3D_4T, 240, 407, PLAN_TPUS_URL),),
     flex_start=False,
     uses_placement_policy=False,
+    peak_tflops=275.0,
+    peak_tflops_url="https://cloud.google.com/tpu/docs/v4",
     doc_url=PLAN_TPUS_URL,
 )
 V5E = TpuGeneration(
@@ -187,12 +199,14 @@ V5E = TpuGeneration(
     ray_accelerator_type="TPU-V5LITEPOD",
     dimensions=2,
     machine_types=(
-        TpuMachineType("ct5lp-hightpu-1t", 1, ("1x1",)),
-        TpuMachineType("ct5lp-hightpu-4t", 4, _2D_4T),
-        TpuMachineType("ct5lp-hightpu-8t", 8, ("2x4",)),
+        TpuMachineType("ct5lp-hightpu-1t", 1, ("1x1",), 24, 48, PLAN_TPUS_URL),
+        TpuMachineType("ct5lp-hightpu-4t", 4, _2D_4T, 112, 192, PLAN_TPUS_URL),
+        TpuMachineType("ct5lp-hightpu-8t", 8, ("2x4",), 224, 384, PLAN_TPUS_URL),
     ),
     flex_start=True,
     uses_placement_policy=False,
+    peak_tflops=197.0,
+    peak_tflops_url="https://cloud.google.com/tpu/docs/v5e",
     doc_url=PLAN_TPUS_URL,
 )
 V5P = TpuGeneration(
@@ -201,9 +215,11 @@ V5P = TpuGeneration(
     gke_accelerator="tpu-v5p-slice",
     ray_accelerator_type="TPU-V5P",
     dimensions=3,
-    machine_types=(TpuMachineType("ct5p-hightpu-4t", 4, (*_3D_4T, "16x16x16")),),
+    machine_types=(TpuMachineType("ct5p-hightpu-4t", 4, (*_3D_4T, "16x16x16"), 208, 448, GCE_TPU_MACHINES_URL),),
     flex_start=True,
     uses_placement_policy=False,
+    peak_tflops=459.0,
+    peak_tflops_url="https://cloud.google.com/tpu/docs/v5p",
     doc_url=PLAN_TPUS_URL,
 )
 V6E = TpuGeneration(
@@ -213,14 +229,21 @@ V6E = TpuGeneration(
     ray_accelerator_type="TPU-V6E",
     dimensions=2,
     machine_types=(
-        TpuMachineType("ct6e-standard-1t", 1, ("1x1",)),
-        TpuMachineType("ct6e-standard-4t", 4, _2D_4T),
-        TpuMachineType("ct6e-standard-8t", 8, ("2x4",)),
+        TpuMachineType("ct6e-standard-1t", 1, ("1x1",), 44, 176, GCE_TPU_MACHINES_URL),
+        TpuMachineType("ct6e-standard-4t", 4, _2D_4T, 180, 720, GCE_TPU_MACHINES_URL),
+        # The 8-chip VM is a whole v6e host: twice the 4-chip VM's vCPUs and memory.
+        TpuMachineType("ct6e-standard-8t", 8, ("2x4",), 360, 1440, GCE_TPU_MACHINES_URL),
     ),
     flex_start=True,
     uses_placement_policy=False,
+    peak_tflops=918.0,
+    peak_tflops_url="https://cloud.google.com/tpu/docs/v6e",
     doc_url="https://cloud.google.com/tpu/docs/v6e",
 )
+# TPU7x (Ironwood) has one machine type: "Each Ironwood (TPU7x) virtual machine (VM) contains four
+# chips" (https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood), and the TPU7x
+# page lists only the 4-chip VM (https://cloud.google.com/tpu/docs/tpu7x). An earlier catalog also
+# listed tpu7x-standard-1t (1x1x1); Google's GKE documentation does not, so it is not offered here.
 TPU7X = TpuGeneration(
     name="tpu7x",
     profile_prefix="tpu7x",
@@ -228,12 +251,22 @@ TPU7X = TpuGeneration(
     ray_accelerator_type="TPU-V7X",
     dimensions=3,
     machine_types=(
-        TpuMachineType("tpu7x-standard-1t", 1, ("1x1x1",)),
-        TpuMachineType("tpu7x-standard-4t", 4, _3D_4T),
+        TpuMachineType("tpu7x-standard-4t", 4, _3D_4T, 224, 960, "https://cloud.google.com/tpu/docs/tpu7x"),
     ),
     flex_start=True,
     uses_placement_policy=True,
+    peak_tflops=2307.0,
+    peak_tflops_url="https://cloud.google.com/tpu/docs/tpu7x",
     doc_url="https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
 )
 
 GENERATIONS: tuple[TpuGeneration, ...] = (V4, V5E, V5P, V6E, TPU7X)
+
+
+def find_machine(name: str) -> tuple[TpuGeneration, TpuMachineType] | None:
+    """The generation and machine type called ``name``, or None when it is not a catalog TPU type."""
+    for generation in GENERATIONS:
+        for machine in generation.machine_types:
+            if machine.name == name:
+                return generation, machine
+    return None
