@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from planb.capacity.pools import from_gke
 from planb.capacity.settings import Settings, SettingsError, load, save, update
-from planb.capacity.simulator import tolerates
+from planb.capacity.simulator import CapacitySimulator, tolerates
+from planb.gke.store import Store
 
 DWS_POOL = {
     "name": "dws-pool",
@@ -86,3 +88,54 @@ def test_settings_round_trip_and_validation(tmp_path: Path) -> None:
     assert load(state).stockout == ("on-demand-pool",)
     with pytest.raises(SettingsError, match="fail_next must be >= 0, got -1"):
         save(Settings(fail_next=-1), state)
+
+
+class FakeKube:
+    """An API server without pods or ProvisioningRequests whose nodes are the ones created."""
+
+    def __init__(self) -> None:
+        self.created: list[dict[str, Any]] = []
+
+    def items(self, path: str, query: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        return list(self.created) if path == "/api/v1/nodes" else []
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any] | None:
+        return {"items": []}
+
+    def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.created.append(body)
+        return body
+
+
+def test_simulator_reports_a_pool_with_an_unknown_machine_type_and_serves_the_others(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    parent = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
+    store.node_pools[f"{parent}/nodePools/default-pool"] = {
+        "name": "default-pool",
+        "initialNodeCount": 1,
+        "config": {"machineType": "n2-standard-16"},
+    }
+    store.node_pools[f"{parent}/nodePools/odd-pool"] = {
+        "name": "odd-pool",
+        "initialNodeCount": 1,
+        "config": {"machineType": "a3-highgpu-3g"},
+    }
+    store.save()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
+    )
+    logs: list[str] = []
+    simulator = CapacitySimulator(kubeconfig, tmp_path, log=logs.append)
+    fake = FakeKube()
+    simulator.kube = fake  # type: ignore[assignment]
+    simulator.step(Settings())
+    simulator.step(Settings())
+    broken = [line for line in logs if line.startswith("pool odd-pool: no nodes: ")]
+    assert len(broken) == 1, logs  # said once, not on every pass
+    assert "machine type 'a3-highgpu-3g' is not in the planb catalog; known machine types: " in broken[0]
+    assert "a3-highgpu-1g" in broken[0]
+    # The default pool still gets its node, sized by the catalog's n2-standard-16 (16 vCPUs, 64 GiB).
+    assert [node["status"]["capacity"] for node in fake.created] == [{"cpu": "16", "memory": "64Gi", "pods": "110"}]

@@ -1,49 +1,29 @@
-"""Allocatable capacity of the GKE machine types the simulator makes nodes for.
+"""Node capacity of the machine types the simulator makes nodes for, from the accelerator catalog.
 
-vCPU and memory from Compute Engine's machine-type pages; accelerators per VM from GKE's
-"About TPUs in GKE" and "GPUs on GKE" pages. The simulator reports these as node capacity;
-GKE itself reserves some of it for the system, which the simulator does not model.
+vCPUs, memory and accelerators per VM are the catalog's (``planb.catalog.machines``, each entry
+with the Google page it comes from). The simulator reports a VM's whole size as node capacity; GKE
+itself reserves some of it for the system, which the simulator does not model. A machine type the
+catalog does not hold has no known size: ``machine`` raises UnknownMachineTypeError naming it and
+the known ones, rather than guessing a node.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from planb.catalog import machines as catalog_machines
+from planb.catalog.errors import UnknownMachineTypeError
+from planb.catalog.machines import MachineShape
+
+__all__ = ["MachineShape", "UnknownMachineTypeError", "capacity", "machine"]
 
 
-@dataclass(frozen=True)
-class Machine:
-    """What one VM of a machine type offers the scheduler."""
-
-    cpu: int
-    memory_gib: int
-    accelerator_resource: str | None = None
-    accelerators: int = 0
+def machine(machine_type: str) -> MachineShape:
+    """The catalog's shape of ``machine_type``; UnknownMachineTypeError if the catalog has none."""
+    return catalog_machines.shape(machine_type)
 
 
-MACHINES: dict[str, Machine] = {
-    # General purpose (the cluster's default pool). https://cloud.google.com/compute/docs/general-purpose-machines
-    "n2-standard-8": Machine(8, 32),
-    "n2-standard-16": Machine(16, 64),
-    "e2-standard-4": Machine(4, 16),
-    # TPU VMs. https://cloud.google.com/kubernetes-engine/docs/concepts/tpus
-    "ct4p-hightpu-4t": Machine(240, 407, "google.com/tpu", 4),
-    "ct5lp-hightpu-1t": Machine(24, 48, "google.com/tpu", 1),
-    "ct5lp-hightpu-4t": Machine(112, 192, "google.com/tpu", 4),
-    "ct5lp-hightpu-8t": Machine(224, 384, "google.com/tpu", 8),
-    "ct5p-hightpu-4t": Machine(208, 448, "google.com/tpu", 4),
-    "ct6e-standard-1t": Machine(44, 176, "google.com/tpu", 1),
-    "ct6e-standard-4t": Machine(180, 720, "google.com/tpu", 4),
-    "ct6e-standard-8t": Machine(180, 1440, "google.com/tpu", 8),
-    "tpu7x-standard-4t": Machine(224, 960, "google.com/tpu", 4),
-    # GPU VMs. https://cloud.google.com/compute/docs/accelerator-optimized-machines
-    "a3-highgpu-8g": Machine(208, 1872, "nvidia.com/gpu", 8),
-    "a3-megagpu-8g": Machine(208, 1872, "nvidia.com/gpu", 8),
-    "a4-highgpu-8g": Machine(224, 3968, "nvidia.com/gpu", 8),
-}
-
-#: What an unknown machine type is given (the emulator accepts any name GKE would).
-FALLBACK = Machine(8, 32)
-
-
-def machine(machine_type: str) -> Machine:
-    return MACHINES.get(machine_type, FALLBACK)
+def capacity(shape: MachineShape) -> dict[str, str]:
+    """A node's ``status.capacity`` for one VM of ``shape`` (cpu, memory, pods, accelerators)."""
+    out = {"cpu": str(shape.vcpus), "memory": f"{shape.memory_gib}Gi", "pods": "110"}
+    if shape.accelerator_resource:
+        out[shape.accelerator_resource] = str(shape.accelerators)
+    return out

@@ -1,7 +1,10 @@
 """Node pools as the capacity simulator sees them: GKE v1 NodePool bodies from the GKE emulator.
 
 GKE labels every node with its pool, machine type and accelerator, and taints accelerator and
-queued-provisioning nodes; this module derives those from the pool the same way.
+queued-provisioning nodes; this module derives those from the pool the same way. A pool's machine
+shape, accelerator label and hosts per slice come from the accelerator catalog; a pool the catalog
+cannot describe (unknown machine type, topology its machine type does not form) is loaded as a
+``BrokenPool`` carrying the catalog's error, so the simulator can say why it makes no nodes for it.
 Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/tpus (TPU node labels, the
 ``google.com/tpu`` taint), https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest
 (queued provisioning, the ``cloud.google.com/gke-queued`` taint).
@@ -13,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planb.capacity.machines import Machine, machine
+from planb.capacity.machines import MachineShape, machine
 from planb.catalog import gpu, tpu
+from planb.catalog.errors import CatalogError
 from planb.gke.store import list_node_pools
 
 _TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
@@ -34,13 +38,11 @@ class NodePool:
     queued_provisioning: bool
     flex_start: bool
     tpu_topology: str | None
+    #: The catalog's shape of ``machine_type``: the size of each node.
+    machine: MachineShape
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[dict[str, str], ...] = ()
     hosts_per_slice: int = 1
-
-    @property
-    def machine(self) -> Machine:
-        return machine(self.machine_type)
 
     def node_labels(self) -> dict[str, str]:
         """The labels GKE puts on a node of this pool."""
@@ -73,29 +75,43 @@ class NodePool:
         return all(labels.get(k) == v for k, v in selector.items())
 
 
+@dataclass(frozen=True)
+class BrokenPool:
+    """A pool the catalog cannot describe: the simulator makes no nodes for it and says why."""
+
+    name: str
+    machine_type: str
+    error: CatalogError
+
+
 def accelerator_labels(machine_type: str, topology: str | None) -> dict[str, str]:
-    for generation in tpu.GENERATIONS:
-        if any(m.name == machine_type for m in generation.machine_types):
-            out = {tpu.ACCELERATOR_LABEL: generation.gke_accelerator}
-            if topology:
-                out[tpu.TOPOLOGY_LABEL] = topology
-            return out
-    for gpu_machine in gpu.MACHINES:
-        if gpu_machine.machine_type == machine_type:
-            return {gpu.ACCELERATOR_LABEL: gpu_machine.gke_accelerator}
+    """The accelerator node labels GKE puts on a node of this machine type (none for a CPU machine)."""
+    found = tpu.find_machine(machine_type)
+    if found is not None:
+        out = {tpu.ACCELERATOR_LABEL: found[0].gke_accelerator}
+        if topology:
+            out[tpu.TOPOLOGY_LABEL] = topology
+        return out
+    gpu_machine = gpu.find_machine(machine_type)
+    if gpu_machine is not None:
+        return {gpu.ACCELERATOR_LABEL: gpu_machine.gke_accelerator}
     return {}
 
 
 def _hosts(machine_type: str, topology: str | None) -> int:
-    if not topology:
+    """VMs (nodes) of one slice: the catalog's hosts per slice of the TPU machine type and topology."""
+    found = tpu.find_machine(machine_type)
+    if not topology or found is None:
         return 1
-    chips = tpu.topology_chips(topology)
-    per_vm = machine(machine_type).accelerators or 1
-    return max(1, chips // per_vm)
+    return tpu.TpuSlice(found[0], machine_type, topology).hosts_per_slice
 
 
 def from_gke(body: dict[str, Any]) -> NodePool:
-    """Build from a GKE v1 NodePool body (as the emulator stores it)."""
+    """Build from a GKE v1 NodePool body (as the emulator stores it).
+
+    Raises the catalog's UnknownMachineTypeError for a machine type it does not hold and
+    TopologyError for a topology the machine type does not form.
+    """
     config = body.get("config", {})
     scaling = body.get("autoscaling", {})
     topology = body.get("placementPolicy", {}).get("tpuTopology") or None
@@ -105,10 +121,11 @@ def from_gke(body: dict[str, Any]) -> NodePool:
     )
     max_nodes = int(scaling.get("totalMaxNodeCount") or scaling.get("maxNodeCount") or body.get("initialNodeCount", 0))
     min_nodes = int(scaling.get("totalMinNodeCount") or scaling.get("minNodeCount") or 0)
+    machine_type = str(config.get("machineType", "e2-medium"))
     return NodePool(
         cluster=str(body.get("cluster", "")).rsplit("/", 1)[-1],
         name=body["name"],
-        machine_type=config.get("machineType", "e2-medium"),
+        machine_type=machine_type,
         min_nodes=min_nodes,
         max_nodes=max_nodes,
         initial_nodes=int(body.get("initialNodeCount", 0)),
@@ -116,12 +133,23 @@ def from_gke(body: dict[str, Any]) -> NodePool:
         queued_provisioning=bool(body.get("queuedProvisioning", {}).get("enabled", False)),
         flex_start=bool(config.get("flexStart", False)),
         tpu_topology=topology,
+        machine=machine(machine_type),
         labels=dict(config.get("labels", {})),
         taints=taints,
-        hosts_per_slice=_hosts(config.get("machineType", ""), topology),
+        hosts_per_slice=_hosts(machine_type, topology),
     )
 
 
-def load(state_dir: Path | None = None) -> list[NodePool]:
-    """Every RUNNING-or-provisioning node pool the GKE emulator holds."""
-    return [from_gke(b) for b in list_node_pools(state_dir) if b.get("status", "RUNNING") != "STOPPING"]
+def load(state_dir: Path | None = None) -> tuple[list[NodePool], list[BrokenPool]]:
+    """Every RUNNING-or-provisioning node pool the GKE emulator holds, and those the catalog cannot describe."""
+    good: list[NodePool] = []
+    broken: list[BrokenPool] = []
+    for body in list_node_pools(state_dir):
+        if body.get("status", "RUNNING") == "STOPPING":
+            continue
+        try:
+            good.append(from_gke(body))
+        except CatalogError as exc:
+            machine_type = str((body.get("config") or {}).get("machineType", "e2-medium"))
+            broken.append(BrokenPool(str(body.get("name", "")), machine_type, exc))
+    return good, broken

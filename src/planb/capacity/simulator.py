@@ -9,6 +9,10 @@
 * Autoscaled on-demand pools grow by whole slices for pending pods that fit them (unless the pool
   is in ``stockout``) and shrink by whole slices after ``scale_down_after_seconds`` idle.
 
+Node sizes come from the accelerator catalog. A pool whose machine type (or topology) the catalog
+cannot describe gets no nodes: the simulator logs the catalog's error once per pool, and a
+ProvisioningRequest that finds no pool names those pools and their errors in its Failed condition.
+
 Where this differs from GKE: no zones or reservations, node capacity is the machine's whole
 capacity (no system reservations), and provisioning takes a fixed delay instead of waiting for
 real capacity.
@@ -24,9 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from planb.capacity import machines as machines_mod
 from planb.capacity import pools as pools_mod
 from planb.capacity import settings as settings_mod
-from planb.capacity.pools import NodePool
+from planb.capacity.pools import BrokenPool, NodePool
 from planb.kube import Kube, KubeError, Obj, conditions
 
 QUEUED_CLASS = "queued-provisioning.gke.io"
@@ -75,6 +80,8 @@ class CapacitySimulator:
         self.log = log
         self.first_seen: dict[str, float] = {}
         self.idle_since: dict[str, float] = {}
+        #: Pools the catalog cannot describe, by name, with the error last logged for each.
+        self.broken: dict[str, str] = {}
 
     # ------------------------------------------------------------------ loop
     def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
@@ -91,14 +98,16 @@ class CapacitySimulator:
 
     def step(self, settings: settings_mod.Settings | None = None) -> None:
         settings = settings or settings_mod.load(self.state_dir)
-        pools = {p.name: p for p in pools_mod.load(self.state_dir)}
+        loaded, broken = pools_mod.load(self.state_dir)
+        pools = {p.name: p for p in loaded}
+        self._report_broken(broken)
         nodes = self.kube.items("/api/v1/nodes", {"labelSelector": MANAGED})
         by_pool: dict[str, list[Obj]] = defaultdict(list)
         for node in nodes:
             by_pool[node["metadata"]["labels"].get("cloud.google.com/gke-nodepool", "")].append(node)
         # Nodes of pools that no longer exist go.
         for pool_name, pool_nodes in by_pool.items():
-            if pool_name not in pools:
+            if pool_name not in pools and pool_name not in self.broken:
                 for node in pool_nodes:
                     self._delete_node(node["metadata"]["name"], f"pool {pool_name} is gone")
         for pool in pools.values():
@@ -112,12 +121,17 @@ class CapacitySimulator:
         self._scale_up(pools, by_pool, settings)
         self._scale_down(pools, by_pool, settings)
 
+    def _report_broken(self, broken: list[BrokenPool]) -> None:
+        """Log each pool the catalog cannot describe, once (and again if its error changes)."""
+        current = {b.name: str(b.error) for b in broken}
+        for name, message in current.items():
+            if self.broken.get(name) != message:
+                self.log(f"pool {name}: no nodes: {message}")
+        self.broken = current
+
     # ------------------------------------------------------------ nodes
     def _node_body(self, pool: NodePool, name: str, slice_id: str, request: str | None) -> dict[str, Any]:
-        machine = pool.machine
-        capacity = {"cpu": str(machine.cpu), "memory": f"{machine.memory_gib}Gi", "pods": "110"}
-        if machine.accelerator_resource:
-            capacity[machine.accelerator_resource] = str(machine.accelerators)
+        capacity = machines_mod.capacity(pool.machine)
         labels = pool.node_labels()
         labels.update(
             {
@@ -245,17 +259,10 @@ class CapacitySimulator:
             selector, count = self._pr_pod_selector(pr)
             matches = [p for p in pools.values() if p.queued_provisioning and p.matches(selector)]
             if not matches:
-                self._set_pr_conditions(
-                    pr,
-                    [
-                        (
-                            "Failed",
-                            "True",
-                            "NoMatchingNodePool",
-                            f"no node pool with queued provisioning matches nodeSelector {selector}",
-                        )
-                    ],
-                )
+                why = f"no node pool with queued provisioning matches nodeSelector {selector}"
+                if self.broken:
+                    why += "; pools without nodes: " + "; ".join(f"{n}: {m}" for n, m in sorted(self.broken.items()))
+                self._set_pr_conditions(pr, [("Failed", "True", "NoMatchingNodePool", why)])
                 self.log(f"ProvisioningRequest {key}: Failed, no queued-provisioning pool matches {selector}")
                 continue
             pool = matches[0]
@@ -305,7 +312,7 @@ class CapacitySimulator:
                 accel += int(requests.get(machine.accelerator_resource, 0))
             elif any(k in requests for k in ("google.com/tpu", "nvidia.com/gpu")):
                 return False
-        return cpu <= machine.cpu * 1000 and accel <= machine.accelerators
+        return cpu <= machine.vcpus * 1000 and accel <= machine.accelerators
 
     def _scale_up(
         self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings
