@@ -3,13 +3,18 @@
 Each rule names the GKE document it follows. The Ansible modules validate the same things
 client-side (and planb's own policy on top, e.g. version >= 1.34); this module is what *GKE*
 would answer, so the emulator refuses what GKE refuses with a 400 INVALID_ARGUMENT.
+
+TPU facts (which machine types are TPU types, the topologies each forms, hosts per slice, which
+generations offer flex-start) are the accelerator catalog's, ``planb.catalog.tpu``; this module
+holds only the rules.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from planb.catalog import tpu
 
 DOC_PLAN_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
 DOC_FLEX_START = "https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms"
@@ -36,43 +41,29 @@ class RuleViolation(Exception):
         self.source = source
 
 
-@dataclass(frozen=True)
-class TpuFamily:
-    """What GKE documents per TPU generation (machine type prefix)."""
-
-    generation: str
-    dims: int
-    flex_start: bool
-
-
-TPU_FAMILIES: dict[str, TpuFamily] = {
-    "ct3-": TpuFamily("v3", 2, False),
-    "ct3p-": TpuFamily("v3", 2, False),
-    "ct4p-": TpuFamily("v4", 3, False),
-    "ct5lp-": TpuFamily("v5e", 2, True),
-    "ct5p-": TpuFamily("v5p", 3, True),
-    "ct6e-": TpuFamily("v6e", 2, True),
-    "tpu7x-": TpuFamily("tpu7x", 3, True),
-}
-#: 2D slice shapes GKE offers for v5e/v6e (single- and multi-host).
-TOPOLOGIES_2D = ("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
+#: GKE names TPU machine types ct<version>...-<n>t (ct4p-hightpu-4t, ct6e-standard-4t) or
+#: tpu<version>...-<n>t (tpu7x-standard-4t). One the catalog does not hold is not offered here,
+#: e.g. TPU v3's ct3-hightpu-4t and ct3p-hightpu-4t, which the catalog does not carry.
+_TPU_MACHINE_NAME = re.compile(r"^(ct|tpu)[0-9]")
 
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$")
 
 
-def tpu_family(machine_type: str) -> TpuFamily | None:
-    """The TPU family of a machine type, or None for a CPU/GPU machine."""
-    for prefix, family in TPU_FAMILIES.items():
-        if machine_type.startswith(prefix):
-            return family
-    return None
+def tpu_machine(machine_type: str) -> tuple[tpu.TpuGeneration, tpu.TpuMachineType] | None:
+    """The catalog's TPU generation and machine type, or None for a CPU/GPU machine.
 
-
-def chips_per_vm(machine_type: str) -> int:
-    """Chips per VM from the machine type's `-<n>t` suffix (ct6e-standard-4t -> 4)."""
-    match = re.search(r"-(\d+)t$", machine_type)
-    return int(match.group(1)) if match else 1
+    A machine type is a TPU machine type iff the catalog holds it; a name shaped like GKE's TPU
+    machine types (ct*/tpu*) that the catalog does not hold is refused as not offered.
+    """
+    found = tpu.find_machine(machine_type)
+    _check(
+        found is not None or not _TPU_MACHINE_NAME.match(machine_type),
+        f"Machine type {machine_type!r} is not an offered TPU machine type; offered: "
+        + ", ".join(m.name for g in tpu.GENERATIONS for m in g.machine_types),
+        DOC_PLAN_TPUS,
+    )
+    return found
 
 
 def parse_version(version: str) -> tuple[int, ...] | None:
@@ -92,19 +83,6 @@ def version_at_least(version: str, minimum: tuple[int, ...]) -> bool:
     if parsed[:given] != minimum[:given]:
         return parsed[:given] > minimum[:given]
     return True  # equal on every component given: a prefix stands for its newest release
-
-
-def topology_chips(topology: str) -> int:
-    """Chips in a slice topology (4x4 -> 16)."""
-    chips = 1
-    for dim in topology.split("x"):
-        chips *= int(dim)
-    return chips
-
-
-def hosts_per_slice(machine_type: str, topology: str) -> int:
-    """VMs in one slice: chips in the topology / chips per VM (at least 1)."""
-    return max(1, topology_chips(topology) // chips_per_vm(machine_type))
 
 
 def _check(condition: bool, message: str, source: str) -> None:
@@ -169,33 +147,19 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
     check_name("Node pool", str(pool.get("name", "")))
     config = pool.get("config") or {}
     machine_type = str(config.get("machineType") or "e2-medium")
-    family = tpu_family(machine_type)
+    found = tpu_machine(machine_type)
     topology = str((pool.get("placementPolicy") or {}).get("tpuTopology") or "")
     if topology:
+        _check(found is not None, f"tpuTopology is only valid for TPU machine types, not {machine_type}", DOC_PLAN_TPUS)
+        assert found is not None
+        generation, machine = found
         _check(
-            family is not None, f"tpuTopology is only valid for TPU machine types, not {machine_type}", DOC_PLAN_TPUS
-        )
-        assert family is not None
-        dims = topology.split("x")
-        _check(
-            len(dims) == family.dims and all(d.isdigit() and int(d) > 0 for d in dims),
-            f"Topology {topology!r} is not a {family.dims}D topology of TPU {family.generation}",
+            topology in machine.topologies,
+            f"Topology {topology!r} is not offered for machine type {machine_type} (TPU {generation.name}); "
+            f"it forms: {', '.join(machine.topologies)}",
             DOC_PLAN_TPUS,
         )
-        per_vm = chips_per_vm(machine_type)
-        chips = topology_chips(topology)
-        if family.dims == 2:
-            _check(
-                topology in TOPOLOGIES_2D,
-                f"Topology {topology!r} is not offered for TPU {family.generation}",
-                DOC_PLAN_TPUS,
-            )
-        _check(
-            chips == per_vm or (chips > per_vm and chips % per_vm == 0 and per_vm == 4),
-            f"Topology {topology!r} ({chips} chips) does not fit machine type {machine_type} ({per_vm} chips per VM)",
-            DOC_PLAN_TPUS,
-        )
-        hosts = hosts_per_slice(machine_type, topology)
+        hosts = tpu.TpuSlice(generation, machine_type, topology).hosts_per_slice
         autoscaling = pool.get("autoscaling") or {}
         for key in ("maxNodeCount", "totalMaxNodeCount"):
             value = int(autoscaling.get(key) or 0)
@@ -211,8 +175,8 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
         _check(
             not config.get("spot") and not config.get("preemptible"), "Flex-start VMs cannot be Spot", DOC_FLEX_START
         )
-        if family is not None:
-            _check(family.flex_start, f"Flex-start is not available for TPU {family.generation}", DOC_TPU_FLEX)
+        if found is not None:
+            _check(found[0].flex_start, f"Flex-start is not available for TPU {found[0].name}", DOC_TPU_FLEX)
             _check(
                 cluster_version == "latest" or version_at_least(cluster_version, TPU_FLEX_START_MIN),
                 f"TPU flex-start needs GKE 1.33.0-gke.1712000 or later, the cluster runs {cluster_version}",
