@@ -9,7 +9,8 @@
 # 3. runs hack/gpu/throughput.py: the transformer (bf16, ~185 M params, 16 x 1024 tokens per GPU per
 #    step, 40 steps; --quick: ~40 M params, 20 steps) data parallel over all GPUs, plain JAX, and
 #    prints ONE JSON line with tokens_per_s and mfu (peak: 989 TFLOP/s dense bf16 per H200/H100,
-#    from train.py's PEAK_TFLOPS table), also written to $OUT/gpu_throughput.json when OUT is set.
+#    from the accelerator catalog, src/planb/catalog/gpu.py), also written to $OUT/gpu_throughput.json
+#    when OUT is set.
 # Budget: ~2-3 min install (CUDA wheels, ~3 GB), ~1 min compile + run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

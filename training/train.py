@@ -24,9 +24,9 @@ PLANB_CPUS_PER_WORKER             (unset)     CPUs reserved per worker; unset: 1
                                               requested on tpu/gpu (as the seed)
 PLANB_TOPOLOGY                    4x4         TPU slice topology (AxB or AxBxC); tpu only
 PLANB_ACCELERATOR_TYPE            TPU-V6E     Ray accelerator type. tpu: one of TPU-V2, TPU-V3,
-                                  (tpu)       TPU-V4, TPU-V5P, TPU-V5LITEPOD, TPU-V6E. gpu: optional
-                                              Ray GPU type (e.g. H100); default empty = any GPU.
-                                              Also selects the peak-FLOPs entry for MFU.
+                                  (tpu)       TPU-V4, TPU-V5P, TPU-V5LITEPOD, TPU-V6E, TPU-V7X. gpu:
+                                              optional Ray GPU type (e.g. H100); default empty = any
+                                              GPU
 PLANB_EPOCHS                      50 / 200    training steps in total (linear / transformer); a
                                               resumed run continues up to this step
 PLANB_LOG_EVERY                   10          print (and ``ray.train.report``) every N steps
@@ -51,7 +51,9 @@ PLANB_DTYPE                       float32     transformer compute dtype: float32
                                               (parameters and optimizer state stay float32)
 PLANB_ATTENTION                   xla         ``jax.nn.dot_product_attention`` implementation:
                                               ``xla`` or ``cudnn`` (GPU flash attention)
-PLANB_PEAK_TFLOPS                 (table)     per-chip peak TFLOP/s for MFU; overrides the table
+PLANB_PEAK_TFLOPS                 (unset)     peak dense bf16 TFLOP/s of one chip or GPU, for MFU;
+                                              the chart sets it from the catalog's profile
+                                              (accelerator.peakTflops); unset: no MFU
 PLANB_METRICS_FILE                (empty)     if set, worker 0 writes its final metrics here as JSON
 RAY_TRAIN_HEALTH_CHECK_INTERVAL_S 0.2         (Ray's own variable; Ray's default is 2.0) how often
                                               the Train controller collects reports; each
@@ -78,8 +80,9 @@ Throughput. Tokens/s = global batch x seq_len / mean steady-state step time (ste
 two, which include compilation). Model FLOPs per step (PaLM, appendix B; causal masking not
 discounted) = tokens x (6 x N + 12 x L x D x T), N = parameters used in matrix multiplies (all
 parameters except the token and position embedding tables; the output projection counts), L layers,
-D width, T sequence length. MFU = model FLOPs/s / (peak per chip x jax.device_count()), printed when a
-peak is known: ``PEAK_TFLOPS`` below (dense bf16, vendor figures), or PLANB_PEAK_TFLOPS.
+D width, T sequence length. MFU = model FLOPs/s / (peak per chip x jax.device_count()), printed when
+PLANB_PEAK_TFLOPS gives the peak (the accelerator catalog, src/planb/catalog, holds it per TPU
+generation and GPU machine with the vendor's page; this script keeps no table of its own).
 
 Cluster notes: a ``gs://`` checkpoint directory needs ``orbax-checkpoint`` and ``gcsfs`` (the gs://
 backend of etils.epath when TensorFlow is absent) in the Ray runtime environment. flax and optax are
@@ -109,37 +112,31 @@ RUNNERS = ("ray", "plain")
 ACCELERATORS = ("tpu", "gpu", "cpu")
 DTYPES = ("float32", "bfloat16")
 ATTENTION_IMPLS = ("xla", "cudnn")
-# Ray 2.53 accelerator types (ray.util.accelerators) usable with ScalingConfig(use_tpu=True).
-TPU_ACCELERATOR_TYPES = ("TPU-V2", "TPU-V3", "TPU-V4", "TPU-V5P", "TPU-V5LITEPOD", "TPU-V6E")
-GPU_ACCELERATOR_TYPES = ("V100", "P100", "T4", "P4", "A10G", "L4", "L40S", "A100", "H100", "H200", "B200")
-
-# Peak dense bf16 TFLOP/s per chip, from the vendors' data sheets. Keys: Ray accelerator types, matched
-# first against PLANB_ACCELERATOR_TYPE, then as a pattern against jax's device_kind.
-PEAK_TFLOPS: dict[str, float] = {
-    "TPU-V4": 275.0,
-    "TPU-V5LITEPOD": 197.0,  # v5e
-    "TPU-V5P": 459.0,
-    "TPU-V6E": 918.0,  # Trillium
-    "A100": 312.0,
-    "H100": 989.0,  # SXM
-    "H200": 989.0,  # SXM, same compute as H100
-    "B200": 2250.0,
-    "L4": 121.0,
-}
-# jax device_kind patterns -> PEAK_TFLOPS key (order matters: first match wins).
-DEVICE_KIND_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"H200", "H200"),
-    (r"H100", "H100"),
-    (r"A100", "A100"),
-    (r"B200", "B200"),
-    (r"\bL4\b", "L4"),
-    (r"TPU v6", "TPU-V6E"),
-    (r"TPU v5 ?lite|TPU v5e", "TPU-V5LITEPOD"),
-    (r"TPU v5", "TPU-V5P"),
-    (r"TPU v4", "TPU-V4"),
-)
+# Ray's accelerator types, not ours: the GOOGLE_TPU_* and NVIDIA_* constants of
+# ray.util.accelerators in Ray 2.53.0, the version training/requirements.txt and the chart's image
+# pin (tests/catalog checks these tuples against the installed Ray).
+RAY_TPU_ACCELERATOR_TYPES = ("TPU-V2", "TPU-V3", "TPU-V4", "TPU-V5P", "TPU-V5LITEPOD", "TPU-V6E")
+GPU_ACCELERATOR_TYPES = (
+    "V100", "P100", "T4", "P4", "K80", "A10G", "L4", "L40S", "A100", "H100", "H200", "H20", "B200",
+    "A100-40G", "A100-80G",
+)  # fmt: skip
+# TPU7x (Ironwood) is not among Ray 2.53's types. Ray derives a TPU node's type from GKE's
+# TPU_ACCELERATOR_TYPE variable and accepts only v<generation>-<n> names
+# (TPUAcceleratorManager.is_valid_tpu_accelerator_type in ray/_private/accelerators/tpu.py); TPU7x
+# nodes report tpu7x-<n>, so Ray 2.53 gives them the TPU resource (it counts /dev/accel*) but neither
+# the accelerator_type:TPU-V7X resource nor the TPU-<pod type>-head resource that JaxTrainer's
+# multi-host slice reservation (reserve_tpu_slice) waits for. Ray names TPU7x "TPU-V7X" from
+# ray-project/ray#60338 on (tpu7x-<n> read as v7x-<n>), the name the catalog uses. With Ray 2.53 a
+# single-host TPU7x job runs without accelerator_type (see scaling_config_kwargs); a multi-host one
+# stops with UnsupportedByRayError instead of waiting for a slice Ray cannot see.
+TPU7X_ACCELERATOR_TYPE = "TPU-V7X"
+TPU_ACCELERATOR_TYPES = (*RAY_TPU_ACCELERATOR_TYPES, TPU7X_ACCELERATOR_TYPE)
 WARMUP_STEPS = 2  # steps excluded from throughput (compilation)
 DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
+
+
+class UnsupportedByRayError(RuntimeError):
+    """The configuration is valid, but the installed Ray cannot schedule it (the message says why)."""
 
 
 class ConfigError(ValueError):
@@ -259,11 +256,7 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
     if accelerator == "tpu":
         accel_type = accel_type or "TPU-V6E"
         if accel_type not in TPU_ACCELERATOR_TYPES:
-            raise ConfigError(
-                "PLANB_ACCELERATOR_TYPE",
-                f"unknown TPU type {accel_type!r}: Ray 2.53 schedules only the TPU types listed",
-                TPU_ACCELERATOR_TYPES,
-            )
+            raise ConfigError("PLANB_ACCELERATOR_TYPE", f"unknown TPU type {accel_type!r}", TPU_ACCELERATOR_TYPES)
     elif accelerator == "gpu":
         if accel_type and accel_type not in GPU_ACCELERATOR_TYPES:
             raise ConfigError(
@@ -554,21 +547,6 @@ def transformer_task(cfg: TrainConfig) -> Task:
     )
 
 
-def peak_tflops_per_chip(cfg: TrainConfig) -> float | None:
-    """Peak TFLOP/s of one device: PLANB_PEAK_TFLOPS, else the table by accelerator type / kind."""
-    if cfg.peak_tflops:
-        return cfg.peak_tflops
-    if cfg.accelerator == "cpu":
-        return None
-    if cfg.accelerator_type in PEAK_TFLOPS:
-        return PEAK_TFLOPS[cfg.accelerator_type]
-    kind = jax.devices()[0].device_kind
-    for pattern, key in DEVICE_KIND_PATTERNS:
-        if re.search(pattern, kind):
-            return PEAK_TFLOPS[key]
-    return None
-
-
 # --------------------------------------------------------------------------------------------------
 # The loop (shared by both runners)
 # --------------------------------------------------------------------------------------------------
@@ -605,7 +583,7 @@ def train_loop(
     elif ckpt.enabled:
         print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
 
-    peak = peak_tflops_per_chip(cfg) if cfg.model == "transformer" else None
+    peak = cfg.peak_tflops if cfg.model == "transformer" else None
     n_dev = jax.device_count()
     end = cfg.epochs if not cfg.stop_after else min(cfg.epochs, start + cfg.stop_after)
     losses: dict[int, float] = {}
@@ -694,11 +672,40 @@ def train_func(config: dict[str, Any]) -> None:
     time.sleep(3)  # as the seed: let the log lines reach the driver before the worker exits
 
 
+def ray_detects_tpu7x() -> bool:
+    """Whether the installed Ray recognises a TPU7x node (GKE reports its type as tpu7x-<chips>).
+
+    False for Ray 2.53 (see TPU7X_ACCELERATOR_TYPE); a Ray whose private TPU module has moved is
+    assumed to know TPU7x.
+    """
+    try:
+        from ray._private.accelerators.tpu import TPUAcceleratorManager
+    except ImportError:
+        return True
+    check = getattr(TPUAcceleratorManager, "is_valid_tpu_accelerator_type", None)
+    return check is None or bool(check("tpu7x-8"))
+
+
 def scaling_config_kwargs(cfg: TrainConfig) -> dict[str, Any]:
-    """Arguments of ``ray.train.ScalingConfig`` for ``cfg`` (kept separate so tests can check it)."""
+    """Arguments of ``ray.train.ScalingConfig`` for ``cfg`` (kept separate so tests can check it).
+
+    Raises UnsupportedByRayError for a multi-host TPU7x job on a Ray that cannot see TPU7x nodes.
+    """
     resources: dict[str, float] = {}
     kwargs: dict[str, Any] = {"num_workers": cfg.num_workers}
-    if cfg.accelerator == "tpu":
+    if cfg.accelerator == "tpu" and cfg.accelerator_type == TPU7X_ACCELERATOR_TYPE and not ray_detects_tpu7x():
+        if cfg.num_workers > 1:
+            raise UnsupportedByRayError(
+                f"{cfg.num_workers} workers on TPU7x need a Ray that detects TPU7x nodes "
+                "(ray-project/ray#60338, after Ray 2.53): this Ray gives them no TPU-V7X type and no "
+                "slice head, so JaxTrainer cannot reserve the slice. Use a Ray image with TPU7x "
+                "support, or a single-host TPU7x profile (one worker)."
+            )
+        # One worker needs no slice reservation; without accelerator_type Ray places it by the
+        # TPU resource alone (the accelerator_type:TPU-V7X resource would never appear).
+        resources["TPU"] = cfg.chips_per_worker
+        kwargs["use_tpu"] = True
+    elif cfg.accelerator == "tpu":
         resources["TPU"] = cfg.chips_per_worker
         kwargs.update(use_tpu=True, topology=cfg.topology, accelerator_type=cfg.accelerator_type)
     elif cfg.accelerator == "gpu":
@@ -811,8 +818,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if cfg.runner == "plain":
         run_plain(cfg)
-    else:
+        return 0
+    try:
         run_ray(cfg)
+    except UnsupportedByRayError as exc:
+        print(f"planb train: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -5,8 +5,9 @@ Called by hack/gpu_throughput.sh (which makes the venv). It imports training/tra
 JAX runner (no Ray) for a fixed number of steps on every local device (data parallel, batch sharded)
 and reports train.py's own figures: tokens/s over the steady-state steps (the first two steps, which
 compile, are excluded) and MFU = model FLOPs/s / (peak x devices), model FLOPs per step =
-tokens x (6 N + 12 L D T) with N the matmul parameters. Peak: train.py's PEAK_TFLOPS table by
-jax device_kind (H200/H100: 989 TFLOP/s dense bf16 per GPU), or --peak-tflops.
+tokens x (6 N + 12 L D T) with N the matmul parameters. Peak: the accelerator catalog's dense bf16
+TFLOP/s of the GPU model jax reports in device_kind (src/planb/catalog/gpu.py; H200/H100: 989 per
+GPU), passed to train.py as PLANB_PEAK_TFLOPS the way the chart passes it; or --peak-tflops.
 
 The JSON line also goes to $OUT/gpu_throughput.json when OUT is set.
 """
@@ -19,6 +20,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -65,6 +67,21 @@ def load_train() -> ModuleType:
     return module
 
 
+def catalog_peak_tflops(device_kind: str) -> float | None:
+    """Peak dense bf16 TFLOP/s per GPU from planb's catalog, for the GPU model named in ``device_kind``.
+
+    The catalog keys GPU machines by the model Ray names (H100, H200, B200); jax's device_kind
+    carries it, e.g. 'NVIDIA H200'. None when no catalog GPU matches.
+    """
+    sys.path.insert(0, str(ROOT / "src"))
+    from planb.catalog import gpu
+
+    for machine in gpu.MACHINES:
+        if re.search(rf"\b{re.escape(machine.ray_accelerator_type)}\b", device_kind):
+            return machine.peak_tflops
+    return None
+
+
 def run_once(train: ModuleType, env: dict[str, str]) -> tuple[dict[str, Any], str]:
     cfg = train.load_config(env)
     log = io.StringIO()
@@ -77,7 +94,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller model, 20 steps")
     ap.add_argument("--steps", type=int, help="override the number of steps")
-    ap.add_argument("--peak-tflops", type=float, help="peak dense TFLOP/s per device (default: table)")
+    ap.add_argument("--peak-tflops", type=float, help="peak dense TFLOP/s per device (default: the catalog's)")
     ap.add_argument("--allow-cpu", action="store_true", help="smoke test on CPU (tiny model, no MFU)")
     args = ap.parse_args()
     t0 = time.time()
@@ -101,8 +118,9 @@ def main() -> int:
     }
     if args.steps:
         env["PLANB_EPOCHS"] = str(args.steps)
-    if args.peak_tflops:
-        env["PLANB_PEAK_TFLOPS"] = str(args.peak_tflops)
+    peak = args.peak_tflops or (catalog_peak_tflops(devices[0].device_kind) if platform == "gpu" else None)
+    if peak:
+        env["PLANB_PEAK_TFLOPS"] = str(peak)
 
     errors: dict[str, str] = {}
     metrics: dict[str, Any] | None = None

@@ -158,6 +158,7 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_EPOCHS": "50",
         "PLANB_CHECKPOINT_DIR": "",
         "PLANB_CHECKPOINT_EVERY": "100",
+        "PLANB_PEAK_TFLOPS": "197",  # the catalog's v5e peak, from the values file
     }
     for container in (head, worker):
         assert {e["name"]: e["value"] for e in container["env"]} == expected

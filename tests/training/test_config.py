@@ -108,7 +108,7 @@ def test_non_positive_numbers(train: ModuleType, name: str, value: str) -> None:
         ({"PLANB_MODEL": "gpt5"}, "PLANB_MODEL", "transformer"),
         ({"PLANB_RUNNER": "k8s"}, "PLANB_RUNNER", "plain"),
         ({"PLANB_ACCELERATOR_TYPE": "TPU-V9"}, "PLANB_ACCELERATOR_TYPE", "TPU-V6E"),
-        ({"PLANB_ACCELERATOR_TYPE": "TPU-V7X", "PLANB_TOPOLOGY": "2x2x2"}, "PLANB_ACCELERATOR_TYPE", "TPU-V5P"),
+        ({"PLANB_ACCELERATOR_TYPE": "TPU7X", "PLANB_TOPOLOGY": "2x2x2"}, "PLANB_ACCELERATOR_TYPE", "TPU-V7X"),
         ({"PLANB_ACCELERATOR": "gpu", "PLANB_ACCELERATOR_TYPE": "TPU-V6E"}, "PLANB_ACCELERATOR_TYPE", "H100"),
         ({**CPU, "PLANB_DTYPE": "fp8"}, "PLANB_DTYPE", "bfloat16"),
         ({"PLANB_TOPOLOGY": "4by4"}, "PLANB_TOPOLOGY", ""),
@@ -123,6 +123,34 @@ def test_other_bad_values(train: ModuleType, env: dict[str, str], variable: str,
     assert str(err.value).startswith(variable)
     if choice:
         assert choice in err.value.choices
+
+
+def test_accelerator_types_are_the_installed_rays(train: ModuleType) -> None:
+    """train.py's TPU and GPU type lists are Ray's own (ray.util.accelerators), TPU7x aside."""
+    from ray.util.accelerators import accelerators
+
+    names = {k: v for k, v in vars(accelerators).items() if k.isupper() and isinstance(v, str)}
+    assert set(train.RAY_TPU_ACCELERATOR_TYPES) == {v for k, v in names.items() if k.startswith("GOOGLE_TPU_")}
+    assert set(train.GPU_ACCELERATOR_TYPES) == {v for k, v in names.items() if k.startswith("NVIDIA_")}
+
+
+def test_tpu7x_with_a_ray_that_cannot_see_it(train: ModuleType) -> None:
+    """Ray 2.53 reads GKE's tpu7x-<n> node type as invalid: one worker runs by the TPU resource alone,
+    several workers (a multi-host slice Ray cannot reserve) stop with a message instead of waiting."""
+    from ray.train.v2.api.config import ScalingConfig
+
+    assert not train.ray_detects_tpu7x()  # the pinned Ray 2.53
+    single = train.load_config(
+        {"PLANB_ACCELERATOR_TYPE": "TPU-V7X", "PLANB_TOPOLOGY": "2x2x1", "PLANB_NUM_WORKERS": "1"}
+    )
+    kwargs = train.scaling_config_kwargs(single)
+    assert kwargs == {"num_workers": 1, "resources_per_worker": {"TPU": 4}, "use_tpu": True}
+    assert ScalingConfig(**kwargs).num_tpus_per_worker == 4
+    multi = train.load_config(
+        {"PLANB_ACCELERATOR_TYPE": "TPU-V7X", "PLANB_TOPOLOGY": "2x2x2", "PLANB_NUM_WORKERS": "2"}
+    )
+    with pytest.raises(train.UnsupportedByRayError, match=r"2 workers on TPU7x .*ray-project/ray#60338"):
+        train.scaling_config_kwargs(multi)
 
 
 def test_cli_overrides_env_and_reports_errors() -> None:

@@ -81,6 +81,7 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> di
             "chipsPerHost": prof.chips_per_host,
             "hostsPerSlice": prof.hosts_per_slice,
             "gkeAccelerator": prof.gke_accelerator,
+            "peakTflops": prof.peak_tflops,
             "tolerations": prof.tolerations,
         },
         "queues": {

@@ -69,6 +69,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a3-highgpu-1g",
+     "peakTflops": 989.0,
      "rayAcceleratorType": "H100",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -154,6 +155,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a3-highgpu-2g",
+     "peakTflops": 989.0,
      "rayAcceleratorType": "H100",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -239,6 +241,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a3-highgpu-4g",
+     "peakTflops": 989.0,
      "rayAcceleratorType": "H100",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -324,6 +327,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a3-highgpu-8g",
+     "peakTflops": 989.0,
      "rayAcceleratorType": "H100",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -409,6 +413,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a3-megagpu-8g",
+     "peakTflops": 989.0,
      "rayAcceleratorType": "H100",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -494,6 +499,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a3-ultragpu-8g",
+     "peakTflops": 989.0,
      "rayAcceleratorType": "H200",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -579,6 +585,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "gpu",
      "machineType": "a4-highgpu-8g",
+     "peakTflops": 2250.0,
      "rayAcceleratorType": "B200",
      "resource": "nvidia.com/gpu",
      "tolerations": [
@@ -664,6 +671,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -750,6 +758,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 2,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -836,6 +845,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 4,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -922,6 +932,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 8,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1008,6 +1019,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 16,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1094,6 +1106,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 32,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1180,6 +1193,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 64,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1266,6 +1280,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 512,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1352,6 +1367,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 256,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1438,6 +1454,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 128,
      "kind": "tpu",
      "machineType": "ct4p-hightpu-4t",
+     "peakTflops": 275.0,
      "rayAcceleratorType": "TPU-V4",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1524,6 +1541,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 64,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-4t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1610,6 +1628,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-1t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1696,6 +1715,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-4t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1782,6 +1802,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-8t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1896,6 +1917,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 4,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-4t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -1982,6 +2004,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 8,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-4t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2068,6 +2091,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 32,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-4t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2154,6 +2178,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 16,
      "kind": "tpu",
      "machineType": "ct5lp-hightpu-4t",
+     "peakTflops": 197.0,
      "rayAcceleratorType": "TPU-V5LITEPOD",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2240,6 +2265,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1024,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2326,6 +2352,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2412,6 +2439,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 2,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2498,6 +2526,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 4,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2584,6 +2613,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 8,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2670,6 +2700,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 16,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2756,6 +2787,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 32,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2842,6 +2874,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 64,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -2928,6 +2961,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 512,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3014,6 +3048,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 256,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3100,6 +3135,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 128,
      "kind": "tpu",
      "machineType": "ct5p-hightpu-4t",
+     "peakTflops": 459.0,
      "rayAcceleratorType": "TPU-V5P",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3186,6 +3222,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 64,
      "kind": "tpu",
      "machineType": "ct6e-standard-4t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3272,6 +3309,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct6e-standard-1t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3358,6 +3396,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct6e-standard-4t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3444,6 +3483,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "ct6e-standard-8t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3558,6 +3598,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 4,
      "kind": "tpu",
      "machineType": "ct6e-standard-4t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3644,6 +3685,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 8,
      "kind": "tpu",
      "machineType": "ct6e-standard-4t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3730,6 +3772,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 32,
      "kind": "tpu",
      "machineType": "ct6e-standard-4t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3816,6 +3859,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 16,
      "kind": "tpu",
      "machineType": "ct6e-standard-4t",
+     "peakTflops": 918.0,
      "rayAcceleratorType": "TPU-V6E",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3902,6 +3946,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 1,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -3988,6 +4033,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 2,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4074,6 +4120,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 4,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4160,6 +4207,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 8,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4246,6 +4294,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 16,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4332,6 +4381,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 32,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4418,6 +4468,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 64,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4504,6 +4555,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 512,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4590,6 +4642,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 256,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
@@ -4676,6 +4729,7 @@ FACTS: dict[str, Any] = json.loads(
      "hostsPerSlice": 128,
      "kind": "tpu",
      "machineType": "tpu7x-standard-4t",
+     "peakTflops": 2307.0,
      "rayAcceleratorType": "TPU-V7X",
      "resource": "google.com/tpu",
      "tolerations": [
