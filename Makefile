@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv tools up down status demo test test-fast lint bench values golden clean
+.PHONY: help setup venv tools up down status demo test test-fast lint sanity bench values golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,10 @@ lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
 	@ruff check src tests collections training
 	@ruff format --check src tests collections training
 	@mypy
+	@hack/sanity.sh
+
+sanity: venv ## ansible-test sanity on the planb.gke collection (part of lint)
+	@hack/sanity.sh
 
 bench: setup ## measure the figures in BENCHMARKS.md
 	@hack/bench.sh

@@ -51,7 +51,8 @@ options:
     default: 1800
   poll_interval:
     description:
-      - Seconds between polls of a running operation. The number of polls is reported in RV(operations).
+      - Seconds between polls of a running operation.
+      - The converging modules report the number of polls in their C(operations) result.
     type: float
     default: 5.0
 notes:

@@ -112,7 +112,7 @@ def node_pool(
 def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> dict[str, Any]:
     """The profile-derived chart values for ``slices`` slices per job and plan A's quota of ``on_demand_slices``."""
     caller = "planb.gke.chart_values"
-    _, facts = _profile(profile, caller)
+    facts = _profile(profile, caller)[1]
     replicas = _positive(caller, "slices", slices)
     on_demand = _positive(caller, "on_demand_slices", on_demand_slices)
     values: dict[str, Any] = copy.deepcopy(facts["chart_values"])

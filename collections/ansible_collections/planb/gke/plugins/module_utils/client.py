@@ -42,7 +42,7 @@ def google_token(params: dict[str, Any]) -> str:
     elif kind == "machineaccount":
         creds = compute.Credentials(params.get("service_account_email") or "default")
     else:
-        creds, _ = google.auth.default(scopes=scopes)
+        creds = google.auth.default(scopes=scopes)[0]
     creds.refresh(google.auth.transport.requests.Request())
     return str(creds.token)
 

@@ -97,9 +97,9 @@ def converge(module: Any, client: GkeClient, loc: str, resource: Resource, desir
     calls = resource.plan_updates(params, resource.path, desired, current, diffs, before, after)
     if not calls:
         return result(False, current, [])
-    actions += [action for action, _, _, _ in calls]
+    actions += [call[0] for call in calls]
     if not module.check_mode:
-        for _, method, url, call_body in calls:
+        for _action, method, url, call_body in calls:
             client.wait(client.request(method, url, call_body), loc, resource.what)
     return result(True, client.get(resource.path) or current, actions, {"before": before, "after": after})
 

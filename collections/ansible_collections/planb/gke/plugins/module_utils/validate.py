@@ -250,7 +250,7 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
     hosts = hosts_per_slice(machine, topology)
     if hosts == 1:
         return
-    _, low, high = autoscaling_bounds(params)
+    low, high = autoscaling_bounds(params)[1:]
     initial = params.get("initial_node_count") or 0
     for label, value in (("max node count", high), ("initial_node_count", initial), ("min node count", low)):
         if value and value % hosts:
@@ -262,7 +262,7 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
 
 def _check_dws(params: Params, problems: list[str]) -> None:
     """What flex-start and queued provisioning need."""
-    enabled, low, _ = autoscaling_bounds(params)
+    enabled, low = autoscaling_bounds(params)[:2]
     auto = params.get("autoscaling") or {}
     for feature in ("flex_start", "queued_provisioning"):
         if not params.get(feature):

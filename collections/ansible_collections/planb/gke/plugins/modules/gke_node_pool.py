@@ -123,7 +123,7 @@ extends_documentation_fragment:
   - planb.gke.gke_auth
   - planb.gke.gke_auth.converge
 author:
-  - planb
+  - planb engineers (@planb)
 """
 
 EXAMPLES = r"""

@@ -18,7 +18,7 @@ extends_documentation_fragment:
   - planb.gke.gke_auth
   - planb.gke.gke_auth.info
 author:
-  - planb
+  - planb engineers (@planb)
 """
 
 EXAMPLES = r"""
