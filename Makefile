@@ -10,20 +10,31 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv tools up down status demo test test-fast lint sanity bench values golden clean
+.PHONY: help setup venv lock tools up down status demo test test-fast lint sanity bench values golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-$(STAMP): requirements.txt training/requirements.txt pyproject.toml
-	@echo "[planb setup] Python environment in .venv ..."
+# requirements-all.lock is the whole tree of requirements.txt and training/requirements.txt (pip and
+# setuptools included) with hashes; pip refuses anything unhashed or with another hash. planb itself is
+# built from this checkout with the locked setuptools.
+$(STAMP): requirements-all.lock pyproject.toml
+	@echo "[planb setup] Python environment in .venv (hash-checked from requirements-all.lock) ..."
 	@test -x $(PY) || python3 -m venv $(VENV)
-	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -r requirements.txt -r training/requirements.txt
-	@$(PY) -m pip install -q --no-deps -e .
+	@$(PY) -m pip install -q --require-hashes -r requirements-all.lock
+	@$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $@
 
-venv: $(STAMP) ## Python environment (.venv) with pinned dependencies
+venv: $(STAMP) ## Python environment (.venv), hash-checked from requirements-all.lock
+
+# requirements.lock is requirements.txt's tree alone (an ops controller's), constrained to the same
+# versions. Both keep the locked versions of what did not change; LOCK_ARGS=--upgrade moves every
+# unpinned one to the newest.
+LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	--custom-compile-command "make lock" $(LOCK_ARGS)
+lock: venv ## re-resolve requirements-all.lock and requirements.lock (hashes, every platform) after changing a pin
+	@$(LOCK) -o requirements-all.lock requirements.txt training/requirements.txt
+	@$(LOCK) -c requirements-all.lock -o requirements.lock requirements.txt
 
 tools: ## build the pinned toolchain from the Go module proxy (cached in ~/.cache/planb)
 	@hack/build-tools.sh
