@@ -188,8 +188,11 @@ class Engine:
                     pool["status"] = "RUNNING"
 
     def _busy(self, cluster: str) -> None:
+        """GKE runs one operation at a time per cluster: refuse while one on the cluster or its pools runs."""
         for op in self.store.operations.values():
-            if op["status"] == "RUNNING" and op["targetLink"].split("/v1/", 1)[1].startswith(cluster):
+            target = op["targetLink"].split("/v1/", 1)[1]
+            # By whole path segments: an operation on cluster tpu-cluster does not make cluster tpu busy.
+            if op["status"] == "RUNNING" and (target == cluster or target.startswith(cluster + "/")):
                 raise ApiError(
                     400,
                     f"Operation {op['name']} is currently {op['operationType'].lower()} on cluster "

@@ -1,0 +1,41 @@
+"""The emulator's engine and state file: what GKE would answer, and how the emulator reports its own troubles."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from planb.gke.emulator import RunningEmulator
+
+
+def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{emulator.url}{path}", data=data, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+BASE = "/v1/projects/p/locations/us-east5-b/clusters"
+
+
+def test_an_operation_on_one_cluster_does_not_make_a_prefix_named_cluster_busy(tmp_path: Path) -> None:
+    # `tpu` is a prefix of `tpu-cluster`: an operation on tpu-cluster must not block tpu.
+    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
+    try:
+        assert _call(emulator, "POST", BASE, {"cluster": {"name": "tpu"}})[0] == 200
+        emulator.engine.op_seconds = 30.0
+        assert _call(emulator, "POST", BASE, {"cluster": {"name": "tpu-cluster"}})[0] == 200
+        status, answer = _call(emulator, "DELETE", f"{BASE}/tpu")
+        assert status == 200, answer
+        assert answer["operationType"] == "DELETE_CLUSTER"
+        # tpu-cluster itself is busy while its create runs.
+        status, answer = _call(emulator, "DELETE", f"{BASE}/tpu-cluster")
+        assert status == 400 and answer["error"]["status"] == "FAILED_PRECONDITION"
+    finally:
+        emulator.stop()
