@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from planb.gke.emulator import RunningEmulator
+from planb.gke.store import StateFileError, emulator_dir, list_clusters, list_node_pools
 
 
 def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
@@ -39,3 +46,27 @@ def test_an_operation_on_one_cluster_does_not_make_a_prefix_named_cluster_busy(t
         assert status == 400 and answer["error"]["status"] == "FAILED_PRECONDITION"
     finally:
         emulator.stop()
+
+
+def _planb(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PLANB_STATE_DIR": str(state)}
+    command = [sys.executable, "-m", "planb.cli", "gke-emulator", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("content", ['{"clusters": {"projects/p/loc', "[]", '{"clusters": []}'])
+def test_a_corrupt_state_file_is_reported_with_its_path_and_the_fix(tmp_path: Path, content: str) -> None:
+    state = emulator_dir(tmp_path) / "state.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(content)
+    with pytest.raises(StateFileError, match=re.escape(str(state))):
+        list_node_pools(tmp_path)
+    for args in (["start", "--port", "0"], ["serve", "--port", "0"]):
+        done = _planb(*args, state=tmp_path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+        assert str(state) in done.stderr and "planb gke-emulator stop --purge" in done.stderr, done.stderr
+    # The fix the message names works on the corrupt file.
+    purged = _planb("stop", "--purge", state=tmp_path)
+    assert purged.returncode == 0, purged.stderr
+    assert list_node_pools(tmp_path) == [] and list_clusters(tmp_path) == []

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError
-from planb.gke.store import Store, emulator_dir
+from planb.gke.store import emulator_dir, list_clusters, reset_state
 from planb.paths import state_dir
 from planb.process import ManagedProcess, reap
 
@@ -97,6 +97,9 @@ class BackgroundEmulator:
         running = self.running()
         if running is not None:
             return running[0], running[1], False
+        if reset:
+            reset_state(self.state)
+        list_clusters(self.state)  # a corrupt state file is named here, with its fix, not in the server's log
         port = default_port() if port is None else port
         op_seconds = default_op_seconds() if op_seconds is None else op_seconds
         self.info_file.unlink(missing_ok=True)
@@ -126,5 +129,5 @@ class BackgroundEmulator:
         self.process.stop(timeout=5.0)
         self.info_file.unlink(missing_ok=True)
         if purge:
-            Store(self.state).reset()
+            reset_state(self.state)
         return pid

@@ -10,14 +10,14 @@ import urllib.request
 
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port
 from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError, EmulatorHTTPServer, Engine
-from planb.gke.store import Store
+from planb.gke.store import Store, reset_state
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     emulator = BackgroundEmulator.default()
-    store = Store(emulator.state)
     if args.reset:
-        store.reset()
+        reset_state(emulator.state)
+    store = Store(emulator.state)
     server = EmulatorHTTPServer(Engine(store, op_seconds=args.op_seconds), host=args.host, port=args.port, verbose=True)
     info = {"url": server.url, "pid": os.getpid(), "op_seconds": args.op_seconds}
     emulator.info_file.write_text(json.dumps(info))

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from planb.errors import PlanbError
 from planb.paths import state_dir as default_state_dir
 
 Body = dict[str, Any]
@@ -38,12 +39,60 @@ def emulator_dir(state_dir: Path | None = None) -> Path:
     return (state_dir or default_state_dir()) / "gke-emulator"
 
 
+#: The top-level maps of state.json; each maps a full resource name to its GKE v1 body.
+_TABLES = ("clusters", "nodePools", "operations")
+
+
+class StateFileError(PlanbError):
+    """The emulator's state file exists but cannot be read as the emulator's state."""
+
+
+def empty_state() -> Body:
+    return {"clusters": {}, "nodePools": {}, "operations": {}, "faults": []}
+
+
 def _read_state(state_dir: Path | None) -> Body:
     path = emulator_dir(state_dir) / "state.json"
     if not path.exists():
-        return {"clusters": {}, "nodePools": {}, "operations": {}}
-    data: Body = json.loads(path.read_text())
-    return data
+        return empty_state()
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StateFileError(_corrupt(path, f"not valid JSON: {exc}")) from exc
+    if not isinstance(data, dict):
+        raise StateFileError(_corrupt(path, f"a JSON {type(data).__name__} instead of an object"))
+    wrong = [key for key in _TABLES if not isinstance(data.get(key, {}), dict)]
+    if wrong or not isinstance(data.get("faults", []), list):
+        raise StateFileError(_corrupt(path, f"{', '.join(wrong) or 'faults'} has the wrong type"))
+    for key in _TABLES:
+        data.setdefault(key, {})
+    data.setdefault("faults", [])
+    result: Body = data
+    return result
+
+
+def _corrupt(path: Path, detail: str) -> str:
+    return (
+        f"the GKE emulator's state file {path} is unreadable ({detail}). It holds the emulator's clusters, "
+        "node pools and operations. Fix: `planb gke-emulator stop --purge` empties it (re-run "
+        "`ansible-playbook site.yml` to recreate the clusters), or move it aside first to keep it: "
+        f"mv {path} {path}.bad"
+    )
+
+
+def reset_state(state_dir: Path | None = None) -> None:
+    """Empty the emulator's state and request log without reading them (works on a corrupt state file)."""
+    root = emulator_dir(state_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    _write_json(root / "state.json", empty_state())
+    (root / "requests.jsonl").unlink(missing_ok=True)
+
+
+def _write_json(path: Path, data: Body) -> None:
+    """Write temp + rename, so a reader never sees half a file."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path)
 
 
 def list_clusters(state_dir: Path | None = None) -> list[Body]:
@@ -77,13 +126,10 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         self.lock = threading.RLock()
         self.data = _read_state(state_dir)
-        self.data.setdefault("faults", [])
 
     def save(self) -> None:
         with self.lock:
-            tmp = self.root / "state.json.tmp"
-            tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
-            os.replace(tmp, self.root / "state.json")
+            _write_json(self.root / "state.json", self.data)
 
     @property
     def clusters(self) -> dict[str, Body]:
@@ -116,6 +162,5 @@ class Store:
     def reset(self) -> None:
         """Forget everything (clusters, pools, operations, faults, request log)."""
         with self.lock:
-            self.data = {"clusters": {}, "nodePools": {}, "operations": {}, "faults": []}
-            self.save()
-            (self.root / "requests.jsonl").unlink(missing_ok=True)
+            self.data = empty_state()
+            reset_state(self.root.parent)
