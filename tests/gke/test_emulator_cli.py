@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from planb.gke.background import BackgroundEmulator
 from planb.gke.emulator import EmulatorError
 from planb.gke.store import emulator_dir, list_node_pools
 from planb.localstack.stack import LocalStack
-from planb.process import start_time
+from planb.process import is_alive, start_time, terminate
 
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -77,3 +78,48 @@ def test_second_start_reuses_and_a_failed_start_names_the_log(tmp_path: Path) ->
 def test_the_local_stack_and_the_cli_share_one_emulator_record(tmp_path: Path) -> None:
     # `planb local up` and `planb gke-emulator start` must find the same process.
     assert LocalStack(tmp_path / "local").gke_emulator.process == BackgroundEmulator(tmp_path).process
+
+
+def test_concurrent_starts_run_one_emulator(tmp_path: Path) -> None:
+    # Two `start`s at once (say `planb local up` and a user's `planb gke-emulator start`) share one process.
+    barrier = threading.Barrier(2)
+    results: list[tuple[int, str, bool]] = []
+
+    def start() -> None:
+        barrier.wait()
+        results.append(BackgroundEmulator(tmp_path).start(port=0, op_seconds=0))
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    emulator = BackgroundEmulator(tmp_path)
+    try:
+        assert sorted(started for _, _, started in results) == [False, True], results
+        assert len({(pid, url) for pid, url, _ in results}) == 1, results
+        assert json.loads(emulator.info_file.read_text())["url"] == results[0][1]
+    finally:
+        for pid, _, _ in results:
+            if is_alive(pid):
+                terminate(pid, timeout=5)
+        emulator.stop()
+
+
+@pytest.mark.parametrize("record", ["{pid} 1", "{pid}"], ids=["wrong start time", "bare pid of an old record"])
+def test_stop_never_kills_a_process_that_only_shares_the_recorded_pid(tmp_path: Path, record: str) -> None:
+    # After a reboot the recorded pid may belong to anything: it must survive `stop`.
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        pid_file = emulator_dir(tmp_path) / "emulator.pid"
+        pid_file.parent.mkdir(parents=True)
+        pid_file.write_text(record.format(pid=other.pid) + "\n")
+        env = {**os.environ, "PLANB_STATE_DIR": str(tmp_path)}
+        assert _planb("status", env=env).returncode == 3
+        stopped = _planb("stop", env=env)
+        assert stopped.returncode == 0 and "not running" in stopped.stdout, stopped.stdout + stopped.stderr
+        assert other.poll() is None and is_alive(other.pid)
+        assert not pid_file.exists()
+    finally:
+        other.kill()
+        other.wait()

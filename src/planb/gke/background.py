@@ -4,19 +4,23 @@ Files under ``<state_dir>/gke-emulator/`` (next to the emulator's state.json)::
 
     emulator.pid    "<pid> <start time>", as planb.process records every host process
     emulator.log    the server's output, appended across starts
-    emulator.json   {"url": ..., "pid": ..., "op_seconds": ...}, written by the server once it listens
+    emulator.json   {"url": ..., "pid": ..., "op_seconds": ...}, written (temp + rename) once it listens
+    emulator.lock   held while a `start` runs, so two starts at once launch one server
 
 `planb gke-emulator start|stop|status` and `planb local up|down|status` both use this class.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +28,9 @@ from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError
 from planb.gke.store import emulator_dir, list_clusters, reset_state
 from planb.paths import state_dir
 from planb.process import ManagedProcess, reap
+
+#: How long a `start` waits for another one to finish before giving up.
+LOCK_WAIT_S = 60.0
 
 
 def default_port() -> int:
@@ -71,10 +78,54 @@ class BackgroundEmulator:
         except (FileNotFoundError, ValueError, KeyError):
             return ""
 
+    @property
+    def lock_file(self) -> Path:
+        return emulator_dir(self.state) / "emulator.lock"
+
+    def pid(self) -> int | None:
+        """The recorded pid if that process is the emulator `start` launched and still alive.
+
+        planb.process checks the recorded start time; a record without one (written before
+        planb recorded start times) is trusted only if the process runs `planb gke-emulator serve`,
+        so a pid the system has since handed to another program is never signalled.
+        """
+        pid = self.process.pid()
+        if pid is None:
+            return None
+        try:
+            recorded = self.process.pid_file.read_text().split()
+        except FileNotFoundError:
+            return None
+        if len(recorded) < 2 and not _serves_emulator(pid):
+            return None
+        return pid
+
     def running(self) -> tuple[int, str] | None:
         """(pid, url) of the emulator `start` launched, if that process is still ours and alive."""
-        pid = self.process.pid()
+        pid = self.pid()
         return None if pid is None else (pid, self.url())
+
+    @contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        """Hold emulator.lock (flock, released when the process ends) for the length of one start."""
+        self.lock_file.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock_file.open("a") as handle:
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise EmulatorError(
+                            f"another `planb gke-emulator start` has held {self.lock_file} for {LOCK_WAIT_S:.0f}s; "
+                            "wait for it, or stop it and retry"
+                        ) from None
+                    time.sleep(0.1)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def healthy(self) -> bool:
         """Running and answering its health endpoint."""
@@ -93,7 +144,14 @@ class BackgroundEmulator:
 
         An emulator that already runs is left alone (started is False). One that exits or does not
         answer within `wait` seconds is stopped and named, with its log, in an EmulatorError.
+        Concurrent starts take turns (emulator.lock): the second finds the first one's server.
         """
+        with self._start_lock():
+            return self._start(host, port, op_seconds, reset, wait)
+
+    def _start(
+        self, host: str, port: int | None, op_seconds: float | None, reset: bool, wait: float
+    ) -> tuple[int, str, bool]:
         running = self.running()
         if running is not None:
             return running[0], running[1], False
@@ -125,9 +183,28 @@ class BackgroundEmulator:
 
     def stop(self, purge: bool = False) -> int | None:
         """SIGTERM, then SIGKILL; the pid that ran, or None. purge also forgets its clusters and pools."""
-        pid = self.process.pid()
-        self.process.stop(timeout=5.0)
+        pid = self.pid()
+        if pid is None:
+            self.process.pid_file.unlink(missing_ok=True)  # stale: names no process of ours
+        else:
+            self.process.stop(timeout=5.0)
         self.info_file.unlink(missing_ok=True)
         if purge:
             reset_state(self.state)
         return pid
+
+
+def write_info(info_file: Path, info: dict[str, object]) -> None:
+    """Write emulator.json as temp + rename, so `url()` never reads half of it."""
+    tmp = info_file.with_name(f"{info_file.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(info))
+    os.replace(tmp, info_file)
+
+
+def _serves_emulator(pid: int) -> bool:
+    """Whether the process runs `planb gke-emulator serve` (by its command line)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"gke-emulator" in argv and b"serve" in argv

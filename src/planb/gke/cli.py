@@ -8,7 +8,7 @@ import os
 import signal
 import urllib.request
 
-from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port
+from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
 from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError, EmulatorHTTPServer, Engine
 from planb.gke.store import Store, reset_state
 
@@ -20,7 +20,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = Store(emulator.state)
     server = EmulatorHTTPServer(Engine(store, op_seconds=args.op_seconds), host=args.host, port=args.port, verbose=True)
     info = {"url": server.url, "pid": os.getpid(), "op_seconds": args.op_seconds}
-    emulator.info_file.write_text(json.dumps(info))
+    write_info(emulator.info_file, info)
     print(f"planb GKE emulator on {server.url} (operations take {args.op_seconds}s)", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
