@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import yaml
 
@@ -435,18 +436,18 @@ class Engine:
         match = re.fullmatch(r"/v1/" + _LOCATION + r"(?P<rest>/.*)", path)
         if not match:
             raise ApiError(404, f"Not found: {path}")
-        project, location, rest = match["project"], match["location"], match["rest"]
+        project, location, rest = _segment(match["project"], path), _segment(match["location"], path), match["rest"]
         base = f"projects/{project}/locations/{location}"
         if m := re.fullmatch(r"/operations/([^/]+)", rest):
             if method == "GET":
-                return self.get_operation(f"{base}/operations/{m.group(1)}")
+                return self.get_operation(f"{base}/operations/{_segment(m.group(1), path)}")
         elif rest == "/clusters":
             if method == "GET":
                 return self.list_clusters(project, location)
             if method == "POST":
                 return self.create_cluster(project, location, request)
         elif m := re.fullmatch(r"/clusters/([^/:]+)", rest):
-            name = f"{base}/clusters/{m.group(1)}"
+            name = f"{base}/clusters/{_segment(m.group(1), path)}"
             if method == "GET":
                 return self.get_cluster(name)
             if method == "PUT":
@@ -454,13 +455,13 @@ class Engine:
             if method == "DELETE":
                 return self.delete_cluster(project, location, name)
         elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools", rest):
-            cluster = f"{base}/clusters/{m.group(1)}"
+            cluster = f"{base}/clusters/{_segment(m.group(1), path)}"
             if method == "GET":
                 return self.list_node_pools(cluster)
             if method == "POST":
                 return self.create_node_pool(project, location, cluster, request)
         elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools/([^/:]+)(?::(\w+))?", rest):
-            name = f"{base}/clusters/{m.group(1)}/nodePools/{m.group(2)}"
+            name = f"{base}/clusters/{_segment(m.group(1), path)}/nodePools/{_segment(m.group(2), path)}"
             verb = m.group(3)
             if verb is None and method == "GET":
                 return self.get_node_pool(name)
@@ -476,6 +477,14 @@ class Engine:
             if verb in actions and method == "POST":
                 return actions[verb](project, location, name, request)
         raise ApiError(405, f"{method} {path} is not implemented by the planb GKE emulator")
+
+
+def _segment(raw: str, path: str) -> str:
+    """One percent-decoded path segment; a '/' inside one names no GKE resource (ids never hold one)."""
+    decoded = unquote(raw)
+    if "/" in decoded:
+        raise ApiError(404, f"Not found: {path}")
+    return decoded
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -7,7 +7,11 @@ class ModuleDocFragment:
 options:
   project:
     description:
-      - Google Cloud project ID. Falls back to the E(GCP_PROJECT) environment variable.
+      - Google Cloud project ID. Falls back to the E(GCP_PROJECT) environment variable when the option is not given.
+      - Must follow Google Cloud's rule for project IDs (6-30 lowercase letters, digits or hyphens, starting with
+        a letter, not ending with a hyphen); anything else, a project number included, is refused before any call.
+      - Every path segment sent to GKE is percent-encoded, so no project, location or name can address another
+        resource.
     type: str
   auth_kind:
     description:

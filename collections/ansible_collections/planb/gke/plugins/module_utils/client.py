@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 from urllib.error import HTTPError, URLError
+from urllib.parse import quote
 
 from ansible.module_utils.urls import open_url
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, DEFAULT_SCOPES
@@ -15,6 +17,17 @@ from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 Body = dict[str, Any]
 #: Statuses of a resource while an operation of an earlier run still works on it.
 TRANSITIONAL = ("PROVISIONING", "RECONCILING", "STOPPING")
+#: What api_path() produces: percent-encoded segments joined by '/', optionally a custom verb (``:setSize``).
+_API_PATH = re.compile(r"^[A-Za-z0-9._~%-]+(/[A-Za-z0-9._~%-]+)*(:[A-Za-z]+)?$")
+
+
+def api_path(*segments: str) -> str:
+    """A GKE API path from its segments, each percent-encoded whole: a '/', '?' or '#' inside a project, location
+    or name stays inside that segment instead of addressing another resource."""
+    for segment in segments:
+        if str(segment) in ("", ".", ".."):
+            raise GkeError(f"Refusing a GKE API path with an empty or dot segment: {list(segments)!r}")
+    return "/".join(quote(str(segment), safe="") for segment in segments)
 
 
 def google_token(params: dict[str, Any]) -> str:
@@ -70,7 +83,9 @@ class GkeClient:
         return {"Authorization": f"Bearer {self._token}"}
 
     def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
-        """The JSON answer of ``method`` on ``v1/path``; None for a 404 when allowed."""
+        """The JSON answer of ``method`` on ``v1/path`` (built by api_path); None for a 404 when allowed."""
+        if not _API_PATH.match(path):
+            raise GkeError(f"{path!r} is not a GKE API path built from quoted segments; nothing was sent")
         url = f"{self.endpoint}/v1/{path}"
         headers = {"Content-Type": "application/json", **self._auth_header()}
         data = json.dumps(body) if body is not None else None
@@ -111,7 +126,7 @@ class GkeClient:
                     f"on {what}; GKE continues it. Re-run to resume waiting, or raise the timeout."
                 )
             time.sleep(self.poll_interval)
-            op = self.request("GET", f"{location_path}/operations/{name}")
+            op = self.request("GET", f"{location_path}/{api_path('operations', name)}")
             polls += 1
         record.update(polls=polls, elapsed_s=round(time.monotonic() - started, 1), status="DONE")
         if op.get("error"):

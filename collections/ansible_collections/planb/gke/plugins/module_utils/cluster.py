@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.bodies import cluster_body
-from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient
+from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
@@ -67,7 +67,7 @@ def run_cluster(module: Any) -> Body:
     client = GkeClient(params)
     loc = location_path(params)
     resource = Resource(
-        path=f"{loc}/clusters/{params['name']}",
+        path=f"{loc}/{api_path('clusters', params['name'])}",
         what=f"cluster {params['name']}",
         create_url=f"{loc}/clusters",
         body_key="cluster",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient
+from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.diff import compare
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 
@@ -19,7 +19,7 @@ PlanUpdates = Callable[[Params, str, Body, Body, list[str], Body, Body], list[Ca
 
 
 def location_path(params: Params) -> str:
-    return f"projects/{params['project']}/locations/{params['location']}"
+    return api_path("projects", params["project"], "locations", params["location"])
 
 
 def immutable_error(kind: str, name: str, diffs: list[str], table: list[tuple[str, str]]) -> GkeError | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient
+from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.converge import Body, location_path
 from ansible_collections.planb.gke.plugins.module_utils.validate import check_auth
 
@@ -18,12 +18,12 @@ def run_info(module: Any, kind: str) -> Body:
     loc = location_path(params)
     if kind == "cluster":
         if params.get("name"):
-            found = client.get(f"{loc}/clusters/{params['name']}")
+            found = client.get(f"{loc}/{api_path('clusters', params['name'])}")
             return {"changed": False, "exists": found is not None, "clusters": [found] if found else []}
         return {"changed": False, "clusters": client.request("GET", f"{loc}/clusters").get("clusters", [])}
-    cluster_path = f"{loc}/clusters/{params['cluster']}"
+    cluster_path = f"{loc}/{api_path('clusters', params['cluster'])}"
     if params.get("name"):
-        found = client.get(f"{cluster_path}/nodePools/{params['name']}")
+        found = client.get(f"{cluster_path}/{api_path('nodePools', params['name'])}")
         return {"changed": False, "exists": found is not None, "node_pools": [found] if found else []}
     listed = client.get(f"{cluster_path}/nodePools") or {}
     return {"changed": False, "node_pools": listed.get("nodePools", [])}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.bodies import node_pool_body
-from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient
+from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
@@ -68,7 +68,7 @@ def run_node_pool(module: Any) -> Body:
         return {"changed": False, "actions": [], "operations": [], "node_pool": {}}
     client = GkeClient(params)
     loc = location_path(params)
-    cluster_path = f"{loc}/clusters/{params['cluster']}"
+    cluster_path = f"{loc}/{api_path('clusters', params['cluster'])}"
     cluster = client.get(cluster_path)
     if cluster is None:
         if params["state"] == "absent":
@@ -88,7 +88,7 @@ def run_node_pool(module: Any) -> Body:
         if not version_at_least(version, TPU_FLEX_START_MIN):
             raise GkeError(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later; cluster runs {version}.")
     resource = Resource(
-        path=f"{cluster_path}/nodePools/{params['name']}",
+        path=f"{cluster_path}/{api_path('nodePools', params['name'])}",
         what=f"node pool {params['name']} of cluster {params['cluster']}",
         create_url=f"{cluster_path}/nodePools",
         body_key="nodePool",

@@ -26,6 +26,10 @@ TPU_FLEX_START_MIN = (1, 33, 0, 1712000)
 #: maxRunDuration's cap: 7 days (https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms).
 MAX_RUN_DURATION_S = 7 * 24 * 3600
 
+#: Google Cloud's rule for project IDs: 6-30 characters, lowercase letters, digits and hyphens, starting with a
+#: letter, not ending with a hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects).
+DOC_PROJECT_ID = "https://cloud.google.com/resource-manager/docs/creating-managing-projects"
+_PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$")
 _MACHINE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)+$")
@@ -149,8 +153,15 @@ def check_auth(params: Params) -> None:
             "`gcloud auth application-default login`, or set GCP_AUTH_KIND=serviceaccount and "
             "GCP_SERVICE_ACCOUNT_FILE"
         )
-    if not params.get("project"):
+    project = params.get("project")
+    if not project:
         problems.append("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID)")
+    elif not _PROJECT_ID.match(project):
+        problems.append(
+            f"project {project!r} is not a Google Cloud project ID: 6-30 lowercase letters, digits or hyphens, "
+            f"starting with a letter and not ending with a hyphen ({DOC_PROJECT_ID}); give the project ID, "
+            "not its name or number"
+        )
     if problems:
         raise GkeError("; ".join(problems) + ". Nothing was sent to GKE.")
 
