@@ -12,7 +12,7 @@ from planb.errors import PlanbError
 
 
 class SettingsError(PlanbError):
-    """A switch was given a value the simulator cannot use."""
+    """A switch was given a value the simulator cannot use, or the settings file cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,32 @@ def settings_file(state_dir: Path | None = None) -> Path:
 
 
 def load(state_dir: Path | None = None) -> Settings:
+    """The saved switches (defaults when there is no file); a SettingsError names a file it cannot use."""
     path = settings_file(state_dir)
     if not path.is_file():
         return Settings()
-    data = json.loads(path.read_text())
-    data["stockout"] = tuple(data.get("stockout", ()))
-    known = {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
-    return Settings(**known)
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise TypeError(f"a JSON {type(data).__name__} instead of an object")
+        stockout = data.get("stockout", ())
+        if isinstance(stockout, str) or not all(isinstance(p, str) for p in stockout):
+            raise TypeError("stockout is not a list of pool names")
+        data["stockout"] = tuple(stockout)
+        known = {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
+        settings = Settings(**known)
+        for name in ("provisioning_delay_seconds", "scale_down_after_seconds", "interval_seconds", "fail_next"):
+            value = getattr(settings, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} is {value!r}, not a number")
+        settings.validate()
+    except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
+        raise SettingsError(
+            f"the capacity simulator's settings file {path} is unreadable ({exc}). "
+            f"Fix: delete it (the simulator goes back to its defaults; 'planb capacity set ...' writes a new one): "
+            f"rm {path}"
+        ) from exc
+    return settings
 
 
 def save(settings: Settings, state_dir: Path | None = None) -> None:

@@ -32,6 +32,7 @@ from planb.capacity import machines as machines_mod
 from planb.capacity import pools as pools_mod
 from planb.capacity import settings as settings_mod
 from planb.capacity.pools import BrokenPool, NodePool
+from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj, conditions
 
 QUEUED_CLASS = "queued-provisioning.gke.io"
@@ -82,18 +83,28 @@ class CapacitySimulator:
         self.idle_since: dict[str, float] = {}
         #: Pools the catalog cannot describe, by name, with the error last logged for each.
         self.broken: dict[str, str] = {}
+        #: The unreadable-file error last logged ('' when the files read fine).
+        self.file_error = ""
 
     # ------------------------------------------------------------------ loop
     def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         self.log("capacity simulator running")
+        settings = settings_mod.Settings()
         while not should_stop():
-            settings = settings_mod.load(self.state_dir)
             try:
+                settings = settings_mod.load(self.state_dir)
                 self.step(settings)
+                self.file_error = ""
             except KubeError as exc:
                 self.log(f"api error (will retry): {exc}")
             except OSError as exc:
                 self.log(f"connection error (will retry): {exc}")
+            except PlanbError as exc:
+                # An unreadable settings or emulator state file: say so once, keep running, and
+                # pick the file up again once it is fixed.
+                if str(exc) != self.file_error:
+                    self.log(f"paused (will retry): {exc}")
+                    self.file_error = str(exc)
             time.sleep(settings.interval_seconds)
 
     def step(self, settings: settings_mod.Settings | None = None) -> None:

@@ -1,0 +1,97 @@
+"""An unreadable settings or emulator state file: named with its path and fix, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planb.capacity.settings import Settings, SettingsError, load, settings_file
+from planb.capacity.simulator import CapacitySimulator
+from planb.gke.store import emulator_dir
+
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+    "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+    "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
+)
+
+
+def _capacity(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "planb.cli", "capacity", *args],
+        env={**os.environ, "PLANB_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"fail_next": 1', "[]", '{"fail_next": "two"}', '{"stockout": "pool-a"}', '{"interval_seconds": 0}'],
+)
+def test_a_bad_settings_file_is_named_with_the_fix(tmp_path: Path, content: str) -> None:
+    path = settings_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    with pytest.raises(SettingsError) as err:
+        load(tmp_path)
+    assert f"settings file {path} is unreadable" in str(err.value)
+    assert "Fix: delete it" in str(err.value) and f"rm {path}" in str(err.value)
+
+
+@pytest.mark.parametrize("verb", [("show",), ("set", "--delay", "1")])
+def test_capacity_commands_report_a_corrupt_settings_file_without_a_traceback(
+    tmp_path: Path, verb: tuple[str, ...]
+) -> None:
+    path = settings_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"provisioning_delay_seconds": 3')
+    done = _capacity(tmp_path, *verb)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"planb: error: the capacity simulator's settings file {path} is unreadable" in done.stderr
+
+
+def test_capacity_run_once_names_a_corrupt_emulator_state(tmp_path: Path) -> None:
+    state_json = emulator_dir(tmp_path) / "state.json"
+    state_json.parent.mkdir(parents=True)
+    state_json.write_text("{not json")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    done = _capacity(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert str(state_json) in done.stderr and "Fix:" in done.stderr
+
+
+def test_the_running_simulator_says_so_once_and_carries_on(tmp_path: Path) -> None:
+    """A file that breaks while the simulator runs pauses it (said once), it does not crash it."""
+    path = settings_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("{broken")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    logs: list[str] = []
+    simulator = CapacitySimulator(kubeconfig, tmp_path, log=logs.append)
+    passes: list[int] = []
+
+    def stop_after_three() -> bool:
+        passes.append(1)
+        if len(passes) == 3:
+            path.write_text("{}")  # fixed while running
+        return len(passes) > 4
+
+    steps: list[Settings] = []
+    simulator.step = steps.append  # type: ignore[method-assign,assignment]
+    # interval_seconds of the defaults (0.5 s) between passes: about 2 s in all.
+    simulator.run(stop_after_three)
+    paused = [line for line in logs if line.startswith("paused (will retry): ")]
+    assert len(paused) == 1, logs
+    assert str(path) in paused[0]
+    assert steps == [Settings(), Settings()]  # it went on once the file was fixed
