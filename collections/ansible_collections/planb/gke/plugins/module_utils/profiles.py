@@ -107,11 +107,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-1",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 1,
-       "cpu": 2,
-       "memory": "4Gi"
-      },
       "onDemand": {
        "accelerator": 1,
        "cpu": 2,
@@ -198,11 +193,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-2",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 2,
-       "cpu": 4,
-       "memory": "8Gi"
-      },
       "onDemand": {
        "accelerator": 2,
        "cpu": 4,
@@ -289,11 +279,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4,
-       "cpu": 8,
-       "memory": "16Gi"
-      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -380,11 +365,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -471,11 +451,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-mega-h100-8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -562,11 +537,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-ultra-h200-8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -653,11 +623,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a4-b200-8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -744,11 +709,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x2x1",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4,
-       "cpu": 8,
-       "memory": "16Gi"
-      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -836,11 +796,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x2x2",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -928,11 +883,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x2x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 16,
-       "cpu": 32,
-       "memory": "64Gi"
-      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -1020,11 +970,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 32,
-       "cpu": 64,
-       "memory": "128Gi"
-      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -1112,11 +1057,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-4x4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 64,
-       "cpu": 128,
-       "memory": "256Gi"
-      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -1204,11 +1144,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-4x4x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 128,
-       "cpu": 256,
-       "memory": "512Gi"
-      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -1296,11 +1231,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-4x8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 256,
-       "cpu": 512,
-       "memory": "1024Gi"
-      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -1388,11 +1318,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-8x16x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 2048,
-       "cpu": 4096,
-       "memory": "8192Gi"
-      },
       "onDemand": {
        "accelerator": 2048,
        "cpu": 4096,
@@ -1480,11 +1405,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-8x8x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 1024,
-       "cpu": 2048,
-       "memory": "4096Gi"
-      },
       "onDemand": {
        "accelerator": 1024,
        "cpu": 2048,
@@ -1572,11 +1492,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-8x8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 512,
-       "cpu": 1024,
-       "memory": "2048Gi"
-      },
       "onDemand": {
        "accelerator": 512,
        "cpu": 1024,
@@ -1664,11 +1579,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-16x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 256,
-       "cpu": 512,
-       "memory": "1024Gi"
-      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -1756,11 +1666,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-1x1",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 1,
-       "cpu": 2,
-       "memory": "4Gi"
-      },
       "onDemand": {
        "accelerator": 1,
        "cpu": 2,
@@ -1848,11 +1753,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-2x2",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4,
-       "cpu": 8,
-       "memory": "16Gi"
-      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -1940,11 +1840,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-2x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -2060,11 +1955,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 16,
-       "cpu": 32,
-       "memory": "64Gi"
-      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -2152,11 +2042,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-4x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 32,
-       "cpu": 64,
-       "memory": "128Gi"
-      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -2244,11 +2129,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-8x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 128,
-       "cpu": 256,
-       "memory": "512Gi"
-      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -2336,11 +2216,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 64,
-       "cpu": 128,
-       "memory": "256Gi"
-      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -2428,11 +2303,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-16x16x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4096,
-       "cpu": 8192,
-       "memory": "16384Gi"
-      },
       "onDemand": {
        "accelerator": 4096,
        "cpu": 8192,
@@ -2520,11 +2390,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x2x1",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4,
-       "cpu": 8,
-       "memory": "16Gi"
-      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -2612,11 +2477,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x2x2",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -2704,11 +2564,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x2x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 16,
-       "cpu": 32,
-       "memory": "64Gi"
-      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -2796,11 +2651,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 32,
-       "cpu": 64,
-       "memory": "128Gi"
-      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -2888,11 +2738,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-4x4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 64,
-       "cpu": 128,
-       "memory": "256Gi"
-      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -2980,11 +2825,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-4x4x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 128,
-       "cpu": 256,
-       "memory": "512Gi"
-      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -3072,11 +2912,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-4x8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 256,
-       "cpu": 512,
-       "memory": "1024Gi"
-      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -3164,11 +2999,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-8x16x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 2048,
-       "cpu": 4096,
-       "memory": "8192Gi"
-      },
       "onDemand": {
        "accelerator": 2048,
        "cpu": 4096,
@@ -3256,11 +3086,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-8x8x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 1024,
-       "cpu": 2048,
-       "memory": "4096Gi"
-      },
       "onDemand": {
        "accelerator": 1024,
        "cpu": 2048,
@@ -3348,11 +3173,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-8x8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 512,
-       "cpu": 1024,
-       "memory": "2048Gi"
-      },
       "onDemand": {
        "accelerator": 512,
        "cpu": 1024,
@@ -3440,11 +3260,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-16x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 256,
-       "cpu": 512,
-       "memory": "1024Gi"
-      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -3532,11 +3347,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-1x1",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 1,
-       "cpu": 2,
-       "memory": "4Gi"
-      },
       "onDemand": {
        "accelerator": 1,
        "cpu": 2,
@@ -3624,11 +3434,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-2x2",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4,
-       "cpu": 8,
-       "memory": "16Gi"
-      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -3716,11 +3521,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-2x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -3836,11 +3636,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 16,
-       "cpu": 32,
-       "memory": "64Gi"
-      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -3928,11 +3723,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-4x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 32,
-       "cpu": 64,
-       "memory": "128Gi"
-      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -4020,11 +3810,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-8x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 128,
-       "cpu": 256,
-       "memory": "512Gi"
-      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -4112,11 +3897,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 64,
-       "cpu": 128,
-       "memory": "256Gi"
-      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -4204,11 +3984,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x2x1",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 4,
-       "cpu": 8,
-       "memory": "16Gi"
-      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -4296,11 +4071,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x2x2",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 8,
-       "cpu": 16,
-       "memory": "32Gi"
-      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -4388,11 +4158,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x2x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 16,
-       "cpu": 32,
-       "memory": "64Gi"
-      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -4480,11 +4245,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 32,
-       "cpu": 64,
-       "memory": "128Gi"
-      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -4572,11 +4332,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-4x4x4",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 64,
-       "cpu": 128,
-       "memory": "256Gi"
-      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -4664,11 +4419,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-4x4x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 128,
-       "cpu": 256,
-       "memory": "512Gi"
-      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -4756,11 +4506,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-4x8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 256,
-       "cpu": 512,
-       "memory": "1024Gi"
-      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -4848,11 +4593,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-8x16x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 2048,
-       "cpu": 4096,
-       "memory": "8192Gi"
-      },
       "onDemand": {
        "accelerator": 2048,
        "cpu": 4096,
@@ -4940,11 +4680,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-8x8x16",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 1024,
-       "cpu": 2048,
-       "memory": "4096Gi"
-      },
       "onDemand": {
        "accelerator": 1024,
        "cpu": 2048,
@@ -5032,11 +4767,6 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-8x8x8",
     "queues": {
      "quotas": {
-      "dws": {
-       "accelerator": 512,
-       "cpu": 1024,
-       "memory": "2048Gi"
-      },
       "onDemand": {
        "accelerator": 512,
        "cpu": 1024,
