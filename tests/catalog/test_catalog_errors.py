@@ -155,6 +155,12 @@ CASES: list[tuple[str, Callable[[], object], type[CatalogError], str]] = [
         "--on-demand-slices must be at least 1, got 0",
     ),
     (
+        "zero DWS slices",
+        lambda: chart_values("tpu-v6e-4x4", dws_slices=0),
+        CountError,
+        "--dws-slices must be at least 1, got 0",
+    ),
+    (
         "slices not a number",
         lambda: node_pool("tpu-v6e-4x4", slices="two"),  # type: ignore[arg-type]
         CountError,

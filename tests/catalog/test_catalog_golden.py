@@ -32,3 +32,13 @@ def test_values_output_is_the_seed() -> None:
     assert seed["accelerator"]["chipsPerHost"] == 4
     assert seed["queues"]["quotas"]["onDemand"]["accelerator"] == 16
     assert seed["job"]["workers"]["resources"] == {"cpu": "8", "memory": "16Gi"}
+
+
+def test_dws_quota_is_finite_and_sized_in_slices() -> None:
+    """Plan B's quota is the DWS pool's size (issue 11): K slices, like plan A's, never 'unlimited'."""
+    one = values.chart_values("tpu-v6e-4x4")["queues"]["quotas"]
+    assert one["dws"] == one["onDemand"] == {"cpu": 32, "memory": "64Gi", "accelerator": 16}
+    three = values.chart_values("tpu-v6e-4x4", dws_slices=3)["queues"]["quotas"]["dws"]
+    assert three == {"cpu": 96, "memory": "192Gi", "accelerator": 48}
+    gpu = values.chart_values("gpu-a3-h100-8", dws_slices=2)["queues"]["quotas"]["dws"]
+    assert gpu["accelerator"] == 16

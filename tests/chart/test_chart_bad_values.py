@@ -170,6 +170,18 @@ CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
         [SCHEMA, "/queues/quotas/defaultCpu/memory"],
     ),
     (
+        "namespace selector with an unknown operator",
+        (
+            "--set",
+            "mode=queues",
+            "--set",
+            "queues.namespaceSelector.matchExpressions[0].key=team",
+            "--set",
+            "queues.namespaceSelector.matchExpressions[0].operator=Like",
+        ),
+        [SCHEMA, "/queues/namespaceSelector/matchExpressions/0/operator"],
+    ),
+    (
         "negative worker CPU request",
         ("--set", "job.workers.resources.cpu=-8"),
         [SCHEMA, "at '/job/workers/resources/cpu': minimum: got -8, want 0"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,10 +19,15 @@ pytestmark = pytest.mark.stack
 CHART = str(golden.CHART_DIR)
 
 
-def queues_args(suffix: str, ns: str) -> tuple[str, ...]:
-    """Queue objects of one test, named apart so it never touches queues others installed."""
+def queues_args(suffix: str, ns: str, keep: bool = False) -> tuple[str, ...]:
+    """Queue objects of one test, named apart so it never touches queues others installed.
+
+    The ClusterQueue serves the LocalQueue's namespace ``ns`` (the chart's default selector). Unless
+    ``keep``, `helm uninstall` removes the queue objects, so that tests leave no cluster-scoped objects.
+    """
     return (
         "--set", "mode=queues",
+        "--set", f"queues.keepOnUninstall={str(keep).lower()}",
         "--set", f"queues.clusterQueue=planb-cq-{suffix}",
         "--set", f"queues.flavors.cpu=planb-cpu-{suffix}",
         "--set", f"queues.flavors.onDemand=planb-on-demand-{suffix}",
@@ -140,3 +146,62 @@ def test_second_job_falls_back_to_dws(installed: Callable[..., None], kubectl: K
         return str(assignment["flavors"]["google.com/tpu"])
 
     assert (worker_flavor("job-1"), worker_flavor("job-2")) == (f"planb-on-demand-{suffix}", f"planb-dws-{suffix}")
+
+
+def test_uninstall_keeps_the_queues_for_running_workloads(
+    helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
+) -> None:
+    """helm.sh/resource-policy: keep: `helm uninstall` of the queues leaves every queue object (issue 11)."""
+    kubeconfig = str(local_stack)
+    cluster_scoped = [
+        ("clusterqueue", f"planb-cq-{suffix}"),
+        ("resourceflavor", f"planb-cpu-{suffix}"),
+        ("resourceflavor", f"planb-on-demand-{suffix}"),
+        ("resourceflavor", f"planb-dws-{suffix}"),
+        ("admissioncheck", f"planb-dws-prov-{suffix}"),
+        ("provisioningrequestconfig", f"planb-dws-config-{suffix}"),
+    ]
+    done = helm("install", "planb-queues", CHART, "-n", ns, *queues_args(suffix, ns, keep=True), kubeconfig=kubeconfig)
+    assert done.returncode == 0, done.stderr
+    try:
+        done = helm("uninstall", "planb-queues", "-n", ns, "--wait", kubeconfig=kubeconfig)
+        assert done.returncode == 0, done.stderr
+        assert "These resources were kept due to the resource policy" in done.stdout + done.stderr
+        for kind, name in [*cluster_scoped, ("localqueue", "planb-lq")]:
+            assert kubectl("get", kind, name, "-n", ns, check=False).returncode == 0, f"{kind}/{name} was deleted"
+    finally:
+        kubectl("delete", "localqueue", "planb-lq", "-n", ns, "--ignore-not-found", check=False)
+        for kind, name in cluster_scoped:
+            kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)
+
+
+def test_namespace_outside_the_selector_cannot_use_the_queue(
+    installed: Callable[..., None], helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
+) -> None:
+    """A LocalQueue in a namespace the ClusterQueue does not select gets no quota (issue 11)."""
+    installed("planb-queues", *queues_args(suffix, ns))
+    other = f"planb-other-{suffix}"
+    kubectl("create", "namespace", other)
+    try:
+        local_queue = {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "planb-lq", "namespace": other},
+            "spec": {"clusterQueue": f"planb-cq-{suffix}"},
+        }
+        kubectl("apply", "-f", "-", stdin=json.dumps(local_queue))
+        done = helm("install", "job-1", CHART, "-n", other, *JOB, kubeconfig=str(local_stack))
+        assert done.returncode == 0, done.stderr
+
+        def refused() -> bool:
+            for wl in workloads(kubectl, other).values():
+                for cond in wl.get("status", {}).get("conditions", []):
+                    if cond["type"] == "QuotaReserved" and "doesn't match ClusterQueue selector" in cond["message"]:
+                        return True
+            return False
+
+        wait_until(refused, "job-1's Workload refused by the ClusterQueue's namespace selector", timeout=90)
+        assert all("admission" not in wl.get("status", {}) for wl in workloads(kubectl, other).values())
+    finally:
+        helm("uninstall", "job-1", "-n", other, "--wait", kubeconfig=str(local_stack))
+        kubectl("delete", "namespace", other, "--wait=false", check=False)

@@ -169,3 +169,25 @@ dimensions, the topology, chips per host, then the arithmetic chips = hostsPerSl
 {{- fail (printf "accelerator.hostsPerSlice=%d but accelerator.topology=%s has %d chips = %d hosts x accelerator.chipsPerHost=%d: set hostsPerSlice to %d %s" (int $acc.hostsPerSlice) $acc.topology (int $chips) (int $hosts) $chipsPerHost (int $hosts) $fix) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The ClusterQueue's namespaceSelector: queues.namespaceSelector, or when it is empty the LocalQueue's
+namespace alone. Kueue reads an empty selector as every namespace, so none is ever rendered.
+*/}}
+{{- define "planb.namespaceSelector" -}}
+{{- $sel := .Values.queues.namespaceSelector -}}
+{{- if or $sel.matchLabels $sel.matchExpressions -}}
+{{- toYaml $sel -}}
+{{- else -}}
+matchLabels:
+  kubernetes.io/metadata.name: {{ .Values.queues.localQueue.namespace }}
+{{- end -}}
+{{- end -}}
+
+{{/* Metadata annotations of every queue object: `helm uninstall` keeps them (queues.keepOnUninstall). */}}
+{{- define "planb.queueAnnotations" -}}
+{{- if .Values.queues.keepOnUninstall -}}
+annotations:
+  helm.sh/resource-policy: keep
+{{- end -}}
+{{- end -}}

@@ -48,7 +48,7 @@ def _values(args: argparse.Namespace) -> int:
         return 0
     if args.profile is None:
         raise CatalogError("give a PROFILE (see 'planb profiles') or --write-all DIR")
-    sys.stdout.write(values.render(args.profile, args.slices, args.on_demand_slices))
+    sys.stdout.write(values.render(args.profile, args.slices, args.on_demand_slices, args.dws_slices))
     return 0
 
 
@@ -66,6 +66,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=1,
         metavar="K",
         help="plan A quota in slices: accelerator quota = K x chips per slice (default 1)",
+    )
+    v.add_argument(
+        "--dws-slices",
+        type=int,
+        default=1,
+        metavar="K",
+        help="plan B (DWS) quota in slices, the DWS pool's size: accelerator quota = K x chips per slice (default 1)",
     )
     v.add_argument(
         "--write-all",

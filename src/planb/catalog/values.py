@@ -57,18 +57,30 @@ SHIPPED: tuple[str, ...] = (
 )
 
 
-def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> dict[str, Any]:
+def _quota(prof: profiles.Profile, slices: int) -> dict[str, Any]:
+    """Quota of ``slices`` slices of workers: cpu and memory of their hosts, the chips of the slices."""
+    hosts = slices * prof.hosts_per_slice
+    return {
+        "cpu": hosts * CPU_PER_CHIP * prof.chips_per_host,
+        "memory": f"{hosts * MEMORY_GI_PER_CHIP * prof.chips_per_host}Gi",
+        "accelerator": slices * prof.chips_per_slice,
+    }
+
+
+def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_slices: int = 1) -> dict[str, Any]:
     """The profile-derived part of the chart's values.
 
     ``slices``: accelerator slices per job (the worker group's replicas).
     ``on_demand_slices``: plan A's quota, in slices (accelerator quota = K x chips per slice).
+    ``dws_slices``: plan B's quota, in slices: the DWS pool's size, so that the queue never admits
+    more DWS capacity than the pool can deliver (a finite quota, not "unlimited").
     """
     prof = profiles.get(profile)
     replicas = counts.positive("--slices", slices)
     on_demand = counts.positive("--on-demand-slices", on_demand_slices)
+    dws = counts.positive("--dws-slices", dws_slices)
     worker_cpu = CPU_PER_CHIP * prof.chips_per_host
     worker_mem = MEMORY_GI_PER_CHIP * prof.chips_per_host
-    hosts = on_demand * prof.hosts_per_slice
     jax_extra = "tpu" if prof.kind == "tpu" else "cuda12"
     return {
         "profile": prof.name,
@@ -86,11 +98,8 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> di
         },
         "queues": {
             "quotas": {
-                "onDemand": {
-                    "cpu": hosts * worker_cpu,
-                    "memory": f"{hosts * worker_mem}Gi",
-                    "accelerator": on_demand * prof.chips_per_slice,
-                },
+                "onDemand": _quota(prof, on_demand),
+                "dws": _quota(prof, dws),
             },
         },
         "job": {
@@ -111,29 +120,31 @@ class _IndentedDumper(yaml.SafeDumper):
         super().increase_indent(flow, False)
 
 
-def header(profile: str, slices: int, on_demand_slices: int) -> str:
+def header(profile: str, slices: int, on_demand_slices: int, dws_slices: int = 1) -> str:
     args = ""
     if slices != 1:
         args += f" --slices {slices}"
     if on_demand_slices != 1:
         args += f" --on-demand-slices {on_demand_slices}"
+    if dws_slices != 1:
+        args += f" --dws-slices {dws_slices}"
     return (
         f"# Generated from the planb accelerator catalog by `planb values {profile}{args}`.\n"
         "# Do not edit: change src/planb/catalog and run `make values`.\n"
     )
 
 
-def render(profile: str, slices: int = 1, on_demand_slices: int = 1) -> str:
+def render(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_slices: int = 1) -> str:
     """The values as a YAML document with the 'generated' header."""
     canonical = profiles.get(profile).name
     body = yaml.dump(
-        chart_values(profile, slices, on_demand_slices),
+        chart_values(profile, slices, on_demand_slices, dws_slices),
         Dumper=_IndentedDumper,
         sort_keys=False,
         default_flow_style=False,
         width=1000,
     )
-    return header(canonical, slices, on_demand_slices) + body
+    return header(canonical, slices, on_demand_slices, dws_slices) + body
 
 
 def shipped_files(directory: Path) -> dict[Path, str]:
