@@ -8,7 +8,9 @@ manifests of the pinned module are rewritten from an in-cluster Service to
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -21,7 +23,7 @@ from typing import Any
 import yaml
 
 from planb import paths
-from planb.localstack.certs import ServingCert, ensure_serving_cert
+from planb.localstack.certs import ServingCert, ensure_serving_cert, write_private
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.process import ManagedProcess
 
@@ -180,8 +182,18 @@ class HostKueue:
         self.process = ManagedProcess("kueue", state)
 
     @property
+    def cert_dir(self) -> Path:
+        return self.state / "kueue-certs"
+
+    @property
     def cert(self) -> ServingCert:
-        return ensure_serving_cert(self.state / "kueue-certs", "kueue-webhook")
+        """The webhook's serving pair, created on first use and renewed near expiry."""
+        return ensure_serving_cert(self.cert_dir, "kueue-webhook")
+
+    def cert_needs_renewal(self) -> bool:
+        """True if the existing serving pair must be renewed before Kueue (re)starts with it."""
+        pair = ServingCert(self.cert_dir)
+        return pair.exists() and pair.needs_renewal()
 
     def webhook_manifests(self) -> list[dict[str, Any]]:
         manifest = paths.manifests_dir() / "kueue" / "webhooks.yaml"
@@ -189,22 +201,85 @@ class HostKueue:
             raise ToolMissingError(f"Kueue webhook manifest {manifest}")
         return webhook_configurations(manifest, self.settings.webhook_port, self.cert.ca_crt.read_bytes())
 
+    @property
+    def metrics_cert_record(self) -> Path:
+        """What `_install_metrics_cert` put under METRICS_CERT_DIR, so `down` removes exactly that."""
+        return self.state / "kueue-etc.json"
+
     def _install_metrics_cert(self) -> None:
-        # Kueue v0.19 reads this fixed path at start-up when internal cert management is off.
+        """Copy the serving pair where Kueue v0.19 reads it at start-up (internal cert management off).
+
+        Directories it creates are 0700, the key is 0600 from the start; both are recorded in
+        `metrics_cert_record`.
+        """
         cert = self.cert
+        record = self._metrics_record()
+        created: list[str] = list(record.get("dirs", []))
         try:
-            METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
+            missing = [d for d in (METRICS_CERT_DIR, *METRICS_CERT_DIR.parents) if not d.exists()]
+            for directory in reversed(missing):
+                directory.mkdir(mode=0o700)
+                created.append(str(directory))
+            if METRICS_CERT_DIR.stat().st_uid == os.getuid():
+                METRICS_CERT_DIR.chmod(0o700)  # holds a private key; one made by an older planb was 0755
+            self.state.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._save_metrics_record({"dirs": list(dict.fromkeys(created)), "files": ["tls.crt", "tls.key"]})
             for src, name in ((cert.tls_crt, "tls.crt"), (cert.tls_key, "tls.key")):
                 target = METRICS_CERT_DIR / name
                 data = src.read_bytes()
-                if not target.is_file() or target.read_bytes() != data:
-                    target.write_bytes(data)
+                if target.is_file() and target.read_bytes() == data and target.stat().st_mode & 0o077 == 0:
+                    continue
+                write_private(target, data)
         except PermissionError as exc:
             raise LocalStackError(
                 f"cannot write Kueue's metrics certificate to {METRICS_CERT_DIR} ({exc.strerror}); Kueue v0.19 "
                 f"reads it from that fixed path. Fix: create the directory writable for this user, e.g. "
                 f"'sudo install -d -o $USER {METRICS_CERT_DIR}'"
             ) from exc
+
+    def _metrics_record(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads(self.metrics_cert_record.read_text())
+            return {"dirs": [str(d) for d in data.get("dirs", [])], "files": [str(f) for f in data.get("files", [])]}
+        except (OSError, ValueError, AttributeError, TypeError):
+            return {}
+
+    def _save_metrics_record(self, record: dict[str, list[str]]) -> None:
+        tmp = self.metrics_cert_record.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+        tmp.replace(self.metrics_cert_record)
+
+    def remove_metrics_cert(self) -> list[Path]:
+        """Remove what `_install_metrics_cert` put under METRICS_CERT_DIR; the paths removed.
+
+        A file is removed only while it still holds this stack's certificate or key (another
+        checkout's stack may have written its own since); a directory only if this stack created
+        it and it is empty. Without a record (a stack started by an older planb), the two files are
+        removed if they are this stack's, and the directories are left.
+        """
+        removed: list[Path] = []
+        record = self._metrics_record()
+        pair = ServingCert(self.cert_dir)
+        ours: dict[str, bytes] = {}
+        for name, src in (("tls.crt", pair.tls_crt), ("tls.key", pair.tls_key)):
+            with contextlib.suppress(OSError):
+                ours[name] = src.read_bytes()
+        for name in record.get("files", ["tls.crt", "tls.key"]):
+            target = METRICS_CERT_DIR / name
+            try:
+                if name in ours and target.read_bytes() == ours[name]:
+                    target.unlink()
+                    removed.append(target)
+            except OSError:
+                continue
+        for directory in sorted(record.get("dirs", []), key=len, reverse=True):
+            try:
+                Path(directory).rmdir()
+                removed.append(Path(directory))
+            except OSError:
+                continue  # not empty (another stack's files) or gone already
+        self.metrics_cert_record.unlink(missing_ok=True)
+        return removed
 
     def start(self) -> int:
         """Start Kueue unless it is already running; return its pid."""
