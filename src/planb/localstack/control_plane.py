@@ -2,6 +2,12 @@
 
 kwokctl's binary runtime runs the pinned binaries as host processes. Admission plugins are on
 (``--kube-admission``): kwokctl turns them off by default, which silently disables webhooks.
+
+Every component listens on 127.0.0.1 only: kwokctl's default bind address is 0.0.0.0, which would
+put etcd (plain HTTP, no authentication) and the API server on every interface. The address is set
+in a KwokctlConfiguration passed with ``--config`` (there is no flag for it in kwokctl v0.8), which
+also keeps a user's ``~/.kwok/kwok.yaml`` out. kwokctl runs under umask 077: it writes its PKI keys
+with mode 0644, and its files should be this user's alone.
 """
 
 from __future__ import annotations
@@ -11,6 +17,9 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from planb import paths
 from planb.localstack.errors import LocalStackError, ToolMissingError
@@ -18,6 +27,28 @@ from planb.process import is_alive, terminate
 
 CLUSTER_NAME = "planb"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "etcd", "kwokctl")
+#: The API server's port (kubeconfigs point at https://127.0.0.1:APISERVER_PORT).
+APISERVER_PORT = 26443
+#: The only address the control plane listens on.
+BIND_ADDRESS = "127.0.0.1"
+#: Ports of kwokctl's saved configuration (kwok.yaml), by the component that listens on them.
+_SAVED_PORTS = {
+    "kubeApiserverPort": "kube-apiserver",
+    "etcdPort": "etcd",
+    "etcdPeerPort": "etcd (peer)",
+    "kubeControllerManagerPort": "kube-controller-manager",
+    "kubeSchedulerPort": "kube-scheduler",
+    "kwokControllerPort": "kwok-controller",
+}
+
+
+def kwokctl_configuration() -> dict[str, Any]:
+    """The KwokctlConfiguration planb creates its cluster with."""
+    return {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {"bindAddress": BIND_ADDRESS},
+    }
 
 
 @dataclass(frozen=True)
@@ -25,7 +56,7 @@ class ControlPlane:
     """A kwokctl cluster whose work directory lives under planb's state directory."""
 
     state: Path
-    apiserver_port: int = 26443
+    apiserver_port: int = APISERVER_PORT
 
     @property
     def workdir(self) -> Path:
@@ -34,6 +65,10 @@ class ControlPlane:
     @property
     def cluster_dir(self) -> Path:
         return self.workdir / "clusters" / CLUSTER_NAME
+
+    @property
+    def config_file(self) -> Path:
+        return self.state / "kwokctl.yaml"
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -44,15 +79,17 @@ class ControlPlane:
                 del env[key]
         return env
 
-    def _kwokctl(self, *args: str, timeout: float = 300) -> str:
+    def _kwokctl(self, *args: str, timeout: float = 300, config: Path | None = None) -> str:
         binary = paths.tool("kwokctl")
+        options = [f"--config={config}"] if config is not None else []
         proc = subprocess.run(
-            [str(binary), "--name", CLUSTER_NAME, *args],
+            [str(binary), "--name", CLUSTER_NAME, *options, *args],
             env=self._env(),
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
+            umask=0o077,
         )
         if proc.returncode != 0:
             raise LocalStackError(
@@ -68,11 +105,17 @@ class ControlPlane:
     def exists(self) -> bool:
         return (self.cluster_dir / "kwok.yaml").is_file()
 
-    def create(self, kubeconfig: Path) -> None:
-        """Create and start the cluster, writing an admin kubeconfig to `kubeconfig`."""
+    def create(self, kubeconfig: Path, dry_run: bool = False) -> str:
+        """Create and start the cluster, writing an admin kubeconfig to `kubeconfig`.
+
+        With dry_run, kwokctl only prints the commands it would run (and creates nothing); that
+        output is returned.
+        """
         self.check_tools()
-        kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-        self._kwokctl(
+        kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.config_file.write_text(yaml.safe_dump(kwokctl_configuration()))
+        return self._kwokctl(
+            *(["--dry-run"] if dry_run else []),
             "create",
             "cluster",
             "--runtime=binary",
@@ -87,10 +130,40 @@ class ControlPlane:
             "--kube-authorization",
             "--wait=120s",
             "--timeout=240s",
+            config=self.config_file,
         )
 
     def start(self) -> None:
         self._kwokctl("start", "cluster", "--wait=120s")
+
+    def saved_options(self) -> dict[str, Any]:
+        """The options kwokctl saved for the existing cluster ({} if none or unreadable)."""
+        try:
+            docs = list(yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()))
+        except (OSError, yaml.YAMLError):
+            return {}
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration":
+                options = doc.get("options") or {}
+                return dict(options) if isinstance(options, dict) else {}
+        return {}
+
+    def ports(self) -> dict[int, str]:
+        """The ports the control plane will listen on: the saved ones, or the API port of a new cluster
+        (kwokctl picks the others from free ports when it creates the cluster)."""
+        if not self.exists():
+            return {self.apiserver_port: "kube-apiserver"}
+        options = self.saved_options()
+        out: dict[int, str] = {}
+        for key, component in _SAVED_PORTS.items():
+            port = options.get(key)
+            if isinstance(port, int) and port > 0:
+                out[port] = component
+        return out or {self.apiserver_port: "kube-apiserver"}
+
+    def bind_address(self) -> str:
+        """The address the existing cluster's components bind (kwokctl's default is 0.0.0.0)."""
+        return str(self.saved_options().get("bindAddress") or "0.0.0.0")
 
     def delete(self) -> None:
         """Delete the cluster by kwokctl, then make sure every component is gone, by pid.

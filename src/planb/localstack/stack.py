@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +20,9 @@ import yaml
 
 from planb import paths
 from planb.errors import PlanbError
-from planb.gke.background import BackgroundEmulator
-from planb.localstack.control_plane import ControlPlane
+from planb.gke.background import BackgroundEmulator, default_port
+from planb.localstack import ports, statedir
+from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS, ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
@@ -29,6 +30,24 @@ from planb.process import ManagedProcess
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
+
+#: What planb writes in each state directory `down` cleans (globs); in a directory planb did not
+#: create (PLANB_STATE_DIR pointed at a home directory, say) nothing else is removed.
+LOCAL_FILES = (
+    "kubeconfig",
+    "kwokctl.yaml",
+    "kwok/clusters/planb",
+    "kueue-certs",
+    "kueue-config.yaml",
+    "kueue-settings.json",
+    "kueue-settings.tmp",
+    "kueue-etc.json",
+    "kueue-etc.tmp",
+    "*.pid",
+    "*.log",
+)
+#: The capacity simulator's switches and the kubeconfigs the gke_cluster role writes (local inventory).
+SIBLING_FILES = {"capacity": ("settings.json", "settings.tmp", "*.tmp"), "gke": ("*.kubeconfig",)}
 
 
 def say(msg: str) -> None:
@@ -48,10 +67,10 @@ class LocalStack:
     """The local stack: kwok control plane, CRDs, host Kueue and KubeRay, the GKE emulator and the
     capacity simulator; state under .state/local."""
 
-    def __init__(self, state: Path | None = None) -> None:
+    def __init__(self, state: Path | None = None, apiserver_port: int = APISERVER_PORT) -> None:
         self.state = state or paths.state_dir() / "local"
         self.kubeconfig = self.state / "kubeconfig"
-        self.control_plane = ControlPlane(self.state)
+        self.control_plane = ControlPlane(self.state, apiserver_port)
         self.kueue = HostKueue(self.state, self.kubeconfig)
         self.kuberay = ManagedProcess("kuberay-operator", self.state)
         self.simulator = ManagedProcess("capacity-simulator", self.state)
@@ -100,8 +119,12 @@ class LocalStack:
                 return self._up()
             except BaseException as exc:
                 if fresh:
-                    self._down()
-                    note = "(the partly started stack was stopped and removed)"
+                    started = self.state.exists()
+                    note = "(the partly started stack was stopped and removed)" if started else "(nothing was started)"
+                    try:
+                        self._down(quiet=True)
+                    except LocalStackError as cleanup:
+                        note = f"(stopping the partly started stack failed too: {cleanup})"
                     if isinstance(exc, KeyboardInterrupt):
                         say(f"interrupted {note}")
                         raise
@@ -115,12 +138,20 @@ class LocalStack:
                 raise
 
     def _up(self) -> bool:
+        if self.kueue.cert_needs_renewal():
+            say("renewing Kueue's webhook certificate (it expires soon); Kueue restarts with the new one ...")
+            self.kueue.stop()
+            _ = self.kueue.cert  # renews; install_webhooks below publishes the new CA bundle
         if self.is_up():
+            self._warn_if_exposed()
             say(f"already up (kubeconfig: {self.kubeconfig})")
             return False
         start = time.monotonic()
+        ports.check_ports(self.needed_ports(), ours=self.pids())
         self.control_plane.check_tools()
-        self.state.mkdir(parents=True, exist_ok=True)
+        statedir.create(self.state)
+        self.state.chmod(0o700)  # keys and the admin kubeconfig live here
+        self._warn_if_exposed()
         if not self.apiserver_ready():
             if self.control_plane.exists():
                 say("starting the existing control plane ...")
@@ -140,6 +171,32 @@ class LocalStack:
         self.start_simulator()
         say(f"up in {time.monotonic() - start:.1f} s; kubeconfig: {self.kubeconfig}")
         return True
+
+    def needed_ports(self) -> dict[int, str]:
+        """The ports `up` will listen on, for the parts not running yet (port -> component)."""
+        needed: dict[int, str] = {}
+        if not self.apiserver_ready():
+            needed.update(self.control_plane.ports())
+        if self.kueue.process.pid() is None:
+            settings = self.kueue.settings
+            needed[settings.webhook_port] = "Kueue webhooks"
+            needed[settings.health_port] = "Kueue health probe"
+            needed[settings.metrics_port] = "Kueue metrics"
+        if self.kuberay.pid() is None:
+            needed[KUBERAY_METRICS_PORT] = "KubeRay operator metrics"
+            needed[KUBERAY_PROBE_PORT] = "KubeRay operator health probe"
+        if not self.gke_emulator.healthy():
+            needed[default_port()] = "GKE emulator"
+        return needed
+
+    def _warn_if_exposed(self) -> None:
+        """A control plane created by an older planb listens on every interface: say how to fix it."""
+        if self.control_plane.exists() and self.control_plane.bind_address() != BIND_ADDRESS:
+            say(
+                f"warning: this control plane was created listening on {self.control_plane.bind_address()} "
+                f"(every interface, etcd without authentication). Fix: 'planb local down' then 'planb local up' "
+                f"re-creates it on {BIND_ADDRESS}."
+            )
 
     def install_crds(self) -> None:
         """CRDs from the pinned modules; the ProvisioningRequest CRD first (Kueue probes it once)."""
@@ -225,27 +282,71 @@ class LocalStack:
         with self.locked():
             return self._down()
 
-    def _down(self) -> bool:
+    def _down(self, quiet: bool = False) -> bool:
+        """Stop each part independently, then remove the state; every failure is reported at the end.
+
+        One part that cannot be stopped (or an emulator whose state cannot be purged) does not keep
+        the others running. The state (pid files) is kept if a process could not be stopped, so
+        a second `down` can finish the job.
+        """
         if not self.state.exists():
-            say("nothing to stop")
+            if not quiet:
+                say("nothing to stop")
             return False
-        if self.simulator.stop():
-            say("stopped the capacity simulator")
-        if self.kuberay.stop():
-            say("stopped the KubeRay operator")
-        if self.kueue.stop():
-            say("stopped Kueue")
+        failures: list[str] = []
+
+        def step(what: str, action: Callable[[], object]) -> None:
+            try:
+                action()
+            except Exception as exc:  # each part's stop is independent; all are reported
+                failures.append(f"{what}: {exc}")
+
+        for label, process in (
+            ("the capacity simulator", self.simulator),
+            ("the KubeRay operator", self.kuberay),
+            ("Kueue", self.kueue.process),
+        ):
+            step(f"stopping {label}", functools.partial(_stop_process, process, label))
         # Always purge: a crashed emulator's clusters and pools must not come back with the next up.
+        step("stopping the GKE emulator", self._stop_emulator)
+        step("stopping the control plane", self._stop_control_plane)
+        stopped = not failures
+        step("removing Kueue's metrics certificate", self._remove_metrics_cert)
+        if stopped:
+            step("removing the state", self._remove_state)
+        if failures:
+            kept = "" if stopped else f"; the state in {self.state} is kept so 'planb local down' can retry"
+            raise LocalStackError("planb local down stopped what it could, but:\n  " + "\n  ".join(failures) + kept)
+        return True
+
+    def _stop_emulator(self) -> None:
         self.gke_emulator.stop(purge=True)
         say("stopped the GKE emulator and removed its state")
+
+    def _stop_control_plane(self) -> None:
         self.control_plane.delete()
+        left = self.control_plane.component_pids()
+        if left:
+            raise LocalStackError(f"still running after delete: {left}")
         say("stopped the control plane")
-        # Local mode's other state: the simulator's switches and the kubeconfig site.yml copied.
-        for path in (self.state, self.state.parent / "capacity", self.state.parent / "gke"):
-            if path.exists():
-                shutil.rmtree(path, ignore_errors=True)
+
+    def _remove_metrics_cert(self) -> None:
+        for path in self.kueue.remove_metrics_cert():
+            say(f"removed {path}")
+
+    def _remove_state(self) -> None:
+        """This stack's state and local mode's other state, but only what planb put there."""
+        targets: list[tuple[Path, tuple[str, ...]]] = [(self.state, LOCAL_FILES)]
+        targets += [(self.state.parent / name, known) for name, known in SIBLING_FILES.items()]
+        for path, known in targets:
+            if not path.exists():
+                continue
+            left = statedir.remove(path, known)
+            if left:
+                names = ", ".join(p.name for p in left[:5]) + (" ..." if len(left) > 5 else "")
+                say(f"kept {path}: planb did not create it and it holds files planb did not write ({names})")
+            else:
                 say(f"removed {path}")
-        return True
 
     # ---------------------------------------------------------------- status
     def status(self) -> list[Component]:
@@ -280,6 +381,11 @@ class LocalStack:
         if emulator is not None:
             out.append(emulator[0])
         return out
+
+
+def _stop_process(process: ManagedProcess, label: str) -> None:
+    if process.stop():
+        say(f"stopped {label}")
 
 
 def server_version(kubeconfig: Path) -> str:

@@ -1,0 +1,57 @@
+"""The control plane kwokctl would start: every component on 127.0.0.1 (kwokctl's dry run, no processes)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planb.localstack.control_plane import BIND_ADDRESS, ControlPlane
+
+
+@pytest.mark.tools
+def test_every_component_is_told_to_listen_on_loopback_only(tmp_path: Path) -> None:
+    plane = ControlPlane(tmp_path / "local", apiserver_port=26999)
+    commands = plane.create(tmp_path / "local" / "kubeconfig", dry_run=True)
+    flags = re.findall(
+        r"--(bind-address|listen-client-urls|listen-peer-urls|advertise-client-urls|"
+        r"initial-advertise-peer-urls|server-address|address|insecure-bind-address)=(\S+)",
+        commands,
+    )
+    by_flag: dict[str, set[str]] = {}
+    for flag, value in flags:
+        host = re.sub(r"^https?://", "", value).rsplit(":", 1)[0] if ":" in value else value
+        by_flag.setdefault(flag, set()).add(host)
+    # etcd (client and peer), kube-apiserver, controller-manager, scheduler, kwok-controller.
+    assert by_flag == {
+        "bind-address": {BIND_ADDRESS},
+        "listen-client-urls": {BIND_ADDRESS},
+        "listen-peer-urls": {BIND_ADDRESS},
+        "advertise-client-urls": {BIND_ADDRESS},
+        "initial-advertise-peer-urls": {BIND_ADDRESS},
+        "server-address": {BIND_ADDRESS},
+    }, commands
+    assert commands.count("--bind-address=") == 3  # kube-apiserver, controller-manager, scheduler
+    assert not plane.exists()  # a dry run creates no cluster
+
+
+def test_the_kwokctl_configuration_sets_the_bind_address(tmp_path: Path) -> None:
+    plane = ControlPlane(tmp_path)
+    assert plane.bind_address() == "0.0.0.0"  # kwokctl's default when nothing says otherwise
+    saved = plane.cluster_dir / "kwok.yaml"
+    saved.parent.mkdir(parents=True)
+    saved.write_text(
+        yaml.safe_dump_all(
+            [
+                {"kind": "KwokConfiguration", "options": {}},
+                {
+                    "kind": "KwokctlConfiguration",
+                    "options": {"bindAddress": "127.0.0.1", "etcdPort": 32001, "kubeApiserverPort": 26443},
+                },
+            ]
+        )
+    )
+    assert plane.bind_address() == "127.0.0.1"
+    assert plane.ports() == {32001: "etcd", 26443: "kube-apiserver"}

@@ -1,0 +1,141 @@
+"""`planb local down` stops every part even when one fails, and deletes only what planb created.
+
+Real processes stand in for the stack's parts: copies of `sleep` run from where kwokctl runs the
+control plane (its pid files name them), and ManagedProcess records for the host processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planb.gke.background import BackgroundEmulator
+from planb.gke.store import emulator_dir
+from planb.localstack.control_plane import ControlPlane
+from planb.localstack.errors import LocalStackError
+from planb.localstack.stack import LocalStack
+from planb.process import ManagedProcess, is_alive, reap, start_time
+
+
+def _fake_control_plane(state: Path) -> dict[str, subprocess.Popen[bytes]]:
+    """etcd and kube-apiserver as kwokctl leaves them: binaries in the cluster dir, pid files."""
+    plane = ControlPlane(state)
+    (plane.cluster_dir / "bin").mkdir(parents=True)
+    (plane.cluster_dir / "pids").mkdir()
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    procs = {}
+    for name in ("etcd", "kube-apiserver"):
+        binary = plane.cluster_dir / "bin" / name
+        shutil.copy(sleep, binary)
+        procs[name] = subprocess.Popen([str(binary), "300"], start_new_session=True)
+        _STARTED.append((procs[name].pid, start_time(procs[name].pid)))
+        (plane.cluster_dir / "pids" / f"{name}.pid").write_text(f"{procs[name].pid}\n")
+    return procs
+
+
+def _host_processes(state: Path) -> list[int]:
+    pids = [ManagedProcess(name, state).start(["sleep", "300"]) for name in ("capacity-simulator", "kueue")]
+    _STARTED.extend((pid, start_time(pid)) for pid in pids)
+    return pids
+
+
+def _gone(pid: int) -> bool:
+    reap(pid)
+    return not is_alive(pid)
+
+
+#: (pid, start time) of every fake this module started, killed at the end of each test if alive.
+_STARTED: list[tuple[int, str]] = []
+
+
+@pytest.fixture()
+def stack(tmp_path: Path) -> Iterator[LocalStack]:
+    state = tmp_path / "local"
+    state.mkdir()
+    yield LocalStack(state)
+    while _STARTED:
+        pid, started = _STARTED.pop()
+        if is_alive(pid) and start_time(pid) == started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            reap(pid)
+
+
+def test_a_failing_part_does_not_keep_the_others_running(stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    control_plane = _fake_control_plane(stack.state)
+    hosts = _host_processes(stack.state)
+
+    def broken(self: BackgroundEmulator, purge: bool = False) -> int | None:
+        raise OSError("disk full while purging the emulator state")
+
+    monkeypatch.setattr(BackgroundEmulator, "stop", broken)
+    with pytest.raises(LocalStackError) as err:
+        stack.down()
+    assert "stopping the GKE emulator: disk full while purging the emulator state" in str(err.value)
+    assert all(_gone(p.pid) for p in control_plane.values()), "etcd/kube-apiserver left running"
+    assert all(_gone(pid) for pid in hosts)
+
+
+def test_a_part_that_cannot_be_stopped_keeps_the_state_for_a_retry(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    control_plane = _fake_control_plane(stack.state)
+    monkeypatch.setattr(ManagedProcess, "stop", lambda self, timeout=15.0: (_ for _ in ()).throw(PermissionError("no")))
+    with pytest.raises(LocalStackError) as err:
+        stack.down()
+    assert "stopping Kueue: no" in str(err.value)
+    assert "is kept so 'planb local down' can retry" in str(err.value)
+    assert stack.state.exists()
+    assert all(_gone(p.pid) for p in control_plane.values())
+
+
+def test_a_corrupt_emulator_state_does_not_stop_down(stack: LocalStack) -> None:
+    control_plane = _fake_control_plane(stack.state)
+    hosts = _host_processes(stack.state)
+    state_json = emulator_dir(stack.state.parent) / "state.json"
+    state_json.parent.mkdir(parents=True)
+    state_json.write_text('{"clusters": {"projects/p/locations/l/clusters/c": ')
+    assert stack.down() is True
+    assert all(_gone(p.pid) for p in control_plane.values())
+    assert all(_gone(pid) for pid in hosts)
+    assert not stack.state.exists()
+
+
+def test_a_state_dir_in_home_keeps_what_planb_did_not_create(tmp_path: Path) -> None:
+    """PLANB_STATE_DIR=$HOME: ~/local, ~/gke and ~/capacity may be the user's own directories."""
+    home = tmp_path / "home"
+    for name in ("local", "gke", "capacity"):
+        (home / name).mkdir(parents=True)
+        (home / name / "notes.txt").write_text("mine\n")
+    (home / "gke" / "tpu-cluster.kubeconfig").write_text("written by the gke_cluster role\n")
+    (home / "capacity" / "settings.json").write_text("{}\n")
+    stack = LocalStack(home / "local")
+    (stack.state / "kubeconfig").write_text("written by up\n")
+    (stack.state / "kueue.log").write_text("log\n")
+    stack.down()
+    for name in ("local", "gke", "capacity"):
+        assert (home / name / "notes.txt").read_text() == "mine\n"
+    assert sorted(p.name for p in (home / "local").iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in (home / "gke").iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in (home / "capacity").iterdir()) == ["notes.txt"]
+
+
+def test_directories_planb_created_are_removed_whole(tmp_path: Path) -> None:
+    from planb.localstack import statedir
+
+    stack = LocalStack(tmp_path / "local")
+    assert statedir.create(stack.state)
+    (stack.state / "anything").write_text("x\n")
+    (tmp_path / "capacity").mkdir()
+    (tmp_path / "capacity" / "settings.json").write_text("{}\n")
+    stack.down()
+    assert not stack.state.exists()
+    assert not (tmp_path / "capacity").exists()
