@@ -107,6 +107,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-1",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 1,
+       "cpu": 2,
+       "memory": "4Gi"
+      },
       "onDemand": {
        "accelerator": 1,
        "cpu": 2,
@@ -193,6 +198,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-2",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 2,
+       "cpu": 4,
+       "memory": "8Gi"
+      },
       "onDemand": {
        "accelerator": 2,
        "cpu": 4,
@@ -279,6 +289,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4,
+       "cpu": 8,
+       "memory": "16Gi"
+      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -365,6 +380,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-h100-8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -451,6 +471,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-mega-h100-8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -537,6 +562,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a3-ultra-h200-8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -623,6 +653,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "gpu-a4-b200-8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -709,6 +744,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x2x1",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4,
+       "cpu": 8,
+       "memory": "16Gi"
+      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -796,6 +836,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x2x2",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -883,6 +928,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x2x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 16,
+       "cpu": 32,
+       "memory": "64Gi"
+      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -970,6 +1020,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-2x4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 32,
+       "cpu": 64,
+       "memory": "128Gi"
+      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -1057,6 +1112,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-4x4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 64,
+       "cpu": 128,
+       "memory": "256Gi"
+      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -1144,6 +1204,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-4x4x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 128,
+       "cpu": 256,
+       "memory": "512Gi"
+      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -1231,6 +1296,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-4x8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 256,
+       "cpu": 512,
+       "memory": "1024Gi"
+      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -1318,6 +1388,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-8x16x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 2048,
+       "cpu": 4096,
+       "memory": "8192Gi"
+      },
       "onDemand": {
        "accelerator": 2048,
        "cpu": 4096,
@@ -1405,6 +1480,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-8x8x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 1024,
+       "cpu": 2048,
+       "memory": "4096Gi"
+      },
       "onDemand": {
        "accelerator": 1024,
        "cpu": 2048,
@@ -1492,6 +1572,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v4-8x8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 512,
+       "cpu": 1024,
+       "memory": "2048Gi"
+      },
       "onDemand": {
        "accelerator": 512,
        "cpu": 1024,
@@ -1579,6 +1664,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-16x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 256,
+       "cpu": 512,
+       "memory": "1024Gi"
+      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -1666,6 +1756,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-1x1",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 1,
+       "cpu": 2,
+       "memory": "4Gi"
+      },
       "onDemand": {
        "accelerator": 1,
        "cpu": 2,
@@ -1753,6 +1848,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-2x2",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4,
+       "cpu": 8,
+       "memory": "16Gi"
+      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -1840,6 +1940,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-2x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -1955,6 +2060,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 16,
+       "cpu": 32,
+       "memory": "64Gi"
+      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -2042,6 +2152,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-4x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 32,
+       "cpu": 64,
+       "memory": "128Gi"
+      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -2129,6 +2244,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-8x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 128,
+       "cpu": 256,
+       "memory": "512Gi"
+      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -2216,6 +2336,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5e-8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 64,
+       "cpu": 128,
+       "memory": "256Gi"
+      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -2303,6 +2428,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-16x16x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4096,
+       "cpu": 8192,
+       "memory": "16384Gi"
+      },
       "onDemand": {
        "accelerator": 4096,
        "cpu": 8192,
@@ -2390,6 +2520,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x2x1",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4,
+       "cpu": 8,
+       "memory": "16Gi"
+      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -2477,6 +2612,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x2x2",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -2564,6 +2704,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x2x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 16,
+       "cpu": 32,
+       "memory": "64Gi"
+      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -2651,6 +2796,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-2x4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 32,
+       "cpu": 64,
+       "memory": "128Gi"
+      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -2738,6 +2888,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-4x4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 64,
+       "cpu": 128,
+       "memory": "256Gi"
+      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -2825,6 +2980,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-4x4x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 128,
+       "cpu": 256,
+       "memory": "512Gi"
+      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -2912,6 +3072,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-4x8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 256,
+       "cpu": 512,
+       "memory": "1024Gi"
+      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -2999,6 +3164,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-8x16x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 2048,
+       "cpu": 4096,
+       "memory": "8192Gi"
+      },
       "onDemand": {
        "accelerator": 2048,
        "cpu": 4096,
@@ -3086,6 +3256,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-8x8x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 1024,
+       "cpu": 2048,
+       "memory": "4096Gi"
+      },
       "onDemand": {
        "accelerator": 1024,
        "cpu": 2048,
@@ -3173,6 +3348,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v5p-8x8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 512,
+       "cpu": 1024,
+       "memory": "2048Gi"
+      },
       "onDemand": {
        "accelerator": 512,
        "cpu": 1024,
@@ -3260,6 +3440,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-16x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 256,
+       "cpu": 512,
+       "memory": "1024Gi"
+      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -3347,6 +3532,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-1x1",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 1,
+       "cpu": 2,
+       "memory": "4Gi"
+      },
       "onDemand": {
        "accelerator": 1,
        "cpu": 2,
@@ -3434,6 +3624,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-2x2",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4,
+       "cpu": 8,
+       "memory": "16Gi"
+      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -3521,6 +3716,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-2x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -3636,6 +3836,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 16,
+       "cpu": 32,
+       "memory": "64Gi"
+      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -3723,6 +3928,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-4x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 32,
+       "cpu": 64,
+       "memory": "128Gi"
+      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -3810,6 +4020,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-8x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 128,
+       "cpu": 256,
+       "memory": "512Gi"
+      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -3897,6 +4112,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu-v6e-8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 64,
+       "cpu": 128,
+       "memory": "256Gi"
+      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -3984,6 +4204,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x2x1",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 4,
+       "cpu": 8,
+       "memory": "16Gi"
+      },
       "onDemand": {
        "accelerator": 4,
        "cpu": 8,
@@ -4071,6 +4296,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x2x2",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 8,
+       "cpu": 16,
+       "memory": "32Gi"
+      },
       "onDemand": {
        "accelerator": 8,
        "cpu": 16,
@@ -4158,6 +4388,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x2x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 16,
+       "cpu": 32,
+       "memory": "64Gi"
+      },
       "onDemand": {
        "accelerator": 16,
        "cpu": 32,
@@ -4245,6 +4480,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-2x4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 32,
+       "cpu": 64,
+       "memory": "128Gi"
+      },
       "onDemand": {
        "accelerator": 32,
        "cpu": 64,
@@ -4332,6 +4572,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-4x4x4",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 64,
+       "cpu": 128,
+       "memory": "256Gi"
+      },
       "onDemand": {
        "accelerator": 64,
        "cpu": 128,
@@ -4419,6 +4664,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-4x4x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 128,
+       "cpu": 256,
+       "memory": "512Gi"
+      },
       "onDemand": {
        "accelerator": 128,
        "cpu": 256,
@@ -4506,6 +4756,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-4x8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 256,
+       "cpu": 512,
+       "memory": "1024Gi"
+      },
       "onDemand": {
        "accelerator": 256,
        "cpu": 512,
@@ -4593,6 +4848,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-8x16x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 2048,
+       "cpu": 4096,
+       "memory": "8192Gi"
+      },
       "onDemand": {
        "accelerator": 2048,
        "cpu": 4096,
@@ -4680,6 +4940,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-8x8x16",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 1024,
+       "cpu": 2048,
+       "memory": "4096Gi"
+      },
       "onDemand": {
        "accelerator": 1024,
        "cpu": 2048,
@@ -4767,6 +5032,11 @@ FACTS: dict[str, Any] = json.loads(
     "profile": "tpu7x-8x8x8",
     "queues": {
      "quotas": {
+      "dws": {
+       "accelerator": 512,
+       "cpu": 1024,
+       "memory": "2048Gi"
+      },
       "onDemand": {
        "accelerator": 512,
        "cpu": 1024,
