@@ -169,6 +169,16 @@ CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
         ("--set", "mode=queues", "--set-string", "queues.quotas.defaultCpu.memory=-20Gi"),
         [SCHEMA, "/queues/quotas/defaultCpu/memory"],
     ),
+    ("unknown Ray auth mode", ("--set", "job.rayAuth=basic"), [SCHEMA, "/job/rayAuth", "'token', 'disabled'"]),
+    (
+        "token auth on a Ray without it",
+        ("--set", "job.rayVersion=2.51.0"),
+        [
+            "job.rayAuth=token needs Ray 2.52.0 or later, but job.rayVersion is 2.51.0",
+            "or set job.rayAuth=disabled",
+        ],
+    ),
+    ("Ray version not a version", ("--set", "job.rayVersion=latest"), [SCHEMA, "/job/rayVersion"]),
     (
         "namespace selector with an unknown operator",
         (
@@ -180,6 +190,11 @@ CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
             "queues.namespaceSelector.matchExpressions[0].operator=Like",
         ),
         [SCHEMA, "/queues/namespaceSelector/matchExpressions/0/operator"],
+    ),
+    (
+        "dashboard peer that is not a NetworkPolicy peer",
+        ("--set", "job.networkPolicy.dashboardFrom[0].pods=all"),
+        [SCHEMA, "/job/networkPolicy/dashboardFrom/0", "additional properties 'pods' not allowed"],
     ),
     (
         "negative worker CPU request",
@@ -220,6 +235,8 @@ ACCEPTED: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("2x4 from two 4-chip hosts", ("--set", "accelerator.topology=2x4", "--set", "accelerator.hostsPerSlice=2")),
     ("no on-demand quota (plan B only)", ("--set", "mode=queues", "--set", "queues.quotas.onDemand.accelerator=0")),
+    ("an older Ray without token auth", ("--set", "job.rayVersion=2.51.0", "--set", "job.rayAuth=disabled")),
+    ("no NetworkPolicy", ("--set", "job.networkPolicy.enabled=false")),
 ]
 
 

@@ -2,18 +2,22 @@
 
 * Queues: the ClusterQueue serves only the namespaces it selects, plan B's quota is finite and sized
   from the profile, and `helm uninstall` keeps the queue objects so running Workloads do not break.
+* Ray's head and workers: KubeRay token authentication, and a NetworkPolicy that admits only the
+  release's own pods (plus the KubeRay operator on the dashboard port); NOTES say how to reach the
+  dashboard with the token.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from planb import paths
 from planb.catalog import golden, profiles, values
 from tests.chart.conftest import Helm
 
@@ -90,3 +94,125 @@ def test_queues_notes_say_uninstall_keeps_the_queues(notes: Callable[..., str]) 
     text = notes("--set", "mode=queues")
     assert "helm uninstall keeps" in text
     assert "kubectl delete clusterqueue cluster-queue" in text
+
+
+# -- Ray token authentication and the NetworkPolicy (issue 11, medium 8)
+
+
+def pod_specs(objs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(which, pod template metadata, pod spec) of every pod the job release makes or has KubeRay make."""
+    (job,) = by_kind(objs, "RayJob")
+    spec = job["spec"]
+    cluster = spec["rayClusterSpec"]
+    yield "submitter", spec["submitterPodTemplate"]["metadata"], spec["submitterPodTemplate"]["spec"]
+    yield "head", cluster["headGroupSpec"]["template"]["metadata"], cluster["headGroupSpec"]["template"]["spec"]
+    for group in cluster["workerGroupSpecs"]:
+        yield group["groupName"], group["template"]["metadata"], group["template"]["spec"]
+    for pod in by_kind(objs, "Pod"):
+        yield "helm test", pod["metadata"], pod["spec"]
+
+
+def test_rayjob_turns_on_ray_token_auth(template: Render) -> None:
+    """KubeRay creates a Secret with a random token and sets RAY_AUTH_MODE/RAY_AUTH_TOKEN on every Ray container."""
+    (job,) = by_kind(template(), "RayJob")
+    cluster = job["spec"]["rayClusterSpec"]
+    assert cluster["authOptions"] == {"mode": "token"}
+    # KubeRay refuses token auth without spec.rayVersion >= 2.52.0; it must be the image's Ray.
+    assert cluster["rayVersion"] == "2.53.0"
+    images = {c["image"] for _, _, pod in pod_specs([job]) for c in pod["containers"]}
+    assert images == {"rayproject/ray:2.53.0-py311"}
+
+
+def test_ray_auth_can_be_turned_off(template: Render) -> None:
+    """Disabled renders no authOptions at all, so an operator older than KubeRay 1.5.1 accepts the RayJob."""
+    (job,) = by_kind(template("--set", "job.rayAuth=disabled"), "RayJob")
+    assert "authOptions" not in job["spec"]["rayClusterSpec"]
+
+
+def _schema_unknown_fields(obj: Any, schema: dict[str, Any], where: str) -> list[str]:
+    """Paths in ``obj`` that the CRD's structural schema does not declare (the API server would prune them)."""
+    if schema.get("x-kubernetes-preserve-unknown-fields") or schema.get("x-kubernetes-int-or-string"):
+        return []
+    if isinstance(obj, dict):
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        out = []
+        for key, value in obj.items():
+            if props is not None and key in props:
+                out += _schema_unknown_fields(value, props[key], f"{where}.{key}")
+            elif isinstance(extra, dict):
+                out += _schema_unknown_fields(value, extra, f"{where}.{key}")
+            elif props is not None or extra is not True:
+                out.append(f"{where}.{key}")
+        return out
+    if isinstance(obj, list):
+        return [
+            p
+            for i, item in enumerate(obj)
+            for p in _schema_unknown_fields(item, schema.get("items", {}), f"{where}[{i}]")
+        ]
+    return []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--set", "job.elastic=true", "--set", "dws.enabled=false"),
+        ("-f", str(CHART / "values" / "gpu-a3-h100-8.yaml")),
+    ],
+    ids=["default", "elastic", "gpu"],
+)
+def test_every_rayjob_field_is_in_the_pinned_kuberay_crd(template: Render, args: tuple[str, ...]) -> None:
+    """The pinned CRD is the truth for field names (authOptions, rayVersion, securityContext...)."""
+    crd_file = paths.tools_dir() / "manifests" / "kuberay" / "crds" / "ray.io_rayjobs.yaml"
+    if not crd_file.exists():
+        pytest.skip(f"pinned KubeRay CRDs not built at {crd_file}: run `make tools`")
+    crd = yaml.safe_load(crd_file.read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    (job,) = by_kind(template(*args), "RayJob")
+    schema = version["schema"]["openAPIV3Schema"]
+    assert _schema_unknown_fields(job["spec"], schema["properties"]["spec"], "spec") == []
+
+
+def test_network_policy_admits_only_the_release_and_the_operator(template: Render) -> None:
+    objs = template()
+    (policy,) = by_kind(objs, "NetworkPolicy")
+    assert policy["apiVersion"] == "networking.k8s.io/v1"
+    assert policy["metadata"]["name"] == "job-1-ray"
+    spec = policy["spec"]
+    assert spec["podSelector"] == {"matchLabels": SELECTOR}
+    assert spec["policyTypes"] == ["Ingress"]
+    own, operator = spec["ingress"]
+    # Every port (GCS, dashboard, client, Ray's worker ports) from this release's pods in this namespace only.
+    assert own == {"from": [{"podSelector": {"matchLabels": SELECTOR}}]}
+    # The KubeRay operator polls job status on the dashboard port, and nothing else.
+    assert operator["ports"] == [{"protocol": "TCP", "port": 8265}]
+    assert operator["from"] == [
+        {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kuberay-operator"}}}
+    ]
+    # Head, workers and submitter carry the labels, so they are both protected and admitted.
+    for which, meta, _ in pod_specs(objs):
+        assert SELECTOR.items() <= meta["labels"].items(), which
+
+
+def test_network_policy_is_per_release_and_optional(template: Render) -> None:
+    (two,) = by_kind(template(release="job-2"), "NetworkPolicy")
+    assert two["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] == "job-2"
+    assert by_kind(template("--set", "job.networkPolicy.enabled=false"), "NetworkPolicy") == []
+    assert by_kind(template("--set", "mode=queues"), "NetworkPolicy") == []
+
+
+def test_notes_show_the_dashboard_and_its_token(notes: Callable[..., str]) -> None:
+    text = notes()
+    cluster = "$(kubectl get rayjob job-1 -n default -o jsonpath='{.status.rayClusterName}')"
+    assert f"kubectl port-forward -n default service/{cluster}-head-svc 8265:8265" in text
+    # KubeRay names the token's Secret after the RayCluster; key auth_token.
+    assert f"kubectl get secret {cluster} -n default -o jsonpath='{{.data.auth_token}}' | base64 -d" in text
+    assert "kubelet" in text  # why port-forward still works behind the NetworkPolicy
+
+
+def test_notes_without_auth_have_no_token_step(notes: Callable[..., str]) -> None:
+    text = notes("--set", "job.rayAuth=disabled")
+    assert "kubectl port-forward" in text
+    assert "auth_token" not in text

@@ -51,7 +51,7 @@ def test_configmap_is_train_py_byte_for_byte(template: Render) -> None:
 
 def test_job_mode_renders_only_namespaced_job_objects(template: Render) -> None:
     objs = template()
-    assert sorted(o["kind"] for o in objs) == ["ConfigMap", "Pod", "RayJob"]
+    assert sorted(o["kind"] for o in objs) == ["ConfigMap", "NetworkPolicy", "Pod", "RayJob"]
     assert all("namespace" not in o["metadata"] for o in objs)
     (hook,) = by_kind(objs, "Pod")
     assert hook["metadata"]["annotations"]["helm.sh/hook"] == "test"
@@ -191,7 +191,12 @@ def test_elastic_only_when_asked_and_without_dws(template: Render) -> None:
 def test_two_releases_do_not_share_names(template: Render) -> None:
     one = {(o["kind"], o["metadata"]["name"]) for o in template(release="job-1")}
     two = {(o["kind"], o["metadata"]["name"]) for o in template(release="job-2")}
-    assert one == {("ConfigMap", "job-1-train-script"), ("RayJob", "job-1"), ("Pod", "job-1-test-script")}
+    assert one == {
+        ("ConfigMap", "job-1-train-script"),
+        ("RayJob", "job-1"),
+        ("Pod", "job-1-test-script"),
+        ("NetworkPolicy", "job-1-ray"),
+    }
     assert not one & two
 
 

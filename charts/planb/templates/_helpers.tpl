@@ -112,6 +112,9 @@ Checks across values that a JSON schema cannot express; each failure names the v
 {{- if and .Values.job.elastic .Values.dws.enabled -}}
 {{- fail "job.elastic=true cannot be combined with dws.enabled=true: Kueue v0.19 does not support elastic jobs (ElasticJobsViaWorkloadSlices) with a ProvisioningRequest admission check, since a ProvisioningRequest cannot be resized and a scale-up would need a second request for the difference (kubernetes-sigs/kueue#6829). Set dws.enabled=false (plan A only) for an elastic job, or job.elastic=false." -}}
 {{- end -}}
+{{- if and (eq .Values.mode "job") (eq .Values.job.rayAuth "token") (semverCompare "<2.52.0" .Values.job.rayVersion) -}}
+{{- fail (printf "job.rayAuth=token needs Ray 2.52.0 or later, but job.rayVersion is %s: KubeRay refuses token authentication on older Ray. Use an image of Ray 2.52.0 or later and set job.rayVersion to its version, or set job.rayAuth=disabled" .Values.job.rayVersion) -}}
+{{- end -}}
 {{- if and .Values.job.elastic (lt (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
 {{- fail (printf "job.workers.maxReplicas (%d) is below job.workers.replicas (%d): an elastic job scales between them" (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
 {{- end -}}

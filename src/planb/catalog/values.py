@@ -10,8 +10,11 @@ import yaml
 from planb.catalog import counts, profiles
 from planb.paths import REPO
 
-RAY_IMAGE = "rayproject/ray:2.53.0-py311"
-RAY_GPU_IMAGE = "rayproject/ray:2.53.0-py311-gpu"
+#: Ray of the job's images. KubeRay needs it as the RayCluster's rayVersion for token
+#: authentication (2.52.0 or later), so the image tag and that field come from one constant.
+RAY_VERSION = "2.53.0"
+RAY_IMAGE = f"rayproject/ray:{RAY_VERSION}-py311"
+RAY_GPU_IMAGE = f"rayproject/ray:{RAY_VERSION}-py311-gpu"
 #: training/requirements.txt pins what train.py runs with; the job's Ray runtime env installs
 #: the same versions (jax with the accelerator's extra).
 TRAINING_REQUIREMENTS = REPO / "training" / "requirements.txt"
@@ -104,6 +107,7 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
         },
         "job": {
             "image": RAY_IMAGE if prof.kind == "tpu" else RAY_GPU_IMAGE,
+            "rayVersion": RAY_VERSION,
             "pip": runtime_pip(jax_extra),
             "workers": {
                 "replicas": replicas,

@@ -96,6 +96,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -187,6 +188,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -278,6 +280,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -369,6 +372,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -460,6 +464,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -551,6 +556,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -642,6 +648,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -733,6 +740,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -825,6 +833,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -917,6 +926,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1009,6 +1019,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1101,6 +1112,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1193,6 +1205,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1285,6 +1298,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1377,6 +1391,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1469,6 +1484,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1561,6 +1577,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1653,6 +1670,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1745,6 +1763,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1837,6 +1856,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -1929,6 +1949,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2049,6 +2070,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2141,6 +2163,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2233,6 +2256,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2325,6 +2349,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2417,6 +2442,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2509,6 +2535,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2601,6 +2628,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2693,6 +2721,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2785,6 +2814,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2877,6 +2907,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -2969,6 +3000,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3061,6 +3093,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3153,6 +3186,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3245,6 +3279,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3337,6 +3372,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3429,6 +3465,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3521,6 +3558,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3613,6 +3651,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3705,6 +3744,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3825,6 +3865,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -3917,6 +3958,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4009,6 +4051,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4101,6 +4144,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4193,6 +4237,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4285,6 +4330,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4377,6 +4423,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4469,6 +4516,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4561,6 +4609,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4653,6 +4702,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4745,6 +4795,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4837,6 +4888,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -4929,6 +4981,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
@@ -5021,6 +5074,7 @@ FACTS: dict[str, Any] = json.loads(
       "orbax-checkpoint==0.11.28",
       "gcsfs==2026.10.1"
      ],
+     "rayVersion": "2.53.0",
      "workers": {
       "replicas": 1,
       "resources": {
