@@ -5,6 +5,7 @@
 * Ray's head and workers: KubeRay token authentication, and a NetworkPolicy that admits only the
   release's own pods (plus the KubeRay operator on the dashboard port); NOTES say how to reach the
   dashboard with the token.
+* Pods: images quoted, non-root, no privilege escalation, no capabilities, RuntimeDefault seccomp.
 """
 
 from __future__ import annotations
@@ -216,3 +217,29 @@ def test_notes_without_auth_have_no_token_step(notes: Callable[..., str]) -> Non
     text = notes("--set", "job.rayAuth=disabled")
     assert "kubectl port-forward" in text
     assert "auth_token" not in text
+
+
+# -- Pods: quoted images and a restricted security context (issue 11, low)
+
+
+def test_images_are_quoted(template: Render) -> None:
+    """An image value YAML reads as a number stays a string in every container."""
+    objs = template("--set-string", "job.image=2.53", "--set-string", "job.test.image=1e3")
+    for which, _, pod in pod_specs(objs):
+        for container in pod["containers"]:
+            want = "1e3" if which == "helm test" else "2.53"
+            assert container["image"] == want, which
+
+
+@pytest.mark.parametrize("args", [(), ("-f", str(CHART / "values" / "gpu-a3-h100-8.yaml"))], ids=["tpu", "gpu"])
+def test_pods_run_as_non_root_without_privileges(template: Render, args: tuple[str, ...]) -> None:
+    for which, _, pod in pod_specs(template(*args)):
+        ctx = pod["securityContext"]
+        # The rayproject/ray images run as user ray, uid 1000, group users (100).
+        assert (ctx["runAsNonRoot"], ctx["runAsUser"], ctx["runAsGroup"]) == (True, 1000, 100), which
+        assert ctx["seccompProfile"] == {"type": "RuntimeDefault"}, which
+        for container in pod["containers"]:
+            sec = container["securityContext"]
+            assert sec["allowPrivilegeEscalation"] is False, which
+            assert sec["capabilities"] == {"drop": ["ALL"]}, which
+            assert sec.get("privileged", False) is False, which
