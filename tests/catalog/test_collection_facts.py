@@ -59,7 +59,7 @@ def test_node_pool_filter_equals_the_catalog(profile: str) -> None:
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_chart_values_filter_equals_the_catalog(profile: str) -> None:
-    assert _filters().chart_values(profile, 2, 3) == chart_values(profile, 2, 3)
+    assert _filters().chart_values(profile, 2, 3, 4) == chart_values(profile, 2, 3, 4)
 
 
 def test_other_machine_type_of_a_topology() -> None:

@@ -109,18 +109,24 @@ def node_pool(
     )
 
 
-def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1) -> dict[str, Any]:
-    """The profile-derived chart values for ``slices`` slices per job and plan A's quota of ``on_demand_slices``."""
+def _scale(quota: dict[str, Any], slices: int) -> None:
+    """A one-slice quota (cpu, memory 'NGi', accelerator) made ``slices`` slices, in place."""
+    quota["cpu"] *= slices
+    quota["memory"] = f"{int(quota['memory'].removesuffix('Gi')) * slices}Gi"
+    quota["accelerator"] *= slices
+
+
+def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_slices: int = 1) -> dict[str, Any]:
+    """The profile-derived chart values: ``slices`` slices per job, plan A's and plan B's quotas in slices."""
     caller = "planb.gke.chart_values"
     facts = _profile(profile, caller)[1]
     replicas = _positive(caller, "slices", slices)
     on_demand = _positive(caller, "on_demand_slices", on_demand_slices)
+    dws = _positive(caller, "dws_slices", dws_slices)
     values: dict[str, Any] = copy.deepcopy(facts["chart_values"])
     values["job"]["workers"]["replicas"] = replicas
-    quota = values["queues"]["quotas"]["onDemand"]
-    quota["cpu"] *= on_demand
-    quota["memory"] = f"{int(quota['memory'].removesuffix('Gi')) * on_demand}Gi"
-    quota["accelerator"] *= on_demand
+    _scale(values["queues"]["quotas"]["onDemand"], on_demand)
+    _scale(values["queues"]["quotas"]["dws"], dws)
     return values
 
 
