@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from planb import paths
 from planb.errors import PlanbError
-from planb.kube import Kube
+from planb.kube import Kube, KubeError
 from planb.status.report import admitted_on, collect, explain, provisioned, table
 
 
@@ -35,6 +37,13 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     for job in jobs:
         print(explain(job))
     return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive count")
+    return value
 
 
 def _parse_expect(items: list[str]) -> dict[str, str]:
@@ -90,11 +99,48 @@ def _status(args: argparse.Namespace) -> int:
         return _expect(kube, args)
     if not args.watch:
         return _once(kube, args)
+    return _watch(kube, args)
+
+
+#: The longest wait between refreshes while the API keeps failing (unless --interval is longer).
+MAX_BACKOFF_S = 30.0
+#: How the watch waits between refreshes (tests replace it).
+watch_sleep: Callable[[float], None] = time.sleep
+
+
+def backoff(interval: float, failures: int) -> float:
+    """Seconds to the next refresh after `failures` failed ones in a row: doubling from the interval, capped."""
+    if failures <= 0:
+        return interval
+    return min(max(interval, MAX_BACKOFF_S), max(interval, 0.1) * 2.0 ** min(failures, 16))
+
+
+def _watch(kube: Kube, args: argparse.Namespace) -> int:
+    """Refresh until Ctrl-C (or --count refreshes); the exit status is the last refresh's.
+
+    An API error (server down, restarting, unreachable) does not end the watch: the refresh shows it
+    with its time, and the next one retries after a backoff that doubles up to MAX_BACKOFF_S.
+    """
+    failures = 0
+    refreshes = 0
     while True:
+        refreshes += 1
         print("\033[2J\033[H", end="")
         print(time.strftime("%H:%M:%S"), "planb status (Ctrl-C to stop)\n")
-        _once(kube, args)
-        time.sleep(args.interval)
+        try:
+            result = _once(kube, args)
+            failures = 0
+        except KubeError as exc:
+            failures += 1
+            result = 2
+            print(f"{time.strftime('%H:%M:%S')} API error ({failures} in a row): {exc}")
+        if args.count is not None and refreshes >= args.count:
+            return result
+        delay = backoff(args.interval, failures)
+        if failures:
+            print(f"still watching: next try in {delay:.1f} s (Ctrl-C to stop)")
+        sys.stdout.flush()
+        watch_sleep(delay)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,6 +152,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--kubeconfig", help="default: $KUBECONFIG, else the local stack's, else ~/.kube/config")
     parser.add_argument("-w", "--watch", action="store_true", help="refresh until interrupted")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes with --watch")
+    parser.add_argument(
+        "--count",
+        type=_positive_int,
+        metavar="N",
+        help="with --watch: stop after N refreshes (default: until Ctrl-C); exit status of the last one",
+    )
     parser.add_argument(
         "--expect",
         action="append",
