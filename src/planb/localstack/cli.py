@@ -6,7 +6,7 @@ import argparse
 import json
 from dataclasses import replace
 
-from planb.localstack.kueue import host_feature_gates, parse_feature_gates
+from planb.localstack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.localstack.stack import LocalStack, component_versions
 
 
@@ -45,9 +45,12 @@ def _kueue(args: argparse.Namespace) -> int:
     gates = parse_feature_gates(args.feature_gates) if args.feature_gates is not None else current.feature_gates
     gates = {**gates, **host_feature_gates(gates)}
     frameworks = tuple(f for f in (args.frameworks or "").split(",") if f) or current.frameworks
-    wanted = replace(current, feature_gates=gates, frameworks=frameworks)
+    config = parse_manager_config(args.manager_config) if args.manager_config is not None else current.manager_config
+    wanted = replace(current, feature_gates=gates, frameworks=frameworks, manager_config=config)
     before = {"feature_gates": current.feature_gates, "frameworks": list(current.frameworks)}
     after = {"feature_gates": wanted.feature_gates, "frameworks": list(wanted.frameworks)}
+    if wanted.manager_config != current.manager_config:
+        before["manager_config"], after["manager_config"] = current.manager_config, wanted.manager_config
     with stack.locked():  # never alongside a `planb local up` or `down`
         changed = stack.kueue.reconfigure(wanted, check=args.check)
     print(json.dumps({"changed": changed, "before": before, "after": after}))
@@ -72,5 +75,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kueue = verbs.add_parser("kueue", help="run the host Kueue with these feature gates and integrations")
     kueue.add_argument("--feature-gates", help="NAME=true|false,... (replaces the current set)")
     kueue.add_argument("--frameworks", help="comma-separated integrations, e.g. ray.io/rayjob,ray.io/raycluster")
+    kueue.add_argument(
+        "--manager-config",
+        help="Kueue Configuration as JSON (replaces the current one); the host-only settings are laid on top",
+    )
     kueue.add_argument("--check", action="store_true", help="report what would change, change nothing")
     kueue.set_defaults(handler=_kueue)

@@ -69,6 +69,9 @@ class KueueSettings:
     feature_gates: dict[str, bool] = field(
         default_factory=lambda: {**HOST_REQUIRED_GATES, "ElasticJobsViaWorkloadSlices": True}
     )
+    #: The Configuration the kueue role computed (the Kueue chart's default with planb's settings
+    #: merged in); `configuration` lays the host-only settings on top. Empty: Kueue's own defaults.
+    manager_config: dict[str, Any] = field(default_factory=dict)
 
 
 def save_settings(settings: KueueSettings, path: Path) -> None:
@@ -81,6 +84,7 @@ def save_settings(settings: KueueSettings, path: Path) -> None:
                 "metrics_port": settings.metrics_port,
                 "frameworks": list(settings.frameworks),
                 "feature_gates": settings.feature_gates,
+                "manager_config": settings.manager_config,
             },
             indent=2,
             sort_keys=True,
@@ -97,6 +101,8 @@ def load_settings(path: Path) -> KueueSettings:
         data = json.loads(path.read_text())
         data["frameworks"] = tuple(data.get("frameworks", ()))
         data["feature_gates"] = {**data.get("feature_gates", {}), **HOST_REQUIRED_GATES}
+        if not isinstance(data.setdefault("manager_config", {}), dict):
+            raise TypeError("manager_config is not a mapping")
         return KueueSettings(**data)
     except (ValueError, TypeError, AttributeError) as exc:
         raise LocalStackError(
@@ -128,19 +134,46 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
     return gates
 
 
+def parse_manager_config(text: str) -> dict[str, Any]:
+    """The JSON Configuration the kueue role passes; a typed error if it is not a mapping."""
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise LocalStackError(f"--manager-config is not JSON ({exc})") from exc
+    if not isinstance(config, dict):
+        raise LocalStackError(f"--manager-config must be a JSON object (a Kueue Configuration), got {text[:80]!r}")
+    return config
+
+
+def _merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `top` laid over it key by key (mappings merged, anything else replaced)."""
+    out = dict(base)
+    for key, value in top.items():
+        below = out.get(key)
+        out[key] = _merged(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+    return out
+
+
 def configuration(settings: KueueSettings, cert_dir: Path) -> dict[str, Any]:
-    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for a host process."""
-    return {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "namespace": NAMESPACE,
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{settings.health_port}"},
-        "metrics": {"bindAddress": f"127.0.0.1:{settings.metrics_port}"},
-        "webhook": {"host": "127.0.0.1", "port": settings.webhook_port, "certDir": str(cert_dir)},
-        "leaderElection": {"leaderElect": False},
-        "internalCertManagement": {"enable": False},
-        "integrations": {"frameworks": list(settings.frameworks)},
-    }
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for a host process.
+
+    The host-only settings (loopback ports, our certificate directory, no leader election, no
+    internal cert management) are laid over `settings.manager_config`; the rest of it stays.
+    """
+    return _merged(
+        settings.manager_config,
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "namespace": NAMESPACE,
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{settings.health_port}"},
+            "metrics": {"bindAddress": f"127.0.0.1:{settings.metrics_port}"},
+            "webhook": {"host": "127.0.0.1", "port": settings.webhook_port, "certDir": str(cert_dir)},
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+            "integrations": {"frameworks": list(settings.frameworks)},
+        },
+    )
 
 
 def feature_gates_flag(gates: dict[str, bool]) -> str:
