@@ -70,3 +70,26 @@ def test_a_corrupt_state_file_is_reported_with_its_path_and_the_fix(tmp_path: Pa
     purged = _planb("stop", "--purge", state=tmp_path)
     assert purged.returncode == 0, purged.stderr
     assert list_node_pools(tmp_path) == [] and list_clusters(tmp_path) == []
+
+
+def test_each_pool_is_backed_by_a_managed_instance_group_sized_like_the_pool(tmp_path: Path) -> None:
+    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
+    try:
+        body = {"cluster": {"name": "c", "nodePools": [{"name": "np", "initialNodeCount": 2}]}}
+        assert _call(emulator, "POST", BASE, body)[0] == 200
+        pool = _call(emulator, "GET", f"{BASE}/c/nodePools/np")[1]
+        (url,) = pool["instanceGroupUrls"]
+        assert re.fullmatch(
+            r"https://www\.googleapis\.com/compute/v1/projects/p/zones/us-east5-b/instanceGroupManagers/gke-c-np-\w+-grp",
+            url,
+        )
+        group_path = "/compute/v1/" + url.split("/compute/v1/", 1)[1]
+        assert _call(emulator, "GET", group_path)[1]["targetSize"] == 2
+        assert _call(emulator, "GET", f"{BASE}/c")[1]["currentNodeCount"] == 2
+        assert _call(emulator, "POST", f"{BASE}/c/nodePools/np:setSize", {"nodeCount": 0})[0] == 200
+        assert _call(emulator, "GET", group_path)[1]["targetSize"] == 0
+        assert _call(emulator, "DELETE", f"{BASE}/c/nodePools/np")[0] == 200
+        emulator.engine.advance()
+        assert _call(emulator, "GET", group_path)[0] == 404
+    finally:
+        emulator.stop()

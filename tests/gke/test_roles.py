@@ -30,12 +30,21 @@ def test_fault_mid_create_fails_clearly_then_rerun_converges(emulator: RunningEm
     out = failed.stdout + failed.stderr
     assert failed.returncode != 0, out[-3000:]
     assert "CREATE_NODE_POOL" in out and "ZONE_RESOURCE_POOL_EXHAUSTED (injected by the test)" in out
-    assert "re-run the play to delete and recreate it" in out
+    assert "-e planb_recreate_on_error=true" in out
     pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
     assert pools["on-demand-pool"]["status"] == "ERROR"
     assert "dws-pool" not in pools
 
-    rerun = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    # A routine re-run leaves the pool in ERROR alone (it could hold nodes running jobs) and says why.
+    routine = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    out = routine.stdout + routine.stderr
+    assert routine.returncode != 0 and "is in status ERROR" in out and "recreate_on_error is false" in out, out[-3000:]
+    assert not [r for r in emulator.writes() if r["method"] == "DELETE"]
+
+    # Opted in, the pool (no nodes: it failed before any came up) is deleted and recreated.
+    rerun = ansible_playbook(
+        "playbooks/cluster.yml", "-i", "inventories/local", "-e", "planb_recreate_on_error=true", env=env
+    )
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
     pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
     assert {name: pool["status"] for name, pool in pools.items()} == {

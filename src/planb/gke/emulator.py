@@ -2,6 +2,10 @@
 
 Resources: ``projects/*/locations/*/clusters[/*]``, ``.../nodePools[/*]`` with
 ``:setAutoscaling``, ``:setManagement``, ``:setSize``, and ``projects/*/locations/*/operations/*``.
+Each node pool is backed by a Compute Engine managed instance group, as on GKE: the pool's
+``instanceGroupUrls`` name it and ``GET /compute/v1/projects/*/zones/*/instanceGroupManagers/*``
+reads it; its ``targetSize`` is the pool's node count (``initialNodeCount`` at creation, then
+``setSize``). GKE's v1 NodePool has no node count of its own; this is where clients read one.
 Mutations return long-running operations that finish after ``op_seconds``; errors use GKE's
 JSON shape (``{"error": {"code", "message", "status"}}``) with 400/404/409.
 
@@ -41,6 +45,8 @@ from planb.paths import local_kubeconfig
 Body = dict[str, Any]
 
 DEFAULT_PORT = 8765
+#: Where GKE's instanceGroupUrls point (Compute Engine API v1).
+COMPUTE_BASE = "https://www.googleapis.com/compute/v1"
 DEFAULT_OP_SECONDS = 1.0
 #: What a version prefix resolves to when a cluster is created ("1.34" -> newest 1.34 patch).
 NEWEST_PATCH = {32: "1.32.9-gke.1108000", 33: "1.33.5-gke.1308000", 34: "1.34.1-gke.1829001", 35: "1.35.0-gke.1215000"}
@@ -176,9 +182,13 @@ class Engine:
             return
         if kind.startswith("delete"):
             table.pop(target, None)
-            if kind == "delete_cluster":
-                for key in [p for p in self.store.node_pools if p.startswith(target + "/")]:
-                    self.store.node_pools.pop(key)
+            pools = (
+                [target] if kind == "delete_pool" else [p for p in self.store.node_pools if p.startswith(target + "/")]
+            )
+            for pool in pools:
+                self.store.node_pools.pop(pool, None)
+                for group in self._groups_of(pool):
+                    self.store.instance_groups.pop(group)
             return
         if target in table:
             table[target]["status"] = "RUNNING"
@@ -222,6 +232,13 @@ class Engine:
         body["nodePools"] = [
             copy.deepcopy(pool) for key, pool in sorted(self.store.node_pools.items()) if key.startswith(name + "/")
         ]
+        # Deprecated in v1 but still returned: the nodes of all the cluster's pools.
+        body["currentNodeCount"] = sum(
+            self.store.instance_groups[group]["targetSize"]
+            for key in self.store.node_pools
+            if key.startswith(name + "/")
+            for group in self._groups_of(key)
+        )
         return body
 
     def list_clusters(self, project: str, location: str) -> Body:
@@ -260,7 +277,7 @@ class Engine:
         )
         self.store.clusters[name] = body
         for pool in pools:
-            self._store_pool(name, pool, version)
+            self._add_instance_group(self._store_pool(name, pool, version))
         return self._start_op(project, location, "CREATE_CLUSTER", name, {"kind": "create_cluster", "target": name})
 
     def update_cluster(self, project: str, location: str, name: str, request: Body) -> Body:
@@ -340,6 +357,7 @@ class Engine:
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         self.store.node_pools[name] = candidate
+        self._add_instance_group(candidate)
         return self._start_op(project, location, "CREATE_NODE_POOL", name, {"kind": "create_pool", "target": name})
 
     def _mutate_pool(
@@ -388,16 +406,48 @@ class Engine:
         return self._mutate_pool(project, location, name, "SET_NODE_POOL_MANAGEMENT", change)
 
     def set_size(self, project: str, location: str, name: str, request: Body) -> Body:
-        def change(pool: Body) -> None:
-            pool["currentNodeCount"] = int(request.get("nodeCount") or 0)
-
-        return self._mutate_pool(project, location, name, "SET_NODE_POOL_SIZE", change)
+        size = request.get("nodeCount") or 0
+        if not isinstance(size, int) or size < 0:
+            raise ApiError(400, f"Invalid value for nodeCount: {size!r}.")
+        op = self._mutate_pool(project, location, name, "SET_NODE_POOL_SIZE", lambda pool: None)
+        for group in self._groups_of(name):
+            self.store.instance_groups[group]["targetSize"] = size
+        self.store.save()
+        return op
 
     def delete_node_pool(self, project: str, location: str, name: str) -> Body:
         pool = self._pool(name)
         self._busy(name.rsplit("/nodePools/", 1)[0])
         pool["status"] = "STOPPING"
         return self._start_op(project, location, "DELETE_NODE_POOL", name, {"kind": "delete_pool", "target": name})
+
+    # ---- Compute Engine: the managed instance groups behind node pools ----------------------------
+    def _add_instance_group(self, pool: Body) -> None:
+        """Back a new pool by one managed instance group (in the location's zone; a region's first zone)."""
+        pool_name = pool["selfLink"].split("/v1/", 1)[1]
+        parts = pool_name.split("/")
+        project, location, cluster, pool_id = parts[1], parts[3], parts[5], parts[7]
+        zone = location if re.fullmatch(r".+-[a-z]", location) else f"{location}-a"
+        group = f"gke-{cluster[:15]}-{pool_id[:15]}-{secrets.token_hex(4)}-grp"
+        full = f"projects/{project}/zones/{zone}/instanceGroupManagers/{group}"
+        self.store.instance_groups[full] = {
+            "name": group,
+            "zone": f"{COMPUTE_BASE}/projects/{project}/zones/{zone}",
+            "baseInstanceName": group.removesuffix("-grp"),
+            "targetSize": int(pool.get("initialNodeCount") or 0),
+            "selfLink": f"{COMPUTE_BASE}/{full}",
+            "_nodePool": pool_name,
+        }
+        pool["instanceGroupUrls"] = [f"{COMPUTE_BASE}/{full}"]
+
+    def _groups_of(self, pool_name: str) -> list[str]:
+        return [name for name, group in self.store.instance_groups.items() if group.get("_nodePool") == pool_name]
+
+    def get_instance_group(self, name: str) -> Body:
+        group = self.store.instance_groups.get(name)
+        if group is None:
+            raise ApiError(404, f"The resource '{name}' was not found")
+        return {k: copy.deepcopy(v) for k, v in group.items() if not k.startswith("_")}
 
     # ---- emulator-only ----------------------------------------------------------------
     def kubeconfig_text(self, cluster: str) -> str:
@@ -433,6 +483,9 @@ class Engine:
         match = re.fullmatch(r"/planb/v1/(" + _LOCATION + r"/clusters/[^/]+)/kubeconfig", path)
         if match and method == "GET":
             return self.kubeconfig_text(match.group(1))
+        match = re.fullmatch(r"/compute/v1/(projects/[^/]+/zones/[^/]+/instanceGroupManagers/[^/]+)", path)
+        if match and method == "GET":
+            return self.get_instance_group("/".join(_segment(part, path) for part in match.group(1).split("/")))
         match = re.fullmatch(r"/v1/" + _LOCATION + r"(?P<rest>/.*)", path)
         if not match:
             raise ApiError(404, f"Not found: {path}")
@@ -505,7 +558,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, result = 400, ApiError(400, f"Invalid JSON payload: {exc}").body()
         except ApiError as exc:
             status, result = exc.code, exc.body()
-        if path.startswith("/v1/"):
+        if path.startswith(("/v1/", "/compute/v1/")):
             self.server.engine.store.log_request(self.command, path, status)
         if isinstance(result, str):
             payload, ctype = result.encode(), "application/yaml"

@@ -2,7 +2,8 @@
 
 Layout under ``<state_dir>/gke-emulator/``::
 
-    state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...}}
+    state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...},
+                     "instanceGroupManagers": {name: InstanceGroupManager}, "faults": [...], "httpFaults": [...]}
     requests.jsonl  one line per API request: method, path, status, time
     emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
 
@@ -39,8 +40,10 @@ def emulator_dir(state_dir: Path | None = None) -> Path:
     return (state_dir or default_state_dir()) / "gke-emulator"
 
 
-#: The top-level maps of state.json; each maps a full resource name to its GKE v1 body.
-_TABLES = ("clusters", "nodePools", "operations")
+#: The top-level maps of state.json; each maps a full resource name to its GKE v1 (or Compute v1) body.
+_TABLES = ("clusters", "nodePools", "operations", "instanceGroupManagers")
+#: The top-level lists: injected faults (operations that fail, HTTP answers).
+_LISTS = ("faults", "httpFaults")
 
 
 class StateFileError(PlanbError):
@@ -48,7 +51,9 @@ class StateFileError(PlanbError):
 
 
 def empty_state() -> Body:
-    return {"clusters": {}, "nodePools": {}, "operations": {}, "faults": []}
+    state: Body = {key: {} for key in _TABLES}
+    state.update({key: [] for key in _LISTS})
+    return state
 
 
 def _read_state(state_dir: Path | None) -> Body:
@@ -62,11 +67,11 @@ def _read_state(state_dir: Path | None) -> Body:
     if not isinstance(data, dict):
         raise StateFileError(_corrupt(path, f"a JSON {type(data).__name__} instead of an object"))
     wrong = [key for key in _TABLES if not isinstance(data.get(key, {}), dict)]
-    if wrong or not isinstance(data.get("faults", []), list):
-        raise StateFileError(_corrupt(path, f"{', '.join(wrong) or 'faults'} has the wrong type"))
-    for key in _TABLES:
-        data.setdefault(key, {})
-    data.setdefault("faults", [])
+    wrong += [key for key in _LISTS if not isinstance(data.get(key, []), list)]
+    if wrong:
+        raise StateFileError(_corrupt(path, f"{', '.join(wrong)} has the wrong type"))
+    for key, empty in empty_state().items():
+        data.setdefault(key, empty)
     result: Body = data
     return result
 
@@ -147,8 +152,20 @@ class Store:
         return result
 
     @property
+    def instance_groups(self) -> dict[str, Body]:
+        """Compute Engine managed instance groups backing the node pools (their targetSize is the pool's size)."""
+        result: dict[str, Body] = self.data["instanceGroupManagers"]
+        return result
+
+    @property
     def faults(self) -> list[Body]:
         result: list[Body] = self.data["faults"]
+        return result
+
+    @property
+    def http_faults(self) -> list[Body]:
+        """Injected HTTP answers: {"status", "count", "method"} for the next matching API requests."""
+        result: list[Body] = self.data["httpFaults"]
         return result
 
     def log_request(self, method: str, path: str, status: int) -> None:

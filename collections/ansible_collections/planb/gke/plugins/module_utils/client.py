@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import time
+from datetime import UTC
+from http.client import HTTPException
 from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import quote
@@ -13,12 +16,22 @@ from urllib.parse import quote
 from ansible.module_utils.urls import open_url
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, DEFAULT_SCOPES
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.validate import is_loopback
 
 Body = dict[str, Any]
 #: Statuses of a resource while an operation of an earlier run still works on it.
 TRANSITIONAL = ("PROVISIONING", "RECONCILING", "STOPPING")
 #: What api_path() produces: percent-encoded segments joined by '/', optionally a custom verb (``:setSize``).
 _API_PATH = re.compile(r"^[A-Za-z0-9._~%-]+(/[A-Za-z0-9._~%-]+)*(:[A-Za-z]+)?$")
+#: Answers worth another try of an idempotent request: rate limited, or a server-side failure.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: The Compute Engine API, where a node pool's managed instance groups (its nodes) live.
+COMPUTE_ENDPOINT = "https://compute.googleapis.com"
+#: The form of a node pool's instanceGroupUrls (GKE v1 NodePool); nothing else is fetched.
+_MIG_URL = re.compile(
+    r"^https://(?:www|compute)\.googleapis\.com/compute/v1/projects/(?P<project>[a-z][-a-z0-9.:]*[a-z0-9])"
+    r"/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/instanceGroupManagers/(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)$"
+)
 
 
 def api_path(*segments: str) -> str:
@@ -30,8 +43,8 @@ def api_path(*segments: str) -> str:
     return "/".join(quote(str(segment), safe="") for segment in segments)
 
 
-def google_token(params: dict[str, Any]) -> str:
-    """An OAuth access token for auth_kind application, serviceaccount or machineaccount (google-auth)."""
+def google_token(params: dict[str, Any]) -> tuple[str, float | None]:
+    """(token, expiry as epoch seconds or None) for auth_kind application, serviceaccount or machineaccount."""
     kind = params["auth_kind"]
     try:
         import google.auth
@@ -57,20 +70,60 @@ def google_token(params: dict[str, Any]) -> str:
     else:
         creds = google.auth.default(scopes=scopes)[0]
     creds.refresh(google.auth.transport.requests.Request())
-    return str(creds.token)
+    expiry = creds.expiry  # naive UTC datetime, or None
+    return str(creds.token), (expiry.replace(tzinfo=UTC).timestamp() if expiry else None)
+
+
+def _error_of(exc: HTTPError) -> Body:
+    """GKE's error body ({"error": {"code", "message", "status"}}) of an HTTP error, or its text."""
+    text = exc.read() or b""
+    try:
+        error = json.loads(text).get("error", {})
+    except (ValueError, AttributeError):
+        error = None
+    return error if isinstance(error, dict) else {"message": text.decode(errors="replace")[:500]}
 
 
 class GkeClient:
-    """Minimal GKE v1 REST client: JSON in/out, GKE error bodies -> GkeError, LRO waiting."""
+    """GKE v1 REST client: JSON in/out, GKE error bodies -> GkeError, LRO waiting.
+
+    Transport rules (each keeps a long-running play from failing, or from leaking its credential):
+
+    * plain ``http://`` only to a loopback address (the local emulator); the token never crosses a network
+      unencrypted;
+    * redirects are never followed, so the Authorization header goes to api_endpoint only;
+    * GET requests (reads and operation polls) are retried on connection errors, 429 and 5xx with bounded
+      exponential backoff (honouring Retry-After); POST/PUT/DELETE only when the connection was refused, i.e.
+      nothing was sent, since GKE may have applied a write whose answer was lost;
+    * a Google credential is refreshed before it expires (within TOKEN_MARGIN_S) and once on a 401.
+    """
+
+    #: Tries per request (the first one included) and the backoff between them: BASE * 2**n, at most MAX.
+    MAX_TRIES = 6
+    BACKOFF_BASE_S = 1.0
+    BACKOFF_MAX_S = 30.0
+    #: Refresh a Google access token this long before it expires (they live about an hour).
+    TOKEN_MARGIN_S = 300.0
+    #: Seconds one HTTP request may take.
+    HTTP_TIMEOUT_S = 60.0
 
     def __init__(self, params: dict[str, Any]) -> None:
         self.params = params
         self.endpoint = (params.get("api_endpoint") or DEFAULT_ENDPOINT).rstrip("/")
+        if self.endpoint.lower().startswith("http://") and not is_loopback(self.endpoint):
+            raise GkeError(f"Refusing plain-http api_endpoint {self.endpoint}: only a loopback address may use http://")
         self.timeout: float = params["timeout"]
         self.poll_interval: float = params["poll_interval"]
         self._token: str | None = None
+        self._expiry: float | None = None
         #: Every operation waited for: name, operationType, target, polls, elapsed_s, status.
         self.operations: list[Body] = []
+        #: Requests retried (method, path, why), for tests and the module's result.
+        self.retries: list[Body] = []
+
+    # ---- credentials ----------------------------------------------------------------------
+    def _refreshable(self) -> bool:
+        return self.params["auth_kind"] in ("application", "serviceaccount", "machineaccount")
 
     def _auth_header(self) -> dict[str, str]:
         kind = self.params["auth_kind"]
@@ -78,34 +131,118 @@ class GkeClient:
             return {}
         if kind == "accesstoken":
             return {"Authorization": f"Bearer {self.params['access_token']}"}
-        if self._token is None:
-            self._token = google_token(self.params)
+        stale = self._expiry is not None and time.time() > self._expiry - self.TOKEN_MARGIN_S
+        if self._token is None or stale:
+            self._token, self._expiry = google_token(self.params)
         return {"Authorization": f"Bearer {self._token}"}
 
+    # ---- requests ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
         """The JSON answer of ``method`` on ``v1/path`` (built by api_path); None for a 404 when allowed."""
         if not _API_PATH.match(path):
             raise GkeError(f"{path!r} is not a GKE API path built from quoted segments; nothing was sent")
-        url = f"{self.endpoint}/v1/{path}"
-        headers = {"Content-Type": "application/json", **self._auth_header()}
+        return self._call(method, f"{self.endpoint}/v1/{path}", f"GKE API {method} {path}", body, allow_404)
+
+    def _backoff(self, tries: int, why: str, what: str, retry_after: str | None = None) -> None:
+        delay = min(self.BACKOFF_MAX_S, self.BACKOFF_BASE_S * 2 ** (tries - 1))
+        if retry_after and retry_after.strip().isdigit():
+            delay = min(self.BACKOFF_MAX_S, max(delay, float(retry_after)))
+        self.retries.append({"request": what, "try": tries, "why": why, "delay_s": round(delay, 3)})
+        time.sleep(delay * random.uniform(0.8, 1.0))
+
+    def _call(self, method: str, url: str, what: str, body: Body | None, allow_404: bool) -> Any:
         data = json.dumps(body) if body is not None else None
-        try:
-            response = open_url(url, method=method, data=data, headers=headers, timeout=60)
-            text = response.read()
-        except HTTPError as exc:
-            text = exc.read()
+        idempotent = method in ("GET", "HEAD")
+        refreshed = False
+        tries = 0
+        while True:
+            tries += 1
+            headers = {"Content-Type": "application/json", **self._auth_header()}
             try:
-                error = json.loads(text).get("error", {})
-            except ValueError:
-                error = {"message": text.decode(errors="replace")[:500]}
-            if exc.code == 404 and allow_404:
-                return None
+                response = open_url(
+                    url, method=method, data=data, headers=headers, timeout=self.HTTP_TIMEOUT_S, follow_redirects="none"
+                )
+                text = response.read()
+                return json.loads(text) if text else {}
+            except HTTPError as exc:
+                code = exc.code
+                if 300 <= code < 400:
+                    raise GkeError(
+                        f"{what} answered a redirect ({code}) to {exc.headers.get('Location') or exc.url}. planb does "
+                        "not follow redirects, so its credential is only ever sent to api_endpoint; set api_endpoint "
+                        "to the API's final address."
+                    ) from exc
+                error = _error_of(exc)
+                if code == 404 and allow_404:
+                    return None
+                if code == 401 and not refreshed and self._refreshable():
+                    refreshed = True
+                    self._token = None  # the token was revoked or expired early: fetch a new one, once
+                    continue
+                if code in RETRY_STATUSES and idempotent and tries < self.MAX_TRIES:
+                    self._backoff(
+                        tries, f"{code} {error.get('status', '')}".strip(), what, exc.headers.get("Retry-After")
+                    )
+                    continue
+                hint = ""
+                if code == 401:
+                    hint = (
+                        " The credential was refused: a fixed access_token cannot be renewed, use auth_kind "
+                        "application or serviceaccount for long runs."
+                        if self.params["auth_kind"] == "accesstoken"
+                        else " The credential was refused even after a refresh."
+                    )
+                elif code in RETRY_STATUSES and not idempotent:
+                    hint = (
+                        " Not retried: GKE may have applied the write; re-run the play, it converges from what exists."
+                    )
+                raise GkeError(
+                    f"{what} answered {code} {error.get('status', '')}: {error.get('message', '')}"
+                    f"{f' (after {tries} tries)' if tries > 1 else ''}.{hint}"
+                ) from exc
+            except URLError as exc:
+                # Refused: the connection never opened, nothing was sent, so even a write is safe to repeat.
+                refused = isinstance(exc.reason, ConnectionRefusedError)
+                if (idempotent or refused) and tries < self.MAX_TRIES:
+                    self._backoff(tries, f"connection error: {exc.reason}", what)
+                    continue
+                raise GkeError(
+                    f"Cannot reach the GKE API at {self.endpoint}: {exc.reason} ({what}, {tries} tries)"
+                ) from exc
+            except (OSError, HTTPException) as exc:
+                # The connection broke after the request went out (reset, timeout, closed without an answer).
+                if idempotent and tries < self.MAX_TRIES:
+                    self._backoff(tries, f"connection error: {exc!r}", what)
+                    continue
+                raise GkeError(
+                    f"The connection to the GKE API at {self.endpoint} broke during {what}: {exc!r}"
+                    f"{'' if idempotent else '; not retried, GKE may have applied the write: re-run the play'}"
+                ) from exc
+
+    def instance_group_size(self, url: str, what: str) -> int:
+        """targetSize of the managed instance group at ``url`` (one of a node pool's instanceGroupUrls).
+
+        The request goes to the Compute Engine API (https://compute.googleapis.com), or to api_endpoint
+        when that is a loopback address (the planb emulator serves instanceGroupManagers too), and only
+        for a URL of the Compute Engine API's form: no other host ever receives the credential.
+        """
+        match = _MIG_URL.match(url)
+        if not match:
             raise GkeError(
-                f"GKE API {method} {path} answered {exc.code} {error.get('status', '')}: {error.get('message', '')}"
+                f"Cannot tell how many nodes {what} has: {url!r} is not a Compute Engine instanceGroupManagers URL "
+                "(https://www.googleapis.com/compute/v1/projects/P/zones/Z/instanceGroupManagers/NAME), so it is "
+                "not read (the credential goes to Google's APIs only) and nothing is deleted (planb's policy)."
+            )
+        base = self.endpoint if is_loopback(self.endpoint) else COMPUTE_ENDPOINT
+        path = api_path("projects", match["project"], "zones", match["zone"], "instanceGroupManagers", match["name"])
+        try:
+            group = self._call("GET", f"{base}/compute/v1/{path}", f"Compute Engine API GET {path}", None, True)
+        except GkeError as exc:
+            raise GkeError(
+                f"Cannot tell how many nodes {what} has, so nothing is deleted (planb's policy): {exc} Reading a "
+                "node pool's instance groups needs compute.instanceGroupManagers.get (e.g. roles/compute.viewer)."
             ) from exc
-        except URLError as exc:
-            raise GkeError(f"Cannot reach the GKE API at {self.endpoint}: {exc.reason}") from exc
-        return json.loads(text) if text else {}
+        return 0 if group is None else int(group.get("targetSize") or 0)
 
     def get(self, path: str) -> Any:
         """The resource at ``path``, None when it does not exist."""
@@ -133,8 +270,9 @@ class GkeClient:
             record["error"] = op["error"].get("message")
             raise GkeError(
                 f"GKE operation {name} ({op.get('operationType')}) on {what} failed: {op['error'].get('message')}. "
-                "The resource is left in status ERROR; re-run the play to delete and recreate it "
-                "(recreate_on_error), or delete it by hand."
+                "GKE leaves it in status ERROR and planb does not delete it on its own: delete it by hand once it "
+                "runs nothing, or re-run with recreate_on_error=true (playbooks: -e planb_recreate_on_error=true), "
+                "which deletes and recreates it only while it has no nodes."
             )
         return op
 

@@ -74,5 +74,6 @@ def run_cluster(module: Any) -> Body:
         result_key="cluster",
         ignored=("nodePools", "initialClusterVersion"),
         plan_updates=_cluster_updates,
+        pools=lambda cluster: list(cluster.get("nodePools") or []),
     )
     return converge(module, client, loc, resource, cluster_body(params))

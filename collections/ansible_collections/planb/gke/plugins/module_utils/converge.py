@@ -47,10 +47,54 @@ class Resource:
     #: Desired fields that are not compared after creation (e.g. initial sizes).
     ignored: tuple[str, ...]
     plan_updates: PlanUpdates
+    #: The node pools whose nodes belong to the resource as GKE returns it (the pool itself, a cluster's pools).
+    pools: Callable[[Body], list[Body]]
+
+
+def node_counts(client: GkeClient, resource: Resource, current: Body) -> list[tuple[str, int]]:
+    """(pool name, nodes) of every pool of the resource that has nodes.
+
+    GKE's v1 NodePool has no node count: its nodes are the managed instance groups its
+    ``instanceGroupUrls`` name, and each group's ``targetSize`` (Compute Engine API) is their number.
+    A pool without instance groups has no nodes. A cluster's deprecated ``currentNodeCount`` counts too.
+    """
+    held: list[tuple[str, int]] = []
+    for pool in resource.pools(current):
+        nodes = sum(client.instance_group_size(url, resource.what) for url in pool.get("instanceGroupUrls") or [])
+        if nodes:
+            held.append((str(pool.get("name", "?")), nodes))
+    reported = int(current.get("currentNodeCount") or 0)
+    if reported > sum(nodes for _name, nodes in held):
+        held.append(("currentNodeCount", reported))
+    return held
+
+
+def check_recreate(params: Params, client: GkeClient, resource: Resource, current: Body) -> None:
+    """Raise unless a resource in status ERROR may be deleted: opted in (recreate_on_error) and without nodes."""
+    status = current.get("statusMessage") or "GKE gave no status message"
+    if not params["recreate_on_error"]:
+        raise GkeError(
+            f"{resource.what} is in status ERROR ({status}). planb does not delete it on its own (planb's policy: "
+            "deleting it could end the jobs on its nodes; recreate_on_error is false). Delete it by hand once it runs "
+            "nothing, or set recreate_on_error=true (playbooks: -e planb_recreate_on_error=true) to have it deleted "
+            "and recreated while it has no nodes."
+        )
+    held = node_counts(client, resource, current)
+    if held:
+        in_pools = sum(nodes for name, nodes in held if name != "currentNodeCount")
+        total = max(in_pools, int(current.get("currentNodeCount") or 0))
+        detail = ", ".join(f"{name}: {nodes}" for name, nodes in held)
+        raise GkeError(
+            f"{resource.what} is in status ERROR ({status}) but still has {total} node{'s' if total != 1 else ''} "
+            f"({detail}). planb's policy is not to delete a resource that has nodes, even with recreate_on_error, "
+            "because the jobs running on them would be lost. Move or finish those workloads, then delete it by "
+            "hand (gcloud container ... delete) and re-run, which creates it again."
+        )
 
 
 def converge(module: Any, client: GkeClient, loc: str, resource: Resource, desired: Body) -> Body:
-    """absent: delete (and wait). present: a resource in status ERROR is deleted first when recreate_on_error;
+    """absent: delete (and wait). present: a resource in status ERROR is deleted first when recreate_on_error
+    and it has no nodes (otherwise the module fails, naming why);
     a missing one is created (only described in check mode); an existing one is compared with ``desired``
     less the ignored fields, and ``plan_updates`` turns the differences into calls, applied one by one."""
     params = module.params
@@ -77,8 +121,9 @@ def converge(module: Any, client: GkeClient, loc: str, resource: Resource, desir
         return result(True, {}, ["delete"], diff)
 
     actions: list[str] = []
-    if current is not None and current.get("status") == "ERROR" and params["recreate_on_error"]:
-        actions.append("delete (status ERROR)")
+    if current is not None and current.get("status") == "ERROR":
+        check_recreate(params, client, resource, current)
+        actions.append("delete (status ERROR, no nodes)")
         if not module.check_mode:
             client.wait(client.request("DELETE", resource.path), loc, resource.what)
         current = None

@@ -95,6 +95,7 @@ def run_node_pool(module: Any) -> Body:
         result_key="node_pool",
         ignored=("initialNodeCount",),
         plan_updates=_node_pool_updates,
+        pools=lambda pool: [pool],
     )
     desired = node_pool_body(params) if params["state"] == "present" else {}
     return converge(module, client, loc, resource, desired)

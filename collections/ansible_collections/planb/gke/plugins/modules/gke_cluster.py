@@ -49,9 +49,14 @@ options:
     description: Cluster resource labels, set at creation.
     type: dict
   recreate_on_error:
-    description: Delete and recreate a cluster that GKE reports in status ERROR.
+    description:
+      - Delete and recreate a cluster that GKE reports in status ERROR.
+      - Off by default, as planb's policy, so that a routine re-run never deletes a cluster that may run jobs.
+      - Even when on, a cluster whose node pools still have nodes is refused (each pool's managed instance
+        groups are read from the Compute Engine API, see M(planb.gke.gke_node_pool)); if they cannot be read,
+        it refuses.
     type: bool
-    default: true
+    default: false
 extends_documentation_fragment:
   - planb.gke.gke_auth
   - planb.gke.gke_auth.converge
@@ -105,7 +110,7 @@ ARGUMENT_SPEC = dict(
     ray_operator={"type": "bool", "default": True},
     image_streaming={"type": "bool", "default": True},
     labels={"type": "dict"},
-    recreate_on_error={"type": "bool", "default": True},
+    recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )
 

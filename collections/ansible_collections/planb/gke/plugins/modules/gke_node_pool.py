@@ -11,8 +11,8 @@ description:
   - Mutable fields (autoscaling, auto-repair/upgrade, labels, taints, max run duration) are updated in place;
     a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning,
     flex-start, spot) fails naming the field and the fix (delete and recreate).
-  - A node pool found in status ERROR (for example after a failed create) is deleted and recreated when
-    O(recreate_on_error) is true.
+  - A node pool found in status ERROR (for example after a failed create) makes the module fail by default;
+    with O(recreate_on_error=true) it is deleted and recreated, but only while it has no nodes.
 options:
   name:
     description: Node pool name.
@@ -116,9 +116,14 @@ options:
     description: The cluster's GKE version, if known, so the TPU flex-start version rule is checked before any API call.
     type: str
   recreate_on_error:
-    description: Delete and recreate a node pool that GKE reports in status ERROR.
+    description:
+      - Delete and recreate a node pool that GKE reports in status ERROR.
+      - Off by default, as planb's policy, so that a routine re-run never deletes a pool that may run jobs.
+      - Even when on, a pool that still has nodes is refused. GKE's v1 NodePool has no node count, so the
+        module reads the C(targetSize) of each managed instance group in the pool's C(instanceGroupUrls)
+        (Compute Engine API, needs C(compute.instanceGroupManagers.get)); if it cannot read them, it refuses.
     type: bool
-    default: true
+    default: false
 extends_documentation_fragment:
   - planb.gke.gke_auth
   - planb.gke.gke_auth.converge
@@ -203,7 +208,7 @@ ARGUMENT_SPEC = dict(
     },
     max_run_duration={"type": "str"},
     cluster_version={"type": "str"},
-    recreate_on_error={"type": "bool", "default": True},
+    recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )
 
