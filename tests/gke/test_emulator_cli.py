@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -45,6 +46,14 @@ def test_background_lifecycle(tmp_path: Path) -> None:
             assert json.loads(response.read())["operationType"] == "CREATE_CLUSTER"
         with urllib.request.urlopen(f"{base}/c") as response:
             assert json.loads(response.read())["status"] == "RUNNING"
+        injected = _planb("fail-http", "--status", "503", "--count", "1", "--method", "get", env=env)
+        assert injected.returncode == 0 and "the next 1 GET API requests will be answered 503" in injected.stdout
+        with pytest.raises(urllib.error.HTTPError) as unavailable:
+            urllib.request.urlopen(f"{base}/c")
+        assert unavailable.value.code == 503
+        assert json.loads(unavailable.value.read())["error"]["status"] == "UNAVAILABLE"
+        with urllib.request.urlopen(f"{base}/c") as response:
+            assert response.status == 200
         assert [p["name"] for p in list_node_pools(tmp_path, cluster="c")] == ["np"]
     finally:
         stopped = _planb("stop", env=env)

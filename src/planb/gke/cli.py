@@ -1,4 +1,4 @@
-"""`planb gke-emulator serve|start|stop|status|fail-next`: run the local GKE API."""
+"""`planb gke-emulator serve|start|stop|status|fail-next|fail-http`: run the local GKE API."""
 
 from __future__ import annotations
 
@@ -69,6 +69,21 @@ def cmd_fail_next(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fail_http(args: argparse.Namespace) -> int:
+    running = BackgroundEmulator.default().running()
+    if running is None:
+        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+    fault = {"status": args.status, "count": args.count, "method": args.method, "location": args.location}
+    request = urllib.request.Request(
+        f"{running[1]}/planb/v1/http-faults", data=json.dumps(fault).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+    which = "API requests" if args.method == "*" else f"{args.method} API requests"
+    print(f"the next {args.count} {which} will be answered {args.status}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `planb gke-emulator ...`."""
     parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
@@ -106,3 +121,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fail.add_argument("--operation-type", default="*", help="e.g. CREATE_NODE_POOL, CREATE_CLUSTER (default: any)")
     fail.add_argument("--message", default=None, help="the error message the operation reports")
     fail.set_defaults(handler=cmd_fail_next)
+    http = actions.add_parser("fail-http", help="answer the next API requests with an HTTP error (fault injection)")
+    http.add_argument("--status", type=int, default=503, help="HTTP status to answer (default 503)")
+    http.add_argument("--count", type=int, default=1, help="how many requests (default 1)")
+    http.add_argument("--method", default="*", type=str.upper, help="only requests of this method (default: any)")
+    http.add_argument("--location", default=None, help="Location header, for a 3xx status")
+    http.set_defaults(handler=cmd_fail_http)

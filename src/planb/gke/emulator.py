@@ -15,6 +15,9 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
 * ``GET  /planb/v1/requests``                      the request log (tests assert "no write happened")
 * ``POST /planb/v1/faults`` ``{"operationType": "CREATE_NODE_POOL", "message": "..."}``
   makes the next matching operation fail when it completes (mid-create); ``"*"`` matches any
+* ``POST /planb/v1/http-faults`` ``{"status": 503, "count": 2, "method": "GET", "location": null}``
+  answers the next ``count`` API requests (``method`` or ``"*"``) with that HTTP status and a GKE error
+  body instead of serving them (a 3xx carries ``location`` as its Location header); for clients' retries
 * ``GET  /planb/v1/<cluster resource name>/kubeconfig``  the kubeconfig a cluster hands out:
   the local stack's (``planb.paths.local_kubeconfig()``); 404 while the stack is not up
 """
@@ -53,7 +56,19 @@ NEWEST_PATCH = {32: "1.32.9-gke.1108000", 33: "1.33.5-gke.1308000", 34: "1.34.1-
 LATEST_MINOR = 34
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
-_STATUS_NAMES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 409: "ALREADY_EXISTS", 405: "UNIMPLEMENTED"}
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "UNIMPLEMENTED",
+    409: "ALREADY_EXISTS",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
 _LOCATION = r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
 
 
@@ -460,6 +475,30 @@ class Engine:
             )
         return self.kubeconfig.read_text()
 
+    def add_http_fault(self, request: Body) -> Body:
+        status, count = request.get("status"), request.get("count", 1)
+        if not isinstance(status, int) or not 300 <= status <= 599:
+            raise ApiError(400, f"status must be an HTTP status from 300 to 599, not {status!r}")
+        if not isinstance(count, int) or count < 1:
+            raise ApiError(400, f"count must be a positive integer, not {count!r}")
+        method = str(request.get("method") or "*").upper()
+        fault = {"status": status, "count": count, "method": method, "location": request.get("location")}
+        self.store.http_faults.append(fault)
+        self.store.save()
+        return {"httpFaults": self.store.http_faults}
+
+    def take_http_fault(self, method: str) -> Body | None:
+        """The injected answer for this API request, if one is pending (each use counts down)."""
+        with self.store.lock:
+            for fault in self.store.http_faults:
+                if fault["method"] in ("*", method):
+                    fault["count"] -= 1
+                    if fault["count"] <= 0:
+                        self.store.http_faults.remove(fault)
+                    self.store.save()
+                    return fault
+        return None
+
     def add_fault(self, request: Body) -> Body:
         fault = {"operationType": str(request.get("operationType") or "*"), "message": request.get("message")}
         self.store.faults.append(fault)
@@ -480,6 +519,8 @@ class Engine:
             return {"requests": self.store.request_log()}
         if path == "/planb/v1/faults" and method == "POST":
             return self.add_fault(request)
+        if path == "/planb/v1/http-faults" and method == "POST":
+            return self.add_http_fault(request)
         match = re.fullmatch(r"/planb/v1/(" + _LOCATION + r"/clusters/[^/]+)/kubeconfig", path)
         if match and method == "GET":
             return self.kubeconfig_text(match.group(1))
@@ -549,7 +590,13 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         status = 200
+        api = path.startswith(("/v1/", "/compute/v1/"))
+        fault = self.server.engine.take_http_fault(self.command) if api else None
+        location = None
         try:
+            if fault is not None:
+                location = fault.get("location")
+                raise ApiError(fault["status"], f"Injected by `planb gke-emulator fail-http` ({fault['status']}).")
             request = json.loads(raw) if raw else {}
             if not isinstance(request, dict):
                 raise ApiError(400, "Request body must be a JSON object.")
@@ -558,7 +605,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, result = 400, ApiError(400, f"Invalid JSON payload: {exc}").body()
         except ApiError as exc:
             status, result = exc.code, exc.body()
-        if path.startswith(("/v1/", "/compute/v1/")):
+        if api:
             self.server.engine.store.log_request(self.command, path, status)
         if isinstance(result, str):
             payload, ctype = result.encode(), "application/yaml"
@@ -567,6 +614,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(payload)))
+        if location:
+            self.send_header("Location", str(location))
         self.end_headers()
         self.wfile.write(payload)
 

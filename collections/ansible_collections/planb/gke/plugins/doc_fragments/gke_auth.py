@@ -47,6 +47,8 @@ options:
     description:
       - Base URL of the GKE API. Falls back to E(GKE_API_ENDPOINT); default C(https://container.googleapis.com).
       - Point it at the local GKE emulator (for example C(http://127.0.0.1:8765)) in local mode.
+      - Plain C(http://) is refused unless the address is loopback (planb's policy, so the token never crosses a
+        network unencrypted). Redirects are never followed, so the credential is only sent to this endpoint.
     type: str
   timeout:
     description:
@@ -61,6 +63,11 @@ options:
     default: 5.0
 notes:
   - Every input is validated before the first API call; an invalid input fails with all problems listed.
+  - Reads (GET, including operation polls) are retried on connection errors, 429 and 5xx, up to 6 tries with
+    exponential backoff from 1s to at most 30s (Retry-After honoured). Writes (POST, PUT, DELETE) are retried
+    only when the connection was refused, i.e. nothing was sent; otherwise the module fails and a re-run converges.
+  - A Google access token is refreshed 5 minutes before it expires and once after a 401, so long operation
+    waits outlive it; a fixed O(access_token) cannot be refreshed.
 """
 
     # gke_cluster, gke_node_pool

@@ -123,6 +123,12 @@ def check_auth(params: Params) -> None:
     if not re.match(r"^https?://[^/]+", endpoint):
         raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
     problems = []
+    if endpoint.lower().startswith("http://") and not is_loopback(endpoint):
+        problems.append(
+            f"api_endpoint {endpoint} is plain http:// to a non-loopback address: refused by planb's policy, "
+            "because the access token would cross the network unencrypted; use https:// (http:// is for the "
+            "local GKE emulator on 127.0.0.1 only)"
+        )
     kind = params.get("auth_kind")
     if not kind:
         problems.append(
