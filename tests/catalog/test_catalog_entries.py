@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from planb.catalog import PROFILES, get, gpu, node_pool, tpu
+from planb.catalog import PROFILES, get, gpu, node_pool, node_pools, tpu
+from planb.catalog.errors import CountError
 from planb.catalog.profiles import DEFAULT_PROFILE, Profile
 
 # (profile, alias, machine type, hosts per slice, chips per host, chips per slice, multi-host, flex-start)
@@ -205,5 +206,35 @@ def test_node_pool_for_the_seed() -> None:
 
 
 def test_node_pool_max_nodes_whole_slices() -> None:
-    pool = node_pool("tpu-v6e-16", 1, max_nodes=8, flex_start=True)
-    assert (pool["max_nodes"], pool["slices"], pool["total_chips"], pool["flex_start"]) == (8, 2, 32, True)
+    pool = node_pool("tpu-v6e-2x4", 1, max_nodes=3, flex_start=True)
+    assert (pool["max_nodes"], pool["slices"], pool["total_chips"], pool["flex_start"]) == (3, 3, 24, True)
+
+
+def test_multi_host_pool_holds_exactly_one_slice() -> None:
+    """GKE cannot add nodes to a multi-host TPU slice pool: one pool is one slice (issue 12, item 1)."""
+    with pytest.raises(CountError, match=r"max_nodes 8: a node pool of multi-host profile tpu-v6e-4x4 holds exactly"):
+        node_pool("tpu-v6e-16", 1, max_nodes=8, flex_start=True)
+    with pytest.raises(CountError, match=r"slices 2: .*each further slice is a new node pool .*concepts/tpus"):
+        node_pool("tpu-v6e-4x4", 2)
+
+
+def test_plan_of_k_multi_host_slices_is_k_pools() -> None:
+    pools = node_pools("tpu-v5p-2x2x4", "on-demand-pool", 3)
+    assert [(p["name"], p["max_nodes"], p["min_nodes"], p["slices"]) for p in pools] == [
+        ("on-demand-pool", 4, 0, 1),
+        ("on-demand-pool-2", 4, 0, 1),
+        ("on-demand-pool-3", 4, 0, 1),
+    ]
+    assert {p["plan"] for p in pools} == {"on-demand"} and [p["index"] for p in pools] == [1, 2, 3]
+    dws = node_pools("tpu-v6e-4x4", "dws-pool", 2, plan="dws", flex_start=True)
+    assert [(p["name"], p["max_nodes"], p["labels"]) for p in dws] == [
+        ("dws-pool", 4, {"planb.dev/plan": "dws"}),
+        ("dws-pool-2", 4, {"planb.dev/plan": "dws"}),
+    ]
+    # Single-host (one VM per slice; every GPU profile): one pool that autoscales by nodes.
+    assert [(p["name"], p["max_nodes"]) for p in node_pools("gpu-a3-h100-8", "on-demand-pool", 5)] == [
+        ("on-demand-pool", 5)
+    ]
+    # Another machine type can make a single-host profile multi-host: tpu-v5e-2x4 on 4-chip VMs is 2 hosts.
+    other = node_pools("tpu-v5e-2x4", "p", 2, machine_type="ct5lp-hightpu-4t")
+    assert [(p["name"], p["max_nodes"]) for p in other] == [("p", 2), ("p-2", 2)]

@@ -18,7 +18,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from planb import paths
-from planb.catalog import PROFILES, chart_values, collection, node_pool
+from planb.catalog import PROFILES, chart_values, collection, node_pool, node_pools
+from planb.catalog import nodepool as catalog_nodepool
 from planb.catalog.errors import CatalogError
 
 if str(paths.REPO / "collections") not in sys.path:
@@ -47,14 +48,81 @@ def test_collection_imports_nothing_from_planb() -> None:
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_node_pool_filter_equals_the_catalog(profile: str) -> None:
     node_pool_filter = _filters().node_pool
-    for slices in (1, 3):
-        assert node_pool_filter(profile, slices=slices) == node_pool(profile, slices)
     prof = PROFILES[profile]
+    assert node_pool_filter(profile, slices=1) == node_pool(profile, 1)
     if prof.flex_start:
         assert node_pool_filter(profile, flex_start=True) == node_pool(profile, flex_start=True)
+    if prof.multi_host:
+        # One pool is one slice: both refuse more, naming the filter that lays out K pools.
+        with pytest.raises(AnsibleFilterError, match="holds exactly one slice"):
+            node_pool_filter(profile, slices=3)
+        with pytest.raises(CatalogError, match="holds exactly one slice"):
+            node_pool(profile, 3)
+        with pytest.raises(AnsibleFilterError, match="holds exactly one slice"):
+            node_pool_filter(profile, max_nodes=2 * prof.nodes_per_slice)
+        return
+    assert node_pool_filter(profile, slices=3) == node_pool(profile, 3)
     assert node_pool_filter(profile, max_nodes=2 * prof.nodes_per_slice) == node_pool(
         profile, max_nodes=2 * prof.nodes_per_slice
     )
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_node_pools_filter_equals_the_catalog(profile: str) -> None:
+    node_pools_filter = _filters().node_pools
+    for slices in (1, 3):
+        for plan, flex in (("on-demand", False), ("dws", PROFILES[profile].flex_start)):
+            got = node_pools_filter(profile, name="on-demand-pool", slices=slices, plan=plan, flex_start=flex)
+            assert got == node_pools(profile, "on-demand-pool", slices, plan=plan, flex_start=flex)
+
+
+def test_node_pools_one_pool_per_multi_host_slice() -> None:
+    """Plan A with 3 slices of tpu-v6e-4x4 (4 hosts): 3 pools of exactly 4 nodes; single-host: one pool of 3."""
+    pools = _filters().node_pools("tpu-v6e-4x4", name="on-demand-pool", slices=3, plan="on-demand")
+    assert [(p["name"], p["index"], p["max_nodes"], p["slices"]) for p in pools] == [
+        ("on-demand-pool", 1, 4, 1),
+        ("on-demand-pool-2", 2, 4, 1),
+        ("on-demand-pool-3", 3, 4, 1),
+    ]
+    assert all(p["labels"] == {"planb.dev/plan": "on-demand"} and p["plan_slices"] == 3 for p in pools)
+    dws = _filters().node_pools("tpu-v6e-4x4", name="dws-pool", slices=2, plan="dws", flex_start=True)
+    assert [(p["name"], p["max_nodes"], p["flex_start"], p["labels"]) for p in dws] == [
+        ("dws-pool", 4, True, {"planb.dev/plan": "dws"}),
+        ("dws-pool-2", 4, True, {"planb.dev/plan": "dws"}),
+    ]
+    single = _filters().node_pools("tpu-v6e-2x4", name="on-demand-pool", slices=3)
+    assert [(p["name"], p["max_nodes"], p["slices"]) for p in single] == [("on-demand-pool", 3, 3)]
+    # The seed's single slice keeps the seed's pool name.
+    assert [p["name"] for p in _filters().node_pools("tpu-v6e-4x4", name="on-demand-pool")] == ["on-demand-pool"]
+
+
+def test_plan_pools_and_labels_filters_equal_the_catalog() -> None:
+    names = ["default-pool", "on-demand-pool-10", "on-demand-pool", "on-demand-pool-1", "on-demand-pool-2x", "dws-pool"]
+    names += ["on-demand-pool-3", "on-demand-pool-02", "on-demand-pools", "on-demand-pool-0"]
+    got = _filters().plan_pools(names, "on-demand-pool")
+    assert got == ["on-demand-pool", "on-demand-pool-3", "on-demand-pool-10"]
+    assert got == catalog_nodepool.plan_pools(names, "on-demand-pool")
+    assert _filters().plan_node_labels("dws") == catalog_nodepool.plan_labels("dws") == {"planb.dev/plan": "dws"}
+    with pytest.raises(AnsibleFilterError, match="label value"):
+        _filters().plan_node_labels("Plan A")
+    with pytest.raises(CatalogError, match="label value"):
+        catalog_nodepool.plan_labels("Plan A")
+
+
+@pytest.mark.parametrize(
+    ("name", "slices", "fragment"),
+    [
+        ("On-Demand", 1, "must be 1-40 lowercase letters"),
+        ("a-pool-name-that-is-thirty-eight-chars", 10, "shorten the plan's pool name"),
+        ("on-demand-pool", 0, "slices must be at least 1, got 0"),
+    ],
+)
+def test_node_pools_errors_name_the_fix(name: str, slices: int, fragment: str) -> None:
+    with pytest.raises(AnsibleFilterError) as caught:
+        _filters().node_pools("tpu-v6e-4x4", name=name, slices=slices)
+    assert fragment in caught.value.message
+    with pytest.raises(CatalogError, match=fragment):
+        node_pools("tpu-v6e-4x4", name, slices)
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
@@ -72,6 +140,7 @@ def test_other_machine_type_of_a_topology() -> None:
     ("args", "kwargs", "fragments"),
     [
         (("tpu-v6e-4x4",), {"max_nodes": 6}, ["max_nodes 6 is not a multiple of the 4 nodes", "use 4 or 8"]),
+        (("tpu-v6e-4x4",), {"slices": 2}, ["holds exactly one slice (4 nodes)", "node_pools"]),
         (("tpu-v6e-4x5",), {}, ["unknown profile 'tpu-v6e-4x5'", "tpu-v6e-4x4"]),
         (("tpu-v6e-4x4",), {"slices": 0}, ["slices must be at least 1, got 0"]),
         (("tpu-v4-2x2x2",), {"flex_start": True}, ["not offered by GKE for TPU v4", "v6e"]),

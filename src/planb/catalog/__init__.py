@@ -8,7 +8,7 @@ from planb.catalog.errors import (
     TopologyError,
     UnknownProfileError,
 )
-from planb.catalog.nodepool import node_pool
+from planb.catalog.nodepool import node_pool, node_pools
 from planb.catalog.profiles import DEFAULT_PROFILE, PROFILES, Profile, get
 from planb.catalog.values import chart_values
 
@@ -25,4 +25,5 @@ __all__ = [
     "chart_values",
     "get",
     "node_pool",
+    "node_pools",
 ]

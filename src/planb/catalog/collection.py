@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planb.catalog import gpu, profiles, tpu
-from planb.catalog.nodepool import node_pool
+from planb.catalog.nodepool import DOC_TPUS, PLAN_LABEL, node_pool
 from planb.catalog.values import chart_values
 from planb.paths import REPO
 
@@ -72,10 +72,12 @@ def generated() -> dict[str, tuple[str, Any]]:
             _machine_types(),
         ),
         "profiles.py": (
-            "planb's accelerator profiles: PROFILES[name] -> node pool and chart values of one slice; ALIASES.",
+            "planb's profiles: PROFILES[name] -> one slice's node pool and chart values; ALIASES; plan_label.",
             {
                 "profiles": {name: _profile(prof) for name, prof in profiles.PROFILES.items()},
                 "aliases": dict(profiles.ALIASES),
+                "plan_label": PLAN_LABEL,
+                "multi_host_doc_url": DOC_TPUS,
             },
         ),
     }

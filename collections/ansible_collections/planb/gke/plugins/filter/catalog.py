@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +41,12 @@ from ansible_collections.planb.gke.plugins.module_utils.profiles import FACTS
 
 PROFILES: dict[str, Any] = FACTS["profiles"]
 ALIASES: dict[str, str] = FACTS["aliases"]
+PLAN_LABEL: str = FACTS["plan_label"]
+MULTI_HOST_DOC_URL: str = FACTS["multi_host_doc_url"]
+
+_POOL_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$")
+_SUFFIX = re.compile(r"^-([2-9]|[1-9][0-9]+)$")
 
 
 def _profile(name: str, caller: str) -> tuple[str, dict[str, Any]]:
@@ -93,6 +100,13 @@ def node_pool(
                 f"{caller}: max_nodes {nodes} is not a multiple of the {per} nodes of one {name} slice "
                 f"(GKE scales a multi-host TPU slice atomically): use {nearest}"
             )
+    if base["multi_host"] and nodes != per:
+        what = f"slices {nodes // per}" if max_nodes is None else f"max_nodes {nodes}"
+        raise AnsibleFilterError(
+            f"{caller}: {what}: a node pool of multi-host profile {name} holds exactly one slice "
+            f"({per} nodes): GKE cannot add nodes to a multi-host TPU slice node pool, each further slice is a "
+            f"new node pool ({MULTI_HOST_DOC_URL}); lay out K slices with planb.gke.node_pools, which makes K pools"
+        )
     if flex_start and not base["flex_start_supported"]:
         offered = sorted({m["generation"] for m in MACHINE_TYPES.values() if m["kind"] == "tpu" and m["flex_start"]})
         raise AnsibleFilterError(
@@ -107,6 +121,71 @@ def node_pool(
         total_chips=nodes * int(base["accelerator_count"]),
         flex_start=bool(flex_start),
     )
+
+
+def _pool_names(caller: str, name: object, count: int) -> list[str]:
+    if not isinstance(name, str) or not _POOL_NAME.match(name):
+        raise AnsibleFilterError(
+            f"{caller}: node pool name {name!r} must be 1-40 lowercase letters, digits or hyphens, start with a "
+            "letter and end with a letter or digit"
+        )
+    names = [name] + [f"{name}-{k}" for k in range(2, count + 1)]
+    if len(names[-1]) > 40:
+        room = 40 - len(f"-{count}")
+        raise AnsibleFilterError(
+            f"{caller}: node pool name {names[-1]!r} of slice {count} is longer than GKE's 40 characters: shorten "
+            f"the plan's pool name {name!r} to at most {room} characters"
+        )
+    return names
+
+
+def plan_node_labels(plan: str) -> dict[str, str]:
+    """The node labels of every pool of ``plan``: ``{planb.dev/plan: plan}``."""
+    if not isinstance(plan, str) or not _LABEL_VALUE.match(plan):
+        raise AnsibleFilterError(
+            f"planb.gke.plan_node_labels: plan {plan!r} must be a Kubernetes label value: at most 63 lowercase "
+            "letters, digits, '-', '_' or '.', starting and ending with a letter or digit (planb's plans: "
+            "on-demand, dws)"
+        )
+    return {PLAN_LABEL: plan}
+
+
+def _plan_pool_index(name: str, pool: str) -> int | None:
+    if pool == name:
+        return 1
+    if not pool.startswith(name):
+        return None
+    suffix = pool[len(name) :]
+    return int(suffix[1:]) if _SUFFIX.match(suffix) else None
+
+
+def plan_pools(pools: list[str], name: str) -> list[str]:
+    """The pools among ``pools`` named by the plan named ``name`` (``name``, ``name-2``, ...), in slice order."""
+    ours = [(index, pool) for pool in pools if (index := _plan_pool_index(name, str(pool))) is not None]
+    return [pool for _, pool in sorted(ours)]
+
+
+def node_pools(
+    profile: str,
+    name: str,
+    slices: int = 1,
+    plan: str = "on-demand",
+    flex_start: bool = False,
+    machine_type: str | None = None,
+) -> list[dict[str, Any]]:
+    """The node pools of a plan with ``slices`` slices of ``profile`` (see the module docstring)."""
+    caller = "planb.gke.node_pools"
+    total = _positive(caller, "slices", slices)
+    labels = plan_node_labels(plan)
+    one = node_pool(profile, 1, flex_start=flex_start, machine_type=machine_type)
+    names = _pool_names(caller, name, total if one["multi_host"] else 1)
+    layout = [(pool, 1) for pool in names] if one["multi_host"] else [(names[0], total)]
+    out = []
+    for index, (pool, pool_slices) in enumerate(layout, start=1):
+        settings = node_pool(profile, pool_slices, flex_start=flex_start, machine_type=machine_type)
+        settings.update(name=pool, index=index, plan=plan, plan_slices=total, labels=dict(labels))
+        out.append(settings)
+    return out
 
 
 def _scale(quota: dict[str, Any], slices: int) -> None:
@@ -134,4 +213,10 @@ class FilterModule:
     """planb.gke catalog filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"node_pool": node_pool, "chart_values": chart_values}
+        return {
+            "node_pool": node_pool,
+            "node_pools": node_pools,
+            "plan_pools": plan_pools,
+            "plan_node_labels": plan_node_labels,
+            "chart_values": chart_values,
+        }
