@@ -7,6 +7,7 @@ library's generated models: one shape for every kind, core or custom.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,52 @@ class Kube:
 
     def merge_patch(self, path: str, body: Obj) -> Obj:
         return self.request("PATCH", path, body, content_type="application/merge-patch+json")
+
+    def watch(self, path: str, resource_version: str, timeout_seconds: int = 60) -> Iterator[Obj]:
+        """Stream the watch events of a collection from `resource_version` ({"type", "object"} each).
+
+        The server ends the stream after `timeout_seconds`; a KubeError with status 410 means the
+        version is too old to resume from (list again). BOOKMARK events carry only a new version.
+        """
+        query = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": resource_version,
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        method, url, headers, _, _ = self.api.param_serialize(
+            "GET",
+            path,
+            query_params=list(query.items()),
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        try:
+            resp = self.api.call_api(method, url, header_params=headers, _request_timeout=(10, timeout_seconds + 30))
+        except exceptions.ApiException as exc:
+            raise KubeError(int(exc.status or 0), str(exc.reason), str(exc.body)) from exc
+        except urllib3.exceptions.HTTPError as exc:
+            raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
+        if resp.status >= 400:
+            raise KubeError(resp.status, str(resp.reason), resp.read().decode(errors="replace"))
+        raw = resp.response
+        buffer = b""
+        try:
+            for chunk in raw.stream(amt=None, decode_content=True):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event.get("object") or {}
+                        raise KubeError(int(status.get("code") or 0), str(status.get("reason", "")), json.dumps(status))
+                    yield dict(event)
+        except urllib3.exceptions.HTTPError as exc:
+            raise KubeError(0, "watch interrupted", f"{self.kubeconfig}: {exc}") from exc
+        finally:
+            raw.release_conn()
 
 
 def conditions(obj: Obj) -> dict[str, Obj]:
