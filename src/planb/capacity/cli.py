@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from planb import paths
 from planb.capacity import settings as settings_mod
 from planb.capacity.simulator import CapacitySimulator
+from planb.errors import PlanbError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -30,15 +31,56 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lifecycle_change(args: argparse.Namespace, current: settings_mod.Settings) -> dict[str, Any]:
+    """The `pools` or `requests` table after --pool/--request with the lifecycle switches."""
+    level, name = ("pools", args.pool) if args.pool else ("requests", args.request)
+    table = dict(getattr(current, level))
+    if args.clear:
+        table.pop(name, None)
+    life = table.get(name, settings_mod.Lifecycle())
+    switches = {
+        "delay_seconds": args.delay,
+        "booking_window_seconds": args.booking_window,
+        "max_run_seconds": args.max_run,
+        "fail": args.fail,
+    }
+    life = replace(life, **{k: v for k, v in switches.items() if v is not None})
+    if life.to_json():
+        table[name] = life
+    else:
+        table.pop(name, None)
+    return {level: table}
+
+
 def _set(args: argparse.Namespace) -> int:
+    if args.pool and args.request:
+        raise PlanbError("give --pool or --request, not both")
+    scoped = bool(args.pool or args.request)
+    if not scoped and (args.max_run is not None or args.fail is not None or args.clear):
+        raise PlanbError(
+            "--max-run, --fail/--no-fail and --clear apply to one pool or request: add --pool POOL or "
+            "--request NAMESPACE/NAME (a pattern: --request '*' is every request)"
+        )
+    for flag, value in (
+        ("--delay", args.delay),
+        ("--booking-window", args.booking_window),
+        ("--max-run", args.max_run),
+    ):
+        if value is not None and value < 0:
+            raise PlanbError(f"{flag} must be >= 0, got {value}")
+    current = settings_mod.load()
     changes: dict[str, Any] = {}
-    if args.delay is not None:
-        changes["provisioning_delay_seconds"] = args.delay
+    if scoped:
+        changes.update(_lifecycle_change(args, current))
+    else:
+        if args.delay is not None:
+            changes["provisioning_delay_seconds"] = args.delay
+        if args.booking_window is not None:
+            changes["booking_window_seconds"] = args.booking_window
     if args.fail_next is not None:
         changes["fail_next"] = args.fail_next
     if args.scale_down_after is not None:
         changes["scale_down_after_seconds"] = args.scale_down_after
-    current = settings_mod.load()
     stockout = set(current.stockout)
     stockout.update(args.stockout or [])
     stockout.difference_update(args.restock or [])
@@ -61,8 +103,38 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--kubeconfig", default=str(paths.local_kubeconfig()), help="the local stack's kubeconfig")
     run.add_argument("--once", action="store_true", help="one reconcile pass, then exit")
     run.set_defaults(handler=_run)
-    setp = verbs.add_parser("set", help="flip the simulator's switches (it picks them up while running)")
-    setp.add_argument("--delay", type=float, help="seconds before a ProvisioningRequest is provisioned")
+    setp = verbs.add_parser(
+        "set",
+        help="flip the simulator's switches (it picks them up while running)",
+        description="Without --pool/--request, --delay and --booking-window set every request's default; "
+        "with one, the switches apply to that pool's requests or to the requests matching the pattern "
+        "(a request's switch wins over its pool's, a pool's over the default).",
+    )
+    scope = setp.add_mutually_exclusive_group()
+    scope.add_argument("--pool", metavar="POOL", help="the switches apply to this queued-provisioning pool's requests")
+    scope.add_argument(
+        "--request",
+        metavar="NS/NAME",
+        help="the switches apply to the ProvisioningRequests matching this pattern "
+        "(fnmatch, e.g. 'default/*-dws-prov-1')",
+    )
+    setp.add_argument("--delay", type=float, help="seconds a ProvisioningRequest stays queued before it is provisioned")
+    setp.add_argument(
+        "--booking-window",
+        type=float,
+        metavar="S",
+        help="seconds delivered nodes wait for a pod of their request before they are taken back (GKE: 600)",
+    )
+    setp.add_argument(
+        "--max-run",
+        type=float,
+        metavar="S",
+        help="revoke the capacity S seconds after delivery (instead of the request's maxRunDurationSeconds; 0: now)",
+    )
+    fail = setp.add_mutually_exclusive_group()
+    fail.add_argument("--fail", dest="fail", action="store_true", default=None, help="answer the requests Failed")
+    fail.add_argument("--no-fail", dest="fail", action="store_false", help="stop answering them Failed")
+    setp.add_argument("--clear", action="store_true", help="drop the pool's or request pattern's switches first")
     setp.add_argument("--fail-next", type=int, help="answer the next N ProvisioningRequests Failed")
     setp.add_argument("--stockout", action="append", metavar="POOL", help="this pool finds no capacity")
     setp.add_argument("--restock", action="append", metavar="POOL", help="end a pool's stockout")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -13,6 +14,61 @@ from planb.errors import PlanbError
 
 class SettingsError(PlanbError):
     """A switch was given a value the simulator cannot use, or the settings file cannot be read."""
+
+
+#: GKE holds provisioned queued capacity for its request this long; the request's pods must land on
+#: it meanwhile ("Run a large-scale workload with flex-start with queued provisioning":
+#: https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+GKE_BOOKING_WINDOW_SECONDS = 600.0
+#: DWS's longest run, also the default of a request without maxRunDurationSeconds (same page).
+GKE_MAX_RUN_SECONDS = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """What DWS does with the requests of one pool, or one request; None: the next level decides.
+
+    The levels, most specific first: a request pattern, the request's pool, the global settings.
+    """
+
+    #: Seconds a request stays queued (Accepted, Provisioned=False with its ETA) before delivery.
+    delay_seconds: float | None = None
+    #: Seconds the delivered nodes wait for a pod of the request before they are taken back.
+    booking_window_seconds: float | None = None
+    #: Seconds after delivery at which the capacity is revoked, instead of the request's own
+    #: maxRunDurationSeconds parameter.
+    max_run_seconds: float | None = None
+    #: Answer the request Failed instead of provisioning it.
+    fail: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @staticmethod
+    def from_json(data: Any, where: str) -> Lifecycle:
+        if not isinstance(data, dict):
+            raise TypeError(f"{where} is not an object")
+        unknown = set(data) - set(Lifecycle.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"{where} has unknown keys {sorted(unknown)}")
+        for name, value in data.items():
+            if name == "fail":
+                if not isinstance(value, bool):
+                    raise TypeError(f"{where}.fail is {value!r}, not true or false")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise TypeError(f"{where}.{name} is {value!r}, not a number >= 0")
+        return Lifecycle(**data)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The lifecycle of one request after the levels are merged."""
+
+    delay_seconds: float
+    booking_window_seconds: float
+    #: None: the request's maxRunDurationSeconds parameter, else GKE's 7 days.
+    max_run_seconds: float | None
+    fail: bool
 
 
 @dataclass(frozen=True)
@@ -27,12 +83,35 @@ class Settings:
     stockout: tuple[str, ...] = ()
     #: Seconds an autoscaled node (or slice) stays idle before it is removed.
     scale_down_after_seconds: float = 30.0
-    #: Seconds between two reconcile passes.
+    #: Seconds between two reconcile passes when nothing changes (a ProvisioningRequest that
+    #: appears or changes is answered at once: the simulator watches them).
     interval_seconds: float = 0.5
+    #: Seconds provisioned nodes wait for a pod of their request before DWS takes them back.
+    booking_window_seconds: float = GKE_BOOKING_WINDOW_SECONDS
+    #: Lifecycle switches per node pool (by name).
+    pools: dict[str, Lifecycle] = field(default_factory=dict)
+    #: Lifecycle switches per ProvisioningRequest: "namespace/name" patterns (fnmatch: * and ?).
+    requests: dict[str, Lifecycle] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def resolve(self, pool: str | None, request: str) -> Resolved:
+        """The lifecycle of `request` ("namespace/name") on `pool`: request patterns, then pool, then global."""
+        levels = [life for pattern, life in sorted(self.requests.items()) if fnmatch.fnmatchcase(request, pattern)]
+        if pool and pool in self.pools:
+            levels.append(self.pools[pool])
+
+        def pick(name: str, default: Any) -> Any:
+            return next((getattr(life, name) for life in levels if getattr(life, name) is not None), default)
+
+        return Resolved(
+            delay_seconds=float(pick("delay_seconds", self.provisioning_delay_seconds)),
+            booking_window_seconds=float(pick("booking_window_seconds", self.booking_window_seconds)),
+            max_run_seconds=pick("max_run_seconds", None),
+            fail=bool(pick("fail", False)),
+        )
+
     def validate(self) -> None:
-        for name in ("provisioning_delay_seconds", "scale_down_after_seconds"):
+        for name in ("provisioning_delay_seconds", "scale_down_after_seconds", "booking_window_seconds"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.interval_seconds <= 0:
@@ -58,9 +137,20 @@ def load(state_dir: Path | None = None) -> Settings:
         if isinstance(stockout, str) or not all(isinstance(p, str) for p in stockout):
             raise TypeError("stockout is not a list of pool names")
         data["stockout"] = tuple(stockout)
+        for level in ("pools", "requests"):
+            table = data.get(level, {})
+            if not isinstance(table, dict):
+                raise TypeError(f"{level} is not an object")
+            data[level] = {str(k): Lifecycle.from_json(v, f"{level}[{k!r}]") for k, v in table.items()}
         known = {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
         settings = Settings(**known)
-        for name in ("provisioning_delay_seconds", "scale_down_after_seconds", "interval_seconds", "fail_next"):
+        for name in (
+            "provisioning_delay_seconds",
+            "scale_down_after_seconds",
+            "interval_seconds",
+            "fail_next",
+            "booking_window_seconds",
+        ):
             value = getattr(settings, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} is {value!r}, not a number")
@@ -80,6 +170,8 @@ def save(settings: Settings, state_dir: Path | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(settings)
     data["stockout"] = list(settings.stockout)
+    data["pools"] = {k: v.to_json() for k, v in settings.pools.items()}
+    data["requests"] = {k: v.to_json() for k, v in settings.requests.items()}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)

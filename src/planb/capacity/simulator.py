@@ -1,11 +1,35 @@
 """The capacity simulator: what GKE's cluster autoscaler and Dynamic Workload Scheduler do, locally.
 
 * Fixed-size pools (autoscaling off, e.g. the cluster's default pool) get their node count.
-* ProvisioningRequests of class ``queued-provisioning.gke.io`` wait ``provisioning_delay_seconds``
-  (DWS's queue), then the matching queued-provisioning pool gets all the request's nodes at once
-  (KWOK nodes with GKE's labels, the ``cloud.google.com/gke-queued`` taint and accelerator
-  capacity) and the request gets ``Provisioned=True``. With ``fail_next`` set it gets
-  ``Failed=True`` instead. When the request is deleted its nodes go.
+* ProvisioningRequests of class ``queued-provisioning.gke.io`` go through DWS's lifecycle, each
+  step with the condition type, reason and message GKE sets ("Run a large-scale workload with
+  flex-start with queued provisioning", section on the Provisioning Request's status:
+  https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest; the reasons and
+  messages are the ones GKE's autoscaler writes, and Kueue v0.19.2's
+  pkg/controller/admissionchecks/provisioning reacts to each type):
+
+  - queued: ``Accepted=True`` (SuccessfullyQueued) and ``Provisioned=False``
+    (ResourcePoolExhausted, "Waiting for resources ... ETA: <time>.") for the request's delay
+    (``provisioning_delay_seconds``, per pool or request pattern in ``pools``/``requests``);
+    Kueue copies the message, ETA included, into the Workload's admission check;
+  - provisioned: the matching queued-provisioning pool gets all the request's nodes at once (KWOK
+    nodes with GKE's labels, the ``cloud.google.com/gke-queued`` taint and accelerator capacity),
+    ``Provisioned=True``; a request the pool has no room for stays queued;
+  - booking expired: ``booking_window_seconds`` after delivery (GKE: 10 minutes) the request gets
+    ``BookingExpired=True``; if no pod of the request runs on its nodes by then they are taken
+    back at once, else they go once its pods are gone (scale-down of underutilized nodes). Kueue
+    retries a request that expires before its Workload is admitted and ignores it afterwards;
+  - capacity revoked: at the request's ``maxRunDurationSeconds`` parameter (Kueue passes the
+    job's ``provreq.kueue.x-k8s.io/maxRunDurationSeconds`` annotation; GKE's default and cap: 7
+    days) after delivery, or a pool's/request's ``max_run_seconds`` switch, the nodes go and the
+    request gets ``CapacityRevoked=True`` (after ``BookingExpired``, as on GKE); Kueue then
+    rejects the check, which deactivates the Workload;
+  - failed: ``Failed=True`` (QueuingInfeasibleNoCapacity) for ``fail_next`` requests and those of
+    a pool or request pattern switched to ``fail``; a request with more than one PodSet fails at
+    once with GKE's MultiplePodSetsUnsupported. When a request is deleted its nodes go.
+
+  The simulator watches ProvisioningRequests (list, then watch from the list's resourceVersion),
+  so it answers each one as it appears instead of on the next poll.
 * Autoscaled on-demand pools grow by whole slices for pending pods that fit them (unless the pool
   is in ``stockout``) and shrink by whole slices after ``scale_down_after_seconds`` idle.
 
@@ -14,23 +38,26 @@ cannot describe gets no nodes: the simulator logs the catalog's error once per p
 ProvisioningRequest that finds no pool names those pools and their errors in its Failed condition.
 
 Where this differs from GKE: no zones or reservations, node capacity is the machine's whole
-capacity (no system reservations), and provisioning takes a fixed delay instead of waiting for
-real capacity.
+capacity (no system reservations), provisioning takes a fixed delay instead of waiting for real
+capacity (so the ETA is exact), and a failure is a switch, not a stockout.
 """
 
 from __future__ import annotations
 
 import datetime
 import hashlib
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from planb.capacity import machines as machines_mod
 from planb.capacity import pools as pools_mod
 from planb.capacity import settings as settings_mod
+from planb.capacity.informer import Informer
 from planb.capacity.pools import BrokenPool, NodePool
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj, conditions
@@ -40,10 +67,65 @@ PR_PATH = "/apis/autoscaling.x-k8s.io/v1"
 MANAGED = "planb.dev/capacity-simulator"
 SLICE = "planb.dev/slice"
 REQUEST = "planb.dev/provisioning-request"
+#: Requests whose nodes are made at the same time.
+DELIVERY_WORKERS = 8
+
+# GKE's condition reasons and messages for queued provisioning. The page
+# https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest shows the first four in
+# its `kubectl describe provisioningrequest` output; the others are the ones GKE's autoscaler sets
+# for the other states (its provreqstate and feature-guard reconcilers).
+ACCEPTED_REASON = "SuccessfullyQueued"
+ACCEPTED_MESSAGE = "Provisioning Request was successfully queued."
+WAITING_REASON = "ResourcePoolExhausted"
+WAITING_MESSAGE = "Waiting for resources. Currently there are not enough resources available to fulfill the request."
+PROVISIONED_REASON = "Provisioned"
+PROVISIONED_MESSAGE = "Provisioning Request was successfully provisioned."
+BOOKING_EXPIRED_REASON = "BookingExpired"
+BOOKING_EXPIRED_MESSAGE = (
+    "Capacity booking for the Provisioning Request has expired and the nodes are now candidates for scale down "
+    "when underutilized."
+)
+CAPACITY_REVOKED_REASON = "CapacityRevoked"
+CAPACITY_REVOKED_MESSAGE = (
+    "Capacity provisioned for the Provisioning Request was reclaimed and is no longer available in the cluster."
+)
+MULTIPLE_PODSETS_REASON = "MultiplePodSetsUnsupported"
+MULTIPLE_PODSETS_MESSAGE = "Provisioning Request doesn't support multiple PodSets, please define only 1."
+NO_CAPACITY_REASON = "QueuingInfeasibleNoCapacity"
+#: The request parameter GKE reads the run duration from (Kueue fills it from the job's annotation).
+MAX_RUN_PARAMETER = "maxRunDurationSeconds"
 
 
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _iso(when: float) -> str:
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_time(value: object) -> float | None:
+    try:
+        return datetime.datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def _no_capacity_message(pool: str) -> str:
+    return (
+        f"Could not enqueue the Provisioning Request due to insufficient capacity in the zone of node pool {pool}. "
+        "Try different locations or hardware."
+    )
+
+
+def _max_run_parameter(pr: Obj) -> float:
+    """The request's run duration in seconds: its parameter, else GKE's default; never over GKE's 7 days."""
+    raw = ((pr.get("spec") or {}).get("parameters") or {}).get(MAX_RUN_PARAMETER)
+    try:
+        value = float(str(raw)) if raw is not None else settings_mod.GKE_MAX_RUN_SECONDS
+    except ValueError:
+        value = settings_mod.GKE_MAX_RUN_SECONDS
+    return min(max(value, 0.0), settings_mod.GKE_MAX_RUN_SECONDS)
 
 
 def _quantity_milli(value: str) -> int:
@@ -79,8 +161,22 @@ class CapacitySimulator:
         self.kube = Kube(kubeconfig)
         self.state_dir = state_dir
         self.log = log
+        #: Per request ("namespace/name"): when it was first queued and when it was delivered (wall clock).
         self.first_seen: dict[str, float] = {}
+        self.provisioned_at: dict[str, float] = {}
+        #: Requests delivered by this process (guards against acting twice on a stale cached version).
+        self.delivered: set[str] = set()
+        #: Per request: the nodeSelector and pod count of its templates.
+        self.selectors: dict[str, tuple[dict[str, str], int]] = {}
+        #: Per request whose booking is over: since when none of its nodes runs a pod.
+        self.idle_request_since: dict[str, float] = {}
         self.idle_since: dict[str, float] = {}
+        #: The ProvisioningRequest watch while `run` runs (None: `step` lists them itself).
+        self.informer: Informer | None = None
+        #: Set by the watch on every change: the loop runs a pass at once.
+        self.wake = threading.Event()
+        #: The earliest timer (wall clock) a pass found: a delay, booking window or run duration ending.
+        self.next_deadline = float("inf")
         #: Pools the catalog cannot describe, by name, with the error last logged for each.
         self.broken: dict[str, str] = {}
         #: The unreadable-file error last logged ('' when the files read fine).
@@ -88,9 +184,19 @@ class CapacitySimulator:
 
     # ------------------------------------------------------------------ loop
     def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+        """Reconcile on every ProvisioningRequest change, at each timer, and every `interval_seconds` else."""
         self.log("capacity simulator running")
         settings = settings_mod.Settings()
+        self.informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
+        try:
+            self._loop(should_stop, settings)
+        finally:
+            self.informer.stop()
+
+    def _loop(self, should_stop: Callable[[], bool], settings: settings_mod.Settings) -> None:
         while not should_stop():
+            self.wake.clear()
+            self.next_deadline = float("inf")
             try:
                 settings = settings_mod.load(self.state_dir)
                 self.step(settings)
@@ -105,7 +211,7 @@ class CapacitySimulator:
                 if str(exc) != self.file_error:
                     self.log(f"paused (will retry): {exc}")
                     self.file_error = str(exc)
-            time.sleep(settings.interval_seconds)
+            self.wake.wait(max(0.0, min(settings.interval_seconds, self.next_deadline - time.time())))
 
     def step(self, settings: settings_mod.Settings | None = None) -> None:
         settings = settings or settings_mod.load(self.state_dir)
@@ -128,9 +234,24 @@ class CapacitySimulator:
                 missing = pool.min_nodes - len(by_pool.get(pool.name, []))
                 for _ in range(-(-max(0, missing) // pool.hosts_per_slice)):
                     self._add_slice(pool, pool.hosts_per_slice, f"the pool's minimum of {pool.min_nodes} node(s)")
-        self._provisioning_requests(pools, by_pool, settings)
+        busy_nodes: list[set[str]] = []
+
+        def busy() -> set[str]:
+            """Nodes that run a pod (listed once per pass, when first needed)."""
+            if not busy_nodes:
+                busy_nodes.append(
+                    {
+                        pod["spec"]["nodeName"]
+                        for pod in self.kube.items("/api/v1/pods")
+                        if pod["spec"].get("nodeName")
+                        and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+                    }
+                )
+            return busy_nodes[0]
+
+        self._provisioning_requests(pools, by_pool, settings, busy)
         self._scale_up(pools, by_pool, settings)
-        self._scale_down(pools, by_pool, settings)
+        self._scale_down(pools, by_pool, settings, busy)
 
     def _report_broken(self, broken: list[BrokenPool]) -> None:
         """Log each pool the catalog cannot describe, once (and again if its error changes)."""
@@ -205,96 +326,294 @@ class CapacitySimulator:
             self._delete_node(node["metadata"]["name"], "fixed-size pool shrank")
 
     # ------------------------------------------------- provisioning requests
-    def _set_pr_conditions(self, pr: Obj, updates: list[tuple[str, str, str, str]]) -> None:
+    def _requests(self) -> list[Obj] | None:
+        """Every ProvisioningRequest: the watch's cache under `run`, else one list; None before the first sync."""
+        if self.informer is not None:
+            if not self.informer.synced.is_set():
+                return None
+            return self.informer.snapshot()
+        return self.kube.items(f"{PR_PATH}/provisioningrequests")
+
+    def _set_pr_conditions(self, pr: Obj, updates: list[tuple[str, str, str, str]]) -> Obj:
+        """Set conditions (type, status, reason, message) of a request; returns the request as written."""
         conds = conditions(pr)
+        changed = False
         for kind, status, reason, message in updates:
             old = conds.get(kind)
-            if old and old.get("status") == status and old.get("reason") == reason:
+            if old and (old.get("status"), old.get("reason"), old.get("message")) == (status, reason, message):
                 continue
+            changed = True
             conds[kind] = {
                 "type": kind,
                 "status": status,
                 "reason": reason,
                 "message": message,
-                "lastTransitionTime": _now(),
+                "lastTransitionTime": _now()
+                if not old or old.get("status") != status
+                else old.get("lastTransitionTime", _now()),
                 "observedGeneration": pr["metadata"].get("generation", 1),
             }
+        if not changed:
+            return pr
         meta = pr["metadata"]
-        self.kube.merge_patch(
+        written = self.kube.merge_patch(
             f"{PR_PATH}/namespaces/{meta['namespace']}/provisioningrequests/{meta['name']}/status",
             {"status": {"conditions": list(conds.values())}},
         )
+        if self.informer is not None and written:
+            self.informer.put(written)  # the next pass must not act on the version before this write
+        return written or pr
 
     def _pr_pod_selector(self, pr: Obj) -> tuple[dict[str, str], int]:
         """The nodeSelector of the request's pod templates and the number of pods it asks for."""
+        key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
+        cached = self.selectors.get(key)
+        if cached is not None:
+            return cached
         selector: dict[str, str] = {}
         count = 0
+        found = True
         for podset in pr["spec"].get("podSets", []):
             count += int(podset.get("count", 1))
             template = self.kube.get(
                 f"/api/v1/namespaces/{pr['metadata']['namespace']}/podtemplates/{podset['podTemplateRef']['name']}"
             )
-            if template is not None:
+            if template is None:
+                found = False
+            else:
                 selector.update(template["template"]["spec"].get("nodeSelector") or {})
+        if found:
+            self.selectors[key] = (selector, count)  # a request's templates do not change
         return selector, count
 
+    def _pool_for(self, pr: Obj, pools: dict[str, NodePool]) -> tuple[NodePool | None, dict[str, str], int]:
+        selector, count = self._pr_pod_selector(pr)
+        matches = [p for p in pools.values() if p.queued_provisioning and p.matches(selector)]
+        return (matches[0] if matches else None), selector, count
+
+    def _seen_at(self, key: str, conds: dict[str, Obj]) -> float:
+        """When the request was first queued (wall clock): remembered, else its Accepted time (after a restart)."""
+        if key not in self.first_seen:
+            accepted = conds.get("Accepted")
+            self.first_seen[key] = (
+                _parse_time(accepted.get("lastTransitionTime"))
+                if accepted and accepted.get("status") == "True"
+                else None
+            ) or time.time()
+        return self.first_seen[key]
+
+    def _provisioned_at(self, key: str, conds: dict[str, Obj]) -> float:
+        if key not in self.provisioned_at:
+            self.provisioned_at[key] = _parse_time(conds["Provisioned"].get("lastTransitionTime")) or time.time()
+        return self.provisioned_at[key]
+
+    def _deadline(self, when: float) -> None:
+        """Wake the loop at `when` (wall clock) at the latest."""
+        self.next_deadline = min(self.next_deadline, when)
+
     def _provisioning_requests(
-        self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings
+        self,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
     ) -> None:
-        listing = self.kube.get(f"{PR_PATH}/provisioningrequests") or {}
+        requests = self._requests()
+        if requests is None:
+            return  # the watch has not listed yet: nothing is known to be gone
+        by_request: dict[str, list[str]] = defaultdict(list)
+        for pool_nodes in by_pool.values():
+            for node in pool_nodes:
+                request = (node["metadata"].get("annotations") or {}).get(REQUEST)
+                if request:
+                    by_request[request].append(node["metadata"]["name"])
         live: set[str] = set()
         added: dict[str, int] = defaultdict(int)
-        for pr in listing.get("items", []):
+        deliveries: list[tuple[Obj, NodePool, int, str]] = []
+        for pr in requests:
             if pr["spec"].get("provisioningClassName") != QUEUED_CLASS:
                 continue
             key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
             live.add(key)
-            conds = conditions(pr)
-            done = any(conds.get(k, {}).get("status") == "True" for k in ("Provisioned", "Failed"))
-            if done:
-                continue
-            first = self.first_seen.setdefault(key, time.monotonic())
-            if "Accepted" not in conds:
-                self._set_pr_conditions(pr, [("Accepted", "True", "Accepted", "queued by DWS (simulated)")])
-                self.log(f"ProvisioningRequest {key}: accepted, queued")
-            if time.monotonic() - first < settings.provisioning_delay_seconds:
-                continue
+            try:
+                self._request(pr, key, pools, by_pool, by_request, settings, busy, added, deliveries)
+            except KubeError as exc:
+                self.log(f"ProvisioningRequest {key}: {exc} (will retry)")
+        self._deliver(deliveries)
+        for table in (self.first_seen, self.provisioned_at, self.selectors, self.idle_request_since):
+            for key in [k for k in table if k not in live]:
+                del table[key]
+        self.delivered &= live
+        # Nodes whose request is gone are removed (the job finished or was evicted).
+        for request, names in by_request.items():
+            if request not in live:
+                for name in names:
+                    self._delete_node(name, f"ProvisioningRequest {request} deleted")
+
+    def _request(
+        self,
+        pr: Obj,
+        key: str,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        by_request: dict[str, list[str]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
+        added: dict[str, int],
+        deliveries: list[tuple[Obj, NodePool, int, str]],
+    ) -> None:
+        """One request, one step further along DWS's lifecycle (the module docstring lists the states)."""
+        conds = conditions(pr)
+        true = {kind for kind, cond in conds.items() if cond.get("status") == "True"}
+        nodes = by_request.get(key, [])
+        if true & {"Failed", "CapacityRevoked"}:
+            for name in nodes:  # terminal: no capacity is left behind
+                self._delete_node(name, f"ProvisioningRequest {key} is {'Failed' if 'Failed' in true else 'revoked'}")
+            return
+        if "Provisioned" in true or key in self.delivered:
+            if "Provisioned" in true:
+                self._booked(pr, key, conds, true, nodes, pools, settings, busy)
+            return
+        if len(pr["spec"].get("podSets", [])) > 1:
+            # GKE's queued provisioning takes one PodSet per request and fails any other at once.
+            self._set_pr_conditions(pr, [("Failed", "True", MULTIPLE_PODSETS_REASON, MULTIPLE_PODSETS_MESSAGE)])
+            self.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
+            return
+        pool, selector, count = self._pool_for(pr, pools)
+        life = settings.resolve(pool.name if pool else None, key)
+        seen = self._seen_at(key, conds)
+        if pool is None:
+            why = f"no node pool with queued provisioning matches nodeSelector {selector}"
+            if self.broken:
+                why += "; pools without nodes: " + "; ".join(f"{n}: {m}" for n, m in sorted(self.broken.items()))
+            self._set_pr_conditions(pr, [("Failed", "True", "NoMatchingNodePool", why)])
+            self.log(f"ProvisioningRequest {key}: Failed, no queued-provisioning pool matches {selector}")
+            return
+        eta = seen + life.delay_seconds
+        in_use = len(by_pool.get(pool.name, [])) + added[pool.name]
+        room = in_use - len(nodes) + count <= pool.max_nodes
+        if time.time() < eta or (not room and not life.fail and settings.fail_next <= 0):
+            waiting = f"{WAITING_MESSAGE} ETA: {_iso(eta)}."
+            if time.time() >= eta:
+                waiting = (
+                    f"{WAITING_MESSAGE} Node pool {pool.name} has {pool.max_nodes - in_use} of its "
+                    f"{pool.max_nodes} node(s) free and the request needs {count}: it stays queued."
+                )
+            if "Accepted" not in true:
+                self.log(f"ProvisioningRequest {key}: accepted, queued for {life.delay_seconds:.0f} s on {pool.name}")
+            self._set_pr_conditions(
+                pr,
+                [
+                    ("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE),
+                    ("Provisioned", "False", WAITING_REASON, waiting),
+                ],
+            )
+            if time.time() < eta:
+                self._deadline(eta)
+            return
+        if settings.fail_next > 0 or life.fail:
             if settings.fail_next > 0:
-                settings = settings_mod.update(self.state_dir, fail_next=settings.fail_next - 1)
+                settings_mod.update(self.state_dir, fail_next=settings.fail_next - 1)
+                switch = "planb capacity set --fail-next"
+            else:
+                switch = "planb capacity set --fail"
+            self._set_pr_conditions(
+                pr,
+                [
+                    ("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE),
+                    ("Failed", "True", NO_CAPACITY_REASON, f"{_no_capacity_message(pool.name)} (simulated: {switch})"),
+                ],
+            )
+            self.log(f"ProvisioningRequest {key}: Failed (simulated)")
+            return
+        missing = count - len(nodes)  # nodes of an earlier attempt that broke off are the request's own
+        added[pool.name] += missing
+        self.delivered.add(key)
+        deliveries.append((pr, pool, missing, key))
+
+    def _deliver(self, deliveries: list[tuple[Obj, NodePool, int, str]]) -> None:
+        """All nodes of each request at once, then Provisioned=True; requests in parallel."""
+
+        def one(item: tuple[Obj, NodePool, int, str]) -> None:
+            pr, pool, count, key = item
+            try:
+                if count > 0:
+                    self._add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
+                self.provisioned_at[key] = time.time()
                 self._set_pr_conditions(
                     pr,
-                    [("Failed", "True", "CapacityNotFound", "simulated failure (planb capacity set --fail-next)")],
+                    [
+                        ("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE),
+                        ("Provisioned", "True", PROVISIONED_REASON, PROVISIONED_MESSAGE),
+                    ],
                 )
-                self.log(f"ProvisioningRequest {key}: Failed (simulated)")
-                continue
-            selector, count = self._pr_pod_selector(pr)
-            matches = [p for p in pools.values() if p.queued_provisioning and p.matches(selector)]
-            if not matches:
-                why = f"no node pool with queued provisioning matches nodeSelector {selector}"
-                if self.broken:
-                    why += "; pools without nodes: " + "; ".join(f"{n}: {m}" for n, m in sorted(self.broken.items()))
-                self._set_pr_conditions(pr, [("Failed", "True", "NoMatchingNodePool", why)])
-                self.log(f"ProvisioningRequest {key}: Failed, no queued-provisioning pool matches {selector}")
-                continue
-            pool = matches[0]
-            in_use = len(by_pool.get(pool.name, [])) + added[pool.name]
-            if in_use + count > pool.max_nodes:
-                continue  # stays queued until the pool has room, as DWS does
-            self._add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
-            added[pool.name] += count
-            self._set_pr_conditions(
-                pr, [("Provisioned", "True", "Provisioned", f"{count} node(s) of pool {pool.name} delivered")]
-            )
-            self.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
-        for key in list(self.first_seen):
-            if key not in live:
-                del self.first_seen[key]
-        # Nodes whose request is gone are removed (the job finished or was evicted).
-        for pool_nodes in by_pool.values():
-            for node in pool_nodes:
-                request = (node["metadata"].get("annotations") or {}).get(REQUEST)
-                if request and request not in live:
-                    self._delete_node(node["metadata"]["name"], f"ProvisioningRequest {request} deleted")
+                self.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
+            except KubeError as exc:
+                self.delivered.discard(key)  # the next pass makes the nodes still missing
+                self.log(f"ProvisioningRequest {key}: delivery failed: {exc} (will retry)")
+
+        if len(deliveries) <= 1:
+            for item in deliveries:
+                one(item)
+            return
+        with ThreadPoolExecutor(max_workers=min(DELIVERY_WORKERS, len(deliveries))) as pool:
+            list(pool.map(one, deliveries))
+
+    def _booked(
+        self,
+        pr: Obj,
+        key: str,
+        conds: dict[str, Obj],
+        true: set[str],
+        nodes: list[str],
+        pools: dict[str, NodePool],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
+    ) -> None:
+        """A provisioned request: its booking expires, its capacity is revoked at its run duration."""
+        pool, _, _ = self._pool_for(pr, pools)
+        life = settings.resolve(pool.name if pool else None, key)
+        delivered = self._provisioned_at(key, conds)
+        max_run = life.max_run_seconds
+        if max_run is None:
+            max_run = _max_run_parameter(pr)
+        now = time.time()
+        if now >= delivered + max_run:
+            updates = [("CapacityRevoked", "True", CAPACITY_REVOKED_REASON, CAPACITY_REVOKED_MESSAGE)]
+            if "BookingExpired" not in true:  # GKE's requests pass through BookingExpired first
+                updates.insert(0, ("BookingExpired", "True", BOOKING_EXPIRED_REASON, BOOKING_EXPIRED_MESSAGE))
+            for name in nodes:
+                self._delete_node(name, f"ProvisioningRequest {key}: run duration of {max_run:.0f} s is over")
+            self._set_pr_conditions(pr, updates)
+            self.log(f"ProvisioningRequest {key}: CapacityRevoked after {max_run:.0f} s")
+            return
+        self._deadline(delivered + max_run)
+        window_end = delivered + life.booking_window_seconds
+        if now < window_end:
+            self._deadline(window_end)
+            return
+        used = bool(set(nodes) & busy())
+        if "BookingExpired" not in true:
+            self._set_pr_conditions(pr, [("BookingExpired", "True", BOOKING_EXPIRED_REASON, BOOKING_EXPIRED_MESSAGE)])
+            self.log(f"ProvisioningRequest {key}: BookingExpired ({'in use' if used else 'no pod landed'})")
+            if not used:
+                for name in nodes:
+                    self._delete_node(
+                        name,
+                        f"ProvisioningRequest {key}: no pod of the request within the "
+                        f"{life.booking_window_seconds:.0f} s booking window",
+                    )
+                return
+        # After the booking, nodes are candidates for scale down once their request's pods are gone.
+        if used or not nodes:
+            self.idle_request_since.pop(key, None)
+            return
+        since = self.idle_request_since.setdefault(key, now)
+        if now - since >= settings.scale_down_after_seconds:
+            for name in nodes:
+                self._delete_node(name, f"ProvisioningRequest {key}: booking over, idle for {now - since:.0f} s")
+        else:
+            self._deadline(since + settings.scale_down_after_seconds)
 
     # ------------------------------------------------------------- autoscale
     def _pending_pods(self) -> list[Obj]:
@@ -346,17 +665,17 @@ class CapacitySimulator:
                 self._add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
 
     def _scale_down(
-        self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings
+        self,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy_nodes: Callable[[], set[str]],
     ) -> None:
-        busy = {
-            pod["spec"]["nodeName"]
-            for pod in self.kube.items("/api/v1/pods")
-            if pod["spec"].get("nodeName") and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")
-        }
         now = time.monotonic()
         for name, pool in pools.items():
             if not pool.autoscaling or pool.queued_provisioning:
                 continue
+            busy = busy_nodes()
             remaining = len(by_pool.get(name, []))
             slices: dict[str, list[str]] = defaultdict(list)
             for node in by_pool.get(name, []):

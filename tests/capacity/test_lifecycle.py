@@ -1,0 +1,510 @@
+"""DWS's ProvisioningRequest lifecycle in the capacity simulator, against an in-memory API server.
+
+Each state is checked on the request's conditions (type, status, reason, message) and on the
+nodes, with a clock the test moves. The same states on the real Kueue: tests/e2e/test_dws_lifecycle.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.capacity import informer as informer_mod
+from planb.capacity import settings as settings_mod
+from planb.capacity import simulator as sim
+from planb.capacity.settings import Lifecycle, Settings
+from planb.gke.store import Store
+from planb.kube import KubeError, conditions
+
+Obj = dict[str, Any]
+PR_LIST = f"{sim.PR_PATH}/provisioningrequests"
+NS = "default"
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+    "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+    "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
+)
+DWS_SELECTOR = {
+    "cloud.google.com/gke-nodepool": "dws-pool",
+    "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+    "cloud.google.com/gke-tpu-topology": "4x4",
+}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+        self.ticks = 0
+
+    def time(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def time_ns(self) -> int:
+        self.ticks += 1  # node names must differ within one fake instant
+        return int(self.now * 1e9) + self.ticks
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class FakeApi:
+    """Nodes, pods, pod templates and ProvisioningRequests kept in dicts; versions count up like etcd's."""
+
+    def __init__(self) -> None:
+        self.version = 100
+        self.nodes: dict[str, Obj] = {}
+        self.pods: list[Obj] = []
+        self.templates: dict[str, Obj] = {}
+        self.requests: dict[str, Obj] = {}
+        self.patches = 0
+
+    def _bump(self, obj: Obj) -> Obj:
+        self.version += 1
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self.version)
+        return obj
+
+    def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
+        if path == "/api/v1/nodes":
+            return [copy.deepcopy(n) for n in self.nodes.values()]
+        if path == "/api/v1/pods":
+            pods = self.pods
+            if query and query.get("fieldSelector") == "status.phase=Pending":
+                pods = [p for p in pods if p["status"]["phase"] == "Pending"]
+            return copy.deepcopy(pods)
+        if path == PR_LIST:
+            return [copy.deepcopy(r) for r in self.requests.values()]
+        return []
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> Obj | None:
+        if "/podtemplates/" in path:
+            found = self.templates.get(path.rsplit("/", 1)[1])
+            return copy.deepcopy(found) if found else None
+        return {"items": self.items(path, query)}
+
+    def create(self, path: str, body: Obj) -> Obj:
+        assert path == "/api/v1/nodes"
+        self.nodes[body["metadata"]["name"]] = self._bump(copy.deepcopy(body))
+        return body
+
+    def delete(self, path: str) -> bool:
+        return self.nodes.pop(path.rsplit("/", 1)[1], None) is not None
+
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        name = path.split("/provisioningrequests/", 1)[1].removesuffix("/status")
+        pr = self.requests[f"{NS}/{name}"]
+        pr.setdefault("status", {})["conditions"] = copy.deepcopy(body["status"]["conditions"])
+        self.patches += 1
+        return copy.deepcopy(self._bump(pr))
+
+    # ---- helpers for the tests
+    def add_request(self, name: str, *, podsets: int = 1, max_run: str | None = None) -> None:
+        refs = []
+        for i in range(podsets):
+            template = f"ppt-{name}-{i}"
+            self.templates[template] = {"template": {"spec": {"nodeSelector": dict(DWS_SELECTOR)}}}
+            refs.append({"podTemplateRef": {"name": template}, "count": 4})
+        params = {"maxRunDurationSeconds": max_run} if max_run is not None else {}
+        self.requests[f"{NS}/{name}"] = self._bump(
+            {
+                "metadata": {"namespace": NS, "name": name, "generation": 1},
+                "spec": {"provisioningClassName": sim.QUEUED_CLASS, "podSets": refs, "parameters": params},
+            }
+        )
+
+    def conds(self, name: str) -> dict[str, tuple[str, str, str]]:
+        return {
+            k: (c["status"], c["reason"], c["message"]) for k, c in conditions(self.requests[f"{NS}/{name}"]).items()
+        }
+
+    def run_pod_on(self, node: str) -> None:
+        self.pods.append(
+            {"metadata": {"name": f"pod-{node}"}, "spec": {"nodeName": node}, "status": {"phase": "Running"}}
+        )
+
+
+@pytest.fixture()
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(sim, "time", fake)
+    return fake
+
+
+@pytest.fixture()
+def state(tmp_path: Path) -> Path:
+    store = Store(tmp_path)
+    parent = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
+    store.node_pools[f"{parent}/nodePools/dws-pool"] = {
+        "name": "dws-pool",
+        "cluster": parent,
+        "initialNodeCount": 0,
+        "config": {"machineType": "ct6e-standard-4t", "flexStart": True},
+        "autoscaling": {"enabled": True, "totalMinNodeCount": 0, "totalMaxNodeCount": 8},
+        "queuedProvisioning": {"enabled": True},
+        "placementPolicy": {"tpuTopology": "4x4"},
+    }
+    store.save()
+    return tmp_path
+
+
+@pytest.fixture()
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture()
+def simulator(state: Path, api: FakeApi) -> sim.CapacitySimulator:
+    kubeconfig = state / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    simulator = sim.CapacitySimulator(kubeconfig, state, log=lambda _: None)
+    simulator.kube = api  # type: ignore[assignment]
+    return simulator
+
+
+def iso(when: float) -> str:
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_queued_with_an_eta_then_all_nodes_at_once(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    settings = Settings(provisioning_delay_seconds=30)
+    simulator.step(settings)
+    conds = api.conds("wl-dws-prov-1")
+    assert conds["Accepted"] == ("True", "SuccessfullyQueued", "Provisioning Request was successfully queued.")
+    status, reason, message = conds["Provisioned"]
+    assert (status, reason) == ("False", "ResourcePoolExhausted")
+    assert message.startswith("Waiting for resources. Currently there are not enough resources available")
+    assert message.endswith(f"ETA: {iso(clock.now + 30)}.")
+    assert api.nodes == {}
+    assert simulator.next_deadline == clock.now + 30  # the loop wakes when the delay ends
+    patches = api.patches
+    clock.sleep(29)
+    simulator.step(settings)
+    assert api.nodes == {} and api.patches == patches  # still queued, nothing rewritten
+    clock.sleep(1)
+    simulator.step(settings)
+    assert api.conds("wl-dws-prov-1")["Provisioned"] == (
+        "True",
+        "Provisioned",
+        "Provisioning Request was successfully provisioned.",
+    )
+    assert len(api.nodes) == 4
+    for node in api.nodes.values():
+        assert node["metadata"]["annotations"][sim.REQUEST] == f"{NS}/wl-dws-prov-1"
+        assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == "dws-pool"
+
+
+def test_a_delay_changed_while_queued_moves_the_eta(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    start = clock.now
+    simulator.step(Settings(provisioning_delay_seconds=3600))
+    simulator.step(Settings(provisioning_delay_seconds=3600, pools={"dws-pool": Lifecycle(delay_seconds=60)}))
+    assert api.conds("wl-dws-prov-1")["Provisioned"][2].endswith(f"ETA: {iso(start + 60)}.")
+
+
+def test_switches_per_request_win_over_the_pool_and_the_pool_over_the_default() -> None:
+    settings = Settings(
+        provisioning_delay_seconds=5,
+        booking_window_seconds=600,
+        pools={"dws-pool": Lifecycle(delay_seconds=50, fail=True)},
+        requests={f"{NS}/*-dws-prov-1": Lifecycle(booking_window_seconds=3, fail=False)},
+    )
+    first = settings.resolve("dws-pool", f"{NS}/wl-dws-prov-1")
+    second = settings.resolve("dws-pool", f"{NS}/wl-dws-prov-2")
+    other = settings.resolve("other-pool", f"{NS}/wl-dws-prov-2")
+    assert (first.delay_seconds, first.booking_window_seconds, first.fail) == (50, 3, False)
+    assert (second.delay_seconds, second.booking_window_seconds, second.fail) == (50, 600, True)
+    assert (other.delay_seconds, other.booking_window_seconds, other.fail, other.max_run_seconds) == (
+        5,
+        600,
+        False,
+        None,
+    )
+
+
+def test_booking_expires_and_unused_nodes_are_taken_back(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    settings = Settings(provisioning_delay_seconds=0, booking_window_seconds=5)
+    simulator.step(settings)
+    assert len(api.nodes) == 4 and "BookingExpired" not in api.conds("wl-dws-prov-1")
+    clock.sleep(5)
+    simulator.step(settings)
+    assert api.conds("wl-dws-prov-1")["BookingExpired"] == (
+        "True",
+        "BookingExpired",
+        sim.BOOKING_EXPIRED_MESSAGE,
+    )
+    assert api.conds("wl-dws-prov-1")["Provisioned"][0] == "True"
+    assert api.nodes == {}
+
+
+def test_booking_expires_on_used_nodes_which_stay_until_their_pods_are_gone(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    settings = Settings(provisioning_delay_seconds=0, booking_window_seconds=5, scale_down_after_seconds=10)
+    simulator.step(settings)
+    for node in list(api.nodes):
+        api.run_pod_on(node)
+    clock.sleep(6)
+    simulator.step(settings)
+    assert api.conds("wl-dws-prov-1")["BookingExpired"][0] == "True"
+    assert len(api.nodes) == 4  # in use: Kueue ignores BookingExpired of an admitted workload
+    api.pods.clear()
+    simulator.step(settings)
+    clock.sleep(10)
+    simulator.step(settings)
+    assert api.nodes == {}
+
+
+def test_capacity_is_revoked_at_the_requests_max_run_duration(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1", max_run="20")
+    settings = Settings(provisioning_delay_seconds=0)
+    simulator.step(settings)
+    for node in list(api.nodes):
+        api.run_pod_on(node)
+    clock.sleep(19)
+    simulator.step(settings)
+    assert len(api.nodes) == 4 and "CapacityRevoked" not in api.conds("wl-dws-prov-1")
+    clock.sleep(1)
+    simulator.step(settings)
+    conds = api.conds("wl-dws-prov-1")
+    assert conds["CapacityRevoked"] == ("True", "CapacityRevoked", sim.CAPACITY_REVOKED_MESSAGE)
+    assert conds["BookingExpired"][0] == "True"  # GKE's revoked requests have passed through it
+    assert api.nodes == {}
+    simulator.step(settings)  # terminal: nothing comes back
+    assert api.nodes == {}
+
+
+def test_a_max_run_switch_revokes_a_request_now(simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock) -> None:
+    api.add_request("wl-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert len(api.nodes) == 4
+    simulator.step(Settings(requests={f"{NS}/wl-dws-prov-1": Lifecycle(max_run_seconds=0)}))
+    assert api.conds("wl-dws-prov-1")["CapacityRevoked"][0] == "True"
+    assert api.nodes == {}
+
+
+@pytest.mark.parametrize("max_run", [None, "junk", "99999999"])
+def test_without_a_valid_parameter_the_run_lasts_gke_s_seven_days(max_run: str | None) -> None:
+    pr = {"spec": {"parameters": {} if max_run is None else {"maxRunDurationSeconds": max_run}}}
+    assert sim._max_run_parameter(pr) == 7 * 24 * 3600
+
+
+def test_a_pool_switched_to_fail_fails_its_requests(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0, pools={"dws-pool": Lifecycle(fail=True)}))
+    status, reason, message = api.conds("wl-dws-prov-1")["Failed"]
+    assert (status, reason) == ("True", "QueuingInfeasibleNoCapacity")
+    assert "insufficient capacity" in message and "planb capacity set --fail" in message
+    assert api.nodes == {}
+
+
+def test_fail_next_counts_down(simulator: sim.CapacitySimulator, api: FakeApi, state: Path, clock: Clock) -> None:
+    settings_mod.save(Settings(provisioning_delay_seconds=0, fail_next=1), state)
+    api.add_request("a-dws-prov-1")
+    simulator.step()
+    api.add_request("b-dws-prov-1")
+    simulator.step()
+    assert api.conds("a-dws-prov-1")["Failed"][0] == "True"
+    assert api.conds("b-dws-prov-1")["Provisioned"][0] == "True"
+    assert settings_mod.load(state).fail_next == 0
+
+
+def test_gke_refuses_a_request_with_more_than_one_podset(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1", podsets=2)
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert api.conds("wl-dws-prov-1")["Failed"] == (
+        "True",
+        "MultiplePodSetsUnsupported",
+        "Provisioning Request doesn't support multiple PodSets, please define only 1.",
+    )
+    assert api.nodes == {}
+
+
+def test_a_full_pool_keeps_the_request_queued(simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock) -> None:
+    api.add_request("a-dws-prov-1")
+    api.add_request("b-dws-prov-1")
+    api.add_request("c-dws-prov-1")  # the pool holds 8 nodes: two slices
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    states = {n: api.conds(n)["Provisioned"][0] for n in ("a-dws-prov-1", "b-dws-prov-1", "c-dws-prov-1")}
+    assert sorted(states.values()) == ["False", "True", "True"]
+    waiting = next(n for n, s in states.items() if s == "False")
+    assert "has 0 of its 8 node(s) free and the request needs 4" in api.conds(waiting)["Provisioned"][2]
+    assert len(api.nodes) == 8
+
+
+def test_a_deleted_request_takes_its_nodes(simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock) -> None:
+    api.add_request("wl-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    del api.requests[f"{NS}/wl-dws-prov-1"]
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert api.nodes == {}
+
+
+class StaleInformer:
+    """A watch cache that has not yet seen the simulator's own last write."""
+
+    def __init__(self, items: list[Obj]) -> None:
+        self.items = items
+        self.synced = type("Synced", (), {"is_set": staticmethod(lambda: True)})()
+
+    def snapshot(self) -> list[Obj]:
+        return copy.deepcopy(self.items)
+
+    def put(self, obj: Obj) -> None:
+        pass
+
+
+def test_a_stale_cached_request_is_not_delivered_twice(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    stale = [copy.deepcopy(api.requests[f"{NS}/wl-dws-prov-1"])]
+    simulator.informer = StaleInformer(stale)  # type: ignore[assignment]
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert len(api.nodes) == 4
+
+
+def test_no_request_is_acted_on_before_the_watch_has_listed(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    unsynced = StaleInformer([])
+    unsynced.synced = type("Unsynced", (), {"is_set": staticmethod(lambda: False)})()
+    simulator.informer = unsynced  # type: ignore[assignment]
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert len(api.nodes) == 4  # an empty, unsynced cache does not mean every request is gone
+
+
+# ------------------------------------------------------------------ informer
+class WatchApi:
+    """Lists, then serves scripted watch streams; a 410 forces a new list."""
+
+    def __init__(self) -> None:
+        self.lists = 0
+        self.streams: list[list[Obj] | KubeError] = []
+        self.watched_from: list[str] = []
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> Obj:
+        self.lists += 1
+        return {"metadata": {"resourceVersion": "10"}, "items": [pr("a", "5")]}
+
+    def watch(self, path: str, version: str, timeout: int) -> Iterator[Obj]:
+        self.watched_from.append(version)
+        if not self.streams:
+            raise KubeError(0, "done", "no more streams")
+        step = self.streams.pop(0)
+        if isinstance(step, KubeError):
+            raise step
+        yield from step
+
+
+def pr(name: str, version: str, extra: str = "") -> Obj:
+    return {"metadata": {"namespace": NS, "name": name, "resourceVersion": version, "labels": {"x": extra}}}
+
+
+def test_informer_lists_watches_resumes_and_relists_after_410() -> None:
+    api = WatchApi()
+    api.streams = [
+        [{"type": "ADDED", "object": pr("b", "11")}, {"type": "BOOKMARK", "object": pr("", "12")}],
+        [{"type": "MODIFIED", "object": pr("a", "13", "new")}, {"type": "DELETED", "object": pr("b", "14")}],
+        KubeError(410, "Gone", "too old"),
+    ]
+    changes: list[int] = []
+
+    def on_change() -> None:
+        changes.append(1)
+        if not api.streams:
+            informer.stop()  # every scripted stream served: end the loop
+
+    informer = informer_mod.Informer(api, PR_LIST, on_change, log=lambda _: None)  # type: ignore[arg-type]
+    informer._loop()
+    assert api.watched_from[:3] == ["10", "12", "14"]  # resumed from the last version, bookmarks included
+    assert api.lists == 2  # the 410 made it list again
+    assert informer.synced.is_set()
+    assert len(changes) == 5  # two lists and three changes; the bookmark is none
+    assert set(informer.items) == {f"{NS}/a"}
+
+
+def test_informer_keeps_a_newer_own_write_over_an_older_event() -> None:
+    informer = informer_mod.Informer(WatchApi(), PR_LIST)  # type: ignore[arg-type]
+    informer.put(pr("a", "20", "mine"))
+    informer.put(pr("a", "19", "older"))
+    assert informer.items[f"{NS}/a"]["metadata"]["labels"]["x"] == "mine"
+
+
+# ----------------------------------------------------------------------- CLI
+def capacity(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "planb.cli", "capacity", *args],
+        env={**os.environ, "PLANB_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_capacity_set_per_pool_and_per_request(tmp_path: Path) -> None:
+    assert capacity(tmp_path, "set", "--booking-window", "5").returncode == 0
+    assert capacity(tmp_path, "set", "--pool", "dws-pool", "--fail", "--delay", "9").returncode == 0
+    done = capacity(tmp_path, "set", "--request", "default/*-dws-prov-1", "--max-run", "0")
+    assert done.returncode == 0, done.stderr
+    settings = settings_mod.load(tmp_path)
+    assert settings.booking_window_seconds == 5
+    assert settings.pools == {"dws-pool": Lifecycle(delay_seconds=9, fail=True)}
+    assert settings.requests == {"default/*-dws-prov-1": Lifecycle(max_run_seconds=0)}
+    assert capacity(tmp_path, "set", "--pool", "dws-pool", "--no-fail").returncode == 0
+    assert settings_mod.load(tmp_path).pools["dws-pool"].fail is False
+    assert capacity(tmp_path, "set", "--pool", "dws-pool", "--clear").returncode == 0
+    assert settings_mod.load(tmp_path).pools == {}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--fail",), "add --pool POOL or --request NAMESPACE/NAME"),
+        (("--max-run", "5"), "add --pool POOL or --request"),
+        (("--pool", "p", "--booking-window", "-1"), "--booking-window must be >= 0"),
+    ],
+)
+def test_capacity_set_refuses_what_it_cannot_apply(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    done = capacity(tmp_path, "set", *args)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"pools": []}', '{"pools": {"p": {"fail": "yes"}}}', '{"requests": {"x": {"delay_seconds": -1}}}'],
+)
+def test_a_bad_lifecycle_switch_in_the_file_is_named(tmp_path: Path, content: str) -> None:
+    path = settings_mod.settings_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    with pytest.raises(settings_mod.SettingsError, match="is unreadable"):
+        settings_mod.load(tmp_path)
