@@ -51,8 +51,8 @@ def _gke_pool(pool: dict[str, Any], *, dws: bool) -> dict[str, Any]:
         "queuedProvisioning": {"enabled": dws},
         "autoscaling": {
             "enabled": True,
-            "totalMinNodeCount": pool["min_nodes"],
-            "totalMaxNodeCount": pool["max_nodes"],
+            "minNodeCount": pool["min_nodes"],
+            "maxNodeCount": pool["max_nodes"],
             "locationPolicy": "ANY",
         },
     }

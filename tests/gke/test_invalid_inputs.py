@@ -44,10 +44,22 @@ CASES: list[tuple[str, str, dict[str, Any], list[str]]] = [
         ["location_policy ANY"],
     ),
     (
-        "max nodes not a multiple of the slice's hosts",
+        "max nodes not one slice's hosts",
         "gke_node_pool",
         {**ONDEMAND_ARGS, "autoscaling": {"min_node_count": 0, "max_node_count": 6}},
-        ["max node count 6 must be a multiple of 4"],
+        ["max node count 6 must be 4", "holds exactly one 4x4 slice"],
+    ),
+    (
+        "two slices in one multi-host pool",
+        "gke_node_pool",
+        {**ONDEMAND_ARGS, "autoscaling": {"min_node_count": 0, "max_node_count": 8}},
+        ["max node count 8 must be 4", "for K slices create K node pools", "concepts/tpus"],
+    ),
+    (
+        "a multi-host pool sized by its total max",
+        "gke_node_pool",
+        {**ONDEMAND_ARGS, "autoscaling": {"total_min_node_count": 0, "total_max_node_count": 4}},
+        ["use max_node_count 4, not total_max_node_count"],
     ),
     (
         "flex-start on TPU v4",

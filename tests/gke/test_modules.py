@@ -48,13 +48,14 @@ def test_check_mode_create_reports_diff_and_writes_nothing(modules: ModuleRunner
 def test_check_mode_update_diff_ignores_server_fields(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     _create_all(modules)
     writes = len(emulator.writes())
-    changed: dict[str, Any] = {**ONDEMAND_ARGS, "autoscaling": {"min_node_count": 0, "max_node_count": 8}}
+    # A multi-host slice pool's size is 0 or one slice (max = 4 hosts); its minimum may be either.
+    changed: dict[str, Any] = {**ONDEMAND_ARGS, "autoscaling": {"min_node_count": 4, "max_node_count": 4}}
     changed["labels"] = {"team": "ml"}
     result = modules.run("gke_node_pool", changed, check_mode=True, diff=True)
     assert result["changed"]
     assert result["actions"] == ["setAutoscaling", "update"]
     before, after = result["diff"]["before"], result["diff"]["after"]
-    assert before["autoscaling"]["maxNodeCount"] == 4 and after["autoscaling"]["maxNodeCount"] == 8
+    assert before["autoscaling"]["minNodeCount"] == 0 and after["autoscaling"]["minNodeCount"] == 4
     assert before["config"]["labels"] == {} and after["config"]["labels"] == {"team": "ml"}
     for server_only in ("status", "selfLink", "version", "podIpv4CidrSize"):
         assert server_only not in before and server_only not in after
@@ -66,16 +67,19 @@ def test_check_mode_update_diff_ignores_server_fields(modules: ModuleRunner, emu
 
 def test_update_in_place(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     _create_all(modules)
+    # A single-host pool (2x4 on 8-chip VMs) autoscales by nodes: its max grows in place.
+    single = {**ONDEMAND_ARGS, "name": "single-pool", "machine_type": "ct6e-standard-8t", "tpu_topology": "2x4"}
+    assert modules.run("gke_node_pool", single)["changed"]
+    grown = modules.run("gke_node_pool", {**single, "autoscaling": {"min_node_count": 0, "max_node_count": 3}})
+    assert grown["actions"] == ["setAutoscaling"] and grown["node_pool"]["autoscaling"]["maxNodeCount"] == 3
     changed: dict[str, Any] = {
         **DWS_ARGS,
-        "autoscaling": {"min_node_count": 0, "max_node_count": 8, "location_policy": "ANY"},
         "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
         "max_run_duration": "24h",
     }
     result = modules.run("gke_node_pool", changed, diff=True)
-    assert result["changed"] and result["actions"] == ["setAutoscaling", "update"]
+    assert result["changed"] and result["actions"] == ["update"]
     pool = result["node_pool"]
-    assert pool["autoscaling"]["maxNodeCount"] == 8
     assert pool["config"]["taints"] == [{"key": "team", "value": "ml", "effect": "NO_SCHEDULE"}]
     assert pool["config"]["maxRunDuration"] == "86400s"
     assert not modules.run("gke_node_pool", changed)["changed"]

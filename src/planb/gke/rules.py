@@ -22,6 +22,18 @@ DOC_TPU_FLEX = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
 DOC_NAMES = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
 DOC_VERSIONS = "https://cloud.google.com/kubernetes-engine/docs/release-notes"
+#: "About TPUs in GKE": a multi-host TPU slice node pool is atomic and immutable, one slice per pool.
+DOC_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"
+#: GKE's cluster autoscaler (GoogleCloudPlatform/cluster-autoscaler, the one GKE runs) at 7d25050:
+_GKE_CA = "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
+#: ... a multi-host TPU pool it creates gets max = the hosts of one slice,
+GKE_AUTOSCALER_TPU_MAX = _GKE_CA + "pkg/cloudprovider/gke/gke_cloud_provider_impl.go#L617-L624"
+#: ... a multi-host TPU group is resized to 0 or its max only ("zero-or-max"),
+GKE_AUTOSCALER_ZERO_OR_MAX = _GKE_CA + "pkg/provisioningrequests/scaleup/orchestrator.go#L645-L660"
+#: ... and a group at its max is skipped for a ProvisioningRequest ("max size reached").
+GKE_AUTOSCALER_MAX_REACHED = _GKE_CA + "pkg/provisioningrequests/scaleup/orchestrator.go#L535-L545"
+#: GKE's answer to a multi-host pool sized by totalMaxNodeCount, quoted in a public report.
+GKE_TPU_SIZE_ERROR = "https://github.com/vllm-project/ci-infra/pull/545"
 
 #: Oldest minor version the emulator (like GKE's release channels in 2026) still creates.
 OLDEST_SUPPORTED_MINOR = (1, 32)
@@ -142,6 +154,45 @@ def _autoscaling_rules(pool: Body, label: str, source: str) -> None:
     )
 
 
+def check_one_slice(pool: Body, topology: str, hosts: int) -> None:
+    """A multi-host TPU slice node pool is exactly one slice: its size is 0 or the slice's hosts, never more.
+
+    "About TPUs in GKE" (DOC_TPUS): a multi-host TPU slice node pool is atomic and immutable, "you can't
+    add nodes to it ... To add a TPU slice to a GKE cluster, you must create a new node pool", and it
+    "always has either <hosts> nodes or zero nodes". GKE's autoscaler resizes such a group to 0 or its
+    max only (GKE_AUTOSCALER_ZERO_OR_MAX) and, when it creates one itself, sets max = hosts of one slice
+    (GKE_AUTOSCALER_TPU_MAX). GKE validates the per-zone maximum; with totalMaxNodeCount instead that
+    maximum is 0, which GKE answers with the same message (GKE_TPU_SIZE_ERROR, a public report of it).
+    So: autoscaling.maxNodeCount == hosts, no totalMaxNodeCount, minNodeCount and initialNodeCount 0 or
+    hosts. A queued-provisioning pool of this kind holds one ProvisioningRequest at a time: the
+    autoscaler skips a node group at its max (GKE_AUTOSCALER_MAX_REACHED), so K concurrent DWS slices
+    are K pools.
+    """
+    autoscaling = pool.get("autoscaling") or {}
+    if autoscaling.get("enabled"):
+        per_zone = int(autoscaling.get("maxNodeCount") or 0)
+        _check(
+            per_zone == hosts and not int(autoscaling.get("totalMaxNodeCount") or 0),
+            f'Maximum node count {per_zone} is not a valid size of TPU pod slice with topology "{topology}": a '
+            f"multi-host TPU slice node pool holds exactly one slice, set autoscaling.maxNodeCount to {hosts} "
+            "(not totalMaxNodeCount) and create another node pool for each further slice",
+            DOC_TPUS,
+        )
+        minimum = int(autoscaling.get("minNodeCount") or 0) + int(autoscaling.get("totalMinNodeCount") or 0)
+        _check(
+            minimum in (0, hosts),
+            f'Minimum node count {minimum} is not a valid size of TPU pod slice with topology "{topology}": use 0 '
+            f"or {hosts}",
+            DOC_TPUS,
+        )
+    initial = int(pool.get("initialNodeCount") or 0)
+    _check(
+        initial in (0, hosts),
+        f'Node count {initial} is not a valid size of TPU pod slice with topology "{topology}": use 0 or {hosts}',
+        DOC_TPUS,
+    )
+
+
 def check_node_pool(pool: Body, cluster_version: str) -> None:
     """What GKE refuses in nodePools.create (the subset planb uses)."""
     check_name("Node pool", str(pool.get("name", "")))
@@ -160,14 +211,8 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
             DOC_PLAN_TPUS,
         )
         hosts = tpu.TpuSlice(generation, machine_type, topology).hosts_per_slice
-        autoscaling = pool.get("autoscaling") or {}
-        for key in ("maxNodeCount", "totalMaxNodeCount"):
-            value = int(autoscaling.get(key) or 0)
-            _check(
-                value % hosts == 0,
-                f"autoscaling.{key} {value} must be a multiple of the {hosts} hosts of a {topology} slice",
-                DOC_PLAN_TPUS,
-            )
+        if hosts > 1:
+            check_one_slice(pool, topology, hosts)
     if (pool.get("queuedProvisioning") or {}).get("enabled"):
         _autoscaling_rules(pool, "Queued provisioning", DOC_QUEUED)
     if config.get("flexStart"):

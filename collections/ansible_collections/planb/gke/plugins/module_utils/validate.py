@@ -267,14 +267,23 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
     hosts = hosts_per_slice(machine, topology)
     if hosts == 1:
         return
-    low, high = autoscaling_bounds(params)[1:]
+    # A multi-host TPU slice node pool is exactly one slice, 0 or `hosts` nodes: GKE cannot add nodes to it, a
+    # further slice is a further pool (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus).
+    auto = params.get("autoscaling") or {}
+    enabled, low, high = autoscaling_bounds(params)
     initial = params.get("initial_node_count") or 0
-    for label, value in (("max node count", high), ("initial_node_count", initial), ("min node count", low)):
-        if value and value % hosts:
-            problems.append(
-                f"{label} {value} must be a multiple of {hosts}, the hosts of one {topology} slice "
-                "(multi-host slices scale atomically)"
-            )
+    fix = (
+        f"a multi-host TPU slice node pool holds exactly one {topology} slice of {hosts} nodes "
+        "(https://cloud.google.com/kubernetes-engine/docs/concepts/tpus); for K slices create K node pools "
+        "(playbooks/cluster.yml does, from planb_ondemand_slices / planb_dws_slices)"
+    )
+    if enabled and auto.get("total_max_node_count") is not None:
+        problems.append(f"autoscaling: use max_node_count {hosts}, not total_max_node_count: {fix}")
+    elif enabled and high is not None and high >= 1 and high != hosts:
+        problems.append(f"max node count {high} must be {hosts}: {fix}")
+    for label, value in (("initial_node_count", initial), ("min node count", low)):
+        if value not in (0, hosts):
+            problems.append(f"{label} {value} must be 0 or {hosts}: {fix}")
 
 
 def _check_dws(params: Params, problems: list[str]) -> None:
