@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planb.kube import Kube, Obj, conditions, is_true
+from planb.kube import Kube, KubeError, Obj, conditions, is_true
+from planb.status import lifecycle
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
@@ -24,6 +25,10 @@ class CheckInfo:
     name: str
     state: str
     message: str
+    #: Kueue's count of this check's retries (status.admissionChecks[].retryCount).
+    retry_count: int = 0
+    #: Kueue's backoff before the next attempt, while the check is in Retry.
+    requeue_after: int | None = None
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,10 @@ class RequestInfo:
     state: str
     reason: str
     message: str
+    #: The attempt number Kueue put at the end of the name.
+    attempt: int | None = None
+    #: How long DWS kept it queued (Accepted until Provisioned), when it was provisioned.
+    queued_for: str = ""
 
 
 @dataclass
@@ -51,6 +60,14 @@ class JobStatus:
     pods: list[tuple[str, str, str]] = field(default_factory=list)  # (pod, phase, node)
     nodes: dict[str, str] = field(default_factory=dict)  # node -> pool
     ray_status: str = ""
+    #: The Workload's spec.active (Kueue deactivates a workload whose check it rejects).
+    active: bool = True
+    #: How long each phase took: queued, provisioning, admitted.
+    phases: str = ""
+    #: Per provisioning check: the attempt and the retries left.
+    retries: dict[str, lifecycle.Retries] = field(default_factory=dict)
+    #: For a deactivated Workload: why, and the command that re-activates it (one line).
+    deactivated: str = ""
 
     @property
     def accelerator_flavor(self) -> str:
@@ -68,14 +85,17 @@ class JobStatus:
 
 def _workload_state(wl: Obj) -> tuple[str, str]:
     conds = conditions(wl)
-    for kind in ("Finished", "Evicted", "Admitted", "QuotaReserved"):
+    finished = conds.get("Finished")
+    if finished and finished.get("status") == "True":
+        return "Finished", finished.get("message", "")
+    if wl.get("spec", {}).get("active") is False:
+        deactivated = conds.get("Evicted") or {}
+        return "Deactivated", deactivated.get("message", "the Workload was deactivated")
+    for kind in ("Evicted", "Admitted", "QuotaReserved"):
         cond = conds.get(kind)
         if cond and cond.get("status") == "True":
             return kind, cond.get("message", "")
     pending = conds.get("QuotaReserved") or conds.get("Admitted") or {}
-    if wl.get("spec", {}).get("active") is False:
-        deactivated = conds.get("Deactivated") or conds.get("Evicted") or {}
-        return "Deactivated", deactivated.get("message", "the Workload was deactivated")
     return "Pending", pending.get("message", "waiting for Kueue")
 
 
@@ -85,11 +105,38 @@ def _owned_by(obj: Obj, kind: str, name: str) -> bool:
 
 def _request_state(pr: Obj) -> tuple[str, str, str]:
     conds = conditions(pr)
-    for kind in ("Failed", "BookingExpired", "CapacityRevoked", "Provisioned", "Accepted"):
+    for kind in ("CapacityRevoked", "Failed", "BookingExpired", "Provisioned"):
         cond = conds.get(kind)
         if cond and cond.get("status") == "True":
             return kind, cond.get("reason", ""), cond.get("message", "")
+    accepted = conds.get("Accepted") or {}
+    if accepted.get("status") == "True":
+        # Queued by DWS: the Provisioned=False condition says why it waits, and carries the ETA.
+        waiting = conds.get("Provisioned") or accepted
+        return "Queued", waiting.get("reason", ""), waiting.get("message", "")
     return "Pending", "", "not yet accepted by the provisioner"
+
+
+def _queued_for(pr: Obj) -> str:
+    conds = conditions(pr)
+    accepted, provisioned = conds.get("Accepted") or {}, conds.get("Provisioned") or {}
+    if accepted.get("status") != "True" or provisioned.get("status") != "True":
+        return ""
+    start = lifecycle.parse_time(accepted.get("lastTransitionTime"))
+    end = lifecycle.parse_time(provisioned.get("lastTransitionTime"))
+    return lifecycle.duration(end - start) if start is not None and end is not None else ""
+
+
+def _retry_limits(kube: Kube) -> dict[str, int]:
+    """backoffLimitCount per provisioning check; empty when the caller may not read cluster-scoped config."""
+    try:
+        return lifecycle.retry_limits(
+            kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
+        )
+    except KubeError as exc:
+        if exc.status in (401, 403):
+            return {}
+        raise
 
 
 def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -> list[JobStatus]:
@@ -102,6 +149,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
         return []
     workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
+    limits = _retry_limits(kube)
     pods = kube.items(f"/api/v1{ns_path}/pods")
     node_pools = {
         n["metadata"]["name"]: n["metadata"]["labels"].get(NODEPOOL_LABEL, "-") for n in kube.items("/api/v1/nodes")
@@ -127,11 +175,52 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             for psa in (status.get("admission") or {}).get("podSetAssignments", []):
                 job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
             for check in status.get("admissionChecks", []):
-                job.checks.append(CheckInfo(check["name"], check.get("state", ""), check.get("message", "")))
+                job.checks.append(
+                    CheckInfo(
+                        check["name"],
+                        check.get("state", ""),
+                        check.get("message", ""),
+                        int(check.get("retryCount") or 0),
+                        check.get("requeueAfterSeconds"),
+                    )
+                )
+            revoked = False
             for pr in requests:
                 if pr["metadata"]["namespace"] == job.namespace and _owned_by(pr, "Workload", job.workload):
                     state, reason, message = _request_state(pr)
-                    job.requests.append(RequestInfo(pr["metadata"]["name"], state, reason, message))
+                    attempt = next(
+                        (
+                            n
+                            for c in job.checks
+                            if (n := lifecycle.attempt_of(pr["metadata"]["name"], job.workload, c.name)) is not None
+                        ),
+                        None,
+                    )
+                    revoked = revoked or state == "CapacityRevoked"
+                    job.requests.append(
+                        RequestInfo(pr["metadata"]["name"], state, reason, message, attempt, _queued_for(pr))
+                    )
+            job.requests.sort(key=lambda r: (r.attempt or 0, r.name))
+            wl_conds = conditions(wl)
+            job.active = (wl.get("spec") or {}).get("active", True) is not False
+            job.phases = lifecycle.phases(wl, wl_conds) if job.active else ""
+            for check in job.checks:
+                attempts = [
+                    n for r in job.requests if (n := lifecycle.attempt_of(r.name, job.workload, check.name)) is not None
+                ]
+                found = lifecycle.retries(check.retry_count, attempts, limits.get(check.name))
+                if found is not None:
+                    job.retries[check.name] = found
+            if not job.active:
+                check_limits = [limits[c.name] for c in job.checks if c.name in limits]
+                job.deactivated = lifecycle.deactivation(
+                    job.namespace,
+                    job.workload,
+                    wl_conds,
+                    revoked,
+                    check_limits[0] if check_limits else None,
+                    (meta.get("annotations") or {}).get("provreq.kueue.x-k8s.io/maxRunDurationSeconds"),
+                )
         cluster = (rj.get("status") or {}).get("rayClusterName", "")
         for pod in pods:
             labels = pod["metadata"].get("labels", {})
@@ -180,17 +269,35 @@ def explain(job: JobStatus) -> str:
     if job.workload is None:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
         return "\n".join(lines)
+    if job.deactivated:
+        lines.append(f"  {job.deactivated}")
     lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
+    if job.phases:
+        lines.append(f"    phases: {job.phases}")
     for ps in job.podsets:
         flavors = ", ".join(f"{r}={f}" for r, f in sorted(ps.flavors.items()))
         lines.append(f"    podset {ps.name} x{ps.count}: {flavors}")
     for check in job.checks:
+        extra = []
+        if check.name in job.retries and job.active:
+            extra.append(job.retries[check.name].describe())
+        if check.state == "Retry" and check.requeue_after is not None:
+            extra.append(f"next attempt after a {check.requeue_after}s backoff")
         lines.append(
-            f"  admission check {check.name}: {check.state}" + (f" — {check.message}" if check.message else "")
+            f"  admission check {check.name}: {check.state}"
+            + (f" ({'; '.join(extra)})" if extra else "")
+            + (f" — {check.message}" if check.message else "")
         )
     for req in job.requests:
         detail = " ".join(x for x in (req.reason, req.message) if x)
-        lines.append(f"  ProvisioningRequest {req.name}: {req.state}" + (f" — {detail}" if detail else ""))
+        when = lifecycle.eta(req.message) if req.state == "Queued" else ""
+        if req.queued_for:
+            when = f"queued {req.queued_for} before it was provisioned"
+        lines.append(
+            f"  ProvisioningRequest {req.name}: {req.state}"
+            + (f" [{when}]" if when else "")
+            + (f" — {detail}" if detail else "")
+        )
     if job.ray_status:
         lines.append(f"  KubeRay: {job.ray_status}")
     for pod, phase, node in job.pods:

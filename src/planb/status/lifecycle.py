@@ -1,0 +1,185 @@
+"""What `planb status` says about a job's way through Kueue and DWS: phase times, ETA, retries, deactivation.
+
+It reads what Kueue v0.19.2 writes (its pkg/controller/admissionchecks/provisioning and
+pkg/controller/core/workload_controller.go):
+
+* ProvisioningRequests are named ``<workload>-<check>-<attempt>``; a Failed request, or one whose
+  booking expired before the Workload was admitted, is retried while ``attempt <=
+  retryStrategy.backoffLimitCount`` of the check's ProvisioningRequestConfig (Kueue's default 3),
+  so a workload has ``backoffLimitCount + 1`` attempts in all. Kueue keeps the count of retries in
+  the Workload's ``status.admissionChecks[].retryCount``.
+* A check Kueue rejects (retries exhausted, or CapacityRevoked while the workload runs) makes
+  Kueue deactivate the Workload: ``spec.active: false`` and ``Evicted`` with reason
+  ``DeactivatedDueToAdmissionCheck`` and the check's message. It stays so until someone sets
+  ``spec.active`` back to true (https://kueue.sigs.k8s.io/docs/concepts/workload/#active).
+* DWS puts its estimate in the message of the request's ``Provisioned=False`` condition and Kueue
+  copies it into the check's message (GKE: "Run a large-scale workload with flex-start with
+  queued provisioning", https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+from dataclasses import dataclass
+
+from planb.kube import Obj
+
+#: Kueue's defaults for a ProvisioningRequestConfig without a retryStrategy.
+DEFAULT_BACKOFF_LIMIT = 3
+#: GKE's words for capacity it takes back at the end of the run duration (the CapacityRevoked message).
+REVOKED_WORDS = "was reclaimed"
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def parse_time(value: object) -> float | None:
+    text = str(value or "")
+    if not text:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 2h04m, 3d02h."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def attempt_of(request: str, workload: str, check: str) -> int | None:
+    """The attempt number Kueue put at the end of a ProvisioningRequest's name (None if not its form)."""
+    prefix = f"{workload}-{check}-"
+    if not request.startswith(prefix) or not request[len(prefix) :].isdigit():
+        return None
+    return int(request[len(prefix) :])
+
+
+@dataclass(frozen=True)
+class Retries:
+    """Where a provisioning check stands in its retry strategy."""
+
+    attempt: int
+    limit: int
+
+    @property
+    def left(self) -> int:
+        """Retries still possible if the current attempt fails (Kueue retries while attempt <= limit)."""
+        return max(0, self.limit - self.attempt + 1)
+
+    def describe(self) -> str:
+        return f"attempt {self.attempt} of {self.limit + 1}, {self.left} retr{'y' if self.left == 1 else 'ies'} left"
+
+
+def retry_limits(admission_checks: list[Obj], configs: list[Obj]) -> dict[str, int]:
+    """backoffLimitCount per provisioning admission check name."""
+    by_config = {
+        c["metadata"]["name"]: int(
+            ((c.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", DEFAULT_BACKOFF_LIMIT)
+        )
+        for c in configs
+    }
+    out = {}
+    for ac in admission_checks:
+        spec = ac.get("spec") or {}
+        if spec.get("controllerName") != "kueue.x-k8s.io/provisioning-request":
+            continue
+        params = spec.get("parameters") or {}
+        if params.get("kind") == "ProvisioningRequestConfig" and params.get("name") in by_config:
+            out[ac["metadata"]["name"]] = by_config[params["name"]]
+        else:
+            out[ac["metadata"]["name"]] = DEFAULT_BACKOFF_LIMIT
+    return out
+
+
+def retries(retry_count: int, attempts: list[int], limit: int | None) -> Retries | None:
+    """The current attempt: the newest request's number, or the next one Kueue will create."""
+    if limit is None:
+        return None
+    attempt = max([retry_count + 1, *attempts])
+    return Retries(attempt, limit)
+
+
+def eta(message: str, now: float | None = None) -> str:
+    """'ETA 2026-12-01T10:00:05Z (in 25s)' from a DWS message that carries a time, else ''."""
+    found = _ISO.search(message or "")
+    if not found:
+        return ""
+    when = parse_time(found.group(0))
+    if when is None:
+        return ""
+    left = when - (time.time() if now is None else now)
+    return f"ETA {found.group(0)} ({'in ' + duration(left) if left > 0 else 'due now'})"
+
+
+def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:
+    """'queued 3s → provisioning 5s → admitted 1m02s (so far)': how long each phase of the Workload took.
+
+    queued: creation until Kueue reserved quota; provisioning: until every admission check was
+    Ready (the ProvisioningRequest's round trip); admitted: since admission. The times are the
+    conditions' lastTransitionTime of the latest pass (after a retry, the latest reservation).
+    """
+    now = time.time() if now is None else now
+    created = parse_time((wl.get("metadata") or {}).get("creationTimestamp"))
+    if created is None:
+        return ""
+
+    def since(kind: str) -> float | None:
+        cond = conds.get(kind)
+        if cond and cond.get("status") == "True":
+            return parse_time(cond.get("lastTransitionTime"))
+        return None
+
+    reserved, admitted, finished = since("QuotaReserved"), since("Admitted"), since("Finished")
+    if reserved is None:
+        return f"queued {duration(now - created)} (so far)"
+    parts = [f"queued {duration(reserved - created)}"]
+    if admitted is None:
+        return " → ".join([*parts, f"provisioning {duration(now - reserved)} (so far)"])
+    parts.append(f"provisioning {duration(admitted - reserved)}")
+    end = finished if finished is not None else now
+    parts.append(f"admitted {duration(end - admitted)}" + ("" if finished is not None else " (so far)"))
+    return " → ".join(parts)
+
+
+def reactivate_command(namespace: str, workload: str) -> str:
+    return f'kubectl patch workload {workload} -n {namespace} --type=merge -p \'{{"spec":{{"active":true}}}}\''
+
+
+def deactivation(
+    namespace: str,
+    workload: str,
+    conds: dict[str, Obj],
+    revoked: bool,
+    limit: int | None,
+    max_run: str | None,
+) -> str:
+    """One line: why Kueue deactivated the Workload and the command that re-activates it."""
+    evicted = conds.get("Evicted") or {}
+    message = str(evicted.get("message") or "")
+    reason = str(evicted.get("reason") or "")
+    command = reactivate_command(namespace, workload)
+    if revoked or REVOKED_WORDS in message:
+        run = f" (maxRunDurationSeconds={max_run})" if max_run else ""
+        return (
+            f"deactivated: DWS revoked its capacity (CapacityRevoked) at the end of its run duration{run}, "
+            "the nodes are gone and Kueue deactivated the job. Next: resume from its last checkpoint "
+            f"(raise job.maxRunDurationSeconds if it needs longer) by re-activating it: {command}"
+        )
+    if "Rejected" in message:
+        attempts = f" all {limit + 1} attempts (retryStrategy.backoffLimitCount={limit})" if limit is not None else ""
+        last = (message.split("(", 1)[1].rstrip(")") if "(" in message else message).rstrip(".")
+        return (
+            f"deactivated: its ProvisioningRequest failed and Kueue used up{attempts or ' its retries'}; "
+            f"last: {last}. Re-activate it once capacity is back: {command}"
+        )
+    why = message or reason or "spec.active is false"
+    return f"deactivated: {why}. Re-activate it: {command}"

@@ -1,0 +1,235 @@
+"""`planb status` on each state of the DWS lifecycle, from objects shaped as Kueue v0.19.2 writes them."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from planb.kube import KubeError
+from planb.status import lifecycle
+from planb.status.report import KUEUE, collect, explain, table
+
+Obj = dict[str, Any]
+NOW = float(int(time.time()))
+WL = "rayjob-job-2-abcde"
+
+
+@pytest.fixture(autouse=True)
+def _clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`planb status` reads the time once per use: pin it, so the expected durations are exact."""
+    monkeypatch.setattr(lifecycle, "time", SimpleNamespace(time=lambda: NOW))
+
+
+def ts(offset: float) -> str:
+    return datetime.datetime.fromtimestamp(NOW + offset, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cond(kind: str, status: str, reason: str, message: str, at: float) -> Obj:
+    return {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": ts(at)}
+
+
+def rayjob() -> Obj:
+    return {
+        "metadata": {
+            "namespace": "default",
+            "name": "job-2",
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+            "annotations": {"provreq.kueue.x-k8s.io/maxRunDurationSeconds": "20"},
+        },
+        "spec": {"suspend": True},
+    }
+
+
+def workload(conditions: list[Obj], checks: list[Obj], active: bool = True) -> Obj:
+    return {
+        "metadata": {
+            "namespace": "default",
+            "name": WL,
+            "creationTimestamp": ts(-60),
+            "ownerReferences": [{"kind": "RayJob", "name": "job-2"}],
+        },
+        "spec": {"active": active},
+        "status": {"conditions": conditions, "admissionChecks": checks},
+    }
+
+
+def request(attempt: int, conditions: list[Obj]) -> Obj:
+    return {
+        "metadata": {
+            "namespace": "default",
+            "name": f"{WL}-dws-prov-{attempt}",
+            "ownerReferences": [{"kind": "Workload", "name": WL}],
+        },
+        "spec": {"provisioningClassName": "queued-provisioning.gke.io"},
+        "status": {"conditions": conditions},
+    }
+
+
+ADMISSION_CHECK = {
+    "metadata": {"name": "dws-prov"},
+    "spec": {
+        "controllerName": "kueue.x-k8s.io/provisioning-request",
+        "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "dws-config"},
+    },
+}
+
+
+def config(limit: int) -> Obj:
+    return {"metadata": {"name": "dws-config"}, "spec": {"retryStrategy": {"backoffLimitCount": limit}}}
+
+
+class FakeKube:
+    def __init__(self, objects: dict[str, list[Obj]], forbidden: bool = False) -> None:
+        self.objects = objects
+        self.forbidden = forbidden
+
+    def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
+        if self.forbidden and path in (f"{KUEUE}/admissionchecks", f"{KUEUE}/provisioningrequestconfigs"):
+            raise KubeError(403, "Forbidden", "{}")
+        for suffix, found in self.objects.items():
+            if path.endswith(suffix):
+                return found
+        return []
+
+
+def kube(wl: Obj, requests: list[Obj], limit: int = 3, forbidden: bool = False) -> FakeKube:
+    return FakeKube(
+        {
+            "/namespaces/default/rayjobs": [rayjob()],
+            "/namespaces/default/workloads": [wl],
+            "/namespaces/default/provisioningrequests": requests,
+            "/admissionchecks": [ADMISSION_CHECK],
+            "/provisioningrequestconfigs": [config(limit)],
+        },
+        forbidden,
+    )
+
+
+def test_a_queued_request_shows_its_eta_retries_and_phases() -> None:
+    message = f"Waiting for resources. Currently there are not enough resources available. ETA: {ts(25)}."
+    wl = workload(
+        [cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cluster-queue", -58)],
+        [{"name": "dws-prov", "state": "Pending", "message": message}],
+    )
+    pr = request(
+        1,
+        [
+            cond("Accepted", "True", "SuccessfullyQueued", "Provisioning Request was successfully queued.", -57),
+            cond("Provisioned", "False", "ResourcePoolExhausted", message, -57),
+        ],
+    )
+    job = collect(kube(wl, [pr]), "default")[0]  # type: ignore[arg-type]
+    text = explain(job)
+    assert f"ProvisioningRequest {WL}-dws-prov-1: Queued [ETA {ts(25)} (in 25s)]" in text
+    assert "admission check dws-prov: Pending (attempt 1 of 4, 3 retries left)" in text
+    assert "phases: queued 2s → provisioning 58s (so far)" in text
+    assert f"{WL}-dws-prov-1=Queued" in table([job])
+
+
+def test_a_retried_request_counts_down_the_retries_and_shows_each_phase() -> None:
+    wl = workload(
+        [
+            cond("QuotaReserved", "True", "QuotaReserved", "", -30),
+            cond("Admitted", "True", "Admitted", "", -20),
+        ],
+        [{"name": "dws-prov", "state": "Ready", "message": "", "retryCount": 1}],
+    )
+    pr = request(
+        2,
+        [
+            cond("Accepted", "True", "SuccessfullyQueued", "", -29),
+            cond("Provisioned", "True", "Provisioned", "Provisioning Request was successfully provisioned.", -21),
+        ],
+    )
+    job = collect(kube(wl, [pr]), "default")[0]  # type: ignore[arg-type]
+    assert job.retries["dws-prov"] == lifecycle.Retries(attempt=2, limit=3)
+    text = explain(job)
+    assert "attempt 2 of 4, 2 retries left" in text
+    assert "queued 8s before it was provisioned" in text
+    assert "phases: queued 30s → provisioning 10s → admitted 20s (so far)" in text
+
+
+def test_retries_exhausted_says_so_and_how_to_reactivate_in_one_line() -> None:
+    failure = "Could not enqueue the Provisioning Request due to insufficient capacity."
+    wl = workload(
+        [
+            cond(
+                "Evicted",
+                "True",
+                "DeactivatedDueToAdmissionCheck",
+                f'The workload is deactivated due to AdmissionCheck in Rejected state: "dws-prov" ({failure})',
+                -5,
+            )
+        ],
+        [{"name": "dws-prov", "state": "Pending", "message": "Reset to Pending after eviction. Previously: Rejected"}],
+        active=False,
+    )
+    job = collect(kube(wl, [], limit=1), "default")[0]  # type: ignore[arg-type]
+    assert job.state == "Deactivated"
+    lines = [line for line in explain(job).splitlines() if "deactivated:" in line]
+    assert len(lines) == 1
+    assert "Kueue used up all 2 attempts (retryStrategy.backoffLimitCount=1)" in lines[0]
+    assert f"last: {failure.rstrip('.')}. Re-activate it once capacity is back" in lines[0]
+    assert "phases:" not in explain(job)  # nothing runs: the one line says it all
+    assert lines[0].endswith(f'kubectl patch workload {WL} -n default --type=merge -p \'{{"spec":{{"active":true}}}}\'')
+
+
+def test_capacity_revoked_says_why_with_the_next_step() -> None:
+    revoked = (
+        "Capacity provisioned for the Provisioning Request was reclaimed and is no longer available in the cluster."
+    )
+    wl = workload(
+        [
+            cond(
+                "Evicted",
+                "True",
+                "DeactivatedDueToAdmissionCheck",
+                f'The workload is deactivated due to AdmissionCheck in Rejected state: "dws-prov" ({revoked})',
+                -5,
+            )
+        ],
+        [],
+        active=False,
+    )
+    job = collect(kube(wl, []), "default")[0]  # type: ignore[arg-type]
+    line = next(line for line in explain(job).splitlines() if "deactivated:" in line)
+    assert (
+        "DWS revoked its capacity (CapacityRevoked) at the end of its run duration (maxRunDurationSeconds=20)" in line
+    )
+    assert "resume from its last checkpoint" in line and "kubectl patch workload" in line
+
+
+def test_status_without_permission_on_cluster_config_leaves_the_retries_out() -> None:
+    wl = workload([], [{"name": "dws-prov", "state": "Pending", "message": ""}])
+    job = collect(kube(wl, [], forbidden=True), "default")[0]  # type: ignore[arg-type]
+    assert job.retries == {}
+    assert "retries left" not in explain(job)
+
+
+@pytest.mark.parametrize(
+    ("attempt", "limit", "left"),
+    [(1, 3, 3), (3, 3, 1), (4, 3, 0), (1, 0, 0), (2, 1, 0)],
+)
+def test_retries_left_follows_kueues_attempt_le_limit_rule(attempt: int, limit: int, left: int) -> None:
+    assert lifecycle.Retries(attempt, limit).left == left
+
+
+def test_attempt_is_read_from_kueues_request_name() -> None:
+    assert lifecycle.attempt_of(f"{WL}-dws-prov-12", WL, "dws-prov") == 12
+    assert lifecycle.attempt_of(f"{WL}-other-1", WL, "dws-prov") is None
+
+
+def test_duration_formats() -> None:
+    assert [lifecycle.duration(s) for s in (5, 65, 3700, 90000)] == ["5s", "1m05s", "1h01m", "1d01h"]
+
+
+def test_request_names_sort_by_attempt() -> None:
+    wl = workload([], [{"name": "dws-prov", "state": "Pending", "message": ""}])
+    prs = [request(n, [cond("Failed", "True", "X", "m", -1)]) for n in (10, 2)]
+    job = collect(kube(wl, prs), "default")[0]  # type: ignore[arg-type]
+    assert [r.attempt for r in job.requests] == [2, 10]
+    assert job.retries["dws-prov"].attempt == 10
