@@ -356,6 +356,18 @@ def test_a_full_pool_keeps_the_request_queued(simulator: sim.CapacitySimulator, 
     assert len(api.nodes) == 8
 
 
+def test_a_request_whose_pod_template_is_not_there_yet_waits_for_it(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    template = api.templates.pop("ppt-wl-dws-prov-1-0")
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert api.nodes == {} and api.conds("wl-dws-prov-1") == {}
+    api.templates["ppt-wl-dws-prov-1-0"] = template
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert len(api.nodes) == 4
+
+
 def test_a_deleted_request_takes_its_nodes(simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock) -> None:
     api.add_request("wl-dws-prov-1")
     simulator.step(Settings(provisioning_delay_seconds=0))

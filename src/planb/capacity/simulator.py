@@ -168,6 +168,7 @@ class CapacitySimulator:
         self.delivered: set[str] = set()
         #: Per request: the nodeSelector and pod count of its templates.
         self.selectors: dict[str, tuple[dict[str, str], int]] = {}
+        self.missing_templates: set[str] = set()
         #: Per request whose booking is over: since when none of its nodes runs a pod.
         self.idle_request_since: dict[str, float] = {}
         self.idle_since: dict[str, float] = {}
@@ -384,6 +385,8 @@ class CapacitySimulator:
                 selector.update(template["template"]["spec"].get("nodeSelector") or {})
         if found:
             self.selectors[key] = (selector, count)  # a request's templates do not change
+        else:
+            self.missing_templates.add(key)
         return selector, count
 
     def _pool_for(self, pr: Obj, pools: dict[str, NodePool]) -> tuple[NodePool | None, dict[str, str], int]:
@@ -479,7 +482,12 @@ class CapacitySimulator:
             self._set_pr_conditions(pr, [("Failed", "True", MULTIPLE_PODSETS_REASON, MULTIPLE_PODSETS_MESSAGE)])
             self.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
             return
+        self.missing_templates.discard(key)
         pool, selector, count = self._pool_for(pr, pools)
+        if key in self.missing_templates:
+            # Kueue writes the pod templates first; one not there yet is looked for again shortly.
+            self._deadline(time.time() + 1.0)
+            return
         life = settings.resolve(pool.name if pool else None, key)
         seen = self._seen_at(key, conds)
         if pool is None:
