@@ -169,6 +169,8 @@ class CapacitySimulator:
         #: Per request: the nodeSelector and pod count of its templates.
         self.selectors: dict[str, tuple[dict[str, str], int]] = {}
         self.missing_templates: set[str] = set()
+        #: Per request with nodes: the pool they are on (rebuilt from the nodes on every pass).
+        self.request_pools: dict[str, str] = {}
         #: Per request whose booking is over: since when none of its nodes runs a pod.
         self.idle_request_since: dict[str, float] = {}
         self.idle_since: dict[str, float] = {}
@@ -251,7 +253,7 @@ class CapacitySimulator:
             return busy_nodes[0]
 
         self._provisioning_requests(pools, by_pool, settings, busy)
-        self._scale_up(pools, by_pool, settings)
+        self._scale_up(pools, by_pool, settings, busy)
         self._scale_down(pools, by_pool, settings, busy)
 
     def _report_broken(self, broken: list[BrokenPool]) -> None:
@@ -389,10 +391,23 @@ class CapacitySimulator:
             self.missing_templates.add(key)
         return selector, count
 
-    def _pool_for(self, pr: Obj, pools: dict[str, NodePool]) -> tuple[NodePool | None, dict[str, str], int]:
+    def _pool_for(
+        self, pr: Obj, pools: dict[str, NodePool], free: Callable[[NodePool], int] | None = None
+    ) -> tuple[NodePool | None, dict[str, str], int]:
+        """The queued-provisioning pool of a request: the one its nodes are on, else the first matching one that
+        has room for it (``free``: nodes a pool can still take), else the first matching one.
+
+        A plan's pools all carry its label (planb.dev/plan), so a request matches each of them. GKE's autoscaler
+        skips a node group whose target size has reached its max for a ProvisioningRequest (GKE_AUTOSCALER_MAX_REACHED
+        in planb.gke.rules), and a multi-host TPU pool's max is one slice: with K such DWS pools, K requests are
+        provisioned at once, one per pool, and the next waits until one is free.
+        """
         selector, count = self._pr_pod_selector(pr)
         matches = [p for p in pools.values() if p.queued_provisioning and p.matches(selector)]
-        return (matches[0] if matches else None), selector, count
+        key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
+        held = [p for p in matches if p.name == self.request_pools.get(key)]
+        roomy = [p for p in matches if free is not None and free(p) >= count]
+        return next(iter(held + roomy + matches), None), selector, count
 
     def _seen_at(self, key: str, conds: dict[str, Obj]) -> float:
         """When the request was first queued (wall clock): remembered, else its Accepted time (after a restart)."""
@@ -425,11 +440,13 @@ class CapacitySimulator:
         if requests is None:
             return  # the watch has not listed yet: nothing is known to be gone
         by_request: dict[str, list[str]] = defaultdict(list)
-        for pool_nodes in by_pool.values():
+        self.request_pools = {}
+        for pool_name, pool_nodes in by_pool.items():
             for node in pool_nodes:
                 request = (node["metadata"].get("annotations") or {}).get(REQUEST)
                 if request:
                     by_request[request].append(node["metadata"]["name"])
+                    self.request_pools[request] = pool_name
         live: set[str] = set()
         added: dict[str, int] = defaultdict(int)
         deliveries: list[tuple[Obj, NodePool, int, str]] = []
@@ -483,7 +500,13 @@ class CapacitySimulator:
             self.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
             return
         self.missing_templates.discard(key)
-        pool, selector, count = self._pool_for(pr, pools)
+
+        def free(candidate: NodePool) -> int:
+            """Nodes the pool can still take (this request's own nodes of an earlier attempt count as free)."""
+            in_pool = len(by_pool.get(candidate.name, [])) + added[candidate.name]
+            return candidate.max_nodes - in_pool + len(nodes)
+
+        pool, selector, count = self._pool_for(pr, pools, free)
         if key in self.missing_templates:
             # Kueue writes the pod templates first; one not there yet is looked for again shortly.
             self._deadline(time.time() + 1.0)
@@ -653,24 +676,39 @@ class CapacitySimulator:
         return cpu <= machine.vcpus * 1000 and accel <= machine.accelerators
 
     def _scale_up(
-        self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings
+        self,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
     ) -> None:
-        wanted: dict[str, int] = defaultdict(int)
+        # Pending pods by the pools they fit: a plan's pools all fit its pods (they carry its label).
+        wanted: dict[tuple[str, ...], int] = defaultdict(int)
         for pod in self._pending_pods():
-            for pool in pools.values():
-                if pool.autoscaling and not pool.queued_provisioning and self._fits(pod, pool):
-                    wanted[pool.name] += 1
-                    break
-        for name, pods in wanted.items():
-            pool = pools[name]
-            if name in settings.stockout:
-                self.log(f"pool {name}: {pods} pod(s) pending, no capacity (simulated stockout)")
-                continue
-            have = len(by_pool.get(name, []))
-            slices = -(-pods // pool.hosts_per_slice)
-            room = (pool.max_nodes - have) // pool.hosts_per_slice
-            for _ in range(min(slices, room)):
-                self._add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
+            fits = tuple(
+                p.name for p in pools.values() if p.autoscaling and not p.queued_provisioning and self._fits(pod, p)
+            )
+            if fits:
+                wanted[fits] += 1
+        added: dict[str, int] = defaultdict(int)
+        for names, pods in wanted.items():
+            out = [name for name in names if name in settings.stockout]
+            if out:
+                self.log(f"pool(s) {', '.join(out)}: {pods} pod(s) pending, no capacity (simulated stockout)")
+            # Nodes of these pools that run nothing yet (e.g. a slice made last pass) take pending pods first.
+            idle = sum(1 for name in names for node in by_pool.get(name, []) if node["metadata"]["name"] not in busy())
+            # Whole slices, pool after pool: a pool at its max (one slice per multi-host TPU pool) or in stockout is
+            # skipped, as GKE's autoscaler skips a node group it cannot grow.
+            needed = pods - idle
+            for name in names:
+                pool = pools[name]
+                if name in settings.stockout or needed <= 0:
+                    continue
+                room = (pool.max_nodes - len(by_pool.get(name, [])) - added[name]) // pool.hosts_per_slice
+                for _ in range(min(-(-needed // pool.hosts_per_slice), room)):
+                    self._add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
+                    added[name] += pool.hosts_per_slice
+                    needed -= pool.hosts_per_slice
 
     def _scale_down(
         self,
