@@ -3,12 +3,14 @@
     .venv/bin/python hack/bench_admission.py --jobs 200 --on-demand-slices 100 --dws-slices 100
 
 Needs the local stack up (`planb local up`). It sizes the pools and the on-demand quota with
-site.yml so that half the jobs fit plan A and half fall over to plan B, stops the KubeRay operator
+site.yml so that half the jobs fit plan A and half fall over to plan B (a multi-host slice is one
+node pool, so 100 slices per plan are 100 pools per plan: sizing takes minutes), stops the KubeRay operator
 (admission does not need pods, and 200 Ray clusters of fake pods would only load the two cores),
 renders one job with Helm, applies N renamed copies in one `kubectl apply`, waits until every
 Workload is admitted, and reports p50/p95 of (Admitted.lastTransitionTime - creationTimestamp) per
 flavor. Kubernetes timestamps have one-second resolution. Afterwards it deletes the jobs, restores
-the inventory's sizes and restarts the operator.
+the inventory's sizes (confirming the deletion of the extra pools, planb_scale_down_confirm) and
+restarts the operator.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import yaml
 
 from planb import paths
 from planb.capacity import settings as capacity_settings
+from planb.catalog import nodepool
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE
@@ -36,6 +39,9 @@ REPO = paths.REPO
 PROFILE = "tpu-v6e-4x4"
 #: The release name the job is rendered with, replaced by each copy's name.
 PLACEHOLDER = "zzbenchzz"
+#: The local inventory's cluster and pools (inventories/local; the seed's names).
+TARGET = "planb-local/us-east5-b/tpu-cluster"
+POOLS = ("on-demand-pool", "dws-pool")
 
 
 def sh(*argv: str, stdin: str | None = None) -> str:
@@ -158,7 +164,14 @@ def main() -> int:
             check=False,
         )
         capacity_settings.save(capacity_settings.Settings())
-        sh(playbook, "site.yml")
+        # Back to one slice per plan: the pools of slices 2..K go, confirmed by name as the play asks.
+        extra = [
+            name
+            for base, slices in zip(POOLS, (args.on_demand_slices, args.dws_slices), strict=True)
+            for name in nodepool.pool_names(base, slices)[1:]
+        ]
+        confirm = ["-e", f"planb_scale_down_confirm={TARGET}/{','.join(extra)}"] if extra else []
+        sh(playbook, "site.yml", *confirm)
         stack.up()
 
 

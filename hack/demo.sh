@@ -25,7 +25,7 @@ phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity s
 planb local up
 planb local versions
 
-phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools, Kueue, queues"
+phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools (one per slice), Kueue, queues"
 ansible-playbook site.yml
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
 [[ -f "$KUBECONFIG" ]] || KUBECONFIG=$PWD/.state/local/kubeconfig

@@ -43,10 +43,11 @@ def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
     assert flavors["submitter"] == {"default-cpu"}
     worker = next(name for name in flavors if name not in ("head", "submitter"))
     assert flavors[worker] == {"dws"}
-    # The DWS nodes carry GKE's queued-provisioning taint and the pool label.
-    nodes = kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=dws-pool"})
+    # The DWS nodes carry GKE's queued-provisioning taint, the pool's name and the plan label the dws flavor selects.
+    nodes = kube.items("/api/v1/nodes", {"labelSelector": "planb.dev/plan=dws"})
     assert len(nodes) == 4
     for node in nodes:
+        assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == "dws-pool"
         taints = {(t["key"], t["effect"]) for t in node["spec"]["taints"]}
         assert ("cloud.google.com/gke-queued", "NoSchedule") in taints
         assert node["status"]["capacity"]["google.com/tpu"] == "4"

@@ -11,6 +11,8 @@ KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
 RAY = "/apis/ray.io/v1"
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+#: The plan of a node's pool (playbooks/cluster.yml labels every pool of a plan; a plan of K slices is K pools).
+PLAN_LABEL = "planb.dev/plan"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class JobStatus:
     requests: list[RequestInfo] = field(default_factory=list)
     pods: list[tuple[str, str, str]] = field(default_factory=list)  # (pod, phase, node)
     nodes: dict[str, str] = field(default_factory=dict)  # node -> pool
+    node_plans: dict[str, str] = field(default_factory=dict)  # node -> plan of its pool (planb.dev/plan)
     ray_status: str = ""
     #: The Workload's spec.active (Kueue deactivates a workload whose check it rejects).
     active: bool = True
@@ -151,9 +154,9 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
     limits = _retry_limits(kube)
     pods = kube.items(f"/api/v1{ns_path}/pods")
-    node_pools = {
-        n["metadata"]["name"]: n["metadata"]["labels"].get(NODEPOOL_LABEL, "-") for n in kube.items("/api/v1/nodes")
-    }
+    nodes = kube.items("/api/v1/nodes")
+    node_pools = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes}
+    node_plans = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(PLAN_LABEL, "") for n in nodes}
     out = []
     for rj in sorted(rayjobs, key=lambda r: (r["metadata"]["namespace"], r["metadata"]["name"])):
         meta = rj["metadata"]
@@ -230,6 +233,8 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
                 job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
                 if node:
                     job.nodes[node] = node_pools.get(node, "-")
+                    if node_plans.get(node):
+                        job.node_plans[node] = node_plans[node]
         out.append(job)
     return out
 
@@ -302,7 +307,8 @@ def explain(job: JobStatus) -> str:
         lines.append(f"  KubeRay: {job.ray_status}")
     for pod, phase, node in job.pods:
         pool = job.nodes.get(node, "-")
-        lines.append(f"  pod {pod}: {phase} on {node} (pool {pool})")
+        plan = job.node_plans.get(node)
+        lines.append(f"  pod {pod}: {phase} on {node} (pool {pool}" + (f", plan {plan})" if plan else ")"))
     if not job.pods and job.state in ("Pending", "QuotaReserved"):
         lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
     return "\n".join(lines)
