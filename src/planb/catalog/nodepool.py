@@ -167,7 +167,7 @@ def plan_pool_index(name: str, pool: str) -> int | None:
 def plan_pools(pools: list[str], name: str) -> list[str]:
     """The pools among ``pools`` that are named by the plan named ``name``, in slice order."""
     ours = [(index, pool) for pool in pools if (index := plan_pool_index(name, str(pool))) is not None]
-    return [pool for _, pool in sorted(ours)]
+    return [pool for _index, pool in sorted(ours)]
 
 
 def plan_labels(plan: str) -> dict[str, str]:

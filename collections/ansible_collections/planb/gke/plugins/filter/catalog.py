@@ -162,7 +162,7 @@ def _plan_pool_index(name: str, pool: str) -> int | None:
 def plan_pools(pools: list[str], name: str) -> list[str]:
     """The pools among ``pools`` named by the plan named ``name`` (``name``, ``name-2``, ...), in slice order."""
     ours = [(index, pool) for pool in pools if (index := _plan_pool_index(name, str(pool))) is not None]
-    return [pool for _, pool in sorted(ours)]
+    return [pool for _index, pool in sorted(ours)]
 
 
 def node_pools(
