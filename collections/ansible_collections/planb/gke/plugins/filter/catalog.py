@@ -1,15 +1,36 @@
 # planb.gke: filters over planb's accelerator catalog, from the facts generated into this collection.
 """Ansible filters: one accelerator profile name gives the node pool and chart values, never typed by hand.
 
-``planb.gke.node_pool``: node pool settings for ``slices`` slices of a profile::
+``planb.gke.node_pools``: the node pools of a plan with ``slices`` slices of a profile, one pool per
+multi-host TPU slice (GKE cannot add nodes to a multi-host TPU slice pool; a new slice is a new pool:
+https://cloud.google.com/kubernetes-engine/docs/concepts/tpus), one pool of ``slices`` nodes for a
+single-host profile::
+
+    {{ 'tpu-v6e-4x4' | planb.gke.node_pools(name='on-demand-pool', slices=2, plan='on-demand') }}
+    -> pools on-demand-pool and on-demand-pool-2, max 4 nodes each, labels {planb.dev/plan: on-demand}
+
+Names: slice 1 is ``name`` itself, slice k >= 2 is ``name-k``. Each pool is ``node_pool``'s dict plus
+``name``, ``index`` (slice number from 1), ``plan``, ``plan_slices`` and ``labels`` (the pool's
+config.labels).
+
+``planb.gke.plan_pools``: which of a list of pool names the plan named ``name`` owns, in slice order::
+
+    {{ ['default-pool', 'on-demand-pool-2', 'on-demand-pool'] | planb.gke.plan_pools('on-demand-pool') }}
+    -> ['on-demand-pool', 'on-demand-pool-2']
+
+``planb.gke.plan_node_labels``: the node labels of a plan's pools, ``{planb.dev/plan: <plan>}``; the
+plan's Kueue ResourceFlavor selects them.
+
+``planb.gke.node_pool``: node pool settings for ``slices`` slices of a profile in one pool::
 
     {{ 'tpu-v6e-4x4' | planb.gke.node_pool(slices=1) }}
-    {{ planb_profile | planb.gke.node_pool(slices=2, flex_start=true) }}
+    {{ 'tpu-v6e-2x4' | planb.gke.node_pool(slices=2, flex_start=true) }}
     {{ 'tpu-v5e-2x4' | planb.gke.node_pool(machine_type='ct5lp-hightpu-4t') }}
 
-Arguments: ``slices`` (int >= 1, default 1), ``max_nodes`` (a whole number of slices; default slices x
-nodes per slice), ``flex_start`` (bool; refused for generations GKE offers no flex-start on),
-``machine_type`` (another machine type of the generation that forms the same topology).
+Arguments: ``slices`` (int >= 1, default 1; exactly 1 for a multi-host profile), ``max_nodes`` (a whole
+number of slices; default slices x nodes per slice; one slice's hosts for a multi-host profile),
+``flex_start`` (bool; refused for generations GKE offers no flex-start on), ``machine_type`` (another
+machine type of the generation that forms the same topology).
 
 Returned keys (stable; the roles depend on them): ``profile`` (canonical name: aliases such as tpu-v6e-16
 resolve to tpu-v6e-4x4), ``kind`` (tpu | gpu), ``generation``, ``machine_type``, ``tpu_topology`` (None for
