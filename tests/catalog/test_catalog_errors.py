@@ -170,8 +170,9 @@ CASES: list[tuple[str, Callable[[], object], type[CatalogError], str]] = [
         "flex-start on TPU v4",
         lambda: node_pool("tpu-v4-2x2x2", flex_start=True),
         FlexStartError,
-        "flex-start (DWS queued provisioning) is not offered by GKE for TPU v4; "
-        "choose a generation that offers it: v5e, v5p, v6e, tpu7x",
+        "flex-start (DWS queued provisioning) is not offered by GKE for TPU v4 (GKE's TPU flex-start excludes TPU "
+        "v3 and v4; https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start); "
+        "choose a generation that offers it: v5e, v5p, v6e",
     ),
 ]
 

@@ -34,6 +34,9 @@ def _machine_types() -> dict[str, dict[str, Any]]:
                 "chips_per_vm": machine.chips_per_vm,
                 "topologies": list(machine.topologies),
                 "flex_start": gen.flex_start,
+                "flex_start_note": gen.flex_start_note,
+                "flex_start_url": gen.flex_start_url,
+                "uses_placement_policy": gen.uses_placement_policy,
                 "doc_url": gen.doc_url,
             }
     for entry in gpu.MACHINES:

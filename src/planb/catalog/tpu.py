@@ -21,6 +21,10 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 PLAN_TPUS_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
 #: Compute Engine's TPU machine types (TPU7x, v6e, v5p): vCPUs and memory per VM.
 GCE_TPU_MACHINES_URL = "https://cloud.google.com/compute/docs/tpus/tpu-machines"
+#: GKE's TPU flex-start page: which TPU generations and GKE versions offer flex-start.
+TPU_FLEX_START_URL = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start"
+#: GKE's Ironwood (TPU7x) page: versions, the workload policy instead of --tpu-topology.
+IRONWOOD_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood"
 
 _TOPOLOGY_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$")
 
@@ -71,6 +75,9 @@ class TpuGeneration:
     peak_tflops: float
     peak_tflops_url: str
     doc_url: str
+    #: Why GKE offers no flex-start here (empty when it does), and the page that says so.
+    flex_start_note: str = ""
+    flex_start_url: str = ""
 
     @property
     def topologies(self) -> tuple[str, ...]:
@@ -135,8 +142,8 @@ class TpuGeneration:
         if not self.flex_start:
             offered = ", ".join(g.name for g in GENERATIONS if g.flex_start)
             raise FlexStartError(
-                f"flex-start (DWS queued provisioning) is not offered by GKE for TPU {self.name}; "
-                f"choose a generation that offers it: {offered}"
+                f"flex-start (DWS queued provisioning) is not offered by GKE for TPU {self.name} "
+                f"({self.flex_start_note}; {self.flex_start_url}); choose a generation that offers it: {offered}"
             )
 
 
@@ -191,6 +198,8 @@ V4 = TpuGeneration(
     peak_tflops=275.0,
     peak_tflops_url="https://cloud.google.com/tpu/docs/v4",
     doc_url=PLAN_TPUS_URL,
+    flex_start_note="GKE's TPU flex-start excludes TPU v3 and v4",
+    flex_start_url=TPU_FLEX_START_URL,
 )
 V5E = TpuGeneration(
     name="v5e",
@@ -253,11 +262,17 @@ TPU7X = TpuGeneration(
     machine_types=(
         TpuMachineType("tpu7x-standard-4t", 4, _3D_4T, 224, 960, "https://cloud.google.com/tpu/docs/tpu7x"),
     ),
-    flex_start=True,
+    # GKE's documentation does not document flex-start or queued provisioning for TPU7x: neither the Ironwood
+    # page nor GKE's flex-start and queued provisioning pages name it (checked for issue 12). Google's
+    # cluster-toolkit ships a TPU7x DWS example, but that is a tool's example, not GKE's documentation, so
+    # planb does not offer it until GKE documents it.
+    flex_start=False,
     uses_placement_policy=True,
     peak_tflops=2307.0,
     peak_tflops_url="https://cloud.google.com/tpu/docs/tpu7x",
-    doc_url="https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
+    doc_url=IRONWOOD_URL,
+    flex_start_note="GKE does not document flex-start or queued provisioning for TPU7x",
+    flex_start_url=IRONWOOD_URL,
 )
 
 GENERATIONS: tuple[TpuGeneration, ...] = (V4, V5E, V5P, V6E, TPU7X)

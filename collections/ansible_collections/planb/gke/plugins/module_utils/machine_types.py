@@ -64,6 +64,8 @@ FACTS: dict[str, Any] = json.loads(
   "dimensions": 3,
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
   "flex_start": false,
+  "flex_start_note": "GKE's TPU flex-start excludes TPU v3 and v4",
+  "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start",
   "generation": "v4",
   "kind": "tpu",
   "topologies": [
@@ -77,24 +79,30 @@ FACTS: dict[str, Any] = json.loads(
    "8x8x8",
    "8x8x16",
    "8x16x16"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct5lp-hightpu-1t": {
   "chips_per_vm": 1,
   "dimensions": 2,
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
   "topologies": [
    "1x1"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct5lp-hightpu-4t": {
   "chips_per_vm": 4,
   "dimensions": 2,
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
   "topologies": [
@@ -105,24 +113,30 @@ FACTS: dict[str, Any] = json.loads(
    "8x8",
    "8x16",
    "16x16"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct5lp-hightpu-8t": {
   "chips_per_vm": 8,
   "dimensions": 2,
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
   "topologies": [
    "2x4"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct5p-hightpu-4t": {
   "chips_per_vm": 4,
   "dimensions": 3,
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v5p",
   "kind": "tpu",
   "topologies": [
@@ -137,24 +151,30 @@ FACTS: dict[str, Any] = json.loads(
    "8x8x16",
    "8x16x16",
    "16x16x16"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct6e-standard-1t": {
   "chips_per_vm": 1,
   "dimensions": 2,
   "doc_url": "https://cloud.google.com/tpu/docs/v6e",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
   "topologies": [
    "1x1"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct6e-standard-4t": {
   "chips_per_vm": 4,
   "dimensions": 2,
   "doc_url": "https://cloud.google.com/tpu/docs/v6e",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
   "topologies": [
@@ -165,24 +185,30 @@ FACTS: dict[str, Any] = json.loads(
    "8x8",
    "8x16",
    "16x16"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "ct6e-standard-8t": {
   "chips_per_vm": 8,
   "dimensions": 2,
   "doc_url": "https://cloud.google.com/tpu/docs/v6e",
   "flex_start": true,
+  "flex_start_note": "",
+  "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
   "topologies": [
    "2x4"
-  ]
+  ],
+  "uses_placement_policy": false
  },
  "tpu7x-standard-4t": {
   "chips_per_vm": 4,
   "dimensions": 3,
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
-  "flex_start": true,
+  "flex_start": false,
+  "flex_start_note": "GKE does not document flex-start or queued provisioning for TPU7x",
+  "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
   "generation": "tpu7x",
   "kind": "tpu",
   "topologies": [
@@ -196,7 +222,8 @@ FACTS: dict[str, Any] = json.loads(
    "8x8x8",
    "8x8x16",
    "8x16x16"
-  ]
+  ],
+  "uses_placement_policy": true
  }
 }
 """
