@@ -56,7 +56,10 @@ def _gke_pool(pool: dict[str, Any], *, dws: bool) -> dict[str, Any]:
             "locationPolicy": "ANY",
         },
     }
-    if pool["tpu_topology"]:
+    if pool["placement_policy_required"]:
+        # A multi-host TPU7x slice: a workload policy carries the topology, instead of tpuTopology.
+        body["placementPolicy"] = {"policyName": f"wp-{pool['tpu_topology']}"}
+    elif pool["tpu_topology"]:
         body["placementPolicy"] = {"tpuTopology": pool["tpu_topology"]}
     return body
 

@@ -80,7 +80,13 @@ def test_update_in_place(modules: ModuleRunner, emulator: RunningEmulator) -> No
     result = modules.run("gke_node_pool", changed, diff=True)
     assert result["changed"] and result["actions"] == ["update"]
     pool = result["node_pool"]
-    assert pool["config"]["taints"] == [{"key": "team", "value": "ml", "effect": "NO_SCHEDULE"}]
+    # The managed taint is added; GKE's own (google.com/tpu, cloud.google.com/gke-queued) stay.
+    assert sorted(t["key"] for t in pool["config"]["taints"]) == [
+        "cloud.google.com/gke-queued",
+        "google.com/tpu",
+        "team",
+    ]
+    assert {"key": "team", "value": "ml", "effect": "NO_SCHEDULE"} in pool["config"]["taints"]
     assert pool["config"]["maxRunDuration"] == "86400s"
     assert not modules.run("gke_node_pool", changed)["changed"]
     cluster = modules.run("gke_cluster", {**CLUSTER_ARGS, "ray_operator": False}, diff=True)

@@ -58,15 +58,19 @@ class NodePool:
         return out
 
     def node_taints(self) -> list[dict[str, str]]:
-        """The taints GKE puts on a node of this pool."""
+        """The taints GKE puts on a node of this pool (once each: the pool's config.taints may hold them already)."""
         out = [dict(t) for t in self.taints]
         resource = self.machine.accelerator_resource
+        gke: list[dict[str, str]] = []
         if resource == tpu.RESOURCE:
-            out.append({"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"})
+            gke.append({"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"})
         elif resource == gpu.RESOURCE:
-            out.append({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+            gke.append({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
         if self.queued_provisioning:
-            out.append({"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"})
+            gke.append({"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"})
+        for taint in gke:
+            if not any(t["key"] == taint["key"] and t["effect"] == taint["effect"] for t in out):
+                out.append(taint)
         return out
 
     def matches(self, selector: dict[str, str]) -> bool:
@@ -98,9 +102,15 @@ def accelerator_labels(machine_type: str, topology: str | None) -> dict[str, str
     return {}
 
 
-def _hosts(machine_type: str, topology: str | None) -> int:
-    """VMs (nodes) of one slice: the catalog's hosts per slice of the TPU machine type and topology."""
+def _hosts(machine_type: str, topology: str | None, workload_policy: bool = False, max_nodes: int = 1) -> int:
+    """VMs (nodes) of one slice: the catalog's hosts per slice of the TPU machine type and topology.
+
+    A TPU7x pool placed by a workload policy names no topology (the policy holds it, and the GKE emulator holds
+    no Compute Engine resource policies); a multi-host slice pool is exactly one slice, so its max is its hosts.
+    """
     found = tpu.find_machine(machine_type)
+    if found is not None and not topology and workload_policy:
+        return max(1, max_nodes)
     if not topology or found is None:
         return 1
     return tpu.TpuSlice(found[0], machine_type, topology).hosts_per_slice
@@ -114,7 +124,8 @@ def from_gke(body: dict[str, Any]) -> NodePool:
     """
     config = body.get("config", {})
     scaling = body.get("autoscaling", {})
-    topology = body.get("placementPolicy", {}).get("tpuTopology") or None
+    # GKE labels a TPU pool with its topology (config.labels) also when a workload policy placed it.
+    topology = body.get("placementPolicy", {}).get("tpuTopology") or config.get("labels", {}).get(tpu.TOPOLOGY_LABEL)
     taints = tuple(
         {"key": t["key"], "value": t.get("value", ""), "effect": _TAINT_EFFECTS.get(t.get("effect", ""), "NoSchedule")}
         for t in config.get("taints", [])
@@ -136,7 +147,9 @@ def from_gke(body: dict[str, Any]) -> NodePool:
         machine=machine(machine_type),
         labels=dict(config.get("labels", {})),
         taints=taints,
-        hosts_per_slice=_hosts(machine_type, topology),
+        hosts_per_slice=_hosts(
+            machine_type, topology, bool(body.get("placementPolicy", {}).get("policyName")), max_nodes
+        ),
     )
 
 

@@ -41,7 +41,7 @@ from urllib.parse import unquote
 import yaml
 
 from planb.errors import PlanbError
-from planb.gke import rules
+from planb.gke import defaults, rules
 from planb.gke.store import Store
 from planb.paths import local_kubeconfig
 
@@ -320,16 +320,9 @@ class Engine:
     # ---- node pools -------------------------------------------------------------------
     def _store_pool(self, cluster: str, pool: Body, version: str) -> Body:
         name = f"{cluster}/nodePools/{pool['name']}"
-        config = pool.setdefault("config", {})
-        config.setdefault("machineType", "e2-medium")
-        config.setdefault("diskSizeGb", 100)
-        config.setdefault("imageType", "COS_CONTAINERD")
-        management = pool.setdefault("management", {})
-        management.setdefault("autoRepair", True)
-        management.setdefault("autoUpgrade", True)
-        autoscaling = pool.get("autoscaling")
-        if autoscaling and autoscaling.get("enabled"):
-            autoscaling.setdefault("locationPolicy", "BALANCED")
+        # GKE's defaults for what the body omits, and the taints and labels GKE adds itself (defaults.py).
+        defaults.fill_node_pool(pool)
+        defaults.add_gke_owned(pool)
         pool.update(
             status="PROVISIONING",
             version=version,

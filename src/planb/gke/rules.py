@@ -41,6 +41,10 @@ OLDEST_SUPPORTED_MINOR = (1, 32)
 TPU_FLEX_START_MIN = (1, 33, 0, 1712000)
 #: maxRunDuration's default and cap: 7 days.
 MAX_RUN_DURATION_S = 7 * 24 * 3600
+#: "Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000 and later".
+DOC_IRONWOOD = tpu.IRONWOOD_URL
+#: TPU generation -> (oldest GKE version whose Standard clusters run its node pools, the page that says so).
+TPU_MIN_VERSION: dict[str, tuple[tuple[int, int, int, int], str]] = {"tpu7x": ((1, 34, 0, 2201000), DOC_IRONWOOD)}
 
 Body = dict[str, Any]
 
@@ -130,28 +134,69 @@ def check_cluster(cluster: Body) -> None:
 
 
 def _autoscaling_rules(pool: Body, label: str, source: str) -> None:
+    """What GKE refuses in a flex-start or queued provisioning pool: autoscaling off, a minimum or an initial size.
+
+    GKE answers "Flex start node pools require autoscaling enabled." and "... require initial node count to be set
+    to 0." (issue 12's research, section 1). Not refused, because Google documents them only as recommendations
+    and the seed's own `gcloud container node-pools create --flex-start --enable-queued-provisioning` (which GKE
+    accepts) sends neither: auto-repair off (DOC_QUEUED: "--no-enable-autorepair ... disables automatic repairs,
+    which could disrupt workloads"), location policy ANY (DOC_QUEUED's command uses it; GKE's control plane
+    defaults to BALANCED, see defaults.py) and reservation affinity NO_RESERVATION (the commands use
+    --reservation-affinity=none). planb's modules ask for all three as planb's policy (module_utils/validate.py).
+    COMPACT placement with queued provisioning is not refused either: GKE documents no such refusal, and
+    Google's cluster-toolkit (since bf7c3e1d) and xpk send COMPACT with queued TPU pools.
+    """
     autoscaling = pool.get("autoscaling") or {}
     _check(bool(autoscaling.get("enabled")), f"{label} requires autoscaling to be enabled", source)
     minimum = int(autoscaling.get("minNodeCount") or 0) + int(autoscaling.get("totalMinNodeCount") or 0)
     _check(minimum == 0, f"{label} requires the minimum node count to be 0", source)
-    _check(
-        autoscaling.get("locationPolicy", "ANY") == "ANY",
-        f"{label} requires autoscaling location policy ANY",
-        source,
-    )
     _check(int(pool.get("initialNodeCount") or 0) == 0, f"{label} requires initialNodeCount 0", source)
+
+
+def _check_tpu_generation(
+    pool: Body, found: tuple[tpu.TpuGeneration, tpu.TpuMachineType], cluster_version: str
+) -> None:
+    """Per-generation rules: minimum GKE version, TPU7x's workload policy, which generations offer flex-start."""
+    generation, machine = found
+    machine_type = machine.name
+    minimum = TPU_MIN_VERSION.get(generation.name)
+    if minimum is not None:
+        _check(
+            cluster_version == "latest" or version_at_least(cluster_version, minimum[0]),
+            f"TPU {generation.name} node pools need GKE {_version_text(minimum[0])} or later on Standard clusters, "
+            f"the cluster runs {cluster_version}",
+            minimum[1],
+        )
+    placement = pool.get("placementPolicy") or {}
+    topology = str(placement.get("tpuTopology") or "")
+    if generation.uses_placement_policy and topology in machine.topologies:
+        # DOC_IRONWOOD: "Ironwood (TPU7x) uses a workload policy ... when you create multi-host TPU slice node
+        # pools ... This policy replaces the --tpu-topology flag used by other TPU versions." GKE's answer, as
+        # quoted in issue 12's research (section 1).
+        _check(
+            not tpu.TpuSlice(generation, machine_type, topology).multi_host,
+            f"Creation of a managed instance group with {machine_type} machine type with placement policy is not "
+            f"supported. Use workload policy instead: a multi-host TPU {generation.name} slice takes "
+            f"placementPolicy.policyName (a workload policy with acceleratorTopology {topology}) instead of "
+            "placementPolicy.tpuTopology",
+            DOC_IRONWOOD,
+        )
     config = pool.get("config") or {}
-    affinity = (config.get("reservationAffinity") or {}).get("consumeReservationType", "NO_RESERVATION")
-    _check(
-        affinity == "NO_RESERVATION",
-        f"{label} requires reservationAffinity.consumeReservationType NO_RESERVATION",
-        source,
-    )
-    _check(
-        not (pool.get("management") or {}).get("autoRepair", False),
-        f"{label} requires management.autoRepair false",
-        source,
-    )
+    for asked, feature in (
+        (config.get("flexStart"), "Flex-start"),
+        ((pool.get("queuedProvisioning") or {}).get("enabled"), "Queued provisioning"),
+    ):
+        if asked:
+            _check(
+                generation.flex_start,
+                f"{feature} is not available for TPU {generation.name}: {generation.flex_start_note}",
+                generation.flex_start_url or DOC_TPU_FLEX,
+            )
+
+
+def _version_text(version: tuple[int, ...]) -> str:
+    major, minor, patch, gke = version
+    return f"{major}.{minor}.{patch}-gke.{gke}"
 
 
 def check_one_slice(pool: Body, topology: str, hosts: int) -> None:
@@ -200,6 +245,8 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
     machine_type = str(config.get("machineType") or "e2-medium")
     found = tpu_machine(machine_type)
     topology = str((pool.get("placementPolicy") or {}).get("tpuTopology") or "")
+    if found is not None:
+        _check_tpu_generation(pool, found, cluster_version)
     if topology:
         _check(found is not None, f"tpuTopology is only valid for TPU machine types, not {machine_type}", DOC_PLAN_TPUS)
         assert found is not None
@@ -221,7 +268,6 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
             not config.get("spot") and not config.get("preemptible"), "Flex-start VMs cannot be Spot", DOC_FLEX_START
         )
         if found is not None:
-            _check(found[0].flex_start, f"Flex-start is not available for TPU {found[0].name}", DOC_TPU_FLEX)
             _check(
                 cluster_version == "latest" or version_at_least(cluster_version, TPU_FLEX_START_MIN),
                 f"TPU flex-start needs GKE 1.33.0-gke.1712000 or later, the cluster runs {cluster_version}",

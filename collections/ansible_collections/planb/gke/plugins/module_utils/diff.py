@@ -1,5 +1,11 @@
 # planb.gke: comparing a desired body with what GKE returns.
-"""Leaf-by-leaf comparison of a desired body with the server's, ignoring server-only fields."""
+"""Leaf-by-leaf comparison of a desired body with the server's, ignoring server-only fields.
+
+Node labels and taints are compared by key, over the keys the module manages only: GKE adds its own to
+the pools it creates (``google.com/tpu`` and ``cloud.google.com/gke-queued`` taints, TPU and flex-start
+labels; see planb's emulator, src/planb/gke/defaults.py, for the sources), and those are no difference.
+Terraform's GKE provider does the same ("will only report drift on taint keys that are already managed").
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,11 @@ import json
 from typing import Any
 
 Body = dict[str, Any]
-#: Maps compared as one value (a label map is replaced whole, not merged).
+#: Maps compared as one value over the desired keys only (their keys hold dots, so they are not flattened).
 WHOLE_MAPS = ("config.labels",)
+#: Maps and lists of which only the desired keys are compared: labels by key, taints by their "key".
+MANAGED_MAPS = ("config.labels",)
+MANAGED_LISTS = ("config.taints",)
 
 
 def dig(body: Any, path: str, default: Any = None) -> Any:
@@ -57,13 +66,37 @@ def normalize(value: Any, desired: Any) -> Any:
     return value
 
 
+def managed_part(path: str, want: Any, have: Any) -> Any:
+    """The part of the server's value at ``path`` that the desired value manages (labels and taints by key)."""
+    if path in MANAGED_MAPS and isinstance(want, dict) and isinstance(have, dict):
+        return {key: value for key, value in have.items() if key in want}
+    if path in MANAGED_LISTS and isinstance(want, list) and isinstance(have, list):
+        keys = {item.get("key") for item in want}
+        return [item for item in have if isinstance(item, dict) and item.get("key") in keys]
+    return have
+
+
+def merged_labels(desired: Body, current: Any) -> Body:
+    """The whole label map to send: the server's labels (GKE's own among them) with the managed keys set."""
+    return {**(current if isinstance(current, dict) else {}), **desired}
+
+
+def merged_taints(desired: list[Body], current: Any) -> list[Body]:
+    """The whole taint list to send: the server's taints of other keys (GKE's own among them), then the managed ones."""
+    keys = {taint.get("key") for taint in desired}
+    kept = [
+        t for t in (current if isinstance(current, list) else []) if isinstance(t, dict) and t.get("key") not in keys
+    ]
+    return kept + list(desired)
+
+
 def compare(desired: Body, current: Body) -> tuple[list[str], Body, Body]:
     """(differing paths, diff before, diff after) over the desired fields only (server-only fields ignored)."""
     changed: list[str] = []
     before: Body = {}
     after: Body = {}
     for path, want in leaves(desired).items():
-        have = normalize(dig(current, path), want)
+        have = normalize(managed_part(path, want, dig(current, path)), want)
         before[path], after[path] = have, want
         if have != normalize(want, want):
             changed.append(path)

@@ -16,6 +16,7 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
     immutable_error,
     location_path,
 )
+from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_labels, merged_taints
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.validate import (
     TPU_FLEX_START_MIN,
@@ -49,10 +50,11 @@ def _node_pool_updates(
     if any(d.startswith("management") for d in diffs):
         calls.append(("setManagement", "POST", f"{path}:setManagement", {"management": desired["management"]}))
     update: Body = {}
+    # GKE replaces the whole label map / taint list: send the pool's others (GKE's own) with the managed ones.
     if "config.labels" in diffs:
-        update["labels"] = {"labels": desired["config"]["labels"]}
+        update["labels"] = {"labels": merged_labels(desired["config"]["labels"], dig(current, "config.labels"))}
     if "config.taints" in diffs:
-        update["taints"] = {"taints": desired["config"]["taints"]}
+        update["taints"] = {"taints": merged_taints(desired["config"]["taints"], dig(current, "config.taints"))}
     if "config.maxRunDuration" in diffs:
         update["maxRunDuration"] = desired["config"]["maxRunDuration"]
     if update:
