@@ -80,4 +80,7 @@ def node_pool_body(params: Params) -> Body:
         body["autoscaling"] = scaling
     if params.get("tpu_topology"):
         body["placementPolicy"] = {"tpuTopology": params["tpu_topology"]}
+    if params.get("placement_policy"):
+        # A workload policy (TPU7x multi-host slices: instead of tpuTopology, validate.py checks).
+        body.setdefault("placementPolicy", {})["policyName"] = params["placement_policy"]
     return body

@@ -23,12 +23,14 @@ from ansible_collections.planb.gke.plugins.module_utils.validate import (
     check_auth,
     tpu_machine,
     validate_node_pool,
+    validate_node_pool_version,
     version_at_least,
 )
 
 #: Fields that cannot change in place: (API path prefix, option name).
 NODE_POOL_IMMUTABLE = [
     ("config.machineType", "machine_type"),
+    ("placementPolicy.policyName", "placement_policy"),
     ("placementPolicy", "tpu_topology"),
     ("config.reservationAffinity", "reservation_affinity"),
     ("queuedProvisioning", "queued_provisioning"),
@@ -89,6 +91,11 @@ def run_node_pool(module: Any) -> Body:
         version = cluster.get("currentMasterVersion", "")
         if not version_at_least(version, TPU_FLEX_START_MIN):
             raise GkeError(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later; cluster runs {version}.")
+    if params["state"] == "present":
+        # GKE's oldest version for the generation's node pools (TPU7x: 1.34.0-gke.2201000), against the cluster.
+        late = validate_node_pool_version(params, cluster.get("currentMasterVersion", ""))
+        if late:
+            raise GkeError(late + ". Nothing was sent.")
     resource = Resource(
         path=f"{cluster_path}/{api_path('nodePools', params['name'])}",
         what=f"node pool {params['name']} of cluster {params['cluster']}",

@@ -23,6 +23,12 @@ Params = dict[str, Any]
 MIN_CLUSTER_VERSION = (1, 34)
 #: GKE's floor for TPU flex-start node pools (https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start).
 TPU_FLEX_START_MIN = (1, 33, 0, 1712000)
+#: GKE's Ironwood (TPU7x) page: its GKE versions, and the workload policy that replaces --tpu-topology.
+DOC_IRONWOOD = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood"
+#: GKE's flex-start with queued provisioning page (recommendations for the pools it creates).
+DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
+#: TPU generation -> (oldest GKE version whose Standard clusters run its node pools, the page that says so).
+TPU_MIN_VERSION = {"tpu7x": ((1, 34, 0, 2201000), DOC_IRONWOOD)}
 #: maxRunDuration's cap: 7 days (https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms).
 MAX_RUN_DURATION_S = 7 * 24 * 3600
 
@@ -243,6 +249,7 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
     """Machine type and topology against the catalog; multi-host pools scale by whole slices."""
     machine = params.get("machine_type") or ""
     topology = params.get("tpu_topology")
+    placement = params.get("placement_policy")
     facts = tpu_machine(machine)
     if facts is None:
         if topology:
@@ -254,9 +261,17 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
             known = ", ".join(sorted(name for name, f in MACHINE_TYPES.items() if f["kind"] == "tpu"))
             problems.append(f"machine_type {machine} is not a TPU machine type of planb's catalog; known: {known}")
         return
+    _check_tpu_version(params, facts, problems)
+    if placement and topology and facts.get("uses_placement_policy"):
+        problems.append(
+            f"set placement_policy or tpu_topology for TPU {facts['generation']} machine type {machine}, not both: "
+            f"a multi-host slice takes the workload policy alone, a single-host one tpu_topology ({DOC_IRONWOOD})"
+        )
+        return
     if not topology:
-        if facts["dimensions"] == 3:
+        if facts["dimensions"] == 3 and not placement:
             problems.append(f"tpu_topology is required for TPU {facts['generation']} machine type {machine}")
+        # With placement_policy the slice's shape is the workload policy's, which GKE checks.
         return
     if topology not in facts["topologies"]:
         problems.append(
@@ -265,6 +280,14 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
         )
         return
     hosts = hosts_per_slice(machine, topology)
+    if hosts > 1 and facts.get("uses_placement_policy"):
+        problems.append(
+            f"tpu_topology {topology} is a multi-host TPU {facts['generation']} slice, for which GKE takes a workload "
+            f"policy instead of a TPU topology ({DOC_IRONWOOD}): set placement_policy to the name of a workload "
+            "policy created with `gcloud compute resource-policies create workload-policy NAME --region=REGION "
+            f"--type=HIGH_THROUGHPUT --accelerator-topology={topology}` and leave tpu_topology unset"
+        )
+        return
     if hosts == 1:
         return
     # A multi-host TPU slice node pool is exactly one slice, 0 or `hosts` nodes: GKE cannot add nodes to it, a
@@ -286,10 +309,61 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
             problems.append(f"{label} {value} must be 0 or {hosts}: {fix}")
 
 
+def _check_tpu_version(params: Params, facts: dict[str, Any], problems: list[str]) -> None:
+    """GKE's oldest version for the generation's node pools, when the cluster's version is known."""
+    minimum = TPU_MIN_VERSION.get(facts["generation"])
+    version = params.get("cluster_version")
+    if minimum is not None and version and not version_at_least(version, minimum[0]):
+        wanted = "{}.{}.{}-gke.{}".format(*minimum[0])
+        problems.append(
+            f"TPU {facts['generation']} node pools need GKE {wanted} or later, the cluster version is {version} "
+            f"({minimum[1]})"
+        )
+
+
+def validate_node_pool_version(params: Params, cluster_version: str) -> str | None:
+    """The problem with the pool's TPU generation on a cluster of ``cluster_version``, None when there is none."""
+    facts = tpu_machine(params.get("machine_type") or "")
+    problems: list[str] = []
+    if facts is not None and cluster_version:
+        _check_tpu_version({**params, "cluster_version": cluster_version}, facts, problems)
+    return problems[0] if problems else None
+
+
+def _check_dws_policy(params: Params, feature: str, problems: list[str]) -> None:
+    """planb's policy for flex-start and queued provisioning pools, on top of GKE's rules.
+
+    GKE accepts all three otherwise (the seed's own gcloud commands send auto-repair on and no location
+    policy); Google's pages recommend them, and cluster-toolkit and xpk set them the same way.
+    """
+    auto = params.get("autoscaling") or {}
+    if auto.get("location_policy") != "ANY":
+        problems.append(
+            f"{feature} needs autoscaling.location_policy ANY: planb's policy (GKE accepts BALANCED, its default), "
+            "because ANY lets the autoscaler take whichever zone has the capacity when a queued request is served, "
+            "as GKE's own autoscaler does for the queued pools it creates and as cluster-toolkit and xpk set "
+            f"({DOC_QUEUED})"
+        )
+    if params.get("reservation_affinity") != "NO_RESERVATION":
+        problems.append(
+            f"{feature} needs reservation_affinity NO_RESERVATION "
+            f"(got {params.get('reservation_affinity') or 'unset'}): planb's policy (GKE does not refuse another "
+            "value), because flex-start capacity comes from Dynamic Workload Scheduler, not from a reservation; "
+            "Google's flex-start commands use --reservation-affinity=none and cluster-toolkit requires it "
+            f"({DOC_QUEUED})"
+        )
+    if params.get("auto_repair"):
+        problems.append(
+            f"{feature} needs auto_repair false: planb's policy (GKE accepts auto-repair on), because a repair "
+            "recreates the node, and every VM of a multi-host slice with it, ending the job that runs there; GKE's "
+            "queued provisioning page gives that reason for --no-enable-autorepair, and cluster-toolkit and xpk turn "
+            f"it off ({DOC_QUEUED})"
+        )
+
+
 def _check_dws(params: Params, problems: list[str]) -> None:
     """What flex-start and queued provisioning need."""
     enabled, low = autoscaling_bounds(params)[:2]
-    auto = params.get("autoscaling") or {}
     for feature in ("flex_start", "queued_provisioning"):
         if not params.get(feature):
             continue
@@ -299,24 +373,19 @@ def _check_dws(params: Params, problems: list[str]) -> None:
             problems.append(f"{feature} needs autoscaling from 0 (min node count is {low}; set it to 0)")
         if params.get("initial_node_count"):
             problems.append(f"{feature} needs initial_node_count 0")
-        if auto.get("location_policy") != "ANY":
-            problems.append(f"{feature} needs autoscaling.location_policy ANY")
-        if params.get("reservation_affinity") != "NO_RESERVATION":
-            problems.append(
-                f"{feature} needs reservation_affinity NO_RESERVATION "
-                f"(got {params.get('reservation_affinity') or 'unset, which GKE treats as ANY_RESERVATION'})"
-            )
         if params.get("spot"):
             problems.append(f"{feature} cannot use Spot VMs (set spot false)")
-        if params.get("auto_repair"):
-            problems.append(f"{feature} needs auto_repair false")
+    if params.get("flex_start") or params.get("queued_provisioning"):
+        _check_dws_policy(params, "flex_start" if params.get("flex_start") else "queued_provisioning", problems)
     facts = tpu_machine(params.get("machine_type") or "")
-    if params.get("flex_start") and facts is not None:
-        if not facts["flex_start"]:
+    for feature in ("flex_start", "queued_provisioning"):
+        if params.get(feature) and facts is not None and not facts["flex_start"]:
             problems.append(
-                f"flex_start is not available for TPU {facts['generation']} ({params['machine_type']}); "
+                f"{feature} is not available for TPU {facts['generation']} ({params['machine_type']}): "
+                f"{facts.get('flex_start_note')} ({facts.get('flex_start_url')}); "
                 f"use one of {_flex_start_generations()}"
             )
+    if params.get("flex_start") and facts is not None:
         version = params.get("cluster_version")
         if version and not version_at_least(version, TPU_FLEX_START_MIN):
             problems.append(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later, the cluster version is {version}")

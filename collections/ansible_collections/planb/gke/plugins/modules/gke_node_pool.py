@@ -37,6 +37,14 @@ options:
   tpu_topology:
     description: TPU slice topology (C(placementPolicy.tpuTopology)), for example C(4x4).
     type: str
+  placement_policy:
+    description:
+      - Name of a Compute Engine workload policy (C(placementPolicy.policyName)), in the cluster's project and
+        region. A multi-host TPU7x (Ironwood) slice takes it instead of O(tpu_topology), as the policy carries the
+        slice's accelerator topology (U(https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood)).
+      - Create it first, for example C(gcloud compute resource-policies create workload-policy NAME
+        --region=REGION --type=HIGH_THROUGHPUT --accelerator-topology=2x2x2). Cannot change in place.
+    type: str
   initial_node_count:
     description: Nodes at creation (not compared afterwards; the autoscaler owns the size).
     type: int
@@ -62,7 +70,7 @@ options:
         description: Maximum nodes in total (exclusive with the per-zone counts).
         type: int
       location_policy:
-        description: C(ANY) (required by flex-start and queued provisioning) or C(BALANCED).
+        description: C(ANY) (planb's policy for flex-start and queued provisioning pools) or C(BALANCED), GKE's default.
         type: str
         choices: [BALANCED, ANY]
   reservation_affinity:
@@ -82,7 +90,7 @@ options:
     type: bool
     default: false
   auto_repair:
-    description: Node auto-repair (must be false for flex-start and queued provisioning).
+    description: Node auto-repair (planb's policy, not GKE's, requires false for flex-start and queued provisioning).
     type: bool
     default: true
   auto_upgrade:
@@ -90,10 +98,16 @@ options:
     type: bool
     default: true
   labels:
-    description: Kubernetes node labels. Omit to leave them unmanaged; V({}) manages "no labels".
+    description:
+      - Kubernetes node labels (C(config.labels)) this module manages. Only these keys are compared and
+        updated; labels GKE adds itself (C(cloud.google.com/gke-tpu-accelerator), ...) and any other key are
+        left as they are, also when the module updates its own.
     type: dict
   taints:
-    description: Kubernetes node taints. Omit to leave them unmanaged.
+    description:
+      - Kubernetes node taints (C(config.taints)) this module manages, by key. Only these keys are compared and
+        updated; taints GKE adds itself (C(google.com/tpu), C(cloud.google.com/gke-queued)) and any other key
+        are left as they are, also when the module updates its own.
     type: list
     elements: dict
     suboptions:
@@ -178,6 +192,7 @@ ARGUMENT_SPEC = dict(
     state={"type": "str", "choices": ["present", "absent"], "default": "present"},
     machine_type={"type": "str"},
     tpu_topology={"type": "str"},
+    placement_policy={"type": "str"},
     initial_node_count={"type": "int", "default": 0},
     autoscaling={
         "type": "dict",
