@@ -14,13 +14,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planb.catalog import gpu, profiles, tpu
+from planb.catalog import gpu, profiles, quotas, tpu, zones
 from planb.catalog.nodepool import DOC_TPUS, PLAN_LABEL, node_pool
 from planb.catalog.values import chart_values
 from planb.paths import REPO
 
 COLLECTION_DIR = REPO / "collections" / "ansible_collections" / "planb" / "gke"
 MODULE_UTILS = COLLECTION_DIR / "plugins" / "module_utils"
+
+
+def _quota(key: quotas.QuotaKey | None) -> dict[str, Any] | None:
+    """The on-demand quota a machine type's pools consume, as the quota preflight looks it up."""
+    if key is None:
+        return None
+    return {"display_name": key.display_name, "dimensions": dict(key.dimensions), "unit": key.unit, "url": key.url}
 
 
 def _machine_types() -> dict[str, dict[str, Any]]:
@@ -38,6 +45,10 @@ def _machine_types() -> dict[str, dict[str, Any]]:
                 "flex_start_url": gen.flex_start_url,
                 "uses_placement_policy": gen.uses_placement_policy,
                 "doc_url": gen.doc_url,
+                "zones": list(zones.zones(gen.name)),
+                "zones_url": zones.REGIONS_ZONES_URL,
+                "zones_as_of": zones.REGIONS_ZONES_AS_OF,
+                "quota": _quota(quotas.TPU_ON_DEMAND.get(gen.name)),
             }
     for entry in gpu.MACHINES:
         out[entry.machine_type] = {
@@ -46,6 +57,7 @@ def _machine_types() -> dict[str, dict[str, Any]]:
             "gpus_per_vm": entry.gpus_per_vm,
             "flex_start": entry.flex_start,
             "doc_url": entry.doc_url,
+            "quota": _quota(quotas.GPU_ON_DEMAND.get(entry.gke_accelerator)),
         }
     return out
 

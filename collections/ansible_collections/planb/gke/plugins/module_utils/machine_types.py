@@ -15,49 +15,76 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "generation": "a3",
   "gpus_per_vm": 1,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  }
  },
  "a3-highgpu-2g": {
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
   "flex_start": true,
   "generation": "a3",
   "gpus_per_vm": 2,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  }
  },
  "a3-highgpu-4g": {
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
   "flex_start": true,
   "generation": "a3",
   "gpus_per_vm": 4,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  }
  },
  "a3-highgpu-8g": {
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
   "flex_start": true,
   "generation": "a3",
   "gpus_per_vm": 8,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  }
  },
  "a3-megagpu-8g": {
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
   "flex_start": true,
   "generation": "a3-mega",
   "gpus_per_vm": 8,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": null
  },
  "a3-ultragpu-8g": {
   "doc_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus",
   "flex_start": true,
   "generation": "a3-ultra",
   "gpus_per_vm": 8,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": null
  },
  "a4-highgpu-8g": {
   "doc_url": "https://cloud.google.com/compute/docs/accelerator-optimized-machines",
   "flex_start": true,
   "generation": "a4",
   "gpus_per_vm": 8,
-  "kind": "gpu"
+  "kind": "gpu",
+  "quota": null
  },
  "ct4p-hightpu-4t": {
   "chips_per_vm": 4,
@@ -68,6 +95,12 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start",
   "generation": "v4",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "TPU v4 PodSlice chips",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x2x1",
    "2x2x2",
@@ -80,7 +113,12 @@ FACTS: dict[str, Any] = json.loads(
    "8x8x16",
    "8x16x16"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "us-central2-b"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct5lp-hightpu-1t": {
   "chips_per_vm": 1,
@@ -91,10 +129,25 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "TPU v5 Lite PodSlice chips",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "1x1"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "europe-west4-b",
+   "us-central1-a",
+   "us-south1-a",
+   "us-west1-c",
+   "us-west4-a"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct5lp-hightpu-4t": {
   "chips_per_vm": 4,
@@ -105,6 +158,12 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "TPU v5 Lite PodSlice chips",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x2",
    "2x4",
@@ -114,7 +173,16 @@ FACTS: dict[str, Any] = json.loads(
    "8x16",
    "16x16"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "europe-west4-b",
+   "us-central1-a",
+   "us-south1-a",
+   "us-west1-c",
+   "us-west4-a"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct5lp-hightpu-8t": {
   "chips_per_vm": 8,
@@ -125,10 +193,25 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "TPU v5 Lite PodSlice chips",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x4"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "europe-west4-b",
+   "us-central1-a",
+   "us-south1-a",
+   "us-west1-c",
+   "us-west4-a"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct5p-hightpu-4t": {
   "chips_per_vm": 4,
@@ -139,6 +222,12 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5p",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {},
+   "display_name": "TPU v5p chips",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x2x1",
    "2x2x2",
@@ -152,7 +241,13 @@ FACTS: dict[str, Any] = json.loads(
    "8x16x16",
    "16x16x16"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "us-central1-a",
+   "us-east5-a"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct6e-standard-1t": {
   "chips_per_vm": 1,
@@ -163,10 +258,29 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {
+    "tpu_family": "CT6E"
+   },
+   "display_name": "TPUs per TPU family",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "1x1"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "asia-northeast1-b",
+   "europe-west4-a",
+   "us-central1-b",
+   "us-east1-d",
+   "us-east5-a",
+   "us-east5-b",
+   "us-south1-ai1b"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct6e-standard-4t": {
   "chips_per_vm": 4,
@@ -177,6 +291,14 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {
+    "tpu_family": "CT6E"
+   },
+   "display_name": "TPUs per TPU family",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x2",
    "2x4",
@@ -186,7 +308,18 @@ FACTS: dict[str, Any] = json.loads(
    "8x16",
    "16x16"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "asia-northeast1-b",
+   "europe-west4-a",
+   "us-central1-b",
+   "us-east1-d",
+   "us-east5-a",
+   "us-east5-b",
+   "us-south1-ai1b"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "ct6e-standard-8t": {
   "chips_per_vm": 8,
@@ -197,10 +330,29 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {
+    "tpu_family": "CT6E"
+   },
+   "display_name": "TPUs per TPU family",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x4"
   ],
-  "uses_placement_policy": false
+  "uses_placement_policy": false,
+  "zones": [
+   "asia-northeast1-b",
+   "europe-west4-a",
+   "us-central1-b",
+   "us-east1-d",
+   "us-east5-a",
+   "us-east5-b",
+   "us-south1-ai1b"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  },
  "tpu7x-standard-4t": {
   "chips_per_vm": 4,
@@ -211,6 +363,14 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
   "generation": "tpu7x",
   "kind": "tpu",
+  "quota": {
+   "dimensions": {
+    "tpu_family": "tpu7x"
+   },
+   "display_name": "TPUs per TPU family",
+   "unit": "chips",
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "topologies": [
    "2x2x1",
    "2x2x2",
@@ -223,7 +383,13 @@ FACTS: dict[str, Any] = json.loads(
    "8x8x16",
    "8x16x16"
   ],
-  "uses_placement_policy": true
+  "uses_placement_policy": true,
+  "zones": [
+   "us-central1-ai1a",
+   "us-central1-c"
+  ],
+  "zones_as_of": "2026-07-10",
+  "zones_url": "https://cloud.google.com/tpu/docs/regions-zones"
  }
 }
 """
