@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerators_body
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
 from ansible_collections.planb.gke.plugins.module_utils.validate import duration_seconds
 
@@ -30,6 +31,14 @@ def cluster_body(params: Params) -> Body:
     }
     if params.get("labels"):
         body["resourceLabels"] = dict(params["labels"])
+    if params.get("workload_identity") is not None:
+        # Workload Identity Federation for GKE: the only pool GKE accepts is PROJECT_ID.svc.id.goog
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity); "" turns it off.
+        pool = f"{params['project']}.svc.id.goog" if params["workload_identity"] else ""
+        body["workloadIdentityConfig"] = {"workloadPool": pool}
+        if params["workload_identity"]:
+            # default-pool runs the Ray heads: their pods reach Google APIs through the GKE metadata server too.
+            body["nodePools"][0]["config"]["workloadMetadataConfig"] = {"mode": "GKE_METADATA"}
     return body
 
 
@@ -64,6 +73,11 @@ def node_pool_body(params: Params) -> Body:
         config["taints"] = _taints(params["taints"])
     if params.get("max_run_duration") is not None:
         config["maxRunDuration"] = f"{duration_seconds(params['max_run_duration'])}s"
+    if params.get("workload_metadata_mode"):
+        config["workloadMetadataConfig"] = {"mode": params["workload_metadata_mode"]}
+    accelerators = accelerators_body(params)
+    if accelerators is not None:
+        config["accelerators"] = accelerators
     body: Body = {
         "name": params["name"],
         "initialNodeCount": params.get("initial_node_count") or 0,
@@ -83,4 +97,6 @@ def node_pool_body(params: Params) -> Body:
     if params.get("placement_policy"):
         # A workload policy (TPU7x multi-host slices: instead of tpuTopology, validate.py checks).
         body.setdefault("placementPolicy", {})["policyName"] = params["placement_policy"]
+    if params.get("node_locations"):
+        body["locations"] = list(params["node_locations"])
     return body

@@ -30,7 +30,7 @@ COMPUTE_ENDPOINT = "https://compute.googleapis.com"
 #: The form of a node pool's instanceGroupUrls (GKE v1 NodePool); nothing else is fetched.
 _MIG_URL = re.compile(
     r"^https://(?:www|compute)\.googleapis\.com/compute/v1/projects/(?P<project>[a-z][-a-z0-9.:]*[a-z0-9])"
-    r"/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/instanceGroupManagers/(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)$"
+    r"/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-(?:ai[0-9]+)?[a-z])/instanceGroupManagers/(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)$"
 )
 
 
@@ -106,6 +106,8 @@ class GkeClient:
     TOKEN_MARGIN_S = 300.0
     #: Seconds one HTTP request may take.
     HTTP_TIMEOUT_S = 60.0
+    #: The API's name in messages (subclasses for other Google APIs change it).
+    API_NAME = "GKE API"
 
     def __init__(self, params: dict[str, Any]) -> None:
         self.params = params
@@ -141,7 +143,7 @@ class GkeClient:
         """The JSON answer of ``method`` on ``v1/path`` (built by api_path); None for a 404 when allowed."""
         if not _API_PATH.match(path):
             raise GkeError(f"{path!r} is not a GKE API path built from quoted segments; nothing was sent")
-        return self._call(method, f"{self.endpoint}/v1/{path}", f"GKE API {method} {path}", body, allow_404)
+        return self._call(method, f"{self.endpoint}/v1/{path}", f"{self.API_NAME} {method} {path}", body, allow_404)
 
     def _backoff(self, tries: int, why: str, what: str, retry_after: str | None = None) -> None:
         delay = min(self.BACKOFF_MAX_S, self.BACKOFF_BASE_S * 2 ** (tries - 1))
@@ -207,7 +209,7 @@ class GkeClient:
                     self._backoff(tries, f"connection error: {exc.reason}", what)
                     continue
                 raise GkeError(
-                    f"Cannot reach the GKE API at {self.endpoint}: {exc.reason} ({what}, {tries} tries)"
+                    f"Cannot reach the {self.API_NAME} at {self.endpoint}: {exc.reason} ({what}, {tries} tries)"
                 ) from exc
             except (OSError, HTTPException) as exc:
                 # The connection broke after the request went out (reset, timeout, closed without an answer).
@@ -215,7 +217,7 @@ class GkeClient:
                     self._backoff(tries, f"connection error: {exc!r}", what)
                     continue
                 raise GkeError(
-                    f"The connection to the GKE API at {self.endpoint} broke during {what}: {exc!r}"
+                    f"The connection to the {self.API_NAME} at {self.endpoint} broke during {what}: {exc!r}"
                     f"{'' if idempotent else '; not retried, GKE may have applied the write: re-run the play'}"
                 ) from exc
 

@@ -51,6 +51,8 @@ def _cluster_updates(
         updates.append(("desiredAddonsConfig", desired["addonsConfig"]))
     if any(d.startswith("nodePoolDefaults") for d in diffs):
         updates.append(("desiredGcfsConfig", desired["nodePoolDefaults"]["nodeConfigDefaults"]["gcfsConfig"]))
+    if any(d.startswith("workloadIdentityConfig") for d in diffs):
+        updates.append(("desiredWorkloadIdentityConfig", desired["workloadIdentityConfig"]))
     if any(d.startswith("resourceLabels") for d in diffs):
         raise GkeError("labels of a cluster are not managed in place by planb yet; set them at creation")
     if upgrade:

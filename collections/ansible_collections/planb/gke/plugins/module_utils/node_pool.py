@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils.accelerators import same_accelerators
 from ansible_collections.planb.gke.plugins.module_utils.bodies import node_pool_body
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
@@ -36,6 +37,7 @@ NODE_POOL_IMMUTABLE = [
     ("queuedProvisioning", "queued_provisioning"),
     ("config.flexStart", "flex_start"),
     ("config.spot", "spot"),
+    ("config.accelerators", "accelerator_type / accelerator_count / gpu_driver_version"),
 ]
 
 
@@ -43,6 +45,10 @@ def _node_pool_updates(
     params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
 ) -> list[Call]:
     """The node pool's in-place updates (setAutoscaling, setManagement, then one PUT); fails on an immutable change."""
+    if "config.accelerators" in diffs and same_accelerators(
+        desired["config"]["accelerators"], dig(current, "config.accelerators")
+    ):
+        diffs.remove("config.accelerators")
     error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE)
     if error:
         raise error
@@ -59,6 +65,10 @@ def _node_pool_updates(
         update["taints"] = {"taints": merged_taints(desired["config"]["taints"], dig(current, "config.taints"))}
     if "config.maxRunDuration" in diffs:
         update["maxRunDuration"] = desired["config"]["maxRunDuration"]
+    if any(d.startswith("config.workloadMetadataConfig") for d in diffs):
+        update["workloadMetadataConfig"] = desired["config"]["workloadMetadataConfig"]
+    if "locations" in diffs:
+        update["locations"] = desired["locations"]
     if update:
         calls.append(("update", "PUT", path, dict(update, name=path)))
     return calls
@@ -96,6 +106,19 @@ def run_node_pool(module: Any) -> Body:
         late = validate_node_pool_version(params, cluster.get("currentMasterVersion", ""))
         if late:
             raise GkeError(late + ". Nothing was sent.")
+    if (
+        params["state"] == "present"
+        and params.get("workload_metadata_mode") == "GKE_METADATA"
+        and not dig(cluster, "workloadIdentityConfig.workloadPool")
+        and not module.check_mode
+    ):
+        # GKE: GKE_METADATA "can only be enabled if Workload Identity is enabled at the cluster level"
+        # (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig, WorkloadMetadataConfig.Mode).
+        raise GkeError(
+            f"workload_metadata_mode GKE_METADATA needs Workload Identity Federation on cluster {params['cluster']}, "
+            "which has no workload pool: enable it first (planb.gke.gke_cluster workload_identity: true; the "
+            "gke_cluster role does by default), or leave workload_metadata_mode unset. Nothing was sent."
+        )
     resource = Resource(
         path=f"{cluster_path}/{api_path('nodePools', params['name'])}",
         what=f"node pool {params['name']} of cluster {params['cluster']}",

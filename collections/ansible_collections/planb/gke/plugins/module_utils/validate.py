@@ -13,8 +13,10 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
+from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerator_problems
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, TAINT_EFFECTS
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.locations import zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
 
 Params = dict[str, Any]
@@ -37,7 +39,8 @@ MAX_RUN_DURATION_S = 7 * 24 * 3600
 DOC_PROJECT_ID = "https://cloud.google.com/resource-manager/docs/creating-managing-projects"
 _PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
-_LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$")
+#: A region (us-east5), a zone (us-east5-b) or an AI zone (us-central1-ai1a, https://cloud.google.com/tpu/docs/regions-zones).
+_LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-(ai[0-9]+)?[a-z])?$")
 _MACHINE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)+$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$")
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
@@ -417,4 +420,9 @@ def validate_node_pool(params: Params) -> None:
         _check_tpu(params, problems)
         _check_dws(params, problems)
         _check_config(params, problems)
+        if _LOCATION.match(params.get("location") or ""):
+            problems += zone_problems(
+                machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True)
+            )
+        problems += accelerator_problems(params)
     _raise("node pool", problems)

@@ -11,6 +11,7 @@ description:
   - Updates in place the RayOperator add-on, image streaming and the control-plane version (upgrades only);
     the default pool's machine type and size are immutable here and fail naming the fix.
   - Refuses versions older than 1.34 (planb's policy, from the seed's GKE_VERSION).
+  - Turns Workload Identity Federation for GKE on or off in place (O(workload_identity)).
 options:
   name:
     description: Cluster name.
@@ -48,6 +49,17 @@ options:
   labels:
     description: Cluster resource labels, set at creation.
     type: dict
+  workload_identity:
+    description:
+      - Workload Identity Federation for GKE (C(workloadIdentityConfig.workloadPool)), so pods authenticate to
+        Google APIs (a C(gs://) checkpoint bucket) as their Kubernetes service account.
+      - V(true) sets the workload pool C(PROJECT_ID.svc.id.goog), the only one GKE accepts, and at creation runs
+        C(default-pool) with the GKE metadata server (C(GKE_METADATA)); V(false) turns it off (an empty pool);
+        omitted, the module leaves the cluster's setting alone.
+      - Changed in place (C(desiredWorkloadIdentityConfig)). Node pools get the metadata server with
+        M(planb.gke.gke_node_pool)'s O(planb.gke.gke_node_pool#module:workload_metadata_mode=GKE_METADATA).
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity).
+    type: bool
   recreate_on_error:
     description:
       - Delete and recreate a cluster that GKE reports in status ERROR.
@@ -110,6 +122,7 @@ ARGUMENT_SPEC = dict(
     ray_operator={"type": "bool", "default": True},
     image_streaming={"type": "bool", "default": True},
     labels={"type": "dict"},
+    workload_identity={"type": "bool"},
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )

@@ -10,7 +10,10 @@ description:
   - Waits for GKE's long-running operations and reports how long and how many polls each took.
   - Mutable fields (autoscaling, auto-repair/upgrade, labels, taints, max run duration) are updated in place;
     a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning,
-    flex-start, spot) fails naming the field and the fix (delete and recreate).
+    flex-start, spot, GPU accelerators) fails naming the field and the fix (delete and recreate).
+  - Refuses, before any API call, a TPU pool in a zone Google's list of TPU zones does not name for its
+    generation, and a TPU pool of a regional cluster without exactly one zone in O(node_locations)
+    (planb's policy based on Google's list; see O(check_tpu_zone)).
   - A node pool found in status ERROR (for example after a failed create) makes the module fail by default;
     with O(recreate_on_error=true) it is deleted and recreated, but only while it has no nodes.
 options:
@@ -129,6 +132,48 @@ options:
   cluster_version:
     description: The cluster's GKE version, if known, so the TPU flex-start version rule is checked before any API call.
     type: str
+  node_locations:
+    description:
+      - The zones of the pool's nodes (C(locations)); omit for GKE's default (a zonal cluster's zone, a regional
+        cluster's zones). Changed in place.
+      - A TPU slice lives in one zone, so a TPU pool of a regional cluster must name exactly one zone here
+        (planb's policy); each entry must be a zone of the cluster's region.
+    type: list
+    elements: str
+  check_tpu_zone:
+    description:
+      - Refuse a TPU pool in a zone that Google's list of TPU zones does not name for its generation
+        (U(https://cloud.google.com/tpu/docs/regions-zones)), as planb's catalog carries that list (dated).
+      - planb's policy based on Google's list, not a GKE refusal; V(false) skips it for a zone Google lists after
+        the catalog's date. There is no GKE flex-start zone list, so flex-start pools are held to the same list.
+    type: bool
+    default: true
+  workload_metadata_mode:
+    description:
+      - C(config.workloadMetadataConfig.mode). V(GKE_METADATA) runs the GKE metadata server, so pods authenticate
+        to Google APIs as their Kubernetes service account (Workload Identity Federation for GKE); GKE accepts it
+        only on a cluster with a workload pool
+        (M(planb.gke.gke_cluster) O(planb.gke.gke_cluster#module:workload_identity)).
+      - Omit to leave it unmanaged. Changed in place.
+    type: str
+    choices: [GKE_METADATA, GCE_METADATA]
+  accelerator_type:
+    description:
+      - GPU type attached to each node (C(config.accelerators[].acceleratorType)), for example C(nvidia-h100-80gb).
+        Not for TPU machine types, whose chips come with the machine type.
+    type: str
+  accelerator_count:
+    description: GPUs per node; must match the machine type's GPUs for planb's catalog GPU machine types.
+    type: int
+  gpu_driver_version:
+    description:
+      - C(gpuDriverInstallationConfig.gpuDriverVersion) of the GPUs, sent whenever O(accelerator_type) is set.
+      - V(DEFAULT) is what gcloud picks when its flag is omitted (GKE 1.30.1-gke.1156000 and later);
+        V(LATEST) only works on Container-Optimized OS nodes; V(INSTALLATION_DISABLED) installs none.
+        See U(https://cloud.google.com/kubernetes-engine/docs/how-to/gpus).
+    type: str
+    choices: [DEFAULT, LATEST, INSTALLATION_DISABLED]
+    default: DEFAULT
   recreate_on_error:
     description:
       - Delete and recreate a node pool that GKE reports in status ERROR.
@@ -180,6 +225,7 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.accelerators import GPU_DRIVER_VERSIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC, TAINT_EFFECTS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.node_pool import run_node_pool  # noqa: E402
@@ -223,6 +269,12 @@ ARGUMENT_SPEC = dict(
     },
     max_run_duration={"type": "str"},
     cluster_version={"type": "str"},
+    node_locations={"type": "list", "elements": "str"},
+    check_tpu_zone={"type": "bool", "default": True},
+    workload_metadata_mode={"type": "str", "choices": ["GKE_METADATA", "GCE_METADATA"]},
+    accelerator_type={"type": "str"},
+    accelerator_count={"type": "int"},
+    gpu_driver_version={"type": "str", "choices": GPU_DRIVER_VERSIONS, "default": "DEFAULT"},
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )

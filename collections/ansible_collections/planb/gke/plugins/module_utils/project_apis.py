@@ -1,0 +1,279 @@
+# planb.gke: the project-level Google APIs the gcp_service and gcp_quota_check modules call.
+"""Service Usage (enable APIs) and Cloud Quotas (read a quota), over the collection's REST client.
+
+Service Usage v1 (googleapis ``google/api/serviceusage/v1/serviceusage.proto``,
+https://cloud.google.com/service-usage/docs/reference/rest): ``GET projects/P/services/S`` gives
+``{name, parent, config, state: ENABLED|DISABLED}``; ``POST projects/P/services/S:enable`` (body ``{}``)
+gives a ``google.longrunning.Operation`` ``{name, done, error?}``, polled at ``GET {name}``.
+
+Cloud Quotas v1 (https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list):
+``GET projects/P/locations/global/services/compute.googleapis.com/quotaInfos`` lists QuotaInfos
+``{quotaId, metric, dimensions, quotaDisplayName, metricDisplayName, dimensionsInfos[{dimensions,
+details.value, applicableLocations}]}``, page by page (``nextPageToken``). A DimensionsInfo applies to every
+value of a dimension it does not name, except values another DimensionsInfo names; they come most specific
+first, so the first that matches is the one in effect.
+
+The google.cloud collection's ``gcp_serviceusage_service`` has its URLs fixed to Google's hosts, so it
+cannot reach planb's emulator; these modules take ``serviceusage_endpoint`` / ``quota_endpoint``, or derive
+them from a loopback ``api_endpoint`` (the emulator serves both APIs under its own URL).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
+from ansible_collections.planb.gke.plugins.module_utils.client import _API_PATH, GkeClient, api_path
+from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
+from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils.validate import check_auth, is_loopback
+
+Body = dict[str, Any]
+Params = dict[str, Any]
+
+SERVICEUSAGE_ENDPOINT = "https://serviceusage.googleapis.com"
+CLOUDQUOTAS_ENDPOINT = "https://cloudquotas.googleapis.com"
+DOC_ENABLE = "https://cloud.google.com/service-usage/docs/enable-disable"
+DOC_QUOTA_INCREASE = "https://cloud.google.com/docs/quotas/help/request_increase"
+_SERVICE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.googleapis\.com$")
+_LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-(ai[0-9]+)?[a-z])?$")
+
+
+def endpoint(params: Params, option: str, google: str, prefix: str) -> str:
+    """``params[option]`` when given; else, against a loopback api_endpoint (the emulator), its URL plus
+    ``prefix``; else Google's endpoint."""
+    explicit = params.get(option)
+    if explicit:
+        return str(explicit).rstrip("/")
+    api = (params.get("api_endpoint") or DEFAULT_ENDPOINT).rstrip("/")
+    return f"{api}/{prefix}" if is_loopback(api) else google
+
+
+class ApiClient(GkeClient):
+    """The collection's REST client pointed at another Google API (same credentials, retries, transport rules)."""
+
+    def __init__(self, params: Params, base: str, name: str) -> None:
+        super().__init__(dict(params, api_endpoint=base))
+        self.API_NAME = name
+
+    def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
+        return self.query(method, path, {}, body, allow_404)
+
+    def query(
+        self, method: str, path: str, query: dict[str, str], body: Body | None = None, allow_404: bool = False
+    ) -> Any:
+        """``request`` with query parameters (a page token)."""
+        if not _API_PATH.match(path):
+            raise GkeError(f"{path!r} is not an API path built from quoted segments; nothing was sent")
+        url = f"{self.endpoint}/v1/{path}" + (f"?{urlencode(query)}" if query else "")
+        return self._call(method, url, f"{self.API_NAME} {method} {path}", body, allow_404)
+
+
+# ---- Service Usage ----------------------------------------------------------------------------------
+def service_problems(services: list[str]) -> list[str]:
+    if not services:
+        return ["services must name at least one API, such as container.googleapis.com"]
+    return [
+        f"service {s!r} is not an API name such as container.googleapis.com" for s in services if not _SERVICE.match(s)
+    ]
+
+
+def _denied(exc: GkeError, project: str, services: list[str], action: str) -> GkeError:
+    text = str(exc)
+    if " answered 403" not in text:
+        return exc
+    need = (
+        "serviceusage.services.enable (role roles/serviceusage.serviceUsageAdmin)"
+        if action == "enable APIs"
+        else "serviceusage.services.get (role roles/serviceusage.serviceUsageViewer)"
+    )
+    return GkeError(
+        f"{text} Could not {action} on project {project}: the caller needs {need}, or someone who has it runs "
+        f"`gcloud services enable {' '.join(services)} --project {project}` ({DOC_ENABLE})."
+    )
+
+
+def service_states(client: ApiClient, project: str, services: list[str]) -> dict[str, str]:
+    """Service name -> ENABLED | DISABLED."""
+    states = {}
+    for service in services:
+        try:
+            answer = client.request("GET", api_path("projects", project, "services", service))
+        except GkeError as exc:
+            raise _denied(exc, project, services, "read the state of APIs") from exc
+        states[service] = str(answer.get("state") or "STATE_UNSPECIFIED")
+    return states
+
+
+def wait_operation(client: ApiClient, operation: Body, timeout: float, poll: float) -> Body:
+    """Poll a google.longrunning.Operation until ``done``; raise on its error or on timeout."""
+    started = time.monotonic()
+    while not operation.get("done"):
+        if time.monotonic() - started > timeout:
+            raise GkeError(
+                f"Timed out after {timeout}s waiting for Service Usage operation {operation.get('name')}; Google "
+                "continues it. Re-run to check again, or raise the timeout."
+            )
+        time.sleep(poll)
+        operation = client.request("GET", api_path(*str(operation["name"]).split("/")))
+    if operation.get("error"):
+        raise GkeError(f"Service Usage operation {operation.get('name')} failed: {operation['error'].get('message')}")
+    return operation
+
+
+def enable_services(client: ApiClient, project: str, services: list[str], params: Params) -> None:
+    for service in services:
+        try:
+            op = client.request("POST", api_path("projects", project, "services", service) + ":enable", {})
+        except GkeError as exc:
+            raise _denied(exc, project, services, "enable APIs") from exc
+        wait_operation(client, op, params["timeout"], params["poll_interval"])
+
+
+# ---- Cloud Quotas -------------------------------------------------------------------------------------
+def quota_infos(client: ApiClient, project: str, service: str = "compute.googleapis.com") -> list[Body]:
+    """Every QuotaInfo of ``service`` in the project, all pages."""
+    path = api_path("projects", project, "locations", "global", "services", service, "quotaInfos")
+    infos: list[Body] = []
+    token = ""
+    for _page in range(1000):
+        try:
+            answer = client.query("GET", path, {"pageToken": token} if token else {})
+        except GkeError as exc:
+            if " answered 403" in str(exc):
+                raise GkeError(
+                    f"{exc} Reading the project's quotas needs the Cloud Quotas API enabled on project {project} "
+                    "(cloudquotas.googleapis.com; the gke_cluster role enables it while gke_cluster_quota_check is "
+                    "on) and the permission cloudquotas.quotas.get (role roles/cloudquotas.viewer); or skip this "
+                    "check with gke_cluster_quota_check: false (playbooks: -e planb_quota_check=false)."
+                ) from exc
+            raise
+        infos += answer.get("quotaInfos") or []
+        token = answer.get("nextPageToken") or ""
+        if not token:
+            break
+    return infos
+
+
+def _same(a: object, b: object) -> bool:
+    return str(a).casefold() == str(b).casefold()
+
+
+def find_quota(infos: list[Body], key: Body, region: str) -> tuple[Body, Body] | None:
+    """(QuotaInfo, its DimensionsInfo in effect for ``region`` and the key's dimensions), None if none matches.
+
+    The QuotaInfo is found by display name (quotaDisplayName or metricDisplayName) with every dimension the
+    key names among its dimensions; a per-region one is preferred.
+    """
+    wanted = {"region": region, **key.get("dimensions", {})}
+    named = [
+        info
+        for info in infos
+        if any(_same(info.get(field), key["display_name"]) for field in ("quotaDisplayName", "metricDisplayName"))
+        and all(any(_same(dim, have) for have in info.get("dimensions") or []) for dim in key.get("dimensions", {}))
+    ]
+    named.sort(key=lambda info: "region" not in (info.get("dimensions") or []))
+    for info in named:
+        for dims in info.get("dimensionsInfos") or []:
+            given = dims.get("dimensions") or {}
+            if all(name in wanted and _same(value, wanted[name]) for name, value in given.items()):
+                return info, dims
+    return None
+
+
+# ---- the modules' logic ---------------------------------------------------------------------------------
+def run_service(module: Any) -> Body:
+    """gcp_service: every API in ``services`` ENABLED on the project (enabled here unless ``enable`` is false)."""
+    params = module.params
+    problems = service_problems(params["services"])
+    if problems:
+        raise GkeError("Invalid input (nothing was sent): " + "; ".join(problems) + ".")
+    check_auth(params)
+    project = params["project"]
+    client = ApiClient(params, endpoint(params, "serviceusage_endpoint", SERVICEUSAGE_ENDPOINT, "serviceusage"),
+                       "Service Usage API")  # fmt: skip
+    before = service_states(client, project, params["services"])
+    disabled = [name for name, state in before.items() if state != "ENABLED"]
+    result: Body = {"changed": bool(disabled), "enabled": disabled, "services": before, "operations": []}
+    if not disabled:
+        return result
+    if not params["enable"]:
+        raise GkeError(
+            f"APIs not enabled on project {project}: {', '.join(disabled)}. GKE needs them before the cluster is "
+            f"created. Fix: `gcloud services enable {' '.join(disabled)} --project {project}` ({DOC_ENABLE}), or "
+            "let planb enable them (gke_cluster_enable_apis: true, playbooks: -e planb_enable_apis=true)."
+        )
+    result["diff"] = {"before": before, "after": {name: "ENABLED" for name in before}}
+    if module.check_mode:
+        return result
+    enable_services(client, project, disabled, params)
+    after = service_states(client, project, params["services"])
+    still = [name for name, state in after.items() if state != "ENABLED"]
+    if still:
+        raise GkeError(
+            f"Service Usage reported the APIs enabled, but {', '.join(still)} still read disabled on project "
+            f"{project}; re-run in a minute, or enable them by hand: `gcloud services enable {' '.join(still)}`."
+        )
+    result["services"] = after
+    return result
+
+
+def run_quota_check(module: Any) -> Body:
+    """gcp_quota_check: the on-demand quota a pool of ``machine_type`` consumes holds ``needed`` in the region."""
+    params = module.params
+    machine, needed = params["machine_type"], params["needed"]
+    region = region_of(params["location"])
+    if needed < 1:
+        raise GkeError(f"needed must be at least 1, got {needed}")
+    if not _LOCATION.match(params["location"]):
+        raise GkeError(f"location {params['location']!r} must be a zone (us-east5-b) or a region (us-east5)")
+    check_auth(params)
+    facts = MACHINE_TYPES.get(machine) or {}
+    key = facts.get("quota")
+    out: Body = {"changed": False, "checked": False, "region": region, "needed": needed, "quota": {}}
+    if key is None:
+        out["msg"] = (
+            f"Not checked: planb's catalog names no sourced Compute Engine quota for machine type {machine}; "
+            f"make sure project {params['project']} has quota for {needed} of its accelerators in {region}."
+        )
+        module.warn(out["msg"])
+        return out
+    client = ApiClient(params, endpoint(params, "quota_endpoint", CLOUDQUOTAS_ENDPOINT, "cloudquotas"),
+                       "Cloud Quotas API")  # fmt: skip
+    found = find_quota(quota_infos(client, params["project"]), key, region)
+    dims = ", ".join(f"{k}={v}" for k, v in key["dimensions"].items())
+    label = f"'{key['display_name']}'" + (f" ({dims})" if dims else "")
+    if found is None:
+        out["msg"] = (
+            f"Not checked: project {params['project']}'s Compute Engine quotas hold none named {label} for "
+            f"{region} (Cloud Quotas API); check the quota for {machine} by hand ({key['url']})."
+        )
+        module.warn(out["msg"])
+        return out
+    info, dims_info = found
+    value = int((dims_info.get("details") or {}).get("value") or 0)
+    out.update(
+        checked=True,
+        quota={
+            "display_name": key["display_name"],
+            "quota_id": info.get("quotaId"),
+            "dimensions": dims_info.get("dimensions") or {},
+            "value": value,
+            "unit": key["unit"],
+        },
+    )
+    # A negative value sets no limit.
+    if 0 <= value < needed:
+        raise GkeError(
+            f"Quota too low for plan A: project {params['project']} has {value} {key['unit']} of Compute Engine "
+            f"quota {label} (quota ID {info.get('quotaId')}) in {region}, and one slice of {machine} needs {needed}. "
+            f"Nothing was created. Fix: request an increase of {info.get('quotaId')} in {region} to at least "
+            f"{needed} ({DOC_QUOTA_INCREASE}), or pick a region/zone or a smaller profile that fits (or skip the "
+            "check: gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
+        )
+    out["msg"] = f"{value} {key['unit']} of {label} in {region}; one slice needs {needed}"
+    return out

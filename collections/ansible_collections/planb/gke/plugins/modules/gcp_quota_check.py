@@ -1,0 +1,94 @@
+#!/usr/bin/python
+# planb: does the project's Compute Engine quota in the region fit one slice of plan A (Cloud Quotas API v1)?
+
+DOCUMENTATION = r"""
+module: gcp_quota_check
+short_description: Fail before anything is created when the project's accelerator quota cannot fit one slice
+description:
+  - GKE TPU and GPU node pools consume Compute Engine quota (U(https://cloud.google.com/tpu/docs/consumption-options)).
+    The module lists the project's Compute Engine QuotaInfos with the Cloud Quotas API v1
+    (C(projects/P/locations/global/services/compute.googleapis.com/quotaInfos)), finds the on-demand quota a pool
+    of O(machine_type) consumes by its display name and dimensions (from planb's catalog; no quota ID is assumed),
+    takes the value in effect for the region of O(location), and fails when it is below O(needed), naming the
+    number found, the number needed and the fix.
+  - When the catalog names no sourced quota for the machine type, or the project's list holds none of that name,
+    it does not fail and says it could not check.
+  - Read-only; runs in check mode too.
+options:
+  location:
+    description: The cluster's zone or region; the quota of its region is read.
+    type: str
+    required: true
+  machine_type:
+    description: The pool's machine type, for example C(ct6e-standard-4t).
+    type: str
+    required: true
+  needed:
+    description: TPU chips or GPUs that must fit (one slice of plan A).
+    type: int
+    required: true
+  quota_endpoint:
+    description:
+      - Base URL of the Cloud Quotas API. Default C(https://cloudquotas.googleapis.com), or
+        C(<api_endpoint>/cloudquotas) when O(api_endpoint) is a loopback address (planb's emulator).
+    type: str
+extends_documentation_fragment:
+  - planb.gke.gke_auth
+notes:
+  - Needs the Cloud Quotas API (C(cloudquotas.googleapis.com)) enabled and C(cloudquotas.quotas.get)
+    (C(roles/cloudquotas.viewer)).
+  - Plan B (flex-start, queued provisioning) consumes preemptible quota, which is not checked.
+author:
+  - planb engineers (@planb)
+"""
+
+EXAMPLES = r"""
+- name: One slice of tpu-v6e-4x4 (16 chips) must fit plan A's quota in us-east5
+  planb.gke.gcp_quota_check:
+    project: my-project
+    auth_kind: application
+    location: us-east5-b
+    machine_type: ct6e-standard-4t
+    needed: 16
+"""
+
+RETURN = r"""
+checked:
+  description: Whether a quota was found and compared.
+  returned: always
+  type: bool
+region:
+  description: The region whose quota was read.
+  returned: always
+  type: str
+needed:
+  description: The number that must fit.
+  returned: always
+  type: int
+quota:
+  description: The quota compared (display_name, quota_id, dimensions, value, unit); empty when not checked.
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.project_apis import run_quota_check  # noqa: E402
+
+ARGUMENT_SPEC = dict(
+    AUTH_ARGSPEC,
+    location={"type": "str", "required": True},
+    machine_type={"type": "str", "required": True},
+    needed={"type": "int", "required": True},
+    quota_endpoint={"type": "str"},
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    main_wrapper(module, run_quota_check)
+
+
+if __name__ == "__main__":
+    main()
