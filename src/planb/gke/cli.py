@@ -1,4 +1,4 @@
-"""`planb gke-emulator serve|start|stop|status|fail-next|fail-http`: run the local GKE API."""
+"""`planb gke-emulator serve|start|stop|status|fail-next|fail-http|disable-api|set-quota`: run the local GKE API."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import signal
+import urllib.error
 import urllib.request
 
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
@@ -84,6 +85,39 @@ def cmd_fail_http(args: argparse.Namespace) -> int:
     return 0
 
 
+def _post_switch(path: str, body: dict[str, object]) -> None:
+    """POST an emulator-only switch to the running emulator; its error message when it refuses."""
+    running = BackgroundEmulator.default().running()
+    if running is None:
+        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+    request = urllib.request.Request(f"{running[1]}{path}", data=json.dumps(body).encode(), method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=5):
+            pass
+    except urllib.error.HTTPError as exc:
+        message = json.loads(exc.read() or b"{}").get("error", {}).get("message", str(exc))
+        raise EmulatorError(f"the GKE emulator refused the switch: {message}") from exc
+
+
+def cmd_disable_api(args: argparse.Namespace) -> int:
+    _post_switch(
+        "/planb/v1/services",
+        {"project": args.project, "service": args.service, "state": "DISABLED", "enableRefused": args.refuse_enable},
+    )
+    how = "refuses to enable it (403)" if args.refuse_enable else "an :enable call turns it back on"
+    print(f"{args.service} is disabled on project {args.project} ({how})")
+    return 0
+
+
+def cmd_set_quota(args: argparse.Namespace) -> int:
+    _post_switch(
+        "/planb/v1/quotas",
+        {"project": args.project, "region": args.region, "machineType": args.machine_type, "value": args.value},
+    )
+    print(f"the quota {args.machine_type} pools consume reads {args.value} in {args.region} (project {args.project})")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `planb gke-emulator ...`."""
     parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
@@ -127,3 +161,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     http.add_argument("--method", default="*", type=str.upper, help="only requests of this method (default: any)")
     http.add_argument("--location", default=None, help="Location header, for a 3xx status")
     http.set_defaults(handler=cmd_fail_http)
+    disable = actions.add_parser(
+        "disable-api", help="make a Google API read DISABLED on a project until enabled (Service Usage switch)"
+    )
+    disable.add_argument("service", help="e.g. container.googleapis.com, tpu.googleapis.com")
+    disable.add_argument("--project", default="*", help="project ID (default: every project)")
+    disable.add_argument("--refuse-enable", action="store_true", help="answer the :enable call 403 (no permission)")
+    disable.set_defaults(handler=cmd_disable_api)
+    quota = actions.add_parser("set-quota", help="set the accelerator quota a machine type's pools consume in a region")
+    quota.add_argument("--machine-type", required=True, help="e.g. ct6e-standard-4t, a3-highgpu-8g")
+    quota.add_argument("--region", required=True, help="e.g. us-east5")
+    quota.add_argument("--value", type=int, required=True, help="chips (TPU) or GPUs")
+    quota.add_argument("--project", default="*", help="project ID (default: every project)")
+    quota.set_defaults(handler=cmd_set_quota)

@@ -18,6 +18,10 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
 * ``POST /planb/v1/http-faults`` ``{"status": 503, "count": 2, "method": "GET", "location": null}``
   answers the next ``count`` API requests (``method`` or ``"*"``) with that HTTP status and a GKE error
   body instead of serving them (a 3xx carries ``location`` as its Location header); for clients' retries
+* ``POST /planb/v1/services`` ``{"project": "*", "service": "tpu.googleapis.com", "state": "DISABLED"}`` and
+  ``POST /planb/v1/quotas`` ``{"project": "*", "region": "us-east5", "machineType": "ct6e-standard-4t", "value": 8}``:
+  an API disabled until enabled, a quota too low (``planb.gke.project``, which also serves Service Usage and
+  Cloud Quotas under ``/serviceusage/v1/`` and ``/cloudquotas/v1/``)
 * ``GET  /planb/v1/<cluster resource name>/kubeconfig``  the kubeconfig a cluster hands out:
   the local stack's (``planb.paths.local_kubeconfig()``); 404 while the stack is not up
 """
@@ -42,6 +46,7 @@ import yaml
 
 from planb.errors import PlanbError
 from planb.gke import defaults, rules
+from planb.gke.project import ProjectApiError, ProjectApis
 from planb.gke.store import Store
 from planb.paths import local_kubeconfig
 
@@ -127,6 +132,8 @@ class Engine:
         self.store = store
         self.op_seconds = op_seconds
         self.kubeconfig = kubeconfig or local_kubeconfig()
+        #: Service Usage and Cloud Quotas, the project-level APIs the roles call before the cluster exists.
+        self.project_apis = ProjectApis(store, op_seconds)
 
     # ---- operations -------------------------------------------------------------------
     def _start_op(self, project: str, location: str, op_type: str, target: str, effect: Body) -> Body:
@@ -267,6 +274,8 @@ class Engine:
         body = copy.deepcopy(request.get("cluster") or {})
         try:
             rules.check_cluster(body)
+            for default_pool in body.get("nodePools") or []:
+                rules.check_workload_metadata(default_pool, body)
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         name = f"projects/{project}/locations/{location}/clusters/{body['name']}"
@@ -305,6 +314,8 @@ class Engine:
         if "desiredGcfsConfig" in update:
             defaults = cluster.setdefault("nodePoolDefaults", {}).setdefault("nodeConfigDefaults", {})
             defaults["gcfsConfig"] = update["desiredGcfsConfig"]
+        if "desiredWorkloadIdentityConfig" in update:
+            cluster["workloadIdentityConfig"] = dict(update["desiredWorkloadIdentityConfig"] or {})
         if "desiredMasterVersion" in update:
             cluster["currentMasterVersion"] = resolve_version(update["desiredMasterVersion"])
             op_type = "UPGRADE_MASTER"
@@ -362,6 +373,7 @@ class Engine:
         self.store.node_pools.pop(name)
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
+            rules.check_workload_metadata(candidate, parent)
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         self.store.node_pools[name] = candidate
@@ -378,6 +390,7 @@ class Engine:
         change(candidate)
         try:
             rules.check_node_pool(candidate, self._cluster(cluster)["currentMasterVersion"])
+            rules.check_workload_metadata(candidate, self._cluster(cluster))
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         candidate["status"] = "RECONCILING"
@@ -395,6 +408,10 @@ class Engine:
                 config["maxRunDuration"] = request["maxRunDuration"]
             if "nodeVersion" in request:
                 pool["version"] = resolve_version(request["nodeVersion"])
+            if "workloadMetadataConfig" in request:
+                config["workloadMetadataConfig"] = dict(request["workloadMetadataConfig"] or {})
+            if "locations" in request:
+                pool["locations"] = list(request["locations"] or [])
 
         return self._mutate_pool(project, location, name, "UPGRADE_NODES", change)
 
@@ -436,6 +453,7 @@ class Engine:
         parts = pool_name.split("/")
         project, location, cluster, pool_id = parts[1], parts[3], parts[5], parts[7]
         zone = location if re.fullmatch(r".+-[a-z]", location) else f"{location}-a"
+        zone = (pool.get("locations") or [zone])[0]
         group = f"gke-{cluster[:15]}-{pool_id[:15]}-{secrets.token_hex(4)}-grp"
         full = f"projects/{project}/zones/{zone}/instanceGroupManagers/{group}"
         self.store.instance_groups[full] = {
@@ -499,10 +517,17 @@ class Engine:
         return {"faults": self.store.faults}
 
     # ---- routing ----------------------------------------------------------------------
-    def dispatch(self, method: str, path: str, request: Body) -> Body | str:
+    def dispatch(self, method: str, path: str, request: Body, query: str = "") -> Body | str:
         """Route one request; returns the response body or raises ApiError."""
         with self.store.lock:
             self.advance()
+            try:
+                answer = self.project_apis.route(method, path, query)
+            except ProjectApiError as exc:
+                raise ApiError(exc.code, exc.message, exc.status) from exc
+            if answer is not None:
+                self.store.save()
+                return answer
             return self._route(method, path, request)
 
     def _route(self, method: str, path: str, request: Body) -> Body | str:
@@ -514,6 +539,15 @@ class Engine:
             return self.add_fault(request)
         if path == "/planb/v1/http-faults" and method == "POST":
             return self.add_http_fault(request)
+        if path in ("/planb/v1/services", "/planb/v1/quotas") and method == "POST":
+            try:
+                if path.endswith("/services"):
+                    return self.project_apis.set_service(request)
+                return self.project_apis.set_quota(request)
+            except ProjectApiError as exc:
+                raise ApiError(exc.code, exc.message, exc.status) from exc
+            finally:
+                self.store.save()
         match = re.fullmatch(r"/planb/v1/(" + _LOCATION + r"/clusters/[^/]+)/kubeconfig", path)
         if match and method == "GET":
             return self.kubeconfig_text(match.group(1))
@@ -524,6 +558,14 @@ class Engine:
         if not match:
             raise ApiError(404, f"Not found: {path}")
         project, location, rest = _segment(match["project"], path), _segment(match["location"], path), match["rest"]
+        if self.project_apis.service_state(project, "container.googleapis.com") != "ENABLED":
+            # What Google answers while an API is disabled on the project (reason SERVICE_DISABLED).
+            raise ApiError(
+                403,
+                f"Kubernetes Engine API has not been used in project {project} before or it is disabled. Enable it "
+                "with `gcloud services enable container.googleapis.com` and retry.",
+                "PERMISSION_DENIED",
+            )
         base = f"projects/{project}/locations/{location}"
         if m := re.fullmatch(r"/operations/([^/]+)", rest):
             if method == "GET":
@@ -583,7 +625,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         status = 200
-        api = path.startswith(("/v1/", "/compute/v1/"))
+        api = path.startswith(("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/"))
         fault = self.server.engine.take_http_fault(self.command) if api else None
         location = None
         try:
@@ -593,7 +635,8 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw) if raw else {}
             if not isinstance(request, dict):
                 raise ApiError(400, "Request body must be a JSON object.")
-            result = self.server.engine.dispatch(self.command, path, request)
+            query = self.path.split("?", 1)[1] if "?" in self.path else ""
+            result = self.server.engine.dispatch(self.command, path, request, query)
         except json.JSONDecodeError as exc:
             status, result = 400, ApiError(400, f"Invalid JSON payload: {exc}").body()
         except ApiError as exc:

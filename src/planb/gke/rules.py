@@ -283,3 +283,20 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
             f"maxRunDuration {duration} exceeds the 7-day cap ({MAX_RUN_DURATION_S}s)",
             DOC_FLEX_START,
         )
+
+
+#: GKE v1 NodeConfig, WorkloadMetadataConfig.Mode GKE_METADATA: "This feature can only be enabled if Workload
+#: Identity is enabled at the cluster level" (googleapis google/container/v1/cluster_service.proto).
+DOC_WORKLOAD_METADATA = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig"
+
+
+def check_workload_metadata(pool: Body, cluster: Body) -> None:
+    """GKE_METADATA on a pool needs Workload Identity (a workload pool) on its cluster."""
+    mode = ((pool.get("config") or {}).get("workloadMetadataConfig") or {}).get("mode")
+    workload_pool = (cluster.get("workloadIdentityConfig") or {}).get("workloadPool")
+    _check(
+        mode != "GKE_METADATA" or bool(workload_pool),
+        f"Node pool {pool.get('name', '')!r}: workloadMetadataConfig.mode GKE_METADATA can only be enabled if "
+        "Workload Identity is enabled at the cluster level (workloadIdentityConfig.workloadPool)",
+        DOC_WORKLOAD_METADATA,
+    )

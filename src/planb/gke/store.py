@@ -3,7 +3,8 @@
 Layout under ``<state_dir>/gke-emulator/``::
 
     state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...},
-                     "instanceGroupManagers": {name: InstanceGroupManager}, "faults": [...], "httpFaults": [...]}
+                     "instanceGroupManagers": {name: InstanceGroupManager}, "faults": [...], "httpFaults": [...],
+                     "projectApis": {"services": ..., "quotas": [...], "operations": ...}}
     requests.jsonl  one line per API request: method, path, status, time
     emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
 
@@ -41,7 +42,7 @@ def emulator_dir(state_dir: Path | None = None) -> Path:
 
 
 #: The top-level maps of state.json; each maps a full resource name to its GKE v1 (or Compute v1) body.
-_TABLES = ("clusters", "nodePools", "operations", "instanceGroupManagers")
+_TABLES = ("clusters", "nodePools", "operations", "instanceGroupManagers", "projectApis")
 #: The top-level lists: injected faults (operations that fail, HTTP answers).
 _LISTS = ("faults", "httpFaults")
 
@@ -155,6 +156,12 @@ class Store:
     def instance_groups(self) -> dict[str, Body]:
         """Compute Engine managed instance groups backing the node pools (their targetSize is the pool's size)."""
         result: dict[str, Body] = self.data["instanceGroupManagers"]
+        return result
+
+    @property
+    def project_apis(self) -> Body:
+        """Service Usage and Cloud Quotas state (planb.gke.project): services, quotas, operations."""
+        result: Body = self.data["projectApis"]
         return result
 
     @property
