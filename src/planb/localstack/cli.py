@@ -6,6 +6,7 @@ import argparse
 import json
 from dataclasses import replace
 
+from planb.failover import settings as failover_settings
 from planb.localstack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.localstack.stack import LocalStack, component_versions
 
@@ -57,6 +58,26 @@ def _kueue(args: argparse.Namespace) -> int:
     return 0
 
 
+def _failover(args: argparse.Namespace) -> int:
+    """Switch the host failover controller on (after N seconds) or off (0); JSON on stdout for Ansible."""
+    stack = LocalStack()
+    current = failover_settings.load(stack.state)
+    wanted = failover_settings.FailoverSettings(
+        after_seconds=max(0.0, args.after_seconds), plan_a_flavor=args.plan_a_flavor
+    )
+    if not wanted.enabled:
+        wanted = failover_settings.FailoverSettings()
+    running = stack.failover.pid() is not None
+    changed = wanted != current or running != wanted.enabled
+    if changed and not args.check:
+        with stack.locked():  # never alongside a `planb local up` or `down`
+            stack.failover.stop()
+            failover_settings.save(stack.state, wanted)
+            stack.start_failover()
+    print(json.dumps({"changed": changed, "before": current.after_seconds, "after": wanted.after_seconds}))
+    return 0
+
+
 def _print_versions(stack: LocalStack) -> None:
     for name, version in component_versions(stack.kubeconfig).items():
         print(f"{name:<15} {version}")
@@ -81,3 +102,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     kueue.add_argument("--check", action="store_true", help="report what would change, change nothing")
     kueue.set_defaults(handler=_kueue)
+    failover = verbs.add_parser(
+        "failover", help="run the stockout failover controller (issue 14) as a host process, or stop it (0)"
+    )
+    failover.add_argument(
+        "--after-seconds", type=float, required=True, help="Kueue's waitForPodsReady timeout; 0 switches it off"
+    )
+    failover.add_argument("--plan-a-flavor", default="on-demand", help="plan A's ResourceFlavor")
+    failover.add_argument("--check", action="store_true", help="report what would change, change nothing")
+    failover.set_defaults(handler=_failover)

@@ -20,6 +20,7 @@ import yaml
 
 from planb import paths
 from planb.errors import PlanbError
+from planb.failover import settings as failover_settings
 from planb.gke.background import BackgroundEmulator, default_port
 from planb.localstack import ports, statedir
 from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS, ControlPlane
@@ -43,6 +44,8 @@ LOCAL_FILES = (
     "kueue-settings.tmp",
     "kueue-etc.json",
     "kueue-etc.tmp",
+    "failover.json",
+    "failover.tmp",
     "*.pid",
     "*.log",
 )
@@ -74,6 +77,8 @@ class LocalStack:
         self.kueue = HostKueue(self.state, self.kubeconfig)
         self.kuberay = ManagedProcess("kuberay-operator", self.state)
         self.simulator = ManagedProcess("capacity-simulator", self.state)
+        # Stockout-aware failover (issue 14): runs only while `planb local failover` has switched it on.
+        self.failover = ManagedProcess("failover-controller", self.state)
         # The emulator's files sit under the state root (.state/gke-emulator), beside this stack's.
         self.gke_emulator = BackgroundEmulator(self.state.parent)
 
@@ -95,6 +100,7 @@ class LocalStack:
             and self.kuberay.pid() is not None
             and self.simulator.pid() is not None
             and self.gke_emulator.healthy()
+            and (self.failover.pid() is not None or not failover_settings.load(self.state).enabled)
         )
 
     # -------------------------------------------------------------------- up
@@ -169,6 +175,7 @@ class LocalStack:
         self.start_kuberay()
         self.start_gke_emulator()
         self.start_simulator()
+        self.start_failover()
         say(f"up in {time.monotonic() - start:.1f} s; kubeconfig: {self.kubeconfig}")
         return True
 
@@ -187,6 +194,9 @@ class LocalStack:
             needed[KUBERAY_PROBE_PORT] = "KubeRay operator health probe"
         if not self.gke_emulator.healthy():
             needed[default_port()] = "GKE emulator"
+        failover = failover_settings.load(self.state)
+        if failover.enabled and self.failover.pid() is None:
+            needed[failover.metrics_port] = "failover controller metrics"
         return needed
 
     def _warn_if_exposed(self) -> None:
@@ -265,6 +275,28 @@ class LocalStack:
             [sys.executable, "-m", "planb.cli", "capacity", "run", "--kubeconfig", str(self.kubeconfig)]
         )
 
+    def start_failover(self) -> bool:
+        """The failover controller (planb.failover), when its settings file switches it on; True if started."""
+        settings = failover_settings.load(self.state)
+        if not settings.enabled or self.failover.pid() is not None:
+            return False
+        say(f"starting the failover controller (plan A gets {settings.after_seconds:g} s) ...")
+        self.failover.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.failover.controller",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                f"--after-seconds={settings.after_seconds:g}",
+                f"--plan-a-flavor={settings.plan_a_flavor}",
+                f"--metrics-port={settings.metrics_port}",
+                # KWOK's pods run no Ray head: stand in for KubeRay's ready copy that Kueue's PodsReady reads.
+                "--emulate-ray-ready",
+            ]
+        )
+        return True
+
     def wait_default_service_account(self, timeout: float = 60) -> None:
         """With admission on, pods need the `default` ServiceAccount (made by controller-manager)."""
         deadline = time.monotonic() + timeout
@@ -302,6 +334,7 @@ class LocalStack:
                 failures.append(f"{what}: {exc}")
 
         for label, process in (
+            ("the failover controller", self.failover),
             ("the capacity simulator", self.simulator),
             ("the KubeRay operator", self.kuberay),
             ("Kueue", self.kueue.process),
@@ -368,12 +401,15 @@ class LocalStack:
             rows.append(Component("gke-emulator", True, f"pid {emulator[0]}, {emulator[1]}"))
         else:
             rows.append(Component("gke-emulator", False, "not answering"))
+        if failover_settings.load(self.state).enabled or self.failover.pid() is not None:
+            fpid = self.failover.pid()
+            rows.append(Component(self.failover.name, fpid is not None, f"pid {fpid}" if fpid else "not running"))
         return rows
 
     def pids(self) -> list[int]:
         """Every pid the stack runs (for `planb local status` and tests)."""
         out = list(self.control_plane.component_pids().values())
-        for proc in (self.kueue.process, self.kuberay, self.simulator):
+        for proc in (self.kueue.process, self.kuberay, self.simulator, self.failover):
             pid = proc.pid()
             if pid is not None:
                 out.append(pid)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from planb.failover.controller import AFTER_ANNOTATION as FAILOVER_AFTER
+from planb.failover.controller import MOVED_ANNOTATION as FAILOVER_MOVED
+from planb.failover.controller import move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true
 from planb.status import lifecycle
 
@@ -71,6 +74,8 @@ class JobStatus:
     retries: dict[str, lifecycle.Retries] = field(default_factory=dict)
     #: For a deactivated Workload: why, and the command that re-activates it (one line).
     deactivated: str = ""
+    #: Set when planb's failover moved the job off plan A (issue 14): "moved to plan B after 10m: ...".
+    moved: str = ""
 
     @property
     def accelerator_flavor(self) -> str:
@@ -166,6 +171,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             queue=meta.get("labels", {}).get("kueue.x-k8s.io/queue-name", "-"),
             suspended=bool(rj["spec"].get("suspend", False)),
             ray_status=(rj.get("status") or {}).get("jobDeploymentStatus", ""),
+            moved=_moved(meta.get("annotations") or {}),
         )
         wl = next(
             (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
@@ -247,6 +253,17 @@ def provisioned(job: JobStatus) -> bool:
     return any(r.state == "Provisioned" for r in job.requests)
 
 
+def _moved(annotations: dict[str, str]) -> str:
+    """The failover controller's annotations as one line (planb.failover.controller writes them)."""
+    if FAILOVER_MOVED not in annotations:
+        return ""
+    try:
+        after = float(annotations.get(FAILOVER_AFTER, "0"))
+    except ValueError:
+        after = 0.0
+    return f"{move_message(after)} (at {annotations[FAILOVER_MOVED]})"
+
+
 def table(jobs: list[JobStatus]) -> str:
     """One line per job: where it landed."""
     rows = [("JOB", "STATE", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES")]
@@ -265,7 +282,9 @@ def table(jobs: list[JobStatus]) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
+    return "\n".join(lines)
 
 
 def explain(job: JobStatus) -> str:
@@ -274,6 +293,8 @@ def explain(job: JobStatus) -> str:
     if job.workload is None:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
         return "\n".join(lines)
+    if job.moved:
+        lines.append(f"  {job.moved}")
     if job.deactivated:
         lines.append(f"  {job.deactivated}")
     lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
