@@ -8,6 +8,8 @@
 * ``files/train.py``: ``training/train.py`` byte for byte. The job's ConfigMap carries the script
   verbatim, so the copy has no header; it is a copy, not a symlink, because helm warns about
   symlinks on every command.
+* ``files/failover_controller.py``: ``src/planb/failover/controller.py`` byte for byte, the script
+  of the failover controller the queues chart deploys (issue 14).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ CHART_FILES = REPO / "charts" / "planb" / "files"
 TRAIN_SOURCE = REPO / "training" / "train.py"
 TRAIN_COPY = CHART_FILES / "train.py"
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
+#: The stockout failover controller (issue 14), which the queues chart runs from a ConfigMap.
+FAILOVER_SOURCE = REPO / "src" / "planb" / "failover" / "controller.py"
+FAILOVER_COPY = CHART_FILES / "failover_controller.py"
 
 _HEADER = (
     "# Generated from the planb accelerator catalog by `make values` (python -m planb.catalog.chart_files).\n"
@@ -64,6 +69,7 @@ def expected() -> dict[Path, bytes]:
     return {
         TPU_TOPOLOGIES: render_tpu_topologies().encode(),
         TRAIN_COPY: TRAIN_SOURCE.read_bytes(),
+        FAILOVER_COPY: FAILOVER_SOURCE.read_bytes(),
     }
 
 
