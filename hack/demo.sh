@@ -3,12 +3,23 @@
 # environment and the pinned tools (make setup); this script runs the flow itself and exits 0
 # only if job 1 is admitted on plan A (on-demand) and job 2 on plan B (dws) after its
 # ProvisioningRequest was provisioned.
+# PLANB_DEMO_SCENARIO=stockout: plan A has no machines (the capacity simulator's stockout) and the
+# stockout-aware failover is on (planb_failover_after_minutes, PLANB_DEMO_FAILOVER_MINUTES, default
+# 0.25 = 15 s): job-1 is admitted on plan A, moved to plan B when its pods are not ready in time,
+# and admitted there; exits 0 only if that move happened.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
 export ANSIBLE_CONFIG="$PWD/ansible.cfg"
 PROFILE=${PLANB_DEMO_PROFILE:-tpu-v6e-4x4}
 TIMEOUT=${PLANB_DEMO_TIMEOUT:-240}
+SCENARIO=${PLANB_DEMO_SCENARIO:-quota}
+FAILOVER_MINUTES=${PLANB_DEMO_FAILOVER_MINUTES:-0.25}
+case "$SCENARIO" in
+  quota) site_args=() ;;
+  stockout) site_args=(-e "planb_failover_after_minutes=$FAILOVER_MINUTES") ;;
+  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default) or stockout" >&2; exit 2 ;;
+esac
 
 t0=$SECONDS
 declare -a timings=()
@@ -26,13 +37,21 @@ planb local up
 planb local versions
 
 phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools (one per slice), Kueue, queues"
-ansible-playbook site.yml
+ansible-playbook site.yml "${site_args[@]}"
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
 [[ -f "$KUBECONFIG" ]] || KUBECONFIG=$PWD/.state/local/kubeconfig
 export KUBECONFIG
 
-phase "3/5 helm install" "job-1 and job-2 (profile $PROFILE)"
-for job in job-1 job-2; do
+if [[ "$SCENARIO" == stockout ]]; then
+  phase "3/5 helm install" "stockout on plan A's pool, then job-1 (profile $PROFILE)"
+  planb capacity set --stockout on-demand-pool
+  stockout_at=$SECONDS
+  jobs=(job-1)
+else
+  phase "3/5 helm install" "job-1 and job-2 (profile $PROFILE)"
+  jobs=(job-1 job-2)
+fi
+for job in "${jobs[@]}"; do
   if helm status "$job" >/dev/null 2>&1; then
     echo "$job already installed"
   else
@@ -42,9 +61,17 @@ for job in job-1 job-2; do
   sleep 2
 done
 
-phase "4/5 admission" "wait for job-1 on plan A (on-demand), job-2 on plan B (dws, after provisioning)"
 rc=0
-planb status --expect job-1=on-demand --expect job-2=dws --timeout "$TIMEOUT" || rc=$?
+if [[ "$SCENARIO" == stockout ]]; then
+  phase "4/5 failover" "wait for job-1 to move off plan A (no capacity) and be admitted on plan B (dws)"
+  planb status --expect job-1=dws --timeout "$TIMEOUT" || rc=$?
+  moved_after=$((SECONDS - stockout_at))
+  # The move is recorded on the RayJob (annotation, Event) and shown by planb status as a MOVED line.
+  planb status | grep -q '^MOVED default/job-1: moved to plan B' || rc=1
+else
+  phase "4/5 admission" "wait for job-1 on plan A (on-demand), job-2 on plan B (dws, after provisioning)"
+  planb status --expect job-1=on-demand --expect job-2=dws --timeout "$TIMEOUT" || rc=$?
+fi
 
 phase "5/5 status" "where each job landed (planb status)"
 planb status || true
@@ -52,8 +79,15 @@ timings+=("$(printf '%-22s %4d s' "$phase_name" $((SECONDS - phase_start)))")
 printf '\nphase timings:\n'
 printf '  %s\n' "${timings[@]}"
 printf '  %-22s %4d s\n' "total" $((SECONDS - t0))
+if [[ "$SCENARIO" == stockout && $rc -eq 0 ]]; then
+  printf '  %-22s %4d s  (failover after %s min)\n' "stockout -> plan B" "$moved_after" "$FAILOVER_MINUTES"
+fi
 if [[ $rc -ne 0 ]]; then
   echo "demo FAILED: the jobs did not land as expected (see above)" >&2
   exit 1
+fi
+if [[ "$SCENARIO" == stockout ]]; then
+  echo "demo OK: plan A had no capacity; job-1 moved to plan B (dws) and was admitted there"
+  exit 0
 fi
 echo "demo OK: job-1 on plan A (on-demand), job-2 on plan B (dws)"
