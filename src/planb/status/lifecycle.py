@@ -30,6 +30,7 @@ from planb.kube import Obj
 DEFAULT_BACKOFF_LIMIT = 3
 #: GKE's words for capacity it takes back at the end of the run duration (the CapacityRevoked message).
 REVOKED_WORDS = "was reclaimed"
+_REJECTED = re.compile(r'Rejected state: "(?P<check>[^"]+)" \((?P<message>.*)\)$', re.DOTALL)
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
@@ -159,14 +160,22 @@ def deactivation(
     workload: str,
     conds: dict[str, Obj],
     revoked: bool,
-    limit: int | None,
+    limits: dict[str, int],
     max_run: str | None,
 ) -> str:
-    """One line: why Kueue deactivated the Workload and the command that re-activates it."""
+    """One line: why Kueue deactivated the Workload and the command that re-activates it.
+
+    A deactivated Workload has no admission checks left in its status; the check and its last
+    message are in the Evicted condition (``... in Rejected state: "<check>" (<message>)``).
+    """
     evicted = conds.get("Evicted") or {}
     message = str(evicted.get("message") or "")
     reason = str(evicted.get("reason") or "")
     command = reactivate_command(namespace, workload)
+    rejected = _REJECTED.search(message)
+    limit = limits.get(rejected.group("check")) if rejected else None
+    if limit is None and len(set(limits.values())) == 1:
+        limit = next(iter(limits.values()))
     if revoked or REVOKED_WORDS in message:
         run = f" (maxRunDurationSeconds={max_run})" if max_run else ""
         return (
@@ -176,7 +185,7 @@ def deactivation(
         )
     if "Rejected" in message:
         attempts = f" all {limit + 1} attempts (retryStrategy.backoffLimitCount={limit})" if limit is not None else ""
-        last = (message.split("(", 1)[1].rstrip(")") if "(" in message else message).rstrip(".")
+        last = (rejected.group("message") if rejected else message).rstrip(".")
         return (
             f"deactivated: its ProvisioningRequest failed and Kueue used up{attempts or ' its retries'}; "
             f"last: {last}. Re-activate it once capacity is back: {command}"

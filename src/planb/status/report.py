@@ -221,13 +221,12 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
                 if found is not None:
                     job.retries[check.name] = found
             if not job.active:
-                check_limits = [limits[c.name] for c in job.checks if c.name in limits]
                 job.deactivated = lifecycle.deactivation(
                     job.namespace,
                     job.workload,
                     wl_conds,
                     revoked,
-                    check_limits[0] if check_limits else None,
+                    limits,
                     (meta.get("annotations") or {}).get("provreq.kueue.x-k8s.io/maxRunDurationSeconds"),
                 )
         cluster = (rj.get("status") or {}).get("rayClusterName", "")
