@@ -173,9 +173,10 @@ def test_retries_exhausted_says_so_and_how_to_reactivate_in_one_line() -> None:
     lines = [line for line in explain(job).splitlines() if "deactivated:" in line]
     assert len(lines) == 1
     assert "Kueue used up all 2 attempts (retryStrategy.backoffLimitCount=1)" in lines[0]
-    assert f"last: {failure.rstrip('.')}. Re-activate it once capacity is back" in lines[0]
+    assert f"last: {failure}. Once capacity is back" in lines[0]
     assert "phases:" not in explain(job)  # nothing runs: the one line says it all
-    assert lines[0].endswith(f'kubectl patch workload {WL} -n default --type=merge -p \'{{"spec":{{"active":true}}}}\'')
+    assert f"Once capacity is back, queue it again: kubectl delete workload {WL} -n default (" in lines[0]
+    assert lines[0].endswith(f"{lifecycle.KUEUE_REACTIVATION_BUG})")
 
 
 def test_capacity_revoked_says_why_with_the_next_step() -> None:
@@ -200,7 +201,14 @@ def test_capacity_revoked_says_why_with_the_next_step() -> None:
     assert (
         "DWS revoked its capacity (CapacityRevoked) at the end of its run duration (maxRunDurationSeconds=20)" in line
     )
-    assert "resume from its last checkpoint" in line and "kubectl patch workload" in line
+    assert "it resumes from its last checkpoint" in line and f"kubectl delete workload {WL} -n default" in line
+
+
+def test_a_workload_someone_deactivated_gets_kueues_reactivation_command() -> None:
+    wl = workload([cond("Evicted", "True", "Deactivated", "The workload is deactivated", -5)], [], active=False)
+    job = collect(kube(wl, []), "default")[0]  # type: ignore[arg-type]
+    line = next(line for line in explain(job).splitlines() if "deactivated:" in line)
+    assert line.endswith(f'kubectl patch workload {WL} -n default --type=merge -p \'{{"spec":{{"active":true}}}}\'')
 
 
 def test_status_without_permission_on_cluster_config_leaves_the_retries_out() -> None:

@@ -151,8 +151,21 @@ def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:
     return " → ".join(parts)
 
 
+#: Why planb hands out `kubectl delete workload` for a workload Kueue deactivated itself.
+KUEUE_REACTIVATION_BUG = (
+    "Kueue 0.19.2 leaves a workload it deactivated itself unqueued when spec.active is set back to true: "
+    "kubernetes-sigs/kueue#14309"
+)
+
+
 def reactivate_command(namespace: str, workload: str) -> str:
+    """Kueue's documented way: set spec.active back to true (https://kueue.sigs.k8s.io/docs/concepts/workload/#active)."""
     return f'kubectl patch workload {workload} -n {namespace} --type=merge -p \'{{"spec":{{"active":true}}}}\''
+
+
+def restart_command(namespace: str, workload: str) -> str:
+    """What works for a workload Kueue deactivated: delete it; Kueue makes a new one for the suspended job."""
+    return f"kubectl delete workload {workload} -n {namespace}"
 
 
 def deactivation(
@@ -171,7 +184,18 @@ def deactivation(
     evicted = conds.get("Evicted") or {}
     message = str(evicted.get("message") or "")
     reason = str(evicted.get("reason") or "")
-    command = reactivate_command(namespace, workload)
+    # Kueue's own deactivations carry the cause in the reason (DeactivatedDueTo<cause>); Kueue 0.19.2
+    # requeues on reactivation only a workload whose Requeued reason is plain "Deactivated", so
+    # one it deactivated itself stays unqueued after spec.active is set back (kueue#14309, a
+    # review comment there names the bug). Deleting the Workload makes Kueue create a new one for
+    # the suspended job, from its first attempt.
+    if reason.startswith("DeactivatedDueTo"):
+        command = (
+            f"{restart_command(namespace, workload)} (Kueue makes a new one for the suspended job; "
+            f"{KUEUE_REACTIVATION_BUG})"
+        )
+    else:
+        command = reactivate_command(namespace, workload)
     rejected = _REJECTED.search(message)
     limit = limits.get(rejected.group("check")) if rejected else None
     if limit is None and len(set(limits.values())) == 1:
@@ -180,15 +204,15 @@ def deactivation(
         run = f" (maxRunDurationSeconds={max_run})" if max_run else ""
         return (
             f"deactivated: DWS revoked its capacity (CapacityRevoked) at the end of its run duration{run}, "
-            "the nodes are gone and Kueue deactivated the job. Next: resume from its last checkpoint "
-            f"(raise job.maxRunDurationSeconds if it needs longer) by re-activating it: {command}"
+            "the nodes are gone and Kueue deactivated the job. Next: queue it again, it resumes from its last "
+            f"checkpoint (raise job.maxRunDurationSeconds if it needs longer): {command}"
         )
     if "Rejected" in message:
         attempts = f" all {limit + 1} attempts (retryStrategy.backoffLimitCount={limit})" if limit is not None else ""
         last = (rejected.group("message") if rejected else message).rstrip(".")
         return (
             f"deactivated: its ProvisioningRequest failed and Kueue used up{attempts or ' its retries'}; "
-            f"last: {last}. Re-activate it once capacity is back: {command}"
+            f"last: {last}. Once capacity is back, queue it again: {command}"
         )
     why = message or reason or "spec.active is false"
     return f"deactivated: {why}. Re-activate it: {command}"
