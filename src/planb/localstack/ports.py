@@ -20,6 +20,7 @@ import ipaddress
 import os
 import re
 import socket
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,6 +216,10 @@ def how_to_stop(holder: Holder) -> str:
     return f"stop it (e.g. 'kill {holder.pid}') or free the port"
 
 
+#: Seconds a port held by no visible process may take to be released before it counts as taken.
+INVISIBLE_HOLDER_GRACE_S = 15.0
+
+
 def check_ports(needed: Mapping[int, str], ours: Iterable[int] = ()) -> None:
     """Refuse, naming each holder and how to stop it, if a port in `needed` is taken by another process.
 
@@ -228,6 +233,14 @@ def check_ports(needed: Mapping[int, str], ours: Iterable[int] = ()) -> None:
             continue
         found = [h for h in holders(port) if h.pid not in own]
         if not found and any(h.pid in own for h in holders(port)):
+            continue
+        # A listener whose process just exited (a stack stopped a moment ago) has no holder left
+        # but can keep the port for a few seconds: wait for it before calling it someone else's.
+        deadline = time.monotonic() + INVISIBLE_HOLDER_GRACE_S
+        while not found and not port_free(port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            found = [h for h in holders(port) if h.pid not in own]
+        if not found and port_free(port):
             continue
         if not found:
             problems.append(
