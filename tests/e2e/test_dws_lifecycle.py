@@ -234,8 +234,8 @@ def test_capacity_revoked_while_running_deactivates_the_workload(site: Path, hel
         status = planb_status(site, "job-2")
         line = next((x for x in status.splitlines() if "deactivated:" in x), "")
         assert "DWS revoked its capacity (CapacityRevoked)" in line, status
-        assert "(maxRunDurationSeconds=20)" in line and "resume from its last checkpoint" in line
-        assert f"kubectl patch workload {wl['metadata']['name']} -n default --type=merge" in line
+        assert "(maxRunDurationSeconds=20)" in line and "it resumes from its last checkpoint" in line
+        assert f"kubectl delete workload {wl['metadata']['name']} -n default (" in line
 
 
 def test_retries_exhausted_deactivate_and_reactivation_admits_when_capacity_returns(site: Path, helm: Run) -> None:
