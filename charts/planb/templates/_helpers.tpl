@@ -194,3 +194,56 @@ annotations:
   helm.sh/resource-policy: keep
 {{- end -}}
 {{- end -}}
+
+{{/*
+The capacity ladder as a JSON list of rungs, in the order Kueue tries them; each rung is one
+ResourceFlavor: {name, kind, nodeLabels, tolerations, quota}. queues.ladder when it is set; else
+the seed's two plans from plans, queues.flavors and queues.quotas (on-demand, then dws while
+dws.enabled), so values written before the ladder render exactly as they did.
+Spot rungs select GKE's Spot node label and tolerate the Spot taint GKE documents for Spot node
+pools (https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms); Kueue adds a flavor's
+tolerations to the pods it admits on it (https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/).
+*/}}
+{{- define "planb.ladder" -}}
+{{- $q := .Values.queues -}}
+{{- $rungs := list -}}
+{{- if $q.ladder -}}
+{{- $seen := dict -}}
+{{- range $i, $r := $q.ladder -}}
+{{- if hasKey $seen $r.name -}}
+{{- fail (printf "queues.ladder[%d].name %q repeats queues.ladder[%d]: each plan is one ResourceFlavor and one plan label value, so give every plan its own name" $i $r.name (get $seen $r.name)) -}}
+{{- end -}}
+{{- if eq $r.name $q.flavors.cpu -}}
+{{- fail (printf "queues.ladder[%d].name %q is the CPU flavor's name (queues.flavors.cpu): rename the plan" $i $r.name) -}}
+{{- end -}}
+{{- if and (eq $r.kind "dws") (not $.Values.dws.enabled) -}}
+{{- fail (printf "queues.ladder[%d] (%s) is a dws plan but dws.enabled=false, which leaves out the ProvisioningRequest admission check every DWS flavor needs: set dws.enabled=true, or remove the dws plan from queues.ladder" $i $r.name) -}}
+{{- end -}}
+{{- $_ := set $seen $r.name $i -}}
+{{- $labels := dict "planb.dev/plan" $r.name -}}
+{{- $tolerations := list -}}
+{{- if eq $r.kind "spot" -}}
+{{- $_ := set $labels "cloud.google.com/gke-spot" "true" -}}
+{{- $tolerations = list (dict "key" "cloud.google.com/gke-spot" "operator" "Equal" "value" "true" "effect" "NoSchedule") -}}
+{{- end -}}
+{{- $rungs = append $rungs (dict "name" $r.name "kind" $r.kind "nodeLabels" $labels "tolerations" $tolerations "quota" $r.quota) -}}
+{{- end -}}
+{{- else -}}
+{{- $rungs = append $rungs (dict "name" $q.flavors.onDemand "kind" "on-demand" "nodeLabels" .Values.plans.onDemand "tolerations" (list) "quota" $q.quotas.onDemand) -}}
+{{- if .Values.dws.enabled -}}
+{{- $rungs = append $rungs (dict "name" $q.flavors.dws "kind" "dws" "nodeLabels" .Values.plans.dws "tolerations" (list) "quota" $q.quotas.dws) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $rungs -}}
+{{- end -}}
+
+{{/* Names of the ladder's DWS rungs (JSON list): the ProvisioningRequest admission check applies to these flavors only. */}}
+{{- define "planb.dwsRungs" -}}
+{{- $names := list -}}
+{{- range include "planb.ladder" . | fromJsonArray -}}
+{{- if eq .kind "dws" -}}
+{{- $names = append $names .name -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}

@@ -76,6 +76,13 @@ class JobStatus:
     deactivated: str = ""
     #: Set when planb's failover moved the job off plan A (issue 14): "moved to plan B after 10m: ...".
     moved: str = ""
+    #: Per ResourceFlavor: the plan it selects (its nodeLabels' planb.dev/plan), so the plan is named too.
+    flavor_plans: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def plan(self) -> str:
+        """The plan of the accelerator flavor ('-' before admission, or for a flavor without a plan label)."""
+        return self.flavor_plans.get(self.accelerator_flavor, "") or "-"
 
     @property
     def accelerator_flavor(self) -> str:
@@ -147,6 +154,22 @@ def _retry_limits(kube: Kube) -> dict[str, int]:
         raise
 
 
+def _flavor_plans(kube: Kube) -> dict[str, str]:
+    """ResourceFlavor -> the plan it selects; empty when the caller may not read cluster-scoped objects."""
+    try:
+        flavors = kube.items(f"{KUEUE}/resourceflavors")
+    except KubeError as exc:
+        if exc.status in (401, 403):
+            return {}
+        raise
+    out = {}
+    for flavor in flavors:
+        plan = ((flavor.get("spec") or {}).get("nodeLabels") or {}).get(PLAN_LABEL)
+        if plan:
+            out[flavor["metadata"]["name"]] = str(plan)
+    return out
+
+
 def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -> list[JobStatus]:
     """The status of every RayJob (in one namespace, or one job)."""
     ns_path = f"/namespaces/{namespace}" if namespace else ""
@@ -158,6 +181,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
     workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
     limits = _retry_limits(kube)
+    flavor_plans = _flavor_plans(kube)
     pods = kube.items(f"/api/v1{ns_path}/pods")
     nodes = kube.items("/api/v1/nodes")
     node_pools = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes}
@@ -172,6 +196,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             suspended=bool(rj["spec"].get("suspend", False)),
             ray_status=(rj.get("status") or {}).get("jobDeploymentStatus", ""),
             moved=_moved(meta.get("annotations") or {}),
+            flavor_plans=flavor_plans,
         )
         wl = next(
             (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
@@ -265,7 +290,7 @@ def _moved(annotations: dict[str, str]) -> str:
 
 def table(jobs: list[JobStatus]) -> str:
     """One line per job: where it landed."""
-    rows = [("JOB", "STATE", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES")]
+    rows = [("JOB", "STATE", "PLAN", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES")]
     for job in jobs:
         checks = ", ".join(f"{c.name}={c.state}" for c in job.checks) or "-"
         reqs = ", ".join(f"{r.name}={r.state}" for r in job.requests) or "-"
@@ -273,6 +298,7 @@ def table(jobs: list[JobStatus]) -> str:
             (
                 f"{job.namespace}/{job.name}",
                 job.state,
+                job.plan,
                 job.accelerator_flavor,
                 checks,
                 reqs,
@@ -297,6 +323,8 @@ def explain(job: JobStatus) -> str:
     if job.deactivated:
         lines.append(f"  {job.deactivated}")
     lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
+    if job.plan != "-":
+        lines.append(f"    plan {job.plan} (flavor {job.accelerator_flavor})")
     if job.phases:
         lines.append(f"    phases: {job.phases}")
     for ps in job.podsets:
