@@ -7,6 +7,10 @@
 # stockout-aware failover is on (planb_failover_after_minutes, PLANB_DEMO_FAILOVER_MINUTES, default
 # 0.25 = 15 s): job-1 is admitted on plan A, moved to plan B when its pods are not ready in time,
 # and admitted there; exits 0 only if that move happened.
+# PLANB_DEMO_SCENARIO=ladder: the four-rung capacity ladder (issue 15; README "The capacity ladder"):
+# plans reserved (a reservation the emulator holds), on-demand, dws and spot, one slice each. Jobs 1-3
+# must not be preempted (job.avoidPlans=[spot]) and fill the reservation, then on-demand, then DWS;
+# job-4 is preemptible and lands on Spot. Exits 0 only if each lands on its plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
@@ -18,7 +22,21 @@ FAILOVER_MINUTES=${PLANB_DEMO_FAILOVER_MINUTES:-0.25}
 case "$SCENARIO" in
   quota) site_args=() ;;
   stockout) site_args=(-e "planb_failover_after_minutes=$FAILOVER_MINUTES") ;;
-  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default) or stockout" >&2; exit 2 ;;
+  ladder)
+    LADDER_VARS=$PWD/.state/demo-ladder.json
+    mkdir -p "$PWD/.state"
+    cat > "$LADDER_VARS" <<'JSON'
+{"planb_plans": [
+  {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool",
+   "reservation": "planb-demo-reservation"},
+  {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
+  {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
+  {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"}
+]}
+JSON
+    site_args=(-e "@$LADDER_VARS")
+    ;;
+  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default), stockout or ladder" >&2; exit 2 ;;
 esac
 
 t0=$SECONDS
@@ -36,6 +54,13 @@ phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity s
 planb local up
 planb local versions
 
+if [[ "$SCENARIO" == ladder ]]; then
+  # The reservation the reserved plan's pool consumes: one slice of the profile's machine type.
+  read -r machine_type hosts < <(.venv/bin/python -c "from planb.catalog import profiles; p = profiles.get('$PROFILE'); print(p.machine_type, p.hosts_per_slice)")
+  planb gke-emulator reservation create planb-demo-reservation --machine-type "$machine_type" \
+    --zone "${ZONE:-us-east5-b}" --count "$hosts" || echo "(the reservation exists already)"
+fi
+
 phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools (one per slice), Kueue, queues"
 ansible-playbook site.yml "${site_args[@]}"
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
@@ -47,15 +72,20 @@ if [[ "$SCENARIO" == stockout ]]; then
   planb capacity set --stockout on-demand-pool
   stockout_at=$SECONDS
   jobs=(job-1)
+elif [[ "$SCENARIO" == ladder ]]; then
+  phase "3/5 helm install" "job-1..3 never on Spot (job.avoidPlans=[spot]), then preemptible job-4 (profile $PROFILE)"
+  jobs=(job-1 job-2 job-3 job-4)
 else
   phase "3/5 helm install" "job-1 and job-2 (profile $PROFILE)"
   jobs=(job-1 job-2)
 fi
 for job in "${jobs[@]}"; do
+  job_args=()
+  if [[ "$SCENARIO" == ladder && "$job" != job-4 ]]; then job_args=(--set "job.avoidPlans={spot}"); fi
   if helm status "$job" >/dev/null 2>&1; then
     echo "$job already installed"
   else
-    helm install "$job" charts/planb -f "charts/planb/values/$PROFILE.yaml"
+    helm install "$job" charts/planb -f "charts/planb/values/$PROFILE.yaml" "${job_args[@]}"
   fi
   # job 2 must queue behind job 1, as in the seed: submit them in order.
   sleep 2
@@ -68,6 +98,10 @@ if [[ "$SCENARIO" == stockout ]]; then
   moved_after=$((SECONDS - stockout_at))
   # The move is recorded on the RayJob (annotation, Event) and shown by planb status as a MOVED line.
   planb status | grep -q '^MOVED default/job-1: moved to plan B' || rc=1
+elif [[ "$SCENARIO" == ladder ]]; then
+  phase "4/5 admission" "wait for job-1 on reserved, job-2 on on-demand, job-3 on dws (provisioned), job-4 on spot"
+  planb status --expect job-1=reserved --expect job-2=on-demand --expect job-3=dws --expect job-4=spot \
+    --timeout "$TIMEOUT" || rc=$?
 else
   phase "4/5 admission" "wait for job-1 on plan A (on-demand), job-2 on plan B (dws, after provisioning)"
   planb status --expect job-1=on-demand --expect job-2=dws --timeout "$TIMEOUT" || rc=$?
@@ -88,6 +122,10 @@ if [[ $rc -ne 0 ]]; then
 fi
 if [[ "$SCENARIO" == stockout ]]; then
   echo "demo OK: plan A had no capacity; job-1 moved to plan B (dws) and was admitted there"
+  exit 0
+fi
+if [[ "$SCENARIO" == ladder ]]; then
+  echo "demo OK: job-1 on the reservation, job-2 on on-demand, job-3 on dws, preemptible job-4 on spot"
   exit 0
 fi
 echo "demo OK: job-1 on plan A (on-demand), job-2 on plan B (dws)"

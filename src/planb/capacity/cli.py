@@ -81,6 +81,12 @@ def _set(args: argparse.Namespace) -> int:
         changes["fail_next"] = args.fail_next
     if args.scale_down_after is not None:
         changes["scale_down_after_seconds"] = args.scale_down_after
+    if args.spot_notice is not None:
+        if args.spot_notice < 0:
+            raise PlanbError(f"--spot-notice must be >= 0, got {args.spot_notice}")
+        changes["spot_notice_seconds"] = args.spot_notice
+    if args.preempt:
+        changes["preempt"] = tuple(sorted(set(current.preempt) | set(args.preempt)))
     stockout = set(current.stockout)
     stockout.update(args.stockout or [])
     stockout.difference_update(args.restock or [])
@@ -139,5 +145,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setp.add_argument("--stockout", action="append", metavar="POOL", help="this pool finds no capacity")
     setp.add_argument("--restock", action="append", metavar="POOL", help="end a pool's stockout")
     setp.add_argument("--scale-down-after", type=float, help="seconds idle before nodes are removed")
+    setp.add_argument(
+        "--preempt",
+        action="append",
+        metavar="POOL",
+        help="preempt this Spot pool's nodes: the termination notice now, the nodes and their pods gone after it",
+    )
+    setp.add_argument(
+        "--spot-notice",
+        type=float,
+        metavar="S",
+        help="seconds between a Spot preemption notice and the nodes going (GKE: 30)",
+    )
     setp.set_defaults(handler=_set)
     verbs.add_parser("show", help="print the switches").set_defaults(handler=_show)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planb.capacity import spot as spot_mod
 from planb.capacity.machines import MachineShape, machine
 from planb.catalog import gpu, tpu
 from planb.catalog.errors import CatalogError
@@ -43,6 +44,8 @@ class NodePool:
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[dict[str, str], ...] = ()
     hosts_per_slice: int = 1
+    #: A Spot pool (config.spot): its nodes carry GKE's Spot label and can be preempted (planb.capacity.spot).
+    spot: bool = False
 
     def node_labels(self) -> dict[str, str]:
         """The labels GKE puts on a node of this pool."""
@@ -55,6 +58,8 @@ class NodePool:
             out["cloud.google.com/gke-flex-start"] = "true"
         if self.queued_provisioning:
             out["cloud.google.com/gke-queued"] = "true"
+        if self.spot:
+            out[spot_mod.SPOT_LABEL] = "true"
         return out
 
     def node_taints(self) -> list[dict[str, str]]:
@@ -150,6 +155,7 @@ def from_gke(body: dict[str, Any]) -> NodePool:
         hosts_per_slice=_hosts(
             machine_type, topology, bool(body.get("placementPolicy", {}).get("policyName")), max_nodes
         ),
+        spot=spot_mod.is_spot(body),
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from planb import paths
+from planb.capacity.spot import GKE_NOTICE_SECONDS
 from planb.errors import PlanbError
 
 
@@ -88,6 +89,10 @@ class Settings:
     interval_seconds: float = 0.5
     #: Seconds provisioned nodes wait for a pod of their request before DWS takes them back.
     booking_window_seconds: float = GKE_BOOKING_WINDOW_SECONDS
+    #: Spot pools to preempt: each gets the preemption notice on the next pass (then it is taken off this list).
+    preempt: tuple[str, ...] = ()
+    #: Seconds between a Spot preemption notice and the nodes going (GKE: 30; planb.capacity.spot).
+    spot_notice_seconds: float = GKE_NOTICE_SECONDS
     #: Lifecycle switches per node pool (by name).
     pools: dict[str, Lifecycle] = field(default_factory=dict)
     #: Lifecycle switches per ProvisioningRequest: "namespace/name" patterns (fnmatch: * and ?).
@@ -111,7 +116,12 @@ class Settings:
         )
 
     def validate(self) -> None:
-        for name in ("provisioning_delay_seconds", "scale_down_after_seconds", "booking_window_seconds"):
+        for name in (
+            "provisioning_delay_seconds",
+            "scale_down_after_seconds",
+            "booking_window_seconds",
+            "spot_notice_seconds",
+        ):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.interval_seconds <= 0:
@@ -133,10 +143,11 @@ def load(state_dir: Path | None = None) -> Settings:
         data = json.loads(path.read_text())
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__} instead of an object")
-        stockout = data.get("stockout", ())
-        if isinstance(stockout, str) or not all(isinstance(p, str) for p in stockout):
-            raise TypeError("stockout is not a list of pool names")
-        data["stockout"] = tuple(stockout)
+        for listed in ("stockout", "preempt"):
+            names = data.get(listed, ())
+            if not isinstance(names, list | tuple) or not all(isinstance(p, str) for p in names):
+                raise TypeError(f"{listed} is not a list of pool names")
+            data[listed] = tuple(names)
         for level in ("pools", "requests"):
             table = data.get(level, {})
             if not isinstance(table, dict):
@@ -150,6 +161,7 @@ def load(state_dir: Path | None = None) -> Settings:
             "interval_seconds",
             "fail_next",
             "booking_window_seconds",
+            "spot_notice_seconds",
         ):
             value = getattr(settings, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -170,6 +182,7 @@ def save(settings: Settings, state_dir: Path | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(settings)
     data["stockout"] = list(settings.stockout)
+    data["preempt"] = list(settings.preempt)
     data["pools"] = {k: v.to_json() for k, v in settings.pools.items()}
     data["requests"] = {k: v.to_json() for k, v in settings.requests.items()}
     tmp = path.with_suffix(".tmp")

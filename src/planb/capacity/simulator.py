@@ -31,7 +31,9 @@
   The simulator watches ProvisioningRequests (list, then watch from the list's resourceVersion),
   so it answers each one as it appears instead of on the next poll.
 * Autoscaled on-demand pools grow by whole slices for pending pods that fit them (unless the pool
-  is in ``stockout``) and shrink by whole slices after ``scale_down_after_seconds`` idle.
+  is in ``stockout``) and shrink by whole slices after ``scale_down_after_seconds`` idle. Spot pools
+  (``config.spot``) scale the same way, their nodes carry GKE's Spot label, and ``preempt`` takes
+  their nodes away after the termination notice (``spot_notice_seconds``; planb.capacity.spot).
 
 Node sizes come from the accelerator catalog. A pool whose machine type (or topology) the catalog
 cannot describe gets no nodes: the simulator logs the catalog's error once per pool, and a
@@ -57,6 +59,7 @@ from typing import Any
 from planb.capacity import machines as machines_mod
 from planb.capacity import pools as pools_mod
 from planb.capacity import settings as settings_mod
+from planb.capacity import spot as spot_mod
 from planb.capacity.informer import Informer
 from planb.capacity.pools import BrokenPool, NodePool
 from planb.errors import PlanbError
@@ -184,6 +187,8 @@ class CapacitySimulator:
         self.broken: dict[str, str] = {}
         #: The unreadable-file error last logged ('' when the files read fine).
         self.file_error = ""
+        #: Spot preemption (planb.capacity.spot): notices, then the nodes go.
+        self.preemption = spot_mod.Preemption(self.kube, self.log, self._delete_node)
 
     # ------------------------------------------------------------------ loop
     def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
@@ -230,6 +235,7 @@ class CapacitySimulator:
             if pool_name not in pools and pool_name not in self.broken:
                 for node in pool_nodes:
                     self._delete_node(node["metadata"]["name"], f"pool {pool_name} is gone")
+        self._spot(pools, by_pool, settings)
         for pool in pools.values():
             if not pool.autoscaling and not pool.queued_provisioning:
                 self._fixed_size(pool, by_pool.get(pool.name, []))
@@ -255,6 +261,24 @@ class CapacitySimulator:
         self._provisioning_requests(pools, by_pool, settings, busy)
         self._scale_up(pools, by_pool, settings, busy)
         self._scale_down(pools, by_pool, settings, busy)
+
+    def _spot(self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings) -> None:
+        """Spot preemption: notices to the pools `planb capacity set --preempt` named, then reclaim (spot.py)."""
+        if settings.preempt:
+            for name in settings.preempt:
+                pool = pools.get(name)
+                if pool is None or not pool.spot:
+                    why = "no such pool" if pool is None else "not a Spot pool (config.spot is false)"
+                    self.log(f"pool {name}: not preempted: {why}; GKE preempts Spot VMs only")
+                    continue
+                if self.preemption.notify(name, by_pool.get(name, [])):
+                    self._deadline(time.time() + settings.spot_notice_seconds)
+            settings_mod.update(self.state_dir, preempt=())
+        for name, nodes in list(by_pool.items()):
+            gone, deadline = self.preemption.reclaim(nodes, settings.spot_notice_seconds)
+            self._deadline(deadline)
+            if gone:
+                by_pool[name] = [n for n in nodes if n["metadata"]["name"] not in gone]
 
     def _report_broken(self, broken: list[BrokenPool]) -> None:
         """Log each pool the catalog cannot describe, once (and again if its error changes)."""

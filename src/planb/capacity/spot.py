@@ -1,0 +1,139 @@
+"""Spot node pools in the capacity simulator: GKE's Spot node label, and Spot preemption.
+
+* A pool whose node config has ``spot: true`` (GKE v1 NodeConfig) is a Spot pool. GKE labels its nodes
+  ``cloud.google.com/gke-spot=true``, which workloads select to run on Spot VMs
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms). Otherwise it scales like an
+  on-demand pool: whole slices for pending pods that fit it, down after the idle time.
+* Preemption (``planb capacity set --preempt POOL``): Compute Engine reclaims the pool's VMs. GKE gets
+  the preemption notice, and graceful node shutdown gives the pods 30 seconds by default before the
+  VM stops (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms, "Termination and
+  graceful shutdown of Spot VMs"); the kubelet gives the pods it terminated the phase Failed
+  (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/). So: at the notice the
+  simulator cordons each node of the pool and stamps it with the notice's time; ``spot_notice_seconds``
+  later (GKE: 30; a setting, so tests need not wait) each pod on it gets phase Failed with the
+  kubelet's shutdown reason and message, the node is deleted, and so are its pods: Kubernetes' pod
+  garbage collector deletes pods bound to a node that no longer exists
+  (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-garbage-collection), which
+  the simulator does at once instead of after the collector's delay. KubeRay then makes new worker
+  pods, and Kueue's waitForPodsReady (its recovery timeout) evicts and requeues the job if they
+  cannot run in time.
+
+Where this differs from GKE: preemption is a switch, not Compute Engine's need for the capacity,
+and the pool gets its VMs back as soon as pods are pending (unless the pool is in ``stockout``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable
+from typing import Any
+
+from planb.kube import Kube, KubeError, Obj
+
+#: The node label GKE puts on every node of a Spot pool.
+SPOT_LABEL = "cloud.google.com/gke-spot"
+#: GKE's default graceful termination period after a Spot preemption notice.
+GKE_NOTICE_SECONDS = 30.0
+#: When the preemption notice reached a node (ISO time; set by the simulator).
+NOTICE_ANNOTATION = "planb.dev/spot-preemption-notice"
+#: What the kubelet's graceful node shutdown writes on the pods it terminated.
+SHUTDOWN_REASON = "Terminated"
+SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
+
+
+def is_spot(body: dict[str, Any]) -> bool:
+    """Whether a GKE v1 NodePool body is a Spot pool."""
+    return bool((body.get("config") or {}).get("spot", False))
+
+
+def _iso(when: float) -> str:
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse(value: object) -> float | None:
+    try:
+        return datetime.datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def noticed_at(node: Obj) -> float | None:
+    """When the node got its preemption notice, or None."""
+    return _parse(((node.get("metadata") or {}).get("annotations") or {}).get(NOTICE_ANNOTATION))
+
+
+class Preemption:
+    """Spot preemption: notices to the pools asked for, then the nodes go after the notice period."""
+
+    def __init__(self, kube: Kube, log: Callable[[str], None], delete_node: Callable[[str, str], None]) -> None:
+        self.kube = kube
+        self.log = log
+        self.delete_node = delete_node
+
+    def notify(self, pool: str, nodes: list[Obj], now: float | None = None) -> list[str]:
+        """The preemption notice to every node of the pool (cordoned, stamped); returns their names."""
+        now = time.time() if now is None else now
+        names = []
+        for node in nodes:
+            if noticed_at(node) is not None:
+                continue
+            name = node["metadata"]["name"]
+            self.kube.merge_patch(
+                f"/api/v1/nodes/{name}",
+                {"metadata": {"annotations": {NOTICE_ANNOTATION: _iso(now)}}, "spec": {"unschedulable": True}},
+            )
+            names.append(name)
+        if names:
+            self.log(f"pool {pool}: Spot preemption notice to {len(names)} node(s): {', '.join(names)}")
+        return names
+
+    def reclaim(self, nodes: list[Obj], notice_seconds: float, now: float | None = None) -> tuple[list[str], float]:
+        """Nodes whose notice period is over go, with their pods; returns them and the next deadline (inf if none)."""
+        now = time.time() if now is None else now
+        due = []
+        deadline = float("inf")
+        for node in nodes:
+            at = noticed_at(node)
+            if at is None:
+                continue
+            if now >= at + notice_seconds:
+                due.append(node["metadata"]["name"])
+            else:
+                deadline = min(deadline, at + notice_seconds)
+        if not due:
+            return due, deadline
+        pods = [p for p in self.kube.items("/api/v1/pods") if p["spec"].get("nodeName") in set(due)]
+        for pod in pods:
+            self._terminate(pod)
+        for name in due:
+            self.delete_node(name, f"Spot VM preempted ({notice_seconds:.0f} s after the notice)")
+        for pod in pods:
+            meta = pod["metadata"]
+            try:
+                # A pod in phase Failed is deleted at once (no grace period: no kubelet to wait for).
+                self.kube.request(
+                    "DELETE",
+                    f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                    {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+                )
+            except KubeError as exc:
+                if exc.status == 404:
+                    continue
+                self.log(f"pod {meta['namespace']}/{meta['name']}: not deleted after preemption: {exc}")
+        if pods:
+            self.log(f"Spot preemption: {len(pods)} pod(s) Failed ({SHUTDOWN_REASON}) and removed with their node(s)")
+        return due, deadline
+
+    def _terminate(self, pod: Obj) -> None:
+        """The pod's phase as the kubelet's graceful node shutdown leaves it."""
+        meta = pod["metadata"]
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return
+        try:
+            self.kube.merge_patch(
+                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+                {"status": {"phase": "Failed", "reason": SHUTDOWN_REASON, "message": SHUTDOWN_MESSAGE}},
+            )
+        except KubeError as exc:
+            self.log(f"pod {meta['namespace']}/{meta['name']}: phase not set after preemption: {exc}")
