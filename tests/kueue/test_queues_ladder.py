@@ -103,10 +103,17 @@ def test_four_plans_become_the_chart_s_ladder_in_order(tmp_path: Path) -> None:
         {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool", "quota": one},
         {"name": "spot", "kind": "spot", "slices": 2, "nodepool": "spot-pool", "quota": two},
     ]  # fmt: skip
+    # planb's policy: room on the CPU flavor for a head and a submitter per slice of the ladder (5 slices here).
+    assert chart["queues"]["quotas"]["defaultCpu"] == {"cpu": 15, "memory": "25Gi"}
     (cq,) = [o for o in _render(tmp_path, chart) if o["kind"] == "ClusterQueue"]
     flavors = cq["spec"]["resourceGroups"][0]["flavors"]
     assert [f["name"] for f in flavors] == ["default-cpu", "reserved", "on-demand", "dws", "spot"]
     assert flavors[-1]["resources"][2] == {"name": "google.com/tpu", "nominalQuota": 32}
+
+
+def test_the_seed_s_two_plans_as_a_ladder_keep_the_chart_s_cpu_quota(tmp_path: Path) -> None:
+    chart = _values(tmp_path, {"kueue_queues_ladder": [FOUR[1], FOUR[2]]})
+    assert chart["queues"]["quotas"]["defaultCpu"] == {"cpu": 10, "memory": "20Gi"}
 
 
 def test_no_plans_keep_the_seed_s_values(tmp_path: Path) -> None:

@@ -1,0 +1,182 @@
+"""The capacity ladder on the real Kueue and KubeRay (issue 15).
+
+site.yml with four plans (a reservation the emulator holds, on-demand, DWS, Spot; one slice each)
+makes one flavor per plan in that order. Jobs fill the ladder rung by rung; a job with
+job.avoidPlans={spot} is never given the Spot flavor; and a Spot job whose nodes are preempted gets
+new Spot nodes after GKE's termination notice (simulated; Kueue keeps it admitted, see the test).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb import paths
+from planb.capacity import settings as capacity_settings
+from planb.capacity import spot
+from planb.catalog import profiles
+from planb.kube import Kube, conditions
+from planb.status.report import KUEUE, collect
+from tests.conftest import wait_until
+from tests.e2e.conftest import PROFILE, Run, ansible_playbook, install_job, run, wait_jobs
+
+pytestmark = [pytest.mark.stack, pytest.mark.slow]
+
+RESERVATION = "planb-e2e-reservation"
+FOUR = [
+    {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool", "reservation": RESERVATION},
+    {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
+    {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
+    {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
+]
+NEVER_SPOT = ("--set", "job.avoidPlans={spot}")
+
+
+def _planb(*args: str) -> None:
+    run(str(paths.REPO / ".venv" / "bin" / "planb"), *args)
+
+
+def _site(plans: list[dict[str, Any]], *extra: str) -> None:
+    ansible_playbook("site.yml", "-e", json.dumps({"planb_plans": plans}), *extra)
+
+
+def _back_to_the_seed(helm: Run, jobs: list[str]) -> None:
+    """Jobs gone, then site.yml with the inventory's plans; the ladder's extra pools go with the confirmation the
+    play names (a plan's pools are never deleted without it)."""
+    for job in jobs:
+        helm("uninstall", job, "--wait", check=False)
+    capacity_settings.update(stockout=(), preempt=())
+    done = ansible_playbook("site.yml", check=False)
+    if done.returncode != 0:
+        confirm = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
+        assert confirm, done.stdout[-3000:]
+        ansible_playbook("site.yml", "-e", confirm.group(1))
+
+
+@pytest.fixture()
+def ladder(site: Path, helm: Run) -> Iterator[Kube]:
+    """The four-rung ladder on the local stack."""
+    prof = profiles.get(PROFILE)
+    _planb(
+        "gke-emulator", "reservation", "create", RESERVATION, "--machine-type", prof.machine_type,
+        "--zone", "us-east5-b", "--count", str(prof.hosts_per_slice),
+    )  # fmt: skip
+    _site(FOUR)
+    yield Kube(site)
+    _back_to_the_seed(helm, [f"job-{i}" for i in range(1, 6)])
+
+
+def _workload(kube: Kube, job: str) -> dict[str, Any]:
+    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
+        if any(o.get("name") == job for o in wl["metadata"].get("ownerReferences", [])):
+            return wl
+    raise AssertionError(f"no Workload for {job}")
+
+
+def _pools(kube: Kube, job: str) -> set[str]:
+    (status,) = [j for j in collect(kube, "default") if j.name == job]
+    return {pool for node, pool in status.nodes.items() if status.node_plans.get(node)}
+
+
+def test_the_ladder_fills_rung_by_rung_and_a_never_spot_job_skips_spot(ladder: Kube, helm: Run) -> None:
+    kube = ladder
+    flavors = [f["metadata"]["name"] for f in kube.items(f"{KUEUE}/resourceflavors")]
+    assert {"reserved", "on-demand", "dws", "spot"} <= set(flavors)
+    (cq,) = kube.items(f"{KUEUE}/clusterqueues")
+    order = [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]]
+    assert order == ["default-cpu", "reserved", "on-demand", "dws", "spot"]
+    for job, plan in (("job-1", "reserved"), ("job-2", "on-demand"), ("job-3", "dws")):
+        install_job(helm, job, *NEVER_SPOT)
+        wait_jobs(kube, {job: plan})
+    # Every rung above Spot is full: a job that must not be preempted waits; Kueue says why.
+    install_job(helm, "job-4", *NEVER_SPOT)
+
+    seen: list[str] = [""]
+
+    def refused_spot() -> bool:
+        seen[0] = str(conditions(_workload(kube, "job-4")).get("QuotaReserved", {}).get("message", ""))
+        return "flavor spot doesn't match node affinity" in seen[0]
+
+    try:
+        wait_until(refused_spot, "Kueue to refuse job-4 the spot flavor for its node affinity", 60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; job-4's QuotaReserved message: {seen[0]}") from None
+    # A preemptible job takes the Spot rung, on the Spot pool's nodes.
+    install_job(helm, "job-5")
+    jobs = wait_jobs(kube, {"job-1": "reserved", "job-2": "on-demand", "job-3": "dws", "job-5": "spot"})
+    assert {name: jobs[name].plan for name in ("job-1", "job-2", "job-3", "job-5")} == {
+        "job-1": "reserved",
+        "job-2": "on-demand",
+        "job-3": "dws",
+        "job-5": "spot",
+    }
+    wait_until(lambda: _pools(kube, "job-5") == {"spot-pool"}, "job-5's workers on the Spot pool", 60)
+    spot_nodes = kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=spot-pool"})
+    assert spot_nodes and all(n["metadata"]["labels"].get(spot.SPOT_LABEL) == "true" for n in spot_nodes)
+    # Still waiting, with the Spot flavor refused for its affinity (not for quota: Spot has room now only for
+    # job-5, taken after job-4 was refused).
+    assert {j.name: j.state for j in collect(kube, "default")}["job-4"] == "Pending"
+
+
+def _spot_nodes(kube: Kube) -> set[str]:
+    return {
+        n["metadata"]["name"]
+        for n in kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=spot-pool"})
+    }
+
+
+def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_gets_a_new_one(site: Path, helm: Run) -> None:
+    """Spot preemption: the notice, then the nodes and their pods go; KubeRay makes new workers, the pool new nodes.
+
+    Kueue keeps the job admitted on the Spot flavor throughout: its RayJob integration reads PodsReady from the
+    RayCluster's state, which KubeRay never sets back from ready (kuberay#2288), so waitForPodsReady's recovery
+    timeout does not evict it (seen on this stack with a 30 s timeout and the Spot pool stocked out).
+    """
+    kube = Kube(site)
+    _site([FOUR[1], FOUR[3]])
+    try:
+        install_job(helm, "job-1", *NEVER_SPOT)
+        wait_jobs(kube, {"job-1": "on-demand"})
+        install_job(helm, "job-2")
+        wait_jobs(kube, {"job-2": "spot"})
+        wait_until(lambda: _pools(kube, "job-2") == {"spot-pool"}, "job-2's workers on the Spot pool", 60)
+        old = _spot_nodes(kube)
+        first = _workload(kube, "job-2")["metadata"]["uid"]
+        notice = 3.0
+        capacity_settings.update(preempt=("spot-pool",), spot_notice_seconds=notice)
+        start = time.monotonic()
+
+        def noticed() -> bool:
+            nodes = kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=spot-pool"})
+            return bool(nodes) and all(
+                n["spec"].get("unschedulable") and spot.NOTICE_ANNOTATION in n["metadata"].get("annotations", {})
+                for n in nodes
+            )
+
+        wait_until(noticed, "the preemption notice on every Spot node (cordoned, stamped)", 10)
+        wait_until(lambda: not (old & _spot_nodes(kube)), "the preempted Spot nodes to go", 30)
+        gone_after = time.monotonic() - start
+        assert gone_after >= notice - 0.5, f"the nodes went {gone_after:.1f} s after a {notice:.0f} s notice"
+        # KubeRay replaces the workers; the Spot pool gets new VMs for them (capacity is there again).
+        wait_until(
+            lambda: _pools(kube, "job-2") == {"spot-pool"} and not (set(_job_nodes(kube, "job-2")) & old),
+            "job-2's new workers on new Spot nodes",
+            60,
+        )
+        wl = _workload(kube, "job-2")
+        assert wl["metadata"]["uid"] == first
+        assert {j.name: (j.state, j.plan) for j in collect(kube, "default")}["job-2"][1] == "spot"
+        print(f"Spot nodes gone {gone_after:.1f} s after a {notice:.0f} s notice; job-2 back on new Spot nodes")
+    finally:
+        _back_to_the_seed(helm, ["job-1", "job-2"])
+
+
+def _job_nodes(kube: Kube, job: str) -> list[str]:
+    (status,) = [j for j in collect(kube, "default") if j.name == job]
+    return [node for node in status.nodes if status.nodes[node] == "spot-pool"]
