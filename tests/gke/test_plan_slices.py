@@ -112,7 +112,8 @@ def test_plan_names_that_overlap_are_refused_before_any_call(emulator: RunningEm
     rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_nodepool=pool", "-e", "planb_dws_nodepool=pool-2")
     assert rc != 0 and "name each other's pools" in out, out[-3000:]
     rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_slices=two")
-    assert rc != 0 and "planb_ondemand_slices=two" in out, out[-3000:]
+    assert rc != 0 and "planb_plans[0] (plan 'on-demand'): slices 'two' must be a whole number" in out, out[-3000:]
+    assert "from planb_ondemand_slices and planb_dws_slices" in out
     assert emulator.store.request_log() == []
 
 

@@ -41,6 +41,11 @@ DOC_QUEUED_TAINT = "https://cloud.google.com/kubernetes-engine/docs/how-to/provi
 #: GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule.
 DOC_GPU_TAINT = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus"
 
+#: GKE's Spot VM page: GKE adds cloud.google.com/gke-spot=true (and, from 1.25.5-gke.2500,
+#: cloud.google.com/gke-provisioning=spot) to nodes that use Spot VMs. Shown in the pool's config.labels as GKE's
+#: fixtures show a flex-start pool's gke-flex-start / gke-provisioning labels (GKE_CA_POOL_FIXTURES).
+DOC_SPOT_LABELS = "https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms"
+
 TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NO_SCHEDULE"}
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NO_SCHEDULE"}
@@ -109,6 +114,11 @@ def add_gke_owned(pool: Body) -> None:
         # GKE_CA_POOL_FIXTURES (flex-start pool); the provisioningrequest page selects nodes by gke-flex-start.
         labels.setdefault("cloud.google.com/gke-flex-start", "true")
         labels.setdefault("cloud.google.com/gke-provisioning", "flex-start")
+    if config.get("spot"):
+        # DOC_SPOT_LABELS. No taint: GKE adds none to a Standard Spot pool; the page recommends one, which
+        # planb's spot plans send themselves (cloud.google.com/gke-spot=true:NoSchedule).
+        labels.setdefault("cloud.google.com/gke-spot", "true")
+        labels.setdefault("cloud.google.com/gke-provisioning", "spot")
     if queued:
         _add_taint(config, QUEUED_TAINT)  # DOC_QUEUED_TAINT
     if not labels:

@@ -6,6 +6,9 @@ Each node pool is backed by a Compute Engine managed instance group, as on GKE: 
 ``instanceGroupUrls`` name it and ``GET /compute/v1/projects/*/zones/*/instanceGroupManagers/*``
 reads it; its ``targetSize`` is the pool's node count (``initialNodeCount`` at creation, then
 ``setSize``). GKE's v1 NodePool has no node count of its own; this is where clients read one.
+Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``: get, list, insert;
+``planb.gke.reservations``) are what a SPECIFIC_RESERVATION pool consumes; creating one that names a missing or
+mismatched reservation is refused (``rules.check_reservation_affinity``).
 Mutations return long-running operations that finish after ``op_seconds``; errors use GKE's
 JSON shape (``{"error": {"code", "message", "status"}}``) with 400/404/409.
 
@@ -45,7 +48,7 @@ from urllib.parse import unquote
 import yaml
 
 from planb.errors import PlanbError
-from planb.gke import defaults, rules
+from planb.gke import defaults, reservations, rules
 from planb.gke.project import ProjectApiError, ProjectApis
 from planb.gke.store import Store
 from planb.paths import local_kubeconfig
@@ -374,6 +377,9 @@ class Engine:
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
             rules.check_workload_metadata(candidate, parent)
+            rules.check_reservation_affinity(
+                candidate, project, _pool_zone(candidate, location), self.store.reservations
+            )
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         self.store.node_pools[name] = candidate
@@ -452,8 +458,7 @@ class Engine:
         pool_name = pool["selfLink"].split("/v1/", 1)[1]
         parts = pool_name.split("/")
         project, location, cluster, pool_id = parts[1], parts[3], parts[5], parts[7]
-        zone = location if re.fullmatch(r".+-[a-z]", location) else f"{location}-a"
-        zone = (pool.get("locations") or [zone])[0]
+        zone = _pool_zone(pool, location)
         group = f"gke-{cluster[:15]}-{pool_id[:15]}-{secrets.token_hex(4)}-grp"
         full = f"projects/{project}/zones/{zone}/instanceGroupManagers/{group}"
         self.store.instance_groups[full] = {
@@ -465,6 +470,21 @@ class Engine:
             "_nodePool": pool_name,
         }
         pool["instanceGroupUrls"] = [f"{COMPUTE_BASE}/{full}"]
+
+    def reservation_api(self, method: str, project: str, zone: str, name: str | None, request: Body) -> Body:
+        """Compute Engine reservations: get, list, insert (planb.gke.reservations)."""
+        try:
+            if name is not None and method == "GET":
+                return reservations.get(self.store.reservations, project, zone, name)
+            if name is None and method == "GET":
+                return reservations.list_zone(self.store.reservations, project, zone)
+            if name is None and method == "POST":
+                op = reservations.insert(self.store.reservations, project, zone, request)
+                self.store.save()
+                return op
+        except reservations.ReservationError as exc:
+            raise ApiError(exc.code, exc.message) from exc
+        raise ApiError(405, f"{method} on Compute Engine reservations is not implemented by the planb GKE emulator")
 
     def _groups_of(self, pool_name: str) -> list[str]:
         return [name for name, group in self.store.instance_groups.items() if group.get("_nodePool") == pool_name]
@@ -554,6 +574,11 @@ class Engine:
         match = re.fullmatch(r"/compute/v1/(projects/[^/]+/zones/[^/]+/instanceGroupManagers/[^/]+)", path)
         if match and method == "GET":
             return self.get_instance_group("/".join(_segment(part, path) for part in match.group(1).split("/")))
+        match = re.fullmatch(r"/compute/v1/projects/([^/]+)/zones/([^/]+)/reservations(?:/([^/]+))?", path)
+        if match:
+            project, zone = _segment(match.group(1), path), _segment(match.group(2), path)
+            name = _segment(match.group(3), path) if match.group(3) else None
+            return self.reservation_api(method, project, zone, name, request)
         match = re.fullmatch(r"/v1/" + _LOCATION + r"(?P<rest>/.*)", path)
         if not match:
             raise ApiError(404, f"Not found: {path}")
@@ -606,6 +631,12 @@ class Engine:
             if verb in actions and method == "POST":
                 return actions[verb](project, location, name, request)
         raise ApiError(405, f"{method} {path} is not implemented by the planb GKE emulator")
+
+
+def _pool_zone(pool: Body, location: str) -> str:
+    """The zone of a pool's nodes: its first location, a zonal cluster's zone, else the region's first zone."""
+    zone = location if re.fullmatch(r".+-[a-z]", location) else f"{location}-a"
+    return str((pool.get("locations") or [zone])[0])
 
 
 def _segment(raw: str, path: str) -> str:

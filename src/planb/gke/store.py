@@ -3,7 +3,8 @@
 Layout under ``<state_dir>/gke-emulator/``::
 
     state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...},
-                     "instanceGroupManagers": {name: InstanceGroupManager}, "faults": [...], "httpFaults": [...],
+                     "instanceGroupManagers": {name: InstanceGroupManager}, "reservations": {name: Reservation},
+                     "faults": [...], "httpFaults": [...],
                      "projectApis": {"services": ..., "quotas": [...], "operations": ...}}
     requests.jsonl  one line per API request: method, path, status, time
     emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
@@ -42,7 +43,7 @@ def emulator_dir(state_dir: Path | None = None) -> Path:
 
 
 #: The top-level maps of state.json; each maps a full resource name to its GKE v1 (or Compute v1) body.
-_TABLES = ("clusters", "nodePools", "operations", "instanceGroupManagers", "projectApis")
+_TABLES = ("clusters", "nodePools", "operations", "instanceGroupManagers", "reservations", "projectApis")
 #: The top-level lists: injected faults (operations that fail, HTTP answers).
 _LISTS = ("faults", "httpFaults")
 
@@ -156,6 +157,12 @@ class Store:
     def instance_groups(self) -> dict[str, Body]:
         """Compute Engine managed instance groups backing the node pools (their targetSize is the pool's size)."""
         result: dict[str, Body] = self.data["instanceGroupManagers"]
+        return result
+
+    @property
+    def reservations(self) -> dict[str, Body]:
+        """Compute Engine reservations (projects/P/zones/Z/reservations/N -> Reservation), planb.gke.reservations."""
+        result: dict[str, Body] = self.data["reservations"]
         return result
 
     @property

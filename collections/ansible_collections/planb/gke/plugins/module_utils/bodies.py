@@ -13,6 +13,9 @@ from ansible_collections.planb.gke.plugins.module_utils.validate import duration
 Body = dict[str, Any]
 Params = dict[str, Any]
 
+#: The reservation label key that targets a specific reservation by name (GKE v1 NodeConfig.ReservationAffinity).
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+
 
 def cluster_body(params: Params) -> Body:
     """projects.locations.clusters: the seed's cluster (default pool, Ray operator, image streaming)."""
@@ -63,6 +66,11 @@ def node_pool_body(params: Params) -> Body:
     config: Body = {"machineType": params["machine_type"]}
     if params.get("reservation_affinity"):
         config["reservationAffinity"] = {"consumeReservationType": params["reservation_affinity"]}
+        if params["reservation_affinity"] == "SPECIFIC_RESERVATION":
+            # GKE v1 NodeConfig.reservationAffinity: a reservation by name is the key
+            # compute.googleapis.com/reservation-name and the name (or projects/P/reservations/N, shared) as value
+            # (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations).
+            config["reservationAffinity"].update(key=RESERVATION_KEY, values=[params["reservation"]])
     if params.get("spot") is not None:
         config["spot"] = bool(params["spot"])
     if params.get("flex_start") is not None:

@@ -19,6 +19,7 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
 )
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_labels, merged_taints
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation, pool_zone
 from ansible_collections.planb.gke.plugins.module_utils.validate import (
     TPU_FLEX_START_MIN,
     check_auth,
@@ -83,6 +84,21 @@ def run_node_pool(module: Any) -> Body:
     client = GkeClient(params)
     loc = location_path(params)
     cluster_path = f"{loc}/{api_path('clusters', params['cluster'])}"
+    pool_path = f"{cluster_path}/{api_path('nodePools', params['name'])}"
+    if (
+        params["state"] == "present"
+        and params.get("reservation_affinity") == "SPECIFIC_RESERVATION"
+        and client.get(pool_path) is None
+    ):
+        # Before the pool is created (also in check mode): the reservation exists in the pool's zone, reserves its
+        # machine type, is shared with the project, is specificReservationRequired (planb's policy).
+        check_reservation(
+            params,
+            params["reservation"],
+            pool_zone(params),
+            params["machine_type"],
+            require_specific=params["reservation_require_specific"],
+        )
     cluster = client.get(cluster_path)
     if cluster is None:
         if params["state"] == "absent":
@@ -120,7 +136,7 @@ def run_node_pool(module: Any) -> Body:
             "gke_cluster role does by default), or leave workload_metadata_mode unset. Nothing was sent."
         )
     resource = Resource(
-        path=f"{cluster_path}/{api_path('nodePools', params['name'])}",
+        path=pool_path,
         what=f"node pool {params['name']} of cluster {params['cluster']}",
         create_url=f"{cluster_path}/nodePools",
         body_key="nodePool",

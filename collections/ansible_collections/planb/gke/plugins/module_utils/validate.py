@@ -31,6 +31,16 @@ DOC_IRONWOOD = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-iro
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
 #: TPU generation -> (oldest GKE version whose Standard clusters run its node pools, the page that says so).
 TPU_MIN_VERSION = {"tpu7x": ((1, 34, 0, 2201000), DOC_IRONWOOD)}
+#: GKE: a node pool consumes a specific reservation by name, or one shared from another project by its path.
+DOC_RESERVATIONS = "https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations"
+#: A reservation by name, or one shared from another project (GKE's and Compute Engine's
+#: ReservationAffinity.values: "projects/<project>/reservations/<name>").
+RESERVATION = re.compile(
+    r"^(?:projects/(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9])/reservations/)?(?P<name>[a-z]([-a-z0-9]{0,61}[a-z0-9])?)$"
+)
+#: A VM has exactly one provisioning model (standard, Spot, flex-start, reservation-bound): Compute Engine's
+#: provisioning models page. Flex-start and queued provisioning pools get flex-start VMs, so never Spot ones.
+DOC_PROVISIONING_MODELS = "https://cloud.google.com/compute/docs/instances/provisioning-models"
 #: maxRunDuration's cap: 7 days (https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms).
 MAX_RUN_DURATION_S = 7 * 24 * 3600
 
@@ -377,7 +387,10 @@ def _check_dws(params: Params, problems: list[str]) -> None:
         if params.get("initial_node_count"):
             problems.append(f"{feature} needs initial_node_count 0")
         if params.get("spot"):
-            problems.append(f"{feature} cannot use Spot VMs (set spot false)")
+            problems.append(
+                f"{feature} cannot use Spot VMs: its nodes are flex-start VMs, and a VM has one provisioning model "
+                f"({DOC_PROVISIONING_MODELS}); set spot false, or make a separate Spot pool"
+            )
     if params.get("flex_start") or params.get("queued_provisioning"):
         _check_dws_policy(params, "flex_start" if params.get("flex_start") else "queued_provisioning", problems)
     facts = tpu_machine(params.get("machine_type") or "")
@@ -409,6 +422,27 @@ def _check_config(params: Params, problems: list[str]) -> None:
             problems.append(f"label {key}={value} is not a valid Kubernetes label")
 
 
+def _check_reservation(params: Params, problems: list[str]) -> None:
+    """SPECIFIC_RESERVATION names its reservation; a reservation goes with SPECIFIC_RESERVATION only."""
+    affinity, reservation = params.get("reservation_affinity"), params.get("reservation")
+    if affinity == "SPECIFIC_RESERVATION":
+        if not reservation:
+            problems.append(
+                "reservation_affinity SPECIFIC_RESERVATION needs reservation: the reservation's name, or "
+                f"projects/<project>/reservations/<name> for one shared from another project ({DOC_RESERVATIONS})"
+            )
+        elif not RESERVATION.match(reservation):
+            problems.append(
+                f"reservation {reservation!r} must be a reservation name (1-63 lowercase letters, digits or hyphens) "
+                f"or projects/<project>/reservations/<name> ({DOC_RESERVATIONS})"
+            )
+    elif reservation:
+        problems.append(
+            f"reservation {reservation} is only consumed with reservation_affinity SPECIFIC_RESERVATION "
+            f"(got {affinity or 'unset'}): set that, or drop reservation"
+        )
+
+
 def validate_node_pool(params: Params) -> None:
     problems: list[str] = []
     _check_common(params, problems)
@@ -420,6 +454,7 @@ def validate_node_pool(params: Params) -> None:
         _check_tpu(params, problems)
         _check_dws(params, problems)
         _check_config(params, problems)
+        _check_reservation(params, problems)
         if _LOCATION.match(params.get("location") or ""):
             problems += zone_problems(
                 machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True)

@@ -77,9 +77,33 @@ options:
         type: str
         choices: [BALANCED, ANY]
   reservation_affinity:
-    description: C(config.reservationAffinity.consumeReservationType).
+    description:
+      - C(config.reservationAffinity.consumeReservationType).
+      - V(SPECIFIC_RESERVATION) consumes the reservation O(reservation) names (key
+        C(compute.googleapis.com/reservation-name)); before the pool is created the module reads that reservation
+        (Compute Engine API) and fails, sending nothing to GKE, when it does not exist in the pool's zone, reserves
+        another machine type, is not shared with the project, or is not specificReservationRequired (planb's policy;
+        see O(reservation_require_specific)). U(https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)
     type: str
-    choices: [NO_RESERVATION, ANY_RESERVATION]
+    choices: [NO_RESERVATION, ANY_RESERVATION, SPECIFIC_RESERVATION]
+  reservation:
+    description:
+      - The reservation a V(SPECIFIC_RESERVATION) pool consumes - its name (a reservation of O(project)) or
+        C(projects/<owner project>/reservations/<name>) for one shared from another project. Only with
+        O(reservation_affinity=SPECIFIC_RESERVATION).
+    type: str
+  reservation_require_specific:
+    description:
+      - Refuse a reservation whose C(specificReservationRequired) is false (planb's policy - VMs with the default
+        affinity could drain it). V(false) accepts it.
+    type: bool
+    default: true
+  compute_endpoint:
+    description:
+      - Base URL of the Compute Engine API, where the O(reservation) is read. Default
+        C(https://compute.googleapis.com/compute), or C(<api_endpoint>/compute) when O(api_endpoint) is a loopback
+        address (planb's emulator).
+    type: str
   queued_provisioning:
     description: DWS queued provisioning (C(queuedProvisioning.enabled)); nodes come via ProvisioningRequests.
     type: bool
@@ -89,7 +113,12 @@ options:
     type: bool
     default: false
   spot:
-    description: Spot VMs.
+    description:
+      - Spot VMs (C(config.spot)); never with O(flex_start) or O(queued_provisioning), whose VMs are flex-start VMs
+        (a VM has one provisioning model, U(https://cloud.google.com/compute/docs/instances/provisioning-models)).
+      - GKE labels Spot nodes C(cloud.google.com/gke-spot=true) itself; to keep other pods off them, taint the pool
+        C(cloud.google.com/gke-spot=true:NoSchedule) (O(taints)), as
+        U(https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms) recommends.
     type: bool
     default: false
   auto_repair:
@@ -251,7 +280,10 @@ ARGUMENT_SPEC = dict(
             "location_policy": {"type": "str", "choices": ["BALANCED", "ANY"]},
         },
     },
-    reservation_affinity={"type": "str", "choices": ["NO_RESERVATION", "ANY_RESERVATION"]},
+    reservation_affinity={"type": "str", "choices": ["NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION"]},
+    reservation={"type": "str"},
+    reservation_require_specific={"type": "bool", "default": True},
+    compute_endpoint={"type": "str"},
     queued_provisioning={"type": "bool", "default": False},
     flex_start={"type": "bool", "default": False},
     spot={"type": "bool", "default": False},

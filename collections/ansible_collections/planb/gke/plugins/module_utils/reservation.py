@@ -1,0 +1,188 @@
+# planb.gke: Compute Engine reservations, read and checked before a node pool consumes one.
+"""A node pool that consumes a specific reservation, checked against the reservation before any write.
+
+Compute Engine API v1 ``GET compute/v1/projects/P/zones/Z/reservations/NAME``
+(https://cloud.google.com/compute/docs/reference/rest/v1/reservations/get) returns a Reservation:
+``name``, ``zone`` (URL), ``status`` (CREATING, READY, UPDATING, DELETING), ``specificReservationRequired``,
+``specificReservation {count, inUseCount, instanceProperties {machineType, ...}}`` and ``shareSettings
+{shareType LOCAL | SPECIFIC_PROJECTS, projectMap {<project id>: {projectId}}}``.
+
+What GKE and Compute Engine require of a pool that consumes a reservation by name
+(https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations, and Compute Engine's
+https://cloud.google.com/compute/docs/instances/reservations-consume): the reservation exists in the pool's zone,
+its VMs' machine type is the pool's, and a reservation of another project is shared with the cluster's project
+(https://cloud.google.com/compute/docs/instances/reservations-shared). Those are refused here as GKE would.
+
+planb's policy on top (said so in each message):
+
+* ``specificReservationRequired`` true: a reservation any VM may consume (ANY_RESERVATION, the default of every
+  VM and of GKE pools without an affinity) can be drained by VMs that never asked for it, and then the
+  reservation rung's Kueue quota promises capacity that is gone;
+* ``count`` at least the VMs the plan's slices need, for the same reason;
+* ``status`` READY.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ansible_collections.planb.gke.plugins.module_utils.client import api_path
+from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient, endpoint
+from ansible_collections.planb.gke.plugins.module_utils.validate import DOC_RESERVATIONS as DOC_CONSUME
+from ansible_collections.planb.gke.plugins.module_utils.validate import RESERVATION, check_auth
+
+Body = dict[str, Any]
+Params = dict[str, Any]
+
+COMPUTE_ENDPOINT = "https://compute.googleapis.com/compute"
+DOC_RESERVATION = "https://cloud.google.com/compute/docs/instances/reservations-single-project"
+DOC_SHARED = "https://cloud.google.com/compute/docs/instances/reservations-shared"
+
+
+def split_reservation(value: str, project: str) -> tuple[str, str]:
+    """(owner project, name) of a reservation given by name (the cluster's project) or by its project path."""
+    match = RESERVATION.match(value or "")
+    if not match:
+        raise GkeError(
+            f"reservation {value!r} must be a reservation name (1-63 lowercase letters, digits or hyphens) or "
+            f"projects/<project>/reservations/<name> for one shared from another project ({DOC_CONSUME})"
+        )
+    return match["project"] or project, match["name"]
+
+
+def pool_zone(params: Params) -> str:
+    """The one zone of a pool (its node_locations, else a zonal cluster's location), where its reservation lives."""
+    locations = params.get("node_locations") or []
+    if len(locations) == 1:
+        return str(locations[0])
+    location = str(params["location"])
+    if not locations and re.match(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", location):
+        return location
+    raise GkeError(
+        f"reservation_affinity SPECIFIC_RESERVATION: a reservation is zonal, so the pool needs one zone: "
+        f"node_locations has {locations or 'none'} in {location}; give exactly one zone ({DOC_CONSUME})"
+    )
+
+
+def compute_client(params: Params) -> ApiClient:
+    """The Compute Engine API (or the emulator's, under a loopback api_endpoint), with the module's credentials."""
+    return ApiClient(params, endpoint(params, "compute_endpoint", COMPUTE_ENDPOINT, "compute"), "Compute Engine API")
+
+
+def get_reservation(client: ApiClient, project: str, zone: str, name: str) -> Body | None:
+    """The reservation, None when the zone holds none of that name."""
+    found = client.request("GET", api_path("projects", project, "zones", zone, "reservations", name), allow_404=True)
+    return found if isinstance(found, dict) else None
+
+
+def _short(url: object) -> str:
+    return str(url or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def reservation_problems(
+    reservation: Body | None,
+    where: str,
+    machine_type: str | None,
+    vm_count: int | None,
+    consumer_project: str | None,
+    require_specific: bool,
+) -> list[str]:
+    """What keeps a pool of ``machine_type`` in ``consumer_project`` from consuming ``reservation`` (at ``where``,
+    projects/P/zones/Z/reservations/N), each with its fix; [] when nothing does."""
+    project, zone, name = where.split("/")[1], where.split("/")[3], where.split("/")[5]
+    if reservation is None:
+        return [
+            f"reservation {name} does not exist in project {project}, zone {zone} (Compute Engine API: "
+            f"GET {where} answered 404). A pool can only consume a reservation of its own zone ({DOC_CONSUME}): "
+            f"create it (`gcloud compute reservations create {name} --project={project} --zone={zone} "
+            f"--machine-type={machine_type or 'MACHINE_TYPE'} --vm-count=N --require-specific-reservation`, "
+            f"{DOC_RESERVATION}), or fix the plan's reservation / reservation_project / the zone"
+        ]
+    problems: list[str] = []
+    props = (reservation.get("specificReservation") or {}).get("instanceProperties") or {}
+    reserved_type = _short(props.get("machineType"))
+    if machine_type and reserved_type != machine_type:
+        problems.append(
+            f"reservation {name} reserves machine type {reserved_type or '(none)'}, the pool is {machine_type}: GKE "
+            f"creates the pool's VMs only from a reservation of their machine type ({DOC_CONSUME}); use a "
+            f"reservation of {machine_type}, or the profile whose machine type is {reserved_type}"
+        )
+    reserved_zone = _short(reservation.get("zone")) or zone
+    if reserved_zone != zone:
+        problems.append(f"reservation {name} is in zone {reserved_zone}, the pool in {zone}: use one of the pool's")
+    if consumer_project and consumer_project != project:
+        share = reservation.get("shareSettings") or {}
+        shared_with = set((share.get("projectMap") or {}).keys())
+        if share.get("shareType") != "SPECIFIC_PROJECTS" or consumer_project not in shared_with:
+            problems.append(
+                f"reservation {name} of project {project} is not shared with project {consumer_project} "
+                f"(shareSettings {share or 'unset, a single-project reservation'}): share it with "
+                f"`gcloud compute reservations update {name} --project={project} --zone={zone} "
+                f"--add-share-with={consumer_project}` ({DOC_SHARED})"
+            )
+    if require_specific and not reservation.get("specificReservationRequired"):
+        problems.append(
+            f"reservation {name} has specificReservationRequired false: planb's policy refuses it, because any VM "
+            "with the default affinity (ANY_RESERVATION) may consume it, and then the reservation rung promises "
+            "Kueue capacity other VMs took; create it with --require-specific-reservation "
+            f"({DOC_RESERVATION}), or set require_specific false to accept that"
+        )
+    status = reservation.get("status") or "READY"
+    if status != "READY":
+        problems.append(f"reservation {name} is {status}, not READY: planb's policy waits for READY; re-run later")
+    count = int((reservation.get("specificReservation") or {}).get("count") or 0)
+    if vm_count is not None and count < vm_count:
+        problems.append(
+            f"reservation {name} holds {count} VM(s) and the plan's slices need {vm_count}: planb's policy, because "
+            "Kueue would admit jobs onto slices the reservation cannot provide; lower the plan's slices to what it "
+            "holds, or grow the reservation"
+        )
+    return problems
+
+
+def check_reservation(
+    params: Params,
+    reservation: str,
+    zone: str,
+    machine_type: str | None,
+    vm_count: int | None = None,
+    require_specific: bool = True,
+) -> Body:
+    """Read the reservation a pool consumes and raise GkeError naming every problem; returns the reservation."""
+    project, name = split_reservation(reservation, params["project"])
+    client = compute_client(params)
+    where = f"projects/{project}/zones/{zone}/reservations/{name}"
+    found = get_reservation(client, project, zone, name)
+    problems = reservation_problems(found, where, machine_type, vm_count, params["project"], require_specific)
+    if problems:
+        raise GkeError("Reservation check failed (nothing was changed): " + "; ".join(problems) + ".")
+    assert found is not None
+    return found
+
+
+def run_reservation_info(module: Any) -> Body:
+    """gcp_reservation_info: read the reservation; with machine_type, fail on what keeps a pool from consuming it."""
+    params = module.params
+    zone = str(params["location"])
+    if not re.match(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", zone):
+        raise GkeError(
+            f"location {zone!r} must be a zone such as us-east5-b: a reservation is zonal. Nothing was sent."
+        )
+    if params.get("vm_count") is not None and params["vm_count"] < 1:
+        raise GkeError(f"vm_count must be at least 1, got {params['vm_count']}")
+    check_auth(params)
+    project, name = split_reservation(params["name"], params["project"])
+    found = get_reservation(compute_client(params), project, zone, name)
+    out: Body = {"changed": False, "exists": found is not None, "reservation": found or {}, "checked": False}
+    if not params.get("machine_type"):
+        return out
+    where = f"projects/{project}/zones/{zone}/reservations/{name}"
+    problems = reservation_problems(
+        found, where, params["machine_type"], params.get("vm_count"), params["project"], params["require_specific"]
+    )
+    if problems:
+        raise GkeError("Reservation check failed (nothing was changed): " + "; ".join(problems) + ".")
+    out["checked"] = True
+    return out

@@ -1,0 +1,101 @@
+#!/usr/bin/python
+# planb: read a Compute Engine reservation and check that a node pool can consume it (Compute Engine API v1).
+
+DOCUMENTATION = r"""
+module: gcp_reservation_info
+short_description: Read a Compute Engine reservation and fail when a node pool could not consume it
+description:
+  - Reads C(projects/P/zones/Z/reservations/NAME) with the Compute Engine API v1 (or the planb GKE emulator's).
+  - With O(machine_type) (and optionally O(vm_count)) it also checks what a GKE node pool that consumes the
+    reservation by name (SPECIFIC_RESERVATION) needs, and fails naming every problem and its fix - the reservation
+    does not exist in O(location); it reserves another machine type; it belongs to another project and is not
+    shared with O(project); planb's policy - it is not specificReservationRequired (see O(require_specific)), not
+    READY, or holds fewer than O(vm_count) VMs. U(https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)
+  - Without O(machine_type) it only reads, and reports O(ignore:exists) false for a missing reservation.
+  - Read-only; runs in check mode too. playbooks/cluster.yml runs it for every reservation plan before any change.
+options:
+  name:
+    description:
+      - The reservation's name (a reservation of O(project)), or C(projects/<owner project>/reservations/<name>) for
+        one shared from another project.
+    type: str
+    required: true
+  location:
+    description: The zone of the reservation, which is the zone of the pool that consumes it (a zone, not a region).
+    type: str
+    required: true
+  machine_type:
+    description: The consuming pool's machine type, for example C(ct6e-standard-4t); given, the checks run.
+    type: str
+  vm_count:
+    description: VMs the consuming plan needs at most (its slices times the hosts of one slice); planb's policy.
+    type: int
+  require_specific:
+    description:
+      - Refuse a reservation whose C(specificReservationRequired) is false (planb's policy - VMs with the default
+        affinity ANY_RESERVATION could drain it). V(false) accepts it.
+    type: bool
+    default: true
+  compute_endpoint:
+    description:
+      - Base URL of the Compute Engine API. Default C(https://compute.googleapis.com/compute), or
+        C(<api_endpoint>/compute) when O(api_endpoint) is a loopback address (planb's emulator).
+    type: str
+extends_documentation_fragment:
+  - planb.gke.gke_auth
+notes:
+  - O(project) is the project of the cluster that consumes the reservation; the reservation is read from the owner
+    project its path names, which needs C(compute.reservations.get) there.
+author:
+  - planb engineers (@planb)
+"""
+
+EXAMPLES = r"""
+- name: The reservation plan's pools can consume tpu-v6e-res (4 VMs of ct6e-standard-4t)
+  planb.gke.gcp_reservation_info:
+    name: tpu-v6e-res
+    location: us-east5-b
+    project: my-project
+    auth_kind: application
+    machine_type: ct6e-standard-4t
+    vm_count: 4
+"""
+
+RETURN = r"""
+exists:
+  description: Whether the reservation exists.
+  returned: always
+  type: bool
+reservation:
+  description: The reservation as Compute Engine returns it; empty when it does not exist.
+  returned: always
+  type: dict
+checked:
+  description: Whether the consumption checks ran (O(machine_type) given) and passed.
+  returned: always
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.reservation import run_reservation_info  # noqa: E402
+
+ARGUMENT_SPEC = dict(
+    AUTH_ARGSPEC,
+    name={"type": "str", "required": True},
+    location={"type": "str", "required": True},
+    machine_type={"type": "str"},
+    vm_count={"type": "int"},
+    require_specific={"type": "bool", "default": True},
+    compute_endpoint={"type": "str"},
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    main_wrapper(module, run_reservation_info)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""playbooks/cluster.yml with a four-rung ladder against the emulator (issue 15).
+
+planb_plans = reservation -> on-demand -> dws -> spot: every plan's pools are created in that order with the GKE
+settings of their kind, a second run changes nothing, a check run writes nothing, and a missing reservation
+stops the play before any write. (The Kueue side of the ladder is tested with the queues chart.)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planb.gke.emulator import RunningEmulator
+from planb.gke.store import list_node_pools
+from tests.gke.conftest import ansible_playbook
+from tests.gke.gke_api import call
+
+PROJECT, ZONE = "planb-local", "us-east5-b"
+RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations"
+LADDER: list[dict[str, Any]] = [
+    {"name": "reserved", "kind": "reservation", "slices": 2, "nodepool": "reserved-pool", "reservation": "tpu-res"},
+    {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
+    {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
+    {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
+]
+
+
+def _run(emulator: RunningEmulator, tmp_path: Path, *extra: str, ladder: object = LADDER) -> tuple[int, str]:
+    plans = tmp_path / "plans.yml"
+    plans.write_text(yaml.safe_dump({"planb_plans": ladder}))
+    env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
+    done = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", "-e", f"@{plans}", *extra, env=env)
+    return done.returncode, done.stdout + done.stderr
+
+
+def _reserve(emulator: RunningEmulator, count: int = 8, machine: str = "ct6e-standard-4t") -> None:
+    body = {
+        "name": "tpu-res",
+        "specificReservationRequired": True,
+        "specificReservation": {"count": count, "instanceProperties": {"machineType": machine}},
+    }
+    status, answer = call(emulator, "POST", RESERVATIONS, body)
+    assert status == 200, answer
+
+
+def _pools(emulator: RunningEmulator) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
+
+
+def _changed(output: str) -> int:
+    match = re.search(r"localhost\s+: ok=\d+\s+changed=(\d+)", output)
+    assert match, output[-3000:]
+    return int(match.group(1))
+
+
+def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    _reserve(emulator)
+    rc, out = _run(emulator, tmp_path)
+    assert rc == 0, out[-4000:]
+    pools = _pools(emulator)
+    assert sorted(pools) == [
+        "default-pool",
+        "dws-pool",
+        "on-demand-pool",
+        "reserved-pool",
+        "reserved-pool-2",
+        "spot-pool",
+    ]
+    # Created rung by rung, in the list's order.
+    created = re.findall(r"TASK \[gke_node_pool : Create, update or delete the node pool - tpu-cluster/([\w-]+)\]", out)
+    assert created == ["reserved-pool", "reserved-pool-2", "on-demand-pool", "dws-pool", "spot-pool"], out[-4000:]
+    for name, plan in [("reserved-pool", "reserved"), ("reserved-pool-2", "reserved"), ("spot-pool", "spot")]:
+        assert pools[name]["config"]["labels"]["planb.dev/plan"] == plan
+        assert pools[name]["autoscaling"]["maxNodeCount"] == 4
+    reserved = pools["reserved-pool-2"]["config"]
+    assert reserved["reservationAffinity"] == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["tpu-res"],
+    }
+    assert not reserved.get("spot") and not reserved.get("flexStart")
+    on_demand = pools["on-demand-pool"]["config"]
+    assert on_demand["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    dws = pools["dws-pool"]
+    assert dws["config"]["flexStart"] and dws["queuedProvisioning"]["enabled"]
+    assert not dws["management"]["autoRepair"] and dws["autoscaling"]["locationPolicy"] == "ANY"
+    spot = pools["spot-pool"]
+    assert spot["config"]["spot"] is True and not spot["config"].get("flexStart")
+    assert not spot["queuedProvisioning"]["enabled"]
+    # GKE's own Spot label, and the taint planb sends so that only pods which tolerate it land there.
+    assert spot["config"]["labels"]["cloud.google.com/gke-spot"] == "true"
+    assert {"key": "cloud.google.com/gke-spot", "value": "true", "effect": "NO_SCHEDULE"} in spot["config"]["taints"]
+
+    writes = len(emulator.writes())
+    rc, out = _run(emulator, tmp_path)
+    assert rc == 0 and _changed(out) == 0, out[-4000:]
+    assert emulator.writes()[writes:] == []
+
+    # Dropping the Spot rung leaves its pool over: refused until confirmed, naming it.
+    rc, out = _run(emulator, tmp_path, ladder=LADDER[:3])
+    assert rc != 0 and "leave node pool(s) spot-pool of cluster tpu-cluster over" in out, out[-4000:]
+    assert f"-e planb_scale_down_confirm={PROJECT}/{ZONE}/tpu-cluster/spot-pool" in out
+    assert emulator.writes()[writes:] == []
+
+
+def test_check_mode_on_a_fresh_project_writes_nothing(emulator: RunningEmulator, tmp_path: Path) -> None:
+    _reserve(emulator)
+    rc, out = _run(emulator, tmp_path, "--check")
+    assert rc == 0, out[-4000:]
+    assert [w for w in emulator.writes() if not w["path"].startswith("/compute/")] == []
+    assert _pools(emulator) == {}
+
+
+def test_a_missing_or_too_small_reservation_stops_the_play_before_any_write(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    rc, out = _run(emulator, tmp_path)
+    assert rc != 0
+    assert f"reservation tpu-res does not exist in project {PROJECT}, zone {ZONE}" in out, out[-4000:]
+    assert "gcloud compute reservations create tpu-res" in out
+    assert emulator.writes() == []
+    _reserve(emulator, count=4)
+    rc, out = _run(emulator, tmp_path)
+    assert rc != 0 and "reservation tpu-res holds 4 VM(s) and the plan's slices need 8: planb's policy" in out
+    assert [w["method"] for w in emulator.writes()] == ["POST"]  # the test's own reservations.insert
