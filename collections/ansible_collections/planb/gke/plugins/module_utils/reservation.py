@@ -156,9 +156,8 @@ def check_reservation(
     where = f"projects/{project}/zones/{zone}/reservations/{name}"
     found = get_reservation(client, project, zone, name)
     problems = reservation_problems(found, where, machine_type, vm_count, params["project"], require_specific)
-    if problems:
+    if problems or found is None:  # a missing reservation is always a problem
         raise GkeError("Reservation check failed (nothing was changed): " + "; ".join(problems) + ".")
-    assert found is not None
     return found
 
 
