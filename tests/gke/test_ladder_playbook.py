@@ -100,6 +100,9 @@ def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
     rc, out = _run(emulator, tmp_path)
     assert rc == 0 and _changed(out) == 0, out[-4000:]
     assert emulator.writes()[writes:] == []
+    rc, out = _run(emulator, tmp_path, "--check", "--diff")
+    assert rc == 0 and _changed(out) == 0, out[-4000:]
+    assert emulator.writes()[writes:] == []
 
     # Dropping the Spot rung leaves its pool over: refused until confirmed, naming it.
     rc, out = _run(emulator, tmp_path, ladder=LADDER[:3])
