@@ -149,6 +149,22 @@ copy_manifests() {
   chmod -R u+w "$manifests"
 }
 
+# kwok's own default stages (what kwokctl uses when a configuration names none), as YAML files:
+# planb passes them to kwokctl with one change (planb.localstack.control_plane), and giving any
+# stage replaces all of kwokctl's defaults.
+copy_kwok_stages() {
+  local kwok stages="$prefix/manifests/kwok/stages"
+  kwok=$(module_dir "sigs.k8s.io/kwok@$KWOK_VERSION")
+  rm -rf "$stages"
+  mkdir -p "$stages"
+  cp "$kwok"/kustomize/stage/node/fast/node-initialize.yaml \
+    "$kwok"/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+    "$kwok"/kustomize/stage/pod/fast/pod-ready.yaml \
+    "$kwok"/kustomize/stage/pod/fast/pod-complete.yaml \
+    "$kwok"/kustomize/stage/pod/fast/pod-delete.yaml "$stages/"
+  chmod -R u+w "$stages"
+}
+
 main() {
   local start=$SECONDS
   say "cache: $prefix"
@@ -158,6 +174,7 @@ main() {
     "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
   build_step kwok go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
+  build_step kwok-stages copy_kwok_stages
   build_step kwokctl go_install "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" \
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
   build_step etcd build_wrapped etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3

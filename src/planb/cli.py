@@ -11,6 +11,7 @@ from planb.catalog import cli as catalog_cli
 from planb.errors import PlanbError
 from planb.gke import cli as gke_cli
 from planb.localstack import cli as localstack_cli
+from planb.rayhead import cli as rayhead_cli
 from planb.status import cli as status_cli
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -20,6 +21,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     catalog_cli.register,
     gke_cli.register,
     capacity_cli.register,
+    rayhead_cli.register,
     status_cli.register,
 )
 

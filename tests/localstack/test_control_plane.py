@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planb.localstack.control_plane import BIND_ADDRESS, ControlPlane
+from planb import paths
+from planb.localstack.control_plane import BIND_ADDRESS, KWOK_STAGES, ControlPlane, kwok_stages
 
 
 @pytest.mark.tools
@@ -55,3 +56,23 @@ def test_the_kwokctl_configuration_sets_the_bind_address(tmp_path: Path) -> None
     )
     assert plane.bind_address() == "127.0.0.1"
     assert plane.ports() == {32001: "etcd", 26443: "kube-apiserver"}
+
+
+@pytest.mark.tools
+def test_kwok_keeps_its_default_stages_but_leaves_submitter_pods_running() -> None:
+    stages = kwok_stages()
+    shipped = [yaml.safe_load((paths.manifests_dir() / "kwok" / "stages" / name).read_text()) for name in KWOK_STAGES]
+    assert [s["metadata"]["name"] for s in stages] == [s["metadata"]["name"] for s in shipped]
+    for ours, theirs in zip(stages, shipped, strict=True):
+        if ours["metadata"]["name"] != "pod-complete":
+            assert ours == theirs
+    complete = next(s for s in stages if s["metadata"]["name"] == "pod-complete")
+    expressions = complete["spec"]["selector"]["matchExpressions"]
+    assert {"key": ".spec.containers.[].name", "operator": "NotIn", "values": ["ray-job-submitter"]} in expressions
+    assert (
+        len(expressions)
+        == len(
+            next(s for s in shipped if s["metadata"]["name"] == "pod-complete")["spec"]["selector"]["matchExpressions"]
+        )
+        + 1
+    )

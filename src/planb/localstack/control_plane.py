@@ -42,6 +42,19 @@ _SAVED_PORTS = {
 }
 
 
+#: kwok's default stages (hack/build-tools.sh copies them from the pinned kwok module), in kwokctl's
+#: order. Naming any stage in the configuration replaces all of kwokctl's defaults, so all are given.
+KWOK_STAGES = (
+    "node-initialize.yaml",
+    "node-heartbeat-with-lease.yaml",
+    "pod-ready.yaml",
+    "pod-complete.yaml",
+    "pod-delete.yaml",
+)
+#: The container KubeRay gives a RayJob's submitter pod (K8sJobMode).
+SUBMITTER_CONTAINER = "ray-job-submitter"
+
+
 def kwokctl_configuration() -> dict[str, Any]:
     """The KwokctlConfiguration planb creates its cluster with."""
     return {
@@ -49,6 +62,30 @@ def kwokctl_configuration() -> dict[str, Any]:
         "kind": "KwokctlConfiguration",
         "options": {"bindAddress": BIND_ADDRESS},
     }
+
+
+def kwok_stages(directory: Path | None = None) -> list[dict[str, Any]]:
+    """kwok's default stages, but the pod-complete stage leaves RayJob submitter pods running.
+
+    kwok completes every running pod a Job owns at once (its "fast" pod-complete stage). A RayJob's
+    submitter pod runs until its Ray job ends, and KubeRay fails a RayJob whose submitter finished
+    30 s before its Ray job did; the Ray head stand-in (planb.rayhead) ends these pods itself when
+    their job ends. Everything else is kwok's stage as shipped (the node heartbeat's 600 s delay is
+    already longer than kwokctl's 10 s status frequency, which kwokctl would otherwise raise it to).
+    """
+    directory = directory or paths.manifests_dir() / "kwok" / "stages"
+    stages: list[dict[str, Any]] = []
+    for name in KWOK_STAGES:
+        path = directory / name
+        if not path.is_file():
+            raise ToolMissingError(f"kwok's default stage {path} (make tools copies it from the kwok module)")
+        stage = yaml.safe_load(path.read_text())
+        if stage["metadata"]["name"] == "pod-complete":
+            stage["spec"]["selector"]["matchExpressions"].append(
+                {"key": ".spec.containers.[].name", "operator": "NotIn", "values": [SUBMITTER_CONTAINER]}
+            )
+        stages.append(stage)
+    return stages
 
 
 @dataclass(frozen=True)
@@ -113,7 +150,7 @@ class ControlPlane:
         """
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.config_file.write_text(yaml.safe_dump(kwokctl_configuration()))
+        self.config_file.write_text(yaml.safe_dump_all([kwokctl_configuration(), *kwok_stages()]))
         return self._kwokctl(
             *(["--dry-run"] if dry_run else []),
             "create",

@@ -28,6 +28,7 @@ from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMi
 from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
 from planb.process import ManagedProcess
+from planb.rayhead import server as rayhead_server
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
@@ -50,7 +51,12 @@ LOCAL_FILES = (
     "*.log",
 )
 #: The capacity simulator's switches and the kubeconfigs the gke_cluster role writes (local inventory).
-SIBLING_FILES = {"capacity": ("settings.json", "settings.tmp", "*.tmp"), "gke": ("*.kubeconfig",)}
+SIBLING_FILES = {
+    "capacity": ("settings.json", "settings.tmp", "*.tmp"),
+    "gke": ("*.kubeconfig",),
+    # The Ray head stand-in's payload settings, each job's output and the files its `--run` payloads ran from.
+    "rayhead": ("settings.json", "settings.tmp", "logs", "work"),
+}
 
 
 def say(msg: str) -> None:
@@ -76,6 +82,8 @@ class LocalStack:
         self.control_plane = ControlPlane(self.state, apiserver_port)
         self.kueue = HostKueue(self.state, self.kubeconfig)
         self.kuberay = ManagedProcess("kuberay-operator", self.state)
+        # KWOK pods run nothing: this answers KubeRay's Ray job API and does what submitter pods do.
+        self.rayhead = ManagedProcess("ray-head-stand-in", self.state)
         self.simulator = ManagedProcess("capacity-simulator", self.state)
         # Stockout-aware failover (issue 14): runs only while `planb local failover` has switched it on.
         self.failover = ManagedProcess("failover-controller", self.state)
@@ -98,6 +106,7 @@ class LocalStack:
             and self.kueue.process.pid() is not None
             and self.kueue.ready()
             and self.kuberay.pid() is not None
+            and self.rayhead.pid() is not None
             and self.simulator.pid() is not None
             and self.gke_emulator.healthy()
             and (self.failover.pid() is not None or not failover_settings.load(self.state).enabled)
@@ -172,6 +181,7 @@ class LocalStack:
         self.kueue.start()
         self.kueue.wait_ready()
         self.wait_default_service_account()
+        self.start_rayhead()
         self.start_kuberay()
         self.start_gke_emulator()
         self.start_simulator()
@@ -189,6 +199,8 @@ class LocalStack:
             needed[settings.webhook_port] = "Kueue webhooks"
             needed[settings.health_port] = "Kueue health probe"
             needed[settings.metrics_port] = "Kueue metrics"
+        if self.rayhead.pid() is None:
+            needed[rayhead_server.PORT] = "Ray head stand-in"
         if self.kuberay.pid() is None:
             needed[KUBERAY_METRICS_PORT] = "KubeRay operator metrics"
             needed[KUBERAY_PROBE_PORT] = "KubeRay operator health probe"
@@ -246,7 +258,12 @@ class LocalStack:
         if not binary.is_file():
             raise ToolMissingError(f"the KubeRay operator binary {binary}")
         say("starting the KubeRay operator as a host process ...")
-        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig))
+        # KubeRay's dashboard client (Go's default transport) sends the Ray job API requests for
+        # <head service>.<namespace>.svc.cluster.local, which nothing resolves here, to the stand-in;
+        # Go never proxies loopback, so the API server on 127.0.0.1 is reached directly.
+        proxy = f"http://127.0.0.1:{rayhead_server.PORT}"
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), HTTP_PROXY=proxy, http_proxy=proxy)
+        env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
         self.kuberay.start(
             [
                 str(binary),
@@ -258,6 +275,15 @@ class LocalStack:
         )
         if not wait_http(f"http://127.0.0.1:{KUBERAY_PROBE_PORT}/readyz", 60):
             raise StartupTimeoutError(f"the KubeRay operator did not become ready; see {self.kuberay.log_file}")
+
+    def start_rayhead(self) -> None:
+        """The Ray head stand-in (planb.rayhead): Ray's job API for KubeRay, the submitter pods' work."""
+        if self.rayhead.pid() is not None:
+            return
+        say("starting the Ray head stand-in (KWOK pods run no Ray) ...")
+        self.rayhead.start([sys.executable, "-m", "planb.cli", "rayhead", "run", "--kubeconfig", str(self.kubeconfig)])
+        if not wait_http(f"http://127.0.0.1:{rayhead_server.PORT}/healthz", 30):
+            raise StartupTimeoutError(f"the Ray head stand-in did not start; see {self.rayhead.log_file}")
 
     def start_gke_emulator(self) -> None:
         """The local GKE API the Ansible modules talk to (planb's emulator)."""
@@ -337,6 +363,7 @@ class LocalStack:
             ("the failover controller", self.failover),
             ("the capacity simulator", self.simulator),
             ("the KubeRay operator", self.kuberay),
+            ("the Ray head stand-in", self.rayhead),
             ("Kueue", self.kueue.process),
         ):
             step(f"stopping {label}", functools.partial(_stop_process, process, label))
@@ -393,7 +420,7 @@ class LocalStack:
         else:
             state = "ready" if self.kueue.ready() else "starting"
             rows.append(Component("kueue", True, f"pid {kpid}, {state}, webhooks on 127.0.0.1"))
-        for proc in (self.kuberay, self.simulator):
+        for proc in (self.kuberay, self.rayhead, self.simulator):
             pid = proc.pid()
             rows.append(Component(proc.name, pid is not None, f"pid {pid}" if pid else "not running"))
         emulator = self.gke_emulator.running()
@@ -409,7 +436,7 @@ class LocalStack:
     def pids(self) -> list[int]:
         """Every pid the stack runs (for `planb local status` and tests)."""
         out = list(self.control_plane.component_pids().values())
-        for proc in (self.kueue.process, self.kuberay, self.simulator, self.failover):
+        for proc in (self.kueue.process, self.kuberay, self.rayhead, self.simulator, self.failover):
             pid = proc.pid()
             if pid is not None:
                 out.append(pid)

@@ -1,0 +1,104 @@
+"""`planb rayhead run|set|show`: the local stack's Ray head stand-in and what its jobs' payloads do."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from dataclasses import asdict
+from pathlib import Path
+
+from planb.errors import PlanbError
+from planb.rayhead import server
+from planb.rayhead import settings as settings_mod
+
+
+def _run(args: argparse.Namespace) -> int:
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    return server.run(Path(args.kubeconfig), args.port, lambda: stopping)
+
+
+def _env(pairs: list[str]) -> dict[str, str]:
+    env = dict(settings_mod.DEFAULT_RUN_ENV)
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise PlanbError(f"--env {pair!r}: give NAME=VALUE")
+        env[name] = value
+    return env
+
+
+def _set(args: argparse.Namespace) -> int:
+    if args.clear:
+        if args.job is None:
+            raise PlanbError("--clear needs --job PATTERN (the default payload is set, not cleared)")
+        settings_mod.set_payload(args.job, None)
+    else:
+        if args.run and (args.fail is not None or args.seconds is not None):
+            raise PlanbError("--run runs the entrypoint itself: --seconds and --fail are for simulated payloads")
+        if args.env and not args.run:
+            raise PlanbError("--env applies to --run (the entrypoint as a host process) only")
+        payload = settings_mod.Payload(
+            mode="run" if args.run else "simulate",
+            seconds=settings_mod.DEFAULT_SECONDS if args.seconds is None else args.seconds,
+            fail=args.fail or "",
+            env=_env(args.env),
+        )
+        payload.validate("--seconds/--fail/--env")
+        settings_mod.set_payload(args.job, payload)
+    return _show(args)
+
+
+def _show(_: argparse.Namespace) -> int:
+    current = settings_mod.load()
+    print(
+        json.dumps(
+            {"default": asdict(current.default), "jobs": {k: asdict(v) for k, v in current.jobs.items()}}, indent=2
+        )
+    )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "rayhead",
+        help="local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
+        description="KWOK pods run nothing: the stand-in answers KubeRay's Ray job API and does what the submitter "
+        "pod would. A job's payload is simulated (runs --seconds, then SUCCEEDED, or FAILED with --fail) or, with "
+        "--run, the job's entrypoint itself as a host process on this machine's CPU.",
+    )
+    rsub = parser.add_subparsers(dest="rayhead_command", required=True, metavar="ACTION")
+
+    run = rsub.add_parser("run", help="serve (started by 'planb local up')")
+    run.add_argument("--kubeconfig", required=True)
+    run.add_argument("--port", type=int, default=server.PORT)
+    run.set_defaults(handler=_run)
+
+    setp = rsub.add_parser(
+        "set", help="what the payload of every job, or of --job PATTERN, does from its next submission"
+    )
+    setp.add_argument("--job", metavar="PATTERN", help="RayJob name or <namespace>/<name>, fnmatch pattern")
+    setp.add_argument(
+        "--seconds", type=float, help=f"simulated payload: how long it runs (default {settings_mod.DEFAULT_SECONDS:g})"
+    )
+    setp.add_argument("--fail", metavar="MESSAGE", help="simulated payload: end FAILED with this message")
+    setp.add_argument("--run", action="store_true", help="run the job's entrypoint as a host process instead")
+    setp.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="--run: environment over the head container's (PLANB_ACCELERATOR=cpu and JAX_PLATFORMS=cpu always, "
+        "this machine has no TPU)",
+    )
+    setp.add_argument("--clear", action="store_true", help="forget --job PATTERN's payload")
+    setp.set_defaults(handler=_set)
+
+    show = rsub.add_parser("show", help="print the payload settings")
+    show.set_defaults(handler=_show)

@@ -1,0 +1,151 @@
+"""A checkpointing job resumes from its last step after DWS revokes its capacity (issue 13, item 3).
+
+The job's payload is the real training/train.py (the chart's ConfigMap, run on this machine's CPU
+by the Ray head stand-in, `planb rayhead set --run`), checkpointing with Orbax to a local
+directory. DWS (the capacity simulator) revokes the slice while it trains; Kueue deactivates the
+workload, KubeRay tears the Ray cluster down and the training process dies with its head. The
+command `planb status` prints re-queues it; on the next provisioned slice train.py restores the
+newest checkpoint, and the test asserts the resumed run starts at exactly that step.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planb import paths
+from planb.capacity import settings as capacity_settings
+from planb.capacity.settings import Lifecycle
+from planb.kube import Kube, Obj, conditions
+from planb.rayhead import settings as rayhead_settings
+from planb.status.report import KUEUE
+from tests.conftest import wait_until
+from tests.e2e.conftest import Run, ansible_playbook, install_job, planb_status, wait_jobs
+
+pytestmark = [pytest.mark.stack, pytest.mark.slow]
+
+RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
+
+
+@pytest.fixture()
+def payloads() -> Iterator[None]:
+    yield
+    rayhead_settings.settings_file().unlink(missing_ok=True)
+    ansible_playbook("playbooks/kueue.yml")  # the inventory's quotas again
+
+
+def steps(directory: Path) -> list[int]:
+    """Orbax's committed checkpoints: directories named by their step (it renames a finished one into place)."""
+    if not directory.is_dir():
+        return []
+    return sorted(int(p.name) for p in directory.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def payload_processes(marker: str) -> list[int]:
+    """Host processes running a payload from the stand-in's work directory `marker`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def rayjob_status(kube: Kube) -> tuple[str, str]:
+    st = (kube.get(f"{RAYJOBS}/job-2") or {}).get("status") or {}
+    return str(st.get("jobDeploymentStatus", "")), str(st.get("jobStatus", ""))
+
+
+def workload(kube: Kube) -> Obj:
+    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
+        if any(o.get("name") == "job-2" for o in wl["metadata"].get("ownerReferences", [])):
+            return wl
+    raise AssertionError("no Workload for job-2")
+
+
+def deactivated(kube: Kube) -> bool:
+    try:
+        wl = workload(kube)
+    except AssertionError:
+        return False
+    return wl["spec"].get("active") is False
+
+
+def job_logs() -> list[Path]:
+    return sorted(rayhead_settings.logs_dir().glob("default_job-2_*.log"), key=lambda p: p.stat().st_mtime)
+
+
+def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
+    site: Path, helm: Run, payloads: None, tmp_path: Path
+) -> None:
+    kube = Kube(site)
+    ckpt = tmp_path / "checkpoints"
+    plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
+    rayhead_settings.set_payload("job-2", rayhead_settings.Payload(mode="run", env=plain))
+    capacity_settings.update(provisioning_delay_seconds=1.0)
+    # No plan A quota: job 2 goes to plan B (DWS), now and when it is queued again.
+    helm(
+        "upgrade",
+        "planb-queues",
+        str(paths.REPO / "charts" / "planb"),
+        "--reuse-values",
+        "--set",
+        "queues.quotas.onDemand.accelerator=0",
+    )
+    install_job(
+        helm,
+        "job-2",
+        "--set",
+        f"job.training.checkpointDir={ckpt}",
+        "--set",
+        "job.training.checkpointEvery=500",
+        "--set",
+        "job.training.epochs=100000000",
+    )
+    jobs = wait_jobs(kube, {"job-2": "dws"})
+    [request] = [r.name for r in jobs["job-2"].requests]
+    wait_until(lambda: rayjob_status(kube) == ("Running", "RUNNING"), "job 2's training to run", 120)
+    wait_until(lambda: len(steps(ckpt)) >= 2, "two checkpoints", 180)
+
+    # DWS takes the slice back while the job trains.
+    capacity_settings.update(requests={f"default/{request}": Lifecycle(max_run_seconds=0)})
+    wait_until(lambda: deactivated(kube), "Kueue to deactivate job 2 when its capacity is revoked", 90)
+    [first_log] = job_logs()
+    marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
+    wait_until(lambda: not payload_processes(marker), "the training process to die with its Ray head", 60)
+    saved = steps(ckpt)
+    assert saved, "no checkpoint survived"
+    latest = saved[-1]
+    first = first_log.read_text(errors="replace")
+    assert f"No checkpoint in {ckpt}; starting at step 0" in first, first[-3000:]
+
+    # Capacity is back; the resumed run trains 1000 more steps and ends.
+    capacity_settings.update(requests={})
+    rayhead_settings.set_payload(
+        "job-2", rayhead_settings.Payload(mode="run", env={**plain, "PLANB_EPOCHS": str(latest + 1000)})
+    )
+    line = next((x for x in planb_status(site, "job-2").splitlines() if "deactivated:" in x), "")
+    command = line[line.index("kubectl delete workload") :].split(" (")[0]
+    subprocess.run(
+        [*shlex.split(command), f"--kubeconfig={site}"],
+        check=True,
+        capture_output=True,
+        env={"PATH": str(paths.tools_dir() / "bin") + ":/usr/bin:/bin"},
+    )
+    wait_jobs(kube, {"job-2": "dws"}, timeout=180)
+    wait_until(lambda: rayjob_status(kube) == ("Complete", "SUCCEEDED"), "the resumed run to finish", 240)
+    logs = job_logs()
+    assert len(logs) == 2, logs
+    resumed = logs[-1].read_text(errors="replace")
+    assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed, resumed[-3000:]
+    assert conditions(workload(kube)).get("Finished", {}).get("status") == "True"
+    assert steps(ckpt)[-1] == latest + 1000
