@@ -24,7 +24,8 @@ from planb.kube import Kube, Obj, conditions
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, planb_status, wait_jobs
+from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs
+from tests.e2e.test_dws_lifecycle import planb_status
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 

@@ -94,8 +94,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="--run: environment over the head container's (PLANB_ACCELERATOR=cpu and JAX_PLATFORMS=cpu always, "
-        "this machine has no TPU)",
+        help="--run: environment over the head container's (PLANB_ACCELERATOR=cpu, PLANB_ACCELERATOR_TYPE= and "
+        "JAX_PLATFORMS=cpu unless given: this machine has no TPU)",
     )
     setp.add_argument("--clear", action="store_true", help="forget --job PATTERN's payload")
     setp.set_defaults(handler=_set)

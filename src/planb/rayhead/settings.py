@@ -21,8 +21,9 @@ MODES = ("simulate", "run")
 #: A simulated payload runs this long: long enough to see Running in `planb status`, short enough
 #: that a demo's jobs end (and give their quota back) within a few minutes.
 DEFAULT_SECONDS = 60.0
-#: A host process has no TPU or GPU: train.py and JAX run on CPU unless the settings say otherwise.
-DEFAULT_RUN_ENV = {"PLANB_ACCELERATOR": "cpu", "JAX_PLATFORMS": "cpu"}
+#: A host process has no TPU or GPU: train.py and JAX run on CPU unless the settings say otherwise
+#: (train.py refuses a Ray accelerator type with PLANB_ACCELERATOR=cpu, so the chart's is cleared).
+DEFAULT_RUN_ENV = {"PLANB_ACCELERATOR": "cpu", "PLANB_ACCELERATOR_TYPE": "", "JAX_PLATFORMS": "cpu"}
 
 
 class SettingsError(PlanbError):

@@ -114,6 +114,18 @@ def _workload_state(wl: Obj) -> tuple[str, str]:
     return "Pending", pending.get("message", "waiting for Kueue")
 
 
+def _ray_status(status: Obj) -> str:
+    """KubeRay's deployment status, the Ray job's own status and, when it failed, the first line of why."""
+    text = str(status.get("jobDeploymentStatus", ""))
+    job = status.get("jobStatus")
+    if text and job:
+        text += f" (Ray job {job})"
+    message = str(status.get("message") or "").strip()
+    if text.startswith("Failed") and message:
+        text += f": {message.splitlines()[0][:200]}"
+    return text
+
+
 def _owned_by(obj: Obj, kind: str, name: str) -> bool:
     return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
 
@@ -194,7 +206,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             name=meta["name"],
             queue=meta.get("labels", {}).get("kueue.x-k8s.io/queue-name", "-"),
             suspended=bool(rj["spec"].get("suspend", False)),
-            ray_status=(rj.get("status") or {}).get("jobDeploymentStatus", ""),
+            ray_status=_ray_status(rj.get("status") or {}),
             moved=_moved(meta.get("annotations") or {}),
             flavor_plans=flavor_plans,
         )
