@@ -66,6 +66,14 @@ def rayjob_status(kube: Kube) -> tuple[str, str]:
     return str(st.get("jobDeploymentStatus", "")), str(st.get("jobStatus", ""))
 
 
+def training(kube: Kube) -> bool:
+    """True while job 2's Ray job runs; a failed one stops the test with the payload's own error."""
+    st = (kube.get(f"{RAYJOBS}/job-2") or {}).get("status") or {}
+    if st.get("jobDeploymentStatus") == "Failed":
+        raise AssertionError(f"job 2 failed: {st.get('message')}")
+    return st.get("jobStatus") == "RUNNING"
+
+
 def workload(kube: Kube) -> Obj:
     for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
         if any(o.get("name") == "job-2" for o in wl["metadata"].get("ownerReferences", [])):
@@ -115,7 +123,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     jobs = wait_jobs(kube, {"job-2": "dws"})
     [request] = [r.name for r in jobs["job-2"].requests]
     wait_until(lambda: rayjob_status(kube) == ("Running", "RUNNING"), "job 2's training to run", 120)
-    wait_until(lambda: len(steps(ckpt)) >= 2, "two checkpoints", 180)
+    wait_until(lambda: training(kube) and len(steps(ckpt)) >= 2, "two checkpoints", 180)
 
     # DWS takes the slice back while the job trains.
     capacity_settings.update(requests={f"default/{request}": Lifecycle(max_run_seconds=0)})
