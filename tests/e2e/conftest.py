@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import subprocess
 import sys
 import time
@@ -62,6 +64,23 @@ def helm(site: Path) -> Iterator[Run]:
 def install_job(helm: Run, name: str, *extra: str) -> None:
     chart = paths.REPO / "charts" / "planb"
     helm("install", name, str(chart), "-f", str(chart / "values" / f"{PROFILE}.yaml"), *extra)
+
+
+def no_quota(helm: Run, plan: str) -> tuple[str, ...]:
+    """Arguments of `helm upgrade planb-queues --reuse-values` that leave `plan` no accelerator quota.
+
+    site.yml renders the inventory's plans as `queues.ladder` (issue 15); Helm replaces a list given
+    with --set whole, so the release's own ladder is sent back with the one quota changed. A release
+    without a ladder (the seed's two plans) has the flat `queues.quotas`."""
+    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
+    ladder = copy.deepcopy(((values or {}).get("queues") or {}).get("ladder") or [])
+    for rung in ladder:
+        if rung.get("name") == plan:
+            rung.setdefault("quota", {})["accelerator"] = 0
+            return ("--set-json", f"queues.ladder={json.dumps(ladder)}")
+    if ladder:
+        raise AssertionError(f"no plan {plan} in the queues release's ladder {[r.get('name') for r in ladder]}")
+    return ("--set", f"queues.quotas.{ {'on-demand': 'onDemand'}.get(plan, plan) }.accelerator=0")
 
 
 def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[str, JobStatus]:

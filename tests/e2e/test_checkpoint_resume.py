@@ -24,7 +24,7 @@ from planb.kube import Kube, Obj, conditions
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs
+from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, wait_jobs
 from tests.e2e.test_dws_lifecycle import planb_status
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
@@ -103,12 +103,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     capacity_settings.update(provisioning_delay_seconds=1.0)
     # No plan A quota: job 2 goes to plan B (DWS), now and when it is queued again.
     helm(
-        "upgrade",
-        "planb-queues",
-        str(paths.REPO / "charts" / "planb"),
-        "--reuse-values",
-        "--set",
-        "queues.quotas.onDemand.accelerator=0",
+        "upgrade", "planb-queues", str(paths.REPO / "charts" / "planb"), "--reuse-values", *no_quota(helm, "on-demand")
     )
     install_job(
         helm,

@@ -39,7 +39,7 @@ from planb.localstack.stack import LocalStack
 from planb.status import lifecycle
 from planb.status.report import KUEUE, PROVREQ, collect
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, run, wait_jobs
+from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, run, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -241,8 +241,8 @@ def test_capacity_revoked_while_running_deactivates_the_workload(site: Path, hel
 def test_retries_exhausted_deactivate_and_reactivation_admits_when_capacity_returns(site: Path, helm: Run) -> None:
     kube = Kube(site)
     # No plan A quota: job 2 goes to plan B at once, and again when it is queued anew (a job 1 on plan A
-    # would end before then, as every local RayJob does, and leave its quota to job 2).
-    no_plan_a = ("--set", "queues.quotas.onDemand.accelerator=0")
+    # would end before then, its simulated payload being shorter than this test, and leave its quota to job 2).
+    no_plan_a = no_quota(helm, "on-demand")
     with RequestHistory(kube) as history, retry_strategy(helm, 1, *no_plan_a):
         capacity_settings.update(provisioning_delay_seconds=1.0, pools={"dws-pool": Lifecycle(fail=True)})
         install_job(helm, "job-2")

@@ -17,7 +17,7 @@ from planb.kube import Kube, Obj, conditions
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs
+from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, wait_jobs
 from tests.e2e.test_dws_lifecycle import planb_status
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
@@ -63,7 +63,7 @@ def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm
     kube = Kube(site)
     rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=25))
     rayhead_settings.set_payload("job-*", rayhead_settings.Payload(seconds=600))
-    no_dws = ("--set", "queues.quotas.dws.accelerator=0")  # only plan A: job 3 waits for job 1's quota
+    no_dws = no_quota(helm, "dws")  # only plan A: job 3 waits for job 1's quota
     helm("upgrade", "planb-queues", str(Path(__file__).parents[2] / "charts" / "planb"), "--reuse-values", *no_dws)
     try:
         install_job(helm, "job-1")
