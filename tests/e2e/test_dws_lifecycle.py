@@ -229,7 +229,13 @@ def test_capacity_revoked_while_running_deactivates_the_workload(site: Path, hel
         evicted = conditions(wl)["Evicted"]
         assert evicted["reason"] == "DeactivatedDueToAdmissionCheck"
         assert "AdmissionCheck in Rejected state" in evicted["message"] and "was reclaimed" in evicted["message"]
-        assert conditions(wl).get("Admitted", {}).get("status") != "True"
+        # Kueue releases the admission once KubeRay has suspended the job (its Ray cluster and running
+        # submitter deleted, the Ray job stopped), a few seconds after the eviction.
+        wait_until(
+            lambda: conditions(workload_of(kube, "job-2")).get("Admitted", {}).get("status") != "True",
+            "Kueue to release job 2's admission once KubeRay suspended it",
+            60,
+        )
         wait_until(lambda: pool_nodes(kube, "dws-pool") == 0, "the revoked nodes to be gone")
         status = planb_status(site, "job-2")
         line = next((x for x in status.splitlines() if "deactivated:" in x), "")
