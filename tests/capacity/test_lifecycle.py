@@ -20,6 +20,7 @@ import pytest
 from planb.capacity import informer as informer_mod
 from planb.capacity import settings as settings_mod
 from planb.capacity import simulator as sim
+from planb.capacity import webhook
 from planb.capacity.settings import Lifecycle, Settings
 from planb.gke.store import Store
 from planb.kube import KubeError, conditions
@@ -104,6 +105,8 @@ class FakeApi:
         name = path.split("/provisioningrequests/", 1)[1].removesuffix("/status")
         pr = self.requests[f"{NS}/{name}"]
         pr.setdefault("status", {})["conditions"] = copy.deepcopy(body["status"]["conditions"])
+        if "provisioningClassDetails" in body["status"]:
+            pr["status"]["provisioningClassDetails"] = copy.deepcopy(body["status"]["provisioningClassDetails"])
         self.patches += 1
         return copy.deepcopy(self._bump(pr))
 
@@ -204,6 +207,27 @@ def test_queued_with_an_eta_then_all_nodes_at_once(
     for node in api.nodes.values():
         assert node["metadata"]["annotations"][sim.REQUEST] == f"{NS}/wl-dws-prov-1"
         assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == "dws-pool"
+
+
+def test_each_requests_nodes_carry_its_resize_request_name_as_gke_labels_them(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    """Two requests provisioned in one pass: each node names its own request, as the request's details do."""
+    api.add_request("wl-a-dws-prov-1")
+    api.add_request("wl-b-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    labels_by_request: dict[str, set[str]] = {}
+    for node in api.nodes.values():
+        request = node["metadata"]["annotations"][sim.REQUEST]
+        labels_by_request.setdefault(request, set()).add(node["metadata"]["labels"][webhook.REQUEST_LABEL])
+        assert node["metadata"]["labels"]["cloud.google.com/gke-provisioning"] == "flex-start"
+    assert labels_by_request == {
+        f"{NS}/wl-a-dws-prov-1": {webhook.resize_request_name(NS, "wl-a-dws-prov-1")},
+        f"{NS}/wl-b-dws-prov-1": {webhook.resize_request_name(NS, "wl-b-dws-prov-1")},
+    }
+    for name in ("wl-a-dws-prov-1", "wl-b-dws-prov-1"):
+        details = api.requests[f"{NS}/{name}"]["status"]["provisioningClassDetails"]
+        assert details == {"ResizeRequestName": webhook.resize_request_name(NS, name), "NodePoolName": "dws-pool"}
 
 
 def test_a_delay_changed_while_queued_moves_the_eta(

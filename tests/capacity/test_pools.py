@@ -39,6 +39,7 @@ def test_dws_pool_nodes_carry_gke_labels_and_taints() -> None:
         "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
         "cloud.google.com/gke-tpu-topology": "4x4",
         "cloud.google.com/gke-flex-start": "true",
+        "cloud.google.com/gke-provisioning": "flex-start",
         "cloud.google.com/gke-queued": "true",
     }
     assert pool.node_taints() == [

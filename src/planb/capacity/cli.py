@@ -27,7 +27,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.once:
         simulator.step()
         return 0
-    simulator.run(lambda: stopping)
+    simulator.run(lambda: stopping, webhook=not args.no_webhook)
     return 0
 
 
@@ -108,6 +108,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = verbs.add_parser("run", help="run the simulator in the foreground (planb local up starts it)")
     run.add_argument("--kubeconfig", default=str(paths.local_kubeconfig()), help="the local stack's kubeconfig")
     run.add_argument("--once", action="store_true", help="one reconcile pass, then exit")
+    run.add_argument(
+        "--no-webhook",
+        action="store_true",
+        help="do not serve and register the pod webhook that binds a request's pods to its nodes",
+    )
     run.set_defaults(handler=_run)
     setp = verbs.add_parser(
         "set",

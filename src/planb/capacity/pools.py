@@ -55,7 +55,10 @@ class NodePool:
         out["cloud.google.com/machine-family"] = self.machine_type.split("-", 1)[0]
         out.update(accelerator_labels(self.machine_type, self.tpu_topology))
         if self.flex_start:
+            # GKE's autoscaler labels a flex-start pool's nodes with both (GoogleCloudPlatform/cluster-autoscaler
+            # at 7d250507, pkg/autoprovisioning/injection.go L1662-L1668, FlexStartGenerator).
             out["cloud.google.com/gke-flex-start"] = "true"
+            out.setdefault("cloud.google.com/gke-provisioning", "flex-start")
         if self.queued_provisioning:
             out["cloud.google.com/gke-queued"] = "true"
         if self.spot:

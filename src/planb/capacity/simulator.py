@@ -14,7 +14,10 @@
     Kueue copies the message, ETA included, into the Workload's admission check;
   - provisioned: the matching queued-provisioning pool gets all the request's nodes at once (KWOK
     nodes with GKE's labels, the ``cloud.google.com/gke-queued`` taint and accelerator capacity),
-    ``Provisioned=True``; a request the pool has no room for stays queued;
+    ``Provisioned=True``; a request the pool has no room for stays queued. Its nodes carry
+    ``autoscaling.gke.io/provisioning-request`` with the request's resize request name, also written
+    to ``status.provisioningClassDetails.ResizeRequestName``; `planb.capacity.webhook` gives the
+    request's pods the matching node selector, so no other pod lands on them (GKE's sources there);
   - booking expired: ``booking_window_seconds`` after delivery (GKE: 10 minutes) the request gets
     ``BookingExpired=True``; if no pod of the request runs on its nodes by then they are taken
     back at once, else they go once its pods are gone (scale-down of underutilized nodes). Kueue
@@ -60,6 +63,7 @@ from planb.capacity import machines as machines_mod
 from planb.capacity import pools as pools_mod
 from planb.capacity import settings as settings_mod
 from planb.capacity import spot as spot_mod
+from planb.capacity import webhook as webhook_mod
 from planb.capacity.informer import Informer
 from planb.capacity.pools import BrokenPool, NodePool
 from planb.errors import PlanbError
@@ -67,6 +71,7 @@ from planb.kube import Kube, KubeError, Obj, conditions
 
 QUEUED_CLASS = "queued-provisioning.gke.io"
 PR_PATH = "/apis/autoscaling.x-k8s.io/v1"
+WEBHOOK_PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 MANAGED = "planb.dev/capacity-simulator"
 SLICE = "planb.dev/slice"
 REQUEST = "planb.dev/provisioning-request"
@@ -119,6 +124,17 @@ def _no_capacity_message(pool: str) -> str:
         f"Could not enqueue the Provisioning Request due to insufficient capacity in the zone of node pool {pool}. "
         "Try different locations or hardware."
     )
+
+
+def _resize_request_name(key: str) -> str:
+    """GKE's resize request name of the request "namespace/name" (webhook_mod.GKE_CA_RR_NAME)."""
+    namespace, _, name = key.partition("/")
+    return webhook_mod.resize_request_name(namespace, name)
+
+
+def _details(key: str, pool: NodePool) -> dict[str, str]:
+    """The provisioningClassDetails GKE writes when it takes a request (webhook_mod.GKE_CA_DETAILS), in part."""
+    return {webhook_mod.RESIZE_REQUEST_DETAIL: _resize_request_name(key), "NodePoolName": pool.name}
 
 
 def _max_run_parameter(pr: Obj) -> float:
@@ -191,15 +207,58 @@ class CapacitySimulator:
         self.preemption = spot_mod.Preemption(self.kube, self.log, self._delete_node)
 
     # ------------------------------------------------------------------ loop
-    def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
-        """Reconcile on every ProvisioningRequest change, at each timer, and every `interval_seconds` else."""
+    def run(self, should_stop: Callable[[], bool] = lambda: False, webhook: bool = False) -> None:
+        """Reconcile on every ProvisioningRequest change, at each timer, and every `interval_seconds` else.
+
+        With `webhook`, GKE's binding of a request's pods to its nodes is served and registered first
+        (`planb.capacity.webhook`), so no request is provisioned before its pods would get their node
+        selector, and removed again when the loop ends.
+        """
         self.log("capacity simulator running")
         settings = settings_mod.Settings()
+        server = self._serve_webhook(should_stop) if webhook else None
+        if webhook and server is None:
+            return  # stopped before the webhook could be registered
         self.informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
         try:
             self._loop(should_stop, settings)
         finally:
             self.informer.stop()
+            if server is not None:
+                self._remove_webhook(server)
+
+    def _serve_webhook(self, should_stop: Callable[[], bool]) -> webhook_mod.WebhookServer | None:
+        """Start the webhook server and register it (retried while the API server refuses); None if stopped first."""
+        server = webhook_mod.WebhookServer().start()
+        body = server.configuration()
+        path = f"{WEBHOOK_PATH}/{webhook_mod.CONFIG_NAME}"
+        said = ""
+        while not should_stop():
+            try:
+                current = self.kube.get(path)
+                if current is None:
+                    self.kube.create(WEBHOOK_PATH, body)
+                else:
+                    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                    self.kube.request("PUT", path, body)
+                self.log(f"pod webhook {webhook_mod.CONFIG_NAME} registered at {server.url}")
+                return server
+            except (KubeError, OSError) as exc:
+                if str(exc) != said:
+                    self.log(f"pod webhook not registered yet (will retry): {exc}")
+                    said = str(exc)
+                time.sleep(1.0)
+        server.stop()
+        return None
+
+    def _remove_webhook(self, server: webhook_mod.WebhookServer) -> None:
+        """Unregister, then stop serving: no pod creation is sent to a webhook that is gone."""
+        try:
+            self.kube.delete(f"{WEBHOOK_PATH}/{webhook_mod.CONFIG_NAME}")
+            self.log(f"pod webhook {webhook_mod.CONFIG_NAME} removed")
+        except (KubeError, OSError) as exc:
+            self.log(f"pod webhook {webhook_mod.CONFIG_NAME} could not be removed: {exc}")
+        server.stop()
 
     def _loop(self, should_stop: Callable[[], bool], settings: settings_mod.Settings) -> None:
         while not should_stop():
@@ -305,6 +364,8 @@ class CapacitySimulator:
         annotations = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
         if request:
             annotations[REQUEST] = request
+            # GKE labels a queued request's nodes with its resize request name (webhook_mod.GKE_CA_LABEL).
+            labels[webhook_mod.REQUEST_LABEL] = _resize_request_name(request)
         return {
             "apiVersion": "v1",
             "kind": "Node",
@@ -361,10 +422,18 @@ class CapacitySimulator:
             return self.informer.snapshot()
         return self.kube.items(f"{PR_PATH}/provisioningrequests")
 
-    def _set_pr_conditions(self, pr: Obj, updates: list[tuple[str, str, str, str]]) -> Obj:
-        """Set conditions (type, status, reason, message) of a request; returns the request as written."""
+    def _set_pr_conditions(
+        self, pr: Obj, updates: list[tuple[str, str, str, str]], details: dict[str, str] | None = None
+    ) -> Obj:
+        """Set conditions (type, status, reason, message) and provisioningClassDetails of a request; returns the
+        request as written."""
         conds = conditions(pr)
+        old_details = (pr.get("status") or {}).get("provisioningClassDetails") or {}
+        patch: dict[str, Any] = {}
         changed = False
+        if details is not None and any(old_details.get(k) != v for k, v in details.items()):
+            patch["provisioningClassDetails"] = {**old_details, **details}
+            changed = True
         for kind, status, reason, message in updates:
             old = conds.get(kind)
             if old and (old.get("status"), old.get("reason"), old.get("message")) == (status, reason, message):
@@ -383,9 +452,10 @@ class CapacitySimulator:
         if not changed:
             return pr
         meta = pr["metadata"]
+        patch["conditions"] = list(conds.values())
         written = self.kube.merge_patch(
             f"{PR_PATH}/namespaces/{meta['namespace']}/provisioningrequests/{meta['name']}/status",
-            {"status": {"conditions": list(conds.values())}},
+            {"status": patch},
         )
         if self.informer is not None and written:
             self.informer.put(written)  # the next pass must not act on the version before this write
@@ -562,6 +632,7 @@ class CapacitySimulator:
                     ("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE),
                     ("Provisioned", "False", WAITING_REASON, waiting),
                 ],
+                _details(key, pool),
             )
             if time.time() < eta:
                 self._deadline(eta)
@@ -601,6 +672,7 @@ class CapacitySimulator:
                         ("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE),
                         ("Provisioned", "True", PROVISIONED_REASON, PROVISIONED_MESSAGE),
                     ],
+                    _details(key, pool),
                 )
                 self.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
             except KubeError as exc:
