@@ -154,11 +154,18 @@ def create_probe(kube: Kube, name: str, request: str | None) -> Obj:
 def test_the_pod_webhook_binds_only_while_the_simulator_runs_and_never_blocks_other_pods(local_stack: Path) -> None:
     kube = Kube(local_stack)
     stack = LocalStack()
+    # The simulator registers it as it starts, before it provisions any request.
+    wait_until(lambda: kube.get(CONFIG) is not None, "the simulator to register its pod webhook", 30)
     config = kube.get(CONFIG)
     assert config is not None
     [hook] = config["webhooks"]
     assert hook["failurePolicy"] == "Fail" and hook["clientConfig"]["url"].startswith("https://127.0.0.1:")
 
+    wait_until(
+        lambda: bool(create_probe(kube, "binding-probe-a", "probe-request")["spec"].get("nodeSelector")),
+        "the API server to call the webhook",
+        30,
+    )
     bound = create_probe(kube, "binding-probe-a", "probe-request")
     assert bound["spec"]["nodeSelector"] == {
         webhook.REQUEST_LABEL: webhook.resize_request_name("default", "probe-request")
