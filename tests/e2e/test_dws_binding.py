@@ -151,6 +151,14 @@ def create_probe(kube: Kube, name: str, request: str | None) -> Obj:
         kube.delete(f"{PODS}/{name}")
 
 
+def binds(kube: Kube, name: str) -> bool:
+    """Whether a consuming pod comes back with a node selector (False while the API server refuses it)."""
+    try:
+        return bool(create_probe(kube, name, "probe-request")["spec"].get("nodeSelector"))
+    except KubeError:
+        return False
+
+
 def test_the_pod_webhook_binds_only_while_the_simulator_runs_and_never_blocks_other_pods(local_stack: Path) -> None:
     kube = Kube(local_stack)
     stack = LocalStack()
@@ -162,7 +170,7 @@ def test_the_pod_webhook_binds_only_while_the_simulator_runs_and_never_blocks_ot
     assert hook["failurePolicy"] == "Fail" and hook["clientConfig"]["url"].startswith("https://127.0.0.1:")
 
     wait_until(
-        lambda: bool(create_probe(kube, "binding-probe-a", "probe-request")["spec"].get("nodeSelector")),
+        lambda: binds(kube, "binding-probe-a"),
         "the API server to call the webhook",
         30,
     )
@@ -182,7 +190,7 @@ def test_the_pod_webhook_binds_only_while_the_simulator_runs_and_never_blocks_ot
     stack.up()  # the simulator again, and its webhook with a fresh CA
     wait_until(lambda: kube.get(CONFIG) is not None, "the webhook to be registered again", 30)
     wait_until(
-        lambda: bool(create_probe(kube, "binding-probe-d", "probe-request")["spec"].get("nodeSelector")),
+        lambda: binds(kube, "binding-probe-d"),
         "the API server to call the new webhook",
         30,
     )
@@ -200,7 +208,7 @@ def test_the_pod_webhook_binds_only_while_the_simulator_runs_and_never_blocks_ot
     assert webhook.WEBHOOK_NAME in str(refused.value), refused.value
     stack.up()
     wait_until(
-        lambda: bool(create_probe(kube, "binding-probe-g", "probe-request")["spec"].get("nodeSelector")),
+        lambda: binds(kube, "binding-probe-g"),
         "the restarted simulator to bind consuming pods again",
         30,
     )
