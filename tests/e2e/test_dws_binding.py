@@ -21,7 +21,7 @@ import pytest
 from planb import paths
 from planb.capacity import settings as capacity_settings
 from planb.capacity import webhook
-from planb.capacity.simulator import WEBHOOK_PATH
+from planb.capacity.simulator import WEBHOOK_PATH, tolerates
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ
@@ -34,6 +34,7 @@ TARGET = "planb-local/us-east5-b/tpu-cluster"
 PODS = "/api/v1/namespaces/default/pods"
 CONFIG = f"{WEBHOOK_PATH}/{webhook.CONFIG_NAME}"
 CONSUME = webhook.CONSUME_ANNOTATIONS[0]
+QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
 
 
 def helm(kubeconfig: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -123,7 +124,8 @@ def test_two_dws_jobs_provisioned_at_once_each_run_only_on_their_own_requests_no
             assert meta["labels"]["app.kubernetes.io/instance"] == job
             # What our webhook added at admission, as GKE's does: the selector of the pod's own request ...
             assert spec["nodeSelector"][webhook.REQUEST_LABEL] == rr[job], meta["name"]
-            assert webhook.QUEUED_TOLERATION in spec["tolerations"]
+            # It tolerates the queued-provisioning taint (the chart's toleration, or the webhook's).
+            assert tolerates(spec["tolerations"], [QUEUED_TAINT]), spec["tolerations"]
             # ... so the real scheduler bound it to one of that request's nodes, never the other job's.
             assert spec["nodeName"] in nodes_of[job], (meta["name"], spec["nodeName"], nodes_of)
             others = set().union(*(names for other, names in nodes_of.items() if other != job))
