@@ -41,9 +41,11 @@ def helm(kubeconfig: Path, *args: str, check: bool = True) -> subprocess.Complet
     return run(str(paths.tool("helm")), f"--kubeconfig={kubeconfig}", *args, check=check)
 
 
-def install_job(kubeconfig: Path, name: str) -> None:
+def install_dws_job(kubeconfig: Path, name: str) -> None:
+    """A job that never runs on plan A (job.avoidPlans), so it goes to DWS."""
     chart = paths.REPO / "charts" / "planb"
-    helm(kubeconfig, "install", name, str(chart), "-f", str(chart / "values" / f"{PROFILE}.yaml"))
+    values = str(chart / "values" / f"{PROFILE}.yaml")
+    helm(kubeconfig, "install", name, str(chart), "-f", values, "--set", "job.avoidPlans={on-demand}")
 
 
 @pytest.fixture()
@@ -77,11 +79,9 @@ def bound_workers(kube: Kube, request: str) -> list[Obj]:
 
 def test_two_dws_jobs_provisioned_at_once_each_run_only_on_their_own_requests_nodes(two_dws_pools: Path) -> None:
     kube = Kube(two_dws_pools)
-    install_job(two_dws_pools, "job-1")  # plan A's one slice, so the next two go to DWS
-    wait_jobs(kube, {"job-1": "on-demand"})
-    install_job(two_dws_pools, "job-2")
-    install_job(two_dws_pools, "job-3")
-    jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws", "job-3": "dws"}, timeout=240)
+    install_dws_job(two_dws_pools, "job-2")
+    install_dws_job(two_dws_pools, "job-3")
+    jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "dws"}, timeout=240)
 
     # Both requests hold their capacity at the same moment: 8 DWS nodes, 4 labelled for each.
     requests: dict[str, Obj] = {}
