@@ -139,7 +139,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_gets_a_new_one
     timeout does not evict it (seen on this stack with a 30 s timeout and the Spot pool stocked out).
     """
     kube = Kube(site)
-    _site([FOUR[1], FOUR[3]])
+    _site([FOUR[1], FOUR[2], FOUR[3]])  # the seed's two plans, then Spot
     try:
         install_job(helm, "job-1", *NEVER_SPOT)
         wait_jobs(kube, {"job-1": "on-demand"})
