@@ -22,6 +22,7 @@ from planb.capacity import settings as capacity_settings
 from planb.capacity import spot
 from planb.catalog import profiles
 from planb.kube import Kube, conditions
+from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import PROFILE, Run, ansible_playbook, install_job, run, wait_jobs
@@ -36,6 +37,14 @@ FOUR = [
     {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
 ]
 NEVER_SPOT = ("--set", "job.avoidPlans={spot}")
+
+
+@pytest.fixture(autouse=True)
+def long_jobs(local_stack: Path) -> Iterator[None]:
+    """Every job's (simulated) Ray payload runs 15 minutes, so no job ends and frees its rung during a test."""
+    rayhead_settings.set_payload(None, rayhead_settings.Payload(seconds=900))
+    yield
+    rayhead_settings.settings_file().unlink(missing_ok=True)
 
 
 def _planb(*args: str) -> None:
@@ -143,7 +152,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_gets_a_new_one
     try:
         install_job(helm, "job-1", *NEVER_SPOT)
         wait_jobs(kube, {"job-1": "on-demand"})
-        install_job(helm, "job-2")
+        install_job(helm, "job-2", "--set", "job.avoidPlans={dws}")  # a job that cannot wait for DWS
         wait_jobs(kube, {"job-2": "spot"})
         wait_until(lambda: _pools(kube, "job-2") == {"spot-pool"}, "job-2's workers on the Spot pool", 60)
         old = _spot_nodes(kube)
