@@ -157,8 +157,8 @@ def test_down_leaves_no_process(local_stack: Path) -> None:
 
     stack = LocalStack()
     before = stack.pids()
-    # etcd, apiserver, controller-manager, scheduler, kwok; Kueue, KubeRay, simulator, emulator
-    assert len(before) == 9, before
+    # etcd, apiserver, controller-manager, scheduler, kwok; Kueue, KubeRay, Ray head stand-in, simulator, emulator
+    assert len(before) == 10, before
     stack.down()
     assert [pid for pid in before if is_alive(pid)] == []
     assert _stack_processes(paths.tools_dir() / "bin", stack.state) == []

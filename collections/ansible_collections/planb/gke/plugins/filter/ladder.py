@@ -99,7 +99,8 @@ def _slices(where: str, value: object) -> int:
             where,
             f"slices {count} must be at least 1: planb's policy, because a rung of no slices has no node pool and "
             "an empty Kueue flavor that every job would have to skip; to drop a rung, remove it from planb_plans "
-            "(its pools are then deleted only with the scale-down confirmation the play names)",
+            "(its pools are then deleted only with the scale-down confirmation the play names). The default "
+            "planb_plans takes the slices from planb_ondemand_slices and planb_dws_slices",
         )
     return count
 
