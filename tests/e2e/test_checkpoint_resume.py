@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,14 +90,17 @@ def deactivated(kube: Kube) -> bool:
     return wl["spec"].get("active") is False
 
 
-def job_logs() -> list[Path]:
-    return sorted(rayhead_settings.logs_dir().glob("default_job-2_*.log"), key=lambda p: p.stat().st_mtime)
+def job_logs(job: str, since: float) -> list[Path]:
+    """The stand-in's output files of `job`'s submissions written since `since` (earlier tests' are older)."""
+    found = [p for p in rayhead_settings.logs_dir().glob(f"default_{job}_*.log") if p.stat().st_mtime >= since]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
 def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     site: Path, helm: Run, payloads: None, tmp_path: Path
 ) -> None:
     kube = Kube(site)
+    since = time.time()
     ckpt = tmp_path / "checkpoints"
     plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("job-2", rayhead_settings.Payload(mode="run", env=plain))
@@ -123,7 +127,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     # DWS takes the slice back while the job trains.
     capacity_settings.update(requests={f"default/{request}": Lifecycle(max_run_seconds=0)})
     wait_until(lambda: deactivated(kube), "Kueue to deactivate job 2 when its capacity is revoked", 90)
-    [first_log] = job_logs()
+    [first_log] = job_logs("job-2", since)
     marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
     wait_until(lambda: not payload_processes(marker), "the training process to die with its Ray head", 60)
     saved = steps(ckpt)
@@ -147,7 +151,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     )
     wait_jobs(kube, {"job-2": "dws"}, timeout=180)
     wait_until(lambda: rayjob_status(kube) == ("Complete", "SUCCEEDED"), "the resumed run to finish", 240)
-    logs = job_logs()
+    logs = job_logs("job-2", since)
     assert len(logs) == 2, logs
     resumed = logs[-1].read_text(errors="replace")
     assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed, resumed[-3000:]

@@ -2,8 +2,9 @@
 
 site.yml with four plans (a reservation the emulator holds, on-demand, DWS, Spot; one slice each)
 makes one flavor per plan in that order. Jobs fill the ladder rung by rung; a job with
-job.avoidPlans={spot} is never given the Spot flavor; and a Spot job whose nodes are preempted gets
-new Spot nodes after GKE's termination notice (simulated; Kueue keeps it admitted, see the test).
+job.avoidPlans={spot} is never given the Spot flavor; and a Spot job whose nodes are preempted loses its
+training run, which KubeRay retries on new Spot nodes after GKE's termination notice (simulated), resuming
+from its last checkpoint (Kueue keeps it admitted, see the test).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import PROFILE, Run, ansible_playbook, install_job, run, wait_jobs
+from tests.e2e.test_checkpoint_resume import job_logs, payload_processes, steps
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -140,23 +142,39 @@ def _spot_nodes(kube: Kube) -> set[str]:
     }
 
 
-def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_gets_a_new_one(site: Path, helm: Run) -> None:
-    """Spot preemption: the notice, then the nodes and their pods go; KubeRay makes new workers, the pool new nodes.
+def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_its_checkpoint(
+    site: Path, helm: Run, tmp_path: Path
+) -> None:
+    """Spot preemption: the notice, then the nodes and their pods go; the training run fails with its lost workers
+    (Ray Train without max_failures), KubeRay retries the RayJob (job.backoffLimit) with a new Ray cluster on new
+    Spot nodes, and the retried run resumes from the newest checkpoint.
 
-    Kueue keeps the job admitted on the Spot flavor throughout: its RayJob integration reads PodsReady from the
-    RayCluster's state, which KubeRay never sets back from ready (kuberay#2288), so waitForPodsReady's recovery
-    timeout does not evict it (seen on this stack with a 30 s timeout and the Spot pool stocked out).
+    Kueue keeps the job admitted on the Spot flavor throughout: the retry is KubeRay's, inside the admission, and
+    Kueue's RayJob integration reads PodsReady from the RayCluster's state, which KubeRay never sets back from
+    ready (kuberay#2288), so waitForPodsReady's recovery timeout would not evict it either.
     """
     kube = Kube(site)
+    since = time.time()
+    ckpt = tmp_path / "checkpoints"
+    plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
+    rayhead_settings.set_payload("job-2", rayhead_settings.Payload(mode="run", env=plain))
     _site([FOUR[1], FOUR[2], FOUR[3]])  # the seed's two plans, then Spot
     try:
         install_job(helm, "job-1", *NEVER_SPOT)
         wait_jobs(kube, {"job-1": "on-demand"})
-        install_job(helm, "job-2", "--set", "job.avoidPlans={dws}")  # a job that cannot wait for DWS
+        install_job(
+            helm, "job-2", "--set", "job.avoidPlans={dws}",  # a job that cannot wait for DWS
+            "--set", "job.backoffLimit=1",
+            "--set", f"job.training.checkpointDir={ckpt}",
+            "--set", "job.training.checkpointEvery=500",
+            "--set", "job.training.epochs=100000000",
+        )  # fmt: skip
         wait_jobs(kube, {"job-2": "spot"})
         wait_until(lambda: _pools(kube, "job-2") == {"spot-pool"}, "job-2's workers on the Spot pool", 60)
+        wait_until(lambda: _ray_job(kube, "job-2") == "RUNNING" and len(steps(ckpt)) >= 2, "two checkpoints", 180)
         old = _spot_nodes(kube)
         first = _workload(kube, "job-2")["metadata"]["uid"]
+        [first_log] = job_logs("job-2", since)
         notice = 3.0
         capacity_settings.update(preempt=("spot-pool",), spot_notice_seconds=notice)
         start = time.monotonic()
@@ -172,18 +190,34 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_gets_a_new_one
         wait_until(lambda: not (old & _spot_nodes(kube)), "the preempted Spot nodes to go", 30)
         gone_after = time.monotonic() - start
         assert gone_after >= notice - 0.5, f"the nodes went {gone_after:.1f} s after a {notice:.0f} s notice"
-        # KubeRay replaces the workers; the Spot pool gets new VMs for them (capacity is there again).
+        # The training process died with its workers; the newest checkpoint it left is where the retry starts.
+        marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
+        wait_until(lambda: not payload_processes(marker), "the first training run to end with its workers", 60)
+        latest = steps(ckpt)[-1]
+        # KubeRay retries with a new cluster; the Spot pool gets new VMs for it (capacity is there again).
         wait_until(
             lambda: _pools(kube, "job-2") == {"spot-pool"} and not (set(_job_nodes(kube, "job-2")) & old),
             "job-2's new workers on new Spot nodes",
-            60,
+            90,
         )
+        wait_until(lambda: len(job_logs("job-2", since)) == 2, "KubeRay's retry to submit the job again", 90)
+        resumed = job_logs("job-2", since)[-1]
+        wait_until(lambda: "Resumed from checkpoint" in resumed.read_text(errors="replace"), "the retry to resume", 90)
+        assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed.read_text(errors="replace")
+        rj = kube.get("/apis/ray.io/v1/namespaces/default/rayjobs/job-2") or {}
+        assert (rj.get("status") or {}).get("failed") == 1, rj.get("status")
         wl = _workload(kube, "job-2")
         assert wl["metadata"]["uid"] == first
         assert {j.name: (j.state, j.plan) for j in collect(kube, "default")}["job-2"][1] == "spot"
-        print(f"Spot nodes gone {gone_after:.1f} s after a {notice:.0f} s notice; job-2 back on new Spot nodes")
+        print(f"Spot nodes gone {gone_after:.1f} s after a {notice:.0f} s notice; job-2 resumed at step {latest}")
     finally:
+        rayhead_settings.set_payload("job-2", None)
         _back_to_the_seed(helm, ["job-1", "job-2"])
+
+
+def _ray_job(kube: Kube, job: str) -> str:
+    rj = kube.get(f"/apis/ray.io/v1/namespaces/default/rayjobs/{job}") or {}
+    return str((rj.get("status") or {}).get("jobStatus", ""))
 
 
 def _job_nodes(kube: Kube, job: str) -> list[str]:

@@ -102,6 +102,10 @@ class JobTable:
         self.jobs: dict[str, RayJobRecord] = {}
         self.lock = threading.Lock()
         self.closed = False
+        #: (namespace, RayCluster name) of the head.
+        self.cluster: tuple[str, str] = ("", "")
+        #: Worker pods (uid -> name) seen running while this head lived.
+        self.workers: dict[str, str] = {}
 
     def get(self, submission_id: str) -> RayJobRecord | None:
         with self.lock:
@@ -142,6 +146,13 @@ class JobTable:
                 return False
             del self.jobs[submission_id]
             return True
+
+    def fail_running(self, message: str) -> None:
+        """Every running job fails with `message` (its driver process, if any, is ended)."""
+        for record in self.list():
+            if record.finish(FAILED, message):
+                self._kill(record)
+                self.log(f"{self.head}: job {record.submission_id} FAILED: {message}")
 
     def close(self, why: str) -> None:
         """The head is gone: every job not yet ended dies with it."""

@@ -103,6 +103,7 @@ class RayHeads:
             table = self.tables.get(meta["uid"])
             if table is None:
                 table = JobTable(f"{meta['namespace']}/{meta['name']}", log)
+                table.cluster = (str(meta["namespace"]), self.cluster_name(head))
                 self.tables[meta["uid"]] = table
             return table
 
@@ -191,6 +192,10 @@ class RayHeads:
             closing = [self.tables.pop(uid) for uid in gone]
         for table in closing:
             table.close("its head pod stopped running")
+        with self.lock:
+            live = list(self.tables.values())
+        for table in live:
+            self.check_workers(table, pods)
         for pod in pods:
             containers = (pod.get("spec") or {}).get("containers") or []
             if not _running(pod) or not any(c.get("name") == SUBMITTER_CONTAINER for c in containers):
@@ -201,6 +206,36 @@ class RayHeads:
                     continue
                 self.following.add(uid)
             threading.Thread(target=self.follow, args=(pod,), name=f"submitter {uid}", daemon=True).start()
+
+    def check_workers(self, table: JobTable, pods: list[Obj]) -> None:
+        """A worker pod of the head's cluster that ran and is gone (deleted, failed: a preempted Spot VM, a
+        revoked node) fails the head's running jobs: Ray Train does not retry a lost worker unless
+        FailureConfig.max_failures says so (default 0, https://docs.ray.io/en/latest/train/user-guides/fault-tolerance.html),
+        so the training run and with it the Ray job fail. KubeRay then retries the RayJob with a new
+        cluster while `spec.backoffLimit` allows, else marks it Failed."""
+        namespace, cluster = table.cluster
+        workers = {
+            p["metadata"]["uid"]: p
+            for p in pods
+            if (p.get("metadata") or {}).get("namespace") == namespace
+            and ((p["metadata"].get("labels") or {}).get("ray.io/cluster") == cluster)
+            and ((p["metadata"].get("labels") or {}).get("ray.io/node-type") == "worker")
+        }
+        lost: list[str] = []
+        for uid, pod in workers.items():
+            if _running(pod) and uid not in table.workers:
+                table.workers[uid] = str(pod["metadata"]["name"])
+            elif (pod.get("status") or {}).get("phase") == "Failed" and uid in table.workers:
+                reason = (pod.get("status") or {}).get("reason") or "Failed"
+                lost.append(f"{table.workers.pop(uid)} ({reason})")
+        for uid in [u for u in table.workers if u not in workers]:
+            lost.append(f"{table.workers.pop(uid)} (deleted)")
+        if lost:
+            table.fail_running(
+                "ray.train.WorkerGroupError: Training failed due to worker errors: the Ray worker(s) on pod(s) "
+                + ", ".join(lost)
+                + " died (planb local: a lost worker pod fails the job as Ray Train does without max_failures)"
+            )
 
     def pod_exists(self, uid: str) -> bool:
         return any(p["metadata"].get("uid") == uid and _running(p) for p in self.pods.snapshot())
