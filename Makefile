@@ -53,8 +53,8 @@ status: venv ## local stack status
 demo: setup ## the seed's whole flow on this machine
 	@hack/demo.sh
 
-test: setup ## all tests (pytest, molecule) on the real local stack
-	@$(PY) -m pytest -ra $(PYTEST_ARGS)
+test: setup ## all tests (pytest, molecule): the stack tests and the others side by side (hack/test.sh)
+	@PY=$(PY) PYTEST_ARGS="$(PYTEST_ARGS)" hack/test.sh
 
 test-fast: venv ## tests that need no local stack, no Go and no .tools
 	@$(PY) -m pytest -ra -m "not stack and not tools" $(PYTEST_ARGS)

@@ -20,13 +20,19 @@ Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
 #: Fixtures that hand a test a pinned binary from .tools; a test using one is marked `tools`.
 TOOL_FIXTURES = frozenset({"helm_bin"})
+#: The fixture every local-stack fixture rests on; a test using it is marked `stack`, so that the
+#: `-m "not stack"` half of `make test` (hack/test.sh), which runs beside the stack half, never starts one.
+STACK_FIXTURES = frozenset({"_stack_session"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs the pinned toolchain, so `make test-fast` leaves it out."""
+    """Mark every test that needs the pinned toolchain (so `make test-fast` leaves it out) or the stack."""
     for item in items:
-        if TOOL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if TOOL_FIXTURES & names:
             item.add_marker(pytest.mark.tools)
+        if STACK_FIXTURES & names:
+            item.add_marker(pytest.mark.stack)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,6 +10,7 @@ newest checkpoint, and the test asserts the resumed run starts at exactly that s
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import time
@@ -147,7 +148,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
         [*shlex.split(command), f"--kubeconfig={site}"],
         check=True,
         capture_output=True,
-        env={"PATH": str(paths.tools_dir() / "bin") + ":/usr/bin:/bin"},
+        env=dict(os.environ, PATH=f"{paths.tools_dir() / 'bin'}:{os.environ.get('PATH', '')}"),
     )
     wait_jobs(kube, {"job-2": "dws"}, timeout=180)
     wait_until(lambda: rayjob_status(kube) == ("Complete", "SUCCEEDED"), "the resumed run to finish", 240)
