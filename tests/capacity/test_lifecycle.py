@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import informer as informer_mod
+from planb import informer as informer_mod
 from planb.capacity import settings as settings_mod
 from planb.capacity import simulator as sim
 from planb.capacity import webhook

@@ -64,9 +64,9 @@ from planb.capacity import pools as pools_mod
 from planb.capacity import settings as settings_mod
 from planb.capacity import spot as spot_mod
 from planb.capacity import webhook as webhook_mod
-from planb.capacity.informer import Informer
 from planb.capacity.pools import BrokenPool, NodePool
 from planb.errors import PlanbError
+from planb.informer import Informer
 from planb.kube import Kube, KubeError, Obj, conditions
 
 QUEUED_CLASS = "queued-provisioning.gke.io"

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from planb import paths
-from planb.capacity.informer import Informer
+from planb.informer import Informer
 from planb.kube import Kube, KubeError, Obj
 from planb.rayhead import settings as settings_mod
 from planb.rayhead.jobs import TERMINAL, JobTable, Launch, RayJobRecord, launch_for
