@@ -22,12 +22,11 @@ import pytest
 from planb import paths
 from planb.capacity import settings as capacity_settings
 from planb.capacity.settings import Lifecycle
-from planb.kube import Kube, Obj, conditions
+from planb.kube import Kube, conditions
 from planb.rayhead import settings as rayhead_settings
-from planb.status.report import KUEUE
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, wait_jobs
-from tests.e2e.test_dws_lifecycle import planb_status
+from tests.e2e.test_dws_lifecycle import planb_status, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -76,16 +75,9 @@ def training(kube: Kube) -> bool:
     return st.get("jobStatus") == "RUNNING"
 
 
-def workload(kube: Kube) -> Obj:
-    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
-        if any(o.get("name") == "job-2" for o in wl["metadata"].get("ownerReferences", [])):
-            return wl
-    raise AssertionError("no Workload for job-2")
-
-
 def deactivated(kube: Kube) -> bool:
     try:
-        wl = workload(kube)
+        wl = workload_of(kube, "job-2")
     except AssertionError:
         return False
     return wl["spec"].get("active") is False
@@ -156,5 +148,5 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     assert len(logs) == 2, logs
     resumed = logs[-1].read_text(errors="replace")
     assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed, resumed[-3000:]
-    assert conditions(workload(kube)).get("Finished", {}).get("status") == "True"
+    assert conditions(workload_of(kube, "job-2")).get("Finished", {}).get("status") == "True"
     assert steps(ckpt)[-1] == latest + 1000

@@ -15,15 +15,13 @@ import pytest
 
 from planb.kube import Kube, Obj, conditions
 from planb.rayhead import settings as rayhead_settings
-from planb.status.report import KUEUE
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, wait_jobs
-from tests.e2e.test_dws_lifecycle import planb_status
+from tests.e2e.test_dws_lifecycle import planb_status, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
 RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
-WORKLOADS = f"{KUEUE}/namespaces/default/workloads"
 
 
 @pytest.fixture()
@@ -44,16 +42,9 @@ def status(kube: Kube, name: str) -> tuple[str, str]:
     return str(st.get("jobDeploymentStatus", "")), str(st.get("jobStatus", ""))
 
 
-def workload(kube: Kube, job: str) -> Obj:
-    for wl in kube.items(WORKLOADS):
-        if any(o.get("name") == job for o in wl["metadata"].get("ownerReferences", [])):
-            return wl
-    raise AssertionError(f"no Workload for {job}")
-
-
 def queued(kube: Kube, job: str) -> bool:
     try:
-        wl = workload(kube, job)
+        wl = workload_of(kube, job)
     except AssertionError:
         return False
     return conditions(wl).get("QuotaReserved", {}).get("status") == "False"
@@ -81,7 +72,7 @@ def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm
             for c in (submitter.get("status") or {}).get("conditions", [])
         )
         wait_until(
-            lambda: conditions(workload(kube, "job-1")).get("Finished", {}).get("status") == "True",
+            lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
             "job 1's Workload to finish",
             60,
         )
@@ -105,7 +96,7 @@ def test_a_failing_payload_fails_the_job_with_its_own_error(site: Path, helm: Ru
     assert st["jobStatus"] == "FAILED" and st.get("reason") == "AppFailed"
     assert "loss is NaN at step 40" in st.get("message", "")
     wait_until(
-        lambda: conditions(workload(kube, "job-1")).get("Finished", {}).get("status") == "True",
+        lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
         "job 1's Workload to finish",
         60,
     )
