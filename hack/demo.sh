@@ -2,7 +2,9 @@
 # `make demo`: the seed's whole flow on this machine. make has already set up the Python
 # environment and the pinned tools (make setup); this script runs the flow itself and exits 0
 # only if job 1 is admitted on plan A (on-demand) and job 2 on plan B (dws) after its
-# ProvisioningRequest was provisioned.
+# ProvisioningRequest was provisioned. Each scenario starts by taking down a stack left from an earlier
+# run (any scenario, or the tests), so scenarios run back to back in any order; the stack is left up
+# afterwards to explore (make down stops it).
 # PLANB_DEMO_SCENARIO=stockout: plan A has no machines (the capacity simulator's stockout) and the
 # stockout-aware failover is on (planb_failover_after_minutes, PLANB_DEMO_FAILOVER_MINUTES, default
 # 0.25 = 15 s): job-1 is admitted on plan A, moved to plan B when its pods are not ready in time,
@@ -51,6 +53,13 @@ phase() {  # phase SHORT-NAME DESCRIPTION
 }
 
 phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity simulator"
+# Every scenario starts from a known state, whatever ran before (another scenario's jobs, pools, capacity
+# switches or reservation, a test's stack): a stack that is here already is taken down first, with its
+# local project, capacity settings and Ray payload settings.
+if .venv/bin/python -c 'import sys; from planb.localstack.stack import LocalStack; sys.exit(0 if LocalStack().state.exists() else 1)'; then
+  echo "[planb demo] a local stack is here from an earlier run: 'planb local down' first, so this demo starts clean"
+  planb local down
+fi
 planb local up
 planb local versions
 

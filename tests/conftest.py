@@ -25,14 +25,31 @@ TOOL_FIXTURES = frozenset({"helm_bin"})
 STACK_FIXTURES = frozenset({"_stack_session"})
 
 
+#: The order the stack tests run in, by the topology fixture they use (tests/e2e/conftest.py): tests that need
+#: no converge first, then each inventory topology in turn (each converges once per session and is never
+#: returned to), and the tests that take the stack down last (marker `stack_teardown`).
+TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder")
+
+
+def _stack_rank(item: pytest.Item) -> int:
+    if item.get_closest_marker("stack_teardown"):
+        return len(TOPOLOGY_ORDER) + 1
+    names = set(getattr(item, "fixturenames", ()))
+    ranks = [i + 1 for i, name in enumerate(TOPOLOGY_ORDER) if name in names]
+    return max(ranks, default=0)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs the pinned toolchain (so `make test-fast` leaves it out) or the stack."""
+    """Mark every test that needs the pinned toolchain (so `make test-fast` leaves it out) or the stack, and
+    order the stack tests by topology so that each topology converges once (a stable sort: within a
+    topology, the files' own order)."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if TOOL_FIXTURES & names:
             item.add_marker(pytest.mark.tools)
         if STACK_FIXTURES & names:
             item.add_marker(pytest.mark.stack)
+    items.sort(key=_stack_rank)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -80,14 +97,38 @@ def kubectl(local_stack: Path) -> Kubectl:
     return run
 
 
-def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 120) -> None:
-    """Poll until predicate() holds; fail naming what did not happen."""
+#: Seconds between two looks at a condition: controllers act in milliseconds on the local stack.
+POLL_SECONDS = 0.2
+
+
+def wait_until(
+    predicate: Callable[[], bool], what: str, timeout: float = 120, explain: Callable[[], object] | None = None
+) -> None:
+    """Poll until predicate() holds; fail naming what did not happen and, with `explain`, the state it left."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(POLL_SECONDS)
+    state = ""
+    if explain is not None:
+        try:
+            state = f"; state: {explain()}"
+        except Exception as exc:  # the explanation must not hide the timeout
+            state = f"; (the state could not be read: {exc})"
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{state}")
+
+
+def holds_for(predicate: Callable[[], bool], what: str, seconds: float) -> None:
+    """Assert that predicate() holds at every look for `seconds` (instead of a sleep, then one look); fails at the
+    first look it does not."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if not predicate():
+            raise AssertionError(f"{what} stopped holding {seconds - (deadline - time.monotonic()):.1f} s in")
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(POLL_SECONDS)
 
 
 def get_json(kubectl: Kubectl, *args: str) -> Any:

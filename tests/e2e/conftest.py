@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from planb import paths
 from planb.capacity import settings as capacity_settings
+from planb.catalog import profiles
 from planb.kube import Kube
-from planb.status.report import JobStatus, admitted_on, collect, provisioned
+from planb.localstack.stack import LocalStack
+from planb.rayhead import settings as rayhead_settings
+from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
+from tests.conftest import POLL_SECONDS, wait_until
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PROFILE = "tpu-v6e-4x4"
@@ -38,27 +44,188 @@ def ansible_playbook(*args: str, check: bool = True) -> subprocess.CompletedProc
     return run(str(Path(sys.executable).parent / "ansible-playbook"), *args, check=check)
 
 
-@pytest.fixture()
-def site(local_stack: Path) -> Path:
-    """The cluster, pools, Kueue and queues of site.yml on the local inventory; returns the kubeconfig."""
-    capacity_settings.save(capacity_settings.Settings(provisioning_delay_seconds=2.0, scale_down_after_seconds=5.0))
-    ansible_playbook("site.yml")
-    return local_stack
+#: The capacity simulator's settings every e2e test starts from: DWS delivers in 2 s, idle nodes go after 5 s.
+TEST_CAPACITY = capacity_settings.Settings(provisioning_delay_seconds=2.0, scale_down_after_seconds=5.0)
+#: The four-rung ladder (issue 15): a reservation the emulator holds, on-demand, DWS, Spot; one slice each.
+RESERVATION = "planb-e2e-reservation"
+FOUR = [
+    {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool", "reservation": RESERVATION},
+    {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
+    {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
+    {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
+]
+#: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout) in the failover topology.
+FAILOVER_AFTER_SECONDS = 8
+#: Two slices per plan (issue 12): on-demand-pool(-2) and dws-pool(-2).
+TWO_SLICES = ("-e", "planb_ondemand_slices=2", "-e", "planb_dws_slices=2")
+WORKLOADS = f"{KUEUE}/namespaces/default/workloads"
+RAYJOBS = f"{RAY}/namespaces/default/rayjobs"
+REQUESTS = f"{PROVREQ}/namespaces/default/provisioningrequests"
+
+
+def converge_site(*extra: str) -> subprocess.CompletedProcess[str]:
+    """site.yml; when it refuses to delete pools the new topology no longer has, again with the confirmation it
+    names (the test suite's own topologies are the only pools on the local project)."""
+    done = ansible_playbook("site.yml", *extra, check=False)
+    if done.returncode != 0:
+        confirm = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
+        if not confirm:
+            raise AssertionError(f"site.yml {' '.join(extra)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}")
+        done = ansible_playbook("site.yml", *extra, "-e", confirm.group(1))
+    return done
+
+
+def _converge_seed(current: str | None) -> None:
+    converge_site()
+
+
+def _converge_failover(current: str | None) -> None:
+    minutes = f"{FAILOVER_AFTER_SECONDS / 60:.6f}"
+    if current == "site":  # the seed's pools are there: only Kueue's waitForPodsReady and the controller change
+        ansible_playbook("playbooks/kueue.yml", "-e", f"planb_failover_after_minutes={minutes}")
+    else:
+        converge_site("-e", f"planb_failover_after_minutes={minutes}")
+
+
+def _converge_two_slices(current: str | None) -> None:
+    converge_site(*TWO_SLICES)
+
+
+def _converge_ladder(current: str | None) -> None:
+    prof = profiles.get(PROFILE)
+    made = run(
+        str(Path(sys.executable).parent / "planb"), "gke-emulator", "reservation", "create", RESERVATION,
+        "--machine-type", prof.machine_type, "--zone", "us-east5-b", "--count", str(prof.hosts_per_slice),
+        check=False,
+    )  # fmt: skip
+    if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:
+        raise AssertionError(f"the ladder's reservation could not be made: {made.stdout}{made.stderr}")
+    converge_site("-e", json.dumps({"planb_plans": FOUR}))
+
+
+CONVERGES: dict[str, Callable[[str | None], None]] = {
+    "site": _converge_seed,
+    "failover_site": _converge_failover,
+    "two_slices": _converge_two_slices,
+    "ladder": _converge_ladder,
+}
+
+
+class Topologies:
+    """One converge per inventory topology per test session, and a reset of seconds between tests.
+
+    The stack tests are ordered by topology (tests/conftest.py, TOPOLOGY_ORDER), so each topology's converge
+    runs once. The stack the topology was converged on is recognised by its kubeconfig: a test that takes the
+    stack down (they run last) or a restart from nothing makes the next topology converge again.
+    """
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.current: str | None = None
+        self.stamp: tuple[int, int] | None = None
+        self.queues_revision = 0
+
+    def _stack_stamp(self) -> tuple[int, int]:
+        st = self.stack.kubeconfig.stat()
+        return (st.st_ino, st.st_mtime_ns)
+
+    def ensure(self, name: str) -> Path:
+        self.stack.up()
+        if self.current is not None and self.stamp != self._stack_stamp():
+            self.current = None  # a new stack since the last converge
+        if self.current != name:
+            self.reset()  # a converge may delete pools: no job is left on them
+            print(f"\n[e2e] converging topology {name} (from {self.current or 'an unconverged stack'}) ...")
+            CONVERGES[name](self.current)
+            # The host failover controller runs exactly while the inventory switches failover on.
+            running = self.stack.failover.pid() is not None
+            assert running == (name == "failover_site"), f"failover controller running={running} after {name}"
+            self.current, self.stamp = name, self._stack_stamp()
+            self.queues_revision = self._queues_revision()
+        self.reset()
+        return self.stack.kubeconfig
+
+    # ------------------------------------------------------------------------------------------------ reset
+    def helm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return run(str(paths.tool("helm")), f"--kubeconfig={self.stack.kubeconfig}", *args, check=check)
+
+    def _queues_revision(self) -> int:
+        done = self.helm("history", "planb-queues", "-o", "json", "--max", "1", check=False)
+        if done.returncode != 0:
+            return 0
+        return int(json.loads(done.stdout)[-1]["revision"])
+
+    def reset(self) -> None:
+        """What a test may have changed, back as the converge left it: job releases uninstalled (one call), no
+        Workload, RayJob or ProvisioningRequest left, no node on a plan's pool, the capacity simulator's and
+        the Ray head stand-in's settings back, the failover controller restarted (fresh metrics, no test
+        switches), and the queues release rolled back to the converge's revision without a playbook."""
+        kube = Kube(self.stack.kubeconfig)
+        rayhead_settings.settings_file().unlink(missing_ok=True)
+        # Idle nodes go at once while resetting; TEST_CAPACITY's 5 s again once they are gone.
+        capacity_settings.save(replace(TEST_CAPACITY, scale_down_after_seconds=0.0))
+        releases = [r for r in self.helm("list", "-q", "-n", "default").stdout.split() if r.startswith("job-")]
+        if releases:
+            self.helm("uninstall", *releases, "-n", "default", "--wait")
+        if self.queues_revision and self._queues_revision() != self.queues_revision:
+            self.helm("rollback", "planb-queues", str(self.queues_revision), "--wait")
+            self.queues_revision = self._queues_revision()
+
+        def left() -> dict[str, list[str]]:
+            found = {
+                "workloads": [o["metadata"]["name"] for o in kube.items(WORKLOADS)],
+                "rayjobs": [o["metadata"]["name"] for o in kube.items(RAYJOBS)],
+                "provisioningrequests": [o["metadata"]["name"] for o in kube.items(REQUESTS)],
+                "plan nodes": [
+                    o["metadata"]["name"] for o in kube.items("/api/v1/nodes", {"labelSelector": "planb.dev/plan"})
+                ],
+            }
+            return {kind: names for kind, names in found.items() if names}
+
+        wait_until(lambda: not left(), "the previous test's jobs, requests and nodes to go", 90, explain=left)
+        capacity_settings.save(TEST_CAPACITY)
+        if self.current == "failover_site":
+            self.stack.failover.stop()
+            assert self.stack.start_failover(), "the failover controller did not start"
+
+
+@pytest.fixture(scope="session")
+def topologies(_stack_session: LocalStack) -> Topologies:
+    return Topologies(_stack_session)
 
 
 @pytest.fixture()
-def helm(site: Path) -> Iterator[Run]:
-    """Helm against the local stack; every job release a test made is uninstalled afterwards."""
+def site(topologies: Topologies) -> Path:
+    """The seed's cluster, pools, Kueue and queues (site.yml on the local inventory), reset; the kubeconfig."""
+    return topologies.ensure("site")
+
+
+@pytest.fixture()
+def failover_site(topologies: Topologies) -> Path:
+    """The seed's plans with planb_failover_after_minutes set (FAILOVER_AFTER_SECONDS), reset."""
+    return topologies.ensure("failover_site")
+
+
+@pytest.fixture()
+def two_slices(topologies: Topologies) -> Path:
+    """Two slices per plan (planb_ondemand_slices=2, planb_dws_slices=2), reset."""
+    return topologies.ensure("two_slices")
+
+
+@pytest.fixture()
+def ladder(topologies: Topologies) -> Path:
+    """The four-rung ladder (FOUR), reset."""
+    return topologies.ensure("ladder")
+
+
+@pytest.fixture()
+def helm(topologies: Topologies) -> Run:
+    """Helm against the local stack (the topology fixture the test uses resets the job releases before it)."""
 
     def helm_run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return run(str(paths.tool("helm")), f"--kubeconfig={site}", *args, check=check)
+        return topologies.helm(*args, check=check)
 
-    yield helm_run
-    releases = helm_run("list", "-q", "-n", "default").stdout.split()
-    for release in releases:
-        if release.startswith("job-"):
-            helm_run("uninstall", release, "--wait", check=False)
-    capacity_settings.save(capacity_settings.Settings())
+    return helm_run
 
 
 def install_job(helm: Run, name: str, *extra: str) -> None:
@@ -94,7 +261,7 @@ def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[st
             for n, f in want.items()
         ):
             return jobs
-        time.sleep(1)
+        time.sleep(POLL_SECONDS)
     states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
     raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
 

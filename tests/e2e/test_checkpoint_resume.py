@@ -14,7 +14,6 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,19 +24,12 @@ from planb.capacity.settings import Lifecycle
 from planb.kube import Kube, conditions
 from planb.rayhead import settings as rayhead_settings
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, wait_jobs
+from tests.e2e.conftest import Run, install_job, no_quota, wait_jobs
 from tests.e2e.test_dws_lifecycle import planb_status, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
 RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
-
-
-@pytest.fixture()
-def payloads() -> Iterator[None]:
-    yield
-    rayhead_settings.settings_file().unlink(missing_ok=True)
-    ansible_playbook("playbooks/kueue.yml")  # the inventory's quotas again
 
 
 def steps(directory: Path) -> list[int]:
@@ -90,7 +82,7 @@ def job_logs(job: str, since: float) -> list[Path]:
 
 
 def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
-    site: Path, helm: Run, payloads: None, tmp_path: Path
+    site: Path, helm: Run, tmp_path: Path
 ) -> None:
     kube = Kube(site)
     since = time.time()

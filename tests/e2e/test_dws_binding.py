@@ -13,20 +13,18 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
 from planb.capacity import webhook
 from planb.capacity.simulator import WEBHOOK_PATH, tolerates
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ
 from tests.conftest import wait_until
-from tests.e2e.conftest import PROFILE, ansible_playbook, run, wait_jobs
+from tests.e2e.conftest import PROFILE, run, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -48,19 +46,6 @@ def install_dws_job(kubeconfig: Path, name: str) -> None:
     helm(kubeconfig, "install", name, str(chart), "-f", values, "--set", "job.avoidPlans={on-demand}")
 
 
-@pytest.fixture()
-def two_dws_pools(local_stack: Path) -> Iterator[Path]:
-    """site.yml with plan B as two queued pools (two DWS slices at once); back to one afterwards."""
-    capacity_settings.save(capacity_settings.Settings(provisioning_delay_seconds=3.0, scale_down_after_seconds=5.0))
-    ansible_playbook("site.yml", "-e", "planb_dws_slices=2")
-    yield local_stack
-    for release in helm(local_stack, "list", "-q", "-n", "default").stdout.split():
-        if release.startswith("job-"):
-            helm(local_stack, "uninstall", release, "--wait", check=False)
-    capacity_settings.save(capacity_settings.Settings())
-    ansible_playbook("site.yml", "-e", f"planb_scale_down_confirm={TARGET}/dws-pool-2")
-
-
 def owner(obj: Obj, kind: str) -> str | None:
     return next((o["name"] for o in obj["metadata"].get("ownerReferences", []) if o.get("kind") == kind), None)
 
@@ -77,10 +62,10 @@ def bound_workers(kube: Kube, request: str) -> list[Obj]:
     return [p for p in kube.items(PODS) if (p["metadata"].get("annotations") or {}).get(CONSUME) == request]
 
 
-def test_two_dws_jobs_provisioned_at_once_each_run_only_on_their_own_requests_nodes(two_dws_pools: Path) -> None:
-    kube = Kube(two_dws_pools)
-    install_dws_job(two_dws_pools, "job-2")
-    install_dws_job(two_dws_pools, "job-3")
+def test_two_dws_jobs_provisioned_at_once_each_run_only_on_their_own_requests_nodes(two_slices: Path) -> None:
+    kube = Kube(two_slices)
+    install_dws_job(two_slices, "job-2")
+    install_dws_job(two_slices, "job-3")
     jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "dws"}, timeout=240)
 
     # Both requests hold their capacity at the same moment: 8 DWS nodes, 4 labelled for each.

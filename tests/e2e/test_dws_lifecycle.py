@@ -38,8 +38,8 @@ from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status import lifecycle
 from planb.status.report import KUEUE, PROVREQ, collect
-from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, run, wait_jobs
+from tests.conftest import holds_for, wait_until
+from tests.e2e.conftest import Run, install_job, no_quota, run, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -131,7 +131,8 @@ def planb_status(kubeconfig: Path, job: str) -> str:
 
 @contextmanager
 def retry_strategy(helm: Run, limit: int, *extra: str) -> Iterator[None]:
-    """The queues release with a short backoff (1 s, at most 2 s) and `limit` retries; put back afterwards."""
+    """The queues release with a short backoff (1 s, at most 2 s) and `limit` retries (the next test's reset
+    rolls the release back to the inventory's retry strategy)."""
     helm(
         "upgrade",
         "planb-queues",
@@ -145,10 +146,7 @@ def retry_strategy(helm: Run, limit: int, *extra: str) -> Iterator[None]:
         "dws.retryStrategy.backoffMaxSeconds=2",
         *extra,
     )
-    try:
-        yield
-    finally:
-        ansible_playbook("playbooks/kueue.yml")  # back to the inventory's retry strategy
+    yield
 
 
 def kueue_log(kube: Kube) -> str:
@@ -274,12 +272,17 @@ def test_retries_exhausted_deactivate_and_reactivation_admits_when_capacity_retu
         # itself unqueued in v0.19.2: its Requeued condition keeps reason DeactivatedDueToAdmissionCheck,
         # and only a plain "Deactivated" one is turned into "Reactivated" (kubernetes-sigs/kueue#14309).
         run("kubectl", f"--kubeconfig={site}", *shlex.split(lifecycle.reactivate_command("default", name))[1:])
-        time.sleep(8)
-        wl = workload_of(kube, "job-2")
-        assert wl["spec"]["active"] is True
-        assert conditions(wl).get("QuotaReserved", {}).get("status") != "True"
-        requeued = conditions(wl)["Requeued"]
-        assert (requeued["status"], requeued["reason"]) == ("False", "DeactivatedDueToAdmissionCheck")
+
+        def left_unqueued() -> bool:
+            wl = workload_of(kube, "job-2")
+            requeued = conditions(wl)["Requeued"]
+            return (
+                wl["spec"]["active"] is True
+                and conditions(wl).get("QuotaReserved", {}).get("status") != "True"
+                and (requeued["status"], requeued["reason"]) == ("False", "DeactivatedDueToAdmissionCheck")
+            )
+
+        holds_for(left_unqueued, "job 2 active again but not queued (kueue#14309)", 8)
         # What planb status prints instead: a new Workload for the suspended RayJob, from attempt 1.
         argv = shlex.split(command)
         run(argv[0], f"--kubeconfig={site}", *argv[1:])

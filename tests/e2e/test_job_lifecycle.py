@@ -8,7 +8,6 @@ Kueue wrote on the RayJob, the submitter Job and the Workload.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,19 +15,12 @@ import pytest
 from planb.kube import Kube, Obj, conditions
 from planb.rayhead import settings as rayhead_settings
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, no_quota, wait_jobs
+from tests.e2e.conftest import Run, install_job, no_quota, wait_jobs
 from tests.e2e.test_dws_lifecycle import planb_status, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
 RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
-
-
-@pytest.fixture()
-def payloads() -> Iterator[None]:
-    yield
-    path = rayhead_settings.settings_file()
-    path.unlink(missing_ok=True)
 
 
 def rayjob(kube: Kube, name: str) -> Obj:
@@ -50,41 +42,37 @@ def queued(kube: Kube, job: str) -> bool:
     return conditions(wl).get("QuotaReserved", {}).get("status") == "False"
 
 
-def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm: Run, payloads: None) -> None:
+def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm: Run) -> None:
     kube = Kube(site)
-    rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=25))
+    rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=15))
     rayhead_settings.set_payload("job-*", rayhead_settings.Payload(seconds=600))
     no_dws = no_quota(helm, "dws")  # only plan A: job 3 waits for job 1's quota
     helm("upgrade", "planb-queues", str(Path(__file__).parents[2] / "charts" / "planb"), "--reuse-values", *no_dws)
-    try:
-        install_job(helm, "job-1")
-        wait_jobs(kube, {"job-1": "on-demand"})
-        wait_until(lambda: status(kube, "job-1") == ("Running", "RUNNING"), "job 1 to run", 90)
-        install_job(helm, "job-3")
-        wait_until(lambda: queued(kube, "job-3"), "job 3 to be queued behind job 1", 30)
-        assert status(kube, "job-1") == ("Running", "RUNNING")  # still running: the payload takes 25 s
-        wait_until(lambda: status(kube, "job-1") == ("Complete", "SUCCEEDED"), "job 1 to succeed", 120)
-        st = rayjob(kube, "job-1")["status"]
-        assert st["rayJobInfo"]["startTime"] and st["rayJobInfo"]["endTime"]
-        submitter = kube.get("/apis/batch/v1/namespaces/default/jobs/job-1")
-        assert submitter is None or any(
-            c["type"] == "Complete" and c["status"] == "True"
-            for c in (submitter.get("status") or {}).get("conditions", [])
-        )
-        wait_until(
-            lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
-            "job 1's Workload to finish",
-            60,
-        )
-        # Its quota is free: job 3 is admitted on plan A.
-        wait_jobs(kube, {"job-3": "on-demand"}, timeout=120)
-        wait_until(lambda: status(kube, "job-3")[1] == "RUNNING", "job 3 to run", 90)
-        assert "KubeRay: Complete" in planb_status(site, "job-1")
-    finally:
-        ansible_playbook("playbooks/kueue.yml")  # back to the inventory's quotas
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    wait_until(lambda: status(kube, "job-1") == ("Running", "RUNNING"), "job 1 to run", 90)
+    install_job(helm, "job-3")
+    wait_until(lambda: queued(kube, "job-3"), "job 3 to be queued behind job 1", 30)
+    assert status(kube, "job-1") == ("Running", "RUNNING")  # still running: the payload takes 15 s
+    wait_until(lambda: status(kube, "job-1") == ("Complete", "SUCCEEDED"), "job 1 to succeed", 120)
+    st = rayjob(kube, "job-1")["status"]
+    assert st["rayJobInfo"]["startTime"] and st["rayJobInfo"]["endTime"]
+    submitter = kube.get("/apis/batch/v1/namespaces/default/jobs/job-1")
+    assert submitter is None or any(
+        c["type"] == "Complete" and c["status"] == "True" for c in (submitter.get("status") or {}).get("conditions", [])
+    )
+    wait_until(
+        lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
+        "job 1's Workload to finish",
+        60,
+    )
+    # Its quota is free: job 3 is admitted on plan A.
+    wait_jobs(kube, {"job-3": "on-demand"}, timeout=120)
+    wait_until(lambda: status(kube, "job-3")[1] == "RUNNING", "job 3 to run", 90)
+    assert "KubeRay: Complete" in planb_status(site, "job-1")
 
 
-def test_a_failing_payload_fails_the_job_with_its_own_error(site: Path, helm: Run, payloads: None) -> None:
+def test_a_failing_payload_fails_the_job_with_its_own_error(site: Path, helm: Run) -> None:
     kube = Kube(site)
     rayhead_settings.set_payload(
         "job-1", rayhead_settings.Payload(seconds=5, fail="ValueError: loss is NaN at step 40")

@@ -9,78 +9,31 @@ from its last checkpoint (Kueue keeps it admitted, see the test).
 
 from __future__ import annotations
 
-import json
-import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from planb import paths
 from planb.capacity import settings as capacity_settings
 from planb.capacity import spot
-from planb.catalog import profiles
 from planb.kube import Kube, conditions
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
 from tests.conftest import wait_until
-from tests.e2e.conftest import PROFILE, Run, ansible_playbook, install_job, run, wait_jobs
+from tests.e2e.conftest import Run, install_job, wait_jobs
 from tests.e2e.test_checkpoint_resume import job_logs, payload_processes, steps
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
-RESERVATION = "planb-e2e-reservation"
-FOUR = [
-    {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool", "reservation": RESERVATION},
-    {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
-    {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
-    {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
-]
 NEVER_SPOT = ("--set", "job.avoidPlans={spot}")
 
 
 @pytest.fixture(autouse=True)
-def long_jobs(local_stack: Path) -> Iterator[None]:
-    """Every job's (simulated) Ray payload runs 15 minutes, so no job ends and frees its rung during a test."""
+def long_jobs(ladder: Path) -> None:
+    """Every job's (simulated) Ray payload runs 15 minutes, so no job ends and frees its rung during a test (the
+    next test's reset clears it)."""
     rayhead_settings.set_payload(None, rayhead_settings.Payload(seconds=900))
-    yield
-    rayhead_settings.settings_file().unlink(missing_ok=True)
-
-
-def _planb(*args: str) -> None:
-    run(str(paths.REPO / ".venv" / "bin" / "planb"), *args)
-
-
-def _site(plans: list[dict[str, Any]], *extra: str) -> None:
-    ansible_playbook("site.yml", "-e", json.dumps({"planb_plans": plans}), *extra)
-
-
-def _back_to_the_seed(helm: Run, jobs: list[str]) -> None:
-    """Jobs gone, then site.yml with the inventory's plans; the ladder's extra pools go with the confirmation the
-    play names (a plan's pools are never deleted without it)."""
-    for job in jobs:
-        helm("uninstall", job, "--wait", check=False)
-    capacity_settings.update(stockout=(), preempt=())
-    done = ansible_playbook("site.yml", check=False)
-    if done.returncode != 0:
-        confirm = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
-        assert confirm, done.stdout[-3000:]
-        ansible_playbook("site.yml", "-e", confirm.group(1))
-
-
-@pytest.fixture()
-def ladder(site: Path, helm: Run) -> Iterator[Kube]:
-    """The four-rung ladder on the local stack."""
-    prof = profiles.get(PROFILE)
-    _planb(
-        "gke-emulator", "reservation", "create", RESERVATION, "--machine-type", prof.machine_type,
-        "--zone", "us-east5-b", "--count", str(prof.hosts_per_slice),
-    )  # fmt: skip
-    _site(FOUR)
-    yield Kube(site)
-    _back_to_the_seed(helm, [f"job-{i}" for i in range(1, 6)])
 
 
 def _workload(kube: Kube, job: str) -> dict[str, Any]:
@@ -95,8 +48,8 @@ def _pools(kube: Kube, job: str) -> set[str]:
     return {pool for node, pool in status.nodes.items() if status.node_plans.get(node)}
 
 
-def test_the_ladder_fills_rung_by_rung_and_a_never_spot_job_skips_spot(ladder: Kube, helm: Run) -> None:
-    kube = ladder
+def test_the_ladder_fills_rung_by_rung_and_a_never_spot_job_skips_spot(ladder: Path, helm: Run) -> None:
+    kube = Kube(ladder)
     flavors = [f["metadata"]["name"] for f in kube.items(f"{KUEUE}/resourceflavors")]
     assert {"reserved", "on-demand", "dws", "spot"} <= set(flavors)
     (cq,) = kube.items(f"{KUEUE}/clusterqueues")
@@ -147,7 +100,7 @@ def _spot_nodes(kube: Kube) -> set[str]:
 
 
 def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_its_checkpoint(
-    site: Path, helm: Run, tmp_path: Path
+    ladder: Path, helm: Run, tmp_path: Path
 ) -> None:
     """Spot preemption: the notice, then the nodes and their pods go; the training run fails with its lost workers
     (Ray Train without max_failures), KubeRay retries the RayJob (job.backoffLimit) with a new Ray cluster on new
@@ -157,66 +110,63 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     Kueue's RayJob integration reads PodsReady from the RayCluster's state, which KubeRay never sets back from
     ready (kuberay#2288), so waitForPodsReady's recovery timeout would not evict it either.
     """
-    kube = Kube(site)
+    kube = Kube(ladder)
     since = time.time()
     ckpt = tmp_path / "checkpoints"
     plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("job-2", rayhead_settings.Payload(mode="run", env=plain))
-    _site([FOUR[1], FOUR[2], FOUR[3]])  # the seed's two plans, then Spot
-    try:
-        install_job(helm, "job-1", *NEVER_SPOT)
-        wait_jobs(kube, {"job-1": "on-demand"})
-        install_job(
-            helm, "job-2", "--set", "job.avoidPlans={dws}",  # a job that cannot wait for DWS
-            "--set", "job.backoffLimit=1",
-            "--set", f"job.training.checkpointDir={ckpt}",
-            "--set", "job.training.checkpointEvery=500",
-            "--set", "job.training.epochs=100000000",
-        )  # fmt: skip
-        wait_jobs(kube, {"job-2": "spot"})
-        wait_until(lambda: _pools(kube, "job-2") == {"spot-pool"}, "job-2's workers on the Spot pool", 60)
-        wait_until(lambda: _ray_job(kube, "job-2") == "RUNNING" and len(steps(ckpt)) >= 2, "two checkpoints", 180)
-        old = _spot_nodes(kube)
-        first = _workload(kube, "job-2")["metadata"]["uid"]
-        [first_log] = job_logs("job-2", since)
-        notice = 3.0
-        capacity_settings.update(preempt=("spot-pool",), spot_notice_seconds=notice)
-        start = time.monotonic()
+    # Plan A full (job 1 keeps off the reservation and Spot), then a job that cannot wait for DWS (and keeps off the
+    # reservation, which job 1 left free) falls through to Spot.
+    install_job(helm, "job-1", "--set", "job.avoidPlans={reserved,spot}")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(
+        helm, "job-2", "--set", "job.avoidPlans={reserved,dws}",
+        "--set", "job.backoffLimit=1",
+        "--set", f"job.training.checkpointDir={ckpt}",
+        "--set", "job.training.checkpointEvery=500",
+        "--set", "job.training.epochs=100000000",
+    )  # fmt: skip
+    wait_jobs(kube, {"job-2": "spot"})
+    wait_until(lambda: _pools(kube, "job-2") == {"spot-pool"}, "job-2's workers on the Spot pool", 60)
+    wait_until(lambda: _ray_job(kube, "job-2") == "RUNNING" and len(steps(ckpt)) >= 2, "two checkpoints", 180)
+    old = _spot_nodes(kube)
+    first = _workload(kube, "job-2")["metadata"]["uid"]
+    [first_log] = job_logs("job-2", since)
+    notice = 3.0
+    capacity_settings.update(preempt=("spot-pool",), spot_notice_seconds=notice)
+    start = time.monotonic()
 
-        def noticed() -> bool:
-            nodes = kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=spot-pool"})
-            return bool(nodes) and all(
-                n["spec"].get("unschedulable") and spot.NOTICE_ANNOTATION in n["metadata"].get("annotations", {})
-                for n in nodes
-            )
-
-        wait_until(noticed, "the preemption notice on every Spot node (cordoned, stamped)", 10)
-        wait_until(lambda: not (old & _spot_nodes(kube)), "the preempted Spot nodes to go", 30)
-        gone_after = time.monotonic() - start
-        assert gone_after >= notice - 0.5, f"the nodes went {gone_after:.1f} s after a {notice:.0f} s notice"
-        # The training process died with its workers; the newest checkpoint it left is where the retry starts.
-        marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
-        wait_until(lambda: not payload_processes(marker), "the first training run to end with its workers", 60)
-        latest = steps(ckpt)[-1]
-        # KubeRay retries with a new cluster; the Spot pool gets new VMs for it (capacity is there again).
-        wait_until(
-            lambda: _pools(kube, "job-2") == {"spot-pool"} and not (set(_job_nodes(kube, "job-2")) & old),
-            "job-2's new workers on new Spot nodes",
-            90,
+    def noticed() -> bool:
+        nodes = kube.items("/api/v1/nodes", {"labelSelector": "cloud.google.com/gke-nodepool=spot-pool"})
+        return bool(nodes) and all(
+            n["spec"].get("unschedulable") and spot.NOTICE_ANNOTATION in n["metadata"].get("annotations", {})
+            for n in nodes
         )
-        wait_until(lambda: len(job_logs("job-2", since)) == 2, "KubeRay's retry to submit the job again", 90)
-        resumed = job_logs("job-2", since)[-1]
-        wait_until(lambda: "Resumed from checkpoint" in resumed.read_text(errors="replace"), "the retry to resume", 90)
-        assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed.read_text(errors="replace")
-        rj = kube.get("/apis/ray.io/v1/namespaces/default/rayjobs/job-2") or {}
-        assert (rj.get("status") or {}).get("failed") == 1, rj.get("status")
-        wl = _workload(kube, "job-2")
-        assert wl["metadata"]["uid"] == first
-        assert {j.name: (j.state, j.plan) for j in collect(kube, "default")}["job-2"][1] == "spot"
-        print(f"Spot nodes gone {gone_after:.1f} s after a {notice:.0f} s notice; job-2 resumed at step {latest}")
-    finally:
-        rayhead_settings.set_payload("job-2", None)
-        _back_to_the_seed(helm, ["job-1", "job-2"])
+
+    wait_until(noticed, "the preemption notice on every Spot node (cordoned, stamped)", 10)
+    wait_until(lambda: not (old & _spot_nodes(kube)), "the preempted Spot nodes to go", 30)
+    gone_after = time.monotonic() - start
+    assert gone_after >= notice - 0.5, f"the nodes went {gone_after:.1f} s after a {notice:.0f} s notice"
+    # The training process died with its workers; the newest checkpoint it left is where the retry starts.
+    marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
+    wait_until(lambda: not payload_processes(marker), "the first training run to end with its workers", 60)
+    latest = steps(ckpt)[-1]
+    # KubeRay retries with a new cluster; the Spot pool gets new VMs for it (capacity is there again).
+    wait_until(
+        lambda: _pools(kube, "job-2") == {"spot-pool"} and not (set(_job_nodes(kube, "job-2")) & old),
+        "job-2's new workers on new Spot nodes",
+        90,
+    )
+    wait_until(lambda: len(job_logs("job-2", since)) == 2, "KubeRay's retry to submit the job again", 90)
+    resumed = job_logs("job-2", since)[-1]
+    wait_until(lambda: "Resumed from checkpoint" in resumed.read_text(errors="replace"), "the retry to resume", 90)
+    assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed.read_text(errors="replace")
+    rj = kube.get("/apis/ray.io/v1/namespaces/default/rayjobs/job-2") or {}
+    assert (rj.get("status") or {}).get("failed") == 1, rj.get("status")
+    wl = _workload(kube, "job-2")
+    assert wl["metadata"]["uid"] == first
+    assert {j.name: (j.state, j.plan) for j in collect(kube, "default")}["job-2"][1] == "spot"
+    print(f"Spot nodes gone {gone_after:.1f} s after a {notice:.0f} s notice; job-2 resumed at step {latest}")
 
 
 def _ray_job(kube: Kube, job: str) -> str:

@@ -14,11 +14,9 @@ import pytest
 
 from planb.kube import Kube
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, wait_jobs
+from tests.e2e.conftest import Run, install_job, wait_jobs
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
-
-TWO = ["-e", "planb_ondemand_slices=2", "-e", "planb_dws_slices=2"]
 
 
 def _pools_of(kube: Kube, plan: str) -> dict[str, int]:
@@ -29,28 +27,17 @@ def _pools_of(kube: Kube, plan: str) -> dict[str, int]:
     return out
 
 
-def test_two_slices_per_plan_run_two_jobs_on_each_plan(site: Path, helm: Run) -> None:
-    kube = Kube(site)
-    ansible_playbook("site.yml", *TWO)
-    try:
-        for job in ("job-1", "job-2"):
-            install_job(helm, job)
-            wait_jobs(kube, {job: "on-demand"})
-        for job in ("job-3", "job-4"):
-            install_job(helm, job)
-        jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "on-demand", "job-3": "dws", "job-4": "dws"})
-        # Both DWS requests were provisioned: one per DWS pool, each pool one slice of 4 nodes.
-        assert all(r.state == "Provisioned" for j in ("job-3", "job-4") for r in jobs[j].requests)
-        assert _pools_of(kube, "dws") == {"dws-pool": 4, "dws-pool-2": 4}
-        # Plan A's two slices on its two pools (scaled up for the pending workers).
-        wait = {"on-demand-pool": 4, "on-demand-pool-2": 4}
-        wait_until(lambda: _pools_of(kube, "on-demand") == wait, "a slice in each of plan A's two pools")
-    finally:
-        for job in ("job-1", "job-2", "job-3", "job-4"):
-            helm("uninstall", job, "--wait", check=False)
-        # Back to one slice per plan: the left-over pools go only with the confirmation the play names.
-        refused = ansible_playbook("site.yml", check=False)
-        assert refused.returncode != 0
-        target = "planb-local/us-east5-b/tpu-cluster/on-demand-pool-2,dws-pool-2"
-        assert f"-e planb_scale_down_confirm={target}" in refused.stdout, refused.stdout[-3000:]
-        ansible_playbook("site.yml", "-e", f"planb_scale_down_confirm={target}")
+def test_two_slices_per_plan_run_two_jobs_on_each_plan(two_slices: Path, helm: Run) -> None:
+    kube = Kube(two_slices)
+    for job in ("job-1", "job-2"):
+        install_job(helm, job)
+        wait_jobs(kube, {job: "on-demand"})
+    for job in ("job-3", "job-4"):
+        install_job(helm, job)
+    jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "on-demand", "job-3": "dws", "job-4": "dws"})
+    # Both DWS requests were provisioned: one per DWS pool, each pool one slice of 4 nodes.
+    assert all(r.state == "Provisioned" for j in ("job-3", "job-4") for r in jobs[j].requests)
+    assert _pools_of(kube, "dws") == {"dws-pool": 4, "dws-pool-2": 4}
+    # Plan A's two slices on its two pools (scaled up for the pending workers).
+    wait = {"on-demand-pool": 4, "on-demand-pool-2": 4}
+    wait_until(lambda: _pools_of(kube, "on-demand") == wait, "a slice in each of plan A's two pools")

@@ -7,7 +7,6 @@ import signal
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,30 +16,25 @@ from planb.failover import settings as failover_settings
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
-from planb.status.report import KUEUE, RAY, collect
-from tests.conftest import wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, run, wait_jobs
+from planb.status.report import KUEUE, RAY, admitted_on, collect
+from tests.conftest import holds_for, wait_until
+from tests.e2e.conftest import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
 from tests.e2e.test_failover import workloads_by_job
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
 #: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout), small for the test.
-AFTER_SECONDS = 8
+AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
 
 
 @pytest.fixture()
-def failover(site: Path, helm: Run) -> Iterator[Path]:
-    """site.yml with planb_failover_after_minutes set (N = 8 s); the inventory's default (off) afterwards."""
-    minutes = f"{AFTER_SECONDS / 60:.6f}"
-    ansible_playbook("playbooks/kueue.yml", "-e", f"planb_failover_after_minutes={minutes}")
+def failover(failover_site: Path) -> Path:
+    """The seed's plans with planb_failover_after_minutes set (N = 8 s), the controller freshly restarted."""
     stack = LocalStack()
     assert failover_settings.load(stack.state).after_seconds == AFTER_SECONDS
     wait_until(lambda: stack.failover.pid() is not None, "the failover controller to run")
-    yield site
-    capacity_settings.update(stockout=())
-    ansible_playbook("playbooks/kueue.yml")
-    assert stack.failover.pid() is None, "failover off must stop the host controller"
+    return failover_site
 
 
 def rayjob(kube: Kube, name: str) -> dict[str, object]:
@@ -129,8 +123,13 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     capacity_settings.update(stockout=())
     install_job(helm, "job-2")
     wait_jobs(kube, {"job-1": "dws", "job-2": "on-demand"})
-    time.sleep(AFTER_SECONDS + 4)
-    jobs = wait_jobs(kube, {"job-1": "dws", "job-2": "on-demand"})
+
+    def as_placed() -> bool:
+        jobs = {j.name: j for j in collect(kube, "default")}
+        return all(n in jobs and admitted_on(jobs[n], f) for n, f in (("job-1", "dws"), ("job-2", "on-demand")))
+
+    # Past plan A's timeout: job 2 stays on plan A (its pods are ready), job 1 is never moved back.
+    holds_for(as_placed, "job 1 on plan B and job 2 on plan A", AFTER_SECONDS + 4)
     assert MOVED_ANNOTATION not in (rayjob(kube, "job-2")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
     assert len(move_events(kube, "job-1")) == 1
     text = metrics()
@@ -141,10 +140,13 @@ def test_without_a_stockout_job_1_stays_on_plan_a(failover: Path, helm: Run) -> 
     kube = Kube(failover)
     install_job(helm, "job-1")
     wait_jobs(kube, {"job-1": "on-demand"})
-    time.sleep(AFTER_SECONDS * 2 + 2)
-    wl = kube.items(f"{KUEUE}/namespaces/default/workloads")[0]
-    evicted = [c for c in wl["status"].get("conditions", []) if c["type"] == "Evicted" and c["status"] == "True"]
-    assert evicted == [], evicted
+
+    def not_evicted() -> bool:
+        (wl,) = kube.items(f"{KUEUE}/namespaces/default/workloads")
+        return not [c for c in wl["status"].get("conditions", []) if c["type"] == "Evicted" and c["status"] == "True"]
+
+    # Twice plan A's timeout: its pods were ready in time, so Kueue never evicts it and nothing moves it.
+    holds_for(not_evicted, "job 1's Workload not evicted", AFTER_SECONDS * 2 + 2)
     wait_jobs(kube, {"job-1": "on-demand"})
     assert MOVED_ANNOTATION not in (rayjob(kube, "job-1")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
     assert move_events(kube, "job-1") == []
@@ -177,7 +179,7 @@ def test_controller_killed_mid_move_catches_up_with_one_move(
     assert stack.failover.pid() is not None
     wait_jobs(kube, {"job-1": "dws"}, timeout=120)
     wait_until(lambda: len(move_events(kube, "job-1")) == 1, "the move's Event after the restart")
-    time.sleep(3)
+    holds_for(lambda: len(move_events(kube, "job-1")) == 1, "one move Event", 3)
     events = move_events(kube, "job-1")
     assert [(e["message"], e.get("count")) for e in events] == [(MESSAGE, 1)]
     assert rayjob(kube, "job-1")["metadata"]["annotations"][MOVED_ANNOTATION] == moved_at  # type: ignore[index]

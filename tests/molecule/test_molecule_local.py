@@ -10,6 +10,7 @@ from tests.molecule.conftest import run_scenario
 
 
 @pytest.mark.stack
+@pytest.mark.stack_teardown
 @pytest.mark.slow
 def test_molecule_local_scenario(tmp_path: Path) -> None:
     output = run_scenario(
@@ -17,7 +18,7 @@ def test_molecule_local_scenario(tmp_path: Path) -> None:
         tmp_path / "molecule.log",
         {},
         ("GKE_API_ENDPOINT", "PLANB_GKE_EMULATOR_PORT", "KUBECONFIG", "CLUSTER_NAME", "PROJECT_ID"),
-        timeout=900,
+        timeout=280,
     )
     for step in ("create", "converge", "idempotence", "verify", "destroy"):
         assert f"{step}: Executed: Successful" in output, f"molecule step {step} did not run:\n{output[-3000:]}"

@@ -12,7 +12,7 @@ from pathlib import Path
 from planb import paths
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError
-from planb.status.report import admitted_on, collect, explain, provisioned, table
+from planb.status.report import admitted_on, collect, explain, hopeless, provisioned, table
 
 
 def _kubeconfig(arg: str | None) -> Path:
@@ -65,6 +65,7 @@ def _expect(kube: Kube, args: argparse.Namespace) -> int:
     while True:
         jobs = {j.name: j for j in collect(kube, args.namespace)}
         missing = []
+        lost = [why for name, flavor in wanted.items() if name in jobs and (why := hopeless(jobs[name], flavor))]
         for name, flavor in wanted.items():
             job = jobs.get(name)
             ok = job is not None and admitted_on(job, flavor) and (not job.requests or provisioned(job))
@@ -72,13 +73,18 @@ def _expect(kube: Kube, args: argparse.Namespace) -> int:
                 where = f"{job.state} on {job.accelerator_flavor}" if job else "not found"
                 missing.append(f"{name} ({where}, want {flavor})")
         now = time.monotonic()
-        if not missing or now >= deadline:
+        if not missing or lost or now >= deadline:
             break
         if now - last_print >= 5:
             print(f"[planb status] {now - start:5.1f} s: waiting for {'; '.join(missing)}", flush=True)
             last_print = now
         time.sleep(1)
     print(table(list(jobs.values())))
+    if lost:
+        print(f"\nnot as expected, and waiting cannot change it: {'; '.join(lost)}")
+        for job in jobs.values():
+            print(explain(job))
+        return 1
     if missing:
         print(f"\nnot as expected after {args.timeout:.0f} s: {'; '.join(missing)}")
         for job in jobs.values():

@@ -285,6 +285,16 @@ def admitted_on(job: JobStatus, flavor: str) -> bool:
     return job.state in ("Admitted", "Finished") and job.accelerator_flavor == flavor
 
 
+def hopeless(job: JobStatus, flavor: str) -> str:
+    """Why `job` can no longer be admitted on `flavor` ('' while it still can): its Workload finished on another
+    flavor, or Kueue deactivated it (it stays so until someone re-activates it)."""
+    if job.state == "Finished" and job.accelerator_flavor != flavor:
+        return f"{job.name} finished on {job.accelerator_flavor}, not {flavor}"
+    if not job.active:
+        return f"{job.name} was deactivated{': ' + job.deactivated if job.deactivated else ''}"
+    return ""
+
+
 def provisioned(job: JobStatus) -> bool:
     return any(r.state == "Provisioned" for r in job.requests)
 
