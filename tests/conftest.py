@@ -31,12 +31,16 @@ STACK_FIXTURES = frozenset({"_stack_session"})
 TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder")
 
 
-def _stack_rank(item: pytest.Item) -> int:
-    if item.get_closest_marker("stack_teardown"):
-        return len(TOPOLOGY_ORDER) + 1
+def _stack_rank(item: pytest.Item) -> tuple[int, int]:
+    """(topology rank, order among the teardown tests: `stack_teardown(order=N)`); (0, 0) for other tests."""
+    if not item.get_closest_marker("stack"):
+        return (0, 0)
+    teardown = item.get_closest_marker("stack_teardown")
+    if teardown:
+        return (len(TOPOLOGY_ORDER) + 1, int(teardown.kwargs.get("order", 0)))
     names = set(getattr(item, "fixturenames", ()))
     ranks = [i + 1 for i, name in enumerate(TOPOLOGY_ORDER) if name in names]
-    return max(ranks, default=0)
+    return (max(ranks, default=0), 0)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -17,7 +18,8 @@ import pytest
 from planb import paths
 from planb.capacity import settings as capacity_settings
 from planb.catalog import profiles
-from planb.kube import Kube
+from planb.gke.store import list_node_pools
+from planb.kube import Kube, KubeError
 from planb.localstack.stack import LocalStack
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
@@ -61,22 +63,53 @@ TWO_SLICES = ("-e", "planb_ondemand_slices=2", "-e", "planb_dws_slices=2")
 WORKLOADS = f"{KUEUE}/namespaces/default/workloads"
 RAYJOBS = f"{RAY}/namespaces/default/rayjobs"
 REQUESTS = f"{PROVREQ}/namespaces/default/provisioningrequests"
+RAYCLUSTERS = f"{RAY}/namespaces/default/rayclusters"
+PODS = "/api/v1/namespaces/default/pods"
 
 
-def converge_site(*extra: str) -> subprocess.CompletedProcess[str]:
-    """site.yml; when it refuses to delete pools the new topology no longer has, again with the confirmation it
-    names (the test suite's own topologies are the only pools on the local project)."""
-    done = ansible_playbook("site.yml", *extra, check=False)
+#: The local inventory's cluster, as planb_scale_down_confirm names it.
+CLUSTER_PATH = "planb-local/us-east5-b/tpu-cluster"
+#: Each topology's plans as (nodepool, slices), in ladder order: what its pools are named from.
+PLAN_POOLS: dict[str, list[tuple[str, int]]] = {
+    "site": [("on-demand-pool", 1), ("dws-pool", 1)],
+    "failover_site": [("on-demand-pool", 1), ("dws-pool", 1)],
+    "two_slices": [("on-demand-pool", 2), ("dws-pool", 2)],
+    "ladder": [(str(plan["nodepool"]), 1) for plan in FOUR],
+}
+
+
+def scale_down_confirmation(topology: str) -> str:
+    """The planb_scale_down_confirm a converge to `topology` needs on the pools the emulator holds now ('' for
+    none): the play's own rule (the collection's planb.gke.surplus_pools filter) on the topology's pool names."""
+    if str(paths.REPO / "collections") not in sys.path:  # the checkout's collection, as ansible.cfg has it
+        sys.path.insert(0, str(paths.REPO / "collections"))
+    from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
+
+    ladder = [
+        {"nodepool": pool, "pools": [{"name": pool if i == 1 else f"{pool}-{i}"} for i in range(1, slices + 1)]}
+        for pool, slices in PLAN_POOLS[topology]
+    ]
+    surplus = surplus_pools(list_node_pools(paths.state_dir(), "tpu-cluster"), ladder)
+    return f"{CLUSTER_PATH}/{','.join(surplus)}" if surplus else ""
+
+
+def converge_site(topology: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """site.yml for `topology`, confirming the scale-down of pools the topology no longer has (the suite's own
+    topologies are the only pools on the local project). The confirmation is worked out beforehand; should the
+    play still refuse, it is run again with the confirmation the play names."""
+    confirm = scale_down_confirmation(topology)
+    done = ansible_playbook("site.yml", *extra, *(("-e", f"planb_scale_down_confirm={confirm}") if confirm else ()),
+                            check=False)  # fmt: skip
     if done.returncode != 0:
-        confirm = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
-        if not confirm:
+        named = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
+        if not named:
             raise AssertionError(f"site.yml {' '.join(extra)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}")
-        done = ansible_playbook("site.yml", *extra, "-e", confirm.group(1))
+        done = ansible_playbook("site.yml", *extra, "-e", named.group(1))
     return done
 
 
 def _converge_seed(current: str | None) -> None:
-    converge_site()
+    converge_site("site")
 
 
 def _converge_failover(current: str | None) -> None:
@@ -84,11 +117,11 @@ def _converge_failover(current: str | None) -> None:
     if current == "site":  # the seed's pools are there: only Kueue's waitForPodsReady and the controller change
         ansible_playbook("playbooks/kueue.yml", "-e", f"planb_failover_after_minutes={minutes}")
     else:
-        converge_site("-e", f"planb_failover_after_minutes={minutes}")
+        converge_site("failover_site", "-e", f"planb_failover_after_minutes={minutes}")
 
 
 def _converge_two_slices(current: str | None) -> None:
-    converge_site(*TWO_SLICES)
+    converge_site("two_slices", *TWO_SLICES)
 
 
 def _converge_ladder(current: str | None) -> None:
@@ -100,7 +133,7 @@ def _converge_ladder(current: str | None) -> None:
     )  # fmt: skip
     if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:
         raise AssertionError(f"the ladder's reservation could not be made: {made.stdout}{made.stderr}")
-    converge_site("-e", json.dumps({"planb_plans": FOUR}))
+    converge_site("ladder", "-e", json.dumps({"planb_plans": FOUR}))
 
 
 CONVERGES: dict[str, Callable[[str | None], None]] = {
@@ -157,32 +190,49 @@ class Topologies:
 
     def reset(self) -> None:
         """What a test may have changed, back as the converge left it: job releases uninstalled (one call), no
-        Workload, RayJob or ProvisioningRequest left, no node on a plan's pool, the capacity simulator's and
+        Workload, RayJob, RayCluster, ProvisioningRequest, job pod or plan node left, the capacity simulator's and
         the Ray head stand-in's settings back, the failover controller restarted (fresh metrics, no test
-        switches), and the queues release rolled back to the converge's revision without a playbook."""
+        switches), and the queues release rolled back to the converge's revision without a playbook.
+
+        `helm uninstall --wait` polls every 2 s, so the wait is ours (0.2 s). A job pod whose node the simulator
+        has deleted (a DWS request's nodes go with it) stays Terminating: nothing runs it any more, and the pod
+        garbage collector takes it only after its 40 s quarantine, so the reset deletes it as that collector
+        would (grace period 0)."""
         kube = Kube(self.stack.kubeconfig)
         rayhead_settings.settings_file().unlink(missing_ok=True)
         # Idle nodes go at once while resetting; TEST_CAPACITY's 5 s again once they are gone.
         capacity_settings.save(replace(TEST_CAPACITY, scale_down_after_seconds=0.0))
         releases = [r for r in self.helm("list", "-q", "-n", "default").stdout.split() if r.startswith("job-")]
         if releases:
-            self.helm("uninstall", *releases, "-n", "default", "--wait")
+            self.helm("uninstall", *releases, "-n", "default")
         if self.queues_revision and self._queues_revision() != self.queues_revision:
-            self.helm("rollback", "planb-queues", str(self.queues_revision), "--wait")
+            self.helm("rollback", "planb-queues", str(self.queues_revision))
             self.queues_revision = self._queues_revision()
 
         def left() -> dict[str, list[str]]:
+            nodes = {o["metadata"]["name"] for o in kube.items("/api/v1/nodes")}
+            pods = [
+                p
+                for p in kube.items(PODS)
+                if p["metadata"].get("labels", {}).get("app.kubernetes.io/instance", "").startswith("job-")
+            ]
+            for pod in pods:
+                if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") not in nodes:
+                    with contextlib.suppress(KubeError):  # gone meanwhile
+                        kube.request("DELETE", f"{PODS}/{pod['metadata']['name']}", body={"gracePeriodSeconds": 0})
             found = {
                 "workloads": [o["metadata"]["name"] for o in kube.items(WORKLOADS)],
                 "rayjobs": [o["metadata"]["name"] for o in kube.items(RAYJOBS)],
+                "rayclusters": [o["metadata"]["name"] for o in kube.items(RAYCLUSTERS)],
                 "provisioningrequests": [o["metadata"]["name"] for o in kube.items(REQUESTS)],
+                "job pods": [p["metadata"]["name"] for p in pods],
                 "plan nodes": [
                     o["metadata"]["name"] for o in kube.items("/api/v1/nodes", {"labelSelector": "planb.dev/plan"})
                 ],
             }
             return {kind: names for kind, names in found.items() if names}
 
-        wait_until(lambda: not left(), "the previous test's jobs, requests and nodes to go", 90, explain=left)
+        wait_until(lambda: not left(), "the previous test's jobs, requests, pods and nodes to go", 90, explain=left)
         capacity_settings.save(TEST_CAPACITY)
         if self.current == "failover_site":
             self.stack.failover.stop()

@@ -150,7 +150,7 @@ def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
     wait_until(lambda: pending_workers() == 0, "the workers to start once plan A has machines again")
 
 
-@pytest.mark.stack_teardown
+@pytest.mark.stack_teardown(order=1)  # takes the converged stack down and starts a fresh one
 def test_check_diff_on_a_fresh_stack_changes_nothing(local_stack: Path) -> None:
     stack = LocalStack()
     stack.down()

@@ -10,7 +10,7 @@ from tests.molecule.conftest import run_scenario
 
 
 @pytest.mark.stack
-@pytest.mark.stack_teardown
+@pytest.mark.stack_teardown(order=3)  # its sequence starts with destroy and ends with destroy
 @pytest.mark.slow
 def test_molecule_local_scenario(tmp_path: Path) -> None:
     output = run_scenario(

@@ -152,7 +152,7 @@ def _stack_processes(*roots: Path) -> list[int]:
     return found
 
 
-@pytest.mark.stack_teardown
+@pytest.mark.stack_teardown(order=2)  # right after the fresh stack of test_check_diff_on_a_fresh_stack_...
 def test_down_leaves_no_process(local_stack: Path) -> None:
     from planb import paths
 
@@ -204,8 +204,8 @@ def test_status_says_clearly_when_no_job_is_found(local_stack: Path) -> None:
     assert one.stdout.startswith("no RayJob 'job-9' found in namespace 'planb-empty'.")
 
 
-@pytest.mark.stack_teardown
-def test_failed_up_leaves_nothing_half_created(local_stack: Path, tmp_path: Path) -> None:
+@pytest.mark.stack_teardown(order=4)  # last: it needs no running stack, and leaves none
+def test_failed_up_leaves_nothing_half_created(tmp_path: Path) -> None:
     """A start from nothing that fails part-way (here: no Kueue binary) stops what it started."""
     import subprocess
     import sys
