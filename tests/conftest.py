@@ -25,6 +25,22 @@ TOOL_FIXTURES = frozenset({"helm_bin"})
 STACK_FIXTURES = frozenset({"_stack_session"})
 
 
+#: Test files that run ansible-playbook against the GKE emulator (about half the time of the tests without the
+#: stack): marked `playbook`, so that hack/test.sh runs them in a pytest process of their own beside the others.
+PLAYBOOK_FILES = frozenset(
+    {
+        "tests/gke/test_bad_inventory.py",
+        "tests/gke/test_ladder_playbook.py",
+        "tests/gke/test_plan_slices.py",
+        "tests/gke/test_prerequisites.py",
+        "tests/gke/test_role_tpu7x.py",
+        "tests/gke/test_roles.py",
+        "tests/gke/test_teardown.py",
+        "tests/gke/test_workload_identity.py",
+        "tests/gke/test_zones.py",
+    }
+)
+
 #: The order the stack tests run in, by the topology fixture they use (tests/e2e/conftest.py): tests that need
 #: no converge first, then each inventory topology in turn (each converges once per session and is never
 #: returned to), and the tests that take the stack down last (marker `stack_teardown`).
@@ -53,6 +69,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.tools)
         if STACK_FIXTURES & names:
             item.add_marker(pytest.mark.stack)
+        if item.nodeid.split("::", 1)[0] in PLAYBOOK_FILES:
+            item.add_marker(pytest.mark.playbook)
     items.sort(key=_stack_rank)
 
 
