@@ -285,7 +285,18 @@ def test_retries_exhausted_deactivate_and_reactivation_admits_when_capacity_retu
         holds_for(left_unqueued, "job 2 active again but not queued (kueue#14309)", 8)
         # What planb status prints instead: a new Workload for the suspended RayJob, from attempt 1.
         argv = shlex.split(command)
-        run(argv[0], f"--kubeconfig={site}", *argv[1:])
+        # kubectl's own wait for the deletion can miss it when Kueue re-creates the Workload under the same name
+        # at once (seen once in 60 runs: kubectl waited past the test's limit); the wait here is on the outcome.
+        old_uid = wl["metadata"]["uid"]
+        run(argv[0], f"--kubeconfig={site}", *argv[1:], "--wait=false")
+
+        def new_workload() -> bool:
+            try:
+                return bool(workload_of(kube, "job-2")["metadata"]["uid"] != old_uid)
+            except AssertionError:
+                return False  # deleted, not made again yet
+
+        wait_until(new_workload, "job 2's new Workload", 60)
         try:
             jobs = wait_jobs(kube, {"job-2": "dws"}, timeout=120)
         except AssertionError as exc:
