@@ -16,6 +16,11 @@ import pytest
 from planb import paths
 from planb.localstack.stack import LocalStack
 
+# The checkout's collection joins the `ansible_collections` namespace package, as ansible.cfg's collections_path
+# provides at run time; this conftest loads before every test module and conftest below it.
+if str(paths.REPO / "collections") not in sys.path:
+    sys.path.insert(0, str(paths.REPO / "collections"))
+
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
 #: Fixtures that hand a test a pinned binary from .tools; a test using one is marked `tools`.

@@ -87,10 +87,10 @@ class Kube:
     def create(self, path: str, body: Obj) -> Obj:
         return self.request("POST", path, body)
 
-    def delete(self, path: str) -> bool:
-        """DELETE; False when it was already gone."""
+    def delete(self, path: str, options: Obj | None = None) -> bool:
+        """DELETE (with DeleteOptions, e.g. gracePeriodSeconds); False when it was already gone."""
         try:
-            self.request("DELETE", path)
+            self.request("DELETE", path, options)
         except KubeError as exc:
             if exc.status == 404:
                 return False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import re
@@ -14,12 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
 
 from planb import paths
 from planb.capacity import settings as capacity_settings
 from planb.catalog import profiles
 from planb.gke.store import list_node_pools
-from planb.kube import Kube, KubeError
+from planb.kube import Kube
 from planb.localstack.stack import LocalStack
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
@@ -81,10 +81,6 @@ PLAN_POOLS: dict[str, list[tuple[str, int]]] = {
 def scale_down_confirmation(topology: str) -> str:
     """The planb_scale_down_confirm a converge to `topology` needs on the pools the emulator holds now ('' for
     none): the play's own rule (the collection's planb.gke.surplus_pools filter) on the topology's pool names."""
-    if str(paths.REPO / "collections") not in sys.path:  # the checkout's collection, as ansible.cfg has it
-        sys.path.insert(0, str(paths.REPO / "collections"))
-    from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
-
     ladder = [
         {"nodepool": pool, "pools": [{"name": pool if i == 1 else f"{pool}-{i}"} for i in range(1, slices + 1)]}
         for pool, slices in PLAN_POOLS[topology]
@@ -210,16 +206,16 @@ class Topologies:
             self.queues_revision = self._queues_revision()
 
         def left() -> dict[str, list[str]]:
-            nodes = {o["metadata"]["name"] for o in kube.items("/api/v1/nodes")}
+            nodes = kube.items("/api/v1/nodes")
+            names = {o["metadata"]["name"] for o in nodes}
             pods = [
                 p
                 for p in kube.items(PODS)
                 if p["metadata"].get("labels", {}).get("app.kubernetes.io/instance", "").startswith("job-")
             ]
             for pod in pods:
-                if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") not in nodes:
-                    with contextlib.suppress(KubeError):  # gone meanwhile
-                        kube.request("DELETE", f"{PODS}/{pod['metadata']['name']}", body={"gracePeriodSeconds": 0})
+                if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") not in names:
+                    kube.delete(f"{PODS}/{pod['metadata']['name']}", {"gracePeriodSeconds": 0})
             found = {
                 "workloads": [o["metadata"]["name"] for o in kube.items(WORKLOADS)],
                 "rayjobs": [o["metadata"]["name"] for o in kube.items(RAYJOBS)],
@@ -227,7 +223,7 @@ class Topologies:
                 "provisioningrequests": [o["metadata"]["name"] for o in kube.items(REQUESTS)],
                 "job pods": [p["metadata"]["name"] for p in pods],
                 "plan nodes": [
-                    o["metadata"]["name"] for o in kube.items("/api/v1/nodes", {"labelSelector": "planb.dev/plan"})
+                    o["metadata"]["name"] for o in nodes if "planb.dev/plan" in o["metadata"].get("labels", {})
                 ],
             }
             return {kind: names for kind, names in found.items() if names}
