@@ -70,8 +70,8 @@ lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
 sanity: venv ## ansible-test sanity on the planb.gke collection (part of lint)
 	@hack/sanity.sh
 
-bench: setup ## measure the figures in BENCHMARKS.md
-	@hack/bench.sh
+bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local loop: up, memory, no-op converge, demo)
+	@hack/bench.sh $(BENCH)
 
 values: venv ## regenerate charts/planb/values/*.yaml and the collection's catalog facts from the catalog
 	@planb values --write-all charts/planb/values

@@ -19,14 +19,17 @@ measure() {  # measure LABEL COMMAND...: wall seconds of one run
   printf 'RESULT %-28s %7.1f s   (%s)\n' "$label" "$(echo "$end - $start" | bc)" "$*"
 }
 
-measure "warm tool build" hack/build-tools.sh
-planb local down >/dev/null 2>&1 || true
-planb local up >/dev/null 2>&1  # first up after down creates the cluster directory
-planb local down >/dev/null 2>&1
-measure "local up (warm tools)" planb local up
-sleep 5
-echo "--- resident memory of the running stack (sum of VmRSS of every stack process)"
-python - <<'PY'
+# The local loop (figures of "The local loop" in BENCHMARKS.md): `hack/bench.sh loop` measures only these.
+loop_figures() {
+  planb local down >/dev/null 2>&1 || true
+  planb local up >/dev/null 2>&1  # first up after down creates the cluster directory
+  planb local down >/dev/null 2>&1
+  measure "local up (warm tools)" planb local up
+  echo "--- up's parts (planb local up writes them to .state/local/up-timings.json)"
+  python -c 'import json; d = json.load(open(".state/local/up-timings.json")); [print(f"  {s[\"name\"]:<72} {s[\"start\"]:6.1f} {s[\"end\"]:6.1f}") for s in d["spans"]]'
+  sleep 5
+  echo "--- resident memory of the running stack, idle (sum of VmRSS of every stack process)"
+  python - <<'PY'
 from pathlib import Path
 from planb.localstack.stack import LocalStack
 
@@ -38,8 +41,25 @@ for pid in LocalStack().pids():
     print(f"  {name:<24} {rss / 1024:7.1f} MiB")
 print(f"RESULT stack RSS                      {total / 1024 / 1024:7.2f} GiB   (planb local up; sum of VmRSS)")
 PY
-planb local down >/dev/null 2>&1
-measure "make demo (warm tools)" make demo
+  ansible-playbook site.yml >/dev/null
+  echo "--- no-op re-run of site.yml, profiled (ansible.posix.profile_tasks; the ten longest tasks)"
+  local recap
+  recap=$(mktemp)
+  ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks PROFILE_TASKS_TASK_OUTPUT_LIMIT=10 \
+    measure "no-op site.yml re-run" ansible-playbook site.yml | tee "$recap" | sed -n '/^PLAY RECAP/,$p'
+  grep -Eq 'localhost +: ok=[0-9]+ +changed=0 ' "$recap" || { echo "the re-run changed something"; exit 1; }
+  rm -f "$recap"
+  planb local down >/dev/null 2>&1
+  measure "make demo (warm tools)" make demo
+}
+
+if [[ "${1:-all}" == loop ]]; then
+  loop_figures
+  echo "log: $log"
+  exit 0
+fi
+measure "warm tool build" hack/build-tools.sh
+loop_figures
 measure "admission latency" python hack/bench_admission.py --jobs 200 --on-demand-slices 100 --dws-slices 100
 if [[ -f hack/bench_training.py ]]; then
   measure "training step time" python hack/bench_training.py --rounds 8

@@ -27,6 +27,7 @@ from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS, Control
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
+from planb.localstack.timeline import Timeline
 from planb.process import ManagedProcess
 from planb.rayhead import server as rayhead_server
 
@@ -47,6 +48,8 @@ LOCAL_FILES = (
     "kueue-etc.tmp",
     "failover.json",
     "failover.tmp",
+    "up-timings.json",
+    "up-timings.json.tmp",
     "*.pid",
     "*.log",
 )
@@ -161,33 +164,51 @@ class LocalStack:
             self._warn_if_exposed()
             say(f"already up (kubeconfig: {self.kubeconfig})")
             return False
-        start = time.monotonic()
-        ports.check_ports(self.needed_ports(), ours=self.pids())
-        self.control_plane.check_tools()
-        statedir.create(self.state)
-        self.state.chmod(0o700)  # keys and the admin kubeconfig live here
-        self._warn_if_exposed()
-        if not self.apiserver_ready():
-            if self.control_plane.exists():
-                say("starting the existing control plane ...")
-                self.control_plane.start()
-            else:
-                say("creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) ...")
-                self.control_plane.create(self.kubeconfig)
-        say(f"control plane ready in {time.monotonic() - start:.1f} s")
-        self.install_crds()
-        self.install_webhooks()
+        timeline = Timeline()
+        with timeline.span("checks (ports, tools, state directory)"):
+            ports.check_ports(self.needed_ports(), ours=self.pids())
+            self.control_plane.check_tools()
+            statedir.create(self.state)
+            self.state.chmod(0o700)  # keys and the admin kubeconfig live here
+            self._warn_if_exposed()
+        with timeline.span("control plane (kwokctl: etcd, kube-apiserver, controllers, scheduler, kwok)"):
+            if not self.apiserver_ready():
+                if self.control_plane.exists():
+                    say("starting the existing control plane ...")
+                    self.control_plane.start()
+                else:
+                    say("creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) ...")
+                    self.control_plane.create(self.kubeconfig)
+        say(f"control plane ready in {timeline.now():.1f} s")
+        with timeline.span("CRDs"):
+            self.install_crds()
+        with timeline.span("Kueue webhook configurations"):
+            self.install_webhooks()
         say("starting Kueue as a host process ...")
-        self.kueue.start()
-        self.kueue.wait_ready()
-        self.wait_default_service_account()
-        self.start_rayhead()
-        self.start_kuberay()
-        self.start_gke_emulator()
-        self.start_simulator()
-        self.start_failover()
-        say(f"up in {time.monotonic() - start:.1f} s; kubeconfig: {self.kubeconfig}")
+        with timeline.span("Kueue (start to ready)"):
+            self.kueue.start()
+            self.kueue.wait_ready()
+        with timeline.span("default ServiceAccount"):
+            self.wait_default_service_account()
+        with timeline.span("Ray head stand-in (start to healthz)"):
+            self.start_rayhead()
+        with timeline.span("KubeRay operator (start to readyz)"):
+            self.start_kuberay()
+        with timeline.span("GKE emulator (start to healthz)"):
+            self.start_gke_emulator()
+        with timeline.span("capacity simulator (start)"):
+            self.start_simulator()
+        with timeline.span("failover controller (start, when on)"):
+            self.start_failover()
+        self._report(timeline)
         return True
+
+    def _report(self, timeline: Timeline) -> None:
+        """The parts' timings on stderr and in up-timings.json; the summary line last."""
+        with contextlib.suppress(OSError):
+            timeline.write(self.state / "up-timings.json")
+        say("timings (seconds from the start of up):\n" + timeline.table())
+        say(f"up in {timeline.total():.1f} s; kubeconfig: {self.kubeconfig}")
 
     def needed_ports(self) -> dict[int, str]:
         """The ports `up` will listen on, for the parts not running yet (port -> component)."""
