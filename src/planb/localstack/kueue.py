@@ -359,7 +359,7 @@ class HostKueue:
                     flush=True,
                 )
                 last = now
-            time.sleep(0.5)
+            time.sleep(0.1)
         raise StartupTimeoutError(f"Kueue was not ready after {timeout:.0f} s; see {self.process.log_file}")
 
     def stop(self) -> bool:

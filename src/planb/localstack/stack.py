@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,7 +160,7 @@ class LocalStack:
         if self.kueue.cert_needs_renewal():
             say("renewing Kueue's webhook certificate (it expires soon); Kueue restarts with the new one ...")
             self.kueue.stop()
-            _ = self.kueue.cert  # renews; install_webhooks below publishes the new CA bundle
+            _ = self.kueue.cert  # renews; install_crds below publishes the new CA bundle
         if self.is_up():
             self._warn_if_exposed()
             say(f"already up (kubeconfig: {self.kubeconfig})")
@@ -171,37 +172,47 @@ class LocalStack:
             statedir.create(self.state)
             self.state.chmod(0o700)  # keys and the admin kubeconfig live here
             self._warn_if_exposed()
-        with timeline.span("control plane (kwokctl: etcd, kube-apiserver, controllers, scheduler, kwok)"):
-            if not self.apiserver_ready():
-                if self.control_plane.exists():
-                    say("starting the existing control plane ...")
-                    self.control_plane.start()
-                else:
-                    say("creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) ...")
-                    self.control_plane.create(self.kubeconfig)
-        say(f"control plane ready in {timeline.now():.1f} s")
-        with timeline.span("CRDs"):
-            self.install_crds()
-        with timeline.span("Kueue webhook configurations"):
-            self.install_webhooks()
-        say("starting Kueue as a host process ...")
-        with timeline.span("Kueue (start to ready)"):
-            self.kueue.start()
-            self.kueue.wait_ready()
-        with timeline.span("default ServiceAccount"):
-            self.wait_default_service_account()
-        with timeline.span("Ray head stand-in (start to healthz)"):
-            self.start_rayhead()
-        with timeline.span("KubeRay operator (start to readyz)"):
-            self.start_kuberay()
-        with timeline.span("GKE emulator (start to healthz)"):
-            self.start_gke_emulator()
-        with timeline.span("capacity simulator (start)"):
-            self.start_simulator()
-        with timeline.span("failover controller (start, when on)"):
-            self.start_failover()
+        # The parts that need nothing of each other start side by side; each is waited on until it answers.
+        # The GKE emulator needs no Kubernetes at all, so it starts with the control plane.
+        with ThreadPoolExecutor(max_workers=8, thread_name_prefix="planb-up") as pool:
+            parts: list[Future[None]] = [
+                pool.submit(timeline.timed, "GKE emulator (start to healthz)", self.start_gke_emulator)
+            ]
+            with timeline.span("control plane (kwokctl: etcd, kube-apiserver, controllers, scheduler, kwok)"):
+                self.start_control_plane()
+            say(f"control plane ready in {timeline.now():.1f} s")
+            # Needs only the controller-manager: waited on beside the rest.
+            parts.append(pool.submit(timeline.timed, "default ServiceAccount", self.wait_default_service_account))
+            with timeline.span("CRDs, Kueue's namespace and webhook configurations"):
+                self.install_crds()
+            # Kueue, KubeRay, the stand-in, the simulator and the failover controller need the CRDs, not each other.
+            say("starting Kueue, the KubeRay operator, the Ray head stand-in and the capacity simulator ...")
+            parts += [
+                pool.submit(timeline.timed, "Kueue (start to readyz)", self.start_kueue),
+                pool.submit(timeline.timed, "Ray head stand-in (start to healthz)", self.start_rayhead),
+                pool.submit(timeline.timed, "KubeRay operator (start to readyz)", self.start_kuberay),
+                pool.submit(timeline.timed, "capacity simulator (start)", self.start_simulator),
+                pool.submit(timeline.timed, "failover controller (start, when on)", self.start_failover),
+            ]
+            for part in parts:
+                part.result()  # the first failure, after every part has finished or timed out
         self._report(timeline)
         return True
+
+    def start_control_plane(self) -> None:
+        """kwokctl's cluster: created the first time, started again after a stop."""
+        if self.apiserver_ready():
+            return
+        if self.control_plane.exists():
+            say("starting the existing control plane ...")
+            self.control_plane.start()
+        else:
+            say("creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) ...")
+            self.control_plane.create(self.kubeconfig)
+
+    def start_kueue(self) -> None:
+        self.kueue.start()
+        self.kueue.wait_ready()
 
     def _report(self, timeline: Timeline) -> None:
         """The parts' timings on stderr and in up-timings.json; the summary line last."""
@@ -242,7 +253,11 @@ class LocalStack:
             )
 
     def install_crds(self) -> None:
-        """CRDs from the pinned modules; the ProvisioningRequest CRD first (Kueue probes it once)."""
+        """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply.
+
+        The ProvisioningRequest CRD must exist before Kueue starts (Kueue probes it once); every CRD
+        is Established before this returns.
+        """
         manifests = paths.manifests_dir()
         groups = [
             ("ProvisioningRequest", manifests / "provisioningrequest"),
@@ -252,24 +267,20 @@ class LocalStack:
         for label, directory in groups:
             if not directory.is_dir():
                 raise ToolMissingError(f"the {label} CRDs in {directory}")
-            say(f"installing the {label} CRDs ...")
-            kubectl(
-                self.kubeconfig,
-                ["apply", "--server-side", "--force-conflicts", "--field-manager=planb", "-f", str(directory)],
-                timeout=180,
-            )
+        say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+        files = [arg for _, directory in groups for arg in ("-f", str(directory))]
+        kubectl(
+            self.kubeconfig,
+            ["apply", "--server-side", "--force-conflicts", "--field-manager=planb", *files, "-f", "-"],
+            stdin=yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()]),
+            timeout=180,
+        )
         kubectl(
             self.kubeconfig,
             ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"],
             timeout=90,
         )
-        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-        kubectl(self.kubeconfig, ["apply", "-f", "-"], stdin=json.dumps(namespace))
-
-    def install_webhooks(self) -> None:
-        say("registering Kueue's webhooks at the loopback endpoint ...")
-        docs = self.kueue.webhook_manifests()
-        kubectl(self.kubeconfig, ["apply", "-f", "-"], stdin=yaml.safe_dump_all(docs))
 
     def start_kuberay(self) -> None:
         """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
@@ -352,7 +363,7 @@ class LocalStack:
                 kubectl(self.kubeconfig, ["get", "serviceaccount", "default", "-n", "default"], timeout=10)
                 return
             except LocalStackError:
-                time.sleep(0.5)
+                time.sleep(0.2)
         raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
 
     # ------------------------------------------------------------------ down
@@ -520,5 +531,5 @@ def wait_http(url: str, timeout: float) -> bool:
             with urllib.request.urlopen(url, timeout=2):
                 return True
         except (urllib.error.URLError, OSError):
-            time.sleep(0.5)
+            time.sleep(0.1)
     return False

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +38,7 @@ class Timeline:
         return time.monotonic() - self.origin
 
     def add(self, name: str, start: float, end: float | None = None) -> None:
-        """Record a span; `end` defaults to now."""
+        """Record a span; `end` defaults to now (list.append is atomic, so threads may add)."""
         self.spans.append(Span(name, start, self.now() if end is None else end))
 
     @contextlib.contextmanager
@@ -48,6 +48,11 @@ class Timeline:
             yield
         finally:
             self.add(name, start)
+
+    def timed(self, name: str, action: Callable[[], object]) -> None:
+        """Run `action` as one span (for parts that run in threads side by side)."""
+        with self.span(name):
+            action()
 
     def total(self) -> float:
         return max((s.end for s in self.spans), default=0.0)
