@@ -23,9 +23,9 @@ from typing import Any
 import yaml
 
 from planb import paths
-from planb.localstack.certs import ServingCert, ensure_serving_cert, write_private
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.process import ManagedProcess
+from planb.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
 
