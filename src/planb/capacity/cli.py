@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -13,21 +12,16 @@ from planb import paths
 from planb.capacity import settings as settings_mod
 from planb.capacity.simulator import CapacitySimulator
 from planb.errors import PlanbError
+from planb.statefile import stop_on_signals
 
 
 def _run(args: argparse.Namespace) -> int:
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
+    stop = stop_on_signals()
     simulator = CapacitySimulator(Path(args.kubeconfig), log=lambda msg: print(f"[capacity] {msg}", flush=True))
     if args.once:
         simulator.step()
         return 0
-    simulator.run(lambda: stopping, webhook=not args.no_webhook)
+    simulator.run(stop.is_set, webhook=not args.no_webhook)
     return 0
 
 
