@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 
 from planb import informer as informer_mod
+from planb.capacity import autoscaler, dws, nodes, provisioning, webhook
 from planb.capacity import settings as settings_mod
 from planb.capacity import simulator as sim
-from planb.capacity import webhook
 from planb.capacity.settings import Lifecycle, Settings
 from planb.gke.store import Store
 from planb.kube import KubeError, conditions
 
 Obj = dict[str, Any]
-PR_LIST = f"{sim.PR_PATH}/provisioningrequests"
+PR_LIST = f"{dws.PR_PATH}/provisioningrequests"
 NS = "default"
 KUBECONFIG = (
     "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
@@ -121,7 +121,7 @@ class FakeApi:
         self.requests[f"{NS}/{name}"] = self._bump(
             {
                 "metadata": {"namespace": NS, "name": name, "generation": 1},
-                "spec": {"provisioningClassName": sim.QUEUED_CLASS, "podSets": refs, "parameters": params},
+                "spec": {"provisioningClassName": dws.QUEUED_CLASS, "podSets": refs, "parameters": params},
             }
         )
 
@@ -136,11 +136,17 @@ class FakeApi:
         )
 
 
+def install_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """A fake clock for every module of the simulator that reads the time."""
+    fake = Clock()
+    for module in (sim, provisioning, autoscaler, nodes):
+        monkeypatch.setattr(module, "time", fake)
+    return fake
+
+
 @pytest.fixture()
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(sim, "time", fake)
-    return fake
+    return install_clock(monkeypatch)
 
 
 @pytest.fixture()
@@ -205,7 +211,7 @@ def test_queued_with_an_eta_then_all_nodes_at_once(
     )
     assert len(api.nodes) == 4
     for node in api.nodes.values():
-        assert node["metadata"]["annotations"][sim.REQUEST] == f"{NS}/wl-dws-prov-1"
+        assert node["metadata"]["annotations"][nodes.REQUEST] == f"{NS}/wl-dws-prov-1"
         assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == "dws-pool"
 
 
@@ -218,7 +224,7 @@ def test_each_requests_nodes_carry_its_resize_request_name_as_gke_labels_them(
     simulator.step(Settings(provisioning_delay_seconds=0))
     labels_by_request: dict[str, set[str]] = {}
     for node in api.nodes.values():
-        request = node["metadata"]["annotations"][sim.REQUEST]
+        request = node["metadata"]["annotations"][nodes.REQUEST]
         labels_by_request.setdefault(request, set()).add(node["metadata"]["labels"][webhook.REQUEST_LABEL])
         assert node["metadata"]["labels"]["cloud.google.com/gke-provisioning"] == "flex-start"
     assert labels_by_request == {
@@ -272,7 +278,7 @@ def test_booking_expires_and_unused_nodes_are_taken_back(
     assert api.conds("wl-dws-prov-1")["BookingExpired"] == (
         "True",
         "BookingExpired",
-        sim.BOOKING_EXPIRED_MESSAGE,
+        dws.BOOKING_EXPIRED_MESSAGE,
     )
     assert api.conds("wl-dws-prov-1")["Provisioned"][0] == "True"
     assert api.nodes == {}
@@ -311,7 +317,7 @@ def test_capacity_is_revoked_at_the_requests_max_run_duration(
     clock.sleep(1)
     simulator.step(settings)
     conds = api.conds("wl-dws-prov-1")
-    assert conds["CapacityRevoked"] == ("True", "CapacityRevoked", sim.CAPACITY_REVOKED_MESSAGE)
+    assert conds["CapacityRevoked"] == ("True", "CapacityRevoked", dws.CAPACITY_REVOKED_MESSAGE)
     assert conds["BookingExpired"][0] == "True"  # GKE's revoked requests have passed through it
     assert api.nodes == {}
     simulator.step(settings)  # terminal: nothing comes back
@@ -330,7 +336,7 @@ def test_a_max_run_switch_revokes_a_request_now(simulator: sim.CapacitySimulator
 @pytest.mark.parametrize("max_run", [None, "junk", "99999999"])
 def test_without_a_valid_parameter_the_run_lasts_gke_s_seven_days(max_run: str | None) -> None:
     pr = {"spec": {"parameters": {} if max_run is None else {"maxRunDurationSeconds": max_run}}}
-    assert sim._max_run_parameter(pr) == 7 * 24 * 3600
+    assert dws.max_run_parameter(pr) == 7 * 24 * 3600
 
 
 def test_a_pool_switched_to_fail_fails_its_requests(

@@ -1,4 +1,4 @@
-"""The capacity simulator with one node pool per multi-host TPU slice (issue 12, item 1).
+"""The capacity simulator with one node pool per multi-host TPU slice.
 
 A plan of K slices is K pools, each of max one slice and labelled planb.dev/plan=<plan>; Kueue's flavor
 selects that label, so a request or a pod matches every pool of its plan. As GKE's autoscaler does, the
@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from planb.capacity import dws, nodes
 from planb.capacity import simulator as sim
 from planb.capacity.settings import Settings
 from planb.gke.store import Store
-from tests.capacity.test_lifecycle import KUBECONFIG, NS, Clock, FakeApi
+from tests.capacity.test_lifecycle import KUBECONFIG, NS, Clock, FakeApi, install_clock
 
 PARENT = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
 TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
@@ -42,9 +43,7 @@ def _pool(name: str, plan: str) -> dict[str, Any]:
 
 @pytest.fixture()
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(sim, "time", fake)
-    return fake
+    return install_clock(monkeypatch)
 
 
 @pytest.fixture()
@@ -77,7 +76,7 @@ def _dws_request(api: FakeApi, name: str) -> None:
     api.requests[f"{NS}/{name}"] = {
         "metadata": {"namespace": NS, "name": name, "generation": 1, "resourceVersion": "1"},
         "spec": {
-            "provisioningClassName": sim.QUEUED_CLASS,
+            "provisioningClassName": dws.QUEUED_CLASS,
             "podSets": [{"podTemplateRef": {"name": template}, "count": 4}],
             "parameters": {},
         },
@@ -109,14 +108,14 @@ def test_k_dws_pools_provision_k_requests_at_once(simulator: sim.CapacitySimulat
     freed = next(
         n["metadata"]["labels"]["cloud.google.com/gke-nodepool"]
         for n in api.nodes.values()
-        if n["metadata"]["annotations"][sim.REQUEST] == f"{NS}/a-dws-prov-1"
+        if n["metadata"]["annotations"][nodes.REQUEST] == f"{NS}/a-dws-prov-1"
     )
     del api.requests[f"{NS}/a-dws-prov-1"]
     simulator.step(Settings(provisioning_delay_seconds=0))
     simulator.step(Settings(provisioning_delay_seconds=0))
     assert api.conds("c-dws-prov-1")["Provisioned"][0] == "True"
     on_freed = {
-        n["metadata"]["annotations"][sim.REQUEST]
+        n["metadata"]["annotations"][nodes.REQUEST]
         for n in api.nodes.values()
         if n["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == freed
     }

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from planb.capacity.autoscaler import tolerates
 from planb.capacity.pools import from_gke
 from planb.capacity.settings import Settings, SettingsError, load, save, update
-from planb.capacity.simulator import CapacitySimulator, tolerates
+from planb.capacity.simulator import CapacitySimulator
 from planb.gke.store import Store
 
 DWS_POOL = {

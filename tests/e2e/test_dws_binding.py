@@ -19,7 +19,8 @@ import pytest
 
 from planb import paths
 from planb.capacity import webhook
-from planb.capacity.simulator import WEBHOOK_PATH, tolerates
+from planb.capacity.autoscaler import tolerates
+from planb.capacity.simulator import WEBHOOK_PATH
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ
