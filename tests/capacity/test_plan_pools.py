@@ -16,10 +16,9 @@ import pytest
 from planb.capacity import dws, nodes
 from planb.capacity import simulator as sim
 from planb.capacity.settings import Settings
-from planb.gke.store import Store
-from tests.capacity.test_lifecycle import KUBECONFIG, NS, Clock, FakeApi, install_clock
+from tests.capacity.conftest import ServePools
+from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi, install_clock
 
-PARENT = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
 TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
 TOLERATIONS = [
     {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"},
@@ -32,7 +31,6 @@ def _pool(name: str, plan: str) -> dict[str, Any]:
     dws = plan == "dws"
     return {
         "name": name,
-        "cluster": PARENT,
         "initialNodeCount": 0,
         "config": {"machineType": "ct6e-standard-4t", "flexStart": dws, "labels": {"planb.dev/plan": plan}},
         "autoscaling": {"enabled": True, "minNodeCount": 0, "maxNodeCount": 4},
@@ -52,19 +50,17 @@ def api() -> FakeApi:
 
 
 @pytest.fixture()
-def simulator(tmp_path: Path, api: FakeApi) -> sim.CapacitySimulator:
-    store = Store(tmp_path)
-    for name, plan in [
+def simulator(tmp_path: Path, api: FakeApi, serve_pools: ServePools) -> sim.CapacitySimulator:
+    plans = [
         ("on-demand-pool", "on-demand"),
         ("on-demand-pool-2", "on-demand"),
         ("dws-pool", "dws"),
         ("dws-pool-2", "dws"),
-    ]:
-        store.node_pools[f"{PARENT}/nodePools/{name}"] = _pool(name, plan)
-    store.save()
+    ]
+    gke = serve_pools([_pool(name, plan) for name, plan in plans])
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    simulator = sim.CapacitySimulator(kubeconfig, tmp_path, log=lambda _: None)
+    simulator = sim.CapacitySimulator(kubeconfig, tmp_path, log=lambda _: None, gke=gke)
     simulator.kube = api  # type: ignore[assignment]
     return simulator
 

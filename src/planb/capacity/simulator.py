@@ -1,7 +1,7 @@
 """The capacity simulator: what GKE's cluster autoscaler and Dynamic Workload Scheduler do, locally.
 
-One pass (`CapacitySimulator.step`) reads the GKE emulator's node pools and the simulator's nodes
-and then, in this order:
+One pass (`CapacitySimulator.step`) reads the node pools over the GKE API (planb.capacity.gke_api:
+the GKE emulator in local mode) and the simulator's nodes, and then, in this order:
 
 * removes the nodes of pools that no longer exist;
 * Spot preemption: notices to the pools ``preempt`` names, then their nodes go after
@@ -16,8 +16,8 @@ and then, in this order:
 `CapacitySimulator.run` watches ProvisioningRequests (list, then watch from the list's
 resourceVersion), so it answers each one as it appears instead of on the next poll, and runs a pass
 on every change, at the earliest timer a pass found and every ``interval_seconds`` else. An API
-error is logged and the next pass retries; an unreadable settings or emulator state file pauses it
-(said once) until the file is fixed.
+error is logged and the next pass retries; an unreadable settings file or a GKE API that does not
+give the pools pauses it (said once, no node changes) until the next pass that reads both.
 
 Node sizes come from the accelerator catalog. A pool whose machine type (or topology) the catalog
 cannot describe gets no nodes: the simulator logs the catalog's error once per pool, and a
@@ -42,6 +42,7 @@ from planb.capacity import spot as spot_mod
 from planb.capacity import webhook as webhook_mod
 from planb.capacity.autoscaler import Autoscaler
 from planb.capacity.dws import PR_PATH
+from planb.capacity.gke_api import NodePoolReader, default_endpoint, default_project
 from planb.capacity.nodes import MANAGED
 from planb.capacity.pools import BrokenPool, NodePool
 from planb.capacity.provisioning import ProvisioningLifecycle
@@ -55,10 +56,18 @@ WEBHOOK_PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurati
 class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
     """One reconcile pass per `step()`; `run()` loops until stopped."""
 
-    def __init__(self, kubeconfig: Path, state_dir: Path | None = None, log: Callable[[str], None] = print) -> None:
+    def __init__(
+        self,
+        kubeconfig: Path,
+        state_dir: Path | None = None,
+        log: Callable[[str], None] = print,
+        gke: NodePoolReader | None = None,
+    ) -> None:
         self.kube = Kube(kubeconfig)
         self.state_dir = state_dir
         self.log = log
+        #: Where the node pools come from (default: the local GKE emulator, the local inventory's project).
+        self.gke = gke or NodePoolReader(default_endpoint(), default_project())
         #: Per request ("namespace/name"): when it was first queued and when it was delivered (wall clock).
         self.first_seen: dict[str, float] = {}
         self.provisioned_at: dict[str, float] = {}
@@ -80,8 +89,8 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
         self.next_deadline = float("inf")
         #: Pools the catalog cannot describe, by name, with the error last logged for each.
         self.broken: dict[str, str] = {}
-        #: The unreadable-file error last logged ('' when the files read fine).
-        self.file_error = ""
+        #: Why the last pass paused, as logged ('' when it ran).
+        self.paused = ""
         #: Spot preemption (planb.capacity.spot): notices, then the nodes go.
         self.preemption = spot_mod.Preemption(self.kube, self.log, self._delete_node)
 
@@ -146,22 +155,22 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
             try:
                 settings = settings_mod.load(self.state_dir)
                 self.step(settings)
-                self.file_error = ""
+                self.paused = ""
             except KubeError as exc:
                 self.log(f"api error (will retry): {exc}")
             except OSError as exc:
                 self.log(f"connection error (will retry): {exc}")
             except PlanbError as exc:
-                # An unreadable settings or emulator state file: say so once, keep running, and
-                # pick the file up again once it is fixed.
-                if str(exc) != self.file_error:
+                # An unreadable settings file or no node pools from the GKE API: say so once, keep
+                # running, and carry on once the file is fixed or the API answers.
+                if str(exc) != self.paused:
                     self.log(f"paused (will retry): {exc}")
-                    self.file_error = str(exc)
+                    self.paused = str(exc)
             self.wake.wait(max(0.0, min(settings.interval_seconds, self.next_deadline - time.time())))
 
     def step(self, settings: settings_mod.Settings | None = None) -> None:
         settings = settings or settings_mod.load(self.state_dir)
-        loaded, broken = pools_mod.load(self.state_dir)
+        loaded, broken = pools_mod.load(self.gke.node_pools())
         pools = {p.name: p for p in loaded}
         self._report_broken(broken)
         nodes = self.kube.items("/api/v1/nodes", {"labelSelector": MANAGED})

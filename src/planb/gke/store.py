@@ -12,7 +12,8 @@ Layout under ``<state_dir>/gke-emulator/``::
 Resources are stored as GKE v1 REST bodies keyed by their full resource name
 (``projects/P/locations/L/clusters/C[/nodePools/N]``).
 
-Public API for readers (the capacity simulator, tests)::
+Public API for readers on this machine (`planb gke-emulator start`, tests; the capacity simulator
+reads the pools over the GKE API instead, planb.capacity.gke_api)::
 
     from planb.gke.store import list_node_pools, list_clusters
     for pool in list_node_pools():          # default: planb.paths.state_dir()
