@@ -1,8 +1,9 @@
-"""An unreadable settings or emulator state file: named with its path and fix, never a traceback."""
+"""An unreadable settings file or a GKE API that does not answer: named with the fix, never a traceback."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,6 @@ import pytest
 
 from planb.capacity.settings import Settings, SettingsError, load, settings_file
 from planb.capacity.simulator import CapacitySimulator
-from planb.gke.store import emulator_dir
 
 KUBECONFIG = (
     "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
@@ -58,16 +58,17 @@ def test_capacity_commands_report_a_corrupt_settings_file_without_a_traceback(
     assert f"planb: error: the capacity simulator's settings file {path} is unreadable" in done.stderr
 
 
-def test_capacity_run_once_names_a_corrupt_emulator_state(tmp_path: Path) -> None:
-    state_json = emulator_dir(tmp_path) / "state.json"
-    state_json.parent.mkdir(parents=True)
-    state_json.write_text("{not json")
+def test_capacity_run_once_names_a_gke_api_that_does_not_answer(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    done = _capacity(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig))
+    done = _capacity(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig), "--gke-endpoint", endpoint)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
-    assert str(state_json) in done.stderr and "Fix:" in done.stderr
+    assert f"no node pools: the GKE API at {endpoint} does not answer" in done.stderr
+    assert "`planb local up` starts the GKE emulator" in done.stderr
 
 
 def test_the_running_simulator_says_so_once_and_carries_on(tmp_path: Path) -> None:

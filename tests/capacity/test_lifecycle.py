@@ -1,162 +1,44 @@
 """DWS's ProvisioningRequest lifecycle in the capacity simulator, against an in-memory API server.
 
 Each state is checked on the request's conditions (type, status, reason, message) and on the
-nodes, with a clock the test moves. The same states on the real Kueue: tests/e2e/test_dws_lifecycle.py.
+nodes, with a clock the test moves; the pools come from the GKE emulator. The same states on the
+real Kueue: tests/e2e/test_dws_lifecycle.py.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from planb import informer as informer_mod
+from planb.capacity import dws, nodes, webhook
 from planb.capacity import settings as settings_mod
 from planb.capacity import simulator as sim
-from planb.capacity import webhook
 from planb.capacity.settings import Lifecycle, Settings
-from planb.gke.store import Store
-from planb.kube import KubeError, conditions
+from tests.capacity.conftest import ServePools
+from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi, install_clock
 
 Obj = dict[str, Any]
-PR_LIST = f"{sim.PR_PATH}/provisioningrequests"
-NS = "default"
-KUBECONFIG = (
-    "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-    "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-    "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
-)
-DWS_SELECTOR = {
-    "cloud.google.com/gke-nodepool": "dws-pool",
-    "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
-    "cloud.google.com/gke-tpu-topology": "4x4",
+DWS_POOL = {
+    "name": "dws-pool",
+    "initialNodeCount": 0,
+    "config": {"machineType": "ct6e-standard-4t", "flexStart": True},
+    "autoscaling": {"enabled": True, "totalMinNodeCount": 0, "totalMaxNodeCount": 8},
+    "queuedProvisioning": {"enabled": True},
+    "placementPolicy": {"tpuTopology": "4x4"},
 }
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-        self.ticks = 0
-
-    def time(self) -> float:
-        return self.now
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def time_ns(self) -> int:
-        self.ticks += 1  # node names must differ within one fake instant
-        return int(self.now * 1e9) + self.ticks
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class FakeApi:
-    """Nodes, pods, pod templates and ProvisioningRequests kept in dicts; versions count up like etcd's."""
-
-    def __init__(self) -> None:
-        self.version = 100
-        self.nodes: dict[str, Obj] = {}
-        self.pods: list[Obj] = []
-        self.templates: dict[str, Obj] = {}
-        self.requests: dict[str, Obj] = {}
-        self.patches = 0
-
-    def _bump(self, obj: Obj) -> Obj:
-        self.version += 1
-        obj.setdefault("metadata", {})["resourceVersion"] = str(self.version)
-        return obj
-
-    def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
-        if path == "/api/v1/nodes":
-            return [copy.deepcopy(n) for n in self.nodes.values()]
-        if path == "/api/v1/pods":
-            pods = self.pods
-            if query and query.get("fieldSelector") == "status.phase=Pending":
-                pods = [p for p in pods if p["status"]["phase"] == "Pending"]
-            return copy.deepcopy(pods)
-        if path == PR_LIST:
-            return [copy.deepcopy(r) for r in self.requests.values()]
-        return []
-
-    def get(self, path: str, query: dict[str, str] | None = None) -> Obj | None:
-        if "/podtemplates/" in path:
-            found = self.templates.get(path.rsplit("/", 1)[1])
-            return copy.deepcopy(found) if found else None
-        return {"items": self.items(path, query)}
-
-    def create(self, path: str, body: Obj) -> Obj:
-        assert path == "/api/v1/nodes"
-        self.nodes[body["metadata"]["name"]] = self._bump(copy.deepcopy(body))
-        return body
-
-    def delete(self, path: str) -> bool:
-        return self.nodes.pop(path.rsplit("/", 1)[1], None) is not None
-
-    def merge_patch(self, path: str, body: Obj) -> Obj:
-        name = path.split("/provisioningrequests/", 1)[1].removesuffix("/status")
-        pr = self.requests[f"{NS}/{name}"]
-        pr.setdefault("status", {})["conditions"] = copy.deepcopy(body["status"]["conditions"])
-        if "provisioningClassDetails" in body["status"]:
-            pr["status"]["provisioningClassDetails"] = copy.deepcopy(body["status"]["provisioningClassDetails"])
-        self.patches += 1
-        return copy.deepcopy(self._bump(pr))
-
-    # ---- helpers for the tests
-    def add_request(self, name: str, *, podsets: int = 1, max_run: str | None = None) -> None:
-        refs = []
-        for i in range(podsets):
-            template = f"ppt-{name}-{i}"
-            self.templates[template] = {"template": {"spec": {"nodeSelector": dict(DWS_SELECTOR)}}}
-            refs.append({"podTemplateRef": {"name": template}, "count": 4})
-        params = {"maxRunDurationSeconds": max_run} if max_run is not None else {}
-        self.requests[f"{NS}/{name}"] = self._bump(
-            {
-                "metadata": {"namespace": NS, "name": name, "generation": 1},
-                "spec": {"provisioningClassName": sim.QUEUED_CLASS, "podSets": refs, "parameters": params},
-            }
-        )
-
-    def conds(self, name: str) -> dict[str, tuple[str, str, str]]:
-        return {
-            k: (c["status"], c["reason"], c["message"]) for k, c in conditions(self.requests[f"{NS}/{name}"]).items()
-        }
-
-    def run_pod_on(self, node: str) -> None:
-        self.pods.append(
-            {"metadata": {"name": f"pod-{node}"}, "spec": {"nodeName": node}, "status": {"phase": "Running"}}
-        )
 
 
 @pytest.fixture()
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(sim, "time", fake)
-    return fake
+    return install_clock(monkeypatch)
 
 
 @pytest.fixture()
 def state(tmp_path: Path) -> Path:
-    store = Store(tmp_path)
-    parent = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
-    store.node_pools[f"{parent}/nodePools/dws-pool"] = {
-        "name": "dws-pool",
-        "cluster": parent,
-        "initialNodeCount": 0,
-        "config": {"machineType": "ct6e-standard-4t", "flexStart": True},
-        "autoscaling": {"enabled": True, "totalMinNodeCount": 0, "totalMaxNodeCount": 8},
-        "queuedProvisioning": {"enabled": True},
-        "placementPolicy": {"tpuTopology": "4x4"},
-    }
-    store.save()
     return tmp_path
 
 
@@ -166,10 +48,10 @@ def api() -> FakeApi:
 
 
 @pytest.fixture()
-def simulator(state: Path, api: FakeApi) -> sim.CapacitySimulator:
+def simulator(state: Path, api: FakeApi, serve_pools: ServePools) -> sim.CapacitySimulator:
     kubeconfig = state / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    simulator = sim.CapacitySimulator(kubeconfig, state, log=lambda _: None)
+    simulator = sim.CapacitySimulator(kubeconfig, state, log=lambda _: None, gke=serve_pools([DWS_POOL]))
     simulator.kube = api  # type: ignore[assignment]
     return simulator
 
@@ -205,7 +87,7 @@ def test_queued_with_an_eta_then_all_nodes_at_once(
     )
     assert len(api.nodes) == 4
     for node in api.nodes.values():
-        assert node["metadata"]["annotations"][sim.REQUEST] == f"{NS}/wl-dws-prov-1"
+        assert node["metadata"]["annotations"][nodes.REQUEST] == f"{NS}/wl-dws-prov-1"
         assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == "dws-pool"
 
 
@@ -218,7 +100,7 @@ def test_each_requests_nodes_carry_its_resize_request_name_as_gke_labels_them(
     simulator.step(Settings(provisioning_delay_seconds=0))
     labels_by_request: dict[str, set[str]] = {}
     for node in api.nodes.values():
-        request = node["metadata"]["annotations"][sim.REQUEST]
+        request = node["metadata"]["annotations"][nodes.REQUEST]
         labels_by_request.setdefault(request, set()).add(node["metadata"]["labels"][webhook.REQUEST_LABEL])
         assert node["metadata"]["labels"]["cloud.google.com/gke-provisioning"] == "flex-start"
     assert labels_by_request == {
@@ -272,7 +154,7 @@ def test_booking_expires_and_unused_nodes_are_taken_back(
     assert api.conds("wl-dws-prov-1")["BookingExpired"] == (
         "True",
         "BookingExpired",
-        sim.BOOKING_EXPIRED_MESSAGE,
+        dws.BOOKING_EXPIRED_MESSAGE,
     )
     assert api.conds("wl-dws-prov-1")["Provisioned"][0] == "True"
     assert api.nodes == {}
@@ -311,7 +193,7 @@ def test_capacity_is_revoked_at_the_requests_max_run_duration(
     clock.sleep(1)
     simulator.step(settings)
     conds = api.conds("wl-dws-prov-1")
-    assert conds["CapacityRevoked"] == ("True", "CapacityRevoked", sim.CAPACITY_REVOKED_MESSAGE)
+    assert conds["CapacityRevoked"] == ("True", "CapacityRevoked", dws.CAPACITY_REVOKED_MESSAGE)
     assert conds["BookingExpired"][0] == "True"  # GKE's revoked requests have passed through it
     assert api.nodes == {}
     simulator.step(settings)  # terminal: nothing comes back
@@ -330,7 +212,7 @@ def test_a_max_run_switch_revokes_a_request_now(simulator: sim.CapacitySimulator
 @pytest.mark.parametrize("max_run", [None, "junk", "99999999"])
 def test_without_a_valid_parameter_the_run_lasts_gke_s_seven_days(max_run: str | None) -> None:
     pr = {"spec": {"parameters": {} if max_run is None else {"maxRunDurationSeconds": max_run}}}
-    assert sim._max_run_parameter(pr) == 7 * 24 * 3600
+    assert dws.max_run_parameter(pr) == 7 * 24 * 3600
 
 
 def test_a_pool_switched_to_fail_fails_its_requests(
@@ -435,112 +317,3 @@ def test_no_request_is_acted_on_before_the_watch_has_listed(
     simulator.informer = unsynced  # type: ignore[assignment]
     simulator.step(Settings(provisioning_delay_seconds=0))
     assert len(api.nodes) == 4  # an empty, unsynced cache does not mean every request is gone
-
-
-# ------------------------------------------------------------------ informer
-class WatchApi:
-    """Lists, then serves scripted watch streams; a 410 forces a new list."""
-
-    def __init__(self) -> None:
-        self.lists = 0
-        self.streams: list[list[Obj] | KubeError] = []
-        self.watched_from: list[str] = []
-
-    def get(self, path: str, query: dict[str, str] | None = None) -> Obj:
-        self.lists += 1
-        return {"metadata": {"resourceVersion": "10"}, "items": [pr("a", "5")]}
-
-    def watch(self, path: str, version: str, timeout: int) -> Iterator[Obj]:
-        self.watched_from.append(version)
-        if not self.streams:
-            raise KubeError(0, "done", "no more streams")
-        step = self.streams.pop(0)
-        if isinstance(step, KubeError):
-            raise step
-        yield from step
-
-
-def pr(name: str, version: str, extra: str = "") -> Obj:
-    return {"metadata": {"namespace": NS, "name": name, "resourceVersion": version, "labels": {"x": extra}}}
-
-
-def test_informer_lists_watches_resumes_and_relists_after_410() -> None:
-    api = WatchApi()
-    api.streams = [
-        [{"type": "ADDED", "object": pr("b", "11")}, {"type": "BOOKMARK", "object": pr("", "12")}],
-        [{"type": "MODIFIED", "object": pr("a", "13", "new")}, {"type": "DELETED", "object": pr("b", "14")}],
-        KubeError(410, "Gone", "too old"),
-    ]
-    changes: list[int] = []
-
-    def on_change() -> None:
-        changes.append(1)
-        if not api.streams:
-            informer.stop()  # every scripted stream served: end the loop
-
-    informer = informer_mod.Informer(api, PR_LIST, on_change, log=lambda _: None)  # type: ignore[arg-type]
-    informer._loop()
-    assert api.watched_from[:3] == ["10", "12", "14"]  # resumed from the last version, bookmarks included
-    assert api.lists == 2  # the 410 made it list again
-    assert informer.synced.is_set()
-    assert len(changes) == 5  # two lists and three changes; the bookmark is none
-    assert set(informer.items) == {f"{NS}/a"}
-
-
-def test_informer_keeps_a_newer_own_write_over_an_older_event() -> None:
-    informer = informer_mod.Informer(WatchApi(), PR_LIST)  # type: ignore[arg-type]
-    informer.put(pr("a", "20", "mine"))
-    informer.put(pr("a", "19", "older"))
-    assert informer.items[f"{NS}/a"]["metadata"]["labels"]["x"] == "mine"
-
-
-# ----------------------------------------------------------------------- CLI
-def capacity(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "capacity", *args],
-        env={**os.environ, "PLANB_STATE_DIR": str(state)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def test_capacity_set_per_pool_and_per_request(tmp_path: Path) -> None:
-    assert capacity(tmp_path, "set", "--booking-window", "5").returncode == 0
-    assert capacity(tmp_path, "set", "--pool", "dws-pool", "--fail", "--delay", "9").returncode == 0
-    done = capacity(tmp_path, "set", "--request", "default/*-dws-prov-1", "--max-run", "0")
-    assert done.returncode == 0, done.stderr
-    settings = settings_mod.load(tmp_path)
-    assert settings.booking_window_seconds == 5
-    assert settings.pools == {"dws-pool": Lifecycle(delay_seconds=9, fail=True)}
-    assert settings.requests == {"default/*-dws-prov-1": Lifecycle(max_run_seconds=0)}
-    assert capacity(tmp_path, "set", "--pool", "dws-pool", "--no-fail").returncode == 0
-    assert settings_mod.load(tmp_path).pools["dws-pool"].fail is False
-    assert capacity(tmp_path, "set", "--pool", "dws-pool", "--clear").returncode == 0
-    assert settings_mod.load(tmp_path).pools == {}
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (("--fail",), "add --pool POOL or --request NAMESPACE/NAME"),
-        (("--max-run", "5"), "add --pool POOL or --request"),
-        (("--pool", "p", "--booking-window", "-1"), "--booking-window must be >= 0"),
-    ],
-)
-def test_capacity_set_refuses_what_it_cannot_apply(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
-    done = capacity(tmp_path, "set", *args)
-    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
-
-
-@pytest.mark.parametrize(
-    "content",
-    ['{"pools": []}', '{"pools": {"p": {"fail": "yes"}}}', '{"requests": {"x": {"delay_seconds": -1}}}'],
-)
-def test_a_bad_lifecycle_switch_in_the_file_is_named(tmp_path: Path, content: str) -> None:
-    path = settings_mod.settings_file(tmp_path)
-    path.parent.mkdir(parents=True)
-    path.write_text(content)
-    with pytest.raises(settings_mod.SettingsError, match="is unreadable"):
-        settings_mod.load(tmp_path)

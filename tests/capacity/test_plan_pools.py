@@ -1,4 +1,4 @@
-"""The capacity simulator with one node pool per multi-host TPU slice (issue 12, item 1).
+"""The capacity simulator with one node pool per multi-host TPU slice.
 
 A plan of K slices is K pools, each of max one slice and labelled planb.dev/plan=<plan>; Kueue's flavor
 selects that label, so a request or a pod matches every pool of its plan. As GKE's autoscaler does, the
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from planb.capacity import dws, nodes
 from planb.capacity import simulator as sim
 from planb.capacity.settings import Settings
-from planb.gke.store import Store
-from tests.capacity.test_lifecycle import KUBECONFIG, NS, Clock, FakeApi
+from tests.capacity.conftest import ServePools
+from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi, install_clock
 
-PARENT = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
 TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
 TOLERATIONS = [
     {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"},
@@ -31,7 +31,6 @@ def _pool(name: str, plan: str) -> dict[str, Any]:
     dws = plan == "dws"
     return {
         "name": name,
-        "cluster": PARENT,
         "initialNodeCount": 0,
         "config": {"machineType": "ct6e-standard-4t", "flexStart": dws, "labels": {"planb.dev/plan": plan}},
         "autoscaling": {"enabled": True, "minNodeCount": 0, "maxNodeCount": 4},
@@ -42,9 +41,7 @@ def _pool(name: str, plan: str) -> dict[str, Any]:
 
 @pytest.fixture()
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(sim, "time", fake)
-    return fake
+    return install_clock(monkeypatch)
 
 
 @pytest.fixture()
@@ -53,19 +50,17 @@ def api() -> FakeApi:
 
 
 @pytest.fixture()
-def simulator(tmp_path: Path, api: FakeApi) -> sim.CapacitySimulator:
-    store = Store(tmp_path)
-    for name, plan in [
+def simulator(tmp_path: Path, api: FakeApi, serve_pools: ServePools) -> sim.CapacitySimulator:
+    plans = [
         ("on-demand-pool", "on-demand"),
         ("on-demand-pool-2", "on-demand"),
         ("dws-pool", "dws"),
         ("dws-pool-2", "dws"),
-    ]:
-        store.node_pools[f"{PARENT}/nodePools/{name}"] = _pool(name, plan)
-    store.save()
+    ]
+    gke = serve_pools([_pool(name, plan) for name, plan in plans])
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    simulator = sim.CapacitySimulator(kubeconfig, tmp_path, log=lambda _: None)
+    simulator = sim.CapacitySimulator(kubeconfig, tmp_path, log=lambda _: None, gke=gke)
     simulator.kube = api  # type: ignore[assignment]
     return simulator
 
@@ -77,7 +72,7 @@ def _dws_request(api: FakeApi, name: str) -> None:
     api.requests[f"{NS}/{name}"] = {
         "metadata": {"namespace": NS, "name": name, "generation": 1, "resourceVersion": "1"},
         "spec": {
-            "provisioningClassName": sim.QUEUED_CLASS,
+            "provisioningClassName": dws.QUEUED_CLASS,
             "podSets": [{"podTemplateRef": {"name": template}, "count": 4}],
             "parameters": {},
         },
@@ -109,14 +104,14 @@ def test_k_dws_pools_provision_k_requests_at_once(simulator: sim.CapacitySimulat
     freed = next(
         n["metadata"]["labels"]["cloud.google.com/gke-nodepool"]
         for n in api.nodes.values()
-        if n["metadata"]["annotations"][sim.REQUEST] == f"{NS}/a-dws-prov-1"
+        if n["metadata"]["annotations"][nodes.REQUEST] == f"{NS}/a-dws-prov-1"
     )
     del api.requests[f"{NS}/a-dws-prov-1"]
     simulator.step(Settings(provisioning_delay_seconds=0))
     simulator.step(Settings(provisioning_delay_seconds=0))
     assert api.conds("c-dws-prov-1")["Provisioned"][0] == "True"
     on_freed = {
-        n["metadata"]["annotations"][sim.REQUEST]
+        n["metadata"]["annotations"][nodes.REQUEST]
         for n in api.nodes.values()
         if n["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == freed
     }

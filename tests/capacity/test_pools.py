@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from planb.capacity.autoscaler import tolerates
 from planb.capacity.pools import from_gke
 from planb.capacity.settings import Settings, SettingsError, load, save, update
-from planb.capacity.simulator import CapacitySimulator, tolerates
-from planb.gke.store import Store
+from planb.capacity.simulator import CapacitySimulator
+from tests.capacity.conftest import ServePools
 
 DWS_POOL = {
     "name": "dws-pool",
@@ -108,20 +109,15 @@ class FakeKube:
         return body
 
 
-def test_simulator_reports_a_pool_with_an_unknown_machine_type_and_serves_the_others(tmp_path: Path) -> None:
-    store = Store(tmp_path)
-    parent = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
-    store.node_pools[f"{parent}/nodePools/default-pool"] = {
-        "name": "default-pool",
-        "initialNodeCount": 1,
-        "config": {"machineType": "n2-standard-16"},
-    }
-    store.node_pools[f"{parent}/nodePools/odd-pool"] = {
-        "name": "odd-pool",
-        "initialNodeCount": 1,
-        "config": {"machineType": "a3-highgpu-3g"},
-    }
-    store.save()
+def test_simulator_reports_a_pool_with_an_unknown_machine_type_and_serves_the_others(
+    tmp_path: Path, serve_pools: ServePools
+) -> None:
+    gke = serve_pools(
+        [
+            {"name": "default-pool", "initialNodeCount": 1, "config": {"machineType": "n2-standard-16"}},
+            {"name": "odd-pool", "initialNodeCount": 1, "config": {"machineType": "a3-highgpu-3g"}},
+        ]
+    )
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
@@ -129,7 +125,7 @@ def test_simulator_reports_a_pool_with_an_unknown_machine_type_and_serves_the_ot
         "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
     )
     logs: list[str] = []
-    simulator = CapacitySimulator(kubeconfig, tmp_path, log=logs.append)
+    simulator = CapacitySimulator(kubeconfig, tmp_path, log=logs.append, gke=gke)
     fake = FakeKube()
     simulator.kube = fake  # type: ignore[assignment]
     simulator.step(Settings())

@@ -1,4 +1,4 @@
-"""Each DWS job runs on its own request's nodes, never on another's (issue 13, item 2), on the real stack.
+"""Each DWS job runs on its own request's nodes, never on another's, on the real stack.
 
 Two DWS jobs are provisioned at the same time, one request per queued pool (planb_dws_slices=2).
 What is checked comes from the real API: the ProvisioningRequests (their resize request name in
@@ -19,7 +19,8 @@ import pytest
 
 from planb import paths
 from planb.capacity import webhook
-from planb.capacity.simulator import WEBHOOK_PATH, tolerates
+from planb.capacity.autoscaler import tolerates
+from planb.capacity.simulator import WEBHOOK_PATH
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ

@@ -93,3 +93,20 @@ def test_each_pool_is_backed_by_a_managed_instance_group_sized_like_the_pool(tmp
         assert _call(emulator, "GET", group_path)[0] == 404
     finally:
         emulator.stop()
+
+
+def test_location_dash_lists_the_project_s_clusters_in_every_location(tmp_path: Path) -> None:
+    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
+    try:
+        for parent, name in [
+            ("projects/p/locations/us-east5-b", "zonal"),
+            ("projects/p/locations/us-east5", "regional"),
+            ("projects/other/locations/us-east5-b", "elsewhere"),
+        ]:
+            assert _call(emulator, "POST", f"/v1/{parent}/clusters", {"cluster": {"name": name}})[0] == 200
+        status, answer = _call(emulator, "GET", "/v1/projects/p/locations/-/clusters")
+        assert status == 200, answer
+        assert sorted(c["name"] for c in answer["clusters"]) == ["regional", "zonal"]
+        assert [c["name"] for c in _call(emulator, "GET", f"{BASE}")[1]["clusters"]] == ["zonal"]
+    finally:
+        emulator.stop()

@@ -4,30 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from planb import paths
+from planb.capacity import gke_api
 from planb.capacity import settings as settings_mod
+from planb.capacity.gke_api import NodePoolReader
 from planb.capacity.simulator import CapacitySimulator
 from planb.errors import PlanbError
+from planb.statefile import stop_on_signals
 
 
 def _run(args: argparse.Namespace) -> int:
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    simulator = CapacitySimulator(Path(args.kubeconfig), log=lambda msg: print(f"[capacity] {msg}", flush=True))
+    stop = stop_on_signals()
+    simulator = CapacitySimulator(
+        Path(args.kubeconfig),
+        log=lambda msg: print(f"[capacity] {msg}", flush=True),
+        gke=NodePoolReader(args.gke_endpoint, args.gke_project, args.gke_location),
+    )
     if args.once:
         simulator.step()
         return 0
-    simulator.run(lambda: stopping, webhook=not args.no_webhook)
+    simulator.run(stop.is_set, webhook=not args.no_webhook)
     return 0
 
 
@@ -108,6 +108,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = verbs.add_parser("run", help="run the simulator in the foreground (planb local up starts it)")
     run.add_argument("--kubeconfig", default=str(paths.local_kubeconfig()), help="the local stack's kubeconfig")
     run.add_argument("--once", action="store_true", help="one reconcile pass, then exit")
+    run.add_argument(
+        "--gke-endpoint",
+        default=gke_api.default_endpoint(),
+        metavar="URL",
+        help="the GKE API the node pools are read from (default: the local GKE emulator, %(default)s)",
+    )
+    run.add_argument(
+        "--gke-project",
+        default=gke_api.default_project(),
+        metavar="PROJECT",
+        help="the project whose clusters' pools get nodes (default: PROJECT_ID, else planb-local: %(default)s)",
+    )
+    run.add_argument(
+        "--gke-location",
+        default=gke_api.ALL_LOCATIONS,
+        metavar="LOCATION",
+        help="only the clusters of this zone or region (default: '-', every location, as GKE's clusters.list)",
+    )
     run.add_argument(
         "--no-webhook",
         action="store_true",

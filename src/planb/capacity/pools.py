@@ -1,4 +1,4 @@
-"""Node pools as the capacity simulator sees them: GKE v1 NodePool bodies from the GKE emulator.
+"""Node pools as the capacity simulator sees them: GKE v1 NodePool bodies from the GKE API (planb.capacity.gke_api).
 
 GKE labels every node with its pool, machine type and accelerator, and taints accelerator and
 queued-provisioning nodes; this module derives those from the pool the same way. A pool's machine
@@ -12,15 +12,14 @@ Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/tpus (TPU node
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from planb.capacity import spot as spot_mod
 from planb.capacity.machines import MachineShape, machine
 from planb.catalog import gpu, tpu
 from planb.catalog.errors import CatalogError
-from planb.gke.store import list_node_pools
 
 _TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 
@@ -125,7 +124,7 @@ def _hosts(machine_type: str, topology: str | None, workload_policy: bool = Fals
 
 
 def from_gke(body: dict[str, Any]) -> NodePool:
-    """Build from a GKE v1 NodePool body (as the emulator stores it).
+    """Build from a GKE v1 NodePool body (``cluster``, where planb.capacity.gke_api adds it: the cluster's name).
 
     Raises the catalog's UnknownMachineTypeError for a machine type it does not hold and
     TopologyError for a topology the machine type does not form.
@@ -162,11 +161,11 @@ def from_gke(body: dict[str, Any]) -> NodePool:
     )
 
 
-def load(state_dir: Path | None = None) -> tuple[list[NodePool], list[BrokenPool]]:
-    """Every RUNNING-or-provisioning node pool the GKE emulator holds, and those the catalog cannot describe."""
+def load(bodies: Iterable[dict[str, Any]]) -> tuple[list[NodePool], list[BrokenPool]]:
+    """The pools of these GKE v1 bodies that are not being deleted, and those the catalog cannot describe."""
     good: list[NodePool] = []
     broken: list[BrokenPool] = []
-    for body in list_node_pools(state_dir):
+    for body in bodies:
         if body.get("status", "RUNNING") == "STOPPING":
             continue
         try:

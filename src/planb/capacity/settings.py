@@ -11,6 +11,7 @@ from typing import Any
 from planb import paths
 from planb.capacity.spot import GKE_NOTICE_SECONDS
 from planb.errors import PlanbError
+from planb.statefile import write_json
 
 
 class SettingsError(PlanbError):
@@ -185,9 +186,7 @@ def save(settings: Settings, state_dir: Path | None = None) -> None:
     data["preempt"] = list(settings.preempt)
     data["pools"] = {k: v.to_json() for k, v in settings.pools.items()}
     data["requests"] = {k: v.to_json() for k, v in settings.requests.items()}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(path)
+    write_json(path, data)
 
 
 def update(state_dir: Path | None = None, **changes: Any) -> Settings:

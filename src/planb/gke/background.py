@@ -28,6 +28,7 @@ from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError
 from planb.gke.store import emulator_dir, list_clusters, reset_state
 from planb.paths import state_dir
 from planb.process import ManagedProcess, reap
+from planb.statefile import write_atomic
 
 #: How long a `start` waits for another one to finish before giving up.
 LOCK_WAIT_S = 60.0
@@ -196,9 +197,7 @@ class BackgroundEmulator:
 
 def write_info(info_file: Path, info: dict[str, object]) -> None:
     """Write emulator.json as temp + rename, so `url()` never reads half of it."""
-    tmp = info_file.with_name(f"{info_file.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(info))
-    os.replace(tmp, info_file)
+    write_atomic(info_file, json.dumps(info))
 
 
 def _serves_emulator(pid: int) -> bool:

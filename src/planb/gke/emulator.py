@@ -267,7 +267,8 @@ class Engine:
         return body
 
     def list_clusters(self, project: str, location: str) -> Body:
-        prefix = f"projects/{project}/locations/{location}/clusters/"
+        """The project's clusters in `location`; location "-" matches all zones and all regions, as on GKE."""
+        prefix = f"projects/{project}/locations/" + ("" if location == "-" else f"{location}/clusters/")
         return {"clusters": [self._cluster_view(n) for n in sorted(self.store.clusters) if n.startswith(prefix)]}
 
     def get_cluster(self, name: str) -> Body:

@@ -12,7 +12,8 @@ Layout under ``<state_dir>/gke-emulator/``::
 Resources are stored as GKE v1 REST bodies keyed by their full resource name
 (``projects/P/locations/L/clusters/C[/nodePools/N]``).
 
-Public API for readers (the capacity simulator, tests)::
+Public API for readers on this machine (`planb gke-emulator start`, tests; the capacity simulator
+reads the pools over the GKE API instead, planb.capacity.gke_api)::
 
     from planb.gke.store import list_node_pools, list_clusters
     for pool in list_node_pools():          # default: planb.paths.state_dir()
@@ -25,7 +26,6 @@ and ``resourceName``. Reading needs no running emulator.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import Any
 
 from planb.errors import PlanbError
 from planb.paths import state_dir as default_state_dir
+from planb.statefile import write_atomic
 
 Body = dict[str, Any]
 
@@ -97,9 +98,7 @@ def reset_state(state_dir: Path | None = None) -> None:
 
 def _write_json(path: Path, data: Body) -> None:
     """Write temp + rename, so a reader never sees half a file."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def list_clusters(state_dir: Path | None = None) -> list[Body]:

@@ -23,9 +23,10 @@ from typing import Any
 import yaml
 
 from planb import paths
-from planb.localstack.certs import ServingCert, ensure_serving_cert, write_private
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.process import ManagedProcess
+from planb.statefile import write_json
+from planb.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
 
@@ -75,23 +76,18 @@ class KueueSettings:
 
 
 def save_settings(settings: KueueSettings, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(
-        json.dumps(
-            {
-                "webhook_port": settings.webhook_port,
-                "health_port": settings.health_port,
-                "metrics_port": settings.metrics_port,
-                "frameworks": list(settings.frameworks),
-                "feature_gates": settings.feature_gates,
-                "manager_config": settings.manager_config,
-            },
-            indent=2,
-            sort_keys=True,
-        )
-        + "\n"
+    write_json(
+        path,
+        {
+            "webhook_port": settings.webhook_port,
+            "health_port": settings.health_port,
+            "metrics_port": settings.metrics_port,
+            "frameworks": list(settings.frameworks),
+            "feature_gates": settings.feature_gates,
+            "manager_config": settings.manager_config,
+        },
+        sort_keys=True,
     )
-    tmp.replace(path)
 
 
 def load_settings(path: Path) -> KueueSettings:
@@ -278,9 +274,7 @@ class HostKueue:
             return {}
 
     def _save_metrics_record(self, record: dict[str, list[str]]) -> None:
-        tmp = self.metrics_cert_record.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=2) + "\n")
-        tmp.replace(self.metrics_cert_record)
+        write_json(self.metrics_cert_record, record)
 
     def remove_metrics_cert(self) -> list[Path]:
         """Remove what `_install_metrics_cert` put under METRICS_CERT_DIR; the paths removed.

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 from dataclasses import asdict
 from pathlib import Path
 
 from planb.errors import PlanbError
 from planb.rayhead import server
 from planb.rayhead import settings as settings_mod
+from planb.statefile import stop_on_signals
 
 
 def _run(args: argparse.Namespace) -> int:
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    return server.run(Path(args.kubeconfig), args.port, lambda: stopping)
+    stop = stop_on_signals()
+    return server.run(Path(args.kubeconfig), args.port, stop.is_set)
 
 
 def _env(pairs: list[str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from planb import paths
 from planb.errors import PlanbError
+from planb.statefile import write_json
 
 MODES = ("simulate", "run")
 #: A simulated payload runs this long: long enough to see Running in `planb status`, short enough
@@ -122,9 +123,7 @@ def save(settings: Settings, state_dir: Path | None = None) -> None:
     path = settings_file(state_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"default": asdict(settings.default), "jobs": {k: asdict(v) for k, v in settings.jobs.items()}}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(path)
+    write_json(path, data)
 
 
 def set_payload(pattern: str | None, payload: Payload | None, state_dir: Path | None = None) -> Settings:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from planb.localstack import kueue as kueue_mod
-from planb.localstack.certs import RENEW_BEFORE, ServingCert, ensure_serving_cert
 from planb.localstack.kueue import HostKueue
 from planb.localstack.stack import LocalStack
+from planb.tls import RENEW_BEFORE, ServingCert, ensure_serving_cert
 
 
 def _mode(path: Path) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from planb.statefile import write_atomic
 
 _VALIDITY = datetime.timedelta(days=365)
 #: Renew when a certificate has less than this left.
@@ -80,17 +81,7 @@ def write_private(path: Path, data: bytes) -> None:
 
     The file never exists with a wider mode, whatever the umask, and a reader never sees half of it.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o600)  # a file system that ignored the create mode
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, data, private=True)
 
 
 def private_dir(path: Path) -> Path:

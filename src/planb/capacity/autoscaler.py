@@ -1,0 +1,144 @@
+"""The autoscaler: how GKE's cluster autoscaler grows and shrinks on-demand and Spot pools.
+
+An autoscaled pool without queued provisioning grows by whole slices for pending pods that fit it
+(its nodeSelector matches, its taints are tolerated, one node holds the pod's requests), unless the
+pool is in ``stockout``: pods that fit several pools (a plan's pools all carry its label) fill them
+pool after pool, skipping a pool at its max or in stockout. Nodes made earlier that run nothing yet
+take pending pods first. A slice none of whose nodes runs a pod for ``scale_down_after_seconds`` is
+removed, never below the pool's minimum. Spot pools (``config.spot``) scale the same way; their
+preemption is planb.capacity.spot's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from planb.capacity import settings as settings_mod
+from planb.capacity.nodes import SLICE, NodeFactory
+from planb.capacity.pools import NodePool
+from planb.kube import Obj, conditions
+
+
+def _quantity_milli(value: str) -> int:
+    """cpu quantities ('500m', '2') in millicores."""
+    value = str(value)
+    if value.endswith("m"):
+        return int(float(value[:-1]))
+    return int(float(value) * 1000)
+
+
+def tolerates(tolerations: list[dict[str, Any]], taints: list[dict[str, str]]) -> bool:
+    """Whether pod tolerations cover every NoSchedule/NoExecute taint."""
+    for taint in taints:
+        if taint.get("effect") == "PreferNoSchedule":
+            continue
+        ok = False
+        for tol in tolerations or []:
+            if tol.get("effect") and tol["effect"] != taint.get("effect"):
+                continue
+            if (tol.get("operator") == "Exists" and (not tol.get("key") or tol.get("key") == taint["key"])) or (
+                tol.get("key") == taint["key"] and tol.get("value", "") == taint.get("value", "")
+            ):
+                ok = True
+        if not ok:
+            return False
+    return True
+
+
+class Autoscaler(NodeFactory):
+    """Scale-up for pending pods and scale-down of idle slices (a mixin of CapacitySimulator)."""
+
+    def _pending_pods(self) -> list[Obj]:
+        out = []
+        for pod in self.kube.items("/api/v1/pods", {"fieldSelector": "status.phase=Pending"}):
+            if pod["spec"].get("nodeName"):
+                continue
+            scheduled = conditions(pod).get("PodScheduled", {})
+            if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+                out.append(pod)
+        return out
+
+    def _fits(self, pod: Obj, pool: NodePool) -> bool:
+        spec = pod["spec"]
+        if not pool.matches(spec.get("nodeSelector") or {}):
+            return False
+        if not tolerates(spec.get("tolerations") or [], pool.node_taints()):
+            return False
+        machine = pool.machine
+        cpu = 0
+        accel = 0
+        for container in spec["containers"]:
+            requests = (container.get("resources") or {}).get("requests") or {}
+            cpu += _quantity_milli(requests.get("cpu", "0"))
+            if machine.accelerator_resource:
+                accel += int(requests.get(machine.accelerator_resource, 0))
+            elif any(k in requests for k in ("google.com/tpu", "nvidia.com/gpu")):
+                return False
+        return cpu <= machine.vcpus * 1000 and accel <= machine.accelerators
+
+    def _scale_up(
+        self,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
+    ) -> None:
+        # Pending pods by the pools they fit: a plan's pools all fit its pods (they carry its label).
+        wanted: dict[tuple[str, ...], int] = defaultdict(int)
+        for pod in self._pending_pods():
+            fits = tuple(
+                p.name for p in pools.values() if p.autoscaling and not p.queued_provisioning and self._fits(pod, p)
+            )
+            if fits:
+                wanted[fits] += 1
+        added: dict[str, int] = defaultdict(int)
+        for names, pods in wanted.items():
+            out = [name for name in names if name in settings.stockout]
+            if out:
+                self.log(f"pool(s) {', '.join(out)}: {pods} pod(s) pending, no capacity (simulated stockout)")
+            # Nodes of these pools that run nothing yet (e.g. a slice made last pass) take pending pods first.
+            idle = sum(1 for name in names for node in by_pool.get(name, []) if node["metadata"]["name"] not in busy())
+            # Whole slices, pool after pool: a pool at its max (one slice per multi-host TPU pool) or in stockout is
+            # skipped, as GKE's autoscaler skips a node group it cannot grow.
+            needed = pods - idle
+            for name in names:
+                pool = pools[name]
+                if name in settings.stockout or needed <= 0:
+                    continue
+                room = (pool.max_nodes - len(by_pool.get(name, [])) - added[name]) // pool.hosts_per_slice
+                for _ in range(min(-(-needed // pool.hosts_per_slice), room)):
+                    self._add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
+                    added[name] += pool.hosts_per_slice
+                    needed -= pool.hosts_per_slice
+
+    def _scale_down(
+        self,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy_nodes: Callable[[], set[str]],
+    ) -> None:
+        now = time.monotonic()
+        for name, pool in pools.items():
+            if not pool.autoscaling or pool.queued_provisioning:
+                continue
+            busy = busy_nodes()
+            remaining = len(by_pool.get(name, []))
+            slices: dict[str, list[str]] = defaultdict(list)
+            for node in by_pool.get(name, []):
+                meta = node["metadata"]
+                slices[meta["labels"].get(SLICE, meta["name"])].append(meta["name"])
+            for slice_nodes in slices.values():
+                if any(n in busy for n in slice_nodes):
+                    for n in slice_nodes:
+                        self.idle_since.pop(n, None)
+                    continue
+                since = min(self.idle_since.setdefault(n, now) for n in slice_nodes)
+                # GKE never scales an autoscaled pool below its minimum.
+                if now - since >= settings.scale_down_after_seconds and remaining - len(slice_nodes) >= pool.min_nodes:
+                    for n in slice_nodes:
+                        self._delete_node(n, f"idle for {settings.scale_down_after_seconds:.0f} s")
+                    remaining -= len(slice_nodes)

@@ -1,0 +1,121 @@
+"""What GKE writes on a ProvisioningRequest of queued provisioning: class, conditions, details.
+
+The condition reasons and messages are those of GKE's autoscaler; `status_patch` sets a request's
+conditions the way the API expects them (a condition's ``lastTransitionTime`` moves only when its
+status changes) and merges GKE's ``provisioningClassDetails``. planb.capacity.provisioning decides
+which condition a request gets when.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from planb.capacity import settings as settings_mod
+from planb.capacity import webhook as webhook_mod
+from planb.capacity.pools import NodePool
+from planb.kube import Obj, conditions
+
+QUEUED_CLASS = "queued-provisioning.gke.io"
+PR_PATH = "/apis/autoscaling.x-k8s.io/v1"
+
+# GKE's condition reasons and messages for queued provisioning. The page
+# https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest shows the first four in
+# its `kubectl describe provisioningrequest` output; the others are the ones GKE's autoscaler sets
+# for the other states (its provreqstate and feature-guard reconcilers).
+ACCEPTED_REASON = "SuccessfullyQueued"
+ACCEPTED_MESSAGE = "Provisioning Request was successfully queued."
+WAITING_REASON = "ResourcePoolExhausted"
+WAITING_MESSAGE = "Waiting for resources. Currently there are not enough resources available to fulfill the request."
+PROVISIONED_REASON = "Provisioned"
+PROVISIONED_MESSAGE = "Provisioning Request was successfully provisioned."
+BOOKING_EXPIRED_REASON = "BookingExpired"
+BOOKING_EXPIRED_MESSAGE = (
+    "Capacity booking for the Provisioning Request has expired and the nodes are now candidates for scale down "
+    "when underutilized."
+)
+CAPACITY_REVOKED_REASON = "CapacityRevoked"
+CAPACITY_REVOKED_MESSAGE = (
+    "Capacity provisioned for the Provisioning Request was reclaimed and is no longer available in the cluster."
+)
+MULTIPLE_PODSETS_REASON = "MultiplePodSetsUnsupported"
+MULTIPLE_PODSETS_MESSAGE = "Provisioning Request doesn't support multiple PodSets, please define only 1."
+NO_CAPACITY_REASON = "QueuingInfeasibleNoCapacity"
+#: The request parameter GKE reads the run duration from (Kueue fills it from the job's annotation).
+MAX_RUN_PARAMETER = "maxRunDurationSeconds"
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def iso(when: float) -> str:
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: object) -> float | None:
+    try:
+        return datetime.datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def no_capacity_message(pool: str) -> str:
+    return (
+        f"Could not enqueue the Provisioning Request due to insufficient capacity in the zone of node pool {pool}. "
+        "Try different locations or hardware."
+    )
+
+
+def resize_request_name(key: str) -> str:
+    """GKE's resize request name of the request "namespace/name" (webhook_mod.GKE_CA_RR_NAME)."""
+    namespace, _, name = key.partition("/")
+    return webhook_mod.resize_request_name(namespace, name)
+
+
+def class_details(key: str, pool: NodePool) -> dict[str, str]:
+    """The provisioningClassDetails GKE writes when it takes a request (webhook_mod.GKE_CA_DETAILS), in part."""
+    return {webhook_mod.RESIZE_REQUEST_DETAIL: resize_request_name(key), "NodePoolName": pool.name}
+
+
+def max_run_parameter(pr: Obj) -> float:
+    """The request's run duration in seconds: its parameter, else GKE's default; never over GKE's 7 days."""
+    raw = ((pr.get("spec") or {}).get("parameters") or {}).get(MAX_RUN_PARAMETER)
+    try:
+        value = float(str(raw)) if raw is not None else settings_mod.GKE_MAX_RUN_SECONDS
+    except ValueError:
+        value = settings_mod.GKE_MAX_RUN_SECONDS
+    return min(max(value, 0.0), settings_mod.GKE_MAX_RUN_SECONDS)
+
+
+def status_patch(
+    pr: Obj, updates: list[tuple[str, str, str, str]], details: dict[str, str] | None = None
+) -> dict[str, Any] | None:
+    """The status merge patch that sets conditions (type, status, reason, message) and provisioningClassDetails of
+    a request; None when the request has them already."""
+    conds = conditions(pr)
+    old_details = (pr.get("status") or {}).get("provisioningClassDetails") or {}
+    patch: dict[str, Any] = {}
+    changed = False
+    if details is not None and any(old_details.get(k) != v for k, v in details.items()):
+        patch["provisioningClassDetails"] = {**old_details, **details}
+        changed = True
+    for kind, status, reason, message in updates:
+        old = conds.get(kind)
+        if old and (old.get("status"), old.get("reason"), old.get("message")) == (status, reason, message):
+            continue
+        changed = True
+        conds[kind] = {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": now()
+            if not old or old.get("status") != status
+            else old.get("lastTransitionTime", now()),
+            "observedGeneration": pr["metadata"].get("generation", 1),
+        }
+    if not changed:
+        return None
+    patch["conditions"] = list(conds.values())
+    return patch

@@ -1,0 +1,38 @@
+"""The GKE API the simulator's tests read node pools from: the real GKE emulator, in-process on a free loopback port."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.capacity.gke_api import NodePoolReader
+from planb.gke.emulator import RunningEmulator
+from planb.gke.store import Store
+
+PROJECT, LOCATION, CLUSTER = "p", "us-east5-b", "tpu-cluster"
+PARENT = f"projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}"
+
+ServePools = Callable[[list[dict[str, Any]]], NodePoolReader]
+
+
+@pytest.fixture()
+def serve_pools(tmp_path: Path) -> Iterator[ServePools]:
+    """Start the emulator on tmp_path's state with the cluster PARENT holding these pool bodies; a reader of it."""
+    running: list[RunningEmulator] = []
+
+    def serve(pools: list[dict[str, Any]]) -> NodePoolReader:
+        store = Store(tmp_path)
+        store.clusters[PARENT] = {"name": CLUSTER, "location": LOCATION, "currentMasterVersion": "1.34"}
+        for body in pools:
+            store.node_pools[f"{PARENT}/nodePools/{body['name']}"] = body
+        store.save()
+        emulator = RunningEmulator(tmp_path, port=0, op_seconds=0.0, kubeconfig=tmp_path / "no-local-stack")
+        running.append(emulator)
+        return NodePoolReader(emulator.url, PROJECT)
+
+    yield serve
+    for emulator in running:
+        emulator.stop()

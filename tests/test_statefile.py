@@ -1,0 +1,102 @@
+"""State files are replaced whole, with the mode a plain write gives them; the stop flag follows SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planb import statefile
+
+
+@pytest.fixture()
+def umask_022() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_write_json_is_the_settings_format(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    statefile.write_json(path, {"b": 1, "a": [1, 2]})
+    assert path.read_text() == json.dumps({"b": 1, "a": [1, 2]}, indent=2) + "\n"
+    statefile.write_json(path, {"b": 1, "a": 2}, sort_keys=True)
+    assert path.read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
+
+
+def test_the_file_gets_the_mode_a_plain_write_gives_it(tmp_path: Path, umask_022: None) -> None:
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    atomic = tmp_path / "atomic.json"
+    statefile.write_atomic(atomic, "{}")
+    assert _mode(atomic) == _mode(plain) == 0o644
+
+
+def test_a_private_file_is_0600_from_its_creation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    created: list[int] = []
+    real_open = os.open
+
+    def spy(path: str | os.PathLike[str], flags: int, mode: int = 0o777) -> int:
+        fd = real_open(path, flags, mode)
+        created.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return fd
+
+    old = os.umask(0)
+    try:
+        monkeypatch.setattr(os, "open", spy)
+        statefile.write_atomic(tmp_path / "tls.key", b"secret", private=True)
+    finally:
+        os.umask(old)
+    assert created == [0o600]
+    assert _mode(tmp_path / "tls.key") == 0o600
+    assert (tmp_path / "tls.key").read_bytes() == b"secret"
+
+
+def test_the_target_is_replaced_and_no_temporary_file_stays(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("old")
+    inode = path.stat().st_ino
+    statefile.write_atomic(path, "new")
+    assert path.read_text() == "new"
+    assert path.stat().st_ino != inode  # a rename over it, not a rewrite in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+def test_a_failed_write_leaves_the_target_and_removes_its_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("old")
+
+    def broken(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        statefile.write_atomic(path, "new")
+    assert path.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_stop_flag_is_set_by_sigterm_and_sigint(signum: signal.Signals) -> None:
+    saved = {s: signal.getsignal(s) for s in statefile.STOP_SIGNALS}
+    try:
+        stop = statefile.stop_on_signals()
+        assert not stop.is_set()
+        os.kill(os.getpid(), signum)
+        assert stop.wait(5.0)
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
