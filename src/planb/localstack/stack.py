@@ -53,13 +53,14 @@ LOCAL_FILES = (
     "up-timings.json.tmp",
     "*.pid",
     "*.log",
+    "*.tmp",
 )
 #: The capacity simulator's switches and the kubeconfigs the gke_cluster role writes (local inventory).
 SIBLING_FILES = {
     "capacity": ("settings.json", "settings.tmp", "*.tmp"),
     "gke": ("*.kubeconfig",),
     # The Ray head stand-in's payload settings, each job's output and the files its `--run` payloads ran from.
-    "rayhead": ("settings.json", "settings.tmp", "logs", "work"),
+    "rayhead": ("settings.json", "settings.tmp", "*.tmp", "logs", "work"),
 }
 
 
@@ -330,7 +331,17 @@ class LocalStack:
             return
         say("starting the capacity simulator ...")
         self.simulator.start(
-            [sys.executable, "-m", "planb.cli", "capacity", "run", "--kubeconfig", str(self.kubeconfig)]
+            [
+                sys.executable,
+                "-m",
+                "planb.cli",
+                "capacity",
+                "run",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                # GKE's autoscaler reads node pools through GKE's API: here the emulator's.
+                f"--gke-endpoint=http://127.0.0.1:{default_port()}",
+            ]
         )
 
     def start_failover(self) -> bool:
