@@ -1,13 +1,37 @@
-"""planb's packages depend on each other in one direction only (no package imports one that imports it)."""
+"""The import rules of planb's packages and of the tests.
+
+* planb's packages depend on each other in one direction only (no package imports one that imports it).
+* The capacity simulator imports nothing of the local stack (``planb.localstack``): it reads the cluster and
+  the GKE emulator through their APIs, as GKE's autoscaler does.
+* ``planb.status`` does not import the failover controller (a self-contained script that needs the
+  ``kubernetes`` client); it reads the controller's names from ``planb.failover.names``.
+* ``import planb.cli`` imports no sub-command's package; a sub-command's package is imported when it runs.
+* No module under tests/ imports a test module (``test_*.py``): shared helpers live in a conftest.py or a
+  helper module.
+"""
 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from planb import paths
 
 SRC = paths.REPO / "src"
+TESTS = paths.REPO / "tests"
+#: The packages of `planb`'s sub-commands (planb.cli imports each only when its command runs).
+SUBCOMMAND_PACKAGES = (
+    "planb.capacity",
+    "planb.catalog",
+    "planb.gke",
+    "planb.localstack",
+    "planb.rayhead",
+    "planb.status",
+)
 
 
 def _area(module: str) -> str:
@@ -26,10 +50,33 @@ def _imports(path: Path) -> set[str]:
     return {name for name in found if name.startswith("planb.")}
 
 
+def _modules() -> dict[str, Path]:
+    """Every planb module's dotted name -> its file."""
+    return {".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__"): p for p in SRC.rglob("*.py")}
+
+
+def _under(package: str) -> dict[str, Path]:
+    return {name: path for name, path in _modules().items() if name == package or name.startswith(package + ".")}
+
+
+def _reachable(start: set[str]) -> set[str]:
+    """The planb modules `start` imports, directly or through others (the packages a dotted import runs too)."""
+    modules = _modules()
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in modules:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(2, len(parts)))  # planb.a.b runs planb.a first
+        todo.extend(_imports(modules[name]) & set(modules))
+    return seen
+
+
 def _area_edges() -> dict[str, set[str]]:
-    modules = {
-        ".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__"): p for p in SRC.rglob("*.py")
-    }
+    modules = _modules()
     edges: dict[str, set[str]] = {}
     for name, path in modules.items():
         for target in _imports(path) & set(modules):
@@ -55,3 +102,56 @@ def test_no_two_packages_import_each_other() -> None:
     assert edges["planb.localstack"] >= {"planb.gke", "planb.process"}  # the checker sees real imports
     cycles = {area: cycle for area in edges if (cycle := _cycle_through(area, edges))}
     assert cycles == {}
+
+
+def test_the_capacity_simulator_imports_nothing_of_the_local_stack() -> None:
+    offenders = {
+        name: sorted(target for target in _imports(path) if _area(target) == "planb.localstack")
+        for name, path in _under("planb.capacity").items()
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_status_does_not_import_the_failover_controller() -> None:
+    assert "planb.failover.names" in _reachable(set(_under("planb.status")))  # the checker follows real imports
+    assert "planb.failover.controller" not in _reachable(set(_under("planb.status")))
+
+
+def test_importing_the_cli_imports_no_subcommand_package() -> None:
+    code = "import json, sys, planb.cli; print(json.dumps(sorted(m for m in sys.modules if m.startswith('planb'))))"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout))
+    assert "planb.cli" in loaded
+    assert sorted(m for m in loaded if _area(m) in SUBCOMMAND_PACKAGES) == []
+
+
+def _test_modules_imported(path: Path) -> set[str]:
+    """The test modules (tests/**/test_*.py) one file under tests/ imports, as paths relative to the repo."""
+    package = path.parent
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[tuple[Path, str]] = []  # (directory the dotted name starts in, dotted name)
+        if isinstance(node, ast.Import):
+            names = [(paths.REPO, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = paths.REPO if node.level == 0 else package.parents[node.level - 2] if node.level > 1 else package
+            module = node.module or ""
+            names = [(base, module)] + [(base, f"{module}.{alias.name}".lstrip(".")) for alias in node.names]
+        for base, dotted in names:
+            if not dotted:
+                continue
+            target = base.joinpath(*dotted.split(".")).with_suffix(".py")
+            if target.name.startswith("test_") and target.is_file() and TESTS in target.parents:
+                found.add(str(target.relative_to(paths.REPO)))
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    offenders = {
+        str(path.relative_to(paths.REPO)): sorted(found)
+        for path in sorted(TESTS.rglob("*.py"))
+        if (found := _test_modules_imported(path))
+    }
+    assert offenders == {}, "move what these share into a conftest.py or a helper module"

@@ -1,44 +1,82 @@
-"""The `planb` command line: each area registers its own sub-commands."""
+"""The `planb` command line: each area registers its own sub-commands, imported only when one of them runs.
+
+``COMMANDS`` names every sub-command, its help line and the module that registers it (a ``register(sub)``
+function). ``planb --help`` lists them from this table alone; ``planb status ...`` imports
+``planb.status.cli`` and nothing of the GKE emulator, the capacity simulator, the local stack or the Ray
+head stand-in. tests/test_cli.py checks that the help lines here are the ones each module registers.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from planb.capacity import cli as capacity_cli
-from planb.catalog import cli as catalog_cli
 from planb.errors import PlanbError
-from planb.gke import cli as gke_cli
-from planb.localstack import cli as localstack_cli
-from planb.rayhead import cli as rayhead_cli
-from planb.status import cli as status_cli
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-REGISTRARS: tuple[Registrar, ...] = (
-    localstack_cli.register,
-    catalog_cli.register,
-    gke_cli.register,
-    capacity_cli.register,
-    rayhead_cli.register,
-    status_cli.register,
+
+@dataclass(frozen=True)
+class Command:
+    """One `planb` sub-command: its name, its line in `planb --help`, the module whose register() adds it."""
+
+    name: str
+    help: str
+    module: str
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("local", "the local stack (kwok control plane + the real Kueue)", "planb.localstack.cli"),
+    Command("profiles", "list the accelerator profiles of the catalog", "planb.catalog.cli"),
+    Command("values", "print Helm values for charts/planb derived from a profile", "planb.catalog.cli"),
+    Command("gke-emulator", "the local GKE API (container/v1 subset) on 127.0.0.1", "planb.gke.cli"),
+    Command("capacity", "the capacity simulator (GKE autoscaler + DWS, local mode)", "planb.capacity.cli"),
+    Command(
+        "rayhead",
+        "local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
+        "planb.rayhead.cli",
+    ),
+    Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def registrar(module: str) -> Registrar:
+    """The register() of one area's CLI module (imports the module and its package)."""
+    register: Registrar = importlib.import_module(module).register
+    return register
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command argv names: its first word that is not an option (`planb` itself takes none but -h)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser: full sub-commands for the modules in `load` (default: every module), one-line stubs else."""
     parser = argparse.ArgumentParser(
         prog="planb",
         description="TPU/GPU training on GKE: on-demand first, DWS flex-start as plan B.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in REGISTRARS:
-        register(sub)
+    modules = list(dict.fromkeys(c.module for c in COMMANDS))
+    wanted = set(modules if load is None else load)
+    for module in modules:
+        if module in wanted:
+            registrar(module)(sub)
+            continue
+        for command in COMMANDS:
+            if command.module == module:
+                sub.add_parser(command.name, help=command.help, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = _command_of(argv)
+    parser = build_parser([c.module for c in COMMANDS if c.name == name])
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from planb.gke.background import BackgroundEmulator
-from planb.gke.emulator import EmulatorError
+from planb.gke.errors import EmulatorError
 from planb.gke.store import emulator_dir, list_node_pools
 from planb.localstack.stack import LocalStack
 from planb.process import is_alive, start_time, terminate

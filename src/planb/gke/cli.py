@@ -10,7 +10,10 @@ import urllib.error
 import urllib.request
 
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
-from planb.gke.emulator import DEFAULT_OP_SECONDS, DEFAULT_PORT, EmulatorError, EmulatorHTTPServer, Engine
+from planb.gke.engine import Engine
+from planb.gke.errors import EmulatorError
+from planb.gke.operations import DEFAULT_OP_SECONDS
+from planb.gke.server import DEFAULT_PORT, EmulatorHTTPServer
 from planb.gke.store import Store, reset_state
 
 

@@ -1,6 +1,6 @@
 """What a local Ray job's payload does, kept in a JSON file so `planb rayhead set` can change it while the stack runs.
 
-KWOK pods execute nothing, so the Ray head stand-in (planb.rayhead.server) decides what "running the
+KWOK pods execute nothing, so the Ray head stand-in (planb.rayhead) decides what "running the
 entrypoint" means for each RayJob: by default a simulated payload that runs for a while and ends
 SUCCEEDED (or FAILED with a given message); or the job's real entrypoint as a host process
 (``run``), e.g. training/train.py on CPU.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planb.failover.controller import AFTER_ANNOTATION as FAILOVER_AFTER
-from planb.failover.controller import MOVED_ANNOTATION as FAILOVER_MOVED
-from planb.failover.controller import move_message
+from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
+from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
+from planb.failover.names import move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true
 from planb.status import lifecycle
 

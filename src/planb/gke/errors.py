@@ -1,0 +1,44 @@
+"""The errors of the local GKE API: GKE's JSON error body, and the emulator's own start-up failure.
+
+Errors use GKE's JSON shape (``{"error": {"code", "message", "status"}}``); ``status`` defaults to the
+canonical name Google gives the HTTP code (400 INVALID_ARGUMENT, 404 NOT_FOUND, 409 ALREADY_EXISTS, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planb.errors import PlanbError
+
+Body = dict[str, Any]
+
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "UNIMPLEMENTED",
+    409: "ALREADY_EXISTS",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+class EmulatorError(PlanbError):
+    """The emulator cannot start or be reached."""
+
+
+class ApiError(Exception):
+    """An answer GKE gives as an error body."""
+
+    def __init__(self, code: int, message: str, status: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status or _STATUS_NAMES.get(code, "UNKNOWN")
+
+    def body(self) -> Body:
+        return {"error": {"code": self.code, "message": self.message, "status": self.status}}

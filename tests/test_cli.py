@@ -1,0 +1,66 @@
+"""`planb`: every sub-command listed with its help line, and only the running one's package imported."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from planb import cli, paths
+
+#: The packages a sub-command may pull in; `planb status` and `planb --help` need none of them.
+HEAVY = ("planb.gke", "planb.capacity", "planb.localstack", "planb.rayhead")
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Sub-command name -> its help line, as `planb --help` lists them."""
+    (action,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {choice.dest: str(choice.help) for choice in action._choices_actions}
+
+
+def test_each_help_line_is_the_one_its_module_registers() -> None:
+    assert _subcommands(cli.build_parser()) == {c.name: c.help for c in cli.COMMANDS}
+
+
+def test_help_lists_every_subcommand_without_importing_them() -> None:
+    assert _subcommands(cli.build_parser(load=[])) == {c.name: c.help for c in cli.COMMANDS}
+
+
+def _run(argv: list[str]) -> tuple[str, set[str]]:
+    """`planb ARGV` in a fresh interpreter: what it printed, and the planb areas it imported."""
+    code = (
+        "import json, sys\nfrom planb import cli\ntry:\n    cli.main(json.loads(sys.argv[1]))\nexcept SystemExit:\n"
+        "    pass\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('planb.'))), file=sys.stderr)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(paths.REPO / "src"), "COLUMNS": "200"}  # one help line per command
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True, env=env, timeout=60
+    )
+    loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    return done.stdout, {".".join(m.split(".")[:2]) for m in loaded}
+
+
+def test_help_in_a_fresh_interpreter_lists_every_subcommand_and_imports_none() -> None:
+    out, areas = _run(["--help"])
+    assert all(command.name in out and command.help in out for command in cli.COMMANDS), out
+    assert not areas & {*HEAVY, "planb.status", "planb.catalog"}, areas
+
+
+@pytest.mark.parametrize(
+    ("argv", "area"), [(["status", "--help"], "planb.status"), (["values", "-h"], "planb.catalog")]
+)
+def test_only_the_running_subcommand_is_imported(argv: list[str], area: str) -> None:
+    out, areas = _run(argv)
+    assert "usage: planb " + argv[0] in out, out
+    assert area in areas
+    assert not areas & {*HEAVY, "planb.status", "planb.catalog"} - {area}, areas
+
+
+def test_a_subcommand_still_gets_its_own_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["gke-emulator", "--help"])
+    assert "set-quota" in capsys.readouterr().out
