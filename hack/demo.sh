@@ -52,6 +52,17 @@ phase() {  # phase SHORT-NAME DESCRIPTION
   printf '\n=== %s: %s\n' "$1" "$2"
 }
 
+wait_quota_reserved() {  # wait_quota_reserved JOB: until Kueue reserved quota for the RayJob's Workload (60 s)
+  local deadline=$((SECONDS + 60)) reserved
+  while ((SECONDS < deadline)); do
+    reserved=$(kubectl get workloads -n default -o jsonpath="{range .items[?(@.metadata.ownerReferences[0].name=='$1')]}{.status.conditions[?(@.type=='QuotaReserved')].status}{end}" 2>/dev/null || true)
+    [[ "$reserved" == *True* ]] && return 0
+    sleep 0.2
+  done
+  echo "[planb demo] Kueue reserved no quota for $1 within 60 s (see planb status)" >&2
+  return 1
+}
+
 phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity simulator"
 # Every scenario starts from a known state, whatever ran before (another scenario's jobs, pools, capacity
 # switches or reservation, a test's stack): a stack that is here already is taken down first, with its
@@ -96,8 +107,9 @@ for job in "${jobs[@]}"; do
   else
     helm install "$job" charts/planb -f "charts/planb/values/$PROFILE.yaml" "${job_args[@]}"
   fi
-  # job 2 must queue behind job 1, as in the seed: submit them in order.
-  sleep 2
+  # Each job queues behind the one before it, as in the seed: the next is submitted once Kueue has reserved this
+  # one's quota (its Workload's QuotaReserved condition), so the order never rests on creation timestamps.
+  [[ "$job" == "${jobs[-1]}" ]] || wait_quota_reserved "$job"
 done
 
 rc=0

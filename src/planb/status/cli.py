@@ -56,6 +56,10 @@ def _parse_expect(items: list[str]) -> dict[str, str]:
     return out
 
 
+#: Seconds between looks while --expect waits (each look is a few list calls to the API server).
+EXPECT_POLL_S = 0.25
+
+
 def _expect(kube: Kube, args: argparse.Namespace) -> int:
     """Wait until each job is admitted on its flavor (a provisioning flavor also needs Provisioned)."""
     wanted = _parse_expect(args.expect)
@@ -78,7 +82,7 @@ def _expect(kube: Kube, args: argparse.Namespace) -> int:
         if now - last_print >= 5:
             print(f"[planb status] {now - start:5.1f} s: waiting for {'; '.join(missing)}", flush=True)
             last_print = now
-        time.sleep(1)
+        time.sleep(EXPECT_POLL_S)
     print(table(list(jobs.values())))
     if lost:
         print(f"\nnot as expected, and waiting cannot change it: {'; '.join(lost)}")
