@@ -55,3 +55,20 @@ def test_no_two_packages_import_each_other() -> None:
     assert edges["planb.localstack"] >= {"planb.gke", "planb.process"}  # the checker sees real imports
     cycles = {area: cycle for area in edges if (cycle := _cycle_through(area, edges))}
     assert cycles == {}
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test helpers live in helper modules (conftest.py, helpers.py, fakes.py), never in a test_*.py."""
+    tests = paths.REPO / "tests"
+    offenders = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                names = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            found = {name for name in names if name.split(".")[-1].startswith("test_") and name.startswith("tests")}
+            offenders += [f"{path.relative_to(tests)}: {name}" for name in sorted(found)]
+    assert offenders == []

@@ -16,7 +16,7 @@ import pytest
 from planb.capacity import simulator as sim
 from planb.capacity.settings import Settings
 from planb.gke.store import Store
-from tests.capacity.test_lifecycle import KUBECONFIG, NS, Clock, FakeApi
+from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi
 
 PARENT = "projects/p/locations/us-east5-b/clusters/tpu-cluster"
 TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}

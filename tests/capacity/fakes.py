@@ -1,0 +1,124 @@
+"""What the capacity simulator's tests share: a clock they move, and an in-memory API server.
+
+Test modules import these from here, never from one another.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from planb.capacity import simulator as sim
+from planb.kube import conditions
+
+Obj = dict[str, Any]
+PR_LIST = f"{sim.PR_PATH}/provisioningrequests"
+NS = "default"
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+    "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+    "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
+)
+DWS_SELECTOR = {
+    "cloud.google.com/gke-nodepool": "dws-pool",
+    "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+    "cloud.google.com/gke-tpu-topology": "4x4",
+}
+
+
+class Clock:
+    """time.time, time.monotonic, time.time_ns and time.sleep on a fake instant that only sleep moves."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+        self.ticks = 0
+
+    def time(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def time_ns(self) -> int:
+        self.ticks += 1  # node names must differ within one fake instant
+        return int(self.now * 1e9) + self.ticks
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class FakeApi:
+    """Nodes, pods, pod templates and ProvisioningRequests kept in dicts; versions count up like etcd's."""
+
+    def __init__(self) -> None:
+        self.version = 100
+        self.nodes: dict[str, Obj] = {}
+        self.pods: list[Obj] = []
+        self.templates: dict[str, Obj] = {}
+        self.requests: dict[str, Obj] = {}
+        self.patches = 0
+
+    def _bump(self, obj: Obj) -> Obj:
+        self.version += 1
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self.version)
+        return obj
+
+    def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
+        if path == "/api/v1/nodes":
+            return [copy.deepcopy(n) for n in self.nodes.values()]
+        if path == "/api/v1/pods":
+            pods = self.pods
+            if query and query.get("fieldSelector") == "status.phase=Pending":
+                pods = [p for p in pods if p["status"]["phase"] == "Pending"]
+            return copy.deepcopy(pods)
+        if path == PR_LIST:
+            return [copy.deepcopy(r) for r in self.requests.values()]
+        return []
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> Obj | None:
+        if "/podtemplates/" in path:
+            found = self.templates.get(path.rsplit("/", 1)[1])
+            return copy.deepcopy(found) if found else None
+        return {"items": self.items(path, query)}
+
+    def create(self, path: str, body: Obj) -> Obj:
+        assert path == "/api/v1/nodes"
+        self.nodes[body["metadata"]["name"]] = self._bump(copy.deepcopy(body))
+        return body
+
+    def delete(self, path: str) -> bool:
+        return self.nodes.pop(path.rsplit("/", 1)[1], None) is not None
+
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        name = path.split("/provisioningrequests/", 1)[1].removesuffix("/status")
+        pr = self.requests[f"{NS}/{name}"]
+        pr.setdefault("status", {})["conditions"] = copy.deepcopy(body["status"]["conditions"])
+        if "provisioningClassDetails" in body["status"]:
+            pr["status"]["provisioningClassDetails"] = copy.deepcopy(body["status"]["provisioningClassDetails"])
+        self.patches += 1
+        return copy.deepcopy(self._bump(pr))
+
+    # ---- helpers for the tests
+    def add_request(self, name: str, *, podsets: int = 1, max_run: str | None = None) -> None:
+        refs = []
+        for i in range(podsets):
+            template = f"ppt-{name}-{i}"
+            self.templates[template] = {"template": {"spec": {"nodeSelector": dict(DWS_SELECTOR)}}}
+            refs.append({"podTemplateRef": {"name": template}, "count": 4})
+        params = {"maxRunDurationSeconds": max_run} if max_run is not None else {}
+        self.requests[f"{NS}/{name}"] = self._bump(
+            {
+                "metadata": {"namespace": NS, "name": name, "generation": 1},
+                "spec": {"provisioningClassName": sim.QUEUED_CLASS, "podSets": refs, "parameters": params},
+            }
+        )
+
+    def conds(self, name: str) -> dict[str, tuple[str, str, str]]:
+        return {
+            k: (c["status"], c["reason"], c["message"]) for k, c in conditions(self.requests[f"{NS}/{name}"]).items()
+        }
+
+    def run_pod_on(self, node: str) -> None:
+        self.pods.append(
+            {"metadata": {"name": f"pod-{node}"}, "spec": {"nodeName": node}, "status": {"phase": "Running"}}
+        )
