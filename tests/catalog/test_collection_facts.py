@@ -6,6 +6,7 @@ these tests prove that data (and the filters' arithmetic over it) agrees with th
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -18,7 +19,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from planb import paths
-from planb.catalog import PROFILES, chart_values, collection, node_pool, node_pools
+from planb.catalog import PROFILES, chart_values, collection, node_pool, node_pools, pool_layout
 from planb.catalog import nodepool as catalog_nodepool
 from planb.catalog.errors import CatalogError
 
@@ -31,8 +32,38 @@ def _filters() -> ModuleType:
 
 
 def test_generated_files_are_current() -> None:
-    for path, wanted in collection.files().items():
-        assert path.read_text() == wanted, f"{path} is stale: run `make values`"
+    assert collection.stale() == [], "stale: run `make values`"
+
+
+def test_a_stale_or_missing_generated_file_is_found(tmp_path: Path) -> None:
+    written = collection.write(tmp_path)
+    assert {path.name for path in written} == {"machine_types.py", "profiles.py", "pool_layout.py"}
+    assert collection.stale(tmp_path) == []
+    copy = tmp_path / "pool_layout.py"
+    copy.write_text(copy.read_text().replace('_SUFFIX = re.compile(r"^-([2-9]', '_SUFFIX = re.compile(r"^-([1-9]'))
+    (tmp_path / "profiles.py").unlink()
+    assert collection.stale(tmp_path) == [tmp_path / "profiles.py", copy]
+
+
+def test_pool_layout_is_generated_as_a_marked_copy_of_the_catalogs() -> None:
+    """One hand-written copy (src/planb/catalog/pool_layout.py); the collection's is generated from it."""
+    source = Path(pool_layout.__file__)
+    generated = collection.MODULE_UTILS / "pool_layout.py"
+    head = generated.read_text().splitlines()[:2]
+    assert head[0].startswith("# Generated: a copy of src/planb/catalog/pool_layout.py") and "Do not edit" in head[0]
+    assert generated.read_text().endswith(source.read_text())
+    # The copy runs without planb: the source imports the standard library alone.
+    imported = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert imported <= {*sys.stdlib_module_names, "__future__"}, imported
+    # The filters lay out pools with the generated copy.
+    copy = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.pool_layout")
+    assert _filters().pool_layout is copy
+    assert copy.plan_pools(["p-2", "p", "q"], "p") == pool_layout.plan_pools(["p-2", "p", "q"], "p") == ["p", "p-2"]
 
 
 def test_collection_imports_nothing_from_planb() -> None:

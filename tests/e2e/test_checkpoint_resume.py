@@ -25,33 +25,11 @@ from planb.kube import Kube, conditions
 from planb.rayhead import settings as rayhead_settings
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, install_job, no_quota, wait_jobs
-from tests.e2e.test_dws_lifecycle import planb_status, workload_of
+from tests.e2e.helpers import job_logs, payload_processes, planb_status, steps, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
 RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
-
-
-def steps(directory: Path) -> list[int]:
-    """Orbax's committed checkpoints: directories named by their step (it renames a finished one into place)."""
-    if not directory.is_dir():
-        return []
-    return sorted(int(p.name) for p in directory.iterdir() if p.is_dir() and p.name.isdigit())
-
-
-def payload_processes(marker: str) -> list[int]:
-    """Host processes running a payload from the stand-in's work directory `marker`."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            pids.append(int(proc.name))
-    return pids
 
 
 def rayjob_status(kube: Kube) -> tuple[str, str]:
@@ -73,12 +51,6 @@ def deactivated(kube: Kube) -> bool:
     except AssertionError:
         return False
     return wl["spec"].get("active") is False
-
-
-def job_logs(job: str, since: float) -> list[Path]:
-    """The stand-in's output files of `job`'s submissions written since `since` (earlier tests' are older)."""
-    found = [p for p in rayhead_settings.logs_dir().glob(f"default_{job}_*.log") if p.stat().st_mtime >= since]
-    return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
 def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(

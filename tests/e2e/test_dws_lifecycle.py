@@ -21,7 +21,6 @@ import json
 import os
 import shlex
 import signal
-import sys
 import threading
 import time
 from collections import defaultdict
@@ -37,9 +36,10 @@ from planb.capacity.settings import Lifecycle
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status import lifecycle
-from planb.status.report import KUEUE, PROVREQ, collect
+from planb.status.report import PROVREQ, collect
 from tests.conftest import holds_for, wait_until
 from tests.e2e.conftest import Run, install_job, no_quota, run, wait_jobs
+from tests.e2e.helpers import planb_status, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -103,13 +103,6 @@ class RequestHistory:
         return None
 
 
-def workload_of(kube: Kube, job: str) -> Obj:
-    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
-        if any(o.get("kind") == "RayJob" and o.get("name") == job for o in wl["metadata"].get("ownerReferences", [])):
-            return wl
-    raise AssertionError(f"no Workload for {job}")
-
-
 def deactivated(kube: Kube, job: str) -> bool:
     try:
         wl = workload_of(kube, job)
@@ -121,12 +114,6 @@ def deactivated(kube: Kube, job: str) -> bool:
 
 def pool_nodes(kube: Kube, pool: str) -> int:
     return len(kube.items("/api/v1/nodes", {"labelSelector": f"cloud.google.com/gke-nodepool={pool}"}))
-
-
-def planb_status(kubeconfig: Path, job: str) -> str:
-    return run(
-        str(Path(sys.executable).parent / "planb"), "status", job, "--kubeconfig", str(kubeconfig), check=False
-    ).stdout
 
 
 @contextmanager

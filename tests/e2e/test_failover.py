@@ -13,20 +13,12 @@ from planb.capacity import settings as capacity_settings
 from planb.gke.store import read_request_log
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
-from planb.status.report import KUEUE, PROVREQ, collect
+from planb.status.report import PROVREQ, collect
 from tests.conftest import holds_for, wait_until
 from tests.e2e.conftest import Run, ansible_playbook, install_job, run, submit_two_jobs, wait_jobs
+from tests.e2e.helpers import workloads_by_job
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
-
-
-def workloads_by_job(kube: Kube) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
-        for owner in wl["metadata"].get("ownerReferences", []):
-            if owner["kind"] == "RayJob":
-                out.setdefault(owner["name"], []).append(wl["metadata"]["name"])
-    return out
 
 
 def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:

@@ -16,7 +16,7 @@ from planb.kube import Kube, Obj, conditions
 from planb.rayhead import settings as rayhead_settings
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, install_job, no_quota, wait_jobs
-from tests.e2e.test_dws_lifecycle import planb_status, workload_of
+from tests.e2e.helpers import planb_status, workload_of
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 

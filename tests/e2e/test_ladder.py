@@ -22,7 +22,7 @@ from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, install_job, wait_jobs
-from tests.e2e.test_checkpoint_resume import job_logs, payload_processes, steps
+from tests.e2e.helpers import job_logs, payload_processes, steps
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 

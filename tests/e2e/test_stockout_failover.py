@@ -19,7 +19,7 @@ from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.conftest import holds_for, wait_until
 from tests.e2e.conftest import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
-from tests.e2e.test_failover import workloads_by_job
+from tests.e2e.helpers import workloads_by_job
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from planb.status.report import collect, explain, table
-from tests.status.test_lifecycle import FakeKube
-from tests.status.test_plan_pools import _node, _pod
+from tests.status.fakes import FakeKube, pool_node, ray_pod
 
 Obj = dict[str, Any]
 
@@ -44,8 +43,8 @@ def _kube(flavor: str, flavors: list[Obj]) -> FakeKube:
             "/namespaces/default/rayjobs": [rayjob],
             "/namespaces/default/workloads": [workload],
             "/resourceflavors": flavors,
-            "/api/v1/nodes": [_node("n-s", "spot-pool", "spot")],
-            "/namespaces/default/pods": [_pod("job-4-worker-0", "n-s")],
+            "/api/v1/nodes": [pool_node("n-s", "spot-pool", "spot")],
+            "/namespaces/default/pods": [ray_pod("job-4-worker-0", "n-s")],
         }
     )
 

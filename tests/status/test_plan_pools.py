@@ -9,24 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from planb.status.report import collect, explain, table
-from tests.status.test_lifecycle import FakeKube
+from tests.status.fakes import FakeKube, pool_node, ray_pod
 
 Obj = dict[str, Any]
-
-
-def _node(name: str, pool: str, plan: str | None) -> Obj:
-    labels = {"cloud.google.com/gke-nodepool": pool}
-    if plan:
-        labels["planb.dev/plan"] = plan
-    return {"metadata": {"name": name, "labels": labels}}
-
-
-def _pod(name: str, node: str) -> Obj:
-    return {
-        "metadata": {"namespace": "default", "name": name, "labels": {"ray.io/cluster": "job-1-raycluster"}},
-        "spec": {"nodeName": node},
-        "status": {"phase": "Running"},
-    }
 
 
 def test_each_pod_names_its_pool_and_plan() -> None:
@@ -57,14 +42,14 @@ def test_each_pod_names_its_pool_and_plan() -> None:
                 }
             ],
             "/api/v1/nodes": [
-                _node("n-a", "on-demand-pool", "on-demand"),
-                _node("n-b", "on-demand-pool-2", "on-demand"),
-                _node("n-cpu", "default-pool", None),
+                pool_node("n-a", "on-demand-pool", "on-demand"),
+                pool_node("n-b", "on-demand-pool-2", "on-demand"),
+                pool_node("n-cpu", "default-pool", None),
             ],
             "/namespaces/default/pods": [
-                _pod("job-1-head", "n-cpu"),
-                _pod("job-1-worker-0", "n-a"),
-                _pod("job-1-worker-1", "n-b"),
+                ray_pod("job-1-head", "n-cpu"),
+                ray_pod("job-1-worker-0", "n-a"),
+                ray_pod("job-1-worker-1", "n-b"),
             ],
         }
     )

@@ -5,7 +5,9 @@ import the catalog. ``make values`` writes the facts into the collection's modul
 module; a test fails when they are stale. The facts are data only, in two files so that a module's
 payload carries only what it imports: ``machine_types.py`` (per TPU/GPU machine type what GKE
 offers; the modules validate with it) and ``profiles.py`` (per profile the node pool and chart
-values of one slice; the filters scale them by slice count).
+values of one slice). How those scale by slice count, and how a plan's pools are named, is code:
+``pool_layout.py`` is a verbatim copy of ``planb.catalog.pool_layout`` (standard library only), so
+the catalog and the filters run one hand-written copy of it.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planb.catalog import gpu, profiles, quotas, tpu, zones
-from planb.catalog.nodepool import DOC_TPUS, PLAN_LABEL, node_pool
+from planb.catalog import gpu, pool_layout, profiles, quotas, tpu, zones
+from planb.catalog.nodepool import node_pool
 from planb.catalog.values import chart_values
 from planb.paths import REPO
 
 COLLECTION_DIR = REPO / "collections" / "ansible_collections" / "planb" / "gke"
 MODULE_UTILS = COLLECTION_DIR / "plugins" / "module_utils"
+#: Catalog modules the collection runs as they are: file name in module_utils -> the hand-written source.
+COPIED: dict[str, Path] = {"pool_layout.py": Path(pool_layout.__file__)}
 
 
 def _quota(key: quotas.QuotaKey | None) -> dict[str, Any] | None:
@@ -87,12 +91,10 @@ def generated() -> dict[str, tuple[str, Any]]:
             _machine_types(),
         ),
         "profiles.py": (
-            "planb's profiles: PROFILES[name] -> one slice's node pool and chart values; ALIASES; plan_label.",
+            "planb's profiles: PROFILES[name] -> one slice's node pool and chart values; ALIASES.",
             {
                 "profiles": {name: _profile(prof) for name, prof in profiles.PROFILES.items()},
                 "aliases": dict(profiles.ALIASES),
-                "plan_label": PLAN_LABEL,
-                "multi_host_doc_url": DOC_TPUS,
             },
         ),
     }
@@ -115,9 +117,25 @@ def render(doc: str, data: Any) -> str:
     )
 
 
+def copied(source: Path) -> str:
+    """The generated copy of the catalog module ``source``: its text under a 'generated' header."""
+    return (
+        f"# Generated: a copy of src/planb/catalog/{source.name} made by `make values`. Do not edit:\n"
+        "# change that file and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.\n"
+        + source.read_text()
+    )
+
+
 def files(directory: Path = MODULE_UTILS) -> dict[Path, str]:
     """Path -> wanted content of every generated file under ``directory``."""
-    return {directory / name: render(doc, data) for name, (doc, data) in generated().items()}
+    wanted = {directory / name: render(doc, data) for name, (doc, data) in generated().items()}
+    wanted.update({directory / name: copied(source) for name, source in COPIED.items()})
+    return wanted
+
+
+def stale(directory: Path = MODULE_UTILS) -> list[Path]:
+    """The generated files under ``directory`` that are missing or differ from what ``write`` would write."""
+    return [path for path, content in files(directory).items() if not path.is_file() or path.read_text() != content]
 
 
 def write(directory: Path = MODULE_UTILS) -> list[Path]:

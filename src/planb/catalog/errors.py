@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from planb.catalog.pool_layout import PoolLayoutError, SliceCountError
 from planb.errors import PlanbError
 
 
@@ -38,3 +42,14 @@ class CountError(CatalogError):
 
 class FlexStartError(CatalogError):
     """Flex-start (DWS queued provisioning) was asked for where GKE does not offer it."""
+
+
+@contextmanager
+def layout_errors() -> Iterator[None]:
+    """Raise the pool layout's errors as CatalogError (CountError for counts), with the same message."""
+    try:
+        yield
+    except SliceCountError as exc:
+        raise CountError(str(exc)) from exc
+    except PoolLayoutError as exc:
+        raise CatalogError(str(exc)) from exc

@@ -20,18 +20,22 @@ on-demand-pool-3. So the seed's single slice keeps the name ``on-demand-pool``, 
 K+1 slices only adds ``<name>-<K+1>``. Every pool of a plan carries the node label
 ``planb.dev/plan=<plan>`` (node pool ``config.labels``), which the plan's Kueue ResourceFlavor
 selects, so one flavor covers all of a plan's pools.
+
+The naming and the sizing by slices are ``planb.catalog.pool_layout``'s, the one copy the collection's
+filters also run; this module adds the profile's facts and the catalog's error types.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from planb.catalog import counts, profiles, tpu
-from planb.catalog.errors import CatalogError, CountError
+from planb.catalog import pool_layout, profiles, tpu
+from planb.catalog.errors import layout_errors
+from planb.catalog.pool_layout import DOC_TPUS as DOC_TPUS
+from planb.catalog.pool_layout import DWS as DWS
+from planb.catalog.pool_layout import ON_DEMAND as ON_DEMAND
+from planb.catalog.pool_layout import PLAN_LABEL as PLAN_LABEL
 
-#: "About TPUs in GKE": multi-host TPU slice node pools are atomic and immutable; a new slice is a new pool.
-DOC_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"
 #: GKE's multislice guide: one multi-host TPU slice node pool per slice.
 DOC_MULTISLICE = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice"
 #: Queued provisioning (ProvisioningRequest) on GKE.
@@ -47,17 +51,6 @@ GKE_AUTOSCALER_ZERO_OR_MAX = (
     "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
     "pkg/provisioningrequests/scaleup/orchestrator.go#L645-L660"
 )
-
-#: The node label every pool of a plan carries (node pool config.labels); the plan's flavor selects it.
-PLAN_LABEL = "planb.dev/plan"
-#: Plan A and plan B: the values of PLAN_LABEL (and the names of their Kueue ResourceFlavors).
-ON_DEMAND = "on-demand"
-DWS = "dws"
-
-#: GKE node pool names: RFC 1035 labels of at most 40 characters.
-_POOL_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$")
-_SUFFIX = re.compile(r"^-([2-9]|[1-9][0-9]+)$")
 
 
 def node_pool(
@@ -93,23 +86,15 @@ def node_pool(
     ``max_nodes`` other than one slice's hosts) is refused for it; ``node_pools`` lays out K slices.
     """
     prof = profiles.get(profile, machine_type)
-    count = counts.positive("slices", slices)
-    nodes = count * prof.nodes_per_slice
-    if max_nodes is not None:
-        nodes = counts.whole_slices("max_nodes", max_nodes, prof)
-    if prof.multi_host and nodes != prof.nodes_per_slice:
-        what = f"slices {count}" if max_nodes is None else f"max_nodes {nodes}"
-        raise CountError(
-            f"{what}: a node pool of multi-host profile {prof.name} holds exactly one slice "
-            f"({prof.nodes_per_slice} nodes): GKE cannot add nodes to a multi-host TPU slice node pool, each "
-            f"further slice is a new node pool ({DOC_TPUS}); lay out K slices with node_pools(), "
-            "which makes K pools"
+    with layout_errors():
+        nodes = pool_layout.pool_nodes(
+            prof.name, prof.nodes_per_slice, prof.multi_host, slices, max_nodes, lay_out_with="node_pools()"
         )
     if flex_start and not prof.flex_start:
         entry = prof.entry
         assert isinstance(entry, tpu.TpuSlice)  # every GPU entry offers flex-start
         entry.generation.check_flex_start()
-    return {
+    one_slice = {
         "profile": prof.name,
         "kind": prof.kind,
         "generation": prof.generation,
@@ -123,61 +108,40 @@ def node_pool(
         "nodes_per_slice": prof.nodes_per_slice,
         "chips_per_slice": prof.chips_per_slice,
         "multi_host": prof.multi_host,
-        "slices": nodes // prof.nodes_per_slice,
+        "slices": 1,
         "min_nodes": 0,
         "initial_nodes": 0,
-        "max_nodes": nodes,
-        "total_nodes": nodes,
-        "total_chips": nodes * prof.chips_per_host,
+        "max_nodes": prof.nodes_per_slice,
+        "total_nodes": prof.nodes_per_slice,
+        "total_chips": prof.nodes_per_slice * prof.chips_per_host,
         "flex_start": flex_start,
         "flex_start_supported": prof.flex_start,
         "node_labels": dict(prof.node_selector),
         "doc_url": prof.doc_url,
     }
+    return pool_layout.scale_pool(one_slice, nodes)
 
 
 def pool_names(name: str, count: int) -> list[str]:
     """The names of a plan's ``count`` pools: ``name``, ``name-2``, ..., ``name-<count>``."""
-    if not _POOL_NAME.match(str(name)):
-        raise CatalogError(
-            f"node pool name {name!r} must be 1-40 lowercase letters, digits or hyphens, start with a letter "
-            "and end with a letter or digit"
-        )
-    total = counts.positive("slices", count)
-    names = [name] + [f"{name}-{k}" for k in range(2, total + 1)]
-    if len(names[-1]) > 40:
-        room = 40 - len(f"-{total}")
-        raise CatalogError(
-            f"node pool name {names[-1]!r} of slice {total} is longer than GKE's 40 characters: shorten the "
-            f"plan's pool name {name!r} to at most {room} characters"
-        )
-    return names
+    with layout_errors():
+        return pool_layout.pool_names(name, count)
 
 
 def plan_pool_index(name: str, pool: str) -> int | None:
     """Which slice of the plan named ``name`` the pool ``pool`` is (1 for ``name``), None if not the plan's."""
-    if pool == name:
-        return 1
-    if not pool.startswith(name):
-        return None
-    suffix = pool[len(name) :]
-    return int(suffix[1:]) if _SUFFIX.match(suffix) else None
+    return pool_layout.plan_pool_index(name, pool)
 
 
 def plan_pools(pools: list[str], name: str) -> list[str]:
     """The pools among ``pools`` that are named by the plan named ``name``, in slice order."""
-    ours = [(index, pool) for pool in pools if (index := plan_pool_index(name, str(pool))) is not None]
-    return [pool for _index, pool in sorted(ours)]
+    return pool_layout.plan_pools(pools, name)
 
 
 def plan_labels(plan: str) -> dict[str, str]:
     """The node labels every pool of ``plan`` carries (its config.labels): ``{planb.dev/plan: plan}``."""
-    if not _LABEL_VALUE.match(str(plan)):
-        raise CatalogError(
-            f"plan {plan!r} must be a Kubernetes label value: at most 63 lowercase letters, digits, '-', '_' "
-            f"or '.', starting and ending with a letter or digit (planb's plans: {ON_DEMAND}, {DWS})"
-        )
-    return {PLAN_LABEL: str(plan)}
+    with layout_errors():
+        return pool_layout.plan_labels(plan)
 
 
 def node_pools(
@@ -199,14 +163,9 @@ def node_pools(
     filter ``planb.gke.node_pools`` returns the same list.
     """
     prof = profiles.get(profile, machine_type)
-    total = counts.positive("slices", slices)
-    labels = plan_labels(plan)
-    # A multi-host pool is one slice; a single-host pool autoscales by nodes, one node per slice.
-    names = pool_names(name, total if prof.multi_host else 1)
-    layout = [(pool, 1) for pool in names] if prof.multi_host else [(names[0], total)]
-    out = []
-    for index, (pool, pool_slices) in enumerate(layout, start=1):
-        settings = node_pool(profile, pool_slices, flex_start=flex_start, machine_type=machine_type)
-        settings.update(name=pool, index=index, plan=str(plan), plan_slices=total, labels=dict(labels))
-        out.append(settings)
-    return out
+
+    def pool(pool_slices: int) -> dict[str, Any]:
+        return node_pool(profile, pool_slices, flex_start=flex_start, machine_type=machine_type)
+
+    with layout_errors():
+        return pool_layout.lay_out(name, slices, prof.multi_host, plan, pool)

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from planb.catalog import counts, profiles
+from planb.catalog import counts, pool_layout, profiles
 from planb.paths import REPO
 
 #: Ray of the job's images. KubeRay needs it as the RayCluster's rayVersion for token
@@ -62,12 +62,13 @@ SHIPPED: tuple[str, ...] = (
 
 def _quota(prof: profiles.Profile, slices: int) -> dict[str, Any]:
     """Quota of ``slices`` slices of workers: cpu and memory of their hosts, the chips of the slices."""
-    hosts = slices * prof.hosts_per_slice
-    return {
+    hosts = prof.hosts_per_slice
+    one_slice = {
         "cpu": hosts * CPU_PER_CHIP * prof.chips_per_host,
         "memory": f"{hosts * MEMORY_GI_PER_CHIP * prof.chips_per_host}Gi",
-        "accelerator": slices * prof.chips_per_slice,
+        "accelerator": prof.chips_per_slice,
     }
+    return pool_layout.scale_quota(one_slice, slices)
 
 
 def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_slices: int = 1) -> dict[str, Any]:

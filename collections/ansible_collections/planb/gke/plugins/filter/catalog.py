@@ -44,30 +44,37 @@ GPU), ``placement_policy_required`` (TPU7x multi-host: the topology goes in a wo
 
     {{ 'tpu-v6e-4x4' | planb.gke.chart_values(slices=1, on_demand_slices=2) }}
 
-The facts come from ``module_utils/profiles.py``, generated from planb's catalog (``make values``), so the
-collection needs no planb Python package. Errors become AnsibleFilterError naming the input and the fix.
+The facts come from ``module_utils/profiles.py``, generated from planb's catalog (``make values``); the
+naming of a plan's pools and their sizing by slices from ``module_utils/pool_layout.py``, a generated copy
+of the catalog's own rules. So the collection needs no planb Python package. Errors become
+AnsibleFilterError naming the input and the fix.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.planb.gke.plugins.module_utils import pool_layout
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.profiles import FACTS
 
 PROFILES: dict[str, Any] = FACTS["profiles"]
 ALIASES: dict[str, str] = FACTS["aliases"]
-PLAN_LABEL: str = FACTS["plan_label"]
-MULTI_HOST_DOC_URL: str = FACTS["multi_host_doc_url"]
+PLAN_LABEL: str = pool_layout.PLAN_LABEL
 
-_POOL_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$")
-_SUFFIX = re.compile(r"^-([2-9]|[1-9][0-9]+)$")
+
+@contextmanager
+def _filter_errors(caller: str) -> Iterator[None]:
+    """The pool layout's errors as AnsibleFilterError, prefixed with the filter's name."""
+    try:
+        yield
+    except pool_layout.PoolLayoutError as exc:
+        raise AnsibleFilterError(f"{caller}: {exc}") from exc
 
 
 def _profile(name: str, caller: str) -> tuple[str, dict[str, Any]]:
@@ -84,11 +91,23 @@ def _profile(name: str, caller: str) -> tuple[str, dict[str, Any]]:
 
 
 def _positive(caller: str, option: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise AnsibleFilterError(f"{caller}: {option} must be a whole number of at least 1, got {value!r}")
-    if value < 1:
-        raise AnsibleFilterError(f"{caller}: {option} must be at least 1, got {value}")
-    return value
+    with _filter_errors(caller):
+        return pool_layout.positive(option, value)
+
+
+def _one_slice(caller: str, profile: str, machine_type: str | None) -> tuple[str, dict[str, Any]]:
+    """The canonical profile name and one slice's node pool on ``machine_type`` (default: the profile's)."""
+    name, facts = _profile(profile, caller)
+    pools: dict[str, Any] = facts["node_pools"]
+    default = pools[facts["machine_type"]]
+    chosen = machine_type or facts["machine_type"]
+    base = pools.get(chosen)
+    if base is None:
+        raise AnsibleFilterError(
+            f"{caller}: machine type {chosen!r} does not form profile {name} "
+            f"({default['tpu_topology'] or default['machine_type']}); machine types that do: {', '.join(pools)}"
+        )
+    return name, base
 
 
 def node_pool(
@@ -100,33 +119,15 @@ def node_pool(
 ) -> dict[str, Any]:
     """Node pool settings for ``slices`` slices of ``profile`` (see the module docstring)."""
     caller = "planb.gke.node_pool"
-    name, facts = _profile(profile, caller)
-    pools: dict[str, Any] = facts["node_pools"]
-    default = pools[facts["machine_type"]]
-    chosen = machine_type or facts["machine_type"]
-    base = pools.get(chosen)
-    if base is None:
-        raise AnsibleFilterError(
-            f"{caller}: machine type {chosen!r} does not form profile {name} "
-            f"({default['tpu_topology'] or default['machine_type']}); machine types that do: {', '.join(pools)}"
-        )
-    per = int(base["nodes_per_slice"])
-    nodes = _positive(caller, "slices", slices) * per
-    if max_nodes is not None:
-        nodes = _positive(caller, "max_nodes", max_nodes)
-        if nodes % per:
-            lower = nodes - nodes % per
-            nearest = f"{lower} or {lower + per}" if lower else f"{per}"
-            raise AnsibleFilterError(
-                f"{caller}: max_nodes {nodes} is not a multiple of the {per} nodes of one {name} slice "
-                f"(GKE scales a multi-host TPU slice atomically): use {nearest}"
-            )
-    if base["multi_host"] and nodes != per:
-        what = f"slices {nodes // per}" if max_nodes is None else f"max_nodes {nodes}"
-        raise AnsibleFilterError(
-            f"{caller}: {what}: a node pool of multi-host profile {name} holds exactly one slice "
-            f"({per} nodes): GKE cannot add nodes to a multi-host TPU slice node pool, each further slice is a "
-            f"new node pool ({MULTI_HOST_DOC_URL}); lay out K slices with planb.gke.node_pools, which makes K pools"
+    name, base = _one_slice(caller, profile, machine_type)
+    with _filter_errors(caller):
+        nodes = pool_layout.pool_nodes(
+            name,
+            int(base["nodes_per_slice"]),
+            bool(base["multi_host"]),
+            slices,
+            max_nodes,
+            lay_out_with="planb.gke.node_pools",
         )
     if flex_start and not base["flex_start_supported"]:
         offered = sorted({m["generation"] for m in MACHINE_TYPES.values() if m["kind"] == "tpu" and m["flex_start"]})
@@ -136,56 +137,18 @@ def node_pool(
             f"({machine.get('flex_start_note')}; {machine.get('flex_start_url')}); "
             f"choose a generation that offers it: {', '.join(offered)}"
         )
-    return dict(
-        base,
-        slices=nodes // per,
-        max_nodes=nodes,
-        total_nodes=nodes,
-        total_chips=nodes * int(base["accelerator_count"]),
-        flex_start=bool(flex_start),
-    )
-
-
-def _pool_names(caller: str, name: object, count: int) -> list[str]:
-    if not isinstance(name, str) or not _POOL_NAME.match(name):
-        raise AnsibleFilterError(
-            f"{caller}: node pool name {name!r} must be 1-40 lowercase letters, digits or hyphens, start with a "
-            "letter and end with a letter or digit"
-        )
-    names = [name] + [f"{name}-{k}" for k in range(2, count + 1)]
-    if len(names[-1]) > 40:
-        room = 40 - len(f"-{count}")
-        raise AnsibleFilterError(
-            f"{caller}: node pool name {names[-1]!r} of slice {count} is longer than GKE's 40 characters: shorten "
-            f"the plan's pool name {name!r} to at most {room} characters"
-        )
-    return names
+    return dict(pool_layout.scale_pool(base, nodes), flex_start=bool(flex_start))
 
 
 def plan_node_labels(plan: str) -> dict[str, str]:
     """The node labels of every pool of ``plan``: ``{planb.dev/plan: plan}``."""
-    if not isinstance(plan, str) or not _LABEL_VALUE.match(plan):
-        raise AnsibleFilterError(
-            f"planb.gke.plan_node_labels: plan {plan!r} must be a Kubernetes label value: at most 63 lowercase "
-            "letters, digits, '-', '_' or '.', starting and ending with a letter or digit (planb's plans: "
-            "on-demand, dws)"
-        )
-    return {PLAN_LABEL: plan}
-
-
-def _plan_pool_index(name: str, pool: str) -> int | None:
-    if pool == name:
-        return 1
-    if not pool.startswith(name):
-        return None
-    suffix = pool[len(name) :]
-    return int(suffix[1:]) if _SUFFIX.match(suffix) else None
+    with _filter_errors("planb.gke.plan_node_labels"):
+        return pool_layout.plan_labels(plan)
 
 
 def plan_pools(pools: list[str], name: str) -> list[str]:
     """The pools among ``pools`` named by the plan named ``name`` (``name``, ``name-2``, ...), in slice order."""
-    ours = [(index, pool) for pool in pools if (index := _plan_pool_index(name, str(pool))) is not None]
-    return [pool for _index, pool in sorted(ours)]
+    return pool_layout.plan_pools(pools, name)
 
 
 def node_pools(
@@ -198,24 +161,13 @@ def node_pools(
 ) -> list[dict[str, Any]]:
     """The node pools of a plan with ``slices`` slices of ``profile`` (see the module docstring)."""
     caller = "planb.gke.node_pools"
-    total = _positive(caller, "slices", slices)
-    labels = plan_node_labels(plan)
-    one = node_pool(profile, 1, flex_start=flex_start, machine_type=machine_type)
-    names = _pool_names(caller, name, total if one["multi_host"] else 1)
-    layout = [(pool, 1) for pool in names] if one["multi_host"] else [(names[0], total)]
-    out = []
-    for index, (pool, pool_slices) in enumerate(layout, start=1):
-        settings = node_pool(profile, pool_slices, flex_start=flex_start, machine_type=machine_type)
-        settings.update(name=pool, index=index, plan=plan, plan_slices=total, labels=dict(labels))
-        out.append(settings)
-    return out
+    multi_host = bool(_one_slice(caller, profile, machine_type)[1]["multi_host"])
 
+    def pool(pool_slices: int) -> dict[str, Any]:
+        return node_pool(profile, pool_slices, flex_start=flex_start, machine_type=machine_type)
 
-def _scale(quota: dict[str, Any], slices: int) -> None:
-    """A one-slice quota (cpu, memory 'NGi', accelerator) made ``slices`` slices, in place."""
-    quota["cpu"] *= slices
-    quota["memory"] = f"{int(quota['memory'].removesuffix('Gi')) * slices}Gi"
-    quota["accelerator"] *= slices
+    with _filter_errors(caller):
+        return pool_layout.lay_out(name, slices, multi_host, plan, pool)
 
 
 def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_slices: int = 1) -> dict[str, Any]:
@@ -227,8 +179,9 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
     dws = _positive(caller, "dws_slices", dws_slices)
     values: dict[str, Any] = copy.deepcopy(facts["chart_values"])
     values["job"]["workers"]["replicas"] = replicas
-    _scale(values["queues"]["quotas"]["onDemand"], on_demand)
-    _scale(values["queues"]["quotas"]["dws"], dws)
+    quotas = values["queues"]["quotas"]
+    quotas["onDemand"] = pool_layout.scale_quota(quotas["onDemand"], on_demand)
+    quotas["dws"] = pool_layout.scale_quota(quotas["dws"], dws)
     return values
 
 

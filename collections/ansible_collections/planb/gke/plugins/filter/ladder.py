@@ -37,6 +37,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.planb.gke.plugins.filter.catalog import PLAN_LABEL, node_pools, plan_pools
+from ansible_collections.planb.gke.plugins.module_utils.credentials import PROJECT_ID
 
 #: GKE: Spot VMs in Standard node pools; the nodes' cloud.google.com/gke-spot label, the taint it recommends.
 DOC_SPOT = "https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms"
@@ -53,7 +54,6 @@ FIELDS = ("name", "kind", "slices", "nodepool", "reservation", "reservation_proj
 _PLAN_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: Compute Engine resource names (a reservation): RFC 1035, at most 63 characters.
 _RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
-_PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 _WHOLE = re.compile(r"^[0-9]+$")
 
 #: Plan kinds of which a ladder holds at most one (planb's policy, see _check_kinds).
@@ -129,7 +129,7 @@ def _reservation_fields(where: str, kind: str, item: dict[str, Any]) -> tuple[st
             f"reservation {reservation!r} must be a Compute Engine reservation name: 1-63 lowercase letters, digits "
             "or hyphens, starting with a letter (give the owner project in reservation_project, not in the name)",
         )
-    if project and not _PROJECT_ID.match(project):
+    if project and not PROJECT_ID.match(project):
         raise _fail(
             where,
             f"reservation_project {project!r} must be a Google Cloud project ID (6-30 lowercase letters, digits or "

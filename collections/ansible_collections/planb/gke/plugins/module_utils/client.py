@@ -15,8 +15,8 @@ from urllib.parse import quote
 
 from ansible.module_utils.urls import open_url
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, DEFAULT_SCOPES
+from ansible_collections.planb.gke.plugins.module_utils.credentials import is_loopback
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.validate import is_loopback
 
 Body = dict[str, Any]
 #: Statuses of a resource while an operation of an earlier run still works on it.

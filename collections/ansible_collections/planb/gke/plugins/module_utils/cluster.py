@@ -16,9 +16,10 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
     immutable_error,
     location_path,
 )
+from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.validate import check_auth, parse_version, validate_cluster
+from ansible_collections.planb.gke.plugins.module_utils.validate import parse_version, validate_cluster
 
 #: Fields that cannot change in place: (API path prefix, option name).
 CLUSTER_IMMUTABLE = [("nodePools", "default_pool_machine_type / default_pool_node_count")]

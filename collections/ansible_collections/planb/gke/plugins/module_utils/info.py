@@ -7,7 +7,7 @@ from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.converge import Body, location_path
-from ansible_collections.planb.gke.plugins.module_utils.validate import check_auth
+from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 
 
 def run_info(module: Any, kind: str) -> Body:

@@ -17,12 +17,12 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
     immutable_error,
     location_path,
 )
+from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_labels, merged_taints
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation, pool_zone
 from ansible_collections.planb.gke.plugins.module_utils.validate import (
     TPU_FLEX_START_MIN,
-    check_auth,
     tpu_machine,
     validate_node_pool,
     validate_node_pool_version,

@@ -1,6 +1,6 @@
 # Generated from planb's accelerator catalog (src/planb/catalog) by `make values`. Do not edit:
 # change the catalog and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.
-"""planb's profiles: PROFILES[name] -> one slice's node pool and chart values; ALIASES; plan_label."""
+"""planb's profiles: PROFILES[name] -> one slice's node pool and chart values; ALIASES."""
 
 from __future__ import annotations
 
@@ -59,8 +59,6 @@ FACTS: dict[str, Any] = json.loads(
   "tpu7x-64": "tpu7x-4x4x4",
   "tpu7x-8": "tpu7x-2x2x2"
  },
- "multi_host_doc_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus",
- "plan_label": "planb.dev/plan",
  "profiles": {
   "gpu-a3-h100-1": {
    "alias": null,

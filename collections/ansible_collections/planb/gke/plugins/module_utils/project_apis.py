@@ -27,10 +27,10 @@ from urllib.parse import urlencode
 
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
 from ansible_collections.planb.gke.plugins.module_utils.client import _API_PATH, GkeClient, api_path
+from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth, is_loopback
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
-from ansible_collections.planb.gke.plugins.module_utils.validate import check_auth, is_loopback
 
 Body = dict[str, Any]
 Params = dict[str, Any]

@@ -28,10 +28,11 @@ import re
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.client import api_path
+from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient, endpoint
 from ansible_collections.planb.gke.plugins.module_utils.validate import DOC_RESERVATIONS as DOC_CONSUME
-from ansible_collections.planb.gke.plugins.module_utils.validate import RESERVATION, check_auth
+from ansible_collections.planb.gke.plugins.module_utils.validate import RESERVATION
 
 Body = dict[str, Any]
 Params = dict[str, Any]

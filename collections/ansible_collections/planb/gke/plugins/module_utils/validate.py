@@ -1,5 +1,6 @@
-# planb.gke: validation of the modules' inputs, before any API call.
-"""Every input is checked here before the first request; each problem names the option and the fix.
+# planb.gke: validation of the cluster and node pool modules' inputs, before any API call.
+"""Every cluster and node pool input is checked here before the first request; each problem names the option
+and the fix. Credentials, the endpoint and the project are ``credentials.check_auth``'s.
 
 TPU facts (which machine types exist, the topologies each forms, flex-start support) come from the
 generated ``machine_types`` module, i.e. from planb's catalog; nothing here repeats them.
@@ -7,14 +8,11 @@ generated ``machine_types`` module, i.e. from planb's catalog; nothing here repe
 
 from __future__ import annotations
 
-import ipaddress
-import os
 import re
 from typing import Any
-from urllib.parse import urlparse
 
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerator_problems
-from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, TAINT_EFFECTS
+from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
@@ -44,10 +42,6 @@ DOC_PROVISIONING_MODELS = "https://cloud.google.com/compute/docs/instances/provi
 #: maxRunDuration's cap: 7 days (https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms).
 MAX_RUN_DURATION_S = 7 * 24 * 3600
 
-#: Google Cloud's rule for project IDs: 6-30 characters, lowercase letters, digits and hyphens, starting with a
-#: letter, not ending with a hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects).
-DOC_PROJECT_ID = "https://cloud.google.com/resource-manager/docs/creating-managing-projects"
-_PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 #: A region (us-east5), a zone (us-east5-b) or an AI zone (us-central1-ai1a, https://cloud.google.com/tpu/docs/regions-zones).
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-(ai[0-9]+)?[a-z])?$")
@@ -85,17 +79,6 @@ def duration_seconds(value: object) -> int | None:
     return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
 
 
-def is_loopback(url: str) -> bool:
-    """Whether the URL's host is localhost or a loopback address."""
-    host = urlparse(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def tpu_machine(machine_type: str) -> dict[str, Any] | None:
     """The catalog's facts of a TPU machine type, None for any other machine type."""
     facts = MACHINE_TYPES.get(machine_type)
@@ -119,76 +102,6 @@ def hosts_per_slice(machine_type: str, topology: str) -> int:
 def _flex_start_generations() -> str:
     names = sorted({f["generation"] for f in MACHINE_TYPES.values() if f["kind"] == "tpu" and f["flex_start"]})
     return ", ".join(names)
-
-
-# ---- credentials --------------------------------------------------------------------------------
-def well_known_adc() -> str:
-    config = os.environ.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
-    return os.path.join(config, "application_default_credentials.json")
-
-
-def adc_file() -> str | None:
-    """The Application Default Credentials file gcloud or GOOGLE_APPLICATION_CREDENTIALS names, if it exists."""
-    explicit = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
-    if explicit:
-        return explicit if os.path.isfile(explicit) else None
-    path = well_known_adc()
-    return path if os.path.isfile(path) else None
-
-
-def check_auth(params: Params) -> None:
-    """Raise GkeError naming every missing credential or setting; makes no network call."""
-    endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
-    if not re.match(r"^https?://[^/]+", endpoint):
-        raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
-    problems = []
-    if endpoint.lower().startswith("http://") and not is_loopback(endpoint):
-        problems.append(
-            f"api_endpoint {endpoint} is plain http:// to a non-loopback address: refused by planb's policy, "
-            "because the access token would cross the network unencrypted; use https:// (http:// is for the "
-            "local GKE emulator on 127.0.0.1 only)"
-        )
-    kind = params.get("auth_kind")
-    if not kind:
-        problems.append(
-            "Missing credential: auth_kind is not set. Set the auth_kind option or the GCP_AUTH_KIND environment "
-            "variable to one of application, serviceaccount, machineaccount, accesstoken (or none against a "
-            "loopback api_endpoint such as the local GKE emulator)"
-        )
-    elif kind == "none" and not is_loopback(endpoint):
-        problems.append(
-            f"auth_kind=none is only allowed against a loopback api_endpoint (the local GKE emulator), "
-            f"not {endpoint}; use application or serviceaccount credentials for Google Cloud"
-        )
-    elif kind == "serviceaccount":
-        path = params.get("service_account_file")
-        if not path and not params.get("service_account_contents"):
-            problems.append(
-                "Missing credential: auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE) "
-                "or service_account_contents (GCP_SERVICE_ACCOUNT_CONTENTS)"
-            )
-        elif path and not os.path.isfile(path):
-            problems.append(f"Missing credential: service_account_file {path} does not exist")
-    elif kind == "accesstoken" and not params.get("access_token"):
-        problems.append("Missing credential: auth_kind=accesstoken needs access_token (GCP_ACCESS_TOKEN)")
-    elif kind == "application" and not adc_file():
-        problems.append(
-            "Missing credential: auth_kind=application found no Application Default Credentials: "
-            f"GOOGLE_APPLICATION_CREDENTIALS is unset and {well_known_adc()} does not exist. Run "
-            "`gcloud auth application-default login`, or set GCP_AUTH_KIND=serviceaccount and "
-            "GCP_SERVICE_ACCOUNT_FILE"
-        )
-    project = params.get("project")
-    if not project:
-        problems.append("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID)")
-    elif not _PROJECT_ID.match(project):
-        problems.append(
-            f"project {project!r} is not a Google Cloud project ID: 6-30 lowercase letters, digits or hyphens, "
-            f"starting with a letter and not ending with a hyphen ({DOC_PROJECT_ID}); give the project ID, "
-            "not its name or number"
-        )
-    if problems:
-        raise GkeError("; ".join(problems) + ". Nothing was sent to GKE.")
 
 
 # ---- clusters and node pools ----------------------------------------------------------------------

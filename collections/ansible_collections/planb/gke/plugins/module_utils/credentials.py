@@ -1,0 +1,107 @@
+# planb.gke: the credential, endpoint and project checks every module runs before any API call.
+"""Where the modules talk to and as whom: checked before the first request, each problem naming the fix.
+
+``check_auth`` refuses a malformed ``api_endpoint``, plain http:// to anything but a loopback address
+(the local GKE emulator), a missing or unusable credential for the chosen ``auth_kind`` and a project
+that is not a Google Cloud project ID. It makes no network call; ``is_loopback`` tells the client which
+endpoints are the emulator's.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
+from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+
+Params = dict[str, Any]
+
+#: Google Cloud's rule for project IDs: 6-30 characters, lowercase letters, digits and hyphens, starting with a
+#: letter, not ending with a hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects).
+DOC_PROJECT_ID = "https://cloud.google.com/resource-manager/docs/creating-managing-projects"
+PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+
+
+def is_loopback(url: str) -> bool:
+    """Whether the URL's host is localhost or a loopback address."""
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ---- credentials and project ---------------------------------------------------------------------
+def well_known_adc() -> str:
+    config = os.environ.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
+    return os.path.join(config, "application_default_credentials.json")
+
+
+def adc_file() -> str | None:
+    """The Application Default Credentials file gcloud or GOOGLE_APPLICATION_CREDENTIALS names, if it exists."""
+    explicit = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if explicit:
+        return explicit if os.path.isfile(explicit) else None
+    path = well_known_adc()
+    return path if os.path.isfile(path) else None
+
+
+def check_auth(params: Params) -> None:
+    """Raise GkeError naming every missing credential or setting; makes no network call."""
+    endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
+    if not re.match(r"^https?://[^/]+", endpoint):
+        raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
+    problems = []
+    if endpoint.lower().startswith("http://") and not is_loopback(endpoint):
+        problems.append(
+            f"api_endpoint {endpoint} is plain http:// to a non-loopback address: refused by planb's policy, "
+            "because the access token would cross the network unencrypted; use https:// (http:// is for the "
+            "local GKE emulator on 127.0.0.1 only)"
+        )
+    kind = params.get("auth_kind")
+    if not kind:
+        problems.append(
+            "Missing credential: auth_kind is not set. Set the auth_kind option or the GCP_AUTH_KIND environment "
+            "variable to one of application, serviceaccount, machineaccount, accesstoken (or none against a "
+            "loopback api_endpoint such as the local GKE emulator)"
+        )
+    elif kind == "none" and not is_loopback(endpoint):
+        problems.append(
+            f"auth_kind=none is only allowed against a loopback api_endpoint (the local GKE emulator), "
+            f"not {endpoint}; use application or serviceaccount credentials for Google Cloud"
+        )
+    elif kind == "serviceaccount":
+        path = params.get("service_account_file")
+        if not path and not params.get("service_account_contents"):
+            problems.append(
+                "Missing credential: auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE) "
+                "or service_account_contents (GCP_SERVICE_ACCOUNT_CONTENTS)"
+            )
+        elif path and not os.path.isfile(path):
+            problems.append(f"Missing credential: service_account_file {path} does not exist")
+    elif kind == "accesstoken" and not params.get("access_token"):
+        problems.append("Missing credential: auth_kind=accesstoken needs access_token (GCP_ACCESS_TOKEN)")
+    elif kind == "application" and not adc_file():
+        problems.append(
+            "Missing credential: auth_kind=application found no Application Default Credentials: "
+            f"GOOGLE_APPLICATION_CREDENTIALS is unset and {well_known_adc()} does not exist. Run "
+            "`gcloud auth application-default login`, or set GCP_AUTH_KIND=serviceaccount and "
+            "GCP_SERVICE_ACCOUNT_FILE"
+        )
+    project = params.get("project")
+    if not project:
+        problems.append("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID)")
+    elif not PROJECT_ID.match(project):
+        problems.append(
+            f"project {project!r} is not a Google Cloud project ID: 6-30 lowercase letters, digits or hyphens, "
+            f"starting with a letter and not ending with a hyphen ({DOC_PROJECT_ID}); give the project ID, "
+            "not its name or number"
+        )
+    if problems:
+        raise GkeError("; ".join(problems) + ". Nothing was sent to GKE.")
