@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from planb.kube import KubeError
 from planb.status import lifecycle
-from planb.status.report import KUEUE, collect, explain, table
+from planb.status.report import collect, explain, table
+from tests.status.fakes import FakeKube
 
 Obj = dict[str, Any]
 NOW = float(int(time.time()))
@@ -80,20 +80,6 @@ ADMISSION_CHECK = {
 
 def config(limit: int) -> Obj:
     return {"metadata": {"name": "dws-config"}, "spec": {"retryStrategy": {"backoffLimitCount": limit}}}
-
-
-class FakeKube:
-    def __init__(self, objects: dict[str, list[Obj]], forbidden: bool = False) -> None:
-        self.objects = objects
-        self.forbidden = forbidden
-
-    def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
-        if self.forbidden and path in (f"{KUEUE}/admissionchecks", f"{KUEUE}/provisioningrequestconfigs"):
-            raise KubeError(403, "Forbidden", "{}")
-        for suffix, found in self.objects.items():
-            if path.endswith(suffix):
-                return found
-        return []
 
 
 def kube(wl: Obj, requests: list[Obj], limit: int = 3, forbidden: bool = False) -> FakeKube:

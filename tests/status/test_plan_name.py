@@ -1,4 +1,4 @@
-"""`planb status` names the plan each job landed on, not only the flavor (issue 15): the plan is the
+"""`planb status` names the plan each job landed on, not only the flavor: the plan is the
 planb.dev/plan node label its ResourceFlavor selects, so a ladder's spot rung reads as plan spot."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from planb.status.report import collect, explain, table
-from tests.status.test_lifecycle import FakeKube
-from tests.status.test_plan_pools import _node, _pod
+from tests.status.fakes import FakeKube, node, pod
 
 Obj = dict[str, Any]
 
@@ -44,8 +43,8 @@ def _kube(flavor: str, flavors: list[Obj]) -> FakeKube:
             "/namespaces/default/rayjobs": [rayjob],
             "/namespaces/default/workloads": [workload],
             "/resourceflavors": flavors,
-            "/api/v1/nodes": [_node("n-s", "spot-pool", "spot")],
-            "/namespaces/default/pods": [_pod("job-4-worker-0", "n-s")],
+            "/api/v1/nodes": [node("n-s", "spot-pool", "spot")],
+            "/namespaces/default/pods": [pod("job-4-worker-0", "n-s")],
         }
     )
 

@@ -1,7 +1,7 @@
 """`planb status` with a plan of several pools: each pod's node names its pool and the pool's plan.
 
 A multi-host TPU slice pool holds one slice, so plan A with two slices is on-demand-pool and
-on-demand-pool-2, both labelled planb.dev/plan=on-demand (issue 12, item 1).
+on-demand-pool-2, both labelled planb.dev/plan=on-demand.
 """
 
 from __future__ import annotations
@@ -9,24 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from planb.status.report import collect, explain, table
-from tests.status.test_lifecycle import FakeKube
+from tests.status.fakes import FakeKube, node, pod
 
 Obj = dict[str, Any]
-
-
-def _node(name: str, pool: str, plan: str | None) -> Obj:
-    labels = {"cloud.google.com/gke-nodepool": pool}
-    if plan:
-        labels["planb.dev/plan"] = plan
-    return {"metadata": {"name": name, "labels": labels}}
-
-
-def _pod(name: str, node: str) -> Obj:
-    return {
-        "metadata": {"namespace": "default", "name": name, "labels": {"ray.io/cluster": "job-1-raycluster"}},
-        "spec": {"nodeName": node},
-        "status": {"phase": "Running"},
-    }
 
 
 def test_each_pod_names_its_pool_and_plan() -> None:
@@ -57,14 +42,14 @@ def test_each_pod_names_its_pool_and_plan() -> None:
                 }
             ],
             "/api/v1/nodes": [
-                _node("n-a", "on-demand-pool", "on-demand"),
-                _node("n-b", "on-demand-pool-2", "on-demand"),
-                _node("n-cpu", "default-pool", None),
+                node("n-a", "on-demand-pool", "on-demand"),
+                node("n-b", "on-demand-pool-2", "on-demand"),
+                node("n-cpu", "default-pool", None),
             ],
             "/namespaces/default/pods": [
-                _pod("job-1-head", "n-cpu"),
-                _pod("job-1-worker-0", "n-a"),
-                _pod("job-1-worker-1", "n-b"),
+                pod("job-1-head", "n-cpu"),
+                pod("job-1-worker-0", "n-a"),
+                pod("job-1-worker-1", "n-b"),
             ],
         }
     )
