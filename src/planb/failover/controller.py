@@ -1,4 +1,4 @@
-"""Stockout-aware failover: a RayJob that plan A could not place moves to plan B (issue 14).
+"""Stockout-aware failover: a RayJob that plan A could not place moves to plan B.
 
 Kueue's `waitForPodsReady` evicts a workload whose pods are not ready within its timeout (reason
 PodsReadyTimeout), suspends the job and requeues the workload after a backoff. On such an eviction
