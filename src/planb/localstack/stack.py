@@ -360,8 +360,6 @@ class LocalStack:
                 f"--after-seconds={settings.after_seconds:g}",
                 f"--plan-a-flavor={settings.plan_a_flavor}",
                 f"--metrics-port={settings.metrics_port}",
-                # KWOK's pods run no Ray head: stand in for KubeRay's ready copy that Kueue's PodsReady reads.
-                "--emulate-ray-ready",
             ]
         )
         return True
