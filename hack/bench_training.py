@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""JaxTrainer vs plain JAX: steady-state training step time on CPU, as a ratio (issue 7).
+"""JaxTrainer vs plain JAX: steady-state training step time on CPU, as a ratio.
 
 Runs training/train.py as separate processes, on the same model and data:
   plain  PLANB_RUNNER=plain  one process, JAX on the local CPU device

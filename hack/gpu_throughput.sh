@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tokens/s and MFU of training/train.py's transformer on an NVIDIA GPU machine (issue 7).
+# Tokens/s and MFU of training/train.py's transformer on an NVIDIA GPU machine.
 #
 #   hack/gpu_throughput.sh [--quick] [--no-install] [--steps N] [--peak-tflops X]
 #

@@ -9,7 +9,7 @@
   verbatim, so the copy has no header; it is a copy, not a symlink, because helm warns about
   symlinks on every command.
 * ``files/failover_controller.py``: ``src/planb/failover/controller.py`` byte for byte, the script
-  of the failover controller the queues chart deploys (issue 14).
+  of the failover controller the queues chart deploys.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ CHART_FILES = REPO / "charts" / "planb" / "files"
 TRAIN_SOURCE = REPO / "training" / "train.py"
 TRAIN_COPY = CHART_FILES / "train.py"
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
-#: The stockout failover controller (issue 14), which the queues chart runs from a ConfigMap.
+#: The stockout failover controller, which the queues chart runs from a ConfigMap.
 FAILOVER_SOURCE = REPO / "src" / "planb" / "failover" / "controller.py"
 FAILOVER_COPY = CHART_FILES / "failover_controller.py"
 

@@ -263,7 +263,7 @@ TPU7X = TpuGeneration(
         TpuMachineType("tpu7x-standard-4t", 4, _3D_4T, 224, 960, "https://cloud.google.com/tpu/docs/tpu7x"),
     ),
     # GKE's documentation does not document flex-start or queued provisioning for TPU7x: neither the Ironwood
-    # page nor GKE's flex-start and queued provisioning pages name it (checked for issue 12). Google's
+    # page nor GKE's flex-start and queued provisioning pages name it. Google's
     # cluster-toolkit ships a TPU7x DWS example, but that is a tool's example, not GKE's documentation, so
     # planb does not offer it until GKE documents it.
     flex_start=False,

@@ -1,1 +1,1 @@
-"""Stockout-aware failover from plan A to plan B (issue 14): see controller.py."""
+"""Stockout-aware failover from plan A to plan B: see controller.py."""

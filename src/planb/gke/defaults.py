@@ -6,7 +6,7 @@ Two kinds of server-side additions, each with its source (rules.py holds what GK
   follows what GKE's own tools show (gcloud's client defaults, GKE's public cluster autoscaler) and the
   comment says so; README's "where the emulated parts differ from Google" repeats it.
 * **GKE's own taints and labels** (``config.taints``, ``config.labels``, ``config.resourceLabels``), which a
-  client never sent: a client that diffs the whole map would see them as drift (issue 12, item 4).
+  client never sent: a client that diffs the whole map would see them as drift.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from planb.catalog import gpu, tpu
 Body = dict[str, Any]
 
 #: GKE's public cluster autoscaler (GoogleCloudPlatform/cluster-autoscaler, "a version of the Kubernetes
-#: Cluster Autoscaler used in GKE") at the commit read for issue 12.
+#: Cluster Autoscaler used in GKE") at the commit this module cites.
 _GKE_CA = "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
 #: "The default value is set to BALANCED ... in case the control plane defaulting fails to set the location
 #: policy": the control plane defaults autoscaling.locationPolicy to BALANCED.
@@ -99,8 +99,8 @@ def add_gke_owned(pool: Body) -> None:
         if topology:
             labels.setdefault(tpu.TOPOLOGY_LABEL, topology)
         labels.setdefault("cloud.google.com/gke-accelerator-count", str(machine.chips_per_vm))
-        # Resource labels: seen only in a third-party `describe` of a TPU7x flex-start queued pool (issue 12's
-        # research, section 5); Google documents no goog-gke-* node pool labels.
+        # Resource labels: seen only in a third-party `describe` of a TPU7x flex-start queued pool; Google
+        # documents no goog-gke-* node pool labels.
         resource = config.setdefault("resourceLabels", {})
         resource.setdefault("goog-gke-accelerator-type", generation.gke_accelerator)
         multi_host = topology in machine.topologies and tpu.TpuSlice(generation, machine_type, topology).multi_host

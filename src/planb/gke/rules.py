@@ -150,7 +150,7 @@ def _autoscaling_rules(pool: Body, label: str, source: str) -> None:
     """What GKE refuses in a flex-start or queued provisioning pool: autoscaling off, a minimum or an initial size.
 
     GKE answers "Flex start node pools require autoscaling enabled." and "... require initial node count to be set
-    to 0." (issue 12's research, section 1). Not refused, because Google documents them only as recommendations
+    to 0." Not refused, because Google documents them only as recommendations
     and the seed's own `gcloud container node-pools create --flex-start --enable-queued-provisioning` (which GKE
     accepts) sends neither: auto-repair off (DOC_QUEUED: "--no-enable-autorepair ... disables automatic repairs,
     which could disrupt workloads"), location policy ANY (DOC_QUEUED's command uses it; GKE's control plane
@@ -184,8 +184,8 @@ def _check_tpu_generation(
     topology = str(placement.get("tpuTopology") or "")
     if generation.uses_placement_policy and topology in machine.topologies:
         # DOC_IRONWOOD: "Ironwood (TPU7x) uses a workload policy ... when you create multi-host TPU slice node
-        # pools ... This policy replaces the --tpu-topology flag used by other TPU versions." GKE's answer, as
-        # quoted in issue 12's research (section 1).
+        # pools ... This policy replaces the --tpu-topology flag used by other TPU versions." The message opens
+        # with GKE's own answer.
         _check(
             not tpu.TpuSlice(generation, machine_type, topology).multi_host,
             f"Creation of a managed instance group with {machine_type} machine type with placement policy is not "

@@ -103,7 +103,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kueue.add_argument("--check", action="store_true", help="report what would change, change nothing")
     kueue.set_defaults(handler=_kueue)
     failover = verbs.add_parser(
-        "failover", help="run the stockout failover controller (issue 14) as a host process, or stop it (0)"
+        "failover", help="run the stockout failover controller as a host process, or stop it (0)"
     )
     failover.add_argument(
         "--after-seconds", type=float, required=True, help="Kueue's waitForPodsReady timeout; 0 switches it off"

@@ -90,7 +90,7 @@ class LocalStack:
         # KWOK pods run nothing: this answers KubeRay's Ray job API and does what submitter pods do.
         self.rayhead = ManagedProcess("ray-head-stand-in", self.state)
         self.simulator = ManagedProcess("capacity-simulator", self.state)
-        # Stockout-aware failover (issue 14): runs only while `planb local failover` has switched it on.
+        # Stockout-aware failover: runs only while `planb local failover` has switched it on.
         self.failover = ManagedProcess("failover-controller", self.state)
         # The emulator's files sit under the state root (.state/gke-emulator), beside this stack's.
         self.gke_emulator = BackgroundEmulator(self.state.parent)
@@ -360,8 +360,6 @@ class LocalStack:
                 f"--after-seconds={settings.after_seconds:g}",
                 f"--plan-a-flavor={settings.plan_a_flavor}",
                 f"--metrics-port={settings.metrics_port}",
-                # KWOK's pods run no Ray head: stand in for KubeRay's ready copy that Kueue's PodsReady reads.
-                "--emulate-ray-ready",
             ]
         )
         return True

@@ -74,7 +74,7 @@ class JobStatus:
     retries: dict[str, lifecycle.Retries] = field(default_factory=dict)
     #: For a deactivated Workload: why, and the command that re-activates it (one line).
     deactivated: str = ""
-    #: Set when planb's failover moved the job off plan A (issue 14): "moved to plan B after 10m: ...".
+    #: Set when planb's failover moved the job off plan A: "moved to plan B after 10m: ...".
     moved: str = ""
     #: Per ResourceFlavor: the plan it selects (its nodeLabels' planb.dev/plan), so the plan is named too.
     flavor_plans: dict[str, str] = field(default_factory=dict)
