@@ -26,7 +26,13 @@ loop_figures() {
   planb local down >/dev/null 2>&1
   measure "local up (warm tools)" planb local up
   echo "--- up's parts (planb local up writes them to .state/local/up-timings.json)"
-  python -c 'import json; d = json.load(open(".state/local/up-timings.json")); [print(f"  {s[\"name\"]:<72} {s[\"start\"]:6.1f} {s[\"end\"]:6.1f}") for s in d["spans"]]'
+  python - <<'PY'
+import json
+
+timings = json.load(open(".state/local/up-timings.json"))
+for span in timings["spans"]:
+    print(f"  {span['name']:<72} {span['start']:6.1f} {span['end']:6.1f}")
+PY
   sleep 5
   echo "--- resident memory of the running stack, idle (sum of VmRSS of every stack process)"
   python - <<'PY'

@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from planb.gke.address import DEFAULT_PORT
 from planb.gke.errors import EmulatorError
 from planb.gke.operations import DEFAULT_OP_SECONDS
-from planb.gke.server import DEFAULT_PORT
 from planb.gke.store import emulator_dir, list_clusters, reset_state
 from planb.paths import state_dir
 from planb.process import ManagedProcess, reap

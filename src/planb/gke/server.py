@@ -14,10 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from planb.gke import routes
+from planb.gke.address import DEFAULT_PORT
 from planb.gke.engine import Engine
 from planb.gke.errors import ApiError, EmulatorError
-
-DEFAULT_PORT = 8765
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -30,7 +30,7 @@ from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
 from planb.localstack.timeline import Timeline
 from planb.process import ManagedProcess
-from planb.rayhead import server as rayhead_server
+from planb.rayhead import address as rayhead_address
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
@@ -233,7 +233,7 @@ class LocalStack:
             needed[settings.health_port] = "Kueue health probe"
             needed[settings.metrics_port] = "Kueue metrics"
         if self.rayhead.pid() is None:
-            needed[rayhead_server.PORT] = "Ray head stand-in"
+            needed[rayhead_address.PORT] = "Ray head stand-in"
         if self.kuberay.pid() is None:
             needed[KUBERAY_METRICS_PORT] = "KubeRay operator metrics"
             needed[KUBERAY_PROBE_PORT] = "KubeRay operator health probe"
@@ -294,7 +294,7 @@ class LocalStack:
         # KubeRay's dashboard client (Go's default transport) sends the Ray job API requests for
         # <head service>.<namespace>.svc.cluster.local, which nothing resolves here, to the stand-in;
         # Go never proxies loopback, so the API server on 127.0.0.1 is reached directly.
-        proxy = f"http://127.0.0.1:{rayhead_server.PORT}"
+        proxy = f"http://127.0.0.1:{rayhead_address.PORT}"
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), HTTP_PROXY=proxy, http_proxy=proxy)
         env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
         self.kuberay.start(
@@ -315,7 +315,7 @@ class LocalStack:
             return
         say("starting the Ray head stand-in (KWOK pods run no Ray) ...")
         self.rayhead.start([sys.executable, "-m", "planb.cli", "rayhead", "run", "--kubeconfig", str(self.kubeconfig)])
-        if not wait_http(f"http://127.0.0.1:{rayhead_server.PORT}/healthz", 30):
+        if not wait_http(f"http://127.0.0.1:{rayhead_address.PORT}/healthz", 30):
             raise StartupTimeoutError(f"the Ray head stand-in did not start; see {self.rayhead.log_file}")
 
     def start_gke_emulator(self) -> None:

@@ -31,11 +31,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from planb.kube import Kube, KubeError, Obj
+from planb.rayhead.address import PORT
 from planb.rayhead.heads import RayHeads, log
 from planb.rayhead.jobs import TERMINAL
 from planb.rayhead.submitter import Submitters
 
-PORT = 19085
 #: Reported as the head's Ray version (what the chart's image runs).
 RAY_VERSION = "2.53.0"
 

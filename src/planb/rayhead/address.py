@@ -1,0 +1,4 @@
+"""Where the Ray head stand-in listens: a constant of its own, so the stack can name it without loading the server."""
+
+#: The stand-in's port on 127.0.0.1 (KubeRay's HTTP_PROXY points here).
+PORT = 19085
