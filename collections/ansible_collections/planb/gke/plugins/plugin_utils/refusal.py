@@ -17,7 +17,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 
-class RefusalAction(ActionBase):
+class RefusalAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
     """Validate ``ARGUMENT_SPEC``'s arguments, run ``check``; its AnsibleError is the task's failure message."""
 
     _requires_connection = False
@@ -32,7 +32,7 @@ class RefusalAction(ActionBase):
         raise NotImplementedError
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
+        result: dict[str, Any] = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
         try:
             result.update(self.check(args, task_vars or {}))
