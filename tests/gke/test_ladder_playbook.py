@@ -17,6 +17,7 @@ from planb.gke.emulator import RunningEmulator
 from planb.gke.store import list_node_pools
 from tests.gke.conftest import ansible_playbook
 from tests.gke.gke_api import call
+from tests.gke.refusals import assert_plain_refusal
 
 PROJECT, ZONE = "planb-local", "us-east5-b"
 RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations"
@@ -106,7 +107,8 @@ def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
 
     # Dropping the Spot rung leaves its pool over: refused until confirmed, naming it.
     rc, out = _run(emulator, tmp_path, ladder=LADDER[:3])
-    assert rc != 0 and "leave node pool(s) spot-pool of cluster tpu-cluster over" in out, out[-4000:]
+    assert rc != 0, out[-4000:]
+    assert_plain_refusal(out, "leave node pool(s) spot-pool of cluster tpu-cluster over")
     assert f"-e planb_scale_down_confirm={PROJECT}/{ZONE}/tpu-cluster/spot-pool" in out
     assert emulator.writes()[writes:] == []
 
@@ -124,7 +126,7 @@ def test_a_missing_or_too_small_reservation_stops_the_play_before_any_write(
 ) -> None:
     rc, out = _run(emulator, tmp_path)
     assert rc != 0
-    assert f"reservation tpu-res does not exist in project {PROJECT}, zone {ZONE}" in out, out[-4000:]
+    assert_plain_refusal(out, f"reservation tpu-res does not exist in project {PROJECT}, zone {ZONE}")
     assert "gcloud compute reservations create tpu-res" in out
     assert emulator.writes() == []
     _reserve(emulator, count=4)

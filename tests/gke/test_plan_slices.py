@@ -14,6 +14,7 @@ from typing import Any
 from planb.gke.emulator import RunningEmulator
 from planb.gke.store import list_node_pools
 from tests.gke.conftest import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner, ansible_playbook
+from tests.gke.refusals import assert_plain_refusal
 
 PROJECT, ZONE, CLUSTER = "planb-local", "us-east5-b", "tpu-cluster"
 POOLS = f"/v1/projects/{PROJECT}/locations/{ZONE}/clusters/{CLUSTER}/nodePools"
@@ -87,7 +88,7 @@ def test_scaling_plan_a_up_creates_one_pool_and_down_needs_confirmation(
     for extra in ([], ["-e", f"planb_scale_down_confirm={PROJECT}/{ZONE}/{CLUSTER}/on-demand-pool"]):
         rc, out = _run(emulator, tmp_path, *extra)
         assert rc != 0, out[-3000:]
-        assert "leave node pool(s) on-demand-pool-2 of cluster tpu-cluster over" in out, out[-3000:]
+        assert_plain_refusal(out, "leave node pool(s) on-demand-pool-2 of cluster tpu-cluster over")
         assert f"-e planb_scale_down_confirm={target}" in out
         assert _writes_since(emulator, writes) == []
     assert "on-demand-pool-2" in _pools(emulator)
@@ -110,10 +111,15 @@ def test_scaling_plan_a_up_creates_one_pool_and_down_needs_confirmation(
 
 def test_plan_names_that_overlap_are_refused_before_any_call(emulator: RunningEmulator, tmp_path: Path) -> None:
     rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_nodepool=pool", "-e", "planb_dws_nodepool=pool-2")
-    assert rc != 0 and "name each other's pools" in out, out[-3000:]
+    assert rc != 0, out[-3000:]
+    assert_plain_refusal(out, "nodepool 'pool' and 'pool-2' name each other's pools")
     rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_slices=two")
-    assert rc != 0 and "planb_plans[0] (plan 'on-demand'): slices 'two' must be a whole number" in out, out[-3000:]
-    assert "from planb_ondemand_slices and planb_dws_slices" in out
+    assert rc != 0, out[-3000:]
+    assert_plain_refusal(
+        out,
+        "planb_plans[0] (plan 'on-demand'): slices 'two' must be a whole number",
+        "from planb_ondemand_slices and planb_dws_slices",
+    )
     assert emulator.store.request_log() == []
 
 

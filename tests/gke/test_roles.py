@@ -13,6 +13,7 @@ from planb.gke.emulator import RunningEmulator
 from planb.gke.store import list_node_pools
 from planb.paths import REPO
 from tests.gke.conftest import ansible_playbook
+from tests.gke.refusals import assert_plain_refusal
 
 
 def _recap_changed(output: str) -> int:
@@ -78,7 +79,7 @@ def test_gke_inventory_without_credentials_fails_fast(tmp_path: Path) -> None:
     # (Without PROJECT_ID or ZONE it stops even earlier, naming them: tests/gke/test_teardown.py.)
     rc, out, elapsed = _run_bare(_bare_env(tmp_path, PROJECT_ID="my-project", ZONE="us-east5-b"))
     assert rc != 0
-    assert "Missing credential: auth_kind=application found no Application Default Credentials" in out
+    assert_plain_refusal(out, "Missing credential: auth_kind=application found no Application Default Credentials")
     assert "GOOGLE_APPLICATION_CREDENTIALS is unset" in out
     assert "Missing project" not in out
     assert "Create or update cluster" not in out

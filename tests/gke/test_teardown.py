@@ -15,6 +15,7 @@ import pytest
 from planb.gke.emulator import RunningEmulator
 from planb.paths import REPO
 from tests.gke.conftest import CLUSTER, LOCATION, ModuleRunner, ansible_playbook, load_module
+from tests.gke.refusals import assert_plain_refusal
 
 #: A project id that, pasted into a path unquoted, would address cluster `prod` of project `other`.
 EVIL_PROJECT = "other/locations/x/clusters/prod?x="
@@ -126,5 +127,5 @@ def test_gke_inventory_needs_project_id_and_zone(
     done = subprocess.run(command, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=120)
     out = done.stdout + done.stderr
     assert done.returncode != 0
-    assert f"inventories/gke needs {missing}" in out and f"export {missing}=" in out, out[-3000:]
+    assert_plain_refusal(out, f"inventories/gke needs {missing}", f"export {missing}=")
     assert "Delete plan B" not in out and "Create the cluster" not in out

@@ -18,6 +18,7 @@ from ansible.errors import AnsibleFilterError
 from planb.gke.emulator import RunningEmulator
 from planb.gke.store import list_clusters, list_node_pools
 from tests.gke.conftest import CLUSTER, ModuleRunner, ansible_playbook
+from tests.gke.refusals import assert_plain_refusal
 
 POOL: dict[str, Any] = {
     "name": "tpu-pool",
@@ -92,7 +93,7 @@ def test_playbook_refuses_a_region_as_zone_before_any_api_call(emulator: Running
     done = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", "-e", "planb_zone=us-east5", env=env)
     out = done.stdout + done.stderr
     assert done.returncode != 0, out[-3000:]
-    assert "us-east5 is a region" in out and "us-east5-a, us-east5-b" in out and "planb_tpu_zone" in out
+    assert_plain_refusal(out, "us-east5 is a region", "us-east5-a, us-east5-b", "planb_tpu_zone")
     assert emulator.store.request_log() == []
 
 
