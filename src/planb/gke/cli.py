@@ -9,11 +9,12 @@ import signal
 import urllib.error
 import urllib.request
 
+from planb.gke.address import DEFAULT_PORT
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
 from planb.gke.engine import Engine
 from planb.gke.errors import EmulatorError
 from planb.gke.operations import DEFAULT_OP_SECONDS
-from planb.gke.server import DEFAULT_PORT, EmulatorHTTPServer
+from planb.gke.server import EmulatorHTTPServer
 from planb.gke.store import Store, reset_state
 
 

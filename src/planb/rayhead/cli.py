@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.rayhead import server
+from planb.rayhead import address, server
 from planb.rayhead import settings as settings_mod
 from planb.statefile import stop_on_signals
 
@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     run = rsub.add_parser("run", help="serve (started by 'planb local up')")
     run.add_argument("--kubeconfig", required=True)
-    run.add_argument("--port", type=int, default=server.PORT)
+    run.add_argument("--port", type=int, default=address.PORT)
     run.set_defaults(handler=_run)
 
     setp = rsub.add_parser(

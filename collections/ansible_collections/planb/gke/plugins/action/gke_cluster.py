@@ -1,6 +1,8 @@
 # planb.gke: the action in front of the gke_cluster module (validate_only answered on the controller).
 from __future__ import annotations
 
+from typing import Any
+
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
 from ansible_collections.planb.gke.plugins.modules.gke_cluster import ARGUMENT_SPEC
 from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import ValidateOnlyAction
@@ -10,5 +12,7 @@ class ActionModule(ValidateOnlyAction):
     """gke_cluster: ``validate_only`` checked here with the module's spec and rules; anything else runs the module."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    RULES = staticmethod(validate_cluster)
     RESULT_KEY = "cluster"
+
+    def rules(self, params: dict[str, Any]) -> None:
+        validate_cluster(params)

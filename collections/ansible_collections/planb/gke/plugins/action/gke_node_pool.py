@@ -1,6 +1,8 @@
 # planb.gke: the action in front of the gke_node_pool module (validate_only answered on the controller).
 from __future__ import annotations
 
+from typing import Any
+
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
 from ansible_collections.planb.gke.plugins.modules.gke_node_pool import ARGUMENT_SPEC
 from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import ValidateOnlyAction
@@ -10,5 +12,7 @@ class ActionModule(ValidateOnlyAction):
     """gke_node_pool: ``validate_only`` checked here with the module's spec and rules; anything else runs the module."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    RULES = staticmethod(validate_node_pool)
     RESULT_KEY = "node_pool"
+
+    def rules(self, params: dict[str, Any]) -> None:
+        validate_node_pool(params)

@@ -10,7 +10,6 @@ usual. planb's plays target localhost, so the controller is where the module wou
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
@@ -24,10 +23,12 @@ from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 class ValidateOnlyAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
     """Answer ``validate_only`` on the controller; run the module for everything else."""
 
-    #: The module's argument spec, its rules and the key its result carries the resource under.
+    #: The module's argument spec and the key its result carries the resource under.
     ARGUMENT_SPEC: ClassVar[dict[str, Any]] = {}
-    RULES: ClassVar[Callable[[dict[str, Any]], None] | None] = None
     RESULT_KEY: ClassVar[str] = ""
+
+    def rules(self, params: dict[str, Any]) -> None:
+        """The module's own rules for its validated arguments; raise GkeError to refuse."""
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = super().run(tmp, task_vars)
@@ -44,10 +45,8 @@ class ValidateOnlyAction(ActionBase):  # type: ignore[misc]  # ansible-core ship
             result.update(failed=True, changed=False, msg=msg)
             return result
         params = checked.validated_parameters
-        rules = type(self).RULES
         try:
-            if rules is not None:
-                rules(params)
+            self.rules(params)
             check_auth(params)
         except GkeError as exc:
             result.update(failed=True, changed=False, msg=str(exc))
