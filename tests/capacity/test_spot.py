@@ -1,4 +1,4 @@
-"""Spot pools in the capacity simulator (issue 15): GKE's Spot label, the preemption switch, and what a
+"""Spot pools in the capacity simulator: GKE's Spot label, the preemption switch, and what a
 preemption does to nodes and pods (pure logic; the stack test is tests/e2e/test_ladder.py)."""
 
 from __future__ import annotations

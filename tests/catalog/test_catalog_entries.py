@@ -211,7 +211,7 @@ def test_node_pool_max_nodes_whole_slices() -> None:
 
 
 def test_multi_host_pool_holds_exactly_one_slice() -> None:
-    """GKE cannot add nodes to a multi-host TPU slice pool: one pool is one slice (issue 12, item 1)."""
+    """GKE cannot add nodes to a multi-host TPU slice pool: one pool is one slice."""
     with pytest.raises(CountError, match=r"max_nodes 8: a node pool of multi-host profile tpu-v6e-4x4 holds exactly"):
         node_pool("tpu-v6e-16", 1, max_nodes=8, flex_start=True)
     with pytest.raises(CountError, match=r"slices 2: .*each further slice is a new node pool .*concepts/tpus"):

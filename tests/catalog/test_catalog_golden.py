@@ -35,7 +35,7 @@ def test_values_output_is_the_seed() -> None:
 
 
 def test_dws_quota_is_finite_and_sized_in_slices() -> None:
-    """Plan B's quota is the DWS pool's size (issue 11): K slices, like plan A's, never 'unlimited'."""
+    """Plan B's quota is the DWS pool's size: K slices, like plan A's, never 'unlimited'."""
     one = values.chart_values("tpu-v6e-4x4")["queues"]["quotas"]
     assert one["dws"] == one["onDemand"] == {"cpu": 32, "memory": "64Gi", "accelerator": 16}
     three = values.chart_values("tpu-v6e-4x4", dws_slices=3)["queues"]["quotas"]["dws"]

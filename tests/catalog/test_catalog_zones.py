@@ -1,4 +1,4 @@
-"""TPU zones and quota keys in the catalog (issue 12, items 3 and 6): sourced, dated, generated into the collection."""
+"""TPU zones and quota keys in the catalog: sourced, dated, generated into the collection."""
 
 from __future__ import annotations
 

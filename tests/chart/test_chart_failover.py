@@ -1,4 +1,4 @@
-"""The queues chart's failover controller (issue 14): off by default, a stock image when on."""
+"""The queues chart's failover controller: off by default, a stock image when on."""
 
 from __future__ import annotations
 

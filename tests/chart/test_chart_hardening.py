@@ -1,4 +1,4 @@
-"""Issue 11's chart hardening, on real `helm template` output.
+"""The chart's hardening, on real `helm template` output.
 
 * Queues: the ClusterQueue serves only the namespaces it selects, plan B's quota is finite and sized
   from the profile, and `helm uninstall` keeps the queue objects so running Workloads do not break.
@@ -52,7 +52,7 @@ def notes(helm: Helm, tmp_path: Path) -> Callable[..., str]:
     return render
 
 
-# -- Queues: who may submit, how much of plan B, and uninstall (issue 11, medium 9)
+# -- Queues: who may submit, how much of plan B, and uninstall
 
 
 def test_cluster_queue_serves_only_the_local_queue_namespace_by_default(template: Render) -> None:
@@ -97,7 +97,7 @@ def test_queues_notes_say_uninstall_keeps_the_queues(notes: Callable[..., str]) 
     assert "kubectl delete clusterqueue cluster-queue" in text
 
 
-# -- Ray token authentication and the NetworkPolicy (issue 11, medium 8)
+# -- Ray token authentication and the NetworkPolicy
 
 
 def pod_specs(objs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -219,7 +219,7 @@ def test_notes_without_auth_have_no_token_step(notes: Callable[..., str]) -> Non
     assert "auth_token" not in text
 
 
-# -- Pods: quoted images and a restricted security context (issue 11, low)
+# -- Pods: quoted images and a restricted security context
 
 
 def test_images_are_quoted(template: Render) -> None:

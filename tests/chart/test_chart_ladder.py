@@ -1,4 +1,4 @@
-"""The capacity ladder (issue 15): queues.ladder renders one ResourceFlavor per plan, in order, and
+"""The capacity ladder: queues.ladder renders one ResourceFlavor per plan, in order, and
 job.avoidPlans keeps a job's workers off some plans.
 
 An empty ladder must render what the chart rendered before the ladder existed: the golden files of

@@ -1,7 +1,7 @@
 """Queues mode: each plan's ResourceFlavor selects the plan's node label, so it covers all of the plan's pools.
 
 A multi-host TPU slice node pool holds one slice, so plan A with K slices is K pools (on-demand-pool,
-on-demand-pool-2, ...): a flavor that selected one pool name would leave the others unused (issue 12, item 1).
+on-demand-pool-2, ...): a flavor that selected one pool name would leave the others unused.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def test_queues_mode_renders_the_seed_queue_objects(template: Render) -> None:
     assert list(quotas) == ["default-cpu", "on-demand", "dws"]
     assert quotas["default-cpu"] == {"cpu": 10, "memory": "20Gi", "google.com/tpu": 0}
     assert quotas["on-demand"] == {"cpu": 32, "memory": "64Gi", "google.com/tpu": 16}
-    # Plan B is finite: the DWS pool's size, one slice by default (issue 11).
+    # Plan B is finite: the DWS pool's size, one slice by default.
     assert quotas["dws"] == {"cpu": 32, "memory": "64Gi", "google.com/tpu": 16}
     assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws-prov", "onFlavors": ["dws"]}]}
     (lq,) = by_kind(objs, "LocalQueue")

@@ -1,4 +1,4 @@
-"""job.serviceAccountName (issue 12, item 5): the identity a RayJob's pods write gs:// checkpoints as.
+"""job.serviceAccountName: the identity a RayJob's pods write gs:// checkpoints as.
 
 With Workload Identity Federation for GKE the pods reach Google APIs as their Kubernetes service account; the chart
 puts head, workers and submitter on `job.serviceAccountName` and creates no ServiceAccount unless asked.

@@ -151,7 +151,7 @@ def test_second_job_falls_back_to_dws(installed: Callable[..., None], kubectl: K
 def test_uninstall_keeps_the_queues_for_running_workloads(
     helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
 ) -> None:
-    """helm.sh/resource-policy: keep: `helm uninstall` of the queues leaves every queue object (issue 11)."""
+    """helm.sh/resource-policy: keep: `helm uninstall` of the queues leaves every queue object."""
     kubeconfig = str(local_stack)
     cluster_scoped = [
         ("clusterqueue", f"planb-cq-{suffix}"),
@@ -178,7 +178,7 @@ def test_uninstall_keeps_the_queues_for_running_workloads(
 def test_namespace_outside_the_selector_cannot_use_the_queue(
     installed: Callable[..., None], helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
 ) -> None:
-    """A LocalQueue in a namespace the ClusterQueue does not select gets no quota (issue 11)."""
+    """A LocalQueue in a namespace the ClusterQueue does not select gets no quota."""
     installed("planb-queues", *queues_args(suffix, ns))
     other = f"planb-other-{suffix}"
     kubectl("create", "namespace", other)

@@ -48,7 +48,7 @@ def ansible_playbook(*args: str, check: bool = True) -> subprocess.CompletedProc
 
 #: The capacity simulator's settings every e2e test starts from: DWS delivers in 2 s, idle nodes go after 5 s.
 TEST_CAPACITY = capacity_settings.Settings(provisioning_delay_seconds=2.0, scale_down_after_seconds=5.0)
-#: The four-rung ladder (issue 15): a reservation the emulator holds, on-demand, DWS, Spot; one slice each.
+#: The four-rung ladder: a reservation the emulator holds, on-demand, DWS, Spot; one slice each.
 RESERVATION = "planb-e2e-reservation"
 FOUR = [
     {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool", "reservation": RESERVATION},
@@ -58,7 +58,7 @@ FOUR = [
 ]
 #: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout) in the failover topology.
 FAILOVER_AFTER_SECONDS = 8
-#: Two slices per plan (issue 12): on-demand-pool(-2) and dws-pool(-2).
+#: Two slices per plan: on-demand-pool(-2) and dws-pool(-2).
 TWO_SLICES = ("-e", "planb_ondemand_slices=2", "-e", "planb_dws_slices=2")
 WORKLOADS = f"{KUEUE}/namespaces/default/workloads"
 RAYJOBS = f"{RAY}/namespaces/default/rayjobs"
@@ -282,7 +282,7 @@ def install_job(helm: Run, name: str, *extra: str) -> None:
 def no_quota(helm: Run, plan: str) -> tuple[str, ...]:
     """Arguments of `helm upgrade planb-queues --reuse-values` that leave `plan` no accelerator quota.
 
-    site.yml renders the inventory's plans as `queues.ladder` (issue 15); Helm replaces a list given
+    site.yml renders the inventory's plans as `queues.ladder`; Helm replaces a list given
     with --set whole, so the release's own ladder is sent back with the one quota changed. A release
     without a ladder (the seed's two plans) has the flat `queues.quotas`."""
     values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")

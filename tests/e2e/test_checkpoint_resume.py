@@ -1,4 +1,4 @@
-"""A checkpointing job resumes from its last step after DWS revokes its capacity (issue 13, item 3).
+"""A checkpointing job resumes from its last step after DWS revokes its capacity.
 
 The job's payload is the real training/train.py (the chart's ConfigMap, run on this machine's CPU
 by the Ray head stand-in, `planb rayhead set --run`), checkpointing with Orbax to a local

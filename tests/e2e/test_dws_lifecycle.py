@@ -1,4 +1,4 @@
-"""What the real Kueue v0.19.2 does with each state of DWS's ProvisioningRequest lifecycle (issue 13, item 3).
+"""What the real Kueue v0.19.2 does with each state of DWS's ProvisioningRequest lifecycle.
 
 Every assertion is on the real objects: the Workload's conditions and admission check as Kueue
 writes them, and the ProvisioningRequests' conditions as the capacity simulator (GKE's stand-in)

@@ -1,4 +1,4 @@
-"""The seed's failover on the real Kueue, and what happens when parts of it misbehave (issue 6)."""
+"""The seed's failover on the real Kueue, and what happens when parts of it misbehave."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
 
 
 def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
-    """Fallback is quota-based only (kueue issue 2560): a stockout does not send the job to plan B."""
+    """Fallback is quota-based only (kueue#2560): a stockout does not send the job to plan B."""
     kube = Kube(site)
     capacity_settings.update(stockout=("on-demand-pool",))
     install_job(helm, "job-1")

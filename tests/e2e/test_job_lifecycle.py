@@ -1,4 +1,4 @@
-"""A RayJob's own lifecycle on the local stack (issue 13, item 4): Running while its payload runs,
+"""A RayJob's own lifecycle on the local stack: Running while its payload runs,
 then Complete/SUCCEEDED, or Failed with the payload's own error; its quota goes to the next job.
 
 KWOK runs no container, so the Ray head stand-in (planb.rayhead) answers KubeRay's Ray job API and

@@ -1,4 +1,4 @@
-"""The capacity ladder on the real Kueue and KubeRay (issue 15).
+"""The capacity ladder on the real Kueue and KubeRay.
 
 site.yml with four plans (a reservation the emulator holds, on-demand, DWS, Spot; one slice each)
 makes one flavor per plan in that order. Jobs fill the ladder rung by rung; a job with

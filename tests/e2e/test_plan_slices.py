@@ -1,4 +1,4 @@
-"""Two slices per plan on the real Kueue: each plan is two pools, one flavor per plan covers both (issue 12, item 1).
+"""Two slices per plan on the real Kueue: each plan is two pools, one flavor per plan covers both.
 
 A multi-host TPU slice pool holds one slice, so `planb_ondemand_slices=2 planb_dws_slices=2` makes
 on-demand-pool, on-demand-pool-2, dws-pool and dws-pool-2. The flavors select the plan label every

@@ -1,4 +1,4 @@
-"""Stockout-aware failover on the real Kueue (issue 14): waitForPodsReady + planb's failover controller."""
+"""Stockout-aware failover on the real Kueue: waitForPodsReady + planb's failover controller."""
 
 from __future__ import annotations
 

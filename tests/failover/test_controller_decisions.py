@@ -1,4 +1,4 @@
-"""The stockout failover controller's decisions (issue 14), without a cluster.
+"""The stockout failover controller's decisions, without a cluster.
 
 tests/e2e/test_stockout_failover.py proves the move end to end on the local stack. These tests pin down
 what the controller decides and what it writes: which evictions it acts on, which it leaves to Kueue,
@@ -1118,7 +1118,7 @@ def test_a_restarted_controller_does_not_record_a_second_event(
 # --------------------------------------------------------------- 4. only its own ClusterQueue
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: the controller acts on every ClusterQueue's on-demand flavor")
+@pytest.mark.xfail(strict=True, reason="a known defect: the controller acts on every ClusterQueue's on-demand flavor")
 def test_a_workload_of_another_cluster_queue_with_a_flavor_of_the_same_name_is_left_alone(
     cluster: FakeCluster, kueue: Kueue
 ) -> None:

@@ -1,4 +1,4 @@
-"""The emulator's Compute Engine reservations and GKE's rules for the ladder's kinds (issue 15).
+"""The emulator's Compute Engine reservations and GKE's rules for the ladder's kinds.
 
 A reservation pool (SPECIFIC_RESERVATION) names a reservation that exists in its zone, of its machine type and,
 when another project's, shared with its project; a Spot pool is never queued or flex-start and gets GKE's Spot

@@ -1,6 +1,6 @@
 """planb.gke.plans: the inventory's capacity ladder (planb_plans) checked before any API call, and laid out.
 
-Issue 15: each plan is a kind of capacity (reservation, on-demand, dws, spot), slices and a pool name; the filter
+each plan is a kind of capacity (reservation, on-demand, dws, spot), slices and a pool name; the filter
 refuses a bad list naming the entry and the fix, and returns each plan's pools with the GKE settings of its kind.
 """
 

@@ -1,4 +1,4 @@
-"""playbooks/cluster.yml with a four-rung ladder against the emulator (issue 15).
+"""playbooks/cluster.yml with a four-rung ladder against the emulator.
 
 planb_plans = reservation -> on-demand -> dws -> spot: every plan's pools are created in that order with the GKE
 settings of their kind, a second run changes nothing, a check run writes nothing, and a missing reservation

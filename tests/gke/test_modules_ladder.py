@@ -1,5 +1,5 @@
 """planb.gke modules for the ladder's kinds: a reservation pool (SPECIFIC_RESERVATION, read before any write),
-a Spot pool, and gcp_reservation_info; their inputs checked before any call (issue 15)."""
+a Spot pool, and gcp_reservation_info; their inputs checked before any call."""
 
 from __future__ import annotations
 

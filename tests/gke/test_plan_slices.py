@@ -1,6 +1,6 @@
 """playbooks/cluster.yml with K slices per plan against the emulator: one node pool per multi-host TPU slice.
 
-Issue 12, item 1: plan A with K slices of tpu-v6e-4x4 (4 hosts per slice) is K pools of max 4 nodes
+plan A with K slices of tpu-v6e-4x4 (4 hosts per slice) is K pools of max 4 nodes
 (on-demand-pool, on-demand-pool-2, ...), each labelled planb.dev/plan=on-demand; growing from 1 to 2
 slices creates the second pool and sends nothing else; shrinking deletes pools only when confirmed.
 """

@@ -1,4 +1,4 @@
-"""The seed's "before you begin", automated (issue 12, item 6): APIs enabled and plan A's quota checked before the
+"""The seed's "before you begin", automated: APIs enabled and plan A's quota checked before the
 cluster is created, against the emulator's Service Usage and Cloud Quotas endpoints and their switches."""
 
 from __future__ import annotations

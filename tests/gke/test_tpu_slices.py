@@ -1,4 +1,4 @@
-"""One node pool per multi-host TPU slice (issue 12, item 1): what the emulator refuses, as GKE does.
+"""One node pool per multi-host TPU slice: what the emulator refuses, as GKE does.
 
 GKE's "About TPUs in GKE" (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus): a multi-host
 TPU slice node pool is atomic and immutable, always 0 or the slice's hosts nodes; a further slice is a

@@ -1,4 +1,4 @@
-"""Checkpoints that can really be written (issue 12, item 5): Workload Identity Federation for GKE on the cluster,
+"""Checkpoints that can really be written: Workload Identity Federation for GKE on the cluster,
 the GKE metadata server on the pools, and GPU pools with GKE's driver installation setting."""
 
 from __future__ import annotations

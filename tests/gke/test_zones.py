@@ -1,4 +1,4 @@
-"""Zones and locations (issue 12, item 3): a TPU slice lives in one zone that Google lists for its generation.
+"""Zones and locations: a TPU slice lives in one zone that Google lists for its generation.
 
 `-e planb_zone=us-east5` (a region, typed for the seed's ZONE) used to create a regional cluster whose TPU pools had
 no node locations. Now the play refuses it before any API call, naming the zones that offer the profile, unless

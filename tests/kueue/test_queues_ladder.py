@@ -1,5 +1,5 @@
 """roles/kueue_queues turns the inventory's ordered plans (planb_plans) into the chart's queues.ladder
-(issue 15): one flavor per plan in order, each plan's quota its slices of the profile; bad plans are
+: one flavor per plan in order, each plan's quota its slices of the profile; bad plans are
 refused before anything is installed, naming the entry and the fix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`planb status --expect` stops at once when a job can no longer land where it is expected (issue 19, item 7)."""
+"""`planb status --expect` stops at once when a job can no longer land where it is expected."""
 
 from __future__ import annotations
 

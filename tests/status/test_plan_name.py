@@ -1,4 +1,4 @@
-"""`planb status` names the plan each job landed on, not only the flavor (issue 15): the plan is the
+"""`planb status` names the plan each job landed on, not only the flavor: the plan is the
 planb.dev/plan node label its ResourceFlavor selects, so a ladder's spot rung reads as plan spot."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`planb status` with a plan of several pools: each pod's node names its pool and the pool's plan.
 
 A multi-host TPU slice pool holds one slice, so plan A with two slices is on-demand-pool and
-on-demand-pool-2, both labelled planb.dev/plan=on-demand (issue 12, item 1).
+on-demand-pool-2, both labelled planb.dev/plan=on-demand.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 # planb.gke: the capacity ladder (the inventory's planb_plans), checked and laid out as node pools.
 """Ansible filter ``planb.gke.plans``: the inventory's ordered list of plans, validated, each with its pools.
 
-A plan is one rung of the capacity ladder (issue 15): a kind of Google capacity (``reservation``, ``on-demand``,
+A plan is one rung of the capacity ladder: a kind of Google capacity (``reservation``, ``on-demand``,
 ``dws``, ``spot``), a number of slices of the profile, and the pool name its pools are named from. Kueue tries
 the plans in list order (one ResourceFlavor per plan, named like the plan; charts/planb). This filter checks
 the list before any API call and returns it normalised::

@@ -1,0 +1,219 @@
+"""The local stack's parts and how each starts: the control plane's CRDs, the host processes, their probes.
+
+`planb.localstack.stack.LocalStack` puts them together (`up` starts them side by side where nothing orders
+them; `down` is in planb.localstack.teardown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from planb import paths
+from planb.failover import settings as failover_settings
+from planb.gke.background import BackgroundEmulator, default_port
+from planb.localstack.control_plane import APISERVER_PORT, ControlPlane
+from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
+from planb.localstack.kubectl import kubectl
+from planb.localstack.kueue import NAMESPACE, HostKueue
+from planb.process import ManagedProcess
+from planb.rayhead import address as rayhead_address
+
+#: CRDs of the pinned modules the stack leaves out: KubeRay runs its RayCronJob controller only behind its
+#: RayCronJob feature gate (off; ray-operator main.go), and Kueue integrates no RayCronJob, so nothing here
+#: watches one; its schema alone is 0.7 MB of the API server's OpenAPI.
+SKIPPED_CRDS = frozenset({"ray.io_raycronjobs.yaml"})
+
+KUBERAY_METRICS_PORT = 19082
+KUBERAY_PROBE_PORT = 19083
+
+
+def say(msg: str) -> None:
+    print(f"[planb local] {msg}", file=sys.stderr, flush=True)
+
+
+class StackParts:
+    """The stack's parts, each started and probed on its own; state under .state/local."""
+
+    def __init__(self, state: Path | None = None, apiserver_port: int = APISERVER_PORT) -> None:
+        self.state = state or paths.state_dir() / "local"
+        self.kubeconfig = self.state / "kubeconfig"
+        self.control_plane = ControlPlane(self.state, apiserver_port)
+        self.kueue = HostKueue(self.state, self.kubeconfig)
+        self.kuberay = ManagedProcess("kuberay-operator", self.state)
+        # KWOK pods run nothing: this answers KubeRay's Ray job API and does what submitter pods do.
+        self.rayhead = ManagedProcess("ray-head-stand-in", self.state)
+        self.simulator = ManagedProcess("capacity-simulator", self.state)
+        # Stockout-aware failover: runs only while `planb local failover` has switched it on.
+        self.failover = ManagedProcess("failover-controller", self.state)
+        # The emulator's files sit under the state root (.state/gke-emulator), beside this stack's.
+        self.gke_emulator = BackgroundEmulator(self.state.parent)
+
+    # ----------------------------------------------------------------- probes
+    def apiserver_ready(self) -> bool:
+        if not self.kubeconfig.is_file():
+            return False
+        try:
+            kubectl(self.kubeconfig, ["get", "--raw", "/readyz"], timeout=10)
+        except (LocalStackError, subprocess.TimeoutExpired):
+            return False
+        return True
+
+    # ---------------------------------------------------------------- starts
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One `up` or `down` at a time (tests and people may race)."""
+        lock = self.state.parent / f".{self.state.name}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+    def install_crds(self) -> None:
+        """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply.
+
+        The ProvisioningRequest CRD must exist before Kueue starts (Kueue probes it once); every CRD
+        is Established before this returns.
+        """
+        manifests = paths.manifests_dir()
+        groups = [
+            ("ProvisioningRequest", manifests / "provisioningrequest"),
+            ("KubeRay", manifests / "kuberay" / "crds"),
+            ("Kueue", manifests / "kueue" / "crds"),
+        ]
+        for label, directory in groups:
+            if not directory.is_dir():
+                raise ToolMissingError(f"the {label} CRDs in {directory}")
+        say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+        files = [
+            arg
+            for _, directory in groups
+            for path in sorted(directory.glob("*.yaml"))
+            if path.name not in SKIPPED_CRDS
+            for arg in ("-f", str(path))
+        ]
+        kubectl(
+            self.kubeconfig,
+            ["apply", "--server-side", "--force-conflicts", "--field-manager=planb", *files, "-f", "-"],
+            stdin=yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()]),
+            timeout=180,
+        )
+        kubectl(
+            self.kubeconfig,
+            ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"],
+            timeout=90,
+        )
+
+    def start_kuberay(self) -> None:
+        """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
+        if self.kuberay.pid() is not None:
+            return
+        binary = paths.tool("kuberay-operator")
+        if not binary.is_file():
+            raise ToolMissingError(f"the KubeRay operator binary {binary}")
+        say("starting the KubeRay operator as a host process ...")
+        # KubeRay's dashboard client (Go's default transport) sends the Ray job API requests for
+        # <head service>.<namespace>.svc.cluster.local, which nothing resolves here, to the stand-in;
+        # Go never proxies loopback, so the API server on 127.0.0.1 is reached directly.
+        proxy = f"http://127.0.0.1:{rayhead_address.PORT}"
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), HTTP_PROXY=proxy, http_proxy=proxy)
+        env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+        self.kuberay.start(
+            [
+                str(binary),
+                f"--metrics-addr=127.0.0.1:{KUBERAY_METRICS_PORT}",
+                f"--health-probe-bind-address=127.0.0.1:{KUBERAY_PROBE_PORT}",
+                "--enable-leader-election=false",
+            ],
+            env=env,
+        )
+        if not wait_http(f"http://127.0.0.1:{KUBERAY_PROBE_PORT}/readyz", 60):
+            raise StartupTimeoutError(f"the KubeRay operator did not become ready; see {self.kuberay.log_file}")
+
+    def start_rayhead(self) -> None:
+        """The Ray head stand-in (planb.rayhead): Ray's job API for KubeRay, the submitter pods' work."""
+        if self.rayhead.pid() is not None:
+            return
+        say("starting the Ray head stand-in (KWOK pods run no Ray) ...")
+        self.rayhead.start([sys.executable, "-m", "planb.cli", "rayhead", "run", "--kubeconfig", str(self.kubeconfig)])
+        if not wait_http(f"http://127.0.0.1:{rayhead_address.PORT}/healthz", 30):
+            raise StartupTimeoutError(f"the Ray head stand-in did not start; see {self.rayhead.log_file}")
+
+    def start_gke_emulator(self) -> None:
+        """The local GKE API the Ansible modules talk to (planb's emulator)."""
+        if self.gke_emulator.healthy():
+            return
+        say("starting the GKE emulator ...")
+        self.gke_emulator.start()
+
+    def start_simulator(self) -> None:
+        """GKE's autoscaler and DWS, simulated: ProvisioningRequests and pending pods become KWOK nodes."""
+        if self.simulator.pid() is not None:
+            return
+        say("starting the capacity simulator ...")
+        self.simulator.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.cli",
+                "capacity",
+                "run",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                # GKE's autoscaler reads node pools through GKE's API: here the emulator's.
+                f"--gke-endpoint=http://127.0.0.1:{default_port()}",
+            ]
+        )
+
+    def start_failover(self) -> bool:
+        """The failover controller (planb.failover), when its settings file switches it on; True if started."""
+        settings = failover_settings.load(self.state)
+        if not settings.enabled or self.failover.pid() is not None:
+            return False
+        say(f"starting the failover controller (plan A gets {settings.after_seconds:g} s) ...")
+        self.failover.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.failover.controller",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                f"--after-seconds={settings.after_seconds:g}",
+                f"--plan-a-flavor={settings.plan_a_flavor}",
+                f"--metrics-port={settings.metrics_port}",
+            ]
+        )
+        return True
+
+    def wait_default_service_account(self, timeout: float = 60) -> None:
+        """With admission on, pods need the `default` ServiceAccount (made by controller-manager)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                kubectl(self.kubeconfig, ["get", "serviceaccount", "default", "-n", "default"], timeout=10)
+                return
+            except LocalStackError:
+                time.sleep(0.2)
+        raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
+
+
+def wait_http(url: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return True
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    return False
