@@ -1,6 +1,6 @@
 # planb: one entry point for people and for CI.
 #   make demo   the seed's whole flow on this machine (sets up what it needs first)
-#   make test   lint-free tests on the real local stack (sets up what it needs first)
+#   make test   all tests: pytest and molecule, on the real local stack (sets up what it needs first)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 

@@ -9,7 +9,7 @@
 # stockout-aware failover is on (planb_failover_after_minutes, PLANB_DEMO_FAILOVER_MINUTES, default
 # 0.25 = 15 s): job-1 is admitted on plan A, moved to plan B when its pods are not ready in time,
 # and admitted there; exits 0 only if that move happened.
-# PLANB_DEMO_SCENARIO=ladder: the four-rung capacity ladder (README "The capacity ladder"):
+# PLANB_DEMO_SCENARIO=ladder: the four-rung capacity ladder (docs/capacity-ladder.md):
 # plans reserved (a reservation the emulator holds), on-demand, dws and spot, one slice each. Jobs 1-3
 # must not be preempted (job.avoidPlans=[spot]) and fill the reservation, then on-demand, then DWS;
 # job-4 is preemptible and lands on Spot. Exits 0 only if each lands on its plan.

@@ -15,8 +15,8 @@
   garbage collector deletes pods bound to a node that no longer exists
   (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-garbage-collection), which
   the simulator does at once instead of after the collector's delay. KubeRay then makes new worker
-  pods, for which the pool scales up again. (Kueue keeps a RayJob admitted meanwhile: README, "The
-  capacity ladder".)
+  pods, for which the pool scales up again. (Kueue keeps a RayJob admitted meanwhile: docs/capacity-ladder.md,
+  "Spot preemption".)
 
 Where this differs from GKE: preemption is a switch, not Compute Engine's need for the capacity,
 and the pool gets its VMs back as soon as pods are pending (unless the pool is in ``stockout``).

@@ -4,7 +4,7 @@ Two kinds of server-side additions, each with its source (rules.py holds what GK
 
 * **Defaults** for fields a ``nodePools.create`` body omits. Where Google documents nothing, the value
   follows what GKE's own tools show (gcloud's client defaults, GKE's public cluster autoscaler) and the
-  comment says so; README's "where the emulated parts differ from Google" repeats it.
+  comment says so; docs/local-mode.md's "Every known difference from Google" repeats it.
 * **GKE's own taints and labels** (``config.taints``, ``config.labels``, ``config.resourceLabels``), which a
   client never sent: a client that diffs the whole map would see them as drift.
 """

@@ -11,8 +11,8 @@ Stored as Compute's Reservation body: ``name``, ``zone`` (URL), ``status`` READY
 inUseCount, instanceProperties {machineType}}`` and ``shareSettings`` (default ``{shareType: LOCAL}``).
 ``planb gke-emulator reservation create NAME --machine-type ... --zone ... --count N`` inserts one.
 
-``inUseCount`` stays 0: the emulator counts no VMs against a reservation (README, where the emulated parts
-differ from Google).
+``inUseCount`` stays 0: the emulator counts no VMs against a reservation (docs/local-mode.md, "Every known
+difference from Google").
 """
 
 from __future__ import annotations

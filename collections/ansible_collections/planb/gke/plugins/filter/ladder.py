@@ -242,7 +242,7 @@ def plans(value: object, profile: str, project: str = "", machine_type: str | No
     if not isinstance(value, list) or not value:
         raise AnsibleFilterError(
             "planb.gke.plans: planb_plans must be a non-empty list of plans, each {name, kind, slices, nodepool} "
-            f'(README "Describing the ladder in the inventory"), got {value!r}'
+            f'(docs/capacity-ladder.md, "Describing the ladder in the inventory"), got {value!r}'
         )
     checked = [_check_item(index, item) for index, item in enumerate(value)]
     _check_names(checked)
