@@ -1,7 +1,8 @@
-"""A small JSON client for the Kubernetes API (the kubeconfig handling comes from the kubernetes library).
+"""A small JSON client for the Kubernetes API: plain dicts over one pooled HTTPS connection.
 
-planb's simulator and status read and write plain dicts, the API's own JSON, instead of the
-library's generated models: one shape for every kind, core or custom.
+planb's simulator, stand-in and status read and write plain dicts, the API's own JSON, instead of a
+client library's generated models: one shape for every kind, core or custom. The kubeconfig is read by
+planb.kubeconfig (client certificates, tokens, exec plugins such as gke-gcloud-auth-plugin).
 """
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import urllib3
-import yaml
-from kubernetes import config
-from kubernetes.client import exceptions
 
 from planb.errors import PlanbError
+from planb.kubeconfig import Connection, KubeconfigError, load
 
 Obj = dict[str, Any]
 
@@ -39,9 +39,53 @@ class Kube:
     def __init__(self, kubeconfig: Path) -> None:
         self.kubeconfig = kubeconfig
         try:
-            self.api = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
-        except (config.ConfigException, yaml.YAMLError, OSError) as exc:
-            raise KubeError(0, "bad kubeconfig", f"{kubeconfig}: {exc}") from exc
+            self.conn: Connection = load(kubeconfig)
+        except KubeconfigError as exc:
+            raise KubeError(0, "bad kubeconfig", str(exc)) from exc
+        tls: dict[str, Any] = {}
+        if self.conn.server.startswith("https://"):
+            tls = {"cert_reqs": "CERT_NONE" if self.conn.insecure else "CERT_REQUIRED"}
+            if self.conn.ca_file:
+                tls["ca_certs"] = self.conn.ca_file
+            if self.conn.cert_file:
+                tls.update(cert_file=self.conn.cert_file, key_file=self.conn.key_file)
+        self.http = urllib3.PoolManager(maxsize=4, retries=False, **tls)
+
+    def _headers(self, content_type: str | None, refresh: bool = False) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        try:
+            token = self.conn.bearer(refresh)
+        except (KubeconfigError, OSError) as exc:
+            raise KubeError(0, "no credentials", f"{self.kubeconfig}: {exc}") from exc
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def _url(self, path: str, query: dict[str, str] | None) -> str:
+        return self.conn.server + path + (f"?{urlencode(query)}" if query else "")
+
+    def _send(
+        self, method: str, url: str, payload: bytes | None, content_type: str | None, timeout: Any, stream: bool
+    ) -> urllib3.BaseHTTPResponse:
+        """One request; sent again once with a fresh exec-plugin token after a 401."""
+        for refresh in (False, True):
+            try:
+                resp = self.http.request(
+                    method,
+                    url,
+                    body=payload,
+                    headers=self._headers(content_type, refresh),
+                    timeout=timeout,
+                    preload_content=not stream,
+                )
+            except urllib3.exceptions.HTTPError as exc:
+                raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
+            if resp.status != 401 or self.conn.exec_plugin is None or refresh:
+                return resp
+            resp.release_conn()
+        raise AssertionError("unreachable")
 
     def request(
         self,
@@ -51,21 +95,8 @@ class Kube:
         query: dict[str, str] | None = None,
         content_type: str = "application/json",
     ) -> Obj:
-        method_, url, headers, payload, _ = self.api.param_serialize(
-            method,
-            path,
-            query_params=list((query or {}).items()),
-            header_params={"Accept": "application/json", "Content-Type": content_type},
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        try:
-            resp = self.api.call_api(method_, url, header_params=headers, body=payload, _request_timeout=30)
-            resp.read()
-        except exceptions.ApiException as exc:
-            raise KubeError(int(exc.status or 0), str(exc.reason), str(exc.body)) from exc
-        except urllib3.exceptions.HTTPError as exc:
-            raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
+        payload = json.dumps(body).encode() if body is not None else None
+        resp = self._send(method, self._url(path, query), payload, content_type, 30, stream=False)
         if resp.status >= 400:
             raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
         data = resp.data
@@ -112,22 +143,13 @@ class Kube:
             "resourceVersion": resource_version,
             "timeoutSeconds": str(timeout_seconds),
         }
-        method, url, headers, _, _ = self.api.param_serialize(
-            "GET",
-            path,
-            query_params=list(query.items()),
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
-        try:
-            resp = self.api.call_api(method, url, header_params=headers, _request_timeout=(10, timeout_seconds + 30))
-        except exceptions.ApiException as exc:
-            raise KubeError(int(exc.status or 0), str(exc.reason), str(exc.body)) from exc
-        except urllib3.exceptions.HTTPError as exc:
-            raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
+        url = self._url(path, query)
+        resp = self._send("GET", url, None, None, urllib3.Timeout(connect=10, read=timeout_seconds + 30), stream=True)
         if resp.status >= 400:
-            raise KubeError(resp.status, str(resp.reason), resp.read().decode(errors="replace"))
-        raw = resp.response
+            body = resp.read().decode(errors="replace")
+            resp.release_conn()
+            raise KubeError(resp.status, str(resp.reason), body)
+        raw = resp
         buffer = b""
         try:
             for chunk in raw.stream(amt=None, decode_content=True):

@@ -1,0 +1,118 @@
+"""planb.kubeconfig: the current context's server and credentials, as kubectl reads a kubeconfig."""
+
+from __future__ import annotations
+
+import base64
+import json
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planb.kubeconfig import KubeconfigError, load
+
+
+def _write(tmp_path: Path, user: dict[str, object], cluster: dict[str, object] | None = None) -> Path:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "here",
+        "contexts": [{"name": "here", "context": {"cluster": "c", "user": "u"}}, {"name": "other", "context": {}}],
+        "clusters": [{"name": "c", "cluster": cluster or {"server": "https://127.0.0.1:6443/"}}],
+        "users": [{"name": "u", "user": user}],
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_client_certificate_files_are_taken_as_they_are(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {"client-certificate": "pki/admin.crt", "client-key": "/abs/admin.key"},
+        {"server": "https://127.0.0.1:6443/", "certificate-authority": "/abs/ca.crt"},
+    )
+    conn = load(path)
+    assert (conn.server, conn.ca_file, conn.key_file) == ("https://127.0.0.1:6443", "/abs/ca.crt", "/abs/admin.key")
+    assert conn.cert_file == str(tmp_path / "pki" / "admin.crt")  # relative to the kubeconfig, as kubectl
+    assert conn.bearer() == ""
+
+
+def test_data_fields_become_private_files(tmp_path: Path) -> None:
+    pem = b"-----BEGIN CERTIFICATE-----\nxyz\n-----END CERTIFICATE-----\n"
+    path = _write(
+        tmp_path,
+        {"client-certificate-data": base64.b64encode(pem).decode(), "client-key-data": base64.b64encode(b"k").decode()},
+        {"server": "https://10.0.0.1", "certificate-authority-data": base64.b64encode(b"ca").decode()},
+    )
+    conn = load(path)
+    assert conn.cert_file is not None and conn.key_file is not None and conn.ca_file is not None
+    assert Path(conn.cert_file).read_bytes() == pem
+    assert Path(conn.ca_file).read_bytes() == b"ca"
+    assert stat.S_IMODE(Path(conn.key_file).stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(conn.key_file).parent.stat().st_mode) == 0o700
+
+
+def test_token_and_token_file(tmp_path: Path) -> None:
+    assert load(_write(tmp_path, {"token": "abc"})).bearer() == "abc"
+    token_file = tmp_path / "token"
+    token_file.write_text("first\n")
+    conn = load(_write(tmp_path, {"tokenFile": str(token_file)}))
+    assert conn.bearer() == "first"
+    token_file.write_text("rotated\n")
+    assert conn.bearer() == "rotated"
+
+
+def test_exec_plugin_token_is_cached_until_refresh(tmp_path: Path) -> None:
+    counter = tmp_path / "runs"
+    plugin = tmp_path / "plugin.sh"
+    credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {}}
+    plugin.write_text(
+        "#!/bin/sh\n"
+        f'echo run >> "{counter}"\n'
+        'test -n "$KUBERNETES_EXEC_INFO" || exit 3\n'
+        f'printf \'%s\' \'{json.dumps(credential)}\' | sed "s/{{}}/{{\\"token\\": \\"tok-$PLANB_SUFFIX\\"}}/"\n'
+    )
+    plugin.chmod(0o755)
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(plugin),
+            "env": [{"name": "PLANB_SUFFIX", "value": "1"}],
+        }
+    }
+    conn = load(_write(tmp_path, user))
+    assert conn.bearer() == "tok-1"
+    assert conn.bearer() == "tok-1"
+    assert counter.read_text().count("run") == 1
+    assert conn.bearer(refresh=True) == "tok-1"
+    assert counter.read_text().count("run") == 2
+
+
+def test_failing_exec_plugin_is_named(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin.sh"
+    plugin.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 1\n")
+    plugin.chmod(0o755)
+    conn = load(_write(tmp_path, {"exec": {"command": str(plugin)}}))
+    with pytest.raises(KubeconfigError, match=r"failed \(exit 1\): not logged in"):
+        conn.bearer()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- not a mapping\n", "not a kubeconfig with a current-context"),
+        ("apiVersion: v1\ncurrent-context: gone\ncontexts: []\n", "no context named 'gone'"),
+    ],
+)
+def test_unreadable_kubeconfigs_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    with pytest.raises(KubeconfigError, match=message):
+        load(path)
+
+
+def test_auth_provider_is_refused_with_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(KubeconfigError, match=r"auth-provider.*get-credentials"):
+        load(_write(tmp_path, {"auth-provider": {"name": "gcp"}}))
