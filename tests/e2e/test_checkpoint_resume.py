@@ -115,5 +115,10 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     assert len(logs) == 2, logs
     resumed = logs[-1].read_text(errors="replace")
     assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed, resumed[-3000:]
-    assert conditions(workload_of(kube, "job-2")).get("Finished", {}).get("status") == "True"
+    # Kueue marks the Workload Finished from the RayJob's end, a moment after KubeRay wrote it.
+    wait_until(
+        lambda: conditions(workload_of(kube, "job-2")).get("Finished", {}).get("status") == "True",
+        "Kueue to mark job-2's Workload Finished",
+        30,
+    )
     assert steps(ckpt)[-1] == latest + 1000
