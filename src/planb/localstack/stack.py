@@ -106,17 +106,22 @@ class LocalStack(StackTeardown):
             with timeline.span("control plane (kwokctl: etcd, kube-apiserver, controllers, scheduler, kwok)"):
                 self.start_control_plane()
             say(f"control plane ready in {timeline.now():.1f} s")
-            # Needs only the controller-manager: waited on beside the rest.
-            parts.append(pool.submit(timeline.timed, "default ServiceAccount", self.wait_default_service_account))
+            # These need the API server but no CRD: the stand-in watches pods and reads Ray objects only when
+            # asked, the simulator's watch of ProvisioningRequests retries until their CRD is served, and the
+            # ServiceAccount needs only the controller-manager. They start while the CRDs go in.
+            parts += [
+                pool.submit(timeline.timed, "default ServiceAccount", self.wait_default_service_account),
+                pool.submit(timeline.timed, "Ray head stand-in (start to healthz)", self.start_rayhead),
+                pool.submit(timeline.timed, "capacity simulator (start)", self.start_simulator),
+            ]
             with timeline.span("CRDs, Kueue's namespace and webhook configurations"):
                 self.install_crds()
-            # Kueue, KubeRay, the stand-in, the simulator and the failover controller need the CRDs, not each other.
-            say("starting Kueue, the KubeRay operator, the Ray head stand-in and the capacity simulator ...")
+            # Kueue (which probes the ProvisioningRequest and Ray APIs once at start), KubeRay and the failover
+            # controller need the CRDs established, not each other.
+            say("starting Kueue and the KubeRay operator ...")
             parts += [
                 pool.submit(timeline.timed, "Kueue (start to readyz)", self.start_kueue),
-                pool.submit(timeline.timed, "Ray head stand-in (start to healthz)", self.start_rayhead),
                 pool.submit(timeline.timed, "KubeRay operator (start to readyz)", self.start_kuberay),
-                pool.submit(timeline.timed, "capacity simulator (start)", self.start_simulator),
                 pool.submit(timeline.timed, "failover controller (start, when on)", self.start_failover),
             ]
             for part in parts:
