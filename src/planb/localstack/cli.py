@@ -54,7 +54,9 @@ def _kueue(args: argparse.Namespace) -> int:
         before["manager_config"], after["manager_config"] = current.manager_config, wanted.manager_config
     with stack.locked():  # never alongside a `planb local up` or `down`
         changed = stack.kueue.reconfigure(wanted, check=args.check)
-    print(json.dumps({"changed": changed, "before": before, "after": after}))
+    # What the kueue role's wait does for a Helm install: Kueue's webhook admits a ResourceFlavor (a dry run).
+    ready = stack.kueue.wait_webhook_admits() if stack.kueue.process.pid() is not None else False
+    print(json.dumps({"changed": changed, "before": before, "after": after, "webhook_ready": ready}))
     return 0
 
 

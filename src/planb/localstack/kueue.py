@@ -356,6 +356,27 @@ class HostKueue:
             time.sleep(0.1)
         raise StartupTimeoutError(f"Kueue was not ready after {timeout:.0f} s; see {self.process.log_file}")
 
+    def wait_webhook_admits(self, timeout: float = 120.0) -> bool:
+        """True once Kueue's webhook admits a ResourceFlavor in a server-side dry run (nothing is created)."""
+        from planb.kube import Kube, KubeError  # the client only where it is used (planb local's other verbs)
+
+        kube = Kube(self.kubeconfig)
+        probe = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "planb-probe"}}
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                kube.request("POST", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", probe, query={"dryRun": "All"})
+                return True
+            except KubeError as exc:
+                if exc.status == 409:  # one of that name exists: the webhook admitted it
+                    return True
+                if time.monotonic() >= deadline:
+                    raise StartupTimeoutError(
+                        f"Kueue's webhook did not admit a ResourceFlavor within {timeout:.0f} s ({exc}); "
+                        f"see {self.process.log_file}"
+                    ) from exc
+            time.sleep(0.2)
+
     def stop(self) -> bool:
         return self.process.stop()
 
