@@ -22,6 +22,7 @@ import yaml
 from planb import paths
 from planb.failover import settings as failover_settings
 from planb.gke.background import BackgroundEmulator, default_port
+from planb.kube import Kube, KubeError
 from planb.localstack.control_plane import APISERVER_PORT, ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
@@ -198,13 +199,17 @@ class StackParts:
 
     def wait_default_service_account(self, timeout: float = 60) -> None:
         """With admission on, pods need the `default` ServiceAccount (made by controller-manager)."""
+        # Asked in this process (one connection), not by a kubectl process a look: this runs while the API
+        # server takes in the CRDs, and every CPU second counts then.
+        kube = Kube(self.kubeconfig)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                kubectl(self.kubeconfig, ["get", "serviceaccount", "default", "-n", "default"], timeout=10)
-                return
-            except LocalStackError:
-                time.sleep(0.2)
+                if kube.get("/api/v1/namespaces/default/serviceaccounts/default") is not None:
+                    return
+            except KubeError:
+                pass
+            time.sleep(0.2)
         raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
 
 
