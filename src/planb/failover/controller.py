@@ -73,6 +73,9 @@ class Config:
     resync_seconds: float = 30.0
     #: Tests only: sleep this long between patching the RayJob and patching the Workload.
     pause_mid_move_seconds: float = 0.0
+    #: Local mode only (KWOK pods run no Ray): copy a ready RayCluster's state into its RayJob, as
+    #: KubeRay does once the Ray head's dashboard answers; Kueue reads PodsReady from it.
+    emulate_ray_ready: bool = False
 
 
 def human(seconds: float) -> str:
@@ -376,7 +379,49 @@ class Controller:
         except Exception:
             log.exception("reconciling %s", wl.get("metadata", {}).get("name"))
 
+    def emulate_ray_ready_once(self) -> None:
+        """Local mode: RayJob.status.rayClusterStatus <- its ready RayCluster's status.
+
+        On GKE KubeRay copies it when it polls the Ray head's dashboard for the job; KWOK's pods run
+        no Ray head, so KubeRay never gets there and Kueue would never see PodsReady=True."""
+        clusters = self.list_all(RAY_GROUP, RAY_VERSION, "rayclusters").get("items", [])
+        jobs = {
+            (j["metadata"]["namespace"], j["metadata"]["name"]): j
+            for j in self.list_all(RAY_GROUP, RAY_VERSION, "rayjobs").get("items", [])
+        }
+        for cluster in clusters:
+            status = cluster.get("status") or {}
+            if status.get("state") != "ready":
+                continue
+            for owner in cluster["metadata"].get("ownerReferences", []) or []:
+                job = jobs.get((cluster["metadata"]["namespace"], owner.get("name")))
+                if owner.get("kind") != "RayJob" or job is None or job["spec"].get("suspend"):
+                    continue
+                job_status = job.get("status") or {}
+                if job_status.get("rayClusterName") != cluster["metadata"]["name"]:
+                    continue
+                if (job_status.get("rayClusterStatus") or {}).get("state") == "ready":
+                    continue
+                self.custom.patch_namespaced_custom_object_status(
+                    RAY_GROUP,
+                    RAY_VERSION,
+                    job["metadata"]["namespace"],
+                    "rayjobs",
+                    job["metadata"]["name"],
+                    {"status": {"rayClusterStatus": status}},
+                    _content_type="application/merge-patch+json",
+                )
+
+    def emulate_ray_ready_loop(self, stop: threading.Event) -> None:
+        while not stop.wait(0.5):
+            try:
+                self.emulate_ray_ready_once()
+            except Exception as exc:  # best effort, next round retries
+                log.warning("emulating Ray readiness: %s", exc)
+
     def run(self, stop: threading.Event) -> None:
+        if self.cfg.emulate_ray_ready:
+            threading.Thread(target=self.emulate_ray_ready_loop, args=(stop,), daemon=True, name="ray-ready").start()
         while not stop.is_set():
             try:
                 items, version = self.list_workloads()
@@ -481,6 +526,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-host", default="127.0.0.1")
     parser.add_argument("--metrics-port", type=int, default=0)
     parser.add_argument("--resync-seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--emulate-ray-ready",
+        action="store_true",
+        help="local mode only: mark a RayJob's cluster ready as KubeRay does once the Ray head answers",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     cfg = Config(
@@ -491,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
         metrics_host=args.metrics_host,
         resync_seconds=args.resync_seconds,
         pause_mid_move_seconds=float(os.environ.get("PLANB_FAILOVER_PAUSE_MID_MOVE", "0") or 0),
+        emulate_ray_ready=args.emulate_ray_ready,
     )
     controller = Controller(api_client(args.kubeconfig), cfg)
     if cfg.metrics_port:

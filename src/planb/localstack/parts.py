@@ -193,6 +193,9 @@ class StackParts:
                 f"--after-seconds={settings.after_seconds:g}",
                 f"--plan-a-flavor={settings.plan_a_flavor}",
                 f"--metrics-port={settings.metrics_port}",
+                # KWOK's pods run no Ray head: KubeRay copies the RayCluster's ready state into the RayJob (which
+                # Kueue's PodsReady reads) only on its own later reads, sometimes past a short waitForPodsReady.
+                "--emulate-ray-ready",
             ]
         )
         return True
