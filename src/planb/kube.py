@@ -70,9 +70,10 @@ class Kube:
         self, method: str, url: str, payload: bytes | None, content_type: str | None, timeout: Any, stream: bool
     ) -> urllib3.BaseHTTPResponse:
         """One request; sent again once with a fresh exec-plugin token after a 401."""
-        for refresh in (False, True):
+
+        def send(refresh: bool) -> urllib3.BaseHTTPResponse:
             try:
-                resp = self.http.request(
+                return self.http.request(
                     method,
                     url,
                     body=payload,
@@ -82,10 +83,12 @@ class Kube:
                 )
             except urllib3.exceptions.HTTPError as exc:
                 raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
-            if resp.status != 401 or self.conn.exec_plugin is None or refresh:
-                return resp
+
+        resp = send(refresh=False)
+        if resp.status == 401 and self.conn.exec_plugin is not None:
             resp.release_conn()
-        raise AssertionError("unreachable")
+            resp = send(refresh=True)
+        return resp
 
     def request(
         self,
@@ -149,10 +152,9 @@ class Kube:
             body = resp.read().decode(errors="replace")
             resp.release_conn()
             raise KubeError(resp.status, str(resp.reason), body)
-        raw = resp
         buffer = b""
         try:
-            for chunk in raw.stream(amt=None, decode_content=True):
+            for chunk in resp.stream(amt=None, decode_content=True):
                 buffer += chunk
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
@@ -166,7 +168,7 @@ class Kube:
         except urllib3.exceptions.HTTPError as exc:
             raise KubeError(0, "watch interrupted", f"{self.kubeconfig}: {exc}") from exc
         finally:
-            raw.release_conn()
+            resp.release_conn()
 
 
 def conditions(obj: Obj) -> dict[str, Obj]:

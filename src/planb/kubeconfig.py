@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from planb.errors import PlanbError
+from planb.statefile import write_atomic
 
 
 class KubeconfigError(PlanbError):
@@ -112,9 +113,7 @@ def _data_file(name: str, data: str) -> str:
         _DATA_DIR.append(folder)
         atexit.register(shutil.rmtree, folder, True)
     path = _DATA_DIR[0] / f"{len(list(_DATA_DIR[0].iterdir()))}-{name}"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(base64.b64decode(data))
+    write_atomic(path, base64.b64decode(data), private=True)
     return str(path)
 
 

@@ -1,7 +1,11 @@
-"""The GKE API the simulator's tests read node pools from: the real GKE emulator, in-process on a free loopback port."""
+"""Helpers of the simulator's tests: the GKE API they read node pools from (the real GKE emulator, in-process on a
+free loopback port) and the capacity CLI run in a fresh process."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,19 @@ import pytest
 from planb.capacity.gke_api import NodePoolReader
 from planb.gke.emulator import RunningEmulator
 from planb.gke.store import Store
+
+
+def capacity_cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`planb capacity ARGS` in a fresh process with its state under `state`."""
+    return subprocess.run(
+        [sys.executable, "-m", "planb.cli", "capacity", *args],
+        env={**os.environ, "PLANB_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
 
 PROJECT, LOCATION, CLUSTER = "p", "us-east5-b", "tpu-cluster"
 PARENT = f"projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}"

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from planb.capacity import settings as settings_mod
 from planb.capacity.settings import Lifecycle
-
-
-def capacity(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "capacity", *args],
-        env={**os.environ, "PLANB_STATE_DIR": str(state)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+from tests.capacity.conftest import capacity_cli as capacity
 
 
 def test_capacity_set_per_pool_and_per_request(tmp_path: Path) -> None:

@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from planb.capacity.settings import Settings, SettingsError, load, settings_file
 from planb.capacity.simulator import CapacitySimulator
+from tests.capacity.conftest import capacity_cli
 
 KUBECONFIG = (
     "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
     "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
     "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
 )
-
-
-def _capacity(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "capacity", *args],
-        env={**os.environ, "PLANB_STATE_DIR": str(state)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
@@ -52,7 +39,7 @@ def test_capacity_commands_report_a_corrupt_settings_file_without_a_traceback(
     path = settings_file(tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text('{"provisioning_delay_seconds": 3')
-    done = _capacity(tmp_path, *verb)
+    done = capacity_cli(tmp_path, *verb)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"planb: error: the capacity simulator's settings file {path} is unreadable" in done.stderr
@@ -64,7 +51,7 @@ def test_capacity_run_once_names_a_gke_api_that_does_not_answer(tmp_path: Path) 
         endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    done = _capacity(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig), "--gke-endpoint", endpoint)
+    done = capacity_cli(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig), "--gke-endpoint", endpoint)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"no node pools: the GKE API at {endpoint} does not answer" in done.stderr

@@ -116,7 +116,12 @@ class Engine:
         return body
 
     def list_clusters(self, project: str, location: str) -> Body:
-        """The project's clusters in `location`; location "-" matches all zones and all regions, as on GKE."""
+        """The project's clusters in `location`; location "-" matches all zones and all regions, as on GKE.
+
+        GKE's reference for projects.locations.clusters.list: the parent "projects/*/locations/*", where
+        'Location "-" matches all zones and all regions'
+        (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters/list).
+        """
         prefix = f"projects/{project}/locations/" + ("" if location == "-" else f"{location}/clusters/")
         return {"clusters": [self._cluster_view(n) for n in sorted(self.store.clusters) if n.startswith(prefix)]}
 

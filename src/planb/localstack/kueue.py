@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from planb import paths
+from planb.kube import Kube, KubeError
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.process import ManagedProcess
 from planb.statefile import write_json
@@ -358,10 +359,12 @@ class HostKueue:
 
     def wait_webhook_admits(self, timeout: float = 120.0) -> bool:
         """True once Kueue's webhook admits a ResourceFlavor in a server-side dry run (nothing is created)."""
-        from planb.kube import Kube, KubeError  # the client only where it is used (planb local's other verbs)
-
         kube = Kube(self.kubeconfig)
-        probe = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "planb-probe"}}
+        probe = {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "planb-webhook-probe"},  # the name the kueue role's dry run uses
+        }
         deadline = time.monotonic() + timeout
         while True:
             try:

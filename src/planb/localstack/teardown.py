@@ -26,7 +26,6 @@ LOCAL_FILES = (
     "failover.json",
     "failover.tmp",
     "up-timings.json",
-    "up-timings.json.tmp",
     "*.pid",
     "*.log",
     "*.tmp",

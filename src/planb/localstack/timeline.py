@@ -7,11 +7,12 @@ on one clock that starts with `up`: what began when, and what it waited for, rea
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from planb.statefile import write_json
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,5 @@ class Timeline:
 
     def write(self, path: Path) -> None:
         """The spans as JSON (for `make bench`), replaced whole."""
-        tmp = path.with_name(path.name + ".tmp")
         data = [{"name": s.name, "start": round(s.start, 3), "end": round(s.end, 3)} for s in self.spans]
-        tmp.write_text(json.dumps({"total": round(self.total(), 3), "spans": data}, indent=2) + "\n")
-        tmp.replace(path)
+        write_json(path, {"total": round(self.total(), 3), "spans": data})
