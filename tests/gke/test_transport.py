@@ -167,15 +167,20 @@ def test_the_token_is_renewed_before_it_expires_during_a_long_wait(
 
 
 def test_an_emulator_restart_during_an_operation_wait_is_ridden_out(tmp_path: Path) -> None:
-    # The module waits for a 2 s create; meanwhile the API goes away for ~0.7 s and comes back on the same
-    # port with the same state (like a GKE front end restarting): the polls retry and the wait completes.
+    # The module waits for a 2 s create; meanwhile (after the POST) the API goes away for ~0.7 s and comes back on
+    # the same port with the same state (like a GKE front end restarting): the polls retry and the wait completes.
     state = tmp_path / "state"
     first = RunningEmulator(state, op_seconds=2.0, kubeconfig=tmp_path / "none")
     port = first.server.server_address[1]
     restarted: list[RunningEmulator] = []
 
     def restart() -> None:
-        time.sleep(0.4)
+        # Once the create was accepted (it is in the request log), so the restart falls into the operation wait,
+        # never onto the POST itself (which the module rightly does not send twice).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(r["method"] == "POST" for r in first.store.request_log()):
+            time.sleep(0.05)
+        time.sleep(0.2)
         first.stop()
         time.sleep(0.7)
         restarted.append(RunningEmulator(state, port=port, op_seconds=2.0, kubeconfig=tmp_path / "none"))
