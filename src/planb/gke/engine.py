@@ -3,23 +3,22 @@
 ``Engine`` holds the container/v1 resources (clusters, node pools and their actions), GKE's validation
 (``planb.gke.rules``) and defaults (``planb.gke.defaults``), the managed instance groups behind pools
 (``planb.gke.instance_groups``), Compute Engine reservations (``planb.gke.reservations``), the project-level
-APIs (``planb.gke.project``), and the emulator-only switches: injected operation and HTTP faults and the
-kubeconfig a cluster hands out. Mutations return long-running operations (``planb.gke.operations``);
-``planb.gke.routes`` maps REST paths onto these methods.
+APIs (``planb.gke.project``), the endpoint and CA a cluster reads (``planb.gke.access``), and the
+emulator-only switches: injected operation and HTTP faults and the kubeconfig a cluster hands out. Mutations
+return long-running operations (``planb.gke.operations``); ``planb.gke.routes`` maps REST paths onto these
+methods.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from planb.gke import defaults, reservations, rules
+from planb.gke.access import cluster_access
 from planb.gke.errors import ApiError
 from planb.gke.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
 from planb.gke.operations import DEFAULT_OP_SECONDS, Operations, now
@@ -46,19 +45,6 @@ def resolve_version(version: str | None) -> str:
     if parsed[0] != 1 or parsed[1] not in NEWEST_PATCH:
         raise ApiError(400, f"Master version {version!r} is unsupported.")
     return NEWEST_PATCH[parsed[1]]
-
-
-def local_cluster_access(kubeconfig: Path) -> tuple[str, str] | None:
-    """(endpoint, base64 CA) of the local stack's kubeconfig, None while it does not exist."""
-    if not kubeconfig.exists():
-        return None
-    try:
-        doc = yaml.safe_load(kubeconfig.read_text()) or {}
-        cluster = doc["clusters"][0]["cluster"]
-    except (yaml.YAMLError, KeyError, IndexError, TypeError):
-        return None
-    server = re.sub(r"^https?://", "", str(cluster.get("server", "")))
-    return server, str(cluster.get("certificate-authority-data", ""))
 
 
 class Engine:
@@ -100,9 +86,10 @@ class Engine:
 
     def _cluster_view(self, name: str) -> Body:
         body = copy.deepcopy(self._cluster(name))
-        access = local_cluster_access(self.kubeconfig)
-        body["endpoint"] = access[0] if access else ""
-        body["masterAuth"] = {"clusterCaCertificate": access[1] if access else ""}
+        # A RUNNING cluster's endpoint and CA (planb.gke.access: the local stack's, or the emulator's own).
+        access = cluster_access(self.kubeconfig, self.store.root)
+        body["endpoint"] = access.endpoint
+        body["masterAuth"] = {"clusterCaCertificate": access.ca_data}
         body["nodePools"] = [
             copy.deepcopy(pool) for key, pool in sorted(self.store.node_pools.items()) if key.startswith(name + "/")
         ]
