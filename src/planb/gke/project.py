@@ -5,6 +5,8 @@ The emulator serves them under its own URL, each under a prefix named after the 
 * ``GET  /serviceusage/v1/projects/P/services/S``           Service ``{name, parent, config, state}``
 * ``POST /serviceusage/v1/projects/P/services/S:enable``    a long-running Operation ``{name, done}``
 * ``GET  /serviceusage/v1/operations/O``                    that operation (``done`` after ``op_seconds``)
+* the same three at ``/v1/...``, Service Usage's own paths, for a client (gcloud) whose Service Usage endpoint is
+  the emulator's root URL, as its GKE endpoint is
 * ``GET  /cloudquotas/v1/projects/P/locations/global/services/compute.googleapis.com/quotaInfos``
   QuotaInfos ``{quotaInfos, nextPageToken}``, ``pageSize``/``pageToken`` as the real API pages
 
@@ -41,6 +43,9 @@ from planb.gke.store import Store
 Body = dict[str, Any]
 
 SERVICE_USAGE = "/serviceusage/v1/"
+#: Service Usage's paths as its own host serves them, for a client pointed at the emulator's root URL.
+SERVICE_USAGE_AT_ROOT = "/v1/"
+_AT_ROOT = re.compile(r"/v1/(projects/[^/]+/services/[^/:]+(:enable)?|operations/[^/]+)")
 CLOUD_QUOTAS = "/cloudquotas/v1/"
 #: Every accelerator quota's value unless set otherwise: enough for any profile of the catalog.
 DEFAULT_QUOTA = 100000
@@ -233,18 +238,32 @@ class ProjectApis:
         return page
 
     # ---- routing ----------------------------------------------------------------------------
+    def _service_usage(self, method: str, rest: str) -> Body | None:
+        """A Service Usage call by its path after ``v1/``; None when ``rest`` names none."""
+        if m := re.fullmatch(r"projects/([^/]+)/services/([^/:]+)(:enable)?", rest):
+            if m.group(3) and method == "POST":
+                return self.enable(m.group(1), m.group(2))
+            if not m.group(3) and method == "GET":
+                return self._service(m.group(1), m.group(2))
+        if re.fullmatch(r"operations/[^/]+", rest) and method == "GET":
+            return self.operation(rest)
+        return None
+
     def route(self, method: str, path: str, query: str) -> Body | None:
         """The answer for a Service Usage or Cloud Quotas path, None for any other path."""
         path = "/".join(unquote(segment).replace("/", "%2F") for segment in path.split("/"))
         if path.startswith(SERVICE_USAGE):
-            rest = path[len(SERVICE_USAGE) :]
-            if m := re.fullmatch(r"projects/([^/]+)/services/([^/:]+)(:enable)?", rest):
-                if m.group(3) and method == "POST":
-                    return self.enable(m.group(1), m.group(2))
-                if not m.group(3) and method == "GET":
-                    return self._service(m.group(1), m.group(2))
-            if re.fullmatch(r"operations/[^/]+", rest) and method == "GET":
-                return self.operation(rest)
+            answer = self._service_usage(method, path[len(SERVICE_USAGE) :])
+            if answer is not None:
+                return answer
+        elif path.startswith(SERVICE_USAGE_AT_ROOT) and _AT_ROOT.fullmatch(path):
+            # A client whose Service Usage endpoint is the emulator's own URL (gcloud with
+            # api_endpoint_overrides/serviceusage set to it, as for container) sends the API's paths as they
+            # are on serviceusage.googleapis.com: ``v1/{name}`` at the root (serviceusage.v1.json: rootUrl
+            # https://serviceusage.googleapis.com/, servicePath "", services.get flatPath
+            # ``v1/{v1Id}/{v1Id1}/services/{servicesId}``, operations.get ``v1/operations/{operationsId}``).
+            # No GKE path has this shape (GKE's are ``v1/projects/*/locations/*/...``).
+            return self._service_usage(method, path[len(SERVICE_USAGE_AT_ROOT) :])
         elif path.startswith(CLOUD_QUOTAS):
             rest = path[len(CLOUD_QUOTAS) :]
             m = re.fullmatch(r"projects/([^/]+)/locations/global/services/([^/]+)/quotaInfos", rest)
