@@ -272,6 +272,9 @@ class Engine:
 
     def update_node_pool(self, project: str, location: str, name: str, request: Body) -> Body:
         def change(pool: Body) -> None:
+            # UpdateNodePoolRequest fields GKE applies (migrating or recreating the nodes) that the emulator does not.
+            if unapplied := sorted(set(request) & {"machineType", "accelerators", "flexStart", "queuedProvisioning"}):
+                raise ApiError(405, f"nodePools.update of {', '.join(unapplied)} is not implemented by the emulator")
             config = pool.setdefault("config", {})
             if "labels" in request:
                 config["labels"] = dict((request["labels"] or {}).get("labels") or {})
