@@ -49,7 +49,12 @@ GPU_POOL: dict[str, Any] = {
     ids=["machine type", "accelerators", "queued provisioning", "flex-start"],
 )
 def test_fields_gke_updates_in_place_are_refused_as_planbs_policy(
-    modules: ModuleRunner, emulator: RunningEmulator, pool: dict[str, Any], change: dict[str, Any], option: str, why: str
+    modules: ModuleRunner,
+    emulator: RunningEmulator,
+    pool: dict[str, Any],
+    change: dict[str, Any],
+    option: str,
+    why: str,
 ) -> None:
     modules.run("gke_cluster", CLUSTER_ARGS)
     modules.run("gke_node_pool", pool)

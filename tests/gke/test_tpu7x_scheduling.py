@@ -64,7 +64,9 @@ def test_tpu7x_workers_select_the_nodes_of_a_policy_placed_slice(
     workload_policy(emulator, PROJECT, "us-central1", "wp-2x2x2", "2x2x2")
     modules.run("gke_node_pool", POOL_ARGS)
     status, body = call(
-        emulator, "GET", f"/v1/projects/{PROJECT}/locations/{ZONE}/clusters/{CLUSTER_ARGS['name']}/nodePools/ironwood-pool"
+        emulator,
+        "GET",
+        f"/v1/projects/{PROJECT}/locations/{ZONE}/clusters/{CLUSTER_ARGS['name']}/nodePools/ironwood-pool",
     )
     assert status == 200, body
     pool = from_gke(body)

@@ -235,7 +235,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     create.add_argument("--share-with", action="append", default=[], help="share it with this project (repeatable)")
     create.set_defaults(handler=cmd_reservation_create)
-    policy = actions.add_parser("workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names")
+    policy = actions.add_parser(
+        "workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names"
+    )
     policy_verbs = policy.add_subparsers(dest="verb", required=True, metavar="VERB")
     policy_create = policy_verbs.add_parser(
         "create", help="a workload policy holding a TPU7x slice's topology (resourcePolicies.insert)"

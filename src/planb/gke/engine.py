@@ -357,7 +357,7 @@ class Engine:
                 return op
         except resource_policies.ResourcePolicyError as exc:
             raise ApiError(exc.code, exc.message) from exc
-        raise ApiError(405, f"{method} on Compute Engine resource policies is not implemented by the planb GKE emulator")
+        raise ApiError(405, f"{method} on Compute Engine resource policies is not implemented by the GKE emulator")
 
     # ---- emulator-only ----------------------------------------------------------------
     def kubeconfig_text(self, cluster: str) -> str:
