@@ -605,16 +605,52 @@ class Kueue:
             for flavor in set(podset["flavors"].values()):
                 template["spec"].setdefault("nodeSelector", {}).update(self.flavor_labels[flavor])
 
-    def evict(self, reason: str = PODS_READY_TIMEOUT, message: str = EVICTED_MESSAGE, active: bool = True) -> Obj:
+    def evict(
+        self, reason: str = PODS_READY_TIMEOUT, message: str = EVICTED_MESSAGE, active: bool = True, cause: str = ""
+    ) -> Obj:
+        """An eviction; a PodsReadyTimeout one's underlying cause is WaitForStart unless `cause` says otherwise.
+
+        evict.go workloadEvictionStateInc counts each (reason, underlyingCause) in status.schedulingStats."""
+
         def change(wl: Obj) -> None:
             wl["spec"]["active"] = active
             set_condition(wl, condition("Evicted", "True", reason, message, "2026-05-04T10:00:02Z"))
+            underlying = cause or ("WaitForStart" if reason == PODS_READY_TIMEOUT else "")
             if reason == PODS_READY_TIMEOUT:
-                wl["status"]["requeueState"] = {"count": 1, "requeueAt": "2026-05-04T10:01:02Z"}
-            cause = "WaitForStart" if reason == PODS_READY_TIMEOUT else ""
-            wl["status"]["schedulingStats"] = {"evictions": [{"reason": reason, "underlyingCause": cause, "count": 1}]}
+                count = wl["status"].get("requeueState", {}).get("count", 0) + 1
+                wl["status"]["requeueState"] = {"count": count, "requeueAt": "2026-05-04T10:01:02Z"}
+            evictions = wl["status"].setdefault("schedulingStats", {}).setdefault("evictions", [])
+            entry = next((e for e in evictions if (e["reason"], e["underlyingCause"]) == (reason, underlying)), None)
+            if entry is None:
+                entry = {"reason": reason, "underlyingCause": underlying, "count": 0}
+                evictions.append(entry)
+            entry["count"] += 1
 
         return self.cluster.update("workloads", WL, change)
+
+    def ready(self, at: str = "2026-05-04T09:55:00Z") -> Obj:
+        """KubeRay copies the ready RayCluster's status into the RayJob; Kueue's PodsReady turns True (Started)."""
+        self.cluster.update("rayjobs", JOB, lambda job: job["status"].update(rayClusterStatus={"state": "ready"}))
+        ready = "All pods reached readiness and the workload is running"
+        return self.cluster.update(
+            "workloads", WL, lambda wl: set_condition(wl, condition("PodsReady", "True", "Started", ready, at))
+        )
+
+    def kuberay_retries(self, at: str = "2026-05-04T09:58:00Z") -> Obj:
+        """KubeRay v1.6.2 retries the job (Retrying: cluster deleted, status.rayClusterStatus reset); Kueue's RayJob
+        PodsReady reads that status, so PodsReady goes False with WaitForRecovery (jobframework
+        generatePodsReadyCondition)."""
+
+        def retry(job: Obj) -> None:
+            job["status"].update(rayClusterStatus={}, rayClusterName="", jobId="", jobDeploymentStatus="New")
+
+        self.cluster.update("rayjobs", JOB, retry)
+        waiting = "At least one pod has failed, waiting for recovery"
+        return self.cluster.update(
+            "workloads",
+            WL,
+            lambda wl: set_condition(wl, condition("PodsReady", "False", "WaitForRecovery", waiting, at)),
+        )
 
     def release(self) -> Obj:
         """The job is suspended (templates restored) and the Workload's quota released."""
@@ -971,6 +1007,51 @@ def test_an_eviction_from_plan_a_the_controller_never_saw_admitted_is_not_acted_
     released = kueue.release()
     controller = start_controller(cluster)
     controller.reconcile(released)
+    assert cluster.writes == []
+
+
+def test_a_slow_retry_on_plan_a_is_left_to_kueue(cluster: FakeCluster, kueue: Kueue) -> None:
+    """Ready on plan A, then KubeRay retries the job and the recovery times out: plan A has the capacity."""
+    controller = start_controller(cluster)
+    recovery = functools.partial(kueue.evict, cause="WaitForRecovery")
+    watch(controller, kueue.admit, kueue.ready, kueue.kuberay_retries, recovery, kueue.release, kueue.current)
+    assert failover.condition(kueue.current(), "Evicted")["reason"] == PODS_READY_TIMEOUT  # type: ignore[index]
+    assert cluster.writes == []
+    assert MOVED_ANNOTATION not in cluster.read("rayjobs", JOB)["metadata"]["annotations"]
+
+
+def test_a_stockout_on_plan_a_after_a_slow_retry_there_still_moves_the_job(
+    cluster: FakeCluster, kueue: Kueue, clock: Clock
+) -> None:
+    controller = start_controller(cluster)
+    recovery = functools.partial(kueue.evict, cause="WaitForRecovery")
+    watch(controller, kueue.admit, kueue.ready, kueue.kuberay_retries, recovery, kueue.release)
+    assert cluster.writes == []
+    watch(controller, *timeout(kueue))
+    assert [(w.verb, w.plural) for w in cluster.writes] == [
+        ("patch", "rayjobs"),
+        ("patch", "workloads"),
+        ("create", "events"),
+    ]
+    assert cluster.read("rayjobs", JOB)["metadata"]["annotations"][FROM_ANNOTATION] == PLAN_A
+
+
+def test_a_controller_started_during_a_recovery_eviction_on_plan_a_leaves_it_to_kueue(
+    cluster: FakeCluster, kueue: Kueue
+) -> None:
+    """First seen evicted, the quota still held on plan A, after an earlier stockout there and a recovery
+    timeout now: which one this eviction is cannot be told, so the job is not exiled."""
+    kueue.admit(PLAN_A)
+    kueue.evict()
+    kueue.release()
+    kueue.admit(PLAN_A)
+    kueue.ready()
+    kueue.kuberay_retries()
+    evicted = kueue.evict(cause="WaitForRecovery")
+    counts = failover.pods_ready_timeouts(evicted)
+    assert counts == {"WaitForStart": 1, "WaitForRecovery": 1}
+    controller = start_controller(cluster)
+    watch(controller, kueue.current, kueue.release)
     assert cluster.writes == []
 
 

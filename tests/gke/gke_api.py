@@ -51,3 +51,14 @@ def refused(emulator: RunningEmulator, path: str, body: Body) -> str:
     assert status == 400, answer
     assert answer["error"]["status"] == "INVALID_ARGUMENT", answer
     return str(answer["error"]["message"])
+
+
+def workload_policy(emulator: RunningEmulator, project: str, region: str, name: str, topology: str) -> Body:
+    """Insert a HIGH_THROUGHPUT workload policy of `topology` (Compute's resourcePolicies.insert); its body."""
+    path = f"/compute/v1/projects/{project}/regions/{region}/resourcePolicies"
+    body = {"name": name, "workloadPolicy": {"type": "HIGH_THROUGHPUT", "acceleratorTopology": topology}}
+    status, answer = call(emulator, "POST", path, body)
+    assert status == 200 and answer["status"] == "DONE", answer
+    status, policy = call(emulator, "GET", f"{path}/{name}")
+    assert status == 200, policy
+    return policy

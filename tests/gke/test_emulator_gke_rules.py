@@ -15,7 +15,7 @@ import pytest
 from planb.catalog import tpu
 from planb.gke import rules
 from planb.gke.emulator import RunningEmulator
-from tests.gke.gke_api import call, create, refused
+from tests.gke.gke_api import call, create, refused, workload_policy
 
 LOCATION = "projects/planb-test/locations/us-east5-b"
 CLUSTER = f"{LOCATION}/clusters/c"
@@ -161,12 +161,38 @@ TPU7X = {
 }
 
 
+def _tpu7x_cluster(emulator: RunningEmulator, version: str = "1.34") -> None:
+    """The cluster, and the workload policy TPU7X names in the cluster's project and region."""
+    _cluster(emulator, version)
+    workload_policy(emulator, "planb-test", "us-east5", "wp-2x2x2", "2x2x2")
+
+
 def test_tpu7x_multi_host_pool_takes_a_workload_policy(emulator: RunningEmulator) -> None:
-    _cluster(emulator)
+    _tpu7x_cluster(emulator)
     create(emulator, LOCATION, POOLS, {"nodePool": TPU7X})
     pool = _pool(emulator, "ironwood")
     assert pool["placementPolicy"] == {"policyName": "wp-2x2x2"}
     assert TPU_TAINT in pool["config"]["taints"]
+
+
+def test_tpu7x_pool_placed_by_a_workload_policy_is_labelled_with_its_topology(emulator: RunningEmulator) -> None:
+    """GKE's TPU workloads select nodes by gke-tpu-topology; a policy-placed slice carries the policy's."""
+    _tpu7x_cluster(emulator)
+    create(emulator, LOCATION, POOLS, {"nodePool": TPU7X})
+    labels = _pool(emulator, "ironwood")["config"]["labels"]
+    assert labels[tpu.TOPOLOGY_LABEL] == "2x2x2"
+    assert labels[tpu.ACCELERATOR_LABEL] == "tpu7x"
+
+
+def test_tpu7x_pool_naming_a_missing_workload_policy_is_refused(emulator: RunningEmulator) -> None:
+    """container v1 PlacementPolicy.policyName: not found in the pool's project and region is InvalidArgument."""
+    _cluster(emulator)
+    workload_policy(emulator, "planb-test", "us-central1", "wp-2x2x2", "2x2x2")  # another region
+    message = refused(emulator, POOLS, {"nodePool": TPU7X})
+    assert "placementPolicy.policyName" in message and "'wp-2x2x2' was not found" in message, message
+    assert "same project and region" in message and "--region=us-east5" in message, message
+    status, _ = call(emulator, "GET", f"/v1/{POOLS}/ironwood")
+    assert status == 404
 
 
 def test_tpu7x_multi_host_pool_with_tpu_topology_is_refused(emulator: RunningEmulator) -> None:
@@ -183,7 +209,7 @@ def test_tpu7x_single_host_pool_keeps_tpu_topology(emulator: RunningEmulator) ->
 
 
 def test_tpu7x_needs_gke_1_34_0_gke_2201000(emulator: RunningEmulator) -> None:
-    _cluster(emulator, version="1.34.0-gke.1000000")
+    _tpu7x_cluster(emulator, version="1.34.0-gke.1000000")
     message = refused(emulator, POOLS, {"nodePool": TPU7X})
     assert "1.34.0-gke.2201000" in message and rules.DOC_IRONWOOD in message
 
@@ -196,7 +222,7 @@ def test_tpu7x_needs_gke_1_34_0_gke_2201000(emulator: RunningEmulator) -> None:
 def test_tpu7x_flex_start_and_queued_provisioning_are_refused_with_the_reason(
     emulator: RunningEmulator, changes: dict[str, Any]
 ) -> None:
-    _cluster(emulator)
+    _tpu7x_cluster(emulator)
     message = refused(emulator, POOLS, {"nodePool": _with(TPU7X, **changes)})
     assert "TPU tpu7x" in message and "not document" in message and tpu.TPU7X.flex_start_url in message
 

@@ -109,7 +109,9 @@ def test_immutable_field_names_field_and_fix(modules: ModuleRunner, emulator: Ru
             "autoscaling": {"min_node_count": 0, "max_node_count": 1},
         },
     )
-    assert "machine_type" in failed["msg"] and "delete" in failed["msg"]
+    # The slice's topology is GKE's to refuse first (UpdateNodePoolRequest has no placementPolicy).
+    assert "tpu_topology" in failed["msg"] and "cannot be changed in place" in failed["msg"], failed["msg"]
+    assert "delete" in failed["msg"]
     failed = modules.fail(
         "gke_node_pool",
         {**ONDEMAND_ARGS, "tpu_topology": "2x4", "autoscaling": {"min_node_count": 0, "max_node_count": 2}},

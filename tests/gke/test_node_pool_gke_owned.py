@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from planb.gke.emulator import RunningEmulator
-from tests.gke.conftest import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
+from tests.gke.conftest import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.gke.gke_api import workload_policy
 
 TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NO_SCHEDULE"}
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NO_SCHEDULE"}
@@ -109,8 +110,10 @@ TPU7X_ARGS: dict[str, Any] = {
 
 def test_tpu7x_pool_with_a_workload_policy(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     modules.run("gke_cluster", TPU7X_CLUSTER)
+    workload_policy(emulator, PROJECT, "us-central1", "wp-2x2x2", "2x2x2")
     created = modules.run("gke_node_pool", TPU7X_ARGS)
     assert created["changed"] and created["node_pool"]["placementPolicy"] == {"policyName": "wp-2x2x2"}
+    assert created["node_pool"]["config"]["labels"]["cloud.google.com/gke-tpu-topology"] == "2x2x2"
     assert modules.run("gke_node_pool", TPU7X_ARGS)["changed"] is False
     other = modules.fail("gke_node_pool", {**TPU7X_ARGS, "placement_policy": "wp-other"})["msg"]
     assert "placement_policy of node pool ironwood-pool cannot be changed in place" in other

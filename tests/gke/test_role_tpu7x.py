@@ -16,6 +16,7 @@ import yaml
 from planb.gke.emulator import RunningEmulator
 from planb.paths import REPO
 from tests.gke.conftest import CLUSTER_ARGS, ModuleRunner, ansible_playbook
+from tests.gke.gke_api import workload_policy
 
 ZONE = "us-central1-c"  # a TPU7x zone (https://cloud.google.com/tpu/docs/regions-zones)
 
@@ -76,6 +77,7 @@ def test_role_passes_the_workload_policy_instead_of_the_topology(
     modules: ModuleRunner, emulator: RunningEmulator, tmp_path: Path
 ) -> None:
     modules.run("gke_cluster", {**CLUSTER_ARGS, "location": ZONE})
+    workload_policy(emulator, "planb-test", "us-central1", "wp-2x2x2", "2x2x2")
     playbook = _playbook(tmp_path, emulator, policy="wp-2x2x2")
     rc, out = _run(playbook, tmp_path)
     assert rc == 0, out[-3000:]

@@ -88,8 +88,8 @@ def test_gpu_pool_sends_accelerators_with_the_driver_setting(modules: ModuleRunn
     assert modules.run("gke_node_pool", GPU_POOL)["changed"] is False
     latest = modules.fail("gke_node_pool", {**GPU_POOL, "gpu_driver_version": "LATEST"})
     assert (
-        "accelerator_type / accelerator_count / gpu_driver_version of node pool gpu-pool cannot be changed"
-        in latest["msg"]
+        "planb's policy: accelerator_type / accelerator_count / gpu_driver_version of node pool gpu-pool is not "
+        "changed in place" in latest["msg"]
     )
 
 

@@ -122,9 +122,25 @@ def test_the_job_api_answers_for_a_running_head_only(stand_in: tuple[RayHeads, F
     _feed(heads, HEAD)
     code, answer = _proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": "echo hi"})
     assert (code, answer) == (200, {"job_id": "s1", "submission_id": "s1"})
-    assert _proxied(server, "POST", "/api/jobs/", {"submission_id": "s1"})[0] == 400
+    assert _proxied(server, "POST", "/api/jobs/", {"submission_id": "s1"})[0] == 500  # a used submission_id
     code, jobs = _proxied(server, "GET", "/api/jobs/")
     assert code == 200 and [j["submission_id"] for j in jobs] == ["s1"]
     _feed(heads)  # the head pod went: its table and jobs go with it
     assert heads.tables == {}
     assert _proxied(server, "GET", "/api/jobs/s1")[0] == 502
+
+
+def test_a_used_submission_id_is_answered_as_ray_answers_it(
+    stand_in: tuple[RayHeads, FakeKube, RayHeadServer],
+) -> None:
+    """Ray's head answers 500 with the job agent's refusal in its text; KubeRay's dashboard client reads a 500
+    holding "Please use a different submission_id" as "already submitted" and goes on with that job."""
+    heads, _, server = stand_in
+    _feed(heads, HEAD)
+    assert _proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": "echo first"})[0] == 200
+    code, answer = _proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": "echo second"})
+    assert code == 500
+    assert isinstance(answer, str) and "Please use a different submission_id" in answer, answer
+    assert "Job with submission_id s1 already exists" in answer, answer
+    code, jobs = _proxied(server, "GET", "/api/jobs/")
+    assert code == 200 and [(j["submission_id"], j["entrypoint"]) for j in jobs] == [("s1", "echo first")]

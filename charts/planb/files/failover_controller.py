@@ -1,8 +1,12 @@
 """Stockout-aware failover: a RayJob that plan A could not place moves to plan B.
 
 Kueue's `waitForPodsReady` evicts a workload whose pods are not ready within its timeout (reason
-PodsReadyTimeout), suspends the job and requeues the workload after a backoff. On such an eviction
-from plan A's flavor this controller steers the job away from plan A, once:
+PodsReadyTimeout), suspends the job and requeues the workload after a backoff. Kueue v0.19.2 gives that
+reason for two underlying causes: `WaitForStart` (the pods were never all ready since admission: plan A
+had no capacity, a stockout) and `WaitForRecovery` (they were ready, then fell short: a pod failed, or
+KubeRay retrying the job cleared its `status.rayClusterStatus`, which Kueue reads as the RayJob's
+readiness). Only a stockout moves the job; a slow retry on plan A is left to Kueue, which requeues it.
+On a stockout eviction from plan A's flavor this controller steers the job away from plan A, once:
 
 1. it patches the RayJob: the annotation `planb.dev/failover` (so a restart never moves it twice)
    and, on each accelerator worker group, a required node affinity `<plan A label> NotIn [<value>]`
@@ -51,6 +55,15 @@ FROM_ANNOTATION = "planb.dev/failover-from"
 AFTER_ANNOTATION = "planb.dev/failover-after"
 EVENT_REASON = "MovedToPlanB"
 EVICTED_REASON = "PodsReadyTimeout"
+#: The underlying causes of a PodsReadyTimeout eviction (kueue v0.19.2 pkg/controller/core/workload_controller.go,
+#: admittedNotReadyWorkload; apis/kueue/v1beta2/workload_types.go WorkloadWaitForStart/WorkloadWaitForRecovery).
+#: Kueue counts each eviction by (reason, underlyingCause) in status.schedulingStats.evictions
+#: (pkg/workload/evict/evict.go, workloadEvictionStateInc); the Evicted condition reads the same for both.
+#: KubeRay v1.6.2 resets status.rayClusterStatus when it retries a job (ray-operator/controllers/ray/
+#: rayjob_controller.go, JobDeploymentStatusRetrying), and Kueue's RayJob PodsReady is that status's state
+#: (pkg/controller/jobs/rayjob/rayjob_controller.go, PodsReady): a retry is a WaitForRecovery, not a stockout.
+STOCKOUT_CAUSE = "WaitForStart"
+RECOVERY_CAUSE = "WaitForRecovery"
 DEFAULT_ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
 #: The plan label planb's pools carry; preferred when plan A's flavor has several node labels.
 PLAN_LABEL = "planb.dev/plan"
@@ -105,6 +118,27 @@ def condition(obj: Obj, kind: str) -> Obj | None:
 def is_true(obj: Obj, kind: str) -> bool:
     cond = condition(obj, kind)
     return cond is not None and cond.get("status") == "True"
+
+
+def pods_ready_timeouts(wl: Obj) -> dict[str, int]:
+    """Kueue's count of PodsReadyTimeout evictions of this Workload, by underlying cause."""
+    stats = (wl.get("status") or {}).get("schedulingStats") or {}
+    counts: dict[str, int] = {}
+    for entry in stats.get("evictions") or []:
+        if entry.get("reason") == EVICTED_REASON:
+            counts[str(entry.get("underlyingCause") or "")] = int(entry.get("count") or 0)
+    return counts
+
+
+def is_stockout(wl: Obj, before: dict[str, int] | None) -> bool:
+    """Whether the Workload's PodsReadyTimeout eviction is a WaitForStart one (plan A had no capacity).
+
+    ``before``: the counts when the controller last saw the Workload not evicted. The eviction whose count
+    rose since is this one. Never seen before it: only a Workload that never timed out recovering is sure."""
+    counts = pods_ready_timeouts(wl)
+    if before is None:
+        return counts.get(STOCKOUT_CAUSE, 0) > 0 and counts.get(RECOVERY_CAUSE, 0) == 0
+    return counts.get(STOCKOUT_CAUSE, 0) > before.get(STOCKOUT_CAUSE, 0)
 
 
 def rayjob_owner(wl: Obj) -> str | None:
@@ -195,6 +229,8 @@ class Controller:
         #: Workloads (uid) last seen admitted on plan A: Kueue clears the admission right after the
         #: eviction, possibly before this controller has patched the RayJob.
         self.on_plan_a: set[str] = set()
+        #: Workloads (uid) -> their PodsReadyTimeout counts when last seen not evicted (is_stockout).
+        self.timeouts_before: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
 
     # ------------------------------------------------------------------- API
@@ -245,11 +281,20 @@ class Controller:
                 self.on_plan_a.discard(uid)
         if MOVED_ANNOTATION not in annotations:
             evicted = condition(wl, "Evicted")
-            if not (evicted and evicted.get("status") == "True" and evicted.get("reason") == EVICTED_REASON):
+            if not (evicted and evicted.get("status") == "True"):
+                self.timeouts_before[uid] = pods_ready_timeouts(wl)
+                return
+            if evicted.get("reason") != EVICTED_REASON:
                 return
             if uid not in self.on_plan_a:
                 # Evicted from plan B (or evicted from plan A while this controller was down, and the
                 # admission is cleared): never move a job not seen on plan A; Kueue requeues it.
+                return
+            if not is_stockout(wl, self.timeouts_before.get(uid)):
+                # Its pods were ready on plan A and fell short (a failed pod, KubeRay retrying the job):
+                # plan A has the capacity, so Kueue requeues it as it is.
+                log.info("%s/%s: evicted from %s while recovering, not a stockout; left to Kueue", namespace,
+                         name, self.cfg.plan_a_flavor)  # fmt: skip
                 return
             key, value = self.plan_a_label()
             for attempt in range(5):

@@ -178,7 +178,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--spot-notice",
         type=float,
         metavar="S",
-        help="seconds between a Spot preemption notice and the nodes going (GKE: 30)",
+        help="seconds between a Spot preemption notice and the nodes going (GKE: the VM ends 30 s after it)",
     )
     setp.set_defaults(handler=_set)
     verbs.add_parser("show", help="print the switches").set_defaults(handler=_show)

@@ -112,8 +112,8 @@ def accelerator_labels(machine_type: str, topology: str | None) -> dict[str, str
 def _hosts(machine_type: str, topology: str | None, workload_policy: bool = False, max_nodes: int = 1) -> int:
     """VMs (nodes) of one slice: the catalog's hosts per slice of the TPU machine type and topology.
 
-    A TPU7x pool placed by a workload policy names no topology (the policy holds it, and the GKE emulator holds
-    no Compute Engine resource policies); a multi-host slice pool is exactly one slice, so its max is its hosts.
+    A TPU7x pool placed by a workload policy names no tpuTopology (the policy holds it, and GKE labels the pool
+    with it); should neither say, a multi-host slice pool is exactly one slice, so its max is its hosts.
     """
     found = tpu.find_machine(machine_type)
     if found is not None and not topology and workload_policy:

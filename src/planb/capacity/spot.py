@@ -5,12 +5,13 @@
   (https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms). Otherwise it scales like an
   on-demand pool: whole slices for pending pods that fit it, down after the idle time.
 * Preemption (``planb capacity set --preempt POOL``): Compute Engine reclaims the pool's VMs. GKE gets
-  the preemption notice, and graceful node shutdown gives the pods 30 seconds by default before the
-  VM stops (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms, "Termination and
-  graceful shutdown of Spot VMs"); the kubelet gives the pods it terminated the phase Failed
+  the preemption notice and the VM terminates 30 seconds after it; graceful node shutdown has the
+  kubelet give non-system pods about 15 seconds of that, best effort, and the rest to system pods
+  (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms, "Termination and graceful
+  shutdown of Spot VMs"); the kubelet gives the pods it terminated the phase Failed
   (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/). So: at the notice the
   simulator cordons each node of the pool and stamps it with the notice's time; ``spot_notice_seconds``
-  later (GKE: 30; a setting, so tests need not wait) each pod on it gets phase Failed with the
+  later (GKE: 30, the VM's end; a setting, so tests need not wait) each pod on it gets phase Failed with the
   kubelet's shutdown reason and message, the node is deleted, and so are its pods: Kubernetes' pod
   garbage collector deletes pods bound to a node that no longer exists
   (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-garbage-collection), which
@@ -19,7 +20,8 @@
   "Spot preemption".)
 
 Where this differs from GKE: preemption is a switch, not Compute Engine's need for the capacity,
-and the pool gets its VMs back as soon as pods are pending (unless the pool is in ``stockout``).
+the pods end with the VM instead of within the kubelet's 15 seconds, and the pool gets its VMs back
+as soon as pods are pending (unless the pool is in ``stockout``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from planb.kube import Kube, KubeError, Obj
 
 #: The node label GKE puts on every node of a Spot pool.
 SPOT_LABEL = "cloud.google.com/gke-spot"
-#: GKE's default graceful termination period after a Spot preemption notice.
+#: GKE: a Spot VM terminates this long after its preemption notice (its non-system pods get about 15 s of it).
 GKE_NOTICE_SECONDS = 30.0
 #: When the preemption notice reached a node (ISO time; set by the simulator).
 NOTICE_ANNOTATION = "planb.dev/spot-preemption-notice"

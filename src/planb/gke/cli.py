@@ -147,6 +147,23 @@ def cmd_reservation_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workload_policy_create(args: argparse.Namespace) -> int:
+    """Insert a Compute Engine workload policy through the running emulator's Compute API (resourcePolicies.insert)."""
+    body = {
+        "name": args.name,
+        "workloadPolicy": {"type": args.type, "acceleratorTopology": args.accelerator_topology},
+    }
+    try:
+        _post_switch(f"/compute/v1/projects/{args.project}/regions/{args.region}/resourcePolicies", body)
+    except EmulatorError as exc:
+        raise EmulatorError(str(exc).replace("refused the switch", "refused the workload policy")) from exc
+    print(
+        f"workload policy projects/{args.project}/regions/{args.region}/resourcePolicies/{args.name}: "
+        f"{args.type}, accelerator topology {args.accelerator_topology}"
+    )
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `planb gke-emulator ...`."""
     parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
@@ -218,3 +235,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     create.add_argument("--share-with", action="append", default=[], help="share it with this project (repeatable)")
     create.set_defaults(handler=cmd_reservation_create)
+    policy = actions.add_parser(
+        "workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names"
+    )
+    policy_verbs = policy.add_subparsers(dest="verb", required=True, metavar="VERB")
+    policy_create = policy_verbs.add_parser(
+        "create", help="a workload policy holding a TPU7x slice's topology (resourcePolicies.insert)"
+    )
+    policy_create.add_argument("name", help="the policy's name (the pools' placement_policy / planb_workload_policy)")
+    policy_create.add_argument("--region", required=True, help="the pools' region, e.g. us-central1")
+    policy_create.add_argument("--accelerator-topology", required=True, help="the slice's topology, e.g. 2x2x2")
+    policy_create.add_argument(
+        "--type", default="HIGH_THROUGHPUT", choices=("HIGH_THROUGHPUT", "HIGH_AVAILABILITY"),
+        help="workloadPolicy.type (default HIGH_THROUGHPUT, the one GKE's Ironwood page names)",
+    )  # fmt: skip
+    policy_create.add_argument(
+        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="owner project (default PROJECT_ID)"
+    )
+    policy_create.set_defaults(handler=cmd_workload_policy_create)

@@ -35,6 +35,8 @@ GCLOUD_MANAGEMENT_DEFAULT = "https://cloud.google.com/sdk/gcloud/reference/conta
 COMPUTE_RESERVATION_DEFAULT = "https://cloud.google.com/compute/docs/instances/reservations-consume"
 #: "By default, TPU slice nodes have the google.com/tpu taint" (About TPUs in GKE).
 DOC_TPU_TAINT = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"
+#: GKE's TPU workload manifests select nodes by gke-tpu-accelerator and gke-tpu-topology.
+DOC_TPU_WORKLOADS = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpus"
 #: --flex-start with --enable-queued-provisioning makes GKE "add the cloud.google.com/gke-queued taint to the
 #: node pool".
 DOC_QUEUED_TAINT = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
@@ -78,10 +80,11 @@ def _add_taint(config: Body, taint: dict[str, str]) -> None:
         taints.append(dict(taint))
 
 
-def add_gke_owned(pool: Body) -> None:
+def add_gke_owned(pool: Body, policy_topology: str = "") -> None:
     """Add the taints, node labels and resource labels GKE puts on a pool it creates (in place).
 
-    A key the client set itself is left as the client set it.
+    ``policy_topology``: the acceleratorTopology of the workload policy the pool's placementPolicy.policyName
+    names (planb.gke.resource_policies), '' for none. A key the client set itself is left as the client set it.
     """
     config = pool.setdefault("config", {})
     machine_type = str(config.get("machineType") or "")
@@ -91,10 +94,13 @@ def add_gke_owned(pool: Body) -> None:
     found = tpu.find_machine(machine_type)
     if found is not None:
         generation, machine = found
-        topology = str((pool.get("placementPolicy") or {}).get("tpuTopology") or "")
+        topology = str((pool.get("placementPolicy") or {}).get("tpuTopology") or policy_topology)
         _add_taint(config, TPU_TAINT)  # DOC_TPU_TAINT
         # GKE_CA_POOL_FIXTURES: a TPU pool's config.labels as GKE returns them. A pool placed by a workload
-        # policy (TPU7x) has no tpuTopology; its topology is the policy's, which the emulator does not hold.
+        # policy (TPU7x) has no tpuTopology; its topology is the policy's acceleratorTopology, and its nodes
+        # carry it as gke-tpu-topology like any TPU slice's nodes: the TPU workload manifests of GKE's "Deploy TPU
+        # workloads in GKE Standard" (DOC_TPU_WORKLOADS), TPU7x's included, select nodes by
+        # cloud.google.com/gke-tpu-accelerator and cloud.google.com/gke-tpu-topology.
         labels.setdefault(tpu.ACCELERATOR_LABEL, generation.gke_accelerator)
         if topology:
             labels.setdefault(tpu.TOPOLOGY_LABEL, topology)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planb.gke import defaults, reservations, rules
+from planb.gke import defaults, reservations, resource_policies, rules
 from planb.gke.access import cluster_access
 from planb.gke.errors import ApiError
 from planb.gke.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
@@ -178,11 +178,11 @@ class Engine:
         )
 
     # ---- node pools -------------------------------------------------------------------
-    def _store_pool(self, cluster: str, pool: Body, version: str) -> Body:
+    def _store_pool(self, cluster: str, pool: Body, version: str, policy_topology: str = "") -> Body:
         name = f"{cluster}/nodePools/{pool['name']}"
         # GKE's defaults for what the body omits, and the taints and labels GKE adds itself (defaults.py).
         defaults.fill_node_pool(pool)
-        defaults.add_gke_owned(pool)
+        defaults.add_gke_owned(pool, policy_topology)
         pool.update(
             status="PROVISIONING",
             version=version,
@@ -217,8 +217,14 @@ class Engine:
         if name in self.store.node_pools:
             raise ApiError(409, f"Already exists: {name}.")
         self.operations.busy(cluster)
+        try:
+            policy = resource_policies.policy_for_pool(self.store.resource_policies, project, location, pool)
+        except resource_policies.ResourcePolicyError as exc:
+            raise ApiError(exc.code, exc.message) from exc
         candidate = copy.deepcopy(pool)
-        self._store_pool(cluster, candidate, parent["currentMasterVersion"])
+        self._store_pool(
+            cluster, candidate, parent["currentMasterVersion"], resource_policies.accelerator_topology(policy)
+        )
         self.store.node_pools.pop(name)
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
@@ -253,6 +259,9 @@ class Engine:
 
     def update_node_pool(self, project: str, location: str, name: str, request: Body) -> Body:
         def change(pool: Body) -> None:
+            # UpdateNodePoolRequest fields GKE applies (migrating or recreating the nodes) that the emulator does not.
+            if unapplied := sorted(set(request) & {"machineType", "accelerators", "flexStart", "queuedProvisioning"}):
+                raise ApiError(405, f"nodePools.update of {', '.join(unapplied)} is not implemented by the emulator")
             config = pool.setdefault("config", {})
             if "labels" in request:
                 config["labels"] = dict((request["labels"] or {}).get("labels") or {})
@@ -320,6 +329,22 @@ class Engine:
         except reservations.ReservationError as exc:
             raise ApiError(exc.code, exc.message) from exc
         raise ApiError(405, f"{method} on Compute Engine reservations is not implemented by the planb GKE emulator")
+
+    def resource_policy_api(self, method: str, project: str, region: str, name: str | None, request: Body) -> Body:
+        """Compute Engine workload policies: get, list, insert (planb.gke.resource_policies)."""
+        table = self.store.resource_policies
+        try:
+            if name is not None and method == "GET":
+                return resource_policies.get(table, project, region, name)
+            if name is None and method == "GET":
+                return resource_policies.list_region(table, project, region)
+            if name is None and method == "POST":
+                op = resource_policies.insert(table, project, region, request)
+                self.store.save()
+                return op
+        except resource_policies.ResourcePolicyError as exc:
+            raise ApiError(exc.code, exc.message) from exc
+        raise ApiError(405, f"{method} on Compute Engine resource policies is not implemented by the GKE emulator")
 
     # ---- emulator-only ----------------------------------------------------------------
     def kubeconfig_text(self, cluster: str) -> str:

@@ -7,6 +7,8 @@ pool (``planb.gke.instance_groups``: its ``targetSize`` is the pool's node count
 Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``: get, list, insert;
 ``planb.gke.reservations``) are what a SPECIFIC_RESERVATION pool consumes; creating one that names a missing or
 mismatched reservation is refused (``rules.check_reservation_affinity``).
+Compute Engine workload policies (``/compute/v1/projects/*/regions/*/resourcePolicies[/*]``: get, list, insert;
+``planb.gke.resource_policies``) are what a multi-host TPU7x pool's ``placementPolicy.policyName`` names.
 Mutations return long-running operations that finish after ``op_seconds`` (``planb.gke.operations``); errors use
 GKE's JSON shape (``{"error": {"code", "message", "status"}}``, ``planb.gke.errors``) with 400/404/409.
 Paths under ``/v1/projects/P/...`` answer 403 while ``container.googleapis.com`` is disabled on project P.
@@ -86,6 +88,11 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         project, zone = _segment(match.group(1), path), _segment(match.group(2), path)
         name = _segment(match.group(3), path) if match.group(3) else None
         return engine.reservation_api(method, project, zone, name, request)
+    match = re.fullmatch(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/resourcePolicies(?:/([^/]+))?", path)
+    if match:
+        project, region = _segment(match.group(1), path), _segment(match.group(2), path)
+        name = _segment(match.group(3), path) if match.group(3) else None
+        return engine.resource_policy_api(method, project, region, name, request)
     match = re.fullmatch(r"/v1/" + _LOCATION + r"(?P<rest>/.*)", path)
     if not match:
         raise ApiError(404, f"Not found: {path}")

@@ -4,6 +4,7 @@ Layout under ``<state_dir>/gke-emulator/``::
 
     state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...},
                      "instanceGroupManagers": {name: InstanceGroupManager}, "reservations": {name: Reservation},
+                     "resourcePolicies": {name: ResourcePolicy},
                      "faults": [...], "httpFaults": [...],
                      "projectApis": {"services": ..., "quotas": [...], "operations": ...}}
     requests.jsonl  one line per API request: method, path, status, time
@@ -44,7 +45,15 @@ def emulator_dir(state_dir: Path | None = None) -> Path:
 
 
 #: The top-level maps of state.json; each maps a full resource name to its GKE v1 (or Compute v1) body.
-_TABLES = ("clusters", "nodePools", "operations", "instanceGroupManagers", "reservations", "projectApis")
+_TABLES = (
+    "clusters",
+    "nodePools",
+    "operations",
+    "instanceGroupManagers",
+    "reservations",
+    "resourcePolicies",
+    "projectApis",
+)
 #: The top-level lists: injected faults (operations that fail, HTTP answers).
 _LISTS = ("faults", "httpFaults")
 
@@ -162,6 +171,12 @@ class Store:
     def reservations(self) -> dict[str, Body]:
         """Compute Engine reservations (projects/P/zones/Z/reservations/N -> Reservation), planb.gke.reservations."""
         result: dict[str, Body] = self.data["reservations"]
+        return result
+
+    @property
+    def resource_policies(self) -> dict[str, Body]:
+        """Compute Engine workload policies (projects/P/regions/R/resourcePolicies/N), planb.gke.resource_policies."""
+        result: dict[str, Body] = self.data["resourcePolicies"]
         return result
 
     @property

@@ -110,7 +110,17 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
             submission_id = str(body.get("submission_id") or f"raysubmit_{int(time.time() * 1000)}")
             if table.get(submission_id) is not None:
-                self.reply(400, f"Job with submission_id {submission_id} already exists. Please use a different one.")
+                # Ray's job agent refuses a used submission_id (dashboard/modules/job/job_manager.py submit_job,
+                # a ValueError, 400 from the agent); the head's JobAgentSubmissionClient turns the agent's
+                # non-200 into a RuntimeError, which job_head.py submit_job answers 500 with the traceback as
+                # text. KubeRay v1.6.2 takes a 500 whose body holds "Please use a different submission_id" as
+                # "already submitted" (ray-operator/controllers/ray/utils/dashboardclient/dashboard_httpclient.go,
+                # SubmitJobReq).
+                self.reply(
+                    500,
+                    "RuntimeError: Request failed with status code 400: ValueError: Job with submission_id "
+                    f"{submission_id} already exists. Please use a different submission_id.",
+                )
                 return
             namespace = head["metadata"]["namespace"]
             job, _ = heads.submit(

@@ -29,17 +29,57 @@ from ansible_collections.planb.gke.plugins.module_utils.validate import (
     version_at_least,
 )
 
-#: Fields that cannot change in place: (API path prefix, option name).
+#: Fields GKE cannot change in place (container v1 UpdateNodePoolRequest has no field for them):
+#: (API path prefix, option name).
 NODE_POOL_IMMUTABLE = [
-    ("config.machineType", "machine_type"),
     ("placementPolicy.policyName", "placement_policy"),
     ("placementPolicy", "tpu_topology"),
     ("config.reservationAffinity", "reservation_affinity"),
-    ("queuedProvisioning", "queued_provisioning"),
-    ("config.flexStart", "flex_start"),
     ("config.spot", "spot"),
-    ("config.accelerators", "accelerator_type / accelerator_count / gpu_driver_version"),
 ]
+#: Fields GKE can update in place (container v1 UpdateNodePoolRequest: machineType, accelerators, flexStart,
+#: queuedProvisioning) that planb does not: (API path prefix, option name, why).
+NODE_POOL_PLANB_FIXED = [
+    (
+        "config.machineType",
+        "machine_type",
+        "a planb pool's machine type comes from its profile with the slice topology, hosts per slice and the "
+        "queues' quotas; GKE would migrate the nodes to the new type and leave all of those stale",
+    ),
+    (
+        "config.accelerators",
+        "accelerator_type / accelerator_count / gpu_driver_version",
+        "a planb pool's accelerators come from its profile with its machine type and the queues' quotas; GKE "
+        "would recreate the nodes with them and leave the quotas stale",
+    ),
+    (
+        "queuedProvisioning",
+        "queued_provisioning",
+        "it decides whether the pool's nodes come only through ProvisioningRequests (a dws plan) or through "
+        "the autoscaler for pending pods (the other plans); the plan's Kueue flavor and admission check name "
+        "one of these, so switching in place moves the pool to another plan under the same flavor",
+    ),
+    (
+        "config.flexStart",
+        "flex_start",
+        "it decides the pool's provisioning model (a dws plan's flex-start VMs, or on-demand/reserved VMs), "
+        "which the plan's Kueue flavor stands for; switching in place moves the pool to another plan under "
+        "the same flavor",
+    ),
+]
+
+
+def _policy_error(name: str, diffs: list[str]) -> GkeError | None:
+    """planb's refusal of an in-place change GKE would make (NODE_POOL_PLANB_FIXED)."""
+    for path in diffs:
+        for prefix, option, why in NODE_POOL_PLANB_FIXED:
+            if path.startswith(prefix):
+                return GkeError(
+                    f"planb's policy: {option} of node pool {name} is not changed in place ({path} differs on "
+                    f"GKE), because {why}. Fix: delete the node pool and re-run to recreate it (state=absent "
+                    "first, or `playbooks/teardown.yml` for the whole cluster), or keep the current value."
+                )
+    return None
 
 
 def _node_pool_updates(
@@ -50,7 +90,9 @@ def _node_pool_updates(
         desired["config"]["accelerators"], dig(current, "config.accelerators")
     ):
         diffs.remove("config.accelerators")
-    error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE)
+    error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE) or _policy_error(
+        params["name"], diffs
+    )
     if error:
         raise error
     calls: list[Call] = []
