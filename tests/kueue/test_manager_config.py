@@ -120,7 +120,7 @@ def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) 
         env={
             **os.environ,
             "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"),
-            "ANSIBLE_ROLES_PATH": str(paths.REPO / "roles"),
+            "ANSIBLE_ROLES_PATH": str(paths.REPO / "collections/ansible_collections/planb/gke/roles"),
             "ANSIBLE_NOCOLOR": "1",
         },
         capture_output=True,
