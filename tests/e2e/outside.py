@@ -39,7 +39,8 @@ class OutsideController:
         self.home = Path(tempfile.mkdtemp(prefix="planb-ops-controller-"))
         self.tarball = collection_tarball.build(self.home / "dist")
         target = self.home / "collections"
-        installed = self._run(str(BIN / "ansible-galaxy"), "collection", "install", str(self.tarball), "-p", str(target))
+        galaxy = str(BIN / "ansible-galaxy")
+        installed = self._run(galaxy, "collection", "install", str(self.tarball), "-p", str(target))
         if installed.returncode != 0:
             raise AssertionError(f"ansible-galaxy collection install failed:\n{installed.stdout}{installed.stderr}")
         shutil.copytree(paths.REPO / "inventories" / "local", self.home / "inventory")
