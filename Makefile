@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv lock tools up down status demo test test-fast lint sanity bench values golden clean
+.PHONY: help setup venv lock tools up down status demo test test-fast lint sanity bench values golden collection clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -80,6 +80,9 @@ values: venv ## regenerate charts/planb/values/*.yaml and the collection's catal
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)
 	@$(PY) -m planb.catalog.golden
+
+collection: venv ## the planb.gke collection's tarball with its roles, playbooks and the queues chart, in dist/
+	@$(PY) -m planb.collection_tarball --output-path dist
 
 clean: ## stop the stack and remove the venv and the .tools link (the tool cache stays)
 	-@planb local down 2>/dev/null

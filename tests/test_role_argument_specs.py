@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from planb.paths import REPO
+from planb.catalog.collection import COLLECTION_DIR
 
-ROLES = sorted(path.name for path in (REPO / "roles").iterdir() if (path / "meta/argument_specs.yml").is_file())
+ROLES = sorted(path.name for path in (COLLECTION_DIR / "roles").iterdir() if (path / "meta/argument_specs.yml").is_file())
 
 
 def _load(path: Path) -> Any:
@@ -25,8 +25,8 @@ def _load(path: Path) -> Any:
 
 @pytest.mark.parametrize("role", ROLES)
 def test_argument_specs_declare_every_default_with_its_value(role: str) -> None:
-    specs = _load(REPO / "roles" / role / "meta/argument_specs.yml")["argument_specs"]
-    defaults = _load(REPO / "roles" / role / "defaults/main.yml")
+    specs = _load(COLLECTION_DIR / "roles" / role / "meta/argument_specs.yml")["argument_specs"]
+    defaults = _load(COLLECTION_DIR / "roles" / role / "defaults/main.yml")
     main = specs["main"]["options"]
     assert sorted(main) == sorted(defaults)
     for name, option in main.items():
@@ -41,6 +41,6 @@ def test_argument_specs_declare_every_default_with_its_value(role: str) -> None:
 
 def test_each_entry_point_has_its_task_file() -> None:
     for role in ROLES:
-        specs = _load(REPO / "roles" / role / "meta/argument_specs.yml")["argument_specs"]
+        specs = _load(COLLECTION_DIR / "roles" / role / "meta/argument_specs.yml")["argument_specs"]
         for entry in specs:
-            assert (REPO / "roles" / role / "tasks" / f"{entry}.yml").is_file(), f"{role}: {entry}"
+            assert (COLLECTION_DIR / "roles" / role / "tasks" / f"{entry}.yml").is_file(), f"{role}: {entry}"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planb.catalog.collection import COLLECTION_DIR
+from planb import collection_tarball
 from planb.gke.emulator import RunningEmulator
 
 BIN = Path(sys.executable).parent
@@ -46,26 +46,18 @@ def controller(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 
 
 def _install(home: Path, env: dict[str, str]) -> Path:
-    built = _run(
-        str(BIN / "ansible-galaxy"),
-        "collection",
-        "build",
-        str(COLLECTION_DIR),
-        "--output-path",
-        str(home),
-        cwd=home,
-        env=env,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    tarballs = list(home.glob("planb-gke-*.tar.gz"))
-    assert len(tarballs) == 1, built.stdout
-    with tarfile.open(tarballs[0]) as tar:
+    tarball = collection_tarball.build(home)
+    with tarfile.open(tarball) as tar:
         names = tar.getnames()
     assert "plugins/module_utils/profiles.py" in names and "meta/runtime.yml" in names
     assert not [n for n in names if "__pycache__" in n or n.startswith("tests/output")]
+    # What site.yml needs travels with the modules: the roles, the playbooks and the queues chart.
+    for role in ("gke_cluster", "gke_node_pool", "gke_ladder", "kueue", "kueue_queues"):
+        assert f"roles/{role}/tasks/main.yml" in names and f"roles/{role}/meta/argument_specs.yml" in names, role
+    assert {"playbooks/site.yml", "playbooks/vars/plans.yml", "files/charts/planb/Chart.yaml"} <= set(names)
     target = home / "collections"
     installed = _run(
-        str(BIN / "ansible-galaxy"), "collection", "install", str(tarballs[0]), "-p", str(target), cwd=home, env=env
+        str(BIN / "ansible-galaxy"), "collection", "install", str(tarball), "-p", str(target), cwd=home, env=env
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     return target

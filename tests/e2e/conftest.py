@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import copy
+import functools
 import json
 import re
 import subprocess
@@ -24,6 +26,7 @@ from planb.localstack.stack import LocalStack
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
 from tests.conftest import POLL_SECONDS, wait_until
+from tests.e2e.outside import OutsideController
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PROFILE = "tpu-v6e-4x4"
@@ -89,23 +92,33 @@ def scale_down_confirmation(topology: str) -> str:
     return f"{CLUSTER_PATH}/{','.join(surplus)}" if surplus else ""
 
 
-def converge_site(topology: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def converge_site(topology: str, *extra: str, playbook: Run = ansible_playbook) -> subprocess.CompletedProcess[str]:
     """site.yml for `topology`, confirming the scale-down of pools the topology no longer has (the suite's own
     topologies are the only pools on the local project). The confirmation is worked out beforehand; should the
-    play still refuse, it is run again with the confirmation the play names."""
+    play still refuse, it is run again with the confirmation the play names. `playbook` runs ansible-playbook: the
+    checkout's, or an ops controller's outside it (`outside_controller`)."""
     confirm = scale_down_confirmation(topology)
-    done = ansible_playbook("site.yml", *extra, *(("-e", f"planb_scale_down_confirm={confirm}") if confirm else ()),
-                            check=False)  # fmt: skip
+    done = playbook("site.yml", *extra, *(("-e", f"planb_scale_down_confirm={confirm}") if confirm else ()),
+                    check=False)  # fmt: skip
     if done.returncode != 0:
         named = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
         if not named:
             raise AssertionError(f"site.yml {' '.join(extra)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}")
-        done = ansible_playbook("site.yml", *extra, "-e", named.group(1))
+        done = playbook("site.yml", *extra, "-e", named.group(1))
     return done
 
 
+@functools.cache
+def outside_controller() -> OutsideController:
+    """The session's ops controller outside the checkout (the collection's tarball, an inventory, site.yml)."""
+    controller = OutsideController()
+    atexit.register(controller.remove)
+    return controller
+
+
 def _converge_seed(current: str | None) -> None:
-    converge_site("site")
+    # The seed's topology is converged the way an operator with only the collection's tarball does it.
+    converge_site("site", playbook=outside_controller().ansible_playbook)
 
 
 def _converge_failover(current: str | None) -> None:

@@ -54,7 +54,7 @@ def _playbook(tmp_path: Path, emulator: RunningEmulator, policy: str) -> Path:
 
 def _run(playbook: Path, tmp_path: Path) -> tuple[int, str]:
     env = {
-        "ANSIBLE_ROLES_PATH": str(REPO / "roles"),
+        "ANSIBLE_ROLES_PATH": str(REPO / "collections/ansible_collections/planb/gke/roles"),
         "ANSIBLE_COLLECTIONS_PATH": str(REPO / "collections"),
         "PLANB_STATE_DIR": str(tmp_path / "state"),
     }

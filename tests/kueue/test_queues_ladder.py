@@ -66,7 +66,7 @@ def _role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[
         env={
             **os.environ,
             "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"),
-            "ANSIBLE_ROLES_PATH": str(paths.REPO / "roles"),
+            "ANSIBLE_ROLES_PATH": str(paths.REPO / "collections/ansible_collections/planb/gke/roles"),
             "ANSIBLE_NOCOLOR": "1",
         },
         capture_output=True,
