@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import autoscaler, dws, nodes, provisioning
+from planb.capacity import autoscaler, booking, dws, nodes, provisioning
 from planb.capacity import simulator as sim
 from planb.kube import conditions
 
@@ -56,6 +56,8 @@ class FakeApi:
         self.templates: dict[str, Obj] = {}
         self.requests: dict[str, Obj] = {}
         self.patches = 0
+        #: Every status write: (request name, its conditions as written).
+        self.writes: list[tuple[str, list[Obj]]] = []
 
     def _bump(self, obj: Obj) -> Obj:
         self.version += 1
@@ -95,19 +97,33 @@ class FakeApi:
         if "provisioningClassDetails" in body["status"]:
             pr["status"]["provisioningClassDetails"] = copy.deepcopy(body["status"]["provisioningClassDetails"])
         self.patches += 1
+        self.writes.append((name, copy.deepcopy(body["status"]["conditions"])))
         return copy.deepcopy(self._bump(pr))
 
     # ---- helpers for the tests
-    def add_request(self, name: str, *, podsets: int = 1, max_run: str | None = None) -> None:
+    def add_request(
+        self,
+        name: str,
+        *,
+        podsets: int = 1,
+        max_run: str | None = None,
+        count: int = 4,
+        selector: dict[str, str] | None = None,
+        created: str | None = None,
+    ) -> None:
+        """A request as Kueue makes it: one PodSet per worker group (count = replicas x hosts) and its template."""
         refs = []
         for i in range(podsets):
             template = f"ppt-{name}-{i}"
-            self.templates[template] = {"template": {"spec": {"nodeSelector": dict(DWS_SELECTOR)}}}
-            refs.append({"podTemplateRef": {"name": template}, "count": 4})
+            self.templates[template] = {"template": {"spec": {"nodeSelector": dict(selector or DWS_SELECTOR)}}}
+            refs.append({"podTemplateRef": {"name": template}, "count": count})
         params = {"maxRunDurationSeconds": max_run} if max_run is not None else {}
+        meta: Obj = {"namespace": NS, "name": name, "generation": 1}
+        if created is not None:
+            meta["creationTimestamp"] = created
         self.requests[f"{NS}/{name}"] = self._bump(
             {
-                "metadata": {"namespace": NS, "name": name, "generation": 1},
+                "metadata": meta,
                 "spec": {"provisioningClassName": dws.QUEUED_CLASS, "podSets": refs, "parameters": params},
             }
         )
@@ -126,6 +142,6 @@ class FakeApi:
 def install_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """A fake clock for every module of the simulator that reads the time."""
     fake = Clock()
-    for module in (sim, provisioning, autoscaler, nodes):
+    for module in (sim, provisioning, booking, autoscaler, nodes):
         monkeypatch.setattr(module, "time", fake)
     return fake

@@ -8,7 +8,6 @@ real Kueue: tests/e2e/test_dws_lifecycle.py.
 from __future__ import annotations
 
 import copy
-import datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +55,7 @@ def simulator(state: Path, api: FakeApi, serve_pools: ServePools) -> sim.Capacit
     return simulator
 
 
-def iso(when: float) -> str:
-    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def test_queued_with_an_eta_then_all_nodes_at_once(
+def test_queued_without_an_eta_then_all_nodes_at_once(
     simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
 ) -> None:
     api.add_request("wl-dws-prov-1")
@@ -68,10 +63,12 @@ def test_queued_with_an_eta_then_all_nodes_at_once(
     simulator.step(settings)
     conds = api.conds("wl-dws-prov-1")
     assert conds["Accepted"] == ("True", "SuccessfullyQueued", "Provisioning Request was successfully queued.")
-    status, reason, message = conds["Provisioned"]
-    assert (status, reason) == ("False", "ResourcePoolExhausted")
-    assert message.startswith("Waiting for resources. Currently there are not enough resources available")
-    assert message.endswith(f"ETA: {iso(clock.now + 30)}.")
+    assert conds["Provisioned"] == (
+        "False",
+        "ResourcePoolExhausted",
+        "Waiting for resources. Currently there are not enough resources available to fulfill the request. "
+        "Expected time is indefinite.",
+    )  # GKE gives no ETA, so neither does the simulator
     assert api.nodes == {}
     assert simulator.next_deadline == clock.now + 30  # the loop wakes when the delay ends
     patches = api.patches
@@ -109,17 +106,28 @@ def test_each_requests_nodes_carry_its_resize_request_name_as_gke_labels_them(
     }
     for name in ("wl-a-dws-prov-1", "wl-b-dws-prov-1"):
         details = api.requests[f"{NS}/{name}"]["status"]["provisioningClassDetails"]
-        assert details == {"ResizeRequestName": webhook.resize_request_name(NS, name), "NodePoolName": "dws-pool"}
+        assert details == {
+            "ResizeRequestName": webhook.resize_request_name(NS, name),
+            "NodePoolName": "dws-pool",
+            "NodePoolAutoProvisioned": "false",
+            "PodTemplateName": f"ppt-{name}-0",
+            "ProvisioningMode": "resize_request",
+        }
 
 
-def test_a_delay_changed_while_queued_moves_the_eta(
+def test_a_delay_changed_while_queued_moves_the_delivery(
     simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
 ) -> None:
     api.add_request("wl-dws-prov-1")
     start = clock.now
     simulator.step(Settings(provisioning_delay_seconds=3600))
-    simulator.step(Settings(provisioning_delay_seconds=3600, pools={"dws-pool": Lifecycle(delay_seconds=60)}))
-    assert api.conds("wl-dws-prov-1")["Provisioned"][2].endswith(f"ETA: {iso(start + 60)}.")
+    shorter = Settings(provisioning_delay_seconds=3600, pools={"dws-pool": Lifecycle(delay_seconds=60)})
+    clock.sleep(59)
+    simulator.step(shorter)
+    assert api.nodes == {} and simulator.next_deadline == start + 60
+    clock.sleep(1)
+    simulator.step(shorter)
+    assert len(api.nodes) == 4
 
 
 def test_switches_per_request_win_over_the_pool_and_the_pool_over_the_default() -> None:
@@ -250,25 +258,14 @@ def test_gke_refuses_a_request_with_more_than_one_podset(
     assert api.nodes == {}
 
 
-def test_a_full_pool_keeps_the_request_queued(simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock) -> None:
-    api.add_request("a-dws-prov-1")
-    api.add_request("b-dws-prov-1")
-    api.add_request("c-dws-prov-1")  # the pool holds 8 nodes: two slices
-    simulator.step(Settings(provisioning_delay_seconds=0))
-    states = {n: api.conds(n)["Provisioned"][0] for n in ("a-dws-prov-1", "b-dws-prov-1", "c-dws-prov-1")}
-    assert sorted(states.values()) == ["False", "True", "True"]
-    waiting = next(n for n, s in states.items() if s == "False")
-    assert "has 0 of its 8 node(s) free and the request needs 4" in api.conds(waiting)["Provisioned"][2]
-    assert len(api.nodes) == 8
-
-
 def test_a_request_whose_pod_template_is_not_there_yet_waits_for_it(
     simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
 ) -> None:
     api.add_request("wl-dws-prov-1")
     template = api.templates.pop("ppt-wl-dws-prov-1-0")
     simulator.step(Settings(provisioning_delay_seconds=0))
-    assert api.nodes == {} and api.conds("wl-dws-prov-1") == {}
+    assert api.nodes == {}
+    assert api.conds("wl-dws-prov-1") == {"Accepted": ("False", "NotAccepted", "Provisioning Request wasn't accepted.")}
     api.templates["ppt-wl-dws-prov-1-0"] = template
     simulator.step(Settings(provisioning_delay_seconds=0))
     assert len(api.nodes) == 4

@@ -3,7 +3,7 @@
 A plan of K slices is K pools, each of max one slice and labelled planb.dev/plan=<plan>; Kueue's flavor
 selects that label, so a request or a pod matches every pool of its plan. As GKE's autoscaler does, the
 simulator skips a pool at its max and takes the next: K DWS requests are provisioned at once, one per
-pool, and K on-demand slices grow over K pools.
+pool, and K on-demand slices grow over K pools. A request of two slices fits no pool and fails as GKE fails it.
 """
 
 from __future__ import annotations
@@ -65,15 +65,17 @@ def simulator(tmp_path: Path, api: FakeApi, serve_pools: ServePools) -> sim.Capa
     return simulator
 
 
-def _dws_request(api: FakeApi, name: str) -> None:
-    """A request as Kueue writes it for the dws flavor: its template selects the plan label, not a pool."""
+def _dws_request(api: FakeApi, name: str, slices: int = 1) -> None:
+    """A request as Kueue writes it for the dws flavor: its template selects the plan label, not a pool, and its
+    one PodSet asks for every host of the job's slices (controller.go syncOwnedProvisionRequest: count =
+    replicas x numOfHosts of the worker group)."""
     template = f"ppt-{name}"
     api.templates[template] = {"template": {"spec": {"nodeSelector": {"planb.dev/plan": "dws", **TPU}}}}
     api.requests[f"{NS}/{name}"] = {
         "metadata": {"namespace": NS, "name": name, "generation": 1, "resourceVersion": "1"},
         "spec": {
             "provisioningClassName": dws.QUEUED_CLASS,
-            "podSets": [{"podTemplateRef": {"name": template}, "count": 4}],
+            "podSets": [{"podTemplateRef": {"name": template}, "count": 4 * slices}],
             "parameters": {},
         },
     }
@@ -91,15 +93,26 @@ def test_k_dws_pools_provision_k_requests_at_once(simulator: sim.CapacitySimulat
     for name in ("a-dws-prov-1", "b-dws-prov-1", "c-dws-prov-1"):
         _dws_request(api, name)
     simulator.step(Settings(provisioning_delay_seconds=0))
-    states = {n: api.conds(n)["Provisioned"][0] for n in ("a-dws-prov-1", "b-dws-prov-1", "c-dws-prov-1")}
-    assert states == {"a-dws-prov-1": "True", "b-dws-prov-1": "True", "c-dws-prov-1": "False"}
-    # One request per pool: each pool holds one slice.
+    assert api.conds("a-dws-prov-1")["Provisioned"][0] == api.conds("b-dws-prov-1")["Provisioned"][0] == "True"
+    # One request per pool: each pool holds one slice. No pool is left for the third, so no node group is
+    # chosen for it: GKE skips pools at their max and says so on Accepted.
     assert _nodes_by_pool(api) == {"dws-pool": 4, "dws-pool-2": 4}
-    assert "has 0 of its 4 node(s) free and the request needs 4" in api.conds("c-dws-prov-1")["Provisioned"][2]
+    assert api.conds("c-dws-prov-1") == {
+        "Accepted": (
+            "False",
+            "NodepoolSizeReached",
+            "Max nodepool size reached, affected nodepools: dws-pool, dws-pool-2",
+        )
+    }
     for node in api.nodes.values():
         # The nodes carry the pool's config.labels (the plan label Kueue's flavor selects) and GKE's own.
         assert node["metadata"]["labels"]["planb.dev/plan"] == "dws"
         assert node["metadata"]["labels"]["cloud.google.com/gke-queued"] == "true"
+    # planb's difference: a request that one free pool could hold waits past GKE's two-minute retry period.
+    clock.sleep(120)
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert api.conds("c-dws-prov-1")["Accepted"][:2] == ("False", "NodepoolSizeReached")
+    assert "Failed" not in api.conds("c-dws-prov-1")
     # When the first request is done (deleted), its pool takes the waiting one.
     freed = next(
         n["metadata"]["labels"]["cloud.google.com/gke-nodepool"]
@@ -162,3 +175,53 @@ def test_a_stockout_of_one_pool_leaves_the_others_of_the_plan(
     api.nodes.clear()
     simulator.step(Settings(stockout=("on-demand-pool", "on-demand-pool-2")))
     assert api.nodes == {}
+
+
+def test_a_two_slice_request_fits_no_one_slice_pool_and_fails_as_gke_fails_it(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    """8 pods, pools of 4: GKE gives no node group the request, then fails it when its retry period is over."""
+    _dws_request(api, "two-dws-prov-1", slices=2)
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    first = api.writes[0]
+    assert first == ("two-dws-prov-1", [{**first[1][0], "status": "False", "reason": "NotAccepted"}])
+    assert first[1][0]["message"] == "Provisioning Request wasn't accepted."
+    # Both pools are too small, which GKE's orchestrator does not name while the request is young.
+    assert api.conds("two-dws-prov-1") == {
+        "Accepted": (
+            "False",
+            "NoQueuedNodepoolAvailable",
+            "No nodepool with QueuedProvisioning enabled is available for scale up",
+        )
+    }
+    assert simulator.next_deadline == clock.now + 120
+    clock.sleep(119)
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert "Failed" not in api.conds("two-dws-prov-1")
+    clock.sleep(1)
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert api.conds("two-dws-prov-1")["Failed"] == (
+        "True",
+        "NodepoolSizeReached",
+        "Max nodepool size reached, affected nodepools: dws-pool, dws-pool-2",
+    )
+    assert api.nodes == {}  # nothing was provisioned, not even one slice
+
+
+def test_a_request_no_queued_pool_matches_is_refused_with_the_scheduler_s_predicate(
+    simulator: sim.CapacitySimulator, api: FakeApi, clock: Clock
+) -> None:
+    _dws_request(api, "odd-dws-prov-1")
+    api.templates["ppt-odd-dws-prov-1"]["template"]["spec"]["nodeSelector"]["planb.dev/plan"] = "flex"
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    message = (
+        "Provisioning Request's pods cannot be scheduled in the nodepool. Predicate checking errors: "
+        "dws-pool (node(s) didn't match Pod's node affinity/selector), "
+        "dws-pool-2 (node(s) didn't match Pod's node affinity/selector)"
+    )
+    assert api.conds("odd-dws-prov-1") == {
+        "Accepted": ("False", "ProvisioningRequestNotSchedulableInNodepool", message)
+    }
+    clock.sleep(120)
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert api.conds("odd-dws-prov-1")["Failed"] == ("True", "ProvisioningRequestNotSchedulableInNodepool", message)

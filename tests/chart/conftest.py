@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,5 +46,25 @@ def template(helm: Helm) -> Callable[..., list[dict[str, Any]]]:
         done = helm("template", release, str(golden.CHART_DIR), *args)
         assert done.returncode == 0, done.stderr
         return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+    return render
+
+
+@pytest.fixture()
+def notes(helm: Helm, tmp_path: Path) -> Callable[..., str]:
+    """NOTES.txt as helm renders it for a release (tpl of the real file in a copy of the chart)."""
+    chart = tmp_path / "planb"
+    shutil.copytree(golden.CHART_DIR, chart)
+    (chart / "NOTES.probe").write_text((golden.CHART_DIR / "templates" / "NOTES.txt").read_text())
+    (chart / "templates" / "zz-notes-probe.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes-probe\n"
+        'data:\n  notes: {{ tpl (.Files.Get "NOTES.probe") . | toJson }}\n'
+    )
+
+    def render(*args: str) -> str:
+        done = helm("template", "job-1", str(chart), *args)
+        assert done.returncode == 0, done.stderr
+        (probe,) = [d for d in yaml.safe_load_all(done.stdout) if d and d["metadata"]["name"] == "notes-probe"]
+        return str(probe["data"]["notes"])
 
     return render

@@ -10,9 +10,7 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +18,6 @@ import yaml
 
 from planb import paths
 from planb.catalog import golden, profiles, values
-from tests.chart.conftest import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR
@@ -30,26 +27,6 @@ QUEUE_KINDS = {"AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequ
 
 def by_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [o for o in objs if o["kind"] == kind]
-
-
-@pytest.fixture()
-def notes(helm: Helm, tmp_path: Path) -> Callable[..., str]:
-    """NOTES.txt as helm renders it for a release (tpl of the real file in a copy of the chart)."""
-    chart = tmp_path / "planb"
-    shutil.copytree(CHART, chart)
-    (chart / "NOTES.probe").write_text((CHART / "templates" / "NOTES.txt").read_text())
-    (chart / "templates" / "zz-notes-probe.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes-probe\n"
-        'data:\n  notes: {{ tpl (.Files.Get "NOTES.probe") . | toJson }}\n'
-    )
-
-    def render(*args: str) -> str:
-        done = helm("template", "job-1", str(chart), *args)
-        assert done.returncode == 0, done.stderr
-        (probe,) = [d for d in yaml.safe_load_all(done.stdout) if d and d["metadata"]["name"] == "notes-probe"]
-        return str(probe["data"]["notes"])
-
-    return render
 
 
 # -- Queues: who may submit, how much of plan B, and uninstall

@@ -95,8 +95,11 @@ def kube(wl: Obj, requests: list[Obj], limit: int = 3, forbidden: bool = False) 
     )
 
 
-def test_a_queued_request_shows_its_eta_retries_and_phases() -> None:
-    message = f"Waiting for resources. Currently there are not enough resources available. ETA: {ts(25)}."
+def test_a_queued_request_shows_how_long_it_waited_not_an_eta_retries_and_phases() -> None:
+    message = (
+        "Waiting for resources. Currently there are not enough resources available to fulfill the request. "
+        "Expected time is indefinite."
+    )
     wl = workload(
         [cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cluster-queue", -58)],
         [{"name": "dws-prov", "state": "Pending", "message": message}],
@@ -110,10 +113,36 @@ def test_a_queued_request_shows_its_eta_retries_and_phases() -> None:
     )
     job = collect(kube(wl, [pr]), "default")[0]  # type: ignore[arg-type]
     text = explain(job)
-    assert f"ProvisioningRequest {WL}-dws-prov-1: Queued [ETA {ts(25)} (in 25s)]" in text
+    assert (
+        f"ProvisioningRequest {WL}-dws-prov-1: Queued [queued 57s so far; GKE gives no ETA] — ResourcePoolExhausted"
+        in text
+    )
+    assert "ETA " not in text
     assert "admission check dws-prov: Pending (attempt 1 of 4, 3 retries left)" in text
     assert "phases: queued 2s → provisioning 58s (so far)" in text
     assert f"{WL}-dws-prov-1=Queued" in table([job])
+
+
+def test_a_request_gke_has_not_accepted_shows_gke_s_reason() -> None:
+    wl = workload([cond("QuotaReserved", "True", "QuotaReserved", "", -58)], [{"name": "dws-prov", "state": "Pending"}])
+    pr = request(1, [cond("Accepted", "False", "NotAccepted", "Provisioning Request wasn't accepted.", -57)])
+    text = explain(collect(kube(wl, [pr]), "default")[0])  # type: ignore[arg-type]
+    assert f"ProvisioningRequest {WL}-dws-prov-1: Pending — NotAccepted Provisioning Request wasn't accepted." in text
+
+
+def test_a_two_slice_request_gke_cannot_place_is_explained() -> None:
+    """GKE fails a request that fits no one node pool; the status says why a multi-slice job never fits DWS."""
+    message = "Max nodepool size reached, affected nodepools: dws-pool, dws-pool-2"
+    wl = workload(
+        [cond("QuotaReserved", "True", "QuotaReserved", "", -200)],
+        [{"name": "dws-prov", "state": "Retry", "message": f"Retrying after failure: {message}"}],
+    )
+    pr = request(1, [cond("Failed", "True", "NodepoolSizeReached", message, -60)])
+    pr["spec"]["podSets"] = [{"podTemplateRef": {"name": "ppt"}, "count": 8}]
+    text = explain(collect(kube(wl, [pr]), "default")[0])  # type: ignore[arg-type]
+    assert f"ProvisioningRequest {WL}-dws-prov-1: Failed — NodepoolSizeReached {message}" in text
+    assert "planb: GKE provisions a request only in one node pool that holds all its 8 pods" in text
+    assert "a job of two or more slices never fits a DWS pool" in text
 
 
 def test_a_retried_request_counts_down_the_retries_and_shows_each_phase() -> None:
@@ -227,3 +256,11 @@ def test_request_names_sort_by_attempt() -> None:
     job = collect(kube(wl, prs), "default")[0]  # type: ignore[arg-type]
     assert [r.attempt for r in job.requests] == [2, 10]
     assert job.retries["dws-prov"].attempt == 10
+
+
+def test_a_multi_slice_job_the_chart_kept_off_dws_says_why() -> None:
+    reason = "planb's policy: this job of 2 slices x 4 hosts stays off DWS plan(s) dws because Kueue asks ..."
+    fake = kube(workload([cond("QuotaReserved", "False", "Pending", "couldn't assign flavors", -58)], []), [])
+    fake.objects["/namespaces/default/rayjobs"][0]["metadata"]["annotations"]["planb.dev/off-dws"] = reason
+    text = explain(collect(fake, "default")[0])  # type: ignore[arg-type]
+    assert text.splitlines()[1] == f"  {reason}"

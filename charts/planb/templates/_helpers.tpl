@@ -247,3 +247,31 @@ tolerations to the pods it admits on it (https://kueue.sigs.k8s.io/docs/concepts
 {{- end -}}
 {{- toJson $names -}}
 {{- end -}}
+
+{{/*
+planb's policy: a job of two or more multi-host TPU slices stays off the ladder's DWS plans. Kueue asks
+for all of a job's workers in one ProvisioningRequest (count = replicas x hosts), GKE's autoscaler
+provisions a request only in one node pool that holds all its pods, and a multi-host TPU pool holds
+one slice, so such a request would fail on every DWS rung (docs/capacity-ladder.md). The plan label
+values of those rungs as a JSON list (empty for any other job): the workers' node affinity keeps Kueue's
+flavor assignment off them.
+*/}}
+{{- define "planb.offDwsPlans" -}}
+{{- $plans := list -}}
+{{- if and .Values.dws.enabled (gt (int .Values.job.workers.replicas) 1) (gt (int .Values.accelerator.hostsPerSlice) 1) -}}
+{{- range include "planb.ladder" . | fromJsonArray -}}
+{{- if eq .kind "dws" -}}
+{{- $plans = append $plans (get .nodeLabels "planb.dev/plan" | default .name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $plans -}}
+{{- end -}}
+
+{{/* Why the job stays off its DWS plans (the RayJob's planb.dev/off-dws annotation and NOTES.txt); empty when it does not. */}}
+{{- define "planb.offDwsReason" -}}
+{{- $plans := include "planb.offDwsPlans" . | fromJsonArray -}}
+{{- if $plans -}}
+planb's policy: this job of {{ .Values.job.workers.replicas }} slices x {{ .Values.accelerator.hostsPerSlice }} hosts stays off DWS plan(s) {{ join ", " $plans }} because Kueue asks for its {{ mul (int .Values.job.workers.replicas) (int .Values.accelerator.hostsPerSlice) }} workers in one ProvisioningRequest and GKE provisions a request only in one node pool that holds all its pods, while a multi-host TPU pool holds one slice; run it with job.workers.replicas=1 to use DWS
+{{- end -}}
+{{- end -}}

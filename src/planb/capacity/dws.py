@@ -19,14 +19,36 @@ from planb.kube import Obj, conditions
 QUEUED_CLASS = "queued-provisioning.gke.io"
 PR_PATH = "/apis/autoscaling.x-k8s.io/v1"
 
+_GKE_CA = "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
+#: The states, their conditions and default reasons and messages (StateOfProvisioningRequest,
+#: initializeProvisioningRequestStatus, provisioningRequestStateToConditionUpdate).
+GKE_CA_STATE = _GKE_CA + "pkg/provisioningrequests/provreqstate/state.go"
+#: Provisioned=False while the resize request waits: its last attempt's error, reason by error code
+#: (updateProvisioningRequestInAcceptedState, reasons.GetDwsErrorInfoFromLastAttemptErrors).
+GKE_CA_WAITING = _GKE_CA + "pkg/provisioningrequests/reconciler/resize_request_reconciler.go"
+#: The request's details once a node group is chosen (CreateResizeRequest, detailsFromSpec) and their keys
+#: (pkg/provisioningrequests/queuedwrapper/wrapper.go).
+GKE_CA_MANAGER = _GKE_CA + "pkg/provisioningrequests/manager/manager.go"
+
 # GKE's condition reasons and messages for queued provisioning. The page
-# https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest shows the first four in
-# its `kubectl describe provisioningrequest` output; the others are the ones GKE's autoscaler sets
-# for the other states (its provreqstate and feature-guard reconcilers).
+# https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest shows the accepted and
+# waiting ones in its `kubectl describe provisioningrequest` output; GKE's autoscaler sets them
+# (GKE_CA_STATE for each state's default, GKE_CA_WAITING for the waiting one, and its feature-guard
+# reconciler for the PodSets refusal).
+#: GKE_CA_STATE initializeProvisioningRequestStatus: a new request is Pending, only Accepted=False with these,
+#: until a node group is chosen (planb.capacity.scaleup).
+NOT_ACCEPTED_REASON = "NotAccepted"
+NOT_ACCEPTED_MESSAGE = "Provisioning Request wasn't accepted."
 ACCEPTED_REASON = "SuccessfullyQueued"
 ACCEPTED_MESSAGE = "Provisioning Request was successfully queued."
 WAITING_REASON = "ResourcePoolExhausted"
-WAITING_MESSAGE = "Waiting for resources. Currently there are not enough resources available to fulfill the request."
+#: The resize request's last-attempt error GKE_CA_WAITING copies: Compute Engine's message when it has no
+#: capacity yet and gives no time (the wording of GoogleCloudPlatform/cluster-autoscaler's
+#: pkg/cloudprovider/gke/gceclient/resizerequest/client_v1_test.go). GKE gives no ETA.
+WAITING_MESSAGE = (
+    "Waiting for resources. Currently there are not enough resources available to fulfill the request. "
+    "Expected time is indefinite."
+)
 PROVISIONED_REASON = "Provisioned"
 PROVISIONED_MESSAGE = "Provisioning Request was successfully provisioned."
 BOOKING_EXPIRED_REASON = "BookingExpired"
@@ -73,9 +95,37 @@ def resize_request_name(key: str) -> str:
     return webhook_mod.resize_request_name(namespace, name)
 
 
-def class_details(key: str, pool: NodePool) -> dict[str, str]:
-    """The provisioningClassDetails GKE writes when it takes a request (webhook_mod.GKE_CA_DETAILS), in part."""
-    return {webhook_mod.RESIZE_REQUEST_DETAIL: resize_request_name(key), "NodePoolName": pool.name}
+#: GKE_CA_MANAGER: how GKE provisions a request of a queued pool (queuedwrapper ProvisioningModeResizeRequest).
+PROVISIONING_MODE = "resize_request"
+
+
+def class_details(key: str, pool: NodePool, templates: list[str]) -> dict[str, str]:
+    """The provisioningClassDetails GKE writes when it chooses a request's node group (GKE_CA_MANAGER
+    detailsFromSpec): those planb knows. Not written: NodeGroupName, the pool's managed instance group, and
+    AcceleratorType and SelectedZone, which local pools do not carry."""
+    return {
+        webhook_mod.RESIZE_REQUEST_DETAIL: resize_request_name(key),
+        "NodePoolName": pool.name,
+        "NodePoolAutoProvisioned": "false",  # planb creates its pools; GKE's node auto-provisioning does not
+        "PodTemplateName": ", ".join(templates),
+        "ProvisioningMode": PROVISIONING_MODE,
+    }
+
+
+def pod_count(pr: Obj) -> int:
+    """The pods a request asks for: the sum of its PodSets' counts (Kueue: replicas x hosts of the worker group)."""
+    return sum(int(podset.get("count", 1)) for podset in (pr.get("spec") or {}).get("podSets", []))
+
+
+def template_names(pr: Obj) -> list[str]:
+    return [str(p["podTemplateRef"]["name"]) for p in (pr.get("spec") or {}).get("podSets", [])]
+
+
+def pool_name(pr: Obj) -> str | None:
+    """The node pool GKE chose for the request (its NodePoolName detail), if one was chosen."""
+    details = (pr.get("status") or {}).get("provisioningClassDetails") or {}
+    name = details.get("NodePoolName")
+    return str(name) if name else None
 
 
 def max_run_parameter(pr: Obj) -> float:

@@ -33,7 +33,7 @@ class Lifecycle:
     The levels, most specific first: a request pattern, the request's pool, the global settings.
     """
 
-    #: Seconds a request stays queued (Accepted, Provisioned=False with its ETA) before delivery.
+    #: Seconds a request stays queued (Accepted, Provisioned=False: waiting for resources) before delivery.
     delay_seconds: float | None = None
     #: Seconds the delivered nodes wait for a pod of the request before they are taken back.
     booking_window_seconds: float | None = None

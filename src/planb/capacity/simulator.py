@@ -20,12 +20,12 @@ error is logged and the next pass retries; an unreadable settings file or a GKE 
 give the pools pauses it (said once, no node changes) until the next pass that reads both.
 
 Node sizes come from the accelerator catalog. A pool whose machine type (or topology) the catalog
-cannot describe gets no nodes: the simulator logs the catalog's error once per pool, and a
-ProvisioningRequest that finds no pool names those pools and their errors in its Failed condition.
+cannot describe gets no nodes: the simulator logs the catalog's error once per pool, and takes no
+ProvisioningRequest on it.
 
 Where this differs from GKE: no zones or reservations, node capacity is the machine's whole
 capacity (no system reservations), provisioning takes a fixed delay instead of waiting for real
-capacity (so the ETA is exact), and a failure is a switch, not a stockout.
+capacity, and a failure is a switch, not a stockout.
 """
 
 from __future__ import annotations
@@ -68,8 +68,10 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
         self.log = log
         #: Where the node pools come from (default: the local GKE emulator, the local inventory's project).
         self.gke = gke or NodePoolReader(default_endpoint(), default_project())
-        #: Per request ("namespace/name"): when it was first queued and when it was delivered (wall clock).
+        #: Per request ("namespace/name"): when this process first saw it, when a pool was chosen for it and
+        #: when it was delivered (wall clock).
         self.first_seen: dict[str, float] = {}
+        self.accepted_at: dict[str, float] = {}
         self.provisioned_at: dict[str, float] = {}
         #: Requests delivered by this process (guards against acting twice on a stale cached version).
         self.delivered: set[str] = set()

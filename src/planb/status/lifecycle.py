@@ -1,4 +1,4 @@
-"""What `planb status` says about a job's way through Kueue and DWS: phase times, ETA, retries, deactivation.
+"""What `planb status` says about a job's way through Kueue and DWS: phase times, waits, retries, deactivation.
 
 It reads what Kueue v0.19.2 writes (its pkg/controller/admissionchecks/provisioning and
 pkg/controller/core/workload_controller.go):
@@ -12,9 +12,14 @@ pkg/controller/core/workload_controller.go):
   Kueue deactivate the Workload: ``spec.active: false`` and ``Evicted`` with reason
   ``DeactivatedDueToAdmissionCheck`` and the check's message. It stays so until someone sets
   ``spec.active`` back to true (https://kueue.sigs.k8s.io/docs/concepts/workload/#active).
-* DWS puts its estimate in the message of the request's ``Provisioned=False`` condition and Kueue
-  copies it into the check's message (GKE: "Run a large-scale workload with flex-start with
-  queued provisioning", https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+* GKE's autoscaler keeps a request ``Accepted=False`` until it chooses a node pool for it, with its
+  reason when no pool takes it, and fails it with that reason two minutes after its creation
+  (GoogleCloudPlatform/cluster-autoscaler pkg/provisioningrequests/scaleup/orchestrator.go,
+  planb.capacity.scaleup). Kueue reports nothing for an Accepted=False request, so the status shows
+  the request's own condition. Once accepted, the request's ``Provisioned=False`` condition says why it
+  waits; Kueue copies it into the check's message. GKE gives no ETA, so the status shows how long the
+  request has waited instead ("Run a large-scale workload with flex-start with queued provisioning",
+  https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ import time
 from dataclasses import dataclass
 
 from planb.kube import Obj
+from planb.kube import conditions as _conditions
 
 #: Kueue's defaults for a ProvisioningRequestConfig without a retryStrategy.
 DEFAULT_BACKOFF_LIMIT = 3
 #: GKE's words for capacity it takes back at the end of the run duration (the CapacityRevoked message).
 REVOKED_WORDS = "was reclaimed"
 _REJECTED = re.compile(r'Rejected state: "(?P<check>[^"]+)" \((?P<message>.*)\)$', re.DOTALL)
-_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
 def parse_time(value: object) -> float | None:
@@ -109,16 +114,57 @@ def retries(retry_count: int, attempts: list[int], limit: int | None) -> Retries
     return Retries(attempt, limit)
 
 
-def eta(message: str, now: float | None = None) -> str:
-    """'ETA 2026-12-01T10:00:05Z (in 25s)' from a DWS message that carries a time, else ''."""
-    found = _ISO.search(message or "")
-    if not found:
+def request_state(pr: Obj) -> tuple[str, str, str]:
+    """(state, reason, message) of a ProvisioningRequest: its newest True condition, Queued once accepted, else
+    Pending with GKE's Accepted=False reason."""
+    conds = _conditions(pr)
+    for kind in ("CapacityRevoked", "Failed", "BookingExpired", "Provisioned"):
+        cond = conds.get(kind)
+        if cond and cond.get("status") == "True":
+            return kind, cond.get("reason", ""), cond.get("message", "")
+    accepted = conds.get("Accepted") or {}
+    if accepted.get("status") == "True":
+        # Queued by DWS: the Provisioned=False condition says why it waits.
+        waiting = conds.get("Provisioned") or accepted
+        return "Queued", waiting.get("reason", ""), waiting.get("message", "")
+    if accepted:
+        return "Pending", accepted.get("reason", ""), accepted.get("message", "")
+    return "Pending", "", "not yet seen by the provisioner"
+
+
+def queued_for(pr: Obj, now: float | None = None) -> str:
+    """How long DWS kept the request queued: Accepted until Provisioned, or so far while it waits."""
+    conds = _conditions(pr)
+    accepted, provisioned = conds.get("Accepted") or {}, conds.get("Provisioned") or {}
+    start = parse_time(accepted.get("lastTransitionTime")) if accepted.get("status") == "True" else None
+    if start is None:
         return ""
-    when = parse_time(found.group(0))
-    if when is None:
+    if provisioned.get("status") == "True":
+        end = parse_time(provisioned.get("lastTransitionTime"))
+        return f"queued {duration(end - start)} before it was provisioned" if end is not None else ""
+    if request_state(pr)[0] != "Queued":
         return ""
-    left = when - (time.time() if now is None else now)
-    return f"ETA {found.group(0)} ({'in ' + duration(left) if left > 0 else 'due now'})"
+    waited = (time.time() if now is None else now) - start
+    return f"queued {duration(waited)} so far; GKE gives no ETA"
+
+
+def pod_count(pr: Obj) -> int:
+    return sum(int(p.get("count", 1)) for p in (pr.get("spec") or {}).get("podSets", []))
+
+
+#: GKE's reason for a request no node pool holds whole (planb.capacity.scaleup.POOL_SIZE_REASON).
+POOL_SIZE_REASON = "NodepoolSizeReached"
+
+
+def one_pool_hint(reason: str, pods: int) -> str:
+    """planb's explanation of GKE's NodepoolSizeReached for a request, '' for any other reason."""
+    if reason != POOL_SIZE_REASON:
+        return ""
+    return (
+        f"planb: GKE provisions a request only in one node pool that holds all its {pods} pods, and a multi-host "
+        "TPU pool holds one slice, so a job of two or more slices never fits a DWS pool: run it with "
+        "job.workers.replicas=1, or keep it off DWS (job.avoidPlans; the chart does so for a multi-slice job)"
+    )
 
 
 def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:

@@ -16,6 +16,8 @@ RAY = "/apis/ray.io/v1"
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 #: The plan of a node's pool (playbooks/cluster.yml labels every pool of a plan; a plan of K slices is K pools).
 PLAN_LABEL = "planb.dev/plan"
+#: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
+OFF_DWS_ANNOTATION = "planb.dev/off-dws"
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,10 @@ class RequestInfo:
     message: str
     #: The attempt number Kueue put at the end of the name.
     attempt: int | None = None
-    #: How long DWS kept it queued (Accepted until Provisioned), when it was provisioned.
+    #: How long DWS kept it queued: Accepted until Provisioned, or so far (GKE gives no ETA).
     queued_for: str = ""
+    #: The pods it asks for (Kueue: the worker group's replicas x hosts).
+    pods: int = 0
 
 
 @dataclass
@@ -78,6 +82,8 @@ class JobStatus:
     moved: str = ""
     #: Per ResourceFlavor: the plan it selects (its nodeLabels' planb.dev/plan), so the plan is named too.
     flavor_plans: dict[str, str] = field(default_factory=dict)
+    #: Why the chart kept this multi-slice job off the DWS plans (the RayJob's planb.dev/off-dws annotation).
+    off_dws: str = ""
 
     @property
     def plan(self) -> str:
@@ -128,30 +134,6 @@ def _ray_status(status: Obj) -> str:
 
 def _owned_by(obj: Obj, kind: str, name: str) -> bool:
     return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
-
-
-def _request_state(pr: Obj) -> tuple[str, str, str]:
-    conds = conditions(pr)
-    for kind in ("CapacityRevoked", "Failed", "BookingExpired", "Provisioned"):
-        cond = conds.get(kind)
-        if cond and cond.get("status") == "True":
-            return kind, cond.get("reason", ""), cond.get("message", "")
-    accepted = conds.get("Accepted") or {}
-    if accepted.get("status") == "True":
-        # Queued by DWS: the Provisioned=False condition says why it waits, and carries the ETA.
-        waiting = conds.get("Provisioned") or accepted
-        return "Queued", waiting.get("reason", ""), waiting.get("message", "")
-    return "Pending", "", "not yet accepted by the provisioner"
-
-
-def _queued_for(pr: Obj) -> str:
-    conds = conditions(pr)
-    accepted, provisioned = conds.get("Accepted") or {}, conds.get("Provisioned") or {}
-    if accepted.get("status") != "True" or provisioned.get("status") != "True":
-        return ""
-    start = lifecycle.parse_time(accepted.get("lastTransitionTime"))
-    end = lifecycle.parse_time(provisioned.get("lastTransitionTime"))
-    return lifecycle.duration(end - start) if start is not None and end is not None else ""
 
 
 def _retry_limits(kube: Kube) -> dict[str, int]:
@@ -209,6 +191,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             ray_status=_ray_status(rj.get("status") or {}),
             moved=_moved(meta.get("annotations") or {}),
             flavor_plans=flavor_plans,
+            off_dws=(meta.get("annotations") or {}).get(OFF_DWS_ANNOTATION, ""),
         )
         wl = next(
             (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
@@ -233,7 +216,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             revoked = False
             for pr in requests:
                 if pr["metadata"]["namespace"] == job.namespace and _owned_by(pr, "Workload", job.workload):
-                    state, reason, message = _request_state(pr)
+                    state, reason, message = lifecycle.request_state(pr)
                     attempt = next(
                         (
                             n
@@ -244,7 +227,15 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
                     )
                     revoked = revoked or state == "CapacityRevoked"
                     job.requests.append(
-                        RequestInfo(pr["metadata"]["name"], state, reason, message, attempt, _queued_for(pr))
+                        RequestInfo(
+                            pr["metadata"]["name"],
+                            state,
+                            reason,
+                            message,
+                            attempt,
+                            lifecycle.queued_for(pr),
+                            lifecycle.pod_count(pr),
+                        )
                     )
             job.requests.sort(key=lambda r: (r.attempt or 0, r.name))
             wl_conds = conditions(wl)
@@ -337,6 +328,8 @@ def table(jobs: list[JobStatus]) -> str:
 def explain(job: JobStatus) -> str:
     """The detail view: why the job is where it is."""
     lines = [f"RayJob {job.namespace}/{job.name} (queue {job.queue}, {'suspended' if job.suspended else 'running'})"]
+    if job.off_dws:
+        lines.append(f"  {job.off_dws}")
     if job.workload is None:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
         return "\n".join(lines)
@@ -365,14 +358,14 @@ def explain(job: JobStatus) -> str:
         )
     for req in job.requests:
         detail = " ".join(x for x in (req.reason, req.message) if x)
-        when = lifecycle.eta(req.message) if req.state == "Queued" else ""
-        if req.queued_for:
-            when = f"queued {req.queued_for} before it was provisioned"
         lines.append(
             f"  ProvisioningRequest {req.name}: {req.state}"
-            + (f" [{when}]" if when else "")
+            + (f" [{req.queued_for}]" if req.queued_for else "")
             + (f" — {detail}" if detail else "")
         )
+        hint = lifecycle.one_pool_hint(req.reason, req.pods)
+        if hint:
+            lines.append(f"    {hint}")
     if job.ray_status:
         lines.append(f"  KubeRay: {job.ray_status}")
     for pod, phase, node in job.pods:
