@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from planb.gke import defaults, reservations, rules
+from planb.gke import defaults, reservation_rules, reservations, rules
 from planb.gke.errors import ApiError
 from planb.gke.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
 from planb.gke.operations import DEFAULT_OP_SECONDS, Operations, now
@@ -236,7 +236,7 @@ class Engine:
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
             rules.check_workload_metadata(candidate, parent)
-            rules.check_reservation_affinity(
+            reservation_rules.check_reservation_affinity(
                 candidate, project, pool_zone(candidate, location), self.store.reservations
             )
         except rules.RuleViolation as exc:

@@ -6,7 +6,7 @@ Resources: ``projects/*/locations/*/clusters[/*]``, ``.../nodePools[/*]`` with
 pool (``planb.gke.instance_groups``: its ``targetSize`` is the pool's node count).
 Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``: get, list, insert;
 ``planb.gke.reservations``) are what a SPECIFIC_RESERVATION pool consumes; creating one that names a missing or
-mismatched reservation is refused (``rules.check_reservation_affinity``).
+mismatched reservation is refused (``reservation_rules.check_reservation_affinity``).
 Mutations return long-running operations that finish after ``op_seconds`` (``planb.gke.operations``); errors use
 GKE's JSON shape (``{"error": {"code", "message", "status"}}``, ``planb.gke.errors``) with 400/404/409.
 Paths under ``/v1/projects/P/...`` answer 403 while ``container.googleapis.com`` is disabled on project P.
