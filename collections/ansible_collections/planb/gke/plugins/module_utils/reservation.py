@@ -91,8 +91,8 @@ def _short(url: object) -> str:
 
 def _shared(share: Body, consumer_project: str) -> bool:
     if share.get("shareType") == "ORGANIZATION":
-        # Shared with every project of the owner's organization; a project of another organization cannot consume
-        # it, which Compute Engine answers when the pool's VMs are created (not read here).
+        # Shared with every project of the owner's organization ("open to entire Organization", compute v1
+        # ShareSettings.shareType); the reservation does not say which organization that is, so it is not checked.
         return True
     return share.get("shareType") == "SPECIFIC_PROJECTS" and consumer_project in (share.get("projectMap") or {})
 
