@@ -75,10 +75,11 @@ planb local up
 planb local versions
 
 if [[ "$SCENARIO" == ladder ]]; then
-  # The reservation the reserved plan's pool consumes: one slice of the profile's machine type.
-  read -r machine_type hosts < <(.venv/bin/python -c "from planb.catalog import profiles; p = profiles.get('$PROFILE'); print(p.machine_type, p.hosts_per_slice)")
-  planb gke-emulator reservation create planb-demo-reservation --machine-type "$machine_type" \
-    --zone "${ZONE:-us-east5-b}" --count "$hosts" || echo "(the reservation exists already)"
+  # The reservation the reserved plan's pool consumes, as Google makes it for one slice of the profile: an
+  # aggregate reservation of TPU chips (BATCH for a multi-host slice) for a TPU profile, VMs of its machine type
+  # for a GPU one.
+  planb gke-emulator reservation create planb-demo-reservation --for-profile "$PROFILE" --slices 1 \
+    --zone "${ZONE:-us-east5-b}" || echo "(the reservation exists already)"
 fi
 
 phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools (one per slice), Kueue, queues"

@@ -19,7 +19,6 @@ from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
 
 from planb import paths
 from planb.capacity import settings as capacity_settings
-from planb.catalog import profiles
 from planb.gke.store import list_node_pools
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
@@ -134,10 +133,11 @@ def _converge_two_slices(current: str | None) -> None:
 
 
 def _converge_ladder(current: str | None) -> None:
-    prof = profiles.get(PROFILE)
+    # The reservation Google makes for the profile's one slice: aggregate (TPU chips, BATCH for a multi-host
+    # slice) for a TPU profile, specific (VMs of its machine type) for a GPU one.
     made = run(
         str(Path(sys.executable).parent / "planb"), "gke-emulator", "reservation", "create", RESERVATION,
-        "--machine-type", prof.machine_type, "--zone", "us-east5-b", "--count", str(prof.hosts_per_slice),
+        "--for-profile", PROFILE, "--slices", "1", "--zone", "us-east5-b",
         check=False,
     )  # fmt: skip
     if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:

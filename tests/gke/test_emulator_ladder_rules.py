@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from planb.gke import rules
+from planb.gke import reservation_rules, rules
 from planb.gke.emulator import RunningEmulator
 from tests.gke.gke_api import call, create, refused
 
@@ -73,9 +73,10 @@ def test_a_reservation_is_read_back_as_compute_engine_returns_it(emulator: Runni
     status, found = call(emulator, "GET", f"{RESERVATIONS}/tpu-res")
     assert status == 200
     assert found["status"] == "READY" and found["specificReservationRequired"] is True
+    # int64 fields are JSON strings, as Compute Engine writes them.
     assert found["specificReservation"] == {
-        "count": 8,
-        "inUseCount": 0,
+        "count": "8",
+        "inUseCount": "0",
         "instanceProperties": {"machineType": "ct6e-standard-4t"},
     }
     assert found["zone"].endswith("/zones/us-east5-b") and found["shareSettings"] == {"shareType": "LOCAL"}
@@ -105,7 +106,7 @@ def test_a_reservation_pool_naming_a_missing_or_mismatched_reservation_is_refuse
     _cluster(emulator)
     message = refused(emulator, POOLS, _reserved_pool("nope"))
     assert "reservation projects/planb-test/zones/us-east5-b/reservations/nope does not exist" in message
-    assert rules.DOC_RESERVATIONS in message
+    assert reservation_rules.DOC_RESERVATIONS in message
     _reserve(emulator, "v5e-res", machine="ct5lp-hightpu-4t")
     message = refused(emulator, POOLS, _reserved_pool("v5e-res"))
     assert (
@@ -121,7 +122,7 @@ def test_a_shared_reservation_must_be_shared_with_the_project(emulator: RunningE
     _cluster(emulator)
     _reserve(emulator, "shared", _project="owner-project")
     message = refused(emulator, POOLS, _reserved_pool("projects/owner-project/reservations/shared"))
-    assert "is not shared with project planb-test" in message and rules.DOC_SHARED_RESERVATIONS in message
+    assert "is not shared with project planb-test" in message and reservation_rules.DOC_SHARED_RESERVATIONS in message
     _reserve(
         emulator,
         "shared-ok",
@@ -174,7 +175,7 @@ def test_the_cli_creates_a_reservation_in_the_running_emulator(tmp_path: Path) -
             "only by name"
         ), made.stdout
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{RESERVATIONS}/tpu-res") as response:
-            assert json.loads(response.read())["specificReservation"]["count"] == 8
+            assert json.loads(response.read())["specificReservation"]["count"] == "8"
         again = _planb(*create_args, "--count", "8", "--project", PROJECT, env=env)
         assert again.returncode != 0 and "already exists" in again.stderr, again.stderr
     finally:

@@ -21,6 +21,7 @@ from tests.gke.refusals import assert_plain_refusal
 
 PROJECT, ZONE = "planb-local", "us-east5-b"
 RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations"
+CT6E = "VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E"
 LADDER: list[dict[str, Any]] = [
     {"name": "reserved", "kind": "reservation", "slices": 2, "nodepool": "reserved-pool", "reservation": "tpu-res"},
     {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
@@ -37,11 +38,18 @@ def _run(emulator: RunningEmulator, tmp_path: Path, *extra: str, ladder: object 
     return done.returncode, done.stdout + done.stderr
 
 
-def _reserve(emulator: RunningEmulator, count: int = 8, machine: str = "ct6e-standard-4t") -> None:
+def _reserve(
+    emulator: RunningEmulator, chips: int = 32, workload: str = "BATCH", vm_family: str = CT6E, name: str = "tpu-res"
+) -> None:
+    """The TPU reservation Google makes (an aggregate one), as gcloud's --tpu-version --chip-count sends it."""
     body = {
-        "name": "tpu-res",
+        "name": name,
         "specificReservationRequired": True,
-        "specificReservation": {"count": count, "instanceProperties": {"machineType": machine}},
+        "aggregateReservation": {
+            "vmFamily": vm_family,
+            "workloadType": workload,
+            "reservedResources": [{"accelerator": {"acceleratorCount": chips}}],
+        },
     }
     status, answer = call(emulator, "POST", RESERVATIONS, body)
     assert status == 200, answer
@@ -127,9 +135,27 @@ def test_a_missing_or_too_small_reservation_stops_the_play_before_any_write(
     rc, out = _run(emulator, tmp_path)
     assert rc != 0
     assert_plain_refusal(out, f"reservation tpu-res does not exist in project {PROJECT}, zone {ZONE}")
-    assert "gcloud compute reservations create tpu-res" in out
+    # The hint is the command Google documents for TPU reservations (aggregate, chips), not --machine-type.
+    assert "gcloud beta compute future-reservations create tpu-res" in out
+    assert "--tpu-version=V6E --chip-count=32 --workload-type=BATCH" in out and "--vm-count" not in out
     assert emulator.writes() == []
-    _reserve(emulator, count=4)
+    _reserve(emulator, chips=16)
     rc, out = _run(emulator, tmp_path)
-    assert rc != 0 and "reservation tpu-res holds 4 VM(s) and the plan's slices need 8: planb's policy" in out
+    assert rc != 0 and "reservation tpu-res holds 16 ct6e chips and the plan's slices need 32: planb's policy" in out
     assert [w["method"] for w in emulator.writes()] == ["POST"]  # the test's own reservations.insert
+
+
+def test_a_reservation_of_the_wrong_accelerator_or_workload_type_is_refused_naming_the_fix(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    _reserve(emulator, vm_family="VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT5LP")
+    rc, out = _run(emulator, tmp_path)
+    assert rc != 0
+    assert_plain_refusal(out, "reservation tpu-res reserves TPU chips 32 ct5lp, the pool's machine type")
+    assert "use a reservation of ct6e chips, or the profile of the reserved family" in out
+    _reserve(emulator, workload="SERVING", name="serving-res")
+    rc, out = _run(emulator, tmp_path, ladder=[{**LADDER[0], "reservation": "serving-res"}, *LADDER[1:]])
+    assert rc != 0
+    assert_plain_refusal(out, "reservation serving-res has workloadType SERVING and the pool is a multi-host TPU slice")
+    assert "use a reservation created with --workload-type=BATCH" in out
+    assert [w["method"] for w in emulator.writes()] == ["POST", "POST"]  # the test's own reservations.insert

@@ -123,7 +123,8 @@ def test_reservation_info_reads_and_checks(modules: ModuleRunner, emulator: Runn
     }
     _reserve(emulator)
     read = modules.run("gcp_reservation_info", {"name": "tpu-res", "location": LOCATION})
-    assert read["exists"] and read["reservation"]["specificReservation"]["count"] == 4 and not read["checked"]
+    # count is an int64: a JSON string, as Compute Engine answers it.
+    assert read["exists"] and read["reservation"]["specificReservation"]["count"] == "4" and not read["checked"]
     checked = modules.run(
         "gcp_reservation_info",
         {"name": "tpu-res", "location": LOCATION, "machine_type": "ct6e-standard-4t", "vm_count": 4},
@@ -148,3 +149,53 @@ def test_a_shared_reservation_is_read_from_its_owner_and_must_be_shared(
     failed = modules.fail("gcp_reservation_info", args)
     assert f"reservation shared of project owner-project is not shared with project {PROJECT}" in failed["msg"]
     assert "--add-share-with=planb-test" in failed["msg"]
+
+
+def _aggregate(emulator: RunningEmulator, name: str, vm_family: str, workload: str, chips: int = 16) -> None:
+    request = {
+        "name": name,
+        "specificReservationRequired": True,
+        "aggregateReservation": {
+            "vmFamily": vm_family,
+            "workloadType": workload,
+            "reservedResources": [{"accelerator": {"acceleratorCount": chips}}],
+        },
+    }
+    status, answer = call(emulator, "POST", RESERVATIONS, request)
+    assert status == 200, answer
+
+
+def test_reservation_info_matches_an_aggregate_reservation_as_gke_does(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    _aggregate(emulator, "tpu-res", "VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E", "BATCH")
+    slice_4x4 = {"location": LOCATION, "machine_type": "ct6e-standard-4t", "tpu_topology": "4x4", "vm_count": 4}
+    assert modules.run("gcp_reservation_info", {"name": "tpu-res", **slice_4x4})["checked"]
+    # Two slices need 32 chips (planb's policy); a single-host pool cannot take a BATCH reservation (GKE's matcher).
+    two = modules.fail("gcp_reservation_info", {"name": "tpu-res", **slice_4x4, "vm_count": 8})
+    assert "holds 16 ct6e chips and the plan's slices need 32: planb's policy" in two["msg"], two["msg"]
+    single = modules.fail("gcp_reservation_info", {"name": "tpu-res", **slice_4x4, "tpu_topology": "2x2"})
+    assert "workloadType BATCH and the pool is a single-host TPU pool" in single["msg"]
+    assert "--workload-type=SERVING, or a multi-host profile" in single["msg"]
+    gpu = modules.fail(
+        "gcp_reservation_info", {"name": "tpu-res", "location": LOCATION, "machine_type": "a3-highgpu-8g"}
+    )
+    assert "GKE does not consume an aggregate reservation for non-TPU workloads" in gpu["msg"], gpu["msg"]
+    _aggregate(emulator, "v5p-res", "VM_FAMILY_CLOUD_TPU_POD_SLICE_CT5P", "BATCH", chips=64)
+    other = modules.fail("gcp_reservation_info", {"name": "v5p-res", **slice_4x4})
+    assert "reserves TPU chips 64 ct5p, the pool's machine type ct6e-standard-4t is of family ct6e" in other["msg"]
+
+
+def test_a_gpu_pool_consumes_a_specific_reservation_of_its_machine_type(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    gpu = {"location": LOCATION, "machine_type": "a3-highgpu-8g", "vm_count": 2}
+    missing = modules.fail("gcp_reservation_info", {"name": "gpu-res", **gpu})
+    assert (
+        "gcloud compute reservations create gpu-res" in missing["msg"]
+        and "--machine-type=a3-highgpu-8g" in missing["msg"]
+    )
+    _reserve(
+        emulator, "gpu-res", specificReservation={"count": "2", "instanceProperties": {"machineType": "a3-highgpu-8g"}}
+    )
+    assert modules.run("gcp_reservation_info", {"name": "gpu-res", **gpu})["checked"]

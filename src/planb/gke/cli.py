@@ -9,6 +9,7 @@ import signal
 import urllib.error
 import urllib.request
 
+from planb.gke import reservation_cli
 from planb.gke.address import DEFAULT_PORT
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
 from planb.gke.engine import Engine
@@ -124,26 +125,16 @@ def cmd_set_quota(args: argparse.Namespace) -> int:
 
 def cmd_reservation_create(args: argparse.Namespace) -> int:
     """Insert a Compute Engine reservation through the running emulator's Compute API (reservations.insert)."""
-    body: dict[str, object] = {
-        "name": args.name,
-        "specificReservationRequired": not args.any_vm,
-        "specificReservation": {"count": args.count, "instanceProperties": {"machineType": args.machine_type}},
-    }
-    if args.share_with:
-        body["shareSettings"] = {
-            "shareType": "SPECIFIC_PROJECTS",
-            "projectMap": {p: {"projectId": p} for p in args.share_with},
-        }
+    try:
+        body = reservation_cli.reservation_body(args)
+    except reservation_cli.ReservationArgsError as exc:
+        raise EmulatorError(f"planb gke-emulator reservation create: {exc}") from exc
     path = f"/compute/v1/projects/{args.project}/zones/{args.zone}/reservations"
     try:
         _post_switch(path, body)
     except EmulatorError as exc:
         raise EmulatorError(str(exc).replace("refused the switch", "refused the reservation")) from exc
-    kind = "any VM may consume it" if args.any_vm else "consumed only by name (specificReservationRequired)"
-    print(
-        f"reservation projects/{args.project}/zones/{args.zone}/reservations/{args.name}: {args.count} x "
-        f"{args.machine_type}, {kind}"
-    )
+    print(reservation_cli.summary(args, body))
     return 0
 
 
@@ -222,18 +213,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     quota.set_defaults(handler=cmd_set_quota)
     reservation = actions.add_parser("reservation", help="Compute Engine reservations a reservation plan consumes")
     verbs = reservation.add_subparsers(dest="verb", required=True, metavar="VERB")
-    create = verbs.add_parser("create", help="reserve COUNT VMs of a machine type in a zone (reservations.insert)")
-    create.add_argument("name", help="the reservation's name (a plan's reservation: value)")
-    create.add_argument("--machine-type", required=True, help="e.g. ct6e-standard-4t (the profile's machine type)")
-    create.add_argument("--zone", required=True, help="the pools' zone, e.g. us-east5-b")
-    create.add_argument("--count", type=int, required=True, help="VMs reserved (slices x hosts per slice)")
-    create.add_argument(
-        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="owner project (default PROJECT_ID)"
-    )
-    create.add_argument(
-        "--any-vm", action="store_true", help="specificReservationRequired false: any VM may consume it"
-    )
-    create.add_argument("--share-with", action="append", default=[], help="share it with this project (repeatable)")
+    create = reservation_cli.add_parser(verbs)
     create.set_defaults(handler=cmd_reservation_create)
     policy = actions.add_parser(
         "workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planb.gke import defaults, reservations, resource_policies, rules
+from planb.gke import defaults, reservation_rules, reservations, resource_policies, rules
 from planb.gke.access import cluster_access
 from planb.gke.errors import ApiError
 from planb.gke.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
@@ -229,7 +229,7 @@ class Engine:
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
             rules.check_workload_metadata(candidate, parent)
-            rules.check_reservation_affinity(
+            reservation_rules.check_reservation_affinity(
                 candidate, project, pool_zone(candidate, location), self.store.reservations
             )
         except rules.RuleViolation as exc:

@@ -6,7 +6,7 @@ Resources: ``projects/*/locations/*/clusters[/*]``, ``.../nodePools[/*]`` with
 pool (``planb.gke.instance_groups``: its ``targetSize`` is the pool's node count).
 Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``: get, list, insert;
 ``planb.gke.reservations``) are what a SPECIFIC_RESERVATION pool consumes; creating one that names a missing or
-mismatched reservation is refused (``rules.check_reservation_affinity``).
+mismatched reservation is refused (``reservation_rules.check_reservation_affinity``).
 Compute Engine workload policies (``/compute/v1/projects/*/regions/*/resourcePolicies[/*]``: get, list, insert;
 ``planb.gke.resource_policies``) are what a multi-host TPU7x pool's ``placementPolicy.policyName`` names.
 Mutations return long-running operations that finish after ``op_seconds`` (``planb.gke.operations``); errors use

@@ -48,13 +48,6 @@ TPU_MIN_VERSION: dict[str, tuple[tuple[int, int, int, int], str]] = {"tpu7x": ((
 
 Body = dict[str, Any]
 
-#: GKE: a Standard node pool consumes a specific reservation by name, or one shared from another project as
-#: projects/<project>/reservations/<name>; the key is compute.googleapis.com/reservation-name.
-DOC_RESERVATIONS = "https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations"
-#: Compute Engine: sharing a reservation with other projects (shareSettings SPECIFIC_PROJECTS, projectMap).
-DOC_SHARED_RESERVATIONS = "https://cloud.google.com/compute/docs/instances/reservations-shared"
-RESERVATION_KEY = "compute.googleapis.com/reservation-name"
-_RESERVATION_VALUE = re.compile(r"^(?:projects/(?P<project>[^/]+)/reservations/)?(?P<name>[^/]+)$")
 #: Compute Engine: a VM has one provisioning model (standard, Spot, flex-start, ...). Queued provisioning and
 #: flex-start pools get flex-start VMs, so a pool cannot also be Spot.
 DOC_PROVISIONING_MODELS = "https://cloud.google.com/compute/docs/instances/provisioning-models"
@@ -320,57 +313,3 @@ def check_workload_metadata(pool: Body, cluster: Body) -> None:
         "Workload Identity is enabled at the cluster level (workloadIdentityConfig.workloadPool)",
         DOC_WORKLOAD_METADATA,
     )
-
-
-def check_reservation_affinity(pool: Body, project: str, zone: str, reservations: dict[str, Body]) -> None:
-    """A SPECIFIC_RESERVATION pool names one existing reservation of its zone, of its machine type, shared with it.
-
-    ``reservations`` maps projects/P/zones/Z/reservations/N to Compute Engine Reservation bodies. GKE creates a
-    consuming pool's VMs only from the reservation it names (DOC_RESERVATIONS): one that does not exist in the
-    pool's zone, reserves another machine type, or (another project's) is not shared with the pool's project
-    (DOC_SHARED_RESERVATIONS) cannot serve it. Google does not document GKE's exact error text; the emulator
-    refuses the create with these messages. specificReservationRequired false is not refused here (GKE consumes
-    such a reservation by name too); planb's modules refuse it as planb's policy.
-    """
-    affinity = (pool.get("config") or {}).get("reservationAffinity") or {}
-    if affinity.get("consumeReservationType") != "SPECIFIC_RESERVATION":
-        return
-    values = affinity.get("values") or []
-    _check(
-        affinity.get("key") == RESERVATION_KEY and len(values) == 1,
-        f"reservationAffinity SPECIFIC_RESERVATION needs key {RESERVATION_KEY} and one value, the reservation "
-        f"(got key {affinity.get('key')!r}, values {values!r})",
-        DOC_RESERVATIONS,
-    )
-    match = _RESERVATION_VALUE.match(str(values[0]))
-    _check(
-        match is not None,
-        f"Reservation {values[0]!r} is neither a name nor projects/P/reservations/N",
-        DOC_RESERVATIONS,
-    )
-    assert match is not None
-    owner = match["project"] or project
-    name = f"projects/{owner}/zones/{zone}/reservations/{match['name']}"
-    found = reservations.get(name)
-    _check(
-        found is not None,
-        f"Node pool {pool.get('name', '')!r}: reservation {name} does not exist; a node pool consumes a reservation "
-        "of its own zone",
-        DOC_RESERVATIONS,
-    )
-    assert found is not None
-    reserved = str(((found.get("specificReservation") or {}).get("instanceProperties") or {}).get("machineType"))
-    machine = str((pool.get("config") or {}).get("machineType") or "")
-    _check(
-        reserved.rsplit("/", 1)[-1] == machine,
-        f"Node pool {pool.get('name', '')!r} of machine type {machine} cannot consume reservation {name}, which "
-        f"reserves {reserved}",
-        DOC_RESERVATIONS,
-    )
-    if owner != project:
-        share = found.get("shareSettings") or {}
-        _check(
-            share.get("shareType") == "SPECIFIC_PROJECTS" and project in (share.get("projectMap") or {}),
-            f"Reservation {name} is not shared with project {project}",
-            DOC_SHARED_RESERVATIONS,
-        )

@@ -132,14 +132,17 @@ def run_node_pool(module: Any) -> Body:
         and params.get("reservation_affinity") == "SPECIFIC_RESERVATION"
         and client.get(pool_path) is None
     ):
-        # Before the pool is created (also in check mode): the reservation exists in the pool's zone, reserves its
-        # machine type, is shared with the project, is specificReservationRequired (planb's policy).
+        # Before the pool is created (also in check mode): the reservation exists in the pool's zone, matches the
+        # pool (its machine type; or, aggregate, its TPU family, chips and slice), is shared with the project, is
+        # specificReservationRequired (planb's policy).
         check_reservation(
             params,
             params["reservation"],
             pool_zone(params),
             params["machine_type"],
             require_specific=params["reservation_require_specific"],
+            tpu_topology=params.get("tpu_topology"),
+            by_policy=bool(params.get("placement_policy")),
         )
     cluster = client.get(cluster_path)
     if cluster is None:

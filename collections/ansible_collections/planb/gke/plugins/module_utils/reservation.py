@@ -1,24 +1,26 @@
 # planb.gke: Compute Engine reservations, read and checked before a node pool consumes one.
-"""A node pool that consumes a specific reservation, checked against the reservation before any write.
+"""A node pool that consumes a reservation by name, checked against the reservation before any write.
 
 Compute Engine API v1 ``GET compute/v1/projects/P/zones/Z/reservations/NAME``
-(https://cloud.google.com/compute/docs/reference/rest/v1/reservations/get) returns a Reservation:
-``name``, ``zone`` (URL), ``status`` (CREATING, READY, UPDATING, DELETING), ``specificReservationRequired``,
-``specificReservation {count, inUseCount, instanceProperties {machineType, ...}}`` and ``shareSettings
-{shareType LOCAL | SPECIFIC_PROJECTS, projectMap {<project id>: {projectId}}}``.
+(https://cloud.google.com/compute/docs/reference/rest/v1/reservations/get) returns a Reservation: ``name``,
+``zone`` (URL), ``status`` (CREATING, READY, UPDATING, DELETING), ``specificReservationRequired``, one shape
+(``specificReservation`` for VMs of one machine type, ``aggregateReservation`` for TPU chips; what each needs of a
+pool is in ``reservation_shapes``) and ``shareSettings {shareType LOCAL | SPECIFIC_PROJECTS | ORGANIZATION,
+projectMap {<project id>: {projectId}}}`` (the v1 document lists no folder form).
 
 What GKE and Compute Engine require of a pool that consumes a reservation by name
 (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations, and Compute Engine's
 https://cloud.google.com/compute/docs/instances/reservations-consume): the reservation exists in the pool's zone,
-its VMs' machine type is the pool's, and a reservation of another project is shared with the cluster's project
-(https://cloud.google.com/compute/docs/instances/reservations-shared). Those are refused here as GKE would.
+its shape matches the pool, and a reservation of another project is shared with the cluster's project, by name
+(SPECIFIC_PROJECTS) or with the whole organization (ORGANIZATION;
+https://cloud.google.com/compute/docs/instances/reservations-shared). Those are refused here as GKE would.
 
 planb's policy on top (said so in each message):
 
 * ``specificReservationRequired`` true: a reservation any VM may consume (ANY_RESERVATION, the default of every
   VM and of GKE pools without an affinity) can be drained by VMs that never asked for it, and then the
   reservation rung's Kueue quota promises capacity that is gone;
-* ``count`` at least the VMs the plan's slices need, for the same reason;
+* it holds the VMs (or TPU chips) the plan's slices need, for the same reason;
 * ``status`` READY.
 """
 
@@ -31,6 +33,12 @@ from ansible_collections.planb.gke.plugins.module_utils.client import api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient, endpoint
+from ansible_collections.planb.gke.plugins.module_utils.reservation_shapes import (
+    DOC_RESERVATION,
+    aggregate_problems,
+    create_hint,
+    specific_problems,
+)
 from ansible_collections.planb.gke.plugins.module_utils.validate import DOC_RESERVATIONS as DOC_CONSUME
 from ansible_collections.planb.gke.plugins.module_utils.validate import RESERVATION
 
@@ -38,7 +46,6 @@ Body = dict[str, Any]
 Params = dict[str, Any]
 
 COMPUTE_ENDPOINT = "https://compute.googleapis.com/compute"
-DOC_RESERVATION = "https://cloud.google.com/compute/docs/instances/reservations-single-project"
 DOC_SHARED = "https://cloud.google.com/compute/docs/instances/reservations-shared"
 
 
@@ -82,6 +89,14 @@ def _short(url: object) -> str:
     return str(url or "").rstrip("/").rsplit("/", 1)[-1]
 
 
+def _shared(share: Body, consumer_project: str) -> bool:
+    if share.get("shareType") == "ORGANIZATION":
+        # Shared with every project of the owner's organization ("open to entire Organization", compute v1
+        # ShareSettings.shareType); the reservation does not say which organization that is, so it is not checked.
+        return True
+    return share.get("shareType") == "SPECIFIC_PROJECTS" and consumer_project in (share.get("projectMap") or {})
+
+
 def reservation_problems(
     reservation: Body | None,
     where: str,
@@ -89,34 +104,30 @@ def reservation_problems(
     vm_count: int | None,
     consumer_project: str | None,
     require_specific: bool,
+    tpu_topology: str | None = None,
+    by_policy: bool = False,
 ) -> list[str]:
-    """What keeps a pool of ``machine_type`` in ``consumer_project`` from consuming ``reservation`` (at ``where``,
-    projects/P/zones/Z/reservations/N), each with its fix; [] when nothing does."""
+    """What keeps a pool of ``machine_type`` (a TPU slice of ``tpu_topology``) in ``consumer_project`` from consuming
+    ``reservation`` (at ``where``, projects/P/zones/Z/reservations/N), each with its fix; [] when nothing does."""
     project, zone, name = where.split("/")[1], where.split("/")[3], where.split("/")[5]
     if reservation is None:
+        hint = create_hint(name, project, zone, machine_type, tpu_topology, vm_count)
         return [
             f"reservation {name} does not exist in project {project}, zone {zone} (Compute Engine API: "
             f"GET {where} answered 404). A pool can only consume a reservation of its own zone ({DOC_CONSUME}): "
-            f"create it (`gcloud compute reservations create {name} --project={project} --zone={zone} "
-            f"--machine-type={machine_type or 'MACHINE_TYPE'} --vm-count=N --require-specific-reservation`, "
-            f"{DOC_RESERVATION}), or fix the plan's reservation / reservation_project / the zone"
+            f"create it ({hint}), or fix the plan's reservation / reservation_project / the zone"
         ]
     problems: list[str] = []
-    props = (reservation.get("specificReservation") or {}).get("instanceProperties") or {}
-    reserved_type = _short(props.get("machineType"))
-    if machine_type and reserved_type != machine_type:
-        problems.append(
-            f"reservation {name} reserves machine type {reserved_type or '(none)'}, the pool is {machine_type}: GKE "
-            f"creates the pool's VMs only from a reservation of their machine type ({DOC_CONSUME}); use a "
-            f"reservation of {machine_type}, or the profile whose machine type is {reserved_type}"
-        )
+    if reservation.get("aggregateReservation"):
+        problems += aggregate_problems(reservation, name, machine_type, tpu_topology, vm_count, by_policy)
+    else:
+        problems += specific_problems(reservation, name, machine_type, vm_count)
     reserved_zone = _short(reservation.get("zone")) or zone
     if reserved_zone != zone:
         problems.append(f"reservation {name} is in zone {reserved_zone}, the pool in {zone}: use one of the pool's")
     if consumer_project and consumer_project != project:
         share = reservation.get("shareSettings") or {}
-        shared_with = set((share.get("projectMap") or {}).keys())
-        if share.get("shareType") != "SPECIFIC_PROJECTS" or consumer_project not in shared_with:
+        if not _shared(share, consumer_project):
             problems.append(
                 f"reservation {name} of project {project} is not shared with project {consumer_project} "
                 f"(shareSettings {share or 'unset, a single-project reservation'}): share it with "
@@ -133,13 +144,6 @@ def reservation_problems(
     status = reservation.get("status") or "READY"
     if status != "READY":
         problems.append(f"reservation {name} is {status}, not READY: planb's policy waits for READY; re-run later")
-    count = int((reservation.get("specificReservation") or {}).get("count") or 0)
-    if vm_count is not None and count < vm_count:
-        problems.append(
-            f"reservation {name} holds {count} VM(s) and the plan's slices need {vm_count}: planb's policy, because "
-            "Kueue would admit jobs onto slices the reservation cannot provide; lower the plan's slices to what it "
-            "holds, or grow the reservation"
-        )
     return problems
 
 
@@ -150,13 +154,17 @@ def check_reservation(
     machine_type: str | None,
     vm_count: int | None = None,
     require_specific: bool = True,
+    tpu_topology: str | None = None,
+    by_policy: bool = False,
 ) -> Body:
     """Read the reservation a pool consumes and raise GkeError naming every problem; returns the reservation."""
     project, name = split_reservation(reservation, params["project"])
     client = compute_client(params)
     where = f"projects/{project}/zones/{zone}/reservations/{name}"
     found = get_reservation(client, project, zone, name)
-    problems = reservation_problems(found, where, machine_type, vm_count, params["project"], require_specific)
+    problems = reservation_problems(
+        found, where, machine_type, vm_count, params["project"], require_specific, tpu_topology, by_policy
+    )
     if problems or found is None:  # a missing reservation is always a problem
         raise GkeError("Reservation check failed (nothing was changed): " + "; ".join(problems) + ".")
     return found
@@ -180,7 +188,13 @@ def run_reservation_info(module: Any) -> Body:
         return out
     where = f"projects/{project}/zones/{zone}/reservations/{name}"
     problems = reservation_problems(
-        found, where, params["machine_type"], params.get("vm_count"), params["project"], params["require_specific"]
+        found,
+        where,
+        params["machine_type"],
+        params.get("vm_count"),
+        params["project"],
+        params["require_specific"],
+        params.get("tpu_topology"),
     )
     if problems:
         raise GkeError("Reservation check failed (nothing was changed): " + "; ".join(problems) + ".")

@@ -6,11 +6,17 @@ module: gcp_reservation_info
 short_description: Read a Compute Engine reservation and fail when a node pool could not consume it
 description:
   - Reads C(projects/P/zones/Z/reservations/NAME) with the Compute Engine API v1 (or the planb GKE emulator's).
-  - With O(machine_type) (and optionally O(vm_count)) it also checks what a GKE node pool that consumes the
-    reservation by name (SPECIFIC_RESERVATION) needs, and fails naming every problem and its fix - the reservation
-    does not exist in O(location); it reserves another machine type; it belongs to another project and is not
-    shared with O(project); planb's policy - it is not specificReservationRequired (see O(require_specific)), not
-    READY, or holds fewer than O(vm_count) VMs. U(https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)
+  - With O(machine_type) (and optionally O(vm_count), O(tpu_topology)) it also checks what a GKE node pool that
+    consumes the reservation by name (SPECIFIC_RESERVATION) needs, and fails naming every problem and its fix - the
+    reservation does not exist in O(location); it belongs to another project and is not shared with O(project)
+    (SPECIFIC_PROJECTS naming it, or ORGANIZATION); its shape does not match the pool; planb's policy - it is not
+    specificReservationRequired (see O(require_specific)), not READY, or holds fewer than O(vm_count) VMs (or their
+    TPU chips). U(https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)
+  - Both shapes are matched as GKE's autoscaler matches them (GoogleCloudPlatform/cluster-autoscaler
+    C(pkg/reservations/matcher.go)) - a C(specificReservation) reserves the pool's machine type; an
+    C(aggregateReservation), how Google reserves TPUs, serves only a TPU pool, holds chips of the pool's machine
+    family (C(acceleratorTypes/ct6e) for C(ct6e-standard-4t)) and at least one slice's chips, and is C(BATCH) for a
+    multi-host slice (C(SERVING) for a single-host pool; C(UNSPECIFIED) for either).
   - Without O(machine_type) it only reads, and reports O(ignore:exists) false for a missing reservation.
   - Read-only; runs in check mode too. playbooks/cluster.yml runs it for every reservation plan before any change.
 options:
@@ -28,8 +34,15 @@ options:
     description: The consuming pool's machine type, for example C(ct6e-standard-4t); given, the checks run.
     type: str
   vm_count:
-    description: VMs the consuming plan needs at most (its slices times the hosts of one slice); planb's policy.
+    description:
+      - VMs the consuming plan needs at most (its slices times the hosts of one slice); planb's policy. Against an
+        aggregate reservation, their TPU chips.
     type: int
+  tpu_topology:
+    description:
+      - The consuming pool's TPU slice topology, for example C(4x4); unset, a TPU pool is one VM (single-host). An
+        aggregate reservation is matched against it (chips of one slice, BATCH for a multi-host slice).
+    type: str
   require_specific:
     description:
       - Refuse a reservation whose C(specificReservationRequired) is false (planb's policy - VMs with the default
@@ -51,13 +64,14 @@ author:
 """
 
 EXAMPLES = r"""
-- name: The reservation plan's pools can consume tpu-v6e-res (4 VMs of ct6e-standard-4t)
+- name: The reservation plan's pools can consume tpu-v6e-res (one 4x4 slice - 4 VMs of ct6e-standard-4t)
   planb.gke.gcp_reservation_info:
     name: tpu-v6e-res
     location: us-east5-b
     project: my-project
     auth_kind: application
     machine_type: ct6e-standard-4t
+    tpu_topology: 4x4
     vm_count: 4
 """
 
@@ -87,6 +101,7 @@ ARGUMENT_SPEC = dict(
     location={"type": "str", "required": True},
     machine_type={"type": "str"},
     vm_count={"type": "int"},
+    tpu_topology={"type": "str"},
     require_specific={"type": "bool", "default": True},
     compute_endpoint={"type": "str"},
 )
