@@ -16,7 +16,9 @@ import yaml
 
 from planb.catalog.collection import COLLECTION_DIR
 
-ROLES = sorted(path.name for path in (COLLECTION_DIR / "roles").iterdir() if (path / "meta/argument_specs.yml").is_file())
+ROLES = sorted(
+    role.name for role in (COLLECTION_DIR / "roles").iterdir() if (role / "meta/argument_specs.yml").is_file()
+)
 
 
 def _load(path: Path) -> Any:

@@ -7,10 +7,11 @@ import re
 import yaml
 
 from planb import paths
+from planb.catalog.collection import COLLECTION_DIR
 
 
 def test_kueue_role_default_is_the_pinned_version() -> None:
-    defaults = yaml.safe_load((paths.REPO / "collections/ansible_collections/planb/gke/roles" / "kueue" / "defaults" / "main.yml").read_text())
+    defaults = yaml.safe_load((COLLECTION_DIR / "roles" / "kueue" / "defaults" / "main.yml").read_text())
     assert defaults["kueue_version"] == paths.versions()["KUEUE_VERSION"]
 
 
