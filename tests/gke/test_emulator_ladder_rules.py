@@ -73,9 +73,10 @@ def test_a_reservation_is_read_back_as_compute_engine_returns_it(emulator: Runni
     status, found = call(emulator, "GET", f"{RESERVATIONS}/tpu-res")
     assert status == 200
     assert found["status"] == "READY" and found["specificReservationRequired"] is True
+    # count and inUseCount are int64 (compute v1 AllocationSpecificSKUReservation): JSON strings in Google's answers.
     assert found["specificReservation"] == {
-        "count": 8,
-        "inUseCount": 0,
+        "count": "8",
+        "inUseCount": "0",
         "instanceProperties": {"machineType": "ct6e-standard-4t"},
     }
     assert found["zone"].endswith("/zones/us-east5-b") and found["shareSettings"] == {"shareType": "LOCAL"}
@@ -174,7 +175,7 @@ def test_the_cli_creates_a_reservation_in_the_running_emulator(tmp_path: Path) -
             "only by name"
         ), made.stdout
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{RESERVATIONS}/tpu-res") as response:
-            assert json.loads(response.read())["specificReservation"]["count"] == 8
+            assert json.loads(response.read())["specificReservation"]["count"] == "8"
         again = _planb(*create_args, "--count", "8", "--project", PROJECT, env=env)
         assert again.returncode != 0 and "already exists" in again.stderr, again.stderr
     finally:

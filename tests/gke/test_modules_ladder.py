@@ -123,7 +123,7 @@ def test_reservation_info_reads_and_checks(modules: ModuleRunner, emulator: Runn
     }
     _reserve(emulator)
     read = modules.run("gcp_reservation_info", {"name": "tpu-res", "location": LOCATION})
-    assert read["exists"] and read["reservation"]["specificReservation"]["count"] == 4 and not read["checked"]
+    assert read["exists"] and read["reservation"]["specificReservation"]["count"] == "4" and not read["checked"]
     checked = modules.run(
         "gcp_reservation_info",
         {"name": "tpu-res", "location": LOCATION, "machine_type": "ct6e-standard-4t", "vm_count": 4},

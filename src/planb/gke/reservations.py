@@ -9,7 +9,8 @@ The Compute Engine API v1 subset planb uses (https://cloud.google.com/compute/do
 Stored as Compute's Reservation body: ``name``, ``zone`` (URL), ``status`` READY, ``specificReservationRequired``
 (Compute's default false; gcloud's ``--require-specific-reservation`` sets true), ``specificReservation {count,
 inUseCount, instanceProperties {machineType}}`` and ``shareSettings`` (default ``{shareType: LOCAL}``).
-``planb gke-emulator reservation create NAME --machine-type ... --zone ... --count N`` inserts one.
+``planb gke-emulator reservation create NAME --machine-type ... --zone ... --count N`` inserts one. ``count`` and
+``inUseCount`` are int64, stored and answered as JSON strings.
 
 ``inUseCount`` stays 0: the emulator counts no VMs against a reservation (docs/local-mode.md, "Every known
 difference from Google").
@@ -76,7 +77,9 @@ def insert(table: dict[str, Body], project: str, zone: str, request: Body) -> Bo
     specific = request.get("specificReservation") or {}
     count = specific.get("count")
     machine = str((specific.get("instanceProperties") or {}).get("machineType") or "")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+    # int64 (compute v1 AllocationSpecificSKUReservation.count): a JSON string, as the request arrives checked and
+    # canonical (planb.gke.conformance), or a number from an in-process caller.
+    if isinstance(count, bool) or not str(count).isdigit() or int(str(count)) < 1:
         raise ReservationError(400, "Invalid value for field 'resource.specificReservation.count': must be >= 1")
     if not _MACHINE.match(machine):
         raise ReservationError(
@@ -96,8 +99,8 @@ def insert(table: dict[str, Body], project: str, zone: str, request: Body) -> Bo
         "status": "READY",
         "specificReservationRequired": bool(request.get("specificReservationRequired", False)),
         "specificReservation": {
-            "count": count,
-            "inUseCount": 0,
+            "count": str(count),
+            "inUseCount": "0",
             "instanceProperties": {"machineType": machine},
         },
         "shareSettings": copy.deepcopy(share),
