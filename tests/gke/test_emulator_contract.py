@@ -17,8 +17,9 @@ import pytest
 
 from planb.gke import conformance, contract, discovery
 from planb.gke.emulator import RunningEmulator
+from planb.gke.errors import ApiError
 from tests.gke.gke_api import call, create
-from tests.gke.test_seed_gcloud_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_ONDEMAND_POOL
+from tests.gke.seed_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_ONDEMAND_POOL
 
 Body = dict[str, Any]
 POOLS = f"/v1/{CLUSTER_PATH}/nodePools"
@@ -194,3 +195,18 @@ def test_the_documents_load_only_when_first_used() -> None:
 def test_int32_reading_follows_protobufs_json_parser(value: object, accepted: bool) -> None:
     _, violations = contract.conform("container", "SetNodePoolSizeRequest", {"nodeCount": value})
     assert (violations == []) is accepted, violations
+
+
+def test_an_answer_its_response_schema_refuses_is_the_emulators_bug_answered_500() -> None:
+    method = discovery.find_method("GET", f"/v1/{CLUSTER_PATH}/nodePools/p")
+    assert method is not None and method.response == "NodePool"
+    assert conformance.checked_response(method, {"name": "p", "initialNodeCount": "2"}) == {
+        "name": "p",
+        "initialNodeCount": 2,
+    }
+    with pytest.raises(ApiError) as refused:
+        conformance.checked_response(method, {"name": "p", "nodeCount": 2})
+    assert refused.value.code == 500 and 'Unknown name "nodeCount"' in refused.value.message
+    assert "container v1 (discovery revision 20261027) container.projects.locations.clusters.nodePools.get" in (
+        refused.value.message
+    )

@@ -19,7 +19,7 @@ from planb.gke import contract, discovery
 from planb.gke.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER, LOCATION, PROJECT, ModuleRunner
 from tests.gke.gke_api import call
-from tests.gke.test_seed_gcloud_bodies import SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL
+from tests.gke.seed_bodies import SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL
 
 Body = dict[str, Any]
 

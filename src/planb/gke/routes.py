@@ -59,14 +59,15 @@ def dispatch(engine: Engine, method: str, path: str, request: Body, query: str =
     with engine.store.lock:
         engine.advance()
         try:
-            answer = engine.project_apis.route(method, path, query)
+            project_answer = engine.project_apis.route(method, path, query)
         except ProjectApiError as exc:
             raise ApiError(exc.code, exc.message, exc.status) from exc
-        if answer is not None:
+        if project_answer is not None:
             engine.store.save()
-        else:
-            answer = _route(engine, method, path, request)
-    return conformance.checked_response(documented, answer) if documented is not None else answer
+        answer = project_answer if project_answer is not None else _route(engine, method, path, request)
+    if documented is None or isinstance(answer, str):
+        return answer
+    return conformance.checked_response(documented, answer)
 
 
 def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
