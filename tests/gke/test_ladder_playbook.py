@@ -2,7 +2,8 @@
 
 planb_plans = reservation -> on-demand -> dws -> spot: every plan's pools are created in that order with the GKE
 settings of their kind, a second run changes nothing, a check run writes nothing, and a missing reservation
-stops the play before any write. (The Kueue side of the ladder is tested with the queues chart.)
+stops the play before any write; what the converge leaves in the emulator validates against Google's discovery
+documents. (The Kueue side of the ladder is tested with the queues chart.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from planb.gke.conformance import state_dir_violations
 from planb.gke.emulator import RunningEmulator
 from planb.gke.store import list_node_pools
 from tests.gke.conftest import ansible_playbook
@@ -104,6 +106,9 @@ def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
     # GKE's own Spot label, and the taint planb sends so that only pods which tolerate it land there.
     assert spot["config"]["labels"]["cloud.google.com/gke-spot"] == "true"
     assert {"key": "cloud.google.com/gke-spot", "value": "true", "effect": "NO_SCHEDULE"} in spot["config"]["taints"]
+    # Every cluster, node pool, operation and reservation the converge left validates against Google's discovery
+    # documents (what `planb gke-emulator validate` checks).
+    assert state_dir_violations(emulator.store.root.parent) == []
 
     writes = len(emulator.writes())
     rc, out = _run(emulator, tmp_path)

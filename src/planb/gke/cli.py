@@ -1,4 +1,5 @@
-"""`planb gke-emulator serve|start|stop|...|set-quota|reservation create`: run the local GKE API and its switches."""
+"""`planb gke-emulator serve|start|stop|...|set-quota|reservation create|validate`: the local GKE API, its switches
+and the check of its stored state against Google's discovery documents."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import urllib.error
 import urllib.request
 
-from planb.gke import reservation_cli
+from planb.gke import conformance, reservation_cli
 from planb.gke.address import DEFAULT_PORT
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
 from planb.gke.engine import Engine
@@ -188,6 +189,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     stop.set_defaults(handler=cmd_stop)
     status = actions.add_parser("status", help="is it running, and where")
     status.set_defaults(handler=cmd_status)
+    conformance.register(actions)
     fail = actions.add_parser("fail-next", help="make the next operation fail mid-way (fault injection)")
     fail.add_argument("--operation-type", default="*", help="e.g. CREATE_NODE_POOL, CREATE_CLUSTER (default: any)")
     fail.add_argument("--message", default=None, help="the error message the operation reports")

@@ -1,6 +1,6 @@
 """The errors of the local GKE API: GKE's JSON error body, and the emulator's own start-up failure.
 
-Errors use GKE's JSON shape (``{"error": {"code", "message", "status"}}``); ``status`` defaults to the
+Errors use GKE's JSON shape (``{"error": {"code", "message", "status", "details"?}}``); ``status`` defaults to the
 canonical name Google gives the HTTP code (400 INVALID_ARGUMENT, 404 NOT_FOUND, 409 ALREADY_EXISTS, ...).
 """
 
@@ -34,11 +34,16 @@ class EmulatorError(PlanbError):
 class ApiError(Exception):
     """An answer GKE gives as an error body."""
 
-    def __init__(self, code: int, message: str, status: str | None = None) -> None:
+    def __init__(self, code: int, message: str, status: str | None = None, details: list[Body] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status or _STATUS_NAMES.get(code, "UNKNOWN")
+        #: Google's typed error details (e.g. a google.rpc.BadRequest naming the fields), when there are any.
+        self.details = details or []
 
     def body(self) -> Body:
-        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+        error: Body = {"code": self.code, "message": self.message, "status": self.status}
+        if self.details:
+            error["details"] = self.details
+        return {"error": error}

@@ -12,6 +12,8 @@ Compute Engine workload policies (``/compute/v1/projects/*/regions/*/resourcePol
 Mutations return long-running operations that finish after ``op_seconds`` (``planb.gke.operations``); errors use
 GKE's JSON shape (``{"error": {"code", "message", "status"}}``, ``planb.gke.errors``) with 400/404/409.
 Paths under ``/v1/projects/P/...`` answer 403 while ``container.googleapis.com`` is disabled on project P.
+Every body sent to a path Google's discovery documents describe is checked against the method's request schema
+before it is served, and every answer goes out through the response schema (``planb.gke.conformance``).
 
 Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
 
@@ -36,6 +38,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from planb.gke import conformance, discovery
 from planb.gke.engine import Engine
 from planb.gke.errors import ApiError
 from planb.gke.project import ProjectApiError
@@ -46,17 +49,27 @@ _LOCATION = r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
 
 
 def dispatch(engine: Engine, method: str, path: str, request: Body, query: str = "") -> Body | str:
-    """Route one request; returns the response body or raises ApiError."""
+    """Route one request; returns the response body or raises ApiError.
+
+    A path a discovery document describes has its body checked against the method's request schema before
+    anything else (``planb.gke.conformance``: Google's 400 naming the field), and its answer goes out through
+    the response schema (int64 fields as JSON strings).
+    """
+    documented = discovery.find_method(method, path)
+    if documented is not None:
+        request = conformance.checked_request(documented, request)
     with engine.store.lock:
         engine.advance()
         try:
-            answer = engine.project_apis.route(method, path, query)
+            project_answer = engine.project_apis.route(method, path, query)
         except ProjectApiError as exc:
             raise ApiError(exc.code, exc.message, exc.status) from exc
-        if answer is not None:
+        if project_answer is not None:
             engine.store.save()
-            return answer
-        return _route(engine, method, path, request)
+        answer = project_answer if project_answer is not None else _route(engine, method, path, request)
+    if documented is None or isinstance(answer, str):
+        return answer
+    return conformance.checked_response(documented, answer)
 
 
 def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
