@@ -19,6 +19,7 @@ from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
 
 from planb import paths
 from planb.capacity import settings as capacity_settings
+from planb.gke.conformance import state_dir_violations
 from planb.gke.store import list_node_pools
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
@@ -143,6 +144,10 @@ def _converge_ladder(current: str | None) -> None:
     if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:
         raise AssertionError(f"the ladder's reservation could not be made: {made.stdout}{made.stderr}")
     converge_site("ladder", "-e", json.dumps({"planb_plans": FOUR}))
+    # Google's contract: every cluster, node pool, operation and reservation the converge left validates against
+    # the discovery documents (what `planb gke-emulator validate` checks).
+    violations = state_dir_violations()
+    assert violations == [], "\n".join(violations)
 
 
 CONVERGES: dict[str, Callable[[str | None], None]] = {
