@@ -58,6 +58,8 @@ class FakeApi:
         self.patches = 0
         #: Every status write: (request name, its conditions as written).
         self.writes: list[tuple[str, list[Obj]]] = []
+        #: Events recorded (the autoscaler's NotTriggerScaleUp).
+        self.events: list[Obj] = []
 
     def _bump(self, obj: Obj) -> Obj:
         self.version += 1
@@ -83,6 +85,9 @@ class FakeApi:
         return {"items": self.items(path, query)}
 
     def create(self, path: str, body: Obj) -> Obj:
+        if path.endswith("/events"):
+            self.events.append(copy.deepcopy(body))
+            return body
         assert path == "/api/v1/nodes"
         self.nodes[body["metadata"]["name"]] = self._bump(copy.deepcopy(body))
         return body

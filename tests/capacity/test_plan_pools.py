@@ -172,9 +172,16 @@ def test_a_stockout_of_one_pool_leaves_the_others_of_the_plan(
     api.pods = [_pending_worker(f"job-1-worker-{i}") for i in range(4)]
     simulator.step(Settings(stockout=("on-demand-pool",)))
     assert _nodes_by_pool(api) == {"on-demand-pool-2": 4}
+    assert api.events == []  # a pool took them
     api.nodes.clear()
     simulator.step(Settings(stockout=("on-demand-pool", "on-demand-pool-2")))
     assert api.nodes == {}
+    # Every pool the pods fit is stocked out: each pod gets GKE's autoscaler's Event, once.
+    simulator.step(Settings(stockout=("on-demand-pool", "on-demand-pool-2")))
+    assert sorted(e["involvedObject"]["name"] for e in api.events) == [f"job-1-worker-{i}" for i in range(4)]
+    assert {(e["reason"], e["message"], e["source"]["component"]) for e in api.events} == {
+        ("NotTriggerScaleUp", "Pod didn't trigger scale-up: 2 in backoff after failed scale-up", "cluster-autoscaler")
+    }
 
 
 def test_a_two_slice_request_fits_no_one_slice_pool_and_fails_as_gke_fails_it(

@@ -7,6 +7,14 @@ pool after pool, skipping a pool at its max or in stockout. Nodes made earlier t
 take pending pods first. A slice none of whose nodes runs a pod for ``scale_down_after_seconds`` is
 removed, never below the pool's minimum. Spot pools (``config.spot``) scale the same way; their
 preemption is planb.capacity.spot's.
+
+A pending pod that only stocked-out pools could take gets the Event GKE's autoscaler records for a pod it could not
+help, once: reason ``NotTriggerScaleUp``, ``Pod didn't trigger scale-up: <N> in backoff after failed scale-up``
+(GoogleCloudPlatform/cluster-autoscaler pkg/processors/scaleup/internal_eventing_scale_up_processor.go,
+recordNotTriggeredScaleUpEvent; the reason text is the node group's skipped reason after a scale-up that failed,
+as a stockout's ZONE_RESOURCE_POOL_EXHAUSTED does, in kubernetes/autoscaler
+cluster-autoscaler/core/scaleup/orchestrator/skippedreasons.go, BackoffReason, counted per node group by
+processors/status ReasonsMessage).
 """
 
 from __future__ import annotations
@@ -14,12 +22,13 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from planb.capacity import settings as settings_mod
 from planb.capacity.nodes import SLICE, NodeFactory
 from planb.capacity.pools import NodePool
-from planb.kube import Obj, conditions
+from planb.kube import KubeError, Obj, conditions
 
 
 def _quantity_milli(value: str) -> int:
@@ -50,6 +59,8 @@ def tolerates(tolerations: list[dict[str, Any]], taints: list[dict[str, str]]) -
 
 class Autoscaler(NodeFactory):
     """Scale-up for pending pods and scale-down of idle slices (a mixin of CapacitySimulator)."""
+
+    told_not_triggered: set[str]
 
     def _pending_pods(self) -> list[Obj]:
         out = []
@@ -94,11 +105,16 @@ class Autoscaler(NodeFactory):
             )
             if fits:
                 wanted[fits] += 1
+            if fits and all(name in settings.stockout for name in fits):
+                self._not_triggered(pod, len(fits))
         added: dict[str, int] = defaultdict(int)
         for names, pods in wanted.items():
             out = [name for name in names if name in settings.stockout]
             if out:
-                self.log(f"pool(s) {', '.join(out)}: {pods} pod(s) pending, no capacity (simulated stockout)")
+                self.log(
+                    f"pool(s) {', '.join(out)}: {pods} pod(s) pending; {len(out)} in backoff after failed scale-up "
+                    "(simulated stockout, ZONE_RESOURCE_POOL_EXHAUSTED)"
+                )
             # Nodes of these pools that run nothing yet (e.g. a slice made last pass) take pending pods first.
             idle = sum(1 for name in names for node in by_pool.get(name, []) if node["metadata"]["name"] not in busy())
             # Whole slices, pool after pool: a pool at its max (one slice per multi-host TPU pool) or in stockout is
@@ -113,6 +129,33 @@ class Autoscaler(NodeFactory):
                     self._add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
                     added[name] += pool.hosts_per_slice
                     needed -= pool.hosts_per_slice
+
+    def _not_triggered(self, pod: Obj, backed_off: int) -> None:
+        """The NotTriggerScaleUp Event on a pod no pool could take (once per pod; the module docstring's sources)."""
+        meta = pod["metadata"]
+        key = str(meta.get("uid") or f"{meta['namespace']}/{meta['name']}")
+        if key in self.told_not_triggered:
+            return
+        self.told_not_triggered.add(key)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            self.kube.create(
+                f"/api/v1/namespaces/{meta['namespace']}/events",
+                {
+                    "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+                    "involvedObject": {"kind": "Pod", "apiVersion": "v1", "namespace": meta["namespace"],
+                                       "name": meta["name"], "uid": meta.get("uid", "")},
+                    "type": "Normal",
+                    "reason": "NotTriggerScaleUp",
+                    "message": f"Pod didn't trigger scale-up: {backed_off} in backoff after failed scale-up",
+                    "source": {"component": "cluster-autoscaler"},
+                    "firstTimestamp": stamp,
+                    "lastTimestamp": stamp,
+                    "count": 1,
+                },
+            )  # fmt: skip
+        except KubeError as exc:  # an Event is best effort, as a recorder's is
+            self.log(f"could not record NotTriggerScaleUp on pod {meta['name']}: {exc}")
 
     def _scale_down(
         self,

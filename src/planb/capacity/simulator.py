@@ -83,6 +83,8 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
         #: Per request whose booking is over: since when none of its nodes runs a pod.
         self.idle_request_since: dict[str, float] = {}
         self.idle_since: dict[str, float] = {}
+        #: Pods told they did not trigger a scale-up (planb.capacity.autoscaler: one Event per pod).
+        self.told_not_triggered: set[str] = set()
         #: The ProvisioningRequest watch while `run` runs (None: `step` lists them itself).
         self.informer: Informer | None = None
         #: Set by the watch on every change: the loop runs a pass at once.
