@@ -104,6 +104,14 @@ def test_queues_without_dws_has_plan_a_only(template: Render) -> None:
     assert [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]] == ["default-cpu", "on-demand"]
 
 
+def test_a_job_image_that_carries_its_packages_needs_no_runtime_environment(template: Render) -> None:
+    """A cluster without PyPI: the packages are baked into job.image and job.pip is empty (docs/job-image.md)."""
+    (job,) = by_kind(template("--set", "job.image=registry.example/team/train:1", "--set-json", "job.pip=[]"), "RayJob")
+    assert "runtimeEnvYAML" not in job["spec"]
+    head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    assert {c["image"] for c in head["containers"]} == {"registry.example/team/train:1"}
+
+
 def test_rayjob_follows_the_profile(template: Render) -> None:
     (job,) = by_kind(template(), "RayJob")
     meta, spec = job["metadata"], job["spec"]
