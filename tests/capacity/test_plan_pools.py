@@ -164,6 +164,15 @@ def test_on_demand_slices_grow_over_the_plan_s_pools(
         api.run_pod_on(node)
     simulator.step(Settings())
     assert len(api.nodes) == 8
+    # GKE's autoscaler tells each of its pods why: both pools the pods fit are at their max.
+    told = {(e["involvedObject"]["name"], e["message"]) for e in api.events}
+    assert {(name, message) for name, message in told if name.startswith("job-3-")} == {
+        (f"job-3-worker-{i}", "Pod didn't trigger scale-up: 2 max node group size reached") for i in range(4)
+    }
+
+
+#: Both plan A pools stocked out; the plan B pools are queued (GKE's queued provisioning, not the autoscaler's).
+_NOT_TRIGGERED = "Pod didn't trigger scale-up: 2 in backoff after failed scale-up"
 
 
 def test_a_stockout_of_one_pool_leaves_the_others_of_the_plan(
@@ -180,7 +189,7 @@ def test_a_stockout_of_one_pool_leaves_the_others_of_the_plan(
     simulator.step(Settings(stockout=("on-demand-pool", "on-demand-pool-2")))
     assert sorted(e["involvedObject"]["name"] for e in api.events) == [f"job-1-worker-{i}" for i in range(4)]
     assert {(e["reason"], e["message"], e["source"]["component"]) for e in api.events} == {
-        ("NotTriggerScaleUp", "Pod didn't trigger scale-up: 2 in backoff after failed scale-up", "cluster-autoscaler")
+        ("NotTriggerScaleUp", _NOT_TRIGGERED, "cluster-autoscaler")
     }
 
 

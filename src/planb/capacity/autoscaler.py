@@ -8,13 +8,13 @@ take pending pods first. A slice none of whose nodes runs a pod for ``scale_down
 removed, never below the pool's minimum. Spot pools (``config.spot``) scale the same way; their
 preemption is planb.capacity.spot's.
 
-A pending pod that only stocked-out pools could take gets the Event GKE's autoscaler records for a pod it could not
-help, once: reason ``NotTriggerScaleUp``, ``Pod didn't trigger scale-up: <N> in backoff after failed scale-up``
-(GoogleCloudPlatform/cluster-autoscaler pkg/processors/scaleup/internal_eventing_scale_up_processor.go,
-recordNotTriggeredScaleUpEvent; the reason text is the node group's skipped reason after a scale-up that failed,
-as a stockout's ZONE_RESOURCE_POOL_EXHAUSTED does, in kubernetes/autoscaler
-cluster-autoscaler/core/scaleup/orchestrator/skippedreasons.go, BackoffReason, counted per node group by
-processors/status ReasonsMessage).
+A pending pod that fits some pool but that no pool can take (each is stocked out or at its max, with no idle node)
+gets the Event GKE's autoscaler records for a pod it could not help: reason ``NotTriggerScaleUp``,
+``Pod didn't trigger scale-up: <reasons>`` (GoogleCloudPlatform/cluster-autoscaler
+pkg/processors/scaleup/internal_eventing_scale_up_processor.go, recordNotTriggeredScaleUpEvent), the reasons
+counted per pool as ``_reasons`` says; a stocked-out pool is "in backoff after failed scale-up", as a node group is
+after a scale-up that ZONE_RESOURCE_POOL_EXHAUSTED failed. GKE records it on every loop that helps no pod (the
+recorder then counts repeats); the simulator records it once per pod.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ class Autoscaler(NodeFactory):
             )
             if fits:
                 wanted[fits] += 1
-            if fits and all(name in settings.stockout for name in fits):
-                self._not_triggered(pod, len(fits))
+            if fits and not any(self._can_take(pools[name], by_pool, settings, busy) for name in fits):
+                self._not_triggered(pod, self._reasons(pod, pools, by_pool, settings))
         added: dict[str, int] = defaultdict(int)
         for names, pods in wanted.items():
             out = [name for name in names if name in settings.stockout]
@@ -130,7 +130,57 @@ class Autoscaler(NodeFactory):
                     added[name] += pool.hosts_per_slice
                     needed -= pool.hosts_per_slice
 
-    def _not_triggered(self, pod: Obj, backed_off: int) -> None:
+    @staticmethod
+    def _at_max(pool: NodePool, by_pool: dict[str, list[Obj]]) -> bool:
+        return pool.max_nodes - len(by_pool.get(pool.name, [])) < pool.hosts_per_slice
+
+    def _can_take(
+        self,
+        pool: NodePool,
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
+    ) -> bool:
+        """Whether a pool the pod fits can still run it: a node that runs nothing yet, or room to grow."""
+        if any(node["metadata"]["name"] not in busy() for node in by_pool.get(pool.name, [])):
+            return True
+        return pool.name not in settings.stockout and not self._at_max(pool, by_pool)
+
+    def _reasons(
+        self, pod: Obj, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings
+    ) -> str:
+        """Why no node group can take the pod, one reason per autoscaled pool, counted and joined as the cluster
+        autoscaler's ReasonsMessage does (kubernetes/autoscaler cluster-autoscaler/processors/status: "%d %s",
+        sorted, ", "). The texts: the scheduler's predicate failures for a pool rejected by the pod
+        (NodeAffinity "node(s) didn't match Pod's node affinity/selector", TaintToleration "node(s) had untolerated
+        taint {key: value}", NodeResourcesFit "Insufficient <resource>"), and the skipped reasons of
+        core/scaleup/orchestrator/skippedreasons.go for one it cannot grow ("in backoff after failed scale-up",
+        "max node group size reached")."""
+        spec = pod["spec"]
+        counted: dict[str, int] = defaultdict(int)
+        for pool in pools.values():
+            if not pool.autoscaling or pool.queued_provisioning:
+                continue
+            untolerated = [
+                t for t in pool.node_taints() if t.get("effect") != "PreferNoSchedule"
+                and not tolerates(spec.get("tolerations") or [], [t])
+            ]  # fmt: skip
+            if not pool.matches(spec.get("nodeSelector") or {}):
+                reason = "node(s) didn't match Pod's node affinity/selector"
+            elif untolerated:
+                reason = f"node(s) had untolerated taint {{{untolerated[0]['key']}: {untolerated[0].get('value', '')}}}"
+            elif not self._fits(pod, pool):
+                reason = f"Insufficient {pool.machine.accelerator_resource or 'cpu'}"
+            elif pool.name in settings.stockout:
+                reason = "in backoff after failed scale-up"
+            elif self._at_max(pool, by_pool):
+                reason = "max node group size reached"
+            else:
+                continue
+            counted[reason] += 1
+        return ", ".join(sorted(f"{count} {reason}" for reason, count in counted.items()))
+
+    def _not_triggered(self, pod: Obj, reasons: str) -> None:
         """The NotTriggerScaleUp Event on a pod no pool could take (once per pod; the module docstring's sources)."""
         meta = pod["metadata"]
         key = str(meta.get("uid") or f"{meta['namespace']}/{meta['name']}")
@@ -147,7 +197,7 @@ class Autoscaler(NodeFactory):
                                        "name": meta["name"], "uid": meta.get("uid", "")},
                     "type": "Normal",
                     "reason": "NotTriggerScaleUp",
-                    "message": f"Pod didn't trigger scale-up: {backed_off} in backoff after failed scale-up",
+                    "message": f"Pod didn't trigger scale-up: {reasons}",
                     "source": {"component": "cluster-autoscaler"},
                     "firstTimestamp": stamp,
                     "lastTimestamp": stamp,

@@ -82,9 +82,11 @@ def parse_time(value: object) -> float | None:
         return None
 
 
-def no_capacity_message(pool: str) -> str:
+def no_capacity_message(zone: str) -> str:
+    """GKE's words for a request Compute Engine has no capacity for (GoogleCloudPlatform/cluster-autoscaler
+    pkg/provisioningrequests/reconciler/reasons/reasons.go: "... insufficient capacity in zone %s. ...")."""
     return (
-        f"Could not enqueue the Provisioning Request due to insufficient capacity in the zone of node pool {pool}. "
+        f"Could not enqueue the Provisioning Request due to insufficient capacity in zone {zone}. "
         "Try different locations or hardware."
     )
 

@@ -45,6 +45,8 @@ class NodePool:
     hosts_per_slice: int = 1
     #: A Spot pool (config.spot): its nodes carry GKE's Spot label and can be preempted (planb.capacity.spot).
     spot: bool = False
+    #: The pool's zone: its first ``locations`` entry, else its cluster's location ("" when neither is known).
+    zone: str = ""
 
     def node_labels(self) -> dict[str, str]:
         """The labels GKE puts on a node of this pool."""
@@ -158,7 +160,17 @@ def from_gke(body: dict[str, Any]) -> NodePool:
             machine_type, topology, bool(body.get("placementPolicy", {}).get("policyName")), max_nodes
         ),
         spot=spot_mod.is_spot(body),
+        zone=_zone(body),
     )
+
+
+def _zone(body: dict[str, Any]) -> str:
+    """A pool's zone (NodePool.locations, else the cluster's location in its resource name)."""
+    locations = body.get("locations") or []
+    if locations:
+        return str(locations[0])
+    parts = str(body.get("cluster", "")).split("/")
+    return parts[parts.index("locations") + 1] if "locations" in parts[:-1] else ""
 
 
 def load(bodies: Iterable[dict[str, Any]]) -> tuple[list[NodePool], list[BrokenPool]]:

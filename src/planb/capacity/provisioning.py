@@ -248,7 +248,7 @@ class ProvisioningLifecycle(BookingLifecycle):
                 switch = "planb capacity set --fail-next"
             else:
                 switch = "planb capacity set --fail"
-            message = f"{dws.no_capacity_message(pool.name)} (simulated: {switch})"
+            message = f"{dws.no_capacity_message(pool.zone or '-')} (simulated: {switch}, node pool {pool.name})"
             self._set_pr_conditions(pr, [("Failed", "True", dws.NO_CAPACITY_REASON, message)])
             self.log(f"ProvisioningRequest {key}: Failed (simulated)")
             return
