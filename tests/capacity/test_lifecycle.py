@@ -68,7 +68,7 @@ def test_queued_without_an_eta_then_all_nodes_at_once(
         "ResourcePoolExhausted",
         "Waiting for resources. Currently there are not enough resources available to fulfill the request. "
         "Expected time is indefinite.",
-    )  # GKE gives no ETA, so neither does the simulator
+    )  # the autoscaler sources' only expected time: "indefinite"
     assert api.nodes == {}
     assert simulator.next_deadline == clock.now + 30  # the loop wakes when the delay ends
     patches = api.patches

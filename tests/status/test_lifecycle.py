@@ -114,7 +114,7 @@ def test_a_queued_request_shows_how_long_it_waited_not_an_eta_retries_and_phases
     job = collect(kube(wl, [pr]), "default")[0]  # type: ignore[arg-type]
     text = explain(job)
     assert (
-        f"ProvisioningRequest {WL}-dws-prov-1: Queued [queued 57s so far; GKE gives no ETA] — ResourcePoolExhausted"
+        f"ProvisioningRequest {WL}-dws-prov-1: Queued [queued 57s so far (planb's count)] — ResourcePoolExhausted"
         in text
     )
     assert "ETA " not in text

@@ -44,7 +44,7 @@ ACCEPTED_MESSAGE = "Provisioning Request was successfully queued."
 WAITING_REASON = "ResourcePoolExhausted"
 #: The resize request's last-attempt error GKE_CA_WAITING copies: Compute Engine's message when it has no
 #: capacity yet and gives no time (the wording of GoogleCloudPlatform/cluster-autoscaler's
-#: pkg/cloudprovider/gke/gceclient/resizerequest/client_v1_test.go). GKE gives no ETA.
+#: pkg/cloudprovider/gke/gceclient/resizerequest/client_v1_test.go, whose case names it "with ETA": the time slot says "indefinite").
 WAITING_MESSAGE = (
     "Waiting for resources. Currently there are not enough resources available to fulfill the request. "
     "Expected time is indefinite."

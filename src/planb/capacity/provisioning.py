@@ -17,7 +17,7 @@ shows them), and Kueue v0.19.2's pkg/controller/admissionchecks/provisioning rea
   (ResizeRequestName, NodePoolName, ...) once the pool is chosen; for the request's delay
   (``provisioning_delay_seconds``, per pool or request pattern in ``pools``/``requests``) also
   ``Provisioned=False`` (ResourcePoolExhausted, Compute Engine's "Waiting for resources ..." without a
-  time: GKE gives no ETA); Kueue copies that message into the Workload's admission check;
+  time: its expected time is "indefinite"); Kueue copies that message into the Workload's admission check;
 - provisioned: the chosen pool gets all the request's nodes at once (KWOK nodes with GKE's labels,
   the ``cloud.google.com/gke-queued`` taint and accelerator capacity), ``Provisioned=True``. Its nodes
   carry ``autoscaling.gke.io/provisioning-request`` with the request's resize request name;

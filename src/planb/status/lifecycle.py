@@ -17,8 +17,9 @@ pkg/controller/core/workload_controller.go):
   (GoogleCloudPlatform/cluster-autoscaler pkg/provisioningrequests/scaleup/orchestrator.go,
   planb.capacity.scaleup). Kueue reports nothing for an Accepted=False request, so the status shows
   the request's own condition. Once accepted, the request's ``Provisioned=False`` condition says why it
-  waits; Kueue copies it into the check's message. GKE gives no ETA, so the status shows how long the
-  request has waited instead ("Run a large-scale workload with flex-start with queued provisioning",
+  waits; Kueue copies it into the check's message. GKE passes Compute Engine's waiting message through, and the
+  autoscaler's sources show only "Expected time is indefinite." there, so the status adds planb's own figure, how
+  long the request has waited ("Run a large-scale workload with flex-start with queued provisioning",
   https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
 """
 
@@ -145,7 +146,7 @@ def queued_for(pr: Obj, now: float | None = None) -> str:
     if request_state(pr)[0] != "Queued":
         return ""
     waited = (time.time() if now is None else now) - start
-    return f"queued {duration(waited)} so far; GKE gives no ETA"
+    return f"queued {duration(waited)} so far (planb's count)"
 
 
 def pod_count(pr: Obj) -> int:
