@@ -71,7 +71,7 @@ def test_the_emulator_refuses_an_update_it_does_not_apply(modules: ModuleRunner,
     modules.run("gke_node_pool", CPU_POOL)
     path = f"/v1/projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}/nodePools/cpu-pool"
     status, answer = call(emulator, "PUT", path, {"machineType": "e2-standard-8", "flexStart": True})
-    assert status == 405, answer
+    assert status == 501 and answer["error"]["status"] == "UNIMPLEMENTED", answer
     assert answer["error"]["message"] == (
         "nodePools.update of flexStart, machineType is not implemented by the emulator"
     ), answer

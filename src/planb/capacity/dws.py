@@ -43,8 +43,9 @@ ACCEPTED_REASON = "SuccessfullyQueued"
 ACCEPTED_MESSAGE = "Provisioning Request was successfully queued."
 WAITING_REASON = "ResourcePoolExhausted"
 #: The resize request's last-attempt error GKE_CA_WAITING copies: Compute Engine's message when it has no
-#: capacity yet and gives no time (the wording of GoogleCloudPlatform/cluster-autoscaler's
-#: pkg/cloudprovider/gke/gceclient/resizerequest/client_v1_test.go, whose case names it "with ETA": the time slot says "indefinite").
+#: capacity yet (the wording of GoogleCloudPlatform/cluster-autoscaler's
+#: pkg/cloudprovider/gke/gceclient/resizerequest/client_v1_test.go, whose case names it "with ETA": the
+#: expected time it carries is "indefinite").
 WAITING_MESSAGE = (
     "Waiting for resources. Currently there are not enough resources available to fulfill the request. "
     "Expected time is indefinite."

@@ -33,6 +33,7 @@ STORED_SCHEMAS = {
     "operations": ("container", "Operation"),
     "reservations": ("compute", "Reservation"),
     "instanceGroupManagers": ("compute", "InstanceGroupManager"),
+    "resourcePolicies": ("compute", "ResourcePolicy"),
 }
 
 

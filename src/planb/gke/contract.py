@@ -32,7 +32,9 @@ a JSON number (a float only when it is whole) or a string of decimal digits, wit
 (``DataPiece::ToBool``: true/t/yes/y/1, false/f/no/n/0, any case); a number as a JSON number or a numeric
 string; a string only as a JSON string (``DataPiece::ToString``); ``null`` as the field left unset; a field
 by its JSON name or its proto name (proto3's JSON mapping has parsers accept both). An enum given as its number
-is refused: the documents do not carry the numbers (Google accepts it).
+is refused: the documents do not carry the numbers (Google accepts it). A ``google-duration`` or
+``google-datetime`` string must be a Duration ("86400s") or a Timestamp (RFC 3339), the JSON forms of those
+well-known types, named in the error by their type URL as k8s-config-connector's recorded answer names a type.
 The canonical form (what the emulator stores and answers) is proto3's JSON mapping
 (https://protobuf.dev/programming-guides/json/): int64/uint64 as JSON strings, int32/uint32 as numbers.
 
@@ -69,6 +71,15 @@ _TYPE_NAMES = {
 _TRUE, _FALSE = {"true", "t", "yes", "y", "1"}, {"false", "f", "no", "n", "0"}
 _DIGITS = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|NaN|-?Infinity")
+#: The well-known types behind the documents' string formats, and their JSON forms (proto3's JSON mapping,
+#: https://protobuf.dev/programming-guides/json/: Duration "1.000340012s", Timestamp RFC 3339 "Z" or an offset).
+_WELL_KNOWN = {
+    "google-duration": ("type.googleapis.com/google.protobuf.Duration", re.compile(r"-?[0-9]+(\.[0-9]{1,9})?s")),
+    "google-datetime": (
+        "type.googleapis.com/google.protobuf.Timestamp",
+        re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})"),
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -186,6 +197,8 @@ class _Walk:
             return item
         if not isinstance(item, str):
             self.invalid(path, "TYPE_STRING", item)
+        elif fmt in _WELL_KNOWN and not _WELL_KNOWN[fmt][1].fullmatch(item):
+            self.invalid(path, _WELL_KNOWN[fmt][0], item)
         return item
 
     def integer(self, item: Any, fmt: str, path: str) -> Any:

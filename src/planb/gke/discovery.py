@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planb.errors import PlanbError
+from planb.gke.project import SERVICE_USAGE_ROOT_PATHS
 
 Body = dict[str, Any]
 
@@ -31,12 +32,6 @@ API_DOCUMENTS: dict[str, tuple[str, str]] = {
     "container": ("container.v1.json", "/"),
     "compute": ("compute.v1.json", "/"),
     "serviceusage": ("serviceusage.v1.json", "/serviceusage/"),
-}
-#: The proto package each API's messages live in (for the type names in Google's error messages).
-PROTO_PACKAGES = {
-    "container": "google.container.v1",
-    "compute": "google.cloud.compute.v1",
-    "serviceusage": "google.api.serviceusage.v1",
 }
 #: Paths the emulator serves that no shipped document describes.
 UNDOCUMENTED_PREFIXES = ("/cloudquotas/v1/", "/planb/v1/")
@@ -123,7 +118,7 @@ def api_of(path: str) -> str | None:
         return None
     if path.startswith("/compute/v1/"):
         return "compute"
-    if path.startswith("/serviceusage/v1/"):
+    if path.startswith("/serviceusage/v1/") or SERVICE_USAGE_ROOT_PATHS.fullmatch(path):
         return "serviceusage"
     if path.startswith("/v1/"):
         return "container"
@@ -135,6 +130,8 @@ def find_method(http_method: str, path: str) -> Method | None:
     api = api_of(path)
     if api is None:
         return None
+    if api == "serviceusage" and not path.startswith("/serviceusage/"):
+        path = "/serviceusage" + path  # the same method, at the root URL gcloud's endpoint override uses
     for verb, pattern, method in _routes(api):
         if verb == http_method and pattern.fullmatch(path):
             return method

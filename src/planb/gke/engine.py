@@ -261,7 +261,8 @@ class Engine:
         def change(pool: Body) -> None:
             # UpdateNodePoolRequest fields GKE applies (migrating or recreating the nodes) that the emulator does not.
             if unapplied := sorted(set(request) & {"machineType", "accelerators", "flexStart", "queuedProvisioning"}):
-                raise ApiError(405, f"nodePools.update of {', '.join(unapplied)} is not implemented by the emulator")
+                fields = ", ".join(unapplied)
+                raise ApiError(501, f"nodePools.update of {fields} is not implemented by the emulator", "UNIMPLEMENTED")
             config = pool.setdefault("config", {})
             if "labels" in request:
                 config["labels"] = dict((request["labels"] or {}).get("labels") or {})

@@ -45,7 +45,8 @@ Body = dict[str, Any]
 SERVICE_USAGE = "/serviceusage/v1/"
 #: Service Usage's paths as its own host serves them, for a client pointed at the emulator's root URL.
 SERVICE_USAGE_AT_ROOT = "/v1/"
-_AT_ROOT = re.compile(r"/v1/(projects/[^/]+/services/[^/:]+(:enable)?|operations/[^/]+)")
+#: The Service Usage paths served at the emulator's root URL too (planb.gke.discovery checks them as Service Usage).
+SERVICE_USAGE_ROOT_PATHS = re.compile(r"/v1/(projects/[^/]+/services/[^/:]+(:enable)?|operations/[^/]+)")
 CLOUD_QUOTAS = "/cloudquotas/v1/"
 #: Every accelerator quota's value unless set otherwise: enough for any profile of the catalog.
 DEFAULT_QUOTA = 100000
@@ -256,7 +257,7 @@ class ProjectApis:
             answer = self._service_usage(method, path[len(SERVICE_USAGE) :])
             if answer is not None:
                 return answer
-        elif path.startswith(SERVICE_USAGE_AT_ROOT) and _AT_ROOT.fullmatch(path):
+        elif path.startswith(SERVICE_USAGE_AT_ROOT) and SERVICE_USAGE_ROOT_PATHS.fullmatch(path):
             # A client whose Service Usage endpoint is the emulator's own URL (gcloud with
             # api_endpoint_overrides/serviceusage set to it, as for container) sends the API's paths as they
             # are on serviceusage.googleapis.com: ``v1/{name}`` at the root (serviceusage.v1.json: rootUrl

@@ -97,7 +97,10 @@ def _check_aggregate(pool: Body, name: str, reservation: Body) -> None:
         slice_chips, multi_host = shape.chips_per_slice, shape.multi_host
     else:
         slice_chips, multi_host = machine_info.chips_per_vm, False
-    request = f"{{{generation.gke_accelerator}, {topology or 'single host'}, {machine_info.chips_per_vm}}}"
+    # The CA's request triple is {type, topology, count} (matcher.go: fmt.Sprintf("{%s, %s, %d}", ...)); a
+    # single-host pool's topology is the one its VM's chips form.
+    single = next((t for t in machine_info.topologies if tpu.topology_chips(t) == machine_info.chips_per_vm), "")
+    request = f"{{{generation.gke_accelerator}, {topology or single}, {machine_info.chips_per_vm}}}"
     workload = str(aggregate.get("workloadType") or "UNSPECIFIED")
     if multi_host is not None and workload in ("BATCH", "SERVING"):
         _check(

@@ -46,7 +46,7 @@ class RequestInfo:
     message: str
     #: The attempt number Kueue put at the end of the name.
     attempt: int | None = None
-    #: How long DWS kept it queued: Accepted until Provisioned, or so far (planb's own figure: GKE passes Compute Engine's waiting message through).
+    #: How long DWS kept it queued: Accepted until Provisioned, or so far (planb's own count).
     queued_for: str = ""
     #: The pods it asks for (Kueue: the worker group's replicas x hosts).
     pods: int = 0

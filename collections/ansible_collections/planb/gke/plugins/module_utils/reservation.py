@@ -138,7 +138,9 @@ def reservation_problems(
         problems.append(
             f"reservation {name} has specificReservationRequired false: planb's policy refuses it, because any VM "
             "with the default affinity (ANY_RESERVATION) may consume it, and then the reservation rung promises "
-            "Kueue capacity other VMs took; create it with --require-specific-reservation "
+            "Kueue capacity other VMs took (GKE's node auto-provisioning refuses to target such a reservation too: "
+            '"SpecificReservationRequired is not enabled so reservation cannot be specifically targeted"); create '
+            "it with --require-specific-reservation "
             f"({DOC_RESERVATION}), or set require_specific false to accept that"
         )
     status = reservation.get("status") or "READY"

@@ -91,8 +91,10 @@ def create_hint(
     return (
         f"a TPU reservation is an aggregate reservation of chips: `gcloud beta compute future-reservations create "
         f"{name} --project={project} --zone={zone} --tpu-version={version} --chip-count={chips or 'N'} "
-        f"--workload-type={workload} --start-time=START --end-time=END --reservation-name={name} "
-        f"--require-specific-reservation --auto-delete-auto-created-reservations`, {DOC_TPU_CREATE}"
+        f"--workload-type={workload} --reservation-mode=CALENDAR --planning-status=SUBMITTED --start-time=START "
+        f"--end-time=END --reservation-name={name} --require-specific-reservation "
+        f"--auto-delete-auto-created-reservations` (calendar mode; the chip count must be a slice size the page "
+        f"lists), {DOC_TPU_CREATE}"
     )
 
 
