@@ -199,6 +199,9 @@ class StackParts:
                 f"--plan-a-flavor={settings.plan_a_flavor}",
                 f"--plan-a-label={key}={value}",
                 f"--metrics-port={settings.metrics_port}",
+                # Kueue requeues an evicted Workload after 5 s (the role's backoffBaseSeconds); the eviction is seen
+                # well before.
+                "--poll-seconds=1",
                 # KWOK's pods run no Ray head: KubeRay copies the RayCluster's ready state into the RayJob (which
                 # Kueue's PodsReady reads) only on its own later reads, sometimes past a short waitForPodsReady.
                 "--emulate-ray-ready",
