@@ -31,7 +31,15 @@ TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
 #: The stockout failover controller's package, which the queues chart runs from a ConfigMap. Not
 #: settings.py: local mode's switch, which the controller never imports.
 FAILOVER_PACKAGE = REPO / "src" / "planb" / "failover"
-FAILOVER_MODULES = ("__init__.py", "__main__.py", "controller.py", "decisions.py", "kubeapi.py", "metrics.py", "names.py")
+FAILOVER_MODULES = (
+    "__init__.py",
+    "__main__.py",
+    "controller.py",
+    "decisions.py",
+    "kubeapi.py",
+    "metrics.py",
+    "names.py",
+)
 FAILOVER_COPIES = CHART_FILES / "failover"
 
 _HEADER = (

@@ -68,8 +68,19 @@ from planb.failover.names import (
     move_message,
 )
 
-__all__ = ["AFTER_ANNOTATION", "EVENT_REASON", "FROM_ANNOTATION", "MOVED_ANNOTATION", "Config", "Controller"]
-__all__ += ["condition", "human", "move_message", "pods_ready_timeouts"]
+#: What callers import from here (the names also from planb.failover.names and .decisions).
+__all__ = [
+    "AFTER_ANNOTATION",
+    "EVENT_REASON",
+    "FROM_ANNOTATION",
+    "MOVED_ANNOTATION",
+    "Config",
+    "Controller",
+    "condition",
+    "human",
+    "move_message",
+    "pods_ready_timeouts",
+]
 
 Obj = dict[str, Any]
 
