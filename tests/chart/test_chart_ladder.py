@@ -105,7 +105,8 @@ def test_two_dws_rungs_share_the_check(template: Render, tmp_path: Any) -> None:
 def test_failover_starts_from_the_first_rung(template: Render, tmp_path: Any) -> None:
     objs = template(*_ladder_args(tmp_path, FOUR, "--set", "failover.afterMinutes=5"))
     (deploy,) = _by_kind(objs, "Deployment")
-    assert "--plan-a-flavor=reserved" in deploy["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert {"--plan-a-flavor=reserved", "--plan-a-label=planb.dev/plan=reserved"} <= set(args)
 
 
 @pytest.mark.parametrize(

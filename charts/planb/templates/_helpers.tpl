@@ -275,3 +275,34 @@ flavor assignment off them.
 planb's policy: this job of {{ .Values.job.workers.replicas }} slices x {{ .Values.accelerator.hostsPerSlice }} hosts stays off DWS plan(s) {{ join ", " $plans }} because Kueue asks for its {{ mul (int .Values.job.workers.replicas) (int .Values.accelerator.hostsPerSlice) }} workers in one ProvisioningRequest and GKE provisions a request only in one node pool that holds all its pods, while a multi-host TPU pool holds one slice; run it with job.workers.replicas=1 to use DWS
 {{- end -}}
 {{- end -}}
+
+{{/* The failover controller's namespaces (JSON list): the LocalQueue's, then failover.extraNamespaces. */}}
+{{- define "planb.failoverNamespaces" -}}
+{{- prepend (.Values.failover.extraNamespaces | default list) .Values.queues.localQueue.namespace | uniq | toJson -}}
+{{- end -}}
+
+{{/* The failover controller's rights, each a call planb.failover.controller makes. */}}
+{{- define "planb.failoverRules" -}}
+# get: the Workload again after the RayJob's patch; list: every poll; patch: the affinity (JSON patch).
+- apiGroups: ["kueue.x-k8s.io"]
+  resources: ["workloads"]
+  verbs: ["get", "list", "patch"]
+# get: the owner of an evicted Workload; list: the metrics; patch: the annotation and the affinity.
+- apiGroups: ["ray.io"]
+  resources: ["rayjobs"]
+  verbs: ["get", "list", "patch"]
+# The MovedToPlanB Event on the RayJob.
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- if not .Values.failover.inCluster }}
+# Local mode only (--emulate-ray-ready): KWOK's pods run no Ray head, so the controller copies a ready
+# RayCluster's state into its RayJob, as KubeRay does once the head answers.
+- apiGroups: ["ray.io"]
+  resources: ["rayclusters"]
+  verbs: ["list"]
+- apiGroups: ["ray.io"]
+  resources: ["rayjobs/status"]
+  verbs: ["patch"]
+{{- end }}
+{{- end -}}

@@ -8,8 +8,9 @@
 * ``files/train.py``: ``training/train.py`` byte for byte. The job's ConfigMap carries the script
   verbatim, so the copy has no header; it is a copy, not a symlink, because helm warns about
   symlinks on every command.
-* ``files/failover_controller.py``: ``src/planb/failover/controller.py`` byte for byte, the script
-  of the failover controller the queues chart deploys.
+* ``files/failover/*.py``: the modules of ``src/planb/failover/`` the controller runs on
+  (``python -m planb.failover``), byte for byte. The queues chart mounts them from a ConfigMap as
+  the package ``planb/failover/`` in a stock Python image; they use the standard library only.
 """
 
 from __future__ import annotations
@@ -27,9 +28,19 @@ CHART_FILES = REPO / "charts" / "planb" / "files"
 TRAIN_SOURCE = REPO / "training" / "train.py"
 TRAIN_COPY = CHART_FILES / "train.py"
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
-#: The stockout failover controller, which the queues chart runs from a ConfigMap.
-FAILOVER_SOURCE = REPO / "src" / "planb" / "failover" / "controller.py"
-FAILOVER_COPY = CHART_FILES / "failover_controller.py"
+#: The stockout failover controller's package, which the queues chart runs from a ConfigMap. Not
+#: settings.py: local mode's switch, which the controller never imports.
+FAILOVER_PACKAGE = REPO / "src" / "planb" / "failover"
+FAILOVER_MODULES = (
+    "__init__.py",
+    "__main__.py",
+    "controller.py",
+    "decisions.py",
+    "kubeapi.py",
+    "metrics.py",
+    "names.py",
+)
+FAILOVER_COPIES = CHART_FILES / "failover"
 
 _HEADER = (
     "# Generated from the planb accelerator catalog by `make values` (python -m planb.catalog.chart_files).\n"
@@ -69,7 +80,7 @@ def expected() -> dict[Path, bytes]:
     return {
         TPU_TOPOLOGIES: render_tpu_topologies().encode(),
         TRAIN_COPY: TRAIN_SOURCE.read_bytes(),
-        FAILOVER_COPY: FAILOVER_SOURCE.read_bytes(),
+        **{FAILOVER_COPIES / name: (FAILOVER_PACKAGE / name).read_bytes() for name in FAILOVER_MODULES},
     }
 
 
@@ -79,6 +90,7 @@ def write_all() -> list[Path]:
     for path, content in expected().items():
         if path.is_symlink():
             path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
         written.append(path)
     return written

@@ -1,9 +1,7 @@
 """The names the failover controller writes and planb reads back: annotations, reasons, labels, its message.
 
-``planb status`` shows a moved job from these without importing the controller (which needs the
-``kubernetes`` client and runs as one self-contained script). The controller carries its own copies of
-every name here, because the queues chart ships ``controller.py`` alone in a ConfigMap;
-tests/failover/test_names.py fails when the two disagree.
+``planb status`` shows a moved job from these without importing the controller; the controller imports
+them from here (the queues chart ships the whole planb.failover package), so both always agree.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ from planb.statefile import write_json
 #: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083.
 METRICS_PORT = 19084
 FILE_NAME = "failover.json"
+#: The kueue_queues role's release (planb-queues in default): the chart names the account <release>-failover.
+SERVICE_ACCOUNT = "default/planb-queues-failover"
 
 
 class FailoverSettingsError(PlanbError):
@@ -26,6 +28,11 @@ class FailoverSettings:
     after_seconds: float = 0.0
     plan_a_flavor: str = "on-demand"
     metrics_port: int = METRICS_PORT
+    #: NAMESPACE/NAME of the queues chart's failover ServiceAccount: the controller runs with its token.
+    service_account: str = SERVICE_ACCOUNT
+    #: planb's ClusterQueue(s) and the LocalQueue namespaces, comma-separated (the controller's flags).
+    cluster_queues: str = "cluster-queue"
+    namespaces: str = "default"
 
     @property
     def enabled(self) -> bool:
@@ -46,6 +53,9 @@ def load(state: Path) -> FailoverSettings:
             after_seconds=float(data.get("after_seconds", 0.0)),
             plan_a_flavor=str(data.get("plan_a_flavor", "on-demand")),
             metrics_port=int(data.get("metrics_port", METRICS_PORT)),
+            service_account=str(data.get("service_account", SERVICE_ACCOUNT)),
+            cluster_queues=str(data.get("cluster_queues", "cluster-queue")),
+            namespaces=str(data.get("namespaces", "default")),
         )
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         raise FailoverSettingsError(f"{file} is not a valid failover settings file ({exc}). Fix: delete it") from exc

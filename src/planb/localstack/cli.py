@@ -65,7 +65,11 @@ def _failover(args: argparse.Namespace) -> int:
     stack = LocalStack()
     current = failover_settings.load(stack.state)
     wanted = failover_settings.FailoverSettings(
-        after_seconds=max(0.0, args.after_seconds), plan_a_flavor=args.plan_a_flavor
+        after_seconds=max(0.0, args.after_seconds),
+        plan_a_flavor=args.plan_a_flavor,
+        service_account=args.service_account,
+        cluster_queues=args.cluster_queues,
+        namespaces=args.namespaces,
     )
     if not wanted.enabled:
         wanted = failover_settings.FailoverSettings()
@@ -111,5 +115,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--after-seconds", type=float, required=True, help="Kueue's waitForPodsReady timeout; 0 switches it off"
     )
     failover.add_argument("--plan-a-flavor", default="on-demand", help="plan A's ResourceFlavor")
+    failover.add_argument(
+        "--service-account",
+        default=failover_settings.SERVICE_ACCOUNT,
+        help="NAMESPACE/NAME of the queues chart's failover ServiceAccount, whose token the controller uses",
+    )
+    failover.add_argument("--cluster-queues", default="cluster-queue", help="planb's ClusterQueue(s), a,b")
+    failover.add_argument("--namespaces", default="default", help="the LocalQueue namespaces, a,b")
     failover.add_argument("--check", action="store_true", help="report what would change, change nothing")
     failover.set_defaults(handler=_failover)

@@ -23,6 +23,7 @@ from planb import paths
 from planb.failover import settings as failover_settings
 from planb.gke.background import BackgroundEmulator, default_port
 from planb.kube import Kube, KubeError
+from planb.localstack import failover_access
 from planb.localstack.control_plane import APISERVER_PORT, ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
@@ -183,16 +184,24 @@ class StackParts:
         if not settings.enabled or self.failover.pid() is not None:
             return False
         say(f"starting the failover controller (plan A gets {settings.after_seconds:g} s) ...")
+        # The chart's ServiceAccount and Roles, as in the cluster: a fresh token of that account each start.
+        access = failover_access.service_account_token(self.state, self.kubeconfig, settings.service_account)
+        key, value = failover_access.plan_a_label(self.kubeconfig, settings.plan_a_flavor)
         self.failover.start(
             [
                 sys.executable,
                 "-m",
-                "planb.failover.controller",
-                "--kubeconfig",
-                str(self.kubeconfig),
+                "planb.failover",
+                *access.flags(),
                 f"--after-seconds={settings.after_seconds:g}",
+                f"--cluster-queues={settings.cluster_queues}",
+                f"--namespaces={settings.namespaces}",
                 f"--plan-a-flavor={settings.plan_a_flavor}",
+                f"--plan-a-label={key}={value}",
                 f"--metrics-port={settings.metrics_port}",
+                # Kueue requeues an evicted Workload after 5 s (the role's backoffBaseSeconds); the eviction is seen
+                # well before.
+                "--poll-seconds=1",
                 # KWOK's pods run no Ray head: KubeRay copies the RayCluster's ready state into the RayJob (which
                 # Kueue's PodsReady reads) only on its own later reads, sometimes past a short waitForPodsReady.
                 "--emulate-ray-ready",

@@ -25,6 +25,8 @@ LOCAL_FILES = (
     "kueue-etc.tmp",
     "failover.json",
     "failover.tmp",
+    "failover-token",
+    "failover-ca.crt",
     "up-timings.json",
     "*.pid",
     "*.log",

@@ -1,0 +1,1 @@
+"""Stockout-aware failover from plan A to plan B: see controller.py."""

@@ -1,0 +1,377 @@
+"""Stockout-aware failover: a RayJob that plan A could not place moves to plan B.
+
+Kueue's `waitForPodsReady` evicts a workload whose pods are not ready within its timeout (reason
+PodsReadyTimeout), suspends the job and requeues the workload after a backoff. Kueue v0.19.2 gives that
+reason for two underlying causes: `WaitForStart` (the pods were never all ready since admission: plan A
+had no capacity, a stockout) and `WaitForRecovery` (they were ready, then fell short: a pod failed, or
+KubeRay retrying the job cleared its `status.rayClusterStatus`, which Kueue reads as the RayJob's
+readiness). Only a stockout moves the job; a slow retry on plan A is left to Kueue, which requeues it.
+On a stockout eviction from plan A's flavor this controller steers the job away from plan A, once:
+
+1. it patches the RayJob: the annotation `planb.dev/failover` (so a restart never moves it twice)
+   and, on each accelerator worker group, a required node affinity `<plan A label> NotIn [<value>]`
+   (so the pods Kueue starts later can never land on plan A);
+2. once Kueue has released the quota (the Workload's pod sets are mutable again), it adds the same
+   affinity to the Workload's accelerator pod sets. Kueue's flavor assigner matches a pod set's
+   required node affinity against each flavor's nodeLabels, so the requeued Workload can only get
+   plan B. Kueue compares a job with its Workload by containers and tolerations only, so this edit
+   is not undone, and the Workload stays the same object (one lineage, same job name);
+3. it records a Kubernetes Event on the RayJob ("moved to plan B after N: plan A had no capacity").
+
+It acts only on Workloads admitted by planb's ClusterQueue(s) (`--cluster-queues`: the Workload's
+status.admission.clusterQueue), and reads and writes only in the namespaces it is given
+(`--namespaces`, the LocalQueues' namespaces; none: the whole cluster). A job admitted on plan B is
+never touched: only evictions from plan A's flavor are acted on, and the affinity only ever excludes
+plan A. It lists the Workloads of its namespaces every `--poll-seconds`. Metrics (Prometheus text) are
+computed from the cluster on each scrape, so they survive restarts.
+
+The package needs nothing beyond the standard library (planb.failover.kubeapi talks to the API
+server): the queues chart ships its modules in a ConfigMap and runs them in a stock Python image with
+the pod's ServiceAccount token; local mode runs the same module on the host with a token of the same
+ServiceAccount.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from planb.failover import metrics
+from planb.failover.decisions import (
+    RAY_GROUP,
+    admitted_cluster_queue,
+    admitted_flavors,
+    condition,
+    escape,
+    excludes,
+    is_stockout,
+    is_true,
+    now_rfc3339,
+    pods_ready_timeouts,
+    rayjob_owner,
+    requests_accelerator,
+    with_exclusion,
+)
+from planb.failover.kubeapi import Api, ApiError
+from planb.failover.names import (
+    AFTER_ANNOTATION,
+    EVENT_REASON,
+    EVICTED_REASON,
+    FROM_ANNOTATION,
+    MOVED_ANNOTATION,
+    PLAN_LABEL,
+    human,
+    move_message,
+)
+
+#: What callers import from here (the names also from planb.failover.names and .decisions).
+__all__ = [
+    "AFTER_ANNOTATION",
+    "EVENT_REASON",
+    "FROM_ANNOTATION",
+    "MOVED_ANNOTATION",
+    "Config",
+    "Controller",
+    "condition",
+    "human",
+    "move_message",
+    "pods_ready_timeouts",
+]
+
+Obj = dict[str, Any]
+
+KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
+RAY_VERSION = "v1"
+DEFAULT_ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
+
+log = logging.getLogger("planb.failover")
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the controller needs to know; Kueue's own timeout does the waiting."""
+
+    #: Kueue's waitForPodsReady timeout (for the messages only).
+    after_seconds: float
+    #: planb's ClusterQueue(s): a Workload admitted by any other is never acted on.
+    cluster_queues: tuple[str, ...]
+    plan_a_flavor: str = "on-demand"
+    #: The node label plan A's flavor selects (key, value); None: read from that ResourceFlavor.
+    plan_a_label: tuple[str, str] | None = None
+    #: The namespaces it lists and patches in; empty: the whole cluster.
+    namespaces: tuple[str, ...] = ()
+    accelerators: tuple[str, ...] = DEFAULT_ACCELERATORS
+    #: 0: no metrics endpoint.
+    metrics_port: int = 0
+    metrics_host: str = "127.0.0.1"
+    #: Seconds between two lists of the Workloads.
+    poll_seconds: float = 2.0
+    #: Tests only: sleep this long between patching the RayJob and patching the Workload.
+    pause_mid_move_seconds: float = 0.0
+    #: Local mode only (KWOK pods run no Ray): copy a ready RayCluster's state into its RayJob, as
+    #: KubeRay does once the Ray head's dashboard answers; Kueue reads PodsReady from it.
+    emulate_ray_ready: bool = False
+
+
+class Controller:
+    def __init__(self, api: Api, cfg: Config) -> None:
+        self.cfg = cfg
+        self.api = api
+        self.moves_done = 0  # by this process (the cluster-wide count comes from the annotations)
+        self.recorded: set[str] = set()  # uids of RayJobs whose Event exists
+        #: Workloads (uid) last seen admitted on plan A: Kueue clears the admission right after the
+        #: eviction, possibly before this controller has patched the RayJob.
+        self.on_plan_a: set[str] = set()
+        #: Workloads (uid) -> their PodsReadyTimeout counts when last seen not evicted (is_stockout).
+        self.timeouts_before: dict[str, dict[str, int]] = {}
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------------- API
+    def get(self, group: str, version: str, plural: str, name: str, namespace: str = "") -> Obj:
+        return self.api.get(group, version, plural, namespace, name)
+
+    def list_items(self, group: str, version: str, plural: str) -> list[Obj]:
+        """Every object of the resource in the controller's namespaces (the cluster's with none)."""
+        items: list[Obj] = []
+        for namespace in self.cfg.namespaces or ("",):
+            items += list(self.api.list_objects(group, version, plural, namespace).get("items") or [])
+        return items
+
+    def json_patch(self, group: str, version: str, plural: str, namespace: str, name: str, patch: list[Obj]) -> None:
+        self.api.json_patch(group, version, plural, namespace, name, patch)
+
+    # ------------------------------------------------------------ plan A's label
+    def plan_a_label(self) -> tuple[str, str]:
+        if self.cfg.plan_a_label is not None:
+            return self.cfg.plan_a_label
+        flavor = self.get(KUEUE_GROUP, KUEUE_VERSION, "resourceflavors", self.cfg.plan_a_flavor)
+        labels: dict[str, str] = dict((flavor.get("spec") or {}).get("nodeLabels") or {})
+        if not labels:
+            raise RuntimeError(f"ResourceFlavor {self.cfg.plan_a_flavor} has no nodeLabels to exclude")
+        key = PLAN_LABEL if PLAN_LABEL in labels else sorted(labels)[0]
+        return key, labels[key]
+
+    # ------------------------------------------------------------------ reconcile
+    def reconcile(self, wl: Obj) -> None:
+        name = rayjob_owner(wl)
+        if name is None:
+            return
+        queue = admitted_cluster_queue(wl)
+        if queue is not None and queue not in self.cfg.cluster_queues:
+            # Another ClusterQueue's Workload (a flavor of the same name there is another team's plan A).
+            self.on_plan_a.discard(str(wl["metadata"].get("uid")))
+            return
+        namespace = wl["metadata"]["namespace"]
+        try:
+            rayjob = self.get(RAY_GROUP, RAY_VERSION, "rayjobs", name, namespace)
+        except ApiError as exc:
+            if exc.status == 404:
+                return
+            raise
+        annotations = rayjob.get("metadata", {}).get("annotations") or {}
+        uid = str(wl["metadata"].get("uid"))
+        flavors = admitted_flavors(wl, self.cfg.accelerators)
+        if flavors:
+            if self.cfg.plan_a_flavor in flavors:
+                self.on_plan_a.add(uid)
+            else:
+                self.on_plan_a.discard(uid)
+        if MOVED_ANNOTATION not in annotations:
+            evicted = condition(wl, "Evicted")
+            if not (evicted and evicted.get("status") == "True"):
+                self.timeouts_before[uid] = pods_ready_timeouts(wl)
+                return
+            if evicted.get("reason") != EVICTED_REASON:
+                return
+            if uid not in self.on_plan_a:
+                # Evicted from plan B (or evicted from plan A while this controller was down, and the
+                # admission is cleared): never move a job not seen on plan A; Kueue requeues it.
+                return
+            if not is_stockout(wl, self.timeouts_before.get(uid)):
+                # Its pods were ready on plan A and fell short (a failed pod, KubeRay retrying the job):
+                # plan A has the capacity, so Kueue requeues it as it is.
+                log.info("%s/%s: evicted from %s while recovering, not a stockout; left to Kueue", namespace,
+                         name, self.cfg.plan_a_flavor)  # fmt: skip
+                return
+            key, value = self.plan_a_label()
+            for attempt in range(5):
+                try:
+                    self.patch_rayjob(rayjob, key, value)
+                    break
+                except ApiError as exc:
+                    # 409/422: Kueue or KubeRay changed the RayJob since we read it (the "test" op).
+                    if exc.status not in (409, 422) or attempt == 4:
+                        raise
+                    time.sleep(0.2)
+                    rayjob = self.get(RAY_GROUP, RAY_VERSION, "rayjobs", name, namespace)
+                    if MOVED_ANNOTATION in (rayjob["metadata"].get("annotations") or {}):
+                        break
+            log.info(
+                "%s/%s: evicted from %s after its pods were not ready; steering it to plan B",
+                namespace,
+                name,
+                self.cfg.plan_a_flavor,
+            )
+            if self.cfg.pause_mid_move_seconds:
+                log.info("pausing %.0f s mid-move (test hook)", self.cfg.pause_mid_move_seconds)
+                time.sleep(self.cfg.pause_mid_move_seconds)
+            wl = self.get(KUEUE_GROUP, KUEUE_VERSION, "workloads", wl["metadata"]["name"], namespace)
+            annotations = {MOVED_ANNOTATION: "", AFTER_ANNOTATION: str(self.cfg.after_seconds)}
+        self.finish(namespace, name, wl, annotations)
+
+    def patch_rayjob(self, rayjob: Obj, key: str, value: str) -> None:
+        """The annotation and the workers' affinity in one patch: either both or neither."""
+        meta = rayjob["metadata"]
+        groups = copy.deepcopy(rayjob["spec"]["rayClusterSpec"].get("workerGroupSpecs") or [])
+        for group in groups:
+            spec = group["template"].setdefault("spec", {})
+            if requests_accelerator(spec, self.cfg.accelerators):
+                spec["affinity"] = with_exclusion(spec, key, value)
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
+            {"op": "replace", "path": "/spec/rayClusterSpec/workerGroupSpecs", "value": groups},
+        ]
+        if not meta.get("annotations"):
+            patch.append({"op": "add", "path": "/metadata/annotations", "value": {}})
+        patch.append({"op": "add", "path": "/metadata/annotations/" + escape(MOVED_ANNOTATION), "value": now_rfc3339()})
+        for ann, val in ((FROM_ANNOTATION, self.cfg.plan_a_flavor), (AFTER_ANNOTATION, str(self.cfg.after_seconds))):
+            patch.append({"op": "add", "path": "/metadata/annotations/" + escape(ann), "value": val})
+        self.json_patch(RAY_GROUP, RAY_VERSION, "rayjobs", meta["namespace"], meta["name"], patch)
+        with self.lock:
+            self.moves_done += 1
+
+    def finish(self, namespace: str, name: str, wl: Obj, annotations: dict[str, str]) -> None:
+        """The Workload's affinity (once Kueue released its quota) and the Event; both idempotent."""
+        if is_true(wl, "QuotaReserved"):
+            return  # still admitted (or re-admitted on plan B already): pod sets are immutable now
+        key, value = self.plan_a_label()
+        podsets = wl["spec"]["podSets"]
+        patch: list[Obj] = []
+        for index, podset in enumerate(podsets):
+            spec = podset["template"].get("spec", {})
+            if requests_accelerator(spec, self.cfg.accelerators) and not excludes(spec, key, value):
+                patch.append(
+                    {
+                        "op": "add",
+                        "path": f"/spec/podSets/{index}/template/spec/affinity",
+                        "value": with_exclusion(spec, key, value),
+                    }
+                )
+        if patch:
+            patch.insert(
+                0, {"op": "test", "path": "/metadata/resourceVersion", "value": wl["metadata"]["resourceVersion"]}
+            )
+            self.json_patch(KUEUE_GROUP, KUEUE_VERSION, "workloads", namespace, wl["metadata"]["name"], patch)
+            log.info("%s/%s: Workload %s now excludes %s=%s", namespace, name, wl["metadata"]["name"], key, value)
+        self.record_event(namespace, name, float(annotations.get(AFTER_ANNOTATION) or self.cfg.after_seconds))
+
+    def record_event(self, namespace: str, name: str, after_seconds: float) -> None:
+        rayjob = self.get(RAY_GROUP, RAY_VERSION, "rayjobs", name, namespace)
+        uid = str(rayjob["metadata"]["uid"])
+        if uid in self.recorded:
+            return
+        stamp = now_rfc3339()
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            # One name per RayJob object: a re-created job of the same name gets its own Event.
+            "metadata": {"name": f"{name}.planb-moved-to-plan-b.{uid}", "namespace": namespace},
+            "involvedObject": {
+                "apiVersion": f"{RAY_GROUP}/{RAY_VERSION}",
+                "kind": "RayJob",
+                "name": name,
+                "namespace": namespace,
+                "uid": rayjob["metadata"]["uid"],
+            },
+            "reason": EVENT_REASON,
+            "message": move_message(after_seconds),
+            "type": "Normal",
+            "source": {"component": "planb-failover"},
+            "reportingComponent": "planb-failover",
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            self.api.create_event(namespace, body)
+            log.info("%s/%s: %s", namespace, name, body["message"])
+        except ApiError as exc:
+            if exc.status != 409:  # already recorded (a restart after the move): one Event per move
+                raise
+        self.recorded.add(uid)
+
+    # -------------------------------------------------------------------- loops
+    def list_workloads(self) -> list[Obj]:
+        return self.list_items(KUEUE_GROUP, KUEUE_VERSION, "workloads")
+
+    def safe_reconcile(self, wl: Obj) -> None:
+        try:
+            self.reconcile(wl)
+        except ApiError as exc:
+            # 409/422: the object changed under us (a failed "test"); the next list retries.
+            log.warning(
+                "%s/%s: %s %s %s",
+                wl["metadata"].get("namespace"),
+                wl["metadata"].get("name"),
+                exc.status,
+                exc.reason,
+                exc.body[:500],
+            )
+        except Exception:
+            log.exception("reconciling %s", wl.get("metadata", {}).get("name"))
+
+    def emulate_ray_ready_once(self) -> None:
+        """Local mode: RayJob.status.rayClusterStatus <- its ready RayCluster's status.
+
+        On GKE KubeRay copies it when it polls the Ray head's dashboard for the job; KWOK's pods run
+        no Ray head, so KubeRay never gets there and Kueue would never see PodsReady=True."""
+        clusters = self.list_items(RAY_GROUP, RAY_VERSION, "rayclusters")
+        jobs = {
+            (j["metadata"]["namespace"], j["metadata"]["name"]): j
+            for j in self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
+        }
+        for cluster in clusters:
+            status = cluster.get("status") or {}
+            if status.get("state") != "ready":
+                continue
+            for owner in cluster["metadata"].get("ownerReferences", []) or []:
+                job = jobs.get((cluster["metadata"]["namespace"], owner.get("name")))
+                if owner.get("kind") != "RayJob" or job is None or job["spec"].get("suspend"):
+                    continue
+                job_status = job.get("status") or {}
+                if job_status.get("rayClusterName") != cluster["metadata"]["name"]:
+                    continue
+                if (job_status.get("rayClusterStatus") or {}).get("state") == "ready":
+                    continue
+                meta = job["metadata"]
+                body = {"status": {"rayClusterStatus": status}}
+                self.api.merge_patch_status(RAY_GROUP, RAY_VERSION, "rayjobs", meta["namespace"], meta["name"], body)
+
+    def emulate_ray_ready_loop(self, stop: threading.Event) -> None:
+        while not stop.wait(0.5):
+            try:
+                self.emulate_ray_ready_once()
+            except Exception as exc:  # best effort, next round retries
+                log.warning("emulating Ray readiness: %s", exc)
+
+    def run(self, stop: threading.Event) -> None:
+        if self.cfg.emulate_ray_ready:
+            threading.Thread(target=self.emulate_ray_ready_loop, args=(stop,), daemon=True, name="ray-ready").start()
+        while not stop.is_set():
+            try:
+                for wl in self.list_workloads():
+                    self.safe_reconcile(wl)
+            except ApiError as exc:
+                log.warning("listing Workloads: %s %s %s; listing again", exc.status, exc.reason, exc.body[:300])
+            except Exception:
+                log.exception("listing Workloads failed; listing again")
+            stop.wait(self.cfg.poll_seconds)
+
+    # ------------------------------------------------------------------ metrics
+    def metrics(self) -> str:
+        rayjobs = self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
+        return metrics.render(self.list_workloads(), rayjobs, self.cfg.accelerators, self.moves_done)

@@ -1,0 +1,195 @@
+"""The failover controller's standard-library API client on the wire: a real HTTP(S) server on loopback.
+
+What the server receives (method, path, headers, body) is what an API server would; its answers are
+shaped as the API server's (a List, a metav1.Status on errors).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.failover.kubeapi import JSON_PATCH, MERGE_PATCH, ApiError, Credentials, CredentialsError, KubeApi
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Server:
+    url: str
+    seen: list[Seen] = field(default_factory=list)
+    #: path -> (status, JSON answer); anything else: 200 {"kind": "Echo"}.
+    answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
+
+
+def serve(tls: tuple[Path, Path] | None = None) -> Iterator[Server]:
+    state = Server(url="")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def handle_any(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            state.seen.append(Seen(self.command, self.path, dict(self.headers), json.loads(raw) if raw else None))
+            status, answer = state.answers.get(self.path, (200, {"kind": "Echo"}))
+            body = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_PATCH = do_POST = handle_any
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    scheme = "http"
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(tls[0]), str(tls[1]))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    state.url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture()
+def server() -> Iterator[Server]:
+    yield from serve()
+
+
+@pytest.fixture()
+def token(tmp_path: Path) -> Path:
+    file = tmp_path / "token"
+    file.write_text("first-token\n")
+    return file
+
+
+def test_each_call_sends_the_api_servers_method_path_and_content_type(server: Server, token: Path) -> None:
+    api = KubeApi(Credentials(server.url, token))
+    api.get("kueue.x-k8s.io", "v1beta2", "workloads", "team-a", "rayjob-job-1-8c6f2")
+    api.list_objects("ray.io", "v1", "rayjobs", "team-a")
+    api.list_objects("kueue.x-k8s.io", "v1beta2", "workloads", "")
+    api.get("kueue.x-k8s.io", "v1beta2", "resourceflavors", "", "on-demand")
+    ops = [{"op": "test", "path": "/metadata/resourceVersion", "value": "7"}]
+    api.json_patch("ray.io", "v1", "rayjobs", "team-a", "job-1", ops)
+    api.merge_patch_status("ray.io", "v1", "rayjobs", "team-a", "job-1", {"status": {"rayClusterStatus": {}}})
+    api.create_event("team-a", {"kind": "Event"})
+    assert [(s.method, s.path, s.headers.get("Content-Type"), s.body) for s in server.seen] == [
+        ("GET", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/rayjob-job-1-8c6f2", None, None),
+        ("GET", "/apis/ray.io/v1/namespaces/team-a/rayjobs", None, None),
+        ("GET", "/apis/kueue.x-k8s.io/v1beta2/workloads", None, None),
+        ("GET", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors/on-demand", None, None),
+        ("PATCH", "/apis/ray.io/v1/namespaces/team-a/rayjobs/job-1", JSON_PATCH, ops),
+        (
+            "PATCH",
+            "/apis/ray.io/v1/namespaces/team-a/rayjobs/job-1/status",
+            MERGE_PATCH,
+            {"status": {"rayClusterStatus": {}}},
+        ),
+        ("POST", "/api/v1/namespaces/team-a/events", "application/json", {"kind": "Event"}),
+    ]
+
+
+def test_the_token_file_is_read_again_for_every_request(server: Server, token: Path) -> None:
+    api = KubeApi(Credentials(server.url, token))
+    api.list_objects("ray.io", "v1", "rayjobs", "default")
+    token.write_text("rotated-token")  # the kubelet rotates a bound ServiceAccount token in place
+    api.list_objects("ray.io", "v1", "rayjobs", "default")
+    assert [s.headers["Authorization"] for s in server.seen] == ["Bearer first-token", "Bearer rotated-token"]
+
+
+def test_an_error_status_is_raised_with_the_api_servers_reason(server: Server, token: Path) -> None:
+    path = "/apis/ray.io/v1/namespaces/kube-system/rayjobs/job-1"
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": 'rayjobs.ray.io "job-1" is forbidden: User "system:serviceaccount:default:queues-failover" '
+        'cannot patch resource "rayjobs" in API group "ray.io" in the namespace "kube-system"',
+        "reason": "Forbidden",
+        "code": 403,
+    }
+    server.answers[path] = (403, status)
+    with pytest.raises(ApiError) as refused:
+        KubeApi(Credentials(server.url, token)).json_patch("ray.io", "v1", "rayjobs", "kube-system", "job-1", [])
+    assert (refused.value.status, refused.value.reason) == (403, "Forbidden")
+    assert "cannot patch resource" in refused.value.body
+
+
+def test_an_unreachable_server_is_status_0(token: Path) -> None:
+    with socket_closed() as url, pytest.raises(ApiError) as failed:
+        KubeApi(Credentials(url, token), timeout=5).list_objects("ray.io", "v1", "rayjobs", "default")
+    assert failed.value.status == 0
+
+
+class socket_closed:
+    """A loopback URL where nothing listens."""
+
+    def __enter__(self) -> str:
+        import socket
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        sock.close()
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+@pytest.fixture()
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_https_trusts_the_given_ca_file_and_nothing_else(certificate: tuple[Path, Path], token: Path) -> None:
+    for state in serve(certificate):
+        trusted = KubeApi(Credentials(state.url, token, ca_file=certificate[0]))
+        assert trusted.list_objects("ray.io", "v1", "rayjobs", "default") == {"kind": "Echo"}
+        with pytest.raises(ApiError) as untrusted:
+            KubeApi(Credentials(state.url, token)).list_objects("ray.io", "v1", "rayjobs", "default")
+        assert untrusted.value.status == 0
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.value.body
+        assert len(state.seen) == 1
+
+
+def test_in_cluster_credentials_are_the_pods_service_account(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("t")
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    assert Credentials.in_cluster(env, tmp_path) == Credentials(
+        "https://10.96.0.1:443", tmp_path / "token", tmp_path / "ca.crt"
+    )
+    env6 = {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}
+    assert Credentials.in_cluster(env6, tmp_path).server == "https://[fd00::1]:443"
+    with pytest.raises(CredentialsError, match="--server, --token-file and --ca-file"):
+        Credentials.in_cluster({}, tmp_path)
