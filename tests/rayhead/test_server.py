@@ -87,11 +87,14 @@ def _feed(heads: RayHeads, *pods: Obj) -> None:
     heads.reconcile()
 
 
-def _proxied(server: RayHeadServer, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def _proxied(
+    server: RayHeadServer, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
     """A request sent through the stand-in as an HTTP proxy, as KubeRay sends it."""
     conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
     try:
-        conn.request(method, f"http://{HEAD_HOST}{path}", body=json.dumps(body) if body is not None else None)
+        data = json.dumps(body) if body is not None else None
+        conn.request(method, f"http://{HEAD_HOST}{path}", body=data, headers=headers or {})
         answer = conn.getresponse()
         raw = answer.read().decode()
     finally:
