@@ -5,7 +5,9 @@ cluster on this machine, so a kubeconfig pointing elsewhere (a GKE cluster's, a 
 get as far as its first request. `planb local up` starts it with the local stack's kubeconfig and API
 server port (planb.localstack.parts); the kubeconfig's current server must be
 ``https://127.0.0.1:<that port>``, the one address the stack's API server listens on
-(planb.localstack.control_plane's bind address).
+(planb.localstack.control_plane's bind address) and the one kwokctl writes into the kubeconfig
+(kubernetes-sigs/kwok pkg/kwokctl/runtime/binary/cluster_setup.go, finishInstall: the scheme,
+utilsnet.LocalAddress and the API server port).
 """
 
 from __future__ import annotations
