@@ -1,5 +1,5 @@
 """`run` payloads through the stand-in: what reaches this machine as a process, where it runs, how it is recorded,
-and the Ray token check in front of it. The cluster is the fake API server of tests/rayhead/test_server.py."""
+and the Ray token check in front of it. The cluster is tests/rayhead/fake_cluster.py's fake API server."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from planb.rayhead.heads import RayHeads
 from planb.rayhead.jobs import FAILED, SUCCEEDED
 from planb.rayhead.server import RayHeadServer
 from planb.rayhead.submitter import Submitters
-from tests.rayhead.test_server import NS, OBJECTS, SUBMITTER, FakeKube, _feed, _proxied
+from tests.rayhead.fake_cluster import NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
 
 RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
 RAYCLUSTER = f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc"
@@ -95,7 +95,7 @@ def serve(tmp_path: Path) -> Iterator[Any]:
 def _wait_job(server: RayHeadServer, submission_id: str, headers: dict[str, str] | None = None) -> Obj:
     deadline = time.monotonic() + 30
     while True:
-        code, job = _proxied(server, "GET", f"/api/jobs/{submission_id}", headers=headers)
+        code, job = proxied(server, "GET", f"/api/jobs/{submission_id}", headers=headers)
         assert code == 200, job
         if job["status"] in (SUCCEEDED, FAILED) or time.monotonic() > deadline:
             return cast(Obj, job)
@@ -105,7 +105,7 @@ def _wait_job(server: RayHeadServer, submission_id: str, headers: dict[str, str]
 def test_a_rayjob_whose_entrypoint_is_bash_is_not_run_on_the_host(serve: Any, tmp_path: Path) -> None:
     marker = tmp_path / "owned"
     heads, kube, server = serve(_objects(entrypoint=f"bash -c 'touch {marker}'"))
-    _feed(heads, _head(), SUBMITTER)
+    feed(heads, _head(), SUBMITTER)
     deadline = time.monotonic() + 15
     while not kube.patches and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -121,31 +121,31 @@ def test_a_rayjob_whose_entrypoint_is_bash_is_not_run_on_the_host(serve: Any, tm
 
 def test_the_job_api_runs_only_the_rayjobs_own_entrypoint_of_a_token_cluster(serve: Any, tmp_path: Path) -> None:
     heads, _, server = serve(_objects(token=None))
-    _feed(heads, _head())
-    code, answer = _proxied(server, "POST", "/api/jobs/", {"submission_id": "s0", "entrypoint": ENTRYPOINT})
+    feed(heads, _head())
+    code, answer = proxied(server, "POST", "/api/jobs/", {"submission_id": "s0", "entrypoint": ENTRYPOINT})
     assert code == 400 and "planb's policy: RayCluster team-a/rc has no token auth" in answer, answer
 
     heads, _, server = serve(_objects())
-    _feed(heads, _head())
+    feed(heads, _head())
     marker = tmp_path / "owned"
     other = {"submission_id": "s1", "entrypoint": f"python /app/train.py && touch {marker}"}
-    code, answer = _proxied(server, "POST", "/api/jobs/", other, headers=AUTH)
+    code, answer = proxied(server, "POST", "/api/jobs/", other, headers=AUTH)
     assert code == 400 and "is not RayJob team-a/rj's spec.entrypoint" in answer, answer
     own = {"submission_id": "s2", "entrypoint": ENTRYPOINT}
-    assert _proxied(server, "POST", "/api/jobs/", own, headers=AUTH)[0] == 200
+    assert proxied(server, "POST", "/api/jobs/", own, headers=AUTH)[0] == 200
     assert _wait_job(server, "s2", AUTH)["status"] == SUCCEEDED
-    assert [j["submission_id"] for j in _proxied(server, "GET", "/api/jobs/", headers=AUTH)[1]] == ["s2"]
+    assert [j["submission_id"] for j in proxied(server, "GET", "/api/jobs/", headers=AUTH)[1]] == ["s2"]
     assert not marker.exists()
 
 
 def test_every_submission_of_a_rayjob_runs_in_the_rayjobs_work_directory(serve: Any, tmp_path: Path) -> None:
     """A KubeRay retry has a new submission id; it must find what the first run left (its checkpoints)."""
     heads, _, server = serve(_objects())
-    _feed(heads, _head())
+    feed(heads, _head())
     work = settings_mod.work_dir(NS, "rj", tmp_path)
     for submission_id in ("rj-attempt-1", "rj-attempt-2"):
         body = {"submission_id": submission_id, "entrypoint": ENTRYPOINT}
-        assert _proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
+        assert proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
         assert _wait_job(server, submission_id, AUTH)["status"] == SUCCEEDED
     first, second = (
         next(settings_mod.logs_dir(tmp_path).glob(f"*{s}.log")).read_text() for s in ("rj-attempt-1", "rj-attempt-2")
@@ -157,9 +157,9 @@ def test_every_submission_of_a_rayjob_runs_in_the_rayjobs_work_directory(serve: 
 def test_a_running_payload_is_recorded_until_it_ends(serve: Any, tmp_path: Path) -> None:
     release = tmp_path / "release"
     heads, _, server = serve(_objects())
-    _feed(heads, _head(env=[{"name": "WAIT_FOR", "value": str(release)}]))
+    feed(heads, _head(env=[{"name": "WAIT_FOR", "value": str(release)}]))
     body = {"submission_id": "s1", "entrypoint": ENTRYPOINT}
-    assert _proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
+    assert proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
     job = next(iter(heads.tables.values())).get("s1")
     assert job is not None and job.process is not None
     pid = job.process.pid
@@ -180,9 +180,9 @@ def test_a_token_cluster_without_its_token_answers_503(serve: Any, secret: Obj |
     if secret is not None:
         objects[SECRET] = secret
     heads, _, server = serve(objects)
-    _feed(heads, _head())
+    feed(heads, _head())
     for headers in ({"x-ray-authorization": "Bearer "}, {}, AUTH):
-        code, answer = _proxied(server, "GET", "/api/jobs/", headers=headers)
+        code, answer = proxied(server, "GET", "/api/jobs/", headers=headers)
         assert code == 503 and "holds no auth_token" in answer, (code, answer)
 
 
@@ -198,8 +198,8 @@ def test_the_token_is_compared_in_constant_time_and_an_empty_bearer_fails(
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
     heads, _, server = serve(_objects())
-    _feed(heads, _head())
+    feed(heads, _head())
     for header in ("Bearer ", "Bearer", "", "bearer " + TOKEN, "Bearer wrong"):
-        assert _proxied(server, "GET", "/api/jobs/", headers={"x-ray-authorization": header})[0] == 401, header
-    assert _proxied(server, "GET", "/api/jobs/", headers=AUTH)[0] == 200
+        assert proxied(server, "GET", "/api/jobs/", headers={"x-ray-authorization": header})[0] == 401, header
+    assert proxied(server, "GET", "/api/jobs/", headers=AUTH)[0] == 200
     assert compared == [(b"wrong", TOKEN.encode()), (TOKEN.encode(), TOKEN.encode())]

@@ -78,7 +78,7 @@ def write_config_map(workdir: Path, mount_path: str, data: Mapping[str, Any], it
     listed = items if isinstance(items, list) and items else [{"key": k, "path": k} for k in data]
     for item in listed:
         key = item.get("key") if isinstance(item, dict) else None
-        if key not in data:
+        if not isinstance(key, str) or key not in data:
             continue
         target = inside(local, str(item.get("path") or key), f"the ConfigMap item path of key {key!r}")
         target.parent.mkdir(parents=True, exist_ok=True)
