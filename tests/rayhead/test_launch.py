@@ -14,7 +14,7 @@ import pytest
 from planb import paths
 from planb.rayhead import settings as settings_mod
 from planb.rayhead.jobs import SUCCEEDED, JobTable, RayJobRecord
-from planb.rayhead.launch import LaunchRefused, launch_for, write_config_map
+from planb.rayhead.launch import LaunchRefusedError, launch_for, write_config_map
 
 
 def _app(tmp_path: Path, code: str = "print('ran')\n") -> tuple[Path, set[Path]]:
@@ -37,7 +37,7 @@ def _app(tmp_path: Path, code: str = "print('ran')\n") -> tuple[Path, set[Path]]
 )
 def test_only_python_with_a_configmap_file_is_run(tmp_path: Path, entrypoint: str) -> None:
     app, files = _app(tmp_path)
-    with pytest.raises(LaunchRefused, match=r"^planb's policy: the entrypoint .* is refused"):
+    with pytest.raises(LaunchRefusedError, match=r"^planb's policy: the entrypoint .* is refused"):
         launch_for(entrypoint, {"/app": app}, {}, {}, {}, tmp_path, files)
 
 
@@ -60,7 +60,7 @@ def test_a_path_with_dotdot_is_refused_and_nothing_is_written_outside(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    with pytest.raises(LaunchRefused, match=r"planb's policy: .*'\.\.' would leave the work directory"):
+    with pytest.raises(LaunchRefusedError, match=r"planb's policy: .*'\.\.' would leave the work directory"):
         write_config_map(work, mount_path, {"train.py": "print('x')"}, items)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) in (["work"], ["work", "work/app"])
 
@@ -70,7 +70,7 @@ def test_a_link_out_of_the_work_directory_is_not_followed(tmp_path: Path) -> Non
     work.mkdir()
     outside.mkdir()
     (work / "app").symlink_to(outside)
-    with pytest.raises(LaunchRefused, match="leads out of the work directory"):
+    with pytest.raises(LaunchRefusedError, match="leads out of the work directory"):
         write_config_map(work, "/app", {"train.py": "print('x')"}, None)
     assert list(outside.iterdir()) == []
 

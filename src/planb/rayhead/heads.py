@@ -6,7 +6,8 @@ head's cluster that ran and is gone fails the head's running jobs (``RayHeads.ch
 with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.rayhead.server) checks
 it. Submitting a job to a head (from the REST API or a submitter pod, planb.rayhead.submitter) records it in
 the head's table and, for payloads set to run (``planb rayhead set --run``), launches the entrypoint as a host
-process with the head container's ConfigMap volumes and environment.
+process with the head container's ConfigMap volumes and environment, when planb.rayhead.launch accepts it;
+a refused one ends FAILED with the refusal as its message.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from planb.informer import Informer
 from planb.kube import Kube, Obj
 from planb.rayhead import settings as settings_mod
 from planb.rayhead.jobs import JobTable, RayJobRecord
-from planb.rayhead.launch import Launch, LaunchRefused, launch_for, write_config_map
+from planb.rayhead.launch import Launch, LaunchRefusedError, launch_for, write_config_map
 
 RAY_GROUP_PATH = "/apis/ray.io/v1"
 
 
-class MissingToken(PlanbError):
+class MissingTokenError(PlanbError):
     """A RayCluster with token auth whose token Secret is missing or empty."""
 
 
@@ -89,7 +90,7 @@ class RayHeads:
 
     def auth_token(self, namespace: str, cluster: str) -> str | None:
         """The RayCluster's token when its authOptions mode is token (KubeRay's Secret, key auth_token);
-        None when the cluster has no token auth. A MissingToken when the mode is token but the Secret or its
+        None when the cluster has no token auth. A MissingTokenError when the mode is token but the Secret or its
         key is missing or empty: no request can then be checked, so none is answered."""
         rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
         auth = (rc.get("spec") or {}).get("authOptions") or {}
@@ -100,7 +101,7 @@ class RayHeads:
         raw = (secret.get("data") or {}).get("auth_token", "")
         token = base64.b64decode(raw).decode() if raw else ""
         if not token:
-            raise MissingToken(
+            raise MissingTokenError(
                 f"the RayCluster {namespace}/{cluster} has token auth but its Secret {name} holds no "
                 "auth_token (yet): KubeRay creates it with the cluster"
             )
@@ -141,7 +142,7 @@ class RayHeads:
         if payload.mode == "run":
             try:
                 launch = self.launch(head, rayjob, entrypoint, runtime_env, payload)
-            except LaunchRefused as exc:
+            except LaunchRefusedError as exc:
                 refused = str(exc)
         table = self.table_for(head)
         job, new = table.submit(record, payload, launch, refused)

@@ -16,7 +16,7 @@ ships, in a shape it can check:
   else of the user's environment (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``,
   ``PLANB_*``) reaches the payload.
 
-A refusal is a `LaunchRefused`; the stand-in ends the job FAILED with its text (planb.rayhead.heads).
+A refusal is a `LaunchRefusedError`; the stand-in ends the job FAILED with its text (planb.rayhead.heads).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ HOST_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
 _WHY = "because --run executes it as a process on this machine with your rights"
 
 
-class LaunchRefused(PlanbError):
+class LaunchRefusedError(PlanbError):
     """The entrypoint or a volume of the job is not something the stand-in runs on this machine."""
 
 
@@ -59,10 +59,14 @@ def inside(root: Path, path: str, what: str) -> Path:
     """`path` (a container path or a relative one) as a path under `root`; refused if it would leave it."""
     parts = [p for p in PurePosixPath(path).parts if p != "/"]
     if ".." in parts:
-        raise LaunchRefused(f"planb's policy: {what} {path!r} is refused, because '..' would leave the work directory")
+        raise LaunchRefusedError(
+            f"planb's policy: {what} {path!r} is refused, because '..' would leave the work directory"
+        )
     target = root.joinpath(*parts)
     if not target.resolve().is_relative_to(root.resolve()):
-        raise LaunchRefused(f"planb's policy: {what} {path!r} is refused, because it leads out of the work directory")
+        raise LaunchRefusedError(
+            f"planb's policy: {what} {path!r} is refused, because it leads out of the work directory"
+        )
     return target
 
 
@@ -94,20 +98,20 @@ def host_argv(entrypoint: str, mounts: Mapping[str, Path], files: Collection[Pat
     try:
         tokens = shlex.split(entrypoint)
     except ValueError as exc:
-        raise LaunchRefused(f"planb's policy: the entrypoint {entrypoint!r} is refused ({exc})") from exc
+        raise LaunchRefusedError(f"planb's policy: the entrypoint {entrypoint!r} is refused ({exc})") from exc
     shape = f"only 'python <file from a mounted ConfigMap> [ARG ...]' runs, {_WHY}"
     if len(tokens) < 2 or tokens[0] not in PYTHONS:
-        raise LaunchRefused(f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}")
+        raise LaunchRefusedError(f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}")
     shell = [t for t in tokens if SHELL_SYNTAX.search(t)]
     if shell:
-        raise LaunchRefused(
+        raise LaunchRefusedError(
             f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}, and no shell runs it "
             f"(shell syntax in {shell[0]!r})"
         )
     argv = [sys.executable] + [_mapped(token, mounts) for token in tokens[1:]]
     script = Path(argv[1])
     if tokens[1].startswith("-") or not any(script == f or script.resolve() == f.resolve() for f in files):
-        raise LaunchRefused(
+        raise LaunchRefusedError(
             f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}; {tokens[1]!r} is not a file "
             "of the head container's ConfigMap volumes"
         )

@@ -9,7 +9,9 @@ local stack KWOK pods execute nothing and no cluster DNS exists, so this process
   which honours the variable; the API server on 127.0.0.1 is never proxied). A request for a head
   service's address is answered from that head's job table: the REST API documented at
   https://docs.ray.io/en/latest/cluster/running-applications/job-submission/rest.html, with Ray's
-  token check (``x-ray-authorization: Bearer <token>``) when the RayCluster has ``authOptions``.
+  token check (``x-ray-authorization: Bearer <token>``) when the RayCluster has ``authOptions``. A job set
+  to run on this machine is taken from the job API only for a token-auth cluster and with the entrypoint
+  of the RayJob that owns the cluster (planb's policy, `Handler.run_refusal`).
 * A head's table exists while its head pod runs (planb.rayhead.heads: head tracking, tokens, submitting).
 * A running submitter pod (container ``ray-job-submitter``) does what its command does
   (planb.rayhead.submitter: submit, follow, write the pod's terminated status).
@@ -33,7 +35,7 @@ from urllib.parse import urlsplit
 from planb.kube import Kube, KubeError, Obj
 from planb.rayhead.address import PORT
 from planb.rayhead.guard import require_local_apiserver
-from planb.rayhead.heads import MissingToken, RayHeads, log
+from planb.rayhead.heads import MissingTokenError, RayHeads, log
 from planb.rayhead.jobs import TERMINAL
 from planb.rayhead.submitter import Submitters
 
@@ -91,7 +93,7 @@ class Handler(BaseHTTPRequestHandler):
             cluster = heads.cluster_name(head)
             try:
                 token = heads.auth_token(parts[1], cluster)
-            except MissingToken as exc:
+            except MissingTokenError as exc:
                 self.reply(503, f"Service Unavailable: {exc}")
                 return
             if token is not None and not bearer_matches(self.headers.get("x-ray-authorization", ""), token):
