@@ -60,7 +60,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     since = time.time()
     ckpt = tmp_path / "checkpoints"
     plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
-    rayhead_settings.set_payload("job-2", rayhead_settings.Payload(mode="run", env=plain))
+    rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
     capacity_settings.update(provisioning_delay_seconds=1.0)
     # No plan A quota: job 2 goes to plan B (DWS), now and when it is queued again.
     helm(
@@ -85,7 +85,8 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     capacity_settings.update(requests={f"default/{request}": Lifecycle(max_run_seconds=0)})
     wait_until(lambda: deactivated(kube), "Kueue to deactivate job 2 when its capacity is revoked", 90)
     [first_log] = job_logs("job-2", since)
-    marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
+    # The payload runs its ConfigMap file from the RayJob's work directory (one for all its submissions).
+    marker = f"{rayhead_settings.work_dir('default', 'job-2')}/"
     wait_until(lambda: not payload_processes(marker), "the training process to die with its Ray head", 60)
     saved = steps(ckpt)
     assert saved, "no checkpoint survived"
@@ -96,7 +97,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     # Capacity is back; the resumed run trains 1000 more steps and ends.
     capacity_settings.update(requests={})
     rayhead_settings.set_payload(
-        "job-2", rayhead_settings.Payload(mode="run", env={**plain, "PLANB_EPOCHS": str(latest + 1000)})
+        "default/job-2", rayhead_settings.Payload(mode="run", env={**plain, "PLANB_EPOCHS": str(latest + 1000)})
     )
     line = next((x for x in planb_status(site, "job-2").splitlines() if "deactivated:" in x), "")
     command = line[line.index("kubectl delete workload") :].split(" (")[0]

@@ -18,6 +18,7 @@ import pytest
 from planb.capacity import settings as capacity_settings
 from planb.capacity import spot
 from planb.kube import Kube, conditions
+from planb.process import is_alive
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
 from tests.conftest import wait_until
@@ -114,7 +115,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     since = time.time()
     ckpt = tmp_path / "checkpoints"
     plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
-    rayhead_settings.set_payload("job-2", rayhead_settings.Payload(mode="run", env=plain))
+    rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
     # Plan A full (job 1 keeps off the reservation and Spot), then a job that cannot wait for DWS (and keeps off the
     # reservation, which job 1 left free) falls through to Spot.
     install_job(helm, "job-1", "--set", "job.avoidPlans={reserved,spot}")
@@ -131,7 +132,10 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     wait_until(lambda: _ray_job(kube, "job-2") == "RUNNING" and len(steps(ckpt)) >= 2, "two checkpoints", 180)
     old = _spot_nodes(kube)
     first = _workload(kube, "job-2")["metadata"]["uid"]
-    [first_log] = job_logs("job-2", since)
+    assert len(job_logs("job-2", since)) == 1  # one submission so far
+    # The RayJob's submissions share its work directory: the first run is told from the retry by its pids.
+    first_run = payload_processes(f"{rayhead_settings.work_dir('default', 'job-2')}/")
+    assert first_run, "no training process runs from job-2's work directory"
     notice = 3.0
     capacity_settings.update(preempt=("spot-pool",), spot_notice_seconds=notice)
     start = time.monotonic()
@@ -148,8 +152,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     gone_after = time.monotonic() - start
     assert gone_after >= notice - 0.5, f"the nodes went {gone_after:.1f} s after a {notice:.0f} s notice"
     # The training process died with its workers; the newest checkpoint it left is where the retry starts.
-    marker = str(rayhead_settings.settings_file().parent / "work" / first_log.stem)
-    wait_until(lambda: not payload_processes(marker), "the first training run to end with its workers", 60)
+    wait_until(lambda: not any(map(is_alive, first_run)), "the first training run to end with its workers", 60)
     latest = steps(ckpt)[-1]
     # KubeRay retries with a new cluster; the Spot pool gets new VMs for it (capacity is there again).
     wait_until(

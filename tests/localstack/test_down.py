@@ -11,6 +11,8 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +24,8 @@ from planb.localstack.control_plane import ControlPlane
 from planb.localstack.errors import LocalStackError
 from planb.localstack.stack import LocalStack
 from planb.process import ManagedProcess, is_alive, reap, start_time
+from planb.rayhead import payloads
+from planb.rayhead import settings as rayhead_settings
 
 
 def _fake_control_plane(state: Path) -> dict[str, subprocess.Popen[bytes]]:
@@ -139,3 +143,56 @@ def test_directories_planb_created_are_removed_whole(tmp_path: Path) -> None:
     stack.down()
     assert not stack.state.exists()
     assert not (tmp_path / "capacity").exists()
+
+
+#: A payload that, when told to stop, notes when and whether its work directory was still there, then takes
+#: two seconds to exit (a training loop saving its checkpoint).
+_SLOW_TO_STOP = """import os, signal, sys, time
+def stop(*_):
+    with open(os.path.join(sys.argv[1], str(os.getpid())), "w") as out:
+        out.write(f"{time.monotonic()} {os.path.isdir(sys.argv[2])}")
+    time.sleep(2)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+open(os.path.join(sys.argv[1], f"ready-{os.getpid()}"), "w").close()
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_down_stops_the_stand_ins_payloads_together_before_their_work_directory_goes(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    """The stand-in's payloads run in sessions of their own: stopping the stand-in does not reach them."""
+    root = stack.state.parent
+    work = rayhead_settings.work_dir("default", "job-2", root)
+    work.mkdir(parents=True)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _SLOW_TO_STOP, str(seen), str(work)], cwd=work, start_new_session=True)
+        for _ in range(2)
+    ]
+    for proc in procs:
+        _STARTED.append((proc.pid, start_time(proc.pid)))
+        payloads.record(rayhead_settings.payloads_dir(root), proc.pid)
+    deadline = time.monotonic() + 30
+    while len(list(seen.glob("ready-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stack.down() is True
+    assert all(_gone(proc.pid) for proc in procs)
+    notes = [(seen / str(proc.pid)).read_text().split() for proc in procs]
+    assert [dir_there for _, dir_there in notes] == ["True", "True"], "a payload's work directory went first"
+    stopped_at = sorted(float(at) for at, _ in notes)
+    assert stopped_at[1] - stopped_at[0] < 1.5, f"stopped one after the other: {stopped_at}"
+    assert not work.exists() and not (root / "rayhead").exists()
+
+
+def test_down_leaves_a_process_that_took_a_recorded_payloads_pid_alone(stack: LocalStack) -> None:
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    _STARTED.append((proc.pid, start_time(proc.pid)))
+    records = rayhead_settings.payloads_dir(stack.state.parent)
+    records.mkdir(parents=True)
+    (records / f"{proc.pid}.pid").write_text(f"{proc.pid} 1\n")  # recorded for a process that started at tick 1
+    assert stack.down() is True
+    assert is_alive(proc.pid)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from planb.rayhead import settings as settings_mod
-from planb.rayhead.jobs import FAILED, RUNNING, STOPPED, SUCCEEDED, JobTable, RayJobRecord, launch_for
+from planb.rayhead.jobs import FAILED, RUNNING, STOPPED, SUCCEEDED, JobTable, RayJobRecord
+from planb.rayhead.launch import launch_for
 
 
 def record(tmp_path: Path, submission_id: str = "rayjob-abc") -> RayJobRecord:
@@ -45,7 +46,10 @@ def test_a_second_submission_of_the_same_id_is_the_first_job(tmp_path: Path) -> 
 
 def test_a_running_payload_dies_with_its_head(tmp_path: Path) -> None:
     table = JobTable("default/head", log=lambda _: None)
-    launch = launch_for(f"{sys.executable} -c 'import time; time.sleep(60)'", {}, {}, {}, {}, tmp_path)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "sleep.py").write_text("import time\ntime.sleep(60)\n")
+    launch = launch_for("python /app/sleep.py", {"/app": app}, {}, {}, {}, tmp_path, {app / "sleep.py"})
     job, _ = table.submit(record(tmp_path), settings_mod.Payload(mode="run"), launch)
     assert job.status == RUNNING and job.process is not None
     table.close("test")
@@ -69,6 +73,7 @@ def test_the_entrypoint_runs_with_its_mounts_environment_and_exit_code(tmp_path:
         {"FROM_RUNTIME_ENV": "yes"},
         {"GREETING": "override"},
         tmp_path,
+        {app / "main.py"},
     )
     assert launch.argv[0] == sys.executable and launch.argv[1] == str(app / "main.py")
     table = JobTable("default/head", log=lambda _: None)
@@ -84,6 +89,7 @@ def test_the_entrypoint_runs_with_its_mounts_environment_and_exit_code(tmp_path:
         {"FROM_RUNTIME_ENV": "y"},
         {},
         tmp_path,
+        {app / "main.py"},
     )
     job2, _ = table.submit(record(tmp_path, "second"), settings_mod.Payload(mode="run"), failing)
     assert job2.wait_terminal(30)
@@ -93,10 +99,10 @@ def test_the_entrypoint_runs_with_its_mounts_environment_and_exit_code(tmp_path:
 
 def test_settings_round_trip_and_pattern_order(tmp_path: Path) -> None:
     settings_mod.set_payload("job-2", settings_mod.Payload(seconds=5), tmp_path)
-    settings_mod.set_payload("team-*/*", settings_mod.Payload(mode="run"), tmp_path)
+    settings_mod.set_payload("team-*/*", settings_mod.Payload(seconds=7), tmp_path)
     loaded = settings_mod.load(tmp_path)
     assert loaded.payload_for("default", "job-2").seconds == 5
-    assert loaded.payload_for("team-a", "job-9").mode == "run"
+    assert loaded.payload_for("team-a", "job-9").seconds == 7
     assert loaded.payload_for("default", "job-1") == settings_mod.Payload()
     settings_mod.set_payload("job-2", None, tmp_path)
     assert "job-2" not in settings_mod.load(tmp_path).jobs

@@ -148,7 +148,19 @@ class StackParts:
         if self.rayhead.pid() is not None:
             return
         say("starting the Ray head stand-in (KWOK pods run no Ray) ...")
-        self.rayhead.start([sys.executable, "-m", "planb.cli", "rayhead", "run", "--kubeconfig", str(self.kubeconfig)])
+        self.rayhead.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.cli",
+                "rayhead",
+                "run",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                # It refuses any other API server than this stack's (planb.rayhead.guard).
+                f"--apiserver-port={self.control_plane.apiserver_port}",
+            ]
+        )
         if not wait_http(f"http://127.0.0.1:{rayhead_address.PORT}/healthz", 30):
             raise StartupTimeoutError(f"the Ray head stand-in did not start; see {self.rayhead.log_file}")
 

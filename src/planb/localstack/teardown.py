@@ -1,4 +1,9 @@
-"""`planb local down`: every part stopped by pid, then only the state planb wrote removed."""
+"""`planb local down`: every part stopped by pid, then only the state planb wrote removed.
+
+The Ray head stand-in's `run` payloads run in sessions of their own, so stopping the stand-in need not
+end them (it ends those it knows of when it stops cleanly); every payload it recorded that still runs is
+stopped next, all at once, before the work directories they run in are removed.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from planb.localstack import statedir
 from planb.localstack.errors import LocalStackError
 from planb.localstack.parts import StackParts, say
 from planb.process import ManagedProcess
+from planb.rayhead import payloads
+from planb.rayhead import settings as rayhead_settings
 
 #: What planb writes in each state directory `down` cleans (globs); in a directory planb did not
 #: create (PLANB_STATE_DIR pointed at a home directory, say) nothing else is removed.
@@ -37,7 +44,8 @@ SIBLING_FILES = {
     "capacity": ("settings.json", "settings.tmp", "*.tmp"),
     "gke": ("*.kubeconfig",),
     # The Ray head stand-in's payload settings, each job's output and the files its `--run` payloads ran from.
-    "rayhead": ("settings.json", "settings.tmp", "*.tmp", "logs", "work"),
+    # and the pid records of those payloads.
+    "rayhead": ("settings.json", "settings.tmp", "*.tmp", "logs", "work", "payloads"),
 }
 
 
@@ -76,6 +84,7 @@ class StackTeardown(StackParts):
             ("Kueue", self.kueue.process),
         ):
             step(f"stopping {label}", functools.partial(_stop_process, process, label))
+        step("stopping the Ray head stand-in's payloads", self._stop_payloads)
         # Always purge: a crashed emulator's clusters and pools must not come back with the next up.
         step("stopping the GKE emulator", self._stop_emulator)
         step("stopping the control plane", self._stop_control_plane)
@@ -87,6 +96,11 @@ class StackTeardown(StackParts):
             kept = "" if stopped else f"; the state in {self.state} is kept so 'planb local down' can retry"
             raise LocalStackError("planb local down stopped what it could, but:\n  " + "\n  ".join(failures) + kept)
         return True
+
+    def _stop_payloads(self) -> None:
+        stopped = payloads.stop_all(rayhead_settings.payloads_dir(self.state.parent))
+        if stopped:
+            say(f"stopped the Ray head stand-in's payload processes {', '.join(map(str, stopped))}")
 
     def _stop_emulator(self) -> None:
         self.gke_emulator.stop(purge=True)

@@ -15,7 +15,7 @@ from planb.statefile import stop_on_signals
 
 def _run(args: argparse.Namespace) -> int:
     stop = stop_on_signals()
-    return server.run(Path(args.kubeconfig), args.port, stop.is_set)
+    return server.run(Path(args.kubeconfig), args.apiserver_port, args.port, stop.is_set)
 
 
 def _env(pairs: list[str]) -> dict[str, str]:
@@ -30,22 +30,31 @@ def _env(pairs: list[str]) -> dict[str, str]:
 
 def _set(args: argparse.Namespace) -> int:
     if args.clear:
-        if args.job is None:
+        if args.job is None or args.run is not None:
             raise PlanbError("--clear needs --job PATTERN (the default payload is set, not cleared)")
         settings_mod.set_payload(args.job, None)
-    else:
-        if args.run and (args.fail is not None or args.seconds is not None):
-            raise PlanbError("--run runs the entrypoint itself: --seconds and --fail are for simulated payloads")
-        if args.env and not args.run:
-            raise PlanbError("--env applies to --run (the entrypoint as a host process) only")
+        return _show(args)
+    if args.env and args.run is None:
+        raise PlanbError("--env applies to --run (the entrypoint as a host process) only")
+    if args.run is None:
         payload = settings_mod.Payload(
-            mode="run" if args.run else "simulate",
-            seconds=settings_mod.DEFAULT_SECONDS if args.seconds is None else args.seconds,
-            fail=args.fail or "",
-            env=_env(args.env),
+            seconds=settings_mod.DEFAULT_SECONDS if args.seconds is None else args.seconds, fail=args.fail or ""
         )
-        payload.validate("--seconds/--fail/--env")
+        payload.validate("--seconds/--fail")
         settings_mod.set_payload(args.job, payload)
+        return _show(args)
+    if args.fail is not None or args.seconds is not None:
+        raise PlanbError("--run runs the entrypoint itself: --seconds and --fail are for simulated payloads")
+    if args.job is not None:
+        raise PlanbError(f"--run names its jobs itself, not with --job: {settings_mod.RUN_NEEDS_NAMES}")
+    bad = [name for name in args.run if not settings_mod.JOB_NAME.fullmatch(name)]
+    if bad:
+        given = f"--run {bad[0]!r} is not <namespace>/<name>" if bad[0] else "--run without a job"
+        raise PlanbError(f"{given}: {settings_mod.RUN_NEEDS_NAMES}")
+    payload = settings_mod.Payload(mode="run", env=_env(args.env))
+    payload.validate("--env")
+    for name in args.run:
+        settings_mod.set_payload(name, payload)
     return _show(args)
 
 
@@ -65,24 +74,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
         description="KWOK pods run nothing: the stand-in answers KubeRay's Ray job API and does what the submitter "
         "pod would. A job's payload is simulated (runs --seconds, then SUCCEEDED, or FAILED with --fail) or, with "
-        "--run, the job's entrypoint itself as a host process on this machine's CPU.",
+        "--run NAMESPACE/NAME, that RayJob's entrypoint itself (python <file from its ConfigMap>) as a host process "
+        "on this machine's CPU, with this user's rights.",
     )
     rsub = parser.add_subparsers(dest="rayhead_command", required=True, metavar="ACTION")
 
     run = rsub.add_parser("run", help="serve (started by 'planb local up')")
     run.add_argument("--kubeconfig", required=True)
+    run.add_argument(
+        "--apiserver-port", type=int, required=True, help="the local stack's API server port (it serves no other)"
+    )
     run.add_argument("--port", type=int, default=address.PORT)
     run.set_defaults(handler=_run)
 
     setp = rsub.add_parser(
-        "set", help="what the payload of every job, or of --job PATTERN, does from its next submission"
+        "set",
+        help="what the payload of every job, of --job PATTERN or of --run NAMESPACE/NAME does from its next submission",
     )
     setp.add_argument("--job", metavar="PATTERN", help="RayJob name or <namespace>/<name>, fnmatch pattern")
     setp.add_argument(
         "--seconds", type=float, help=f"simulated payload: how long it runs (default {settings_mod.DEFAULT_SECONDS:g})"
     )
     setp.add_argument("--fail", metavar="MESSAGE", help="simulated payload: end FAILED with this message")
-    setp.add_argument("--run", action="store_true", help="run the job's entrypoint as a host process instead")
+    setp.add_argument(
+        "--run",
+        action="append",
+        nargs="?",
+        const="",
+        metavar="NAMESPACE/NAME",
+        help="run this RayJob's entrypoint as a host process instead (repeat for more jobs; exact names only)",
+    )
     setp.add_argument(
         "--env",
         action="append",

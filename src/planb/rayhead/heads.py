@@ -6,26 +6,31 @@ head's cluster that ran and is gone fails the head's running jobs (``RayHeads.ch
 with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.rayhead.server) checks
 it. Submitting a job to a head (from the REST API or a submitter pod, planb.rayhead.submitter) records it in
 the head's table and, for payloads set to run (``planb rayhead set --run``), launches the entrypoint as a host
-process with the head container's ConfigMap volumes and environment.
+process with the head container's ConfigMap volumes and environment, when planb.rayhead.launch accepts it;
+a refused one ends FAILED with the refusal as its message.
 """
 
 from __future__ import annotations
 
 import base64
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from planb import paths
+from planb.errors import PlanbError
 from planb.informer import Informer
 from planb.kube import Kube, Obj
 from planb.rayhead import settings as settings_mod
-from planb.rayhead.jobs import JobTable, Launch, RayJobRecord, launch_for
+from planb.rayhead.jobs import JobTable, RayJobRecord
+from planb.rayhead.launch import Launch, LaunchRefusedError, launch_for, write_config_map
 
 RAY_GROUP_PATH = "/apis/ray.io/v1"
-SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class MissingTokenError(PlanbError):
+    """A RayCluster with token auth whose token Secret is missing or empty."""
 
 
 def log(msg: str) -> None:
@@ -75,7 +80,7 @@ class RayHeads:
         with self.lock:
             table = self.tables.get(meta["uid"])
             if table is None:
-                table = JobTable(f"{meta['namespace']}/{meta['name']}", log)
+                table = JobTable(f"{meta['namespace']}/{meta['name']}", log, settings_mod.payloads_dir(self.state_dir))
                 table.cluster = (str(meta["namespace"]), self.cluster_name(head))
                 self.tables[meta["uid"]] = table
             return table
@@ -84,73 +89,96 @@ class RayHeads:
         return str(((head.get("metadata") or {}).get("labels") or {}).get("ray.io/cluster", ""))
 
     def auth_token(self, namespace: str, cluster: str) -> str | None:
-        """The RayCluster's token when its authOptions mode is token (KubeRay's Secret, key auth_token)."""
+        """The RayCluster's token when its authOptions mode is token (KubeRay's Secret, key auth_token);
+        None when the cluster has no token auth. A MissingTokenError when the mode is token but the Secret or its
+        key is missing or empty: no request can then be checked, so none is answered."""
         rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
         auth = (rc.get("spec") or {}).get("authOptions") or {}
         if auth.get("mode") != "token":
             return None
-        secret = self.kube.get(f"/api/v1/namespaces/{namespace}/secrets/{auth.get('secretName') or cluster}") or {}
+        name = auth.get("secretName") or cluster
+        secret = self.kube.get(f"/api/v1/namespaces/{namespace}/secrets/{name}") or {}
         raw = (secret.get("data") or {}).get("auth_token", "")
-        return base64.b64decode(raw).decode() if raw else ""
+        token = base64.b64decode(raw).decode() if raw else ""
+        if not token:
+            raise MissingTokenError(
+                f"the RayCluster {namespace}/{cluster} has token auth but its Secret {name} holds no "
+                "auth_token (yet): KubeRay creates it with the cluster"
+            )
+        return token
 
-    def rayjob_of_cluster(self, namespace: str, cluster: str) -> str:
+    def rayjob_entrypoint(self, namespace: str, rayjob: str) -> str | None:
+        """The RayJob's spec.entrypoint; None when no such RayJob exists."""
+        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}")
+        return None if rj is None else str((rj.get("spec") or {}).get("entrypoint") or "")
+
+    def owner_rayjob(self, namespace: str, cluster: str) -> str | None:
+        """The RayJob that owns the RayCluster (None for a RayCluster of its own)."""
         rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
         for owner in (rc.get("metadata") or {}).get("ownerReferences") or []:
             if owner.get("kind") == "RayJob":
                 return str(owner.get("name"))
-        return cluster
+        return None
+
+    def rayjob_of_cluster(self, namespace: str, cluster: str) -> str:
+        """The owning RayJob's name, or the cluster's own for a RayCluster no RayJob owns."""
+        return self.owner_rayjob(namespace, cluster) or cluster
 
     # ------------------------------------------------------------------ submitting
+    def payload_for(self, namespace: str, rayjob: str) -> settings_mod.Payload:
+        return settings_mod.load(self.state_dir).payload_for(namespace, rayjob)
+
     def submit(
         self, head: Obj, rayjob: str, submission_id: str, entrypoint: str, runtime_env: dict[str, Any]
     ) -> tuple[RayJobRecord, bool]:
         namespace = head["metadata"]["namespace"]
-        settings = settings_mod.load(self.state_dir)
-        payload = settings.payload_for(namespace, rayjob)
-        name = SAFE_NAME.sub("_", f"{namespace}_{rayjob}_{submission_id}")
+        payload = self.payload_for(namespace, rayjob)
+        name = settings_mod.SAFE_NAME.sub("_", f"{namespace}_{rayjob}_{submission_id}")
         log_file = settings_mod.logs_dir(self.state_dir) / f"{name}.log"
         record = RayJobRecord(
             submission_id=submission_id, entrypoint=entrypoint, log_file=log_file, runtime_env=runtime_env
         )
-        launch = self.launch(head, entrypoint, runtime_env, payload, name) if payload.mode == "run" else None
+        launch, refused = None, ""
+        if payload.mode == "run":
+            try:
+                launch = self.launch(head, rayjob, entrypoint, runtime_env, payload)
+            except LaunchRefusedError as exc:
+                refused = str(exc)
         table = self.table_for(head)
-        job, new = table.submit(record, payload, launch)
+        job, new = table.submit(record, payload, launch, refused)
         if new:
             log(f"{table.head}: job {submission_id} of RayJob {namespace}/{rayjob} submitted ({payload.mode})")
         return job, new
 
     def launch(
-        self, head: Obj, entrypoint: str, runtime_env: dict[str, Any], payload: settings_mod.Payload, name: str
+        self, head: Obj, rayjob: str, entrypoint: str, runtime_env: dict[str, Any], payload: settings_mod.Payload
     ) -> Launch:
-        """The entrypoint as a host process: the head container's ConfigMap volumes written to a work
-        directory, its literal environment, the runtime env's env_vars and the payload's overrides."""
+        """The entrypoint as a host process (planb.rayhead.launch says what is accepted): the head container's
+        ConfigMap volumes written to the RayJob's work directory, its literal environment, the runtime env's
+        env_vars and the payload's overrides."""
         namespace = head["metadata"]["namespace"]
         spec = head.get("spec") or {}
         container = (spec.get("containers") or [{}])[0]
-        workdir = self.state_dir / "rayhead" / "work" / name
-        workdir.mkdir(parents=True, exist_ok=True)
+        workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
+        workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
         volumes = {v.get("name"): v for v in spec.get("volumes") or []}
         mounts: dict[str, Path] = {}
+        files: set[Path] = set()
         for mount in container.get("volumeMounts") or []:
             source = (volumes.get(mount.get("name")) or {}).get("configMap")
             if not source:
                 continue
             cm = self.kube.get(f"/api/v1/namespaces/{namespace}/configmaps/{source.get('name')}") or {}
-            data = cm.get("data") or {}
-            local = workdir / str(mount["mountPath"]).strip("/")
-            local.mkdir(parents=True, exist_ok=True)
-            items = source.get("items") or [{"key": k, "path": k} for k in data]
-            for item in items:
-                if item.get("key") in data:
-                    target = local / str(item.get("path") or item["key"])
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(str(data[item["key"]]))
-            mounts[str(mount["mountPath"])] = local
+            local, written = write_config_map(
+                workdir, str(mount.get("mountPath") or ""), cm.get("data") or {}, source.get("items")
+            )
+            mounts[str(mount.get("mountPath") or "")] = local
+            files |= written
         container_env = {
             str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "name" in e and "value" in e
         }
         env_vars = {str(k): str(v) for k, v in (runtime_env.get("env_vars") or {}).items()}
-        return launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir)
+        return launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
 
     # ------------------------------------------------------------------ reconcile (pod events)
     def reconcile(self) -> None:

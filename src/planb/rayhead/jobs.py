@@ -12,14 +12,15 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planb.rayhead import payloads
+from planb.rayhead.launch import Launch
 from planb.rayhead.settings import Payload
 
 PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"
@@ -30,15 +31,6 @@ LOG_TAIL_CHARS = 20000
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass
-class Launch:
-    """How to start a job's entrypoint as a host process (mode `run`)."""
-
-    argv: list[str]
-    env: dict[str, str]
-    cwd: Path
 
 
 @dataclass
@@ -96,9 +88,11 @@ class RayJobRecord:
 class JobTable:
     """The jobs of one Ray head; `close` ends every running one, as the head pod's death does."""
 
-    def __init__(self, head: str, log: Callable[[str], None]) -> None:
+    def __init__(self, head: str, log: Callable[[str], None], payloads_dir: Path | None = None) -> None:
         self.head = head
         self.log = log
+        #: Where the host processes of `run` payloads are recorded (planb.rayhead.payloads); None: nowhere.
+        self.payloads_dir = payloads_dir
         self.jobs: dict[str, RayJobRecord] = {}
         self.lock = threading.Lock()
         self.closed = False
@@ -115,15 +109,22 @@ class JobTable:
         with self.lock:
             return list(self.jobs.values())
 
-    def submit(self, record: RayJobRecord, payload: Payload, launch: Launch | None) -> tuple[RayJobRecord, bool]:
-        """Start `record` unless its submission id exists; returns (the job, whether it was new)."""
+    def submit(
+        self, record: RayJobRecord, payload: Payload, launch: Launch | None, refused: str = ""
+    ) -> tuple[RayJobRecord, bool]:
+        """Start `record` unless its submission id exists; returns (the job, whether it was new).
+
+        A `run` payload starts `launch`; with `refused` (why its entrypoint is not run here) the job ends
+        FAILED with that text, in its log and its message, and nothing runs."""
         with self.lock:
             existing = self.jobs.get(record.submission_id)
             if existing is not None or self.closed:
                 return existing or record, False
             self.jobs[record.submission_id] = record
         record.log_file.parent.mkdir(parents=True, exist_ok=True)
-        if payload.mode == "run" and launch is not None:
+        if refused:
+            self._refuse(record, refused)
+        elif payload.mode == "run" and launch is not None:
             self._start_process(record, launch)
         else:
             self._start_simulated(record, payload)
@@ -165,6 +166,12 @@ class JobTable:
                 self.log(f"{self.head}: job {record.submission_id} ended with its head ({why})")
 
     # ------------------------------------------------------------------ payloads
+    def _refuse(self, record: RayJobRecord, why: str) -> None:
+        with record.log_file.open("a") as out:
+            out.write(f"planb local: the entrypoint {record.entrypoint!r} was not run: {why}\n")
+        record.finish(FAILED, f"Job entrypoint command was not run on this machine: {why}")
+        self.log(f"{self.head}: job {record.submission_id} FAILED: {why}")
+
     def _start_simulated(self, record: RayJobRecord, payload: Payload) -> None:
         with record.log_file.open("a") as out:
             out.write(
@@ -204,14 +211,19 @@ class JobTable:
             record.finish(FAILED, f"Job entrypoint command failed to start: {exc}")
             return
         out.close()
+        pid = record.process.pid
+        if self.payloads_dir is not None:
+            payloads.record(self.payloads_dir, pid)
         with record.changed:
             record.status, record.message = RUNNING, "Job is currently running."
             record.changed.notify_all()
-        self.log(f"{self.head}: job {record.submission_id} runs {shlex.join(launch.argv)} (pid {record.process.pid})")
+        self.log(f"{self.head}: job {record.submission_id} runs {shlex.join(launch.argv)} (pid {pid})")
 
         def wait() -> None:
             assert record.process is not None
             code = record.process.wait()
+            if self.payloads_dir is not None:
+                payloads.forget(self.payloads_dir, pid)
             if code == 0:
                 record.finish(SUCCEEDED, "Job finished successfully.")
             else:
@@ -237,33 +249,3 @@ class JobTable:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def launch_for(
-    entrypoint: str,
-    mounts: Mapping[str, Path],
-    container_env: Mapping[str, str],
-    runtime_env_vars: Mapping[str, str],
-    overrides: Mapping[str, str],
-    workdir: Path,
-) -> Launch:
-    """The host command for a head's entrypoint: container paths under a mounted volume map to the
-    files materialised for it, `python` is this interpreter (the environment with Ray and JAX), and
-    the environment is the head container's, then the runtime env's env_vars (as Ray sets them for
-    the driver), then the stand-in's overrides."""
-    argv: list[str] = []
-    for token in shlex.split(entrypoint):
-        mapped = token
-        for mount, local in sorted(mounts.items(), key=lambda kv: -len(kv[0])):
-            prefix = mount.rstrip("/") + "/"
-            if token == mount.rstrip("/") or token.startswith(prefix):
-                mapped = str(local) + token[len(mount.rstrip("/")) :]
-                break
-        argv.append(mapped)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANB_", "RAY_")) and k != "KUBECONFIG"}
-    env.update(container_env)
-    env.update(runtime_env_vars)
-    env.update(overrides)
-    return Launch(argv=argv, env=env, cwd=workdir)

@@ -9,7 +9,9 @@ local stack KWOK pods execute nothing and no cluster DNS exists, so this process
   which honours the variable; the API server on 127.0.0.1 is never proxied). A request for a head
   service's address is answered from that head's job table: the REST API documented at
   https://docs.ray.io/en/latest/cluster/running-applications/job-submission/rest.html, with Ray's
-  token check (``x-ray-authorization: Bearer <token>``) when the RayCluster has ``authOptions``.
+  token check (``x-ray-authorization: Bearer <token>``) when the RayCluster has ``authOptions``. A job set
+  to run on this machine is taken from the job API only for a token-auth cluster and with the entrypoint
+  of the RayJob that owns the cluster (planb's policy, `Handler.run_refusal`).
 * A head's table exists while its head pod runs (planb.rayhead.heads: head tracking, tokens, submitting).
 * A running submitter pod (container ``ray-job-submitter``) does what its command does
   (planb.rayhead.submitter: submit, follow, write the pod's terminated status).
@@ -20,8 +22,8 @@ as a host process (`planb rayhead set --run`).
 
 from __future__ import annotations
 
+import hmac
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,7 +34,8 @@ from urllib.parse import urlsplit
 
 from planb.kube import Kube, KubeError, Obj
 from planb.rayhead.address import PORT
-from planb.rayhead.heads import RayHeads, log
+from planb.rayhead.guard import require_local_apiserver
+from planb.rayhead.heads import MissingTokenError, RayHeads, log
 from planb.rayhead.jobs import TERMINAL
 from planb.rayhead.submitter import Submitters
 
@@ -88,15 +91,19 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply(502, f"no running Ray head behind service {parts[1]}/{parts[0]}")
                 return
             cluster = heads.cluster_name(head)
-            token = heads.auth_token(parts[1], cluster)
-            if token is not None and self.headers.get("x-ray-authorization", "") != f"Bearer {token}":
+            try:
+                token = heads.auth_token(parts[1], cluster)
+            except MissingTokenError as exc:
+                self.reply(503, f"Service Unavailable: {exc}")
+                return
+            if token is not None and not bearer_matches(self.headers.get("x-ray-authorization", ""), token):
                 self.reply(401, "Unauthorized: a valid x-ray-authorization token is required")
                 return
-            self.jobs_api(method, url.path, raw, head, cluster)
+            self.jobs_api(method, url.path, raw, head, cluster, token is not None)
         except KubeError as exc:
             self.reply(503, f"the stand-in could not read the cluster: {exc}")
 
-    def jobs_api(self, method: str, path: str, raw: bytes, head: Obj, cluster: str) -> None:
+    def jobs_api(self, method: str, path: str, raw: bytes, head: Obj, cluster: str, token_auth: bool) -> None:
         heads = self.server.heads
         table = heads.table_for(head)
         rest = path.removeprefix("/api/jobs").strip("/")
@@ -123,13 +130,14 @@ class Handler(BaseHTTPRequestHandler):
                 )
                 return
             namespace = head["metadata"]["namespace"]
-            job, _ = heads.submit(
-                head,
-                heads.rayjob_of_cluster(namespace, cluster),
-                submission_id,
-                str(body.get("entrypoint") or ""),
-                body.get("runtime_env") or {},
-            )
+            rayjob = heads.rayjob_of_cluster(namespace, cluster)
+            entrypoint = str(body.get("entrypoint") or "")
+            if heads.payload_for(namespace, rayjob).mode == "run":
+                refusal = self.run_refusal(namespace, cluster, rayjob, entrypoint, token_auth)
+                if refusal:
+                    self.reply(400, refusal)
+                    return
+            job, _ = heads.submit(head, rayjob, submission_id, entrypoint, body.get("runtime_env") or {})
             self.reply(200, {"job_id": job.submission_id, "submission_id": job.submission_id})
         else:
             job_id, _, action = rest.partition("/")
@@ -156,6 +164,36 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.reply(404, f"{method} {path} is not part of the Ray job API this stand-in serves")
 
+    def run_refusal(self, namespace: str, cluster: str, rayjob: str, entrypoint: str, token_auth: bool) -> str:
+        """Why a submission of a `run` payload is not taken over the job API ('' when it is): it runs on
+        this machine, so only a token-checked request carrying the RayJob's own entrypoint starts it."""
+        why = "because a run payload executes as a process on this machine with your rights"
+        if not token_auth:
+            return (
+                f"planb's policy: RayCluster {namespace}/{cluster} has no token auth (authOptions.mode: token; the "
+                f"chart's job.rayAuth), so no job is run on this machine for it, {why} and any local process "
+                "could submit one"
+            )
+        heads = self.server.heads
+        expected = heads.rayjob_entrypoint(namespace, rayjob) if heads.owner_rayjob(namespace, cluster) else None
+        if expected is None:
+            return f"planb's policy: no RayJob {namespace}/{rayjob} owns RayCluster {namespace}/{cluster}, {why}"
+        if entrypoint != expected:
+            return (
+                f"planb's policy: the entrypoint {entrypoint!r} is not RayJob {namespace}/{rayjob}'s "
+                f"spec.entrypoint ({expected!r}); only the RayJob's own runs, {why}"
+            )
+        return ""
+
+
+def bearer_matches(header: str, token: str) -> bool:
+    """An ``x-ray-authorization: Bearer <token>`` header holding `token`, compared in constant time; an empty
+    token or bearer never matches."""
+    scheme, _, given = header.partition(" ")
+    if scheme != "Bearer" or not given or not token:
+        return False
+    return hmac.compare_digest(given.encode(), token.encode())
+
 
 class RayHeadServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -165,7 +203,10 @@ class RayHeadServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
 
 
-def run(kubeconfig: Path, port: int = PORT, stopping: Callable[[], bool] = lambda: False) -> int:
+def run(kubeconfig: Path, apiserver_port: int, port: int = PORT, stopping: Callable[[], bool] = lambda: False) -> int:
+    """Serve until `stopping`; refused before any request unless `kubeconfig` is the local stack's
+    (its API server on 127.0.0.1:`apiserver_port`, planb.rayhead.guard)."""
+    require_local_apiserver(kubeconfig, apiserver_port)
     heads = RayHeads(Kube(kubeconfig))
     Submitters(heads)
     server = RayHeadServer(heads, port)
@@ -183,7 +224,3 @@ def run(kubeconfig: Path, port: int = PORT, stopping: Callable[[], bool] = lambd
         for table in tables:
             table.close("the local stack stopped")
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - started by `planb rayhead run`
-    sys.exit(run(Path(sys.argv[1])))

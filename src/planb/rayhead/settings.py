@@ -4,12 +4,19 @@ KWOK pods execute nothing, so the Ray head stand-in (planb.rayhead) decides what
 entrypoint" means for each RayJob: by default a simulated payload that runs for a while and ends
 SUCCEEDED (or FAILED with a given message); or the job's real entrypoint as a host process
 (``run``), e.g. training/train.py on CPU.
+
+A ``run`` payload executes code from the cluster on this machine with this user's rights, so it is
+given to named RayJobs only: its key is an exact ``<namespace>/<name>``, never a pattern or the
+default (`load` and `save` refuse anything else). Each RayJob's ``run`` payloads share one work
+directory (`work_dir`), whatever the submission id, so a KubeRay retry finds what the first
+submission left there.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,12 +26,17 @@ from planb.errors import PlanbError
 from planb.statefile import write_json
 
 MODES = ("simulate", "run")
+#: What a file or directory name made of a namespace, a RayJob name and a submission id may hold.
+SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 #: A simulated payload runs this long: long enough to see Running in `planb status`, short enough
 #: that a demo's jobs end (and give their quota back) within a few minutes.
 DEFAULT_SECONDS = 60.0
 #: A host process has no TPU or GPU: train.py and JAX run on CPU unless the settings say otherwise
 #: (train.py refuses a Ray accelerator type with PLANB_ACCELERATOR=cpu, so the chart's is cleared).
 DEFAULT_RUN_ENV = {"PLANB_ACCELERATOR": "cpu", "PLANB_ACCELERATOR_TYPE": "", "JAX_PLATFORMS": "cpu"}
+#: A RayJob named exactly: a namespace (a DNS-1123 label) and a RayJob name (a DNS-1123 subdomain), as the
+#: API server validates them (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/).
+JOB_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 class SettingsError(PlanbError):
@@ -64,20 +76,48 @@ class Settings:
     jobs: dict[str, Payload] = field(default_factory=dict)
 
     def payload_for(self, namespace: str, rayjob: str) -> Payload:
-        """The first pattern (in the order they were set) that matches, else the default."""
+        """The first pattern (in the order they were set) that matches, else the default; a `run` payload
+        applies to the one RayJob its key names."""
+        name = f"{namespace}/{rayjob}"
         for pattern, payload in self.jobs.items():
-            if fnmatch.fnmatchcase(f"{namespace}/{rayjob}", pattern) or fnmatch.fnmatchcase(rayjob, pattern):
+            if payload.mode == "run":
+                if pattern == name:
+                    return payload
+            elif fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rayjob, pattern):
                 return payload
         return self.default
 
     def validate(self) -> None:
         self.default.validate("default")
+        if self.default.mode == "run":
+            raise SettingsError(RUN_NEEDS_NAMES)
         for pattern, payload in self.jobs.items():
             payload.validate(f"jobs[{pattern!r}]")
+            if payload.mode == "run" and not JOB_NAME.fullmatch(pattern):
+                raise SettingsError(f"jobs[{pattern!r}]: {RUN_NEEDS_NAMES}")
+
+
+#: Why a `run` payload is given to named RayJobs only, and how to name one.
+RUN_NEEDS_NAMES = (
+    "planb's policy: a run payload names each RayJob it applies to, as <namespace>/<name> (no pattern, no "
+    "default), because it executes the job's entrypoint as a process on this machine with your rights. "
+    "Fix: planb rayhead set --run default/job-2 (repeat --run for each job)"
+)
 
 
 def settings_file(state_dir: Path | None = None) -> Path:
     return (state_dir or paths.state_dir()) / "rayhead" / "settings.json"
+
+
+def work_dir(namespace: str, rayjob: str, state_dir: Path | None = None) -> Path:
+    """Where a RayJob's `run` payloads run (their ConfigMap files, cwd and HOME): one per RayJob, so every
+    submission of it (a KubeRay retry has a new submission id) starts where the last one left off."""
+    return (state_dir or paths.state_dir()) / "rayhead" / "work" / SAFE_NAME.sub("_", f"{namespace}_{rayjob}")
+
+
+def payloads_dir(state_dir: Path | None = None) -> Path:
+    """The `run` payloads' pid records (planb.rayhead.payloads), which `planb local down` stops."""
+    return (state_dir or paths.state_dir()) / "rayhead" / "payloads"
 
 
 def logs_dir(state_dir: Path | None = None) -> Path:
@@ -110,6 +150,7 @@ def load(state_dir: Path | None = None) -> Settings:
             default=_payload(data.get("default", {}), "default"),
             jobs={str(k): _payload(v, f"jobs[{k!r}]") for k, v in jobs.items()},
         )
+        settings.validate()
     except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
         raise SettingsError(
             f"the Ray head stand-in's settings file {path} is unreadable ({exc}). "
