@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,8 @@ class Lifecycle:
             if name == "fail":
                 if not isinstance(value, bool):
                     raise TypeError(f"{where}.fail is {value!r}, not true or false")
-            elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise TypeError(f"{where}.{name} is {value!r}, not a number >= 0")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise TypeError(f"{where}.{name} is {value!r}, not a finite number >= 0")
         return Lifecycle(**data)
 
 
@@ -165,8 +166,8 @@ def load(state_dir: Path | None = None) -> Settings:
             "spot_notice_seconds",
         ):
             value = getattr(settings, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} is {value!r}, not a number")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TypeError(f"{name} is {value!r}, not a finite number")
         settings.validate()
     except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
         raise SettingsError(
