@@ -12,7 +12,7 @@ from typing import Any
 from planb import paths
 from planb.capacity.spot import GKE_NOTICE_SECONDS
 from planb.errors import PlanbError
-from planb.statefile import write_json
+from planb.statefile import private_dir, write_json
 
 
 class SettingsError(PlanbError):
@@ -181,7 +181,7 @@ def load(state_dir: Path | None = None) -> Settings:
 def save(settings: Settings, state_dir: Path | None = None) -> None:
     settings.validate()
     path = settings_file(state_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     data = asdict(settings)
     data["stockout"] = list(settings.stockout)
     data["preempt"] = list(settings.preempt)

@@ -294,7 +294,7 @@ class _TlsServer(ThreadingHTTPServer):
         except (ssl.SSLError, OSError):
             return  # the caller (process_request_thread) closes the plain socket
         try:
-            self.RequestHandlerClass(tls, client_address, self)
+            _Handler(tls, client_address, self)
         finally:
             with contextlib.suppress(OSError):
                 tls.close()
