@@ -1,4 +1,5 @@
-"""State files are replaced whole, with the mode a plain write gives them; the stop flag follows SIGTERM/SIGINT."""
+"""State files are replaced whole and are this user's alone (0600 files, 0700 directories under the state
+directory after typical writes); the stop flag follows SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
@@ -35,12 +36,15 @@ def test_write_json_is_the_settings_format(tmp_path: Path) -> None:
     assert path.read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
 
 
-def test_the_file_gets_the_mode_a_plain_write_gives_it(tmp_path: Path, umask_022: None) -> None:
-    plain = tmp_path / "plain.json"
-    plain.write_text("{}")
+def test_a_state_file_is_this_users_alone_and_a_shared_one_gets_the_umasks_mode(
+    tmp_path: Path, umask_022: None
+) -> None:
     atomic = tmp_path / "atomic.json"
     statefile.write_atomic(atomic, "{}")
-    assert _mode(atomic) == _mode(plain) == 0o644
+    assert _mode(atomic) == 0o600
+    shared = tmp_path / "shared.json"
+    statefile.write_atomic(shared, "{}", private=False)
+    assert _mode(shared) == 0o644
 
 
 def test_a_private_file_is_0600_from_its_creation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,3 +104,39 @@ def test_the_stop_flag_is_set_by_sigterm_and_sigint(signum: signal.Signals) -> N
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler)
+
+
+def test_a_state_dir_after_typical_writes_holds_only_0700_directories_and_0600_files(
+    tmp_path: Path, umask_022: None
+) -> None:
+    """What local mode writes under .state/: settings, the emulator's store and request log, a process's
+    pid and log, the stack's owned directory and lock, and the emulator's start lock; walked whole."""
+    from planb.capacity import settings as capacity_settings
+    from planb.failover import settings as failover_settings
+    from planb.gke.background import BackgroundEmulator
+    from planb.gke.store import Store
+    from planb.localstack import statedir
+    from planb.localstack.parts import StackParts
+    from planb.process import ManagedProcess
+    from planb.rayhead import settings as rayhead_settings
+
+    state = tmp_path / "home" / ".state"  # two levels that do not exist yet
+    local = state / "local"
+    assert statedir.create(local)
+    capacity_settings.update(state, provisioning_delay_seconds=1.0)
+    rayhead_settings.save(rayhead_settings.Settings(), state)
+    failover_settings.save(local, failover_settings.FailoverSettings())
+    store = Store(state)
+    store.save()
+    store.log_request("GET", "/v1/x", 200)
+    process = ManagedProcess("sleeper", local)
+    process.start(["sleep", "0"])
+    with StackParts(local).locked():
+        pass
+    with BackgroundEmulator(state)._start_lock():
+        pass
+    found = [(p, _mode(p)) for p in [state, *sorted(state.rglob("*"))]]
+    assert len(found) > 10, found
+    wrong = [(str(p.relative_to(tmp_path)), oct(m)) for p, m in found if m != (0o700 if p.is_dir() else 0o600)]
+    assert wrong == []
+    assert _mode(tmp_path / "home") == 0o700  # created as the state directory's parent

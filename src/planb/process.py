@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planb.errors import PlanbError
+from planb.statefile import open_private, private_dir, write_atomic
 
 
 class ProcessError(PlanbError):
@@ -60,8 +61,8 @@ class ManagedProcess:
 
     def start(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
         """Start detached in its own session (so a stop reaches its children too)."""
-        self.state.mkdir(parents=True, exist_ok=True)
-        with self.log_file.open("ab") as log:
+        private_dir(self.state)
+        with open_private(self.log_file) as log:
             proc = subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
@@ -70,7 +71,7 @@ class ManagedProcess:
                 env=dict(env) if env is not None else None,
                 start_new_session=True,
             )
-        self.pid_file.write_text(f"{proc.pid} {start_time(proc.pid)}\n")
+        write_atomic(self.pid_file, f"{proc.pid} {start_time(proc.pid)}\n")
         return proc.pid
 
     def stop(self, timeout: float = 15.0) -> bool:

@@ -4,10 +4,14 @@
 process) ever sees half of it: the bytes go to a temporary file in the same directory, which then
 replaces the target in one rename (``os.replace``, atomic within a file system). The temporary
 name carries the writer's pid and a random part, so two writers never share one; a write that
-fails removes its temporary file and leaves the target as it was. The file is created as
-``Path.write_text`` creates one (mode 0666 less the umask), or, with ``private=True``, with mode
-0600 from its first byte, whatever the umask. `write_json` is the settings files' format on top:
-JSON indented by two spaces with a final newline.
+fails removes its temporary file and leaves the target as it was. `write_json` is the settings
+files' format on top: JSON indented by two spaces with a final newline.
+
+Local mode's state (``.state/`` and everything under it) is this user's alone, whatever the umask:
+`write_atomic` creates files with mode 0600 from their first byte, `open_private` opens the files
+appended to (logs, the emulator's request log, lock files) creating them 0600, and `private_dir`
+creates directories, and their missing parents, with mode 0700. A directory that already existed
+keeps its mode: ``PLANB_STATE_DIR`` may name a directory the user made (a home directory, say).
 
 `stop_on_signals` is how `planb capacity run` and `planb rayhead run` stop: SIGTERM (what
 `planb local down` sends) and SIGINT (Ctrl-C) set an event that their loops poll, so a loop
@@ -22,13 +26,38 @@ import secrets
 import signal
 import threading
 from pathlib import Path
+from typing import IO, Any
 
 #: The signals `stop_on_signals` turns into a stop request.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def write_atomic(path: Path, data: str | bytes, *, private: bool = False) -> None:
-    """Replace `path` with `data` (str as UTF-8) in one rename; `private`: mode 0600 from creation on."""
+def private_dir(path: Path) -> Path:
+    """Create `path` and its missing parents with mode 0700 (existing ones are left as they are)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # made by a concurrent writer meanwhile: its mode is the same
+        os.chmod(directory, 0o700)  # mkdir's mode is masked by the umask; make it exactly 0700
+    return path
+
+
+def open_private(path: Path, mode: str = "ab") -> IO[Any]:
+    """Open `path` for appending ('a' or 'ab'), creating it with mode 0600, its directory with 0700."""
+    if mode not in ("a", "ab"):
+        raise ValueError(f"open_private appends only, not {mode!r}")
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return os.fdopen(fd, mode)
+
+
+def write_atomic(path: Path, data: str | bytes, *, private: bool = True) -> None:
+    """Replace `path` with `data` (str as UTF-8) in one rename, mode 0600 from creation on.
+
+    `private=False` is for a file meant to be read by others: mode 0666 less the umask.
+    """
     raw = data.encode() if isinstance(data, str) else data
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)

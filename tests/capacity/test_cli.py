@@ -49,3 +49,37 @@ def test_a_bad_lifecycle_switch_in_the_file_is_named(tmp_path: Path, content: st
     path.write_text(content)
     with pytest.raises(settings_mod.SettingsError, match="is unreadable"):
         settings_mod.load(tmp_path)
+
+
+def test_capacity_run_refuses_a_kubeconfig_of_another_cluster(tmp_path: Path) -> None:
+    """Pointed at a real cluster it would write nodes and request states there: refused before any call."""
+    kubeconfig = tmp_path / "gke-kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: gke\n"
+        "clusters: [{name: gke, cluster: {server: 'https://34.118.0.1'}}]\n"
+        "contexts: [{name: gke, context: {cluster: gke, user: gke}}]\nusers: [{name: gke, user: {token: t}}]\n"
+    )
+    done = capacity(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig), "--gke-endpoint", "http://127.0.0.1:1")
+    assert done.returncode == 2, done.stderr
+    assert "the capacity simulator refuses to start" in done.stderr and "'https://34.118.0.1'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flag", ["--delay", "--booking-window", "--scale-down-after", "--spot-notice"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_capacity_set_takes_only_finite_seconds(tmp_path: Path, flag: str, value: str) -> None:
+    done = capacity(tmp_path, "set", f"{flag}={value}")
+    assert done.returncode == 2 and "is not a finite number" in done.stderr, done.stderr
+    assert not settings_mod.settings_file(tmp_path).exists()
+
+
+def test_a_settings_file_with_nan_is_refused(tmp_path: Path) -> None:
+    """JSON as Python writes and reads it allows NaN: the loaded settings must not."""
+    path = settings_mod.settings_file(tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"provisioning_delay_seconds": NaN}')
+    with pytest.raises(settings_mod.SettingsError, match="not a finite number"):
+        settings_mod.load(tmp_path)
+    path.write_text('{"pools": {"dws-pool": {"delay_seconds": Infinity}}}')
+    with pytest.raises(settings_mod.SettingsError, match="not a finite number"):
+        settings_mod.load(tmp_path)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from planb import local_apiserver
 from planb.capacity.settings import Settings, SettingsError, load, settings_file
 from planb.capacity.simulator import CapacitySimulator
 from tests.capacity.conftest import capacity_cli
@@ -50,7 +51,8 @@ def test_capacity_run_once_names_a_gke_api_that_does_not_answer(tmp_path: Path) 
         probe.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(KUBECONFIG)
+    # The local stack's server, which `run` insists on; the pass stops at the GKE API before any call to it.
+    kubeconfig.write_text(KUBECONFIG.replace("https://127.0.0.1:1", local_apiserver.SERVER))
     done = capacity_cli(tmp_path, "run", "--once", "--kubeconfig", str(kubeconfig), "--gke-endpoint", endpoint)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr

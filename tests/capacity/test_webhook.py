@@ -1,17 +1,20 @@
 """The emulated GKE pod webhook: a consuming pod is bound to its own request's nodes, any other pod is left alone.
 
 The mutation is checked on the JSON Patch it answers, applied to the pod (RFC 6902 "add"), and
-through the real TLS server with the CA bundle the MutatingWebhookConfiguration carries. The API
-server's side (matchConditions, failurePolicy) is exercised on the real stack:
-tests/e2e/test_dws_binding.py.
+through the real TLS server with the CA bundle the MutatingWebhookConfiguration carries: a client that
+never finishes its handshake, or announces a body over the cap, stalls nobody. The API server's side
+(matchConditions, failurePolicy) is exercised on the real stack: tests/e2e/test_dws_binding.py.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import http.client
 import json
+import socket
 import ssl
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -208,8 +211,64 @@ def test_the_configuration_is_narrow_and_fails_closed() -> None:
         }
     ]
     assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
-    [condition] = hook["matchConditions"]
+    condition, _queued = hook["matchConditions"]
     for key in webhook.CONSUME_ANNOTATIONS:
         assert f"'{key}' in object.metadata.annotations" in condition["expression"]
     [expression] = hook["namespaceSelector"]["matchExpressions"]
     assert expression["operator"] == "NotIn" and "kube-system" in expression["values"]
+
+
+def test_the_configuration_calls_it_only_for_pods_of_the_queued_class() -> None:
+    """Both conditions must hold (matchConditions are ANDed): a consume annotation and the queued class."""
+    [hook] = webhook.configuration("https://127.0.0.1:1/mutate-pods", b"ca")["webhooks"]
+    consumes, queued = (c["expression"] for c in hook["matchConditions"])
+    assert "'autoscaling.x-k8s.io/consume-provisioning-request' in object.metadata.annotations" in consumes
+    for key in webhook.CLASS_ANNOTATIONS:
+        assert f"object.metadata.annotations['{key}'] == 'queued-provisioning.gke.io'" in queued
+    assert queued.startswith("has(object.metadata.annotations) && (")
+
+
+def _tls_client(server: webhook.WebhookServer) -> http.client.HTTPSConnection:
+    host, port = server.httpd.server_address[:2]
+    context = ssl.create_default_context(cadata=server.ca_bundle.decode())
+    return http.client.HTTPSConnection(str(host), int(port), context=context, timeout=5)
+
+
+def test_a_client_that_never_handshakes_stalls_only_its_own_connection() -> None:
+    """A connection that sends nothing holds its own thread until the handshake timeout, never the others'."""
+    running = webhook.WebhookServer(handshake_timeout=1.0).start()
+    try:
+        host, port = running.httpd.server_address[:2]
+        silent = socket.create_connection((str(host), int(port)))
+        silent.settimeout(5)
+        started = time.monotonic()
+        review = {"request": {"uid": "u-4", "operation": "CREATE", "namespace": NS, "object": consuming_pod()}}
+        assert _post(running, json.dumps(review).encode())["response"]["uid"] == "u-4"
+        assert time.monotonic() - started < 1.0  # answered while the silent client still holds its handshake
+        assert silent.recv(1) == b""  # closed by the server once its handshake timed out
+        assert time.monotonic() - started < 4.0
+        silent.close()
+    finally:
+        running.stop()
+
+
+def test_a_body_over_the_cap_is_refused_without_being_read(server: webhook.WebhookServer) -> None:
+    client = _tls_client(server)
+    client.putrequest("POST", webhook.PATH)
+    client.putheader("Content-Type", "application/json")
+    client.putheader("Content-Length", str(webhook.MAX_BODY_BYTES + 1))
+    client.endheaders()  # and no body: the server must answer without waiting for it
+    assert client.getresponse().status == 413
+    client.close()
+    assert webhook.MAX_BODY_BYTES == 3 * 1024 * 1024
+
+
+@pytest.mark.parametrize("length", [None, "-1", "many"])
+def test_a_missing_or_bad_content_length_is_refused(server: webhook.WebhookServer, length: str | None) -> None:
+    client = _tls_client(server)
+    client.putrequest("POST", webhook.PATH, skip_accept_encoding=True)
+    if length is not None:
+        client.putheader("Content-Length", length)
+    client.endheaders()
+    assert client.getresponse().status in (400, 411)
+    client.close()

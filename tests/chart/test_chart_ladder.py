@@ -176,3 +176,15 @@ def test_avoid_plans_must_be_plan_names(helm: Helm) -> None:
     done = helm("template", "j", str(golden.CHART_DIR), "--set", "job.avoidPlans={Spot Pool}")
     assert done.returncode != 0
     assert "/job/avoidPlans/0" in done.stderr, done.stderr
+
+
+def test_the_schema_caps_a_plans_slices_and_a_jobs_workers_at_200(helm: Any, tmp_path: Any) -> None:
+    """planb's ceiling (planb.catalog.pool_layout.MAX_SLICES) holds for values written by hand too."""
+    at_cap = [{"name": "on-demand", "kind": "on-demand", "slices": 200, "quota": _quota(1)}]
+    assert helm("template", "q", str(golden.CHART_DIR), *_ladder_args(tmp_path, at_cap)).returncode == 0
+    over = [{"name": "on-demand", "kind": "on-demand", "slices": 201, "quota": _quota(1)}]
+    done = helm("template", "q", str(golden.CHART_DIR), *_ladder_args(tmp_path, over))
+    assert done.returncode != 0 and "201" in done.stderr and "200" in done.stderr, done.stderr
+    job = ("-f", str(golden.CHART_DIR / "values" / f"{PROFILE}.yaml"), "--set", "job.workers.replicas=201")
+    done = helm("template", "j", str(golden.CHART_DIR), *job)
+    assert done.returncode != 0 and "replicas" in done.stderr and "200" in done.stderr, done.stderr

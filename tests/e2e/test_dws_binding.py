@@ -20,7 +20,7 @@ import pytest
 from planb import paths
 from planb.capacity import webhook
 from planb.capacity.autoscaler import tolerates
-from planb.capacity.simulator import WEBHOOK_PATH
+from planb.capacity.registration import PATH as CONFIG
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ
@@ -31,7 +31,6 @@ pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
 TARGET = "planb-local/us-east5-b/tpu-cluster"
 PODS = "/api/v1/namespaces/default/pods"
-CONFIG = f"{WEBHOOK_PATH}/{webhook.CONFIG_NAME}"
 CONSUME = webhook.CONSUME_ANNOTATIONS[0]
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
 

@@ -8,7 +8,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from planb import paths
+from planb import local_apiserver, paths
+from planb.argtypes import finite
 from planb.capacity import gke_api
 from planb.capacity import settings as settings_mod
 from planb.capacity.gke_api import NodePoolReader
@@ -18,6 +19,8 @@ from planb.statefile import stop_on_signals
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Nodes, request states and a pod webhook are GKE's to write: only ever on the local stack.
+    local_apiserver.require_local(Path(args.kubeconfig), "the capacity simulator")
     stop = stop_on_signals()
     simulator = CapacitySimulator(
         Path(args.kubeconfig),
@@ -65,6 +68,7 @@ def _set(args: argparse.Namespace) -> int:
         ("--delay", args.delay),
         ("--booking-window", args.booking_window),
         ("--max-run", args.max_run),
+        ("--scale-down-after", args.scale_down_after),
     ):
         if value is not None and value < 0:
             raise PlanbError(f"{flag} must be >= 0, got {value}")
@@ -147,16 +151,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the switches apply to the ProvisioningRequests matching this pattern "
         "(fnmatch, e.g. 'default/*-dws-prov-1')",
     )
-    setp.add_argument("--delay", type=float, help="seconds a ProvisioningRequest stays queued before it is provisioned")
+    setp.add_argument(
+        "--delay", type=finite, help="seconds a ProvisioningRequest stays queued before it is provisioned"
+    )
     setp.add_argument(
         "--booking-window",
-        type=float,
+        type=finite,
         metavar="S",
         help="seconds delivered nodes wait for a pod of their request before they are taken back (GKE: 600)",
     )
     setp.add_argument(
         "--max-run",
-        type=float,
+        type=finite,
         metavar="S",
         help="revoke the capacity S seconds after delivery (instead of the request's maxRunDurationSeconds; 0: now)",
     )
@@ -167,7 +173,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setp.add_argument("--fail-next", type=int, help="answer the next N ProvisioningRequests Failed")
     setp.add_argument("--stockout", action="append", metavar="POOL", help="this pool finds no capacity")
     setp.add_argument("--restock", action="append", metavar="POOL", help="end a pool's stockout")
-    setp.add_argument("--scale-down-after", type=float, help="seconds idle before nodes are removed")
+    setp.add_argument("--scale-down-after", type=finite, help="seconds idle before nodes are removed")
     setp.add_argument(
         "--preempt",
         action="append",
@@ -176,7 +182,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     setp.add_argument(
         "--spot-notice",
-        type=float,
+        type=finite,
         metavar="S",
         help="seconds between a Spot preemption notice and the nodes going (GKE: the VM ends 30 s after it)",
     )

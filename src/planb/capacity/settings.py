@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from planb import paths
 from planb.capacity.spot import GKE_NOTICE_SECONDS
 from planb.errors import PlanbError
-from planb.statefile import write_json
+from planb.statefile import private_dir, write_json
 
 
 class SettingsError(PlanbError):
@@ -57,8 +58,8 @@ class Lifecycle:
             if name == "fail":
                 if not isinstance(value, bool):
                     raise TypeError(f"{where}.fail is {value!r}, not true or false")
-            elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise TypeError(f"{where}.{name} is {value!r}, not a number >= 0")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise TypeError(f"{where}.{name} is {value!r}, not a finite number >= 0")
         return Lifecycle(**data)
 
 
@@ -165,8 +166,8 @@ def load(state_dir: Path | None = None) -> Settings:
             "spot_notice_seconds",
         ):
             value = getattr(settings, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} is {value!r}, not a number")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TypeError(f"{name} is {value!r}, not a finite number")
         settings.validate()
     except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
         raise SettingsError(
@@ -180,7 +181,7 @@ def load(state_dir: Path | None = None) -> Settings:
 def save(settings: Settings, state_dir: Path | None = None) -> None:
     settings.validate()
     path = settings_file(state_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     data = asdict(settings)
     data["stockout"] = list(settings.stockout)
     data["preempt"] = list(settings.preempt)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planb.capacity import pools as pools_mod
+from planb.capacity import registration
 from planb.capacity import settings as settings_mod
 from planb.capacity import spot as spot_mod
 from planb.capacity import webhook as webhook_mod
@@ -50,7 +51,8 @@ from planb.errors import PlanbError
 from planb.informer import Informer
 from planb.kube import Kube, KubeError, Obj
 
-WEBHOOK_PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+#: The webhook's server while it runs, and the configuration registered for it.
+ServedWebhook = tuple[webhook_mod.WebhookServer, registration.Registration]
 
 
 class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
@@ -108,48 +110,30 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
         """
         self.log("capacity simulator running")
         settings = settings_mod.Settings()
-        server = self._serve_webhook(should_stop) if webhook else None
-        if webhook and server is None:
+        served = self._serve_webhook(should_stop) if webhook else None
+        if webhook and served is None:
             return  # stopped before the webhook could be registered
         self.informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
         try:
             self._loop(should_stop, settings)
         finally:
             self.informer.stop()
-            if server is not None:
-                self._remove_webhook(server)
+            if served is not None:
+                self._remove_webhook(served)
 
-    def _serve_webhook(self, should_stop: Callable[[], bool]) -> webhook_mod.WebhookServer | None:
-        """Start the webhook server and register it (retried while the API server refuses); None if stopped first."""
+    def _serve_webhook(self, should_stop: Callable[[], bool]) -> ServedWebhook | None:
+        """Start the webhook server and register it (planb.capacity.registration); None if stopped first."""
         server = webhook_mod.WebhookServer().start()
-        body = server.configuration()
-        path = f"{WEBHOOK_PATH}/{webhook_mod.CONFIG_NAME}"
-        said = ""
-        while not should_stop():
-            try:
-                current = self.kube.get(path)
-                if current is None:
-                    self.kube.create(WEBHOOK_PATH, body)
-                else:
-                    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-                    self.kube.request("PUT", path, body)
-                self.log(f"pod webhook {webhook_mod.CONFIG_NAME} registered at {server.url}")
-                return server
-            except (KubeError, OSError) as exc:
-                if str(exc) != said:
-                    self.log(f"pod webhook not registered yet (will retry): {exc}")
-                    said = str(exc)
-                time.sleep(1.0)
-        server.stop()
-        return None
+        registered = registration.register(self.kube, server.configuration(), should_stop, self.log)
+        if registered is None:
+            server.stop()
+            return None
+        return server, registered
 
-    def _remove_webhook(self, server: webhook_mod.WebhookServer) -> None:
-        """Unregister, then stop serving: no pod creation is sent to a webhook that is gone."""
-        try:
-            self.kube.delete(f"{WEBHOOK_PATH}/{webhook_mod.CONFIG_NAME}")
-            self.log(f"pod webhook {webhook_mod.CONFIG_NAME} removed")
-        except (KubeError, OSError) as exc:
-            self.log(f"pod webhook {webhook_mod.CONFIG_NAME} could not be removed: {exc}")
+    def _remove_webhook(self, served: ServedWebhook) -> None:
+        """Unregister (only if still this process's), then stop serving: no pod creation goes to a gone webhook."""
+        server, registered = served
+        registration.unregister(self.kube, registered, self.log)
         server.stop()
 
     def _loop(self, should_stop: Callable[[], bool], settings: settings_mod.Settings) -> None:

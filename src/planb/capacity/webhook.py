@@ -35,6 +35,7 @@ it when it stops.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import shutil
@@ -54,6 +55,13 @@ GKE_CA_DETAILS = _GKE_CA + "pkg/provisioningrequests/manager/manager.go#L293-L30
 GKE_CA_WEBHOOK = _GKE_CA + "pkg/autoprovisioning/injection.go#L1425-L1443"
 GKE_CA_POD_REQUIREMENTS = _GKE_CA + "pkg/podrequirements/pod_requirements.go#L286-L292"
 GKE_CA_TOLERATION = _GKE_CA + "pkg/provisioningrequests/pods/pods.go#L152-L170"
+#: k8s.io/apiserver's NewConfig: MaxRequestBodyBytes, 3 MiB.
+K8S_MAX_BODY = (
+    "https://github.com/kubernetes/apiserver/blob/5a72bc815bfbf203121de56eecd3a2d3e4f14096/pkg/server/config.go"
+)
+#: Kubernetes' matchConditions of admission webhooks: CEL expressions over `object`, all of which must be
+#: true for the API server to call the webhook (admissionregistration.k8s.io/v1, GA in 1.30).
+K8S_MATCH_CONDITIONS = "https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#matching-requests-matchconditions"
 
 #: The node label of a queued request's nodes (GKE_CA_LABEL); its value is `resize_request_name`.
 REQUEST_LABEL = "autoscaling.gke.io/provisioning-request"
@@ -76,6 +84,14 @@ QUEUED_TOLERATION = {"key": "cloud.google.com/gke-queued", "operator": "Equal", 
 CONFIG_NAME = "planb-capacity-simulator"
 WEBHOOK_NAME = "dws-binding.capacity.planb.dev"
 PATH = "/mutate-pods"
+#: The largest AdmissionReview read (bytes): kube-apiserver's default limit on a request body, 3 MiB, twice
+#: the 1.5 MiB etcd accepts for an object (K8S_MAX_BODY), so the review of a pod the API server can store
+#: fits in it. A bigger Content-Length is answered 413 without reading the body.
+MAX_BODY_BYTES = 3 * 1024 * 1024
+#: Seconds a connection's TLS handshake may take, and a read after it: well under the configuration's
+#: timeoutSeconds (5), after which the API server gives up on the call anyway.
+HANDSHAKE_TIMEOUT_S = 3.0
+READ_TIMEOUT_S = 3.0
 #: Namespaces whose pods never consume a ProvisioningRequest: the webhook is not even called there.
 SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "kueue-system")
 
@@ -160,16 +176,22 @@ def review_response(review: dict[str, Any]) -> dict[str, Any]:
 def configuration(url: str, ca_bundle: bytes) -> dict[str, Any]:
     """The MutatingWebhookConfiguration that sends pod creations that consume a request to `url`.
 
-    Narrow on purpose: only CREATE of pods, never in the system namespaces, and a matchCondition
-    (GA in Kubernetes 1.30) so the API server calls it only for a pod carrying a consume
-    annotation. failurePolicy Fail: a consuming pod admitted without its selector could land on
-    another request's nodes, which is what the binding exists to prevent, so the API server refuses
-    it instead (its owner, KubeRay or the Job controller, creates it again). The webhook is
+    Narrow on purpose: only CREATE of pods, never in the system namespaces, and two matchConditions
+    (K8S_MATCH_CONDITIONS: the API server calls the webhook only when all are true) so it is called
+    only for a pod that carries a consume annotation and the class annotation
+    ``queued-provisioning.gke.io``, the pods `consumed_request` binds (GKE_CA_POD_REQUIREMENTS); any
+    other pod's creation never waits on it. failurePolicy Fail: a consuming pod admitted without its
+    selector could land on another request's nodes, which is what the binding exists to prevent, so
+    the API server refuses it instead (its owner, KubeRay or the Job controller, creates it again). The webhook is
     registered only while the simulator serves it, so no other pod ever depends on it, and a
     consuming pod is refused only if the simulator died without removing it; its next start
     registers it again.
     """
     consumes = " || ".join(f"'{key}' in object.metadata.annotations" for key in CONSUME_ANNOTATIONS)
+    queued = " || ".join(
+        f"('{key}' in object.metadata.annotations && object.metadata.annotations['{key}'] == '{QUEUED_CLASS}')"
+        for key in CLASS_ANNOTATIONS
+    )
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
@@ -196,7 +218,11 @@ def configuration(url: str, ca_bundle: bytes) -> dict[str, Any]:
                     {
                         "name": "consumes-a-provisioning-request",
                         "expression": f"has(object.metadata.annotations) && ({consumes})",
-                    }
+                    },
+                    {
+                        "name": "of-class-queued-provisioning",
+                        "expression": f"has(object.metadata.annotations) && ({queued})",
+                    },
                 ],
                 "failurePolicy": "Fail",
                 "sideEffects": "None",
@@ -208,12 +234,27 @@ def configuration(url: str, ca_bundle: bytes) -> dict[str, Any]:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    #: Seconds a connection may sit between reads once the handshake is done (StreamRequestHandler's timeout).
+    timeout = READ_TIMEOUT_S
+
     def do_POST(self) -> None:
         if self.path.split("?", 1)[0] != PATH:
             self.send_error(404, f"only {PATH} is served")
             return
         try:
-            length = int(self.headers.get("Content-Length", "0"))
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            self.send_error(411, "a Content-Length is required")
+            return
+        if length < 0:
+            self.send_error(400, f"Content-Length {length} is not a length")
+            return
+        if length > MAX_BODY_BYTES:
+            self.send_error(
+                413, f"an AdmissionReview of {length} bytes is over the {MAX_BODY_BYTES} this webhook reads"
+            )
+            return
+        try:
             review = json.loads(self.rfile.read(length))
             body = json.dumps(review_response(review)).encode()
         except (ValueError, AttributeError, TypeError) as exc:
@@ -229,13 +270,43 @@ class _Handler(BaseHTTPRequestHandler):
         return  # one line per pod creation would drown the simulator's log
 
 
+class _TlsServer(ThreadingHTTPServer):
+    """Accepts plain TCP connections and does each one's TLS handshake in that connection's own thread.
+
+    With the listening socket wrapped instead, `accept` does the handshake in the one serving thread, so a
+    client that connects and sends nothing stalls every later connection (and, with failurePolicy Fail,
+    every consuming pod's creation). Here a handshake that does not finish within `handshake_timeout`
+    seconds closes its connection alone.
+    """
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], context: ssl.SSLContext, handshake_timeout: float) -> None:
+        super().__init__(address, _Handler)
+        self.context = context
+        self.handshake_timeout = handshake_timeout
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """Runs in the connection's thread (ThreadingMixIn.process_request_thread): handshake, then serve."""
+        request.settimeout(self.handshake_timeout)
+        try:
+            tls = self.context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            return  # the caller (process_request_thread) closes the plain socket
+        try:
+            _Handler(tls, client_address, self)
+        finally:
+            with contextlib.suppress(OSError):
+                tls.close()
+
+
 class WebhookServer:
     """The webhook over TLS on 127.0.0.1 (a free port), with a CA made for this process alone.
 
     The key lives in a private temporary directory only while the TLS context loads it.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, handshake_timeout: float = HANDSHAKE_TIMEOUT_S) -> None:
         workdir = Path(tempfile.mkdtemp(prefix="planb-capacity-webhook-"))
         try:
             cert = ensure_serving_cert(workdir / "certs", common_name="planb-capacity-webhook")
@@ -244,9 +315,7 @@ class WebhookServer:
             self.ca_bundle = cert.ca_crt.read_bytes()
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-        self.httpd = ThreadingHTTPServer((host, port), _Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.httpd = _TlsServer((host, port), context, handshake_timeout)
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="dws-webhook", daemon=True)
 
     @property

@@ -31,7 +31,7 @@ _TOPOLOGY_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$")
 
 def topology_chips(topology: str) -> int:
     """Number of chips in a topology string such as '4x4' or '2x2x2'."""
-    if not _TOPOLOGY_RE.match(topology):
+    if not _TOPOLOGY_RE.fullmatch(topology):
         raise TopologyError(
             f"topology {topology!r} is malformed: write 2 or 3 positive numbers joined by 'x', e.g. '4x4' or '2x2x2'"
         )
@@ -108,7 +108,7 @@ class TpuGeneration:
         valid = ", ".join(self.topologies)
         parts = topology.split("x")
         chips: int | None = None
-        if _TOPOLOGY_RE.match(topology):
+        if _TOPOLOGY_RE.fullmatch(topology):
             chips = topology_chips(topology)
         shape = f"{self.dimensions}D" + (" (AxBxC)" if self.dimensions == 3 else " (AxB)")
         if chips is None:

@@ -80,9 +80,9 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
     more DWS capacity than the pool can deliver (a finite quota, not "unlimited").
     """
     prof = profiles.get(profile)
-    replicas = counts.positive("--slices", slices)
-    on_demand = counts.positive("--on-demand-slices", on_demand_slices)
-    dws = counts.positive("--dws-slices", dws_slices)
+    replicas = counts.slices("--slices", slices)
+    on_demand = counts.slices("--on-demand-slices", on_demand_slices)
+    dws = counts.slices("--dws-slices", dws_slices)
     worker_cpu = CPU_PER_CHIP * prof.chips_per_host
     worker_mem = MEMORY_GI_PER_CHIP * prof.chips_per_host
     jax_extra = "tpu" if prof.kind == "tpu" else "cuda12"

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.statefile import write_json
+from planb.statefile import private_dir, write_json
 
 #: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083.
 METRICS_PORT = 19084
@@ -63,5 +63,5 @@ def load(state: Path) -> FailoverSettings:
 
 def save(state: Path, settings: FailoverSettings) -> None:
     file = path(state)
-    file.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(file.parent)
     write_json(file, asdict(settings))

@@ -30,7 +30,7 @@ from planb.gke.operations import DEFAULT_OP_SECONDS
 from planb.gke.store import emulator_dir, list_clusters, reset_state
 from planb.paths import state_dir
 from planb.process import ManagedProcess, reap
-from planb.statefile import write_atomic
+from planb.statefile import open_private, write_atomic
 
 #: How long a `start` waits for another one to finish before giving up.
 LOCK_WAIT_S = 60.0
@@ -111,8 +111,7 @@ class BackgroundEmulator:
     @contextmanager
     def _start_lock(self) -> Iterator[None]:
         """Hold emulator.lock (flock, released when the process ends) for the length of one start."""
-        self.lock_file.parent.mkdir(parents=True, exist_ok=True)
-        with self.lock_file.open("a") as handle:
+        with open_private(self.lock_file, "a") as handle:
             deadline = time.monotonic() + LOCK_WAIT_S
             while True:
                 try:

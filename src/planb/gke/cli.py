@@ -10,6 +10,7 @@ import signal
 import urllib.error
 import urllib.request
 
+from planb.argtypes import finite
 from planb.gke import conformance, reservation_cli
 from planb.gke.address import DEFAULT_PORT
 from planb.gke.background import BackgroundEmulator, default_op_seconds, default_port, write_info
@@ -171,7 +172,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         )
         p.add_argument(
             "--op-seconds",
-            type=float,
+            type=finite,
             default=default_op_seconds(),
             help=f"how long each operation runs (env PLANB_GKE_EMULATOR_OP_SECONDS, default {DEFAULT_OP_SECONDS})",
         )
@@ -182,7 +183,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve.set_defaults(handler=cmd_serve)
     start = actions.add_parser("start", help="serve in the background (pid and log under .state/gke-emulator)")
     server_options(start)
-    start.add_argument("--wait", type=float, default=15.0, help="seconds to wait for it to answer")
+    start.add_argument("--wait", type=finite, default=15.0, help="seconds to wait for it to answer")
     start.set_defaults(handler=cmd_start)
     stop = actions.add_parser("stop", help="stop the background emulator")
     stop.add_argument("--purge", action="store_true", help="also forget its state")

@@ -108,7 +108,7 @@ class ProjectApis:
         return str(override["state"]) if override else "ENABLED"
 
     def _service(self, project: str, service: str) -> Body:
-        if not _SERVICE.match(service):
+        if not _SERVICE.fullmatch(service):
             raise ProjectApiError(404, f"Service {service} not found or permission denied.", "NOT_FOUND")
         return {
             "name": f"projects/{project}/services/{service}",
@@ -142,7 +142,7 @@ class ProjectApis:
     def set_service(self, request: Body) -> Body:
         service = str(request.get("service") or "")
         state = str(request.get("state") or "DISABLED").upper()
-        if not _SERVICE.match(service) or state not in ("ENABLED", "DISABLED"):
+        if not _SERVICE.fullmatch(service) or state not in ("ENABLED", "DISABLED"):
             raise ProjectApiError(
                 400,
                 f"service must be a *.googleapis.com name and state ENABLED or DISABLED, not {request!r}",

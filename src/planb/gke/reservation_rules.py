@@ -155,7 +155,7 @@ def check_reservation_affinity(pool: Body, project: str, zone: str, reservations
         f"(got key {affinity.get('key')!r}, values {values!r})",
         DOC_RESERVATIONS,
     )
-    match = _RESERVATION_VALUE.match(str(values[0]))
+    match = _RESERVATION_VALUE.fullmatch(str(values[0]))
     _check(
         match is not None,
         f"Reservation {values[0]!r} is neither a name nor projects/P/reservations/N",

@@ -106,7 +106,7 @@ def _invalid(field: str, value: object, why: str) -> ReservationError:
 def _positive_int64(field: str, value: object) -> int:
     """An int64 given as a JSON number or a string (proto3 JSON accepts both), at least 1."""
     text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
-    if not _INT64.match(text) or int(text) < 1:
+    if not _INT64.fullmatch(text) or int(text) < 1:
         raise _invalid(field, value, "Must be an integer of at least 1.")
     return int(text)
 
@@ -115,7 +115,7 @@ def _specific(request: Body) -> Body:
     specific = request.get("specificReservation") or {}
     count = _positive_int64("resource.specificReservation.count", specific.get("count"))
     machine = str((specific.get("instanceProperties") or {}).get("machineType") or "")
-    if not _MACHINE.match(machine):
+    if not _MACHINE.fullmatch(machine):
         raise _invalid("resource.specificReservation.instanceProperties.machineType", machine, "A machine type.")
     return {"count": str(count), "inUseCount": "0", "instanceProperties": {"machineType": machine}}
 
@@ -150,7 +150,7 @@ def _aggregate(request: Body, project: str, zone: str) -> Body:
         # Unset, the family is the VM family's (gcloud's --tpu-version sends no acceleratorType); a bare family
         # name or a partial URL is written back as the full URL.
         family = given.rstrip("/").rsplit("/", 1)[-1] if given else FAMILY_OF_VM_FAMILY[vm_family]
-        if not _NAME.match(family) or (given and "/" in given and "/acceleratorTypes/" not in given):
+        if not _NAME.fullmatch(family) or (given and "/" in given and "/acceleratorTypes/" not in given):
             raise _invalid(f"{where}.acceleratorType", given, "A URL such as projects/P/zones/Z/acceleratorTypes/ct6e.")
         reserved.append(
             {"accelerator": {"acceleratorType": accelerator_type_url(project, zone, family), "acceleratorCount": count}}
@@ -178,9 +178,9 @@ def _share_settings(request: Body) -> Body:
 def insert(table: dict[str, Body], project: str, zone: str, request: Body) -> Body:
     """Compute's reservations.insert: validate the request, store the reservation, answer a DONE operation."""
     name = str(request.get("name") or "")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise _invalid("resource.name", name, f"Must be a match of regex '{_NAME.pattern}'")
-    if not _ZONE.match(zone):
+    if not _ZONE.fullmatch(zone):
         raise _invalid("zone", zone, "A zone such as us-east5-b.")
     has_specific, has_aggregate = bool(request.get("specificReservation")), bool(request.get("aggregateReservation"))
     if has_specific == has_aggregate:

@@ -55,7 +55,7 @@ def key(project: str, region: str, name: str) -> str:
 
 def region_of(location: str) -> str:
     """The region of a GKE location: a zone (us-central1-c, us-central1-ai1a) less its last part; a region as is."""
-    return location if _REGION.match(location) else location.rsplit("-", 1)[0]
+    return location if _REGION.fullmatch(location) else location.rsplit("-", 1)[0]
 
 
 def get(table: dict[str, Body], project: str, region: str, name: str) -> Body:
@@ -74,11 +74,11 @@ def list_region(table: dict[str, Body], project: str, region: str) -> Body:
 def insert(table: dict[str, Body], project: str, region: str, request: Body) -> Body:
     """Compute's resourcePolicies.insert for a workload policy: validate, store, answer a DONE operation."""
     name = str(request.get("name") or "")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ResourcePolicyError(
             400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex '{_NAME.pattern}'"
         )
-    if not _REGION.match(region):
+    if not _REGION.fullmatch(region):
         raise ResourcePolicyError(400, f"Invalid value for field 'region': '{region}'. A region such as us-central1.")
     workload = request.get("workloadPolicy")
     if not isinstance(workload, dict):

@@ -90,7 +90,7 @@ def tpu_machine(machine_type: str) -> tuple[tpu.TpuGeneration, tpu.TpuMachineTyp
 
 def parse_version(version: str) -> tuple[int, ...] | None:
     """(major, minor[, patch[, gke]]) of a GKE version, None when it is not one."""
-    match = _VERSION.match(version)
+    match = _VERSION.fullmatch(version)
     if not match:
         return None
     return tuple(int(part) for part in match.groups() if part is not None)
@@ -115,7 +115,7 @@ def _check(condition: bool, message: str, source: str) -> None:
 def check_name(kind: str, name: str) -> None:
     """Cluster and node pool names: RFC 1035 label, at most 40 characters."""
     _check(
-        bool(_NAME.match(name)),
+        bool(_NAME.fullmatch(name)),
         f"{kind} name {name!r} must start with a letter, use only lowercase letters, digits and "
         "hyphens, end with a letter or digit and be at most 40 characters",
         DOC_NAMES,
@@ -288,7 +288,7 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
         )
     duration = str(config.get("maxRunDuration") or "")
     if duration:
-        match = re.match(r"^(\d+)s$", duration)
+        match = re.fullmatch(r"^(\d+)s$", duration)
         _check(bool(match), f"maxRunDuration {duration!r} must be a duration in seconds like '86400s'", DOC_FLEX_START)
         assert match is not None
         _check(

@@ -34,7 +34,7 @@ from typing import Any
 
 from planb.errors import PlanbError
 from planb.paths import state_dir as default_state_dir
-from planb.statefile import write_atomic
+from planb.statefile import open_private, private_dir, write_atomic
 
 Body = dict[str, Any]
 
@@ -100,7 +100,7 @@ def _corrupt(path: Path, detail: str) -> str:
 def reset_state(state_dir: Path | None = None) -> None:
     """Empty the emulator's state and request log without reading them (works on a corrupt state file)."""
     root = emulator_dir(state_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    private_dir(root)
     _write_json(root / "state.json", empty_state())
     (root / "requests.jsonl").unlink(missing_ok=True)
 
@@ -138,7 +138,7 @@ class Store:
 
     def __init__(self, state_dir: Path | None = None) -> None:
         self.root = emulator_dir(state_dir)
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)
         self.lock = threading.RLock()
         self.data = _read_state(state_dir)
 
@@ -198,7 +198,7 @@ class Store:
 
     def log_request(self, method: str, path: str, status: int) -> None:
         entry = {"method": method, "path": path, "status": status, "time": time.time()}
-        with self.lock, (self.root / "requests.jsonl").open("a") as fh:
+        with self.lock, open_private(self.root / "requests.jsonl", "a") as fh:
             fh.write(json.dumps(entry) + "\n")
 
     def request_log(self) -> list[Body]:

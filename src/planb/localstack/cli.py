@@ -6,6 +6,7 @@ import argparse
 import json
 from dataclasses import replace
 
+from planb.argtypes import finite
 from planb.failover import settings as failover_settings
 from planb.localstack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.localstack.stack import LocalStack, component_versions
@@ -112,7 +113,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "failover", help="run the stockout failover controller as a host process, or stop it (0)"
     )
     failover.add_argument(
-        "--after-seconds", type=float, required=True, help="Kueue's waitForPodsReady timeout; 0 switches it off"
+        "--after-seconds", type=finite, required=True, help="Kueue's waitForPodsReady timeout; 0 switches it off"
     )
     failover.add_argument("--plan-a-flavor", default="on-demand", help="plan A's ResourceFlavor")
     failover.add_argument(

@@ -21,16 +21,16 @@ from typing import Any
 
 import yaml
 
-from planb import paths
+from planb import local_apiserver, paths
 from planb.localstack.errors import LocalStackError, ToolMissingError
 from planb.process import is_alive, terminate
 
 CLUSTER_NAME = "planb"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "etcd", "kwokctl")
-#: The API server's port (kubeconfigs point at https://127.0.0.1:APISERVER_PORT).
-APISERVER_PORT = 26443
+#: The API server's port (kubeconfigs point at https://127.0.0.1:APISERVER_PORT; planb.local_apiserver).
+APISERVER_PORT = local_apiserver.PORT
 #: The only address the control plane listens on.
-BIND_ADDRESS = "127.0.0.1"
+BIND_ADDRESS = local_apiserver.ADDRESS
 #: Ports of kwokctl's saved configuration (kwok.yaml), by the component that listens on them.
 _SAVED_PORTS = {
     "kubeApiserverPort": "kube-apiserver",

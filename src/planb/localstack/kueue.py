@@ -26,7 +26,7 @@ from planb import paths
 from planb.kube import Kube, KubeError
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.process import ManagedProcess
-from planb.statefile import write_json
+from planb.statefile import private_dir, write_json
 from planb.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
@@ -390,7 +390,7 @@ class HostKueue:
             return False
         if check:
             return True
-        self.state.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state)
         save_settings(settings, self.settings_file)
         self.settings = settings
         self.stop()

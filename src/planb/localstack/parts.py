@@ -30,6 +30,7 @@ from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
 from planb.process import ManagedProcess
 from planb.rayhead import address as rayhead_address
+from planb.statefile import open_private
 
 #: CRDs of the pinned modules the stack leaves out: KubeRay runs its RayCronJob controller only behind its
 #: RayCronJob feature gate (off; ray-operator main.go), and Kueue integrates no RayCronJob, so nothing here
@@ -76,8 +77,7 @@ class StackParts:
     def locked(self) -> Iterator[None]:
         """One `up` or `down` at a time (tests and people may race)."""
         lock = self.state.parent / f".{self.state.name}.lock"
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with lock.open("w") as handle:
+        with open_private(lock, "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
 

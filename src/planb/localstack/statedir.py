@@ -13,6 +13,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from planb.statefile import private_dir, write_atomic
+
 #: The file that says "planb created this directory".
 MARKER = ".planb-owned"
 _MARKER_TEXT = "Created by planb; 'planb local down' removes this directory and everything in it.\n"
@@ -22,9 +24,8 @@ def create(path: Path) -> bool:
     """Create `path` (mode 0700) with the marker if it does not exist; True if it was created here."""
     if path.exists():
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.mkdir(mode=0o700)
-    (path / MARKER).write_text(_MARKER_TEXT)
+    private_dir(path)
+    write_atomic(path / MARKER, _MARKER_TEXT)
     return True
 
 

@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from planb.argtypes import finite
 from planb.errors import PlanbError
 from planb.rayhead import address, server
 from planb.rayhead import settings as settings_mod
@@ -93,7 +94,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     setp.add_argument("--job", metavar="PATTERN", help="RayJob name or <namespace>/<name>, fnmatch pattern")
     setp.add_argument(
-        "--seconds", type=float, help=f"simulated payload: how long it runs (default {settings_mod.DEFAULT_SECONDS:g})"
+        "--seconds", type=finite, help=f"simulated payload: how long it runs (default {settings_mod.DEFAULT_SECONDS:g})"
     )
     setp.add_argument("--fail", metavar="MESSAGE", help="simulated payload: end FAILED with this message")
     setp.add_argument(

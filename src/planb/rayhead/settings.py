@@ -23,7 +23,7 @@ from typing import Any
 
 from planb import paths
 from planb.errors import PlanbError
-from planb.statefile import write_json
+from planb.statefile import private_dir, write_json
 
 MODES = ("simulate", "run")
 #: What a file or directory name made of a namespace, a RayJob name and a submission id may hold.
@@ -162,7 +162,7 @@ def load(state_dir: Path | None = None) -> Settings:
 def save(settings: Settings, state_dir: Path | None = None) -> None:
     settings.validate()
     path = settings_file(state_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     data = {"default": asdict(settings.default), "jobs": {k: asdict(v) for k, v in settings.jobs.items()}}
     write_json(path, data)
 

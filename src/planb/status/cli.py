@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planb import paths
+from planb.argtypes import finite
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError
 from planb.status.report import admitted_on, collect, explain, hopeless, provisioned, table
@@ -161,7 +162,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
     parser.add_argument("--kubeconfig", help="default: $KUBECONFIG, else the local stack's, else ~/.kube/config")
     parser.add_argument("-w", "--watch", action="store_true", help="refresh until interrupted")
-    parser.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes with --watch")
+    parser.add_argument("--interval", type=finite, default=2.0, help="seconds between refreshes with --watch")
     parser.add_argument(
         "--count",
         type=_positive_int,
@@ -174,5 +175,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="JOB=FLAVOR",
         help="wait until JOB is admitted on FLAVOR (and its ProvisioningRequest provisioned, if any); exit 1 if not",
     )
-    parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait with --expect")
+    parser.add_argument("--timeout", type=finite, default=180.0, help="seconds to wait with --expect")
     parser.set_defaults(handler=_status)

@@ -90,9 +90,9 @@ def _profile(name: str, caller: str) -> tuple[str, dict[str, Any]]:
     return canonical, found
 
 
-def _positive(caller: str, option: str, value: object) -> int:
+def _slices(caller: str, option: str, value: object) -> int:
     with _filter_errors(caller):
-        return pool_layout.positive(option, value)
+        return pool_layout.slice_count(option, value)
 
 
 def _one_slice(caller: str, profile: str, machine_type: str | None) -> tuple[str, dict[str, Any]]:
@@ -174,9 +174,9 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
     """The profile-derived chart values: ``slices`` slices per job, plan A's and plan B's quotas in slices."""
     caller = "planb.gke.chart_values"
     facts = _profile(profile, caller)[1]
-    replicas = _positive(caller, "slices", slices)
-    on_demand = _positive(caller, "on_demand_slices", on_demand_slices)
-    dws = _positive(caller, "dws_slices", dws_slices)
+    replicas = _slices(caller, "slices", slices)
+    on_demand = _slices(caller, "on_demand_slices", on_demand_slices)
+    dws = _slices(caller, "dws_slices", dws_slices)
     values: dict[str, Any] = copy.deepcopy(facts["chart_values"])
     values["job"]["workers"]["replicas"] = replicas
     quotas = values["queues"]["quotas"]

@@ -38,6 +38,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible_collections.planb.gke.plugins.filter.catalog import PLAN_LABEL, node_pools, plan_pools
 from ansible_collections.planb.gke.plugins.module_utils.credentials import PROJECT_ID
+from ansible_collections.planb.gke.plugins.module_utils.pool_layout import DOC_NODE_POOL_COUNT, MAX_SLICES
 
 #: GKE: Spot VMs in Standard node pools; the nodes' cloud.google.com/gke-spot label, the taint it recommends.
 DOC_SPOT = "https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms"
@@ -87,7 +88,7 @@ def _where(index: int, item: object) -> str:
 
 
 def _slices(where: str, value: object) -> int:
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and _WHOLE.match(value))):
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and _WHOLE.fullmatch(value))):
         raise _fail(
             where,
             f"slices {value!r} must be a whole number of at least 1 (the default planb_plans takes the slices "
@@ -101,6 +102,14 @@ def _slices(where: str, value: object) -> int:
             "an empty Kueue flavor that every job would have to skip; to drop a rung, remove it from planb_plans "
             "(its pools are then deleted only with the scale-down confirmation the play names). The default "
             "planb_plans takes the slices from planb_ondemand_slices and planb_dws_slices",
+        )
+    if count > MAX_SLICES:
+        raise _fail(
+            where,
+            f"slices {count} is more than {MAX_SLICES}: planb's policy, because a multi-host plan is one node pool "
+            f"per slice and GKE autoscales clusters of more than {MAX_SLICES} node pools with more latency "
+            f"({DOC_NODE_POOL_COUNT}); split the capacity over more plans or clusters (the default planb_plans takes "
+            "the slices from planb_ondemand_slices and planb_dws_slices)",
         )
     return count
 
@@ -123,13 +132,13 @@ def _reservation_fields(where: str, kind: str, item: dict[str, Any]) -> tuple[st
             f"(SPECIFIC_RESERVATION, {DOC_RESERVATIONS}); add reservation_project: <project> when it is shared "
             "from another project",
         )
-    if not _RESOURCE_NAME.match(reservation):
+    if not _RESOURCE_NAME.fullmatch(reservation):
         raise _fail(
             where,
             f"reservation {reservation!r} must be a Compute Engine reservation name: 1-63 lowercase letters, digits "
             "or hyphens, starting with a letter (give the owner project in reservation_project, not in the name)",
         )
-    if project and not PROJECT_ID.match(project):
+    if project and not PROJECT_ID.fullmatch(project):
         raise _fail(
             where,
             f"reservation_project {project!r} must be a Google Cloud project ID (6-30 lowercase letters, digits or "
@@ -146,7 +155,7 @@ def _check_item(index: int, item: object) -> dict[str, Any]:
     if unknown:
         raise _fail(where, f"unknown key(s) {', '.join(map(str, unknown))}; a plan has {', '.join(FIELDS)}")
     name = item.get("name")
-    if not isinstance(name, str) or not _PLAN_NAME.match(name):
+    if not isinstance(name, str) or not _PLAN_NAME.fullmatch(name):
         raise _fail(
             where,
             f"name {name!r} must be a Kubernetes label value and a Kueue flavor name: 1-63 lowercase letters, digits "

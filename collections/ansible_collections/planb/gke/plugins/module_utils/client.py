@@ -141,7 +141,7 @@ class GkeClient:
     # ---- requests ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
         """The JSON answer of ``method`` on ``v1/path`` (built by api_path); None for a 404 when allowed."""
-        if not _API_PATH.match(path):
+        if not _API_PATH.fullmatch(path):
             raise GkeError(f"{path!r} is not a GKE API path built from quoted segments; nothing was sent")
         return self._call(method, f"{self.endpoint}/v1/{path}", f"{self.API_NAME} {method} {path}", body, allow_404)
 
@@ -228,7 +228,7 @@ class GkeClient:
         when that is a loopback address (the planb emulator serves instanceGroupManagers too), and only
         for a URL of the Compute Engine API's form: no other host ever receives the credential.
         """
-        match = _MIG_URL.match(url)
+        match = _MIG_URL.fullmatch(url)
         if not match:
             raise GkeError(
                 f"Cannot tell how many nodes {what} has: {url!r} is not a Compute Engine instanceGroupManagers URL "

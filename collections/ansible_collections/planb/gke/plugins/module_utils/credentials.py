@@ -97,7 +97,7 @@ def check_auth(params: Params) -> None:
     project = params.get("project")
     if not project:
         problems.append("Missing project: set the project option or the GCP_PROJECT environment variable (PROJECT_ID)")
-    elif not PROJECT_ID.match(project):
+    elif not PROJECT_ID.fullmatch(project):
         problems.append(
             f"project {project!r} is not a Google Cloud project ID: 6-30 lowercase letters, digits or hyphens, "
             f"starting with a letter and not ending with a hyphen ({DOC_PROJECT_ID}); give the project ID, "

@@ -36,6 +36,14 @@ ON_DEMAND = "on-demand"
 DWS = "dws"
 #: GKE's longest node pool name.
 POOL_NAME_MAX = 40
+#: GKE's node pool auto-creation page: autoscaling is slower in clusters of more than 200 node pools.
+DOC_NODE_POOL_COUNT = "https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning#limitations"
+#: GKE's quotas and limits: at most 1,000 nodes per node pool per zone.
+DOC_GKE_LIMITS = "https://cloud.google.com/kubernetes-engine/quotas"
+#: The most slices one plan (or one job) may have, planb's policy: a multi-host plan is one node pool per
+#: slice, and GKE says a cluster of more than 200 node pools autoscales with more latency (DOC_NODE_POOL_COUNT);
+#: a single-host plan's slices are the nodes of one pool, well inside GKE's 1,000 per zone (DOC_GKE_LIMITS).
+MAX_SLICES = 200
 
 #: GKE node pool names: RFC 1035 labels of at most 40 characters.
 _POOL_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
@@ -61,6 +69,18 @@ def positive(option: str, value: object) -> int:
     if value < 1:
         raise SliceCountError(f"{option} must be at least 1, got {value}")
     return value
+
+
+def slice_count(option: str, value: object) -> int:
+    """``value`` as a number of slices: an int from 1 to MAX_SLICES, else SliceCountError naming ``option``."""
+    count = positive(option, value)
+    if count > MAX_SLICES:
+        raise SliceCountError(
+            f"{option} {count} is more than {MAX_SLICES}: planb's policy, because a multi-host plan is one node pool "
+            f"per slice and GKE autoscales clusters of more than {MAX_SLICES} node pools with more latency "
+            f"({DOC_NODE_POOL_COUNT}); split the capacity over more plans or clusters"
+        )
+    return count
 
 
 def whole_slices(option: str, nodes: object, nodes_per_slice: int, profile: str) -> int:
@@ -92,7 +112,7 @@ def pool_nodes(
     A multi-host pool holds exactly one slice: more is refused, naming ``lay_out_with`` (the caller's way to
     lay out K slices as K pools).
     """
-    count = positive("slices", slices)
+    count = slice_count("slices", slices)
     nodes = count * nodes_per_slice
     if max_nodes is not None:
         nodes = whole_slices("max_nodes", max_nodes, nodes_per_slice, profile)
@@ -129,12 +149,12 @@ def scale_quota(one_slice: Settings, slices: int) -> Settings:
 
 def pool_names(name: object, count: object) -> list[str]:
     """The names of a plan's ``count`` pools: ``name``, ``name-2``, ..., ``name-<count>``."""
-    if not isinstance(name, str) or not _POOL_NAME.match(name):
+    if not isinstance(name, str) or not _POOL_NAME.fullmatch(name):
         raise PoolLayoutError(
             f"node pool name {name!r} must be 1-40 lowercase letters, digits or hyphens, start with a letter "
             "and end with a letter or digit"
         )
-    total = positive("slices", count)
+    total = slice_count("slices", count)
     names = [name] + [f"{name}-{k}" for k in range(2, total + 1)]
     if len(names[-1]) > POOL_NAME_MAX:
         room = POOL_NAME_MAX - len(f"-{total}")
@@ -152,7 +172,7 @@ def plan_pool_index(name: str, pool: str) -> int | None:
     if not pool.startswith(name):
         return None
     suffix = pool[len(name) :]
-    return int(suffix[1:]) if _SUFFIX.match(suffix) else None
+    return int(suffix[1:]) if _SUFFIX.fullmatch(suffix) else None
 
 
 def plan_pools(pools: list[str], name: str) -> list[str]:
@@ -163,7 +183,7 @@ def plan_pools(pools: list[str], name: str) -> list[str]:
 
 def plan_labels(plan: object) -> dict[str, str]:
     """The node labels every pool of ``plan`` carries (its config.labels): ``{planb.dev/plan: plan}``."""
-    if not isinstance(plan, str) or not _LABEL_VALUE.match(plan):
+    if not isinstance(plan, str) or not _LABEL_VALUE.fullmatch(plan):
         raise PoolLayoutError(
             f"plan {plan!r} must be a Kubernetes label value: at most 63 lowercase letters, digits, '-', '_' "
             f"or '.', starting and ending with a letter or digit (planb's plans: {ON_DEMAND}, {DWS})"
@@ -180,7 +200,7 @@ def lay_out(
     single-host: one pool of ``slices`` slices. Each pool's settings gain ``name``, ``index`` (its slice
     number from 1), ``plan``, ``plan_slices`` (the plan's slices) and ``labels`` (``plan_labels(plan)``).
     """
-    total = positive("slices", slices)
+    total = slice_count("slices", slices)
     labels = plan_labels(plan)
     names = pool_names(name, total if multi_host else 1)
     layout = [(pool_name, 1) for pool_name in names] if multi_host else [(names[0], total)]

@@ -67,7 +67,7 @@ class ApiClient(GkeClient):
         self, method: str, path: str, query: dict[str, str], body: Body | None = None, allow_404: bool = False
     ) -> Any:
         """``request`` with query parameters (a page token)."""
-        if not _API_PATH.match(path):
+        if not _API_PATH.fullmatch(path):
             raise GkeError(f"{path!r} is not an API path built from quoted segments; nothing was sent")
         url = f"{self.endpoint}/v1/{path}" + (f"?{urlencode(query)}" if query else "")
         return self._call(method, url, f"{self.API_NAME} {method} {path}", body, allow_404)
@@ -78,7 +78,9 @@ def service_problems(services: list[str]) -> list[str]:
     if not services:
         return ["services must name at least one API, such as container.googleapis.com"]
     return [
-        f"service {s!r} is not an API name such as container.googleapis.com" for s in services if not _SERVICE.match(s)
+        f"service {s!r} is not an API name such as container.googleapis.com"
+        for s in services
+        if not _SERVICE.fullmatch(s)
     ]
 
 
@@ -229,7 +231,7 @@ def run_quota_check(module: Any) -> Body:
     region = region_of(params["location"])
     if needed < 1:
         raise GkeError(f"needed must be at least 1, got {needed}")
-    if not _LOCATION.match(params["location"]):
+    if not _LOCATION.fullmatch(params["location"]):
         raise GkeError(f"location {params['location']!r} must be a zone (us-east5-b) or a region (us-east5)")
     check_auth(params)
     facts = MACHINE_TYPES.get(machine) or {}

@@ -51,7 +51,7 @@ DOC_SHARED = "https://cloud.google.com/compute/docs/instances/reservations-share
 
 def split_reservation(value: str, project: str) -> tuple[str, str]:
     """(owner project, name) of a reservation given by name (the cluster's project) or by its project path."""
-    match = RESERVATION.match(value or "")
+    match = RESERVATION.fullmatch(value or "")
     if not match:
         raise GkeError(
             f"reservation {value!r} must be a reservation name (1-63 lowercase letters, digits or hyphens) or "
@@ -66,7 +66,7 @@ def pool_zone(params: Params) -> str:
     if len(locations) == 1:
         return str(locations[0])
     location = str(params["location"])
-    if not locations and re.match(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", location):
+    if not locations and re.fullmatch(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", location):
         return location
     raise GkeError(
         f"reservation_affinity SPECIFIC_RESERVATION: a reservation is zonal, so the pool needs one zone: "
@@ -176,7 +176,7 @@ def run_reservation_info(module: Any) -> Body:
     """gcp_reservation_info: read the reservation; with machine_type, fail on what keeps a pool from consuming it."""
     params = module.params
     zone = str(params["location"])
-    if not re.match(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", zone):
+    if not re.fullmatch(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", zone):
         raise GkeError(
             f"location {zone!r} must be a zone such as us-east5-b: a reservation is zonal. Nothing was sent."
         )

@@ -56,7 +56,7 @@ _TPU_LIKE = re.compile(r"^(ct[0-9]|tpu[0-9])")
 # ---- small parsers ----------------------------------------------------------------------------------
 def parse_version(version: object) -> tuple[int, ...] | None:
     """(major, minor[, patch[, gke]]) of a GKE version, None when it is not one."""
-    match = _VERSION.match(str(version))
+    match = _VERSION.fullmatch(str(version))
     return None if not match else tuple(int(p) for p in match.groups() if p is not None)
 
 
@@ -73,7 +73,7 @@ def version_at_least(version: object, minimum: tuple[int, ...]) -> bool:
 
 def duration_seconds(value: object) -> int | None:
     """'7d', '24h', '90m', '3600s' or '3600' -> seconds; None when unparsable."""
-    match = _DURATION.match(str(value).strip())
+    match = _DURATION.fullmatch(str(value).strip())
     if not match:
         return None
     return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
@@ -108,13 +108,13 @@ def _flex_start_generations() -> str:
 def _check_common(params: Params, problems: list[str]) -> None:
     for option in ("name", "cluster"):
         value = params.get(option)
-        if value is not None and not _NAME.match(value):
+        if value is not None and not _NAME.fullmatch(value):
             problems.append(
                 f"{option} {value!r} must be 1-40 lowercase letters, digits or hyphens, start with a letter "
                 "and end with a letter or digit"
             )
     location = params.get("location") or ""
-    if not _LOCATION.match(location):
+    if not _LOCATION.fullmatch(location):
         problems.append(f"location {location!r} must be a zone (us-east5-b) or a region (us-east5)")
     if params.get("timeout", 1) <= 0 or params.get("poll_interval", 1) <= 0:
         problems.append("timeout and poll_interval must be positive")
@@ -139,7 +139,7 @@ def validate_cluster(params: Params) -> None:
                 "(set version/GKE_VERSION to 1.34 or newer)"
             )
         machine = params.get("default_pool_machine_type") or ""
-        if not _MACHINE.match(machine):
+        if not _MACHINE.fullmatch(machine):
             problems.append(f"default_pool_machine_type {machine!r} is not a machine type such as n2-standard-16")
         if params.get("default_pool_node_count", 1) < 1:
             problems.append("default_pool_node_count must be at least 1")
@@ -331,7 +331,7 @@ def _check_config(params: Params, problems: list[str]) -> None:
         if not taint.get("key") or taint.get("effect") not in TAINT_EFFECTS:
             problems.append(f"taint {taint} needs a key and an effect among NoSchedule, PreferNoSchedule, NoExecute")
     for key, value in (params.get("labels") or {}).items():
-        if not _LABEL_KEY.match(key) or len(str(value)) > 63:
+        if not _LABEL_KEY.fullmatch(key) or len(str(value)) > 63:
             problems.append(f"label {key}={value} is not a valid Kubernetes label")
 
 
@@ -344,7 +344,7 @@ def _check_reservation(params: Params, problems: list[str]) -> None:
                 "reservation_affinity SPECIFIC_RESERVATION needs reservation: the reservation's name, or "
                 f"projects/<project>/reservations/<name> for one shared from another project ({DOC_RESERVATIONS})"
             )
-        elif not RESERVATION.match(reservation):
+        elif not RESERVATION.fullmatch(reservation):
             problems.append(
                 f"reservation {reservation!r} must be a reservation name (1-63 lowercase letters, digits or hyphens) "
                 f"or projects/<project>/reservations/<name> ({DOC_RESERVATIONS})"
@@ -361,14 +361,14 @@ def validate_node_pool(params: Params) -> None:
     _check_common(params, problems)
     if params["state"] == "present":
         machine = params.get("machine_type") or ""
-        if not _MACHINE.match(machine):
+        if not _MACHINE.fullmatch(machine):
             problems.append(f"machine_type {machine!r} is required and must look like ct6e-standard-4t")
         _check_autoscaling(params, problems)
         _check_tpu(params, problems)
         _check_dws(params, problems)
         _check_config(params, problems)
         _check_reservation(params, problems)
-        if _LOCATION.match(params.get("location") or ""):
+        if _LOCATION.fullmatch(params.get("location") or ""):
             problems += zone_problems(
                 machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True)
             )

@@ -1,0 +1,51 @@
+"""The guard of local-only components: only a kubeconfig whose server is the local stack's API server passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planb import local_apiserver
+from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS
+
+
+def _kubeconfig(tmp_path: Path, server: str) -> Path:
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        f"clusters: [{{name: x, cluster: {{server: '{server}'}}}}]\n"
+        "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {token: t}}]\n"
+    )
+    return path
+
+
+def test_the_control_plane_listens_where_the_guard_expects() -> None:
+    assert f"https://{BIND_ADDRESS}:{APISERVER_PORT}" == local_apiserver.SERVER == "https://127.0.0.1:26443"
+
+
+@pytest.mark.parametrize("server", ["https://127.0.0.1:26443", "https://127.0.0.1:26443/"])
+def test_the_local_stacks_server_passes(tmp_path: Path, server: str) -> None:
+    assert local_apiserver.require_local(_kubeconfig(tmp_path, server), "x") == "https://127.0.0.1:26443"
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        "https://34.118.0.1",  # a GKE control plane
+        "https://10.0.0.1:26443",
+        "https://127.0.0.1:6443",  # another local cluster (kind, minikube)
+        "http://127.0.0.1:26443",
+        "https://localhost:26443",
+        "https://127.0.0.1:26443/proxy",
+        "https://user@127.0.0.1:26443",
+        "https://127.0.0.1:port",
+    ],
+)
+def test_any_other_server_is_refused_naming_it_and_the_fix(tmp_path: Path, server: str) -> None:
+    config = _kubeconfig(tmp_path, server)
+    with pytest.raises(local_apiserver.NotLocalStackError) as refused:
+        local_apiserver.require_local(config, "the capacity simulator")
+    message = str(refused.value)
+    assert message.startswith(f"the capacity simulator refuses to start: {config}'s server is {server!r}")
+    assert "planb's policy, because" in message and "https://127.0.0.1:26443" in message
