@@ -5,11 +5,14 @@ by the Ray head stand-in, `planb rayhead set --run`), checkpointing with Orbax t
 directory. DWS (the capacity simulator) revokes the slice while it trains; Kueue deactivates the
 workload, KubeRay tears the Ray cluster down and the training process dies with its head. The
 command `planb status` prints re-queues it; on the next provisioned slice train.py restores the
-newest checkpoint, and the test asserts the resumed run starts at exactly that step.
+newest checkpoint, and the test asserts the resumed run starts at exactly that step. The chart
+gives the release its own directory under the checkpoint root (<root>/default/job-2), and the
+re-queued run, the same release, is the owner train.py finds recorded there.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -58,7 +61,9 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
 ) -> None:
     kube = Kube(site)
     since = time.time()
-    ckpt = tmp_path / "checkpoints"
+    root = tmp_path / "checkpoints"
+    # The chart scopes the root per release; a KubeRay retry or a re-queued run keeps the directory.
+    ckpt = root / "default" / "job-2"
     plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
     capacity_settings.update(provisioning_delay_seconds=1.0)
@@ -70,7 +75,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
         helm,
         "job-2",
         "--set",
-        f"job.training.checkpointDir={ckpt}",
+        f"job.training.checkpointDir={root}",
         "--set",
         "job.training.checkpointEvery=500",
         "--set",
@@ -123,3 +128,5 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
         30,
     )
     assert steps(ckpt)[-1] == latest + 1000
+    # The resumed run was the same release's: the record train.py keeps there still names it.
+    assert json.loads((ckpt / "planb-run.json").read_text())["run"] == "default/job-2"

@@ -113,7 +113,9 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     """
     kube = Kube(ladder)
     since = time.time()
-    ckpt = tmp_path / "checkpoints"
+    root = tmp_path / "checkpoints"
+    # The release's own directory under the root: KubeRay's retry (a new submission id) resumes from it.
+    ckpt = root / "default" / "job-2"
     plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
     # Plan A full (job 1 keeps off the reservation and Spot), then a job that cannot wait for DWS (and keeps off the
@@ -123,7 +125,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     install_job(
         helm, "job-2", "--set", "job.avoidPlans={reserved,dws}",
         "--set", "job.backoffLimit=1",
-        "--set", f"job.training.checkpointDir={ckpt}",
+        "--set", f"job.training.checkpointDir={root}",
         "--set", "job.training.checkpointEvery=500",
         "--set", "job.training.epochs=100000000",
     )  # fmt: skip

@@ -31,8 +31,15 @@ PLANB_EPOCHS                      50 / 200    training steps in total (linear / 
                                               resumed run continues up to this step
 PLANB_LOG_EVERY                   10          print (and ``ray.train.report``) every N steps
 PLANB_CHECKPOINT_DIR              (empty)     Orbax checkpoint directory (``gs://bucket/path`` in the
-                                              cluster, a local dir in tests); empty = no checkpoints.
-                                              On start the newest checkpoint in it is restored.
+                                              cluster, an absolute local path in tests; a relative one
+                                              is refused); empty = no checkpoints. On start the newest
+                                              checkpoint in it is restored (see PLANB_RESUME).
+PLANB_RUN_ID                      (empty)     the run's identity, ``<namespace>/<name>`` (the chart
+                                              sets its release's), recorded next to the checkpoints
+PLANB_RESUME                      auto        ``auto``: resume only this run's checkpoints (same
+                                              PLANB_RUN_ID and config hash), refuse others;
+                                              ``never``: refuse a directory that holds checkpoints;
+                                              ``force``: resume whatever is newest and claim it
 PLANB_CHECKPOINT_EVERY            100         save a checkpoint every N steps (and at the end)
 PLANB_CHECKPOINT_KEEP             3           checkpoints kept (older ones are deleted)
 PLANB_STOP_AFTER                  0           stop after N steps in this run, checkpointing first
@@ -60,6 +67,13 @@ RAY_TRAIN_HEALTH_CHECK_INTERVAL_S 0.2         (Ray's own variable; Ray's default
                                               ``ray.train.report`` waits for the previous one to be
                                               collected, so 2.0 would stall fast training loops
 ================================  ==========  ========================================================
+
+Checkpoints belong to their run. The first run that checkpoints into a directory writes
+``planb-run.json`` there: its PLANB_RUN_ID and the SHA-256 of the settings that shape its state and
+its data (RUN_CONFIG_FIELDS; not PLANB_EPOCHS, so a run may be extended). A later start resumes
+only when both match; another run's directory, or checkpoints without a record, stop it with
+``CheckpointOwnerError`` (exit status 2) before any step, so Orbax's ``max_to_keep`` only ever
+deletes the run's own checkpoints. ``PLANB_RESUME=force`` resumes anyway and records the new owner.
 
 Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
 command line turns it into exit status 2.
@@ -94,6 +108,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -112,6 +127,15 @@ RUNNERS = ("ray", "plain")
 ACCELERATORS = ("tpu", "gpu", "cpu")
 DTYPES = ("float32", "bfloat16")
 ATTENTION_IMPLS = ("xla", "cudnn")
+RESUME_MODES = ("auto", "never", "force")
+RUN_RECORD = "planb-run.json"  # the owner's record, next to the checkpoints
+# The settings a checkpoint's owner is hashed over: those that decide the state's shapes (a resume
+# with others would fail in restore) or the batches and updates it was trained with.
+RUN_CONFIG_FIELDS = (
+    "model", "seed", "learning_rate", "batch_per_device", "seq_len", "vocab_size", "d_model",
+    "num_layers", "num_heads", "dtype",
+)  # fmt: skip
+RUN_ID_RE = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # Ray's accelerator types, not ours: the GOOGLE_TPU_* and NVIDIA_* constants of
 # ray.util.accelerators in Ray 2.53.0, the version training/requirements.txt and the chart's image
 # pin (tests/catalog checks these tuples against the installed Ray).
@@ -137,6 +161,10 @@ DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see 
 
 class UnsupportedByRayError(RuntimeError):
     """The configuration is valid, but the installed Ray cannot schedule it (the message says why)."""
+
+
+class CheckpointOwnerError(RuntimeError):
+    """The checkpoint directory holds another run's checkpoints (the message says whose and what to do)."""
 
 
 class ConfigError(ValueError):
@@ -168,6 +196,8 @@ class TrainConfig:
     checkpoint_dir: str = ""
     checkpoint_every: int = 100
     checkpoint_keep: int = 3
+    run_id: str = ""
+    resume: str = "auto"
     stop_after: int = 0
     seed: int = 0
     learning_rate: float = 0.1
@@ -281,9 +311,11 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
         accelerator_type=accel_type,
         epochs=_int(env, "PLANB_EPOCHS", 50 if model == "linear" else 200),
         log_every=_int(env, "PLANB_LOG_EVERY", 10),
-        checkpoint_dir=env.get("PLANB_CHECKPOINT_DIR", "").strip(),
+        checkpoint_dir=_checkpoint_dir(env),
         checkpoint_every=_int(env, "PLANB_CHECKPOINT_EVERY", 100),
         checkpoint_keep=_int(env, "PLANB_CHECKPOINT_KEEP", 3),
+        run_id=_run_id(env),
+        resume=_choice(env, "PLANB_RESUME", "auto", RESUME_MODES),
         stop_after=_int(env, "PLANB_STOP_AFTER", 0, minimum=0),
         seed=_int(env, "PLANB_SEED", 0, minimum=0),
         learning_rate=learning_rate,
@@ -303,6 +335,23 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
     if accelerator == "tpu":
         _check_tpu_topology(cfg)
     return cfg
+
+
+def _checkpoint_dir(env: Mapping[str, str]) -> str:
+    directory = env.get("PLANB_CHECKPOINT_DIR", "").strip()
+    # A relative directory would depend on where the process starts (the submitter, a retry).
+    if directory and "://" not in directory and not os.path.isabs(directory):
+        raise ConfigError(
+            "PLANB_CHECKPOINT_DIR", f"must be an absolute path or a URL such as gs://bucket/path, got {directory!r}"
+        )
+    return directory
+
+
+def _run_id(env: Mapping[str, str]) -> str:
+    run_id = env.get("PLANB_RUN_ID", "").strip()
+    if run_id and not re.fullmatch(RUN_ID_RE, run_id):
+        raise ConfigError("PLANB_RUN_ID", f"must be <namespace>/<name> (lower-case DNS names), got {run_id!r}")
+    return run_id
 
 
 def _check_tpu_topology(cfg: TrainConfig) -> None:
@@ -331,8 +380,55 @@ def _check_tpu_topology(cfg: TrainConfig) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+def run_record(cfg: TrainConfig) -> dict[str, Any]:
+    """What the owner of ``cfg.checkpoint_dir`` records there: its run id and its config's hash."""
+    config = {name: getattr(cfg, name) for name in RUN_CONFIG_FIELDS}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    return {"run": cfg.run_id, "config_sha256": digest, "config": config}
+
+
+def claim_checkpoints(cfg: TrainConfig, has_checkpoints: bool, write: bool) -> None:
+    """Refuse another run's checkpoint directory (unless PLANB_RESUME=force); with ``write``, record this run."""
+    from etils import epath
+
+    path = epath.Path(cfg.checkpoint_dir) / RUN_RECORD
+    mine = run_record(cfg)
+    found = json.loads(path.read_text()) if path.exists() else None
+    fix = (
+        "use a directory of its own (the chart gives each release <checkpointDir>/<namespace>/<release>), "
+        "or set PLANB_RESUME=force (job.training.resume=force) to resume from them anyway"
+    )
+    where = cfg.checkpoint_dir
+    if cfg.resume == "never" and has_checkpoints:
+        raise CheckpointOwnerError(
+            f"{where} holds checkpoints and PLANB_RESUME=never: empty it, or use another directory"
+        )
+    if cfg.resume != "force":
+        if found is None and has_checkpoints:
+            raise CheckpointOwnerError(f"{where} holds checkpoints without a {RUN_RECORD} naming their run: {fix}")
+        if found is not None and found.get("run") != mine["run"]:
+            raise CheckpointOwnerError(
+                f"{where} belongs to run {found.get('run')!r}, not {cfg.run_id!r} (PLANB_RUN_ID): {fix}"
+            )
+        if found is not None and found.get("config_sha256") != mine["config_sha256"]:
+            changed = sorted(k for k, v in mine["config"].items() if (found.get("config") or {}).get(k) != v)
+            raise CheckpointOwnerError(
+                f"{where} was written by run {cfg.run_id!r} with another configuration "
+                f"(changed: {', '.join(changed) or 'unknown'}): {fix}"
+            )
+    elif found is not None and found.get("run") != mine["run"]:
+        print(f"PLANB_RESUME=force: taking over the checkpoints of run {found.get('run')!r} in {where}")
+    if write and found != mine:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(mine, indent=2, sort_keys=True) + "\n")
+
+
 class Checkpointer:
-    """Orbax CheckpointManager over ``cfg.checkpoint_dir``; a no-op when it is empty."""
+    """Orbax CheckpointManager over ``cfg.checkpoint_dir``; a no-op when it is empty.
+
+    Opening it checks that the directory's checkpoints belong to this run (claim_checkpoints) and,
+    for the writer of process 0, records the run there.
+    """
 
     def __init__(self, cfg: TrainConfig, writer: bool) -> None:
         self.enabled = bool(cfg.checkpoint_dir)
@@ -344,11 +440,9 @@ class Checkpointer:
         import orbax.checkpoint as ocp
 
         self._ocp = ocp
-        directory = cfg.checkpoint_dir
-        if "://" not in directory:
-            directory = os.path.abspath(directory)
         options = ocp.CheckpointManagerOptions(max_to_keep=cfg.checkpoint_keep, create=writer, read_only=not writer)
-        self._manager = ocp.CheckpointManager(directory, options=options)
+        self._manager = ocp.CheckpointManager(cfg.checkpoint_dir, options=options)
+        claim_checkpoints(cfg, self._manager.latest_step() is not None, write=writer and jax.process_index() == 0)
 
     def latest_step(self) -> int | None:
         if not self.enabled:
@@ -776,6 +870,8 @@ CLI_FLAGS: tuple[str, ...] = (
     "PLANB_CHECKPOINT_DIR",
     "PLANB_CHECKPOINT_EVERY",
     "PLANB_CHECKPOINT_KEEP",
+    "PLANB_RUN_ID",
+    "PLANB_RESUME",
     "PLANB_STOP_AFTER",
     "PLANB_SEED",
     "PLANB_LEARNING_RATE",
@@ -816,12 +912,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if show:
         print(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         return 0
-    if cfg.runner == "plain":
-        run_plain(cfg)
-        return 0
     try:
+        if cfg.runner == "plain":
+            run_plain(cfg)
+            return 0
+        # The driver checks the checkpoints' owner before Ray starts a worker; workers check again.
+        Checkpointer(cfg, writer=False).close()
         run_ray(cfg)
-    except UnsupportedByRayError as exc:
+    except (UnsupportedByRayError, CheckpointOwnerError) as exc:
         print(f"planb train: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -87,9 +87,24 @@ as 1e+09; whole numbers are printed as integers.
 - name: PLANB_EPOCHS
   value: {{ .Values.job.training.epochs | quote }}
 - name: PLANB_CHECKPOINT_DIR
-  value: {{ .Values.job.training.checkpointDir | quote }}
+  value: {{ include "planb.checkpointDir" . | quote }}
 - name: PLANB_CHECKPOINT_EVERY
   value: {{ .Values.job.training.checkpointEvery | quote }}
+- name: PLANB_RUN_ID
+  value: {{ printf "%s/%s" .Release.Namespace .Release.Name | quote }}
+- name: PLANB_RESUME
+  value: {{ .Values.job.training.resume | quote }}
+{{- end -}}
+
+{{/*
+The release's own checkpoint directory: <job.training.checkpointDir>/<namespace>/<release name>, or
+empty (no checkpoints). Scoped per release so that a second release with the same values neither
+resumes nor prunes the first one's checkpoints; train.py also checks the run it finds recorded there.
+*/}}
+{{- define "planb.checkpointDir" -}}
+{{- with .Values.job.training.checkpointDir -}}
+{{- printf "%s/%s/%s" (trimSuffix "/" .) $.Release.Namespace $.Release.Name -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
