@@ -1,16 +1,23 @@
-"""planb.kubeconfig: the current context's server and credentials, as kubectl reads a kubeconfig."""
+"""planb.kubeconfig: the current context's server and credentials, as kubectl reads a kubeconfig; planb.kube
+checks the API server's certificate against the CA it names."""
 
 from __future__ import annotations
 
 import base64
+import http.server
 import json
+import ssl
 import stat
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
+from planb.tls import ServingCert, ensure_serving_cert
 
 
 def _write(tmp_path: Path, user: dict[str, object], cluster: dict[str, object] | None = None) -> Path:
@@ -116,3 +123,51 @@ def test_unreadable_kubeconfigs_are_refused(tmp_path: Path, text: str, message: 
 def test_auth_provider_is_refused_with_the_fix(tmp_path: Path) -> None:
     with pytest.raises(KubeconfigError, match=r"auth-provider.*get-credentials"):
         load(_write(tmp_path, {"auth-provider": {"name": "gcp"}}))
+
+
+def test_a_ca_together_with_insecure_skip_tls_verify_is_refused(tmp_path: Path) -> None:
+    # kubectl refuses the pair; planb checks the certificate against the CA instead of skipping the check.
+    for ca in ({"certificate-authority": "/abs/ca.crt"}, {"certificate-authority-data": "Q0E="}):
+        cluster = {"server": "https://127.0.0.1:6443", "insecure-skip-tls-verify": True, **ca}
+        with pytest.raises(KubeconfigError, match=r"sets insecure-skip-tls-verify.*Fix: remove insecure-skip"):
+            load(_write(tmp_path, {}, cluster))
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, ServingCert]]:
+    """An HTTPS server on 127.0.0.1 with a serving pair of its own CA, answering every GET with {}."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    cert = ensure_serving_cert(tmp_path / "server-pki", common_name="planb-test-apiserver")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert.tls_crt, cert.tls_key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}", cert
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_api_servers_certificate_is_checked_against_the_kubeconfigs_ca(
+    tmp_path: Path, tls_server: tuple[str, ServingCert]
+) -> None:
+    url, cert = tls_server
+    trusted = Kube(_write(tmp_path, {}, {"server": url, "certificate-authority": str(cert.ca_crt)}))
+    assert trusted.get("/version") == {}
+    other_ca = ensure_serving_cert(tmp_path / "other-pki", common_name="planb-test-other")
+    (tmp_path / "other").mkdir()
+    stranger = Kube(_write(tmp_path / "other", {}, {"server": url, "certificate-authority": str(other_ca.ca_crt)}))
+    with pytest.raises(KubeError, match=r"API server unreachable.*CERTIFICATE_VERIFY_FAILED"):
+        stranger.get("/version")

@@ -44,6 +44,10 @@ class Kube:
             raise KubeError(0, "bad kubeconfig", str(exc)) from exc
         tls: dict[str, Any] = {}
         if self.conn.server.startswith("https://"):
+            # The API server's certificate is checked (against the kubeconfig's CA, else the system's), except for
+            # a kubeconfig that says insecure-skip-tls-verify and names no CA (planb.kubeconfig refuses the pair).
+            # The local stack's never says so: kwokctl names its CA for a secure port (kwok
+            # pkg/kwokctl/runtime/binary/cluster_context.go: AddContext, pkg/utils/kubeconfig: BuildKubeconfig).
             tls = {"cert_reqs": "CERT_NONE" if self.conn.insecure else "CERT_REQUIRED"}
             if self.conn.ca_file:
                 tls["ca_certs"] = self.conn.ca_file

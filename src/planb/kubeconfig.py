@@ -147,6 +147,15 @@ def load(path: Path) -> Connection:
     base = path.parent
     if not cluster.get("server"):
         raise KubeconfigError(f"{path}: cluster {context.get('cluster')!r} has no server")
+    has_ca = bool(cluster.get("certificate-authority") or cluster.get("certificate-authority-data"))
+    if has_ca and cluster.get("insecure-skip-tls-verify"):
+        # kubectl refuses the pair as well (k8s.io/client-go transport/transport.go: TLSConfigFor); with a CA at
+        # hand, planb checks the API server's certificate against it rather than skip the check.
+        raise KubeconfigError(
+            f"{path}: cluster {context.get('cluster')!r} names a certificate-authority and sets "
+            "insecure-skip-tls-verify, which kubectl refuses too. Fix: remove insecure-skip-tls-verify, so the API "
+            "server's certificate is checked against the CA (kwokctl's kubeconfig for the local stack names its CA)."
+        )
     conn = Connection(
         server=str(cluster["server"]).rstrip("/"),
         ca_file=_file_or_data(cluster, "certificate-authority", base),

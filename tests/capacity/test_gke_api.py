@@ -22,7 +22,9 @@ FIXED = {"name": "default-pool", "initialNodeCount": 2, "config": {"machineType"
 
 
 def _post(url: str, body: dict[str, Any]) -> None:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=10):
         pass
 

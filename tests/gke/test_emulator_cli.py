@@ -41,7 +41,9 @@ def test_background_lifecycle(tmp_path: Path) -> None:
         assert _planb("fail-next", "--operation-type", "CREATE_NODE_POOL", env=env).returncode == 0
         base = f"http://127.0.0.1:{port}/v1/projects/p/locations/us-east5-b/clusters"
         body = {"cluster": {"name": "c", "nodePools": [{"name": "np", "initialNodeCount": 1}]}}
-        request = urllib.request.Request(base, data=json.dumps(body).encode(), method="POST")
+        request = urllib.request.Request(
+            base, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request) as response:
             assert json.loads(response.read())["operationType"] == "CREATE_CLUSTER"
         with urllib.request.urlopen(f"{base}/c") as response:

@@ -117,11 +117,18 @@ def test_emulator_enforces_gke_rules_itself(emulator: RunningEmulator) -> None:
     """Server side: the emulator answers 400 like GKE when a client skips validation."""
     base = f"{emulator.url}/v1/projects/p/locations/us-east5-b/clusters"
     body = {"cluster": {"name": "c", "initialClusterVersion": "1.34"}}
-    request = urllib.request.Request(base, data=json.dumps(body).encode(), method="POST")
+    request = urllib.request.Request(
+        base, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     urllib.request.urlopen(request).read()
     time.sleep(0.2)  # let the create operation finish
     bad = {"nodePool": {"name": "dws", "config": {"machineType": "ct6e-standard-4t", "flexStart": True}}}
-    request = urllib.request.Request(f"{base}/c/nodePools", data=json.dumps(bad).encode(), method="POST")
+    request = urllib.request.Request(
+        f"{base}/c/nodePools",
+        data=json.dumps(bad).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request)
     error = json.loads(refused.value.read())["error"]
@@ -131,7 +138,9 @@ def test_emulator_enforces_gke_rules_itself(emulator: RunningEmulator) -> None:
         urllib.request.urlopen(f"{base}/nope")
     assert missing.value.code == 404
     assert json.loads(missing.value.read())["error"]["status"] == "NOT_FOUND"
-    request = urllib.request.Request(base, data=json.dumps(body).encode(), method="POST")
+    request = urllib.request.Request(
+        base, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     with pytest.raises(urllib.error.HTTPError) as exists:
         urllib.request.urlopen(request)
     assert exists.value.code == 409

@@ -30,7 +30,9 @@ class ServiceRunner(ModuleRunner):
 
 def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{emulator.url}{path}", data=data, method=method)
+    request = urllib.request.Request(
+        f"{emulator.url}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request) as response:
             return response.status, json.loads(response.read())

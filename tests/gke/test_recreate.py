@@ -71,6 +71,7 @@ def test_opted_in_a_cluster_in_error_is_recreated_only_without_nodes(
         f"{emulator.url}/v1/{cluster}/nodePools/default-pool:setSize",
         data=json.dumps({"nodeCount": 0}).encode(),
         method="POST",
+        headers={"Content-Type": "application/json"},
     )
     urllib.request.urlopen(request, timeout=10).read()
     emulator.engine.advance()

@@ -22,6 +22,25 @@ def _recap_changed(output: str) -> int:
     return int(match.group(1))
 
 
+#: The client certificate and key a local stack's kubeconfig carries (base64, embedded). Its CA is no secret: the
+#: cluster's own description carries it (masterAuth.clusterCaCertificate), which -v prints.
+_KUBECONFIG_SECRETS = ("Q0xJRU5ULWNlcnRpZmljYXRl", "Q0xJRU5ULUtFWS1wcml2YXRl")
+_KUBECONFIG_CA = "Q0EtREFUQS1jYS1jZXJ0aWZpY2F0ZQ=="
+_KUBECONFIG = f"""apiVersion: v1
+kind: Config
+current-context: planb
+clusters:
+  - name: planb
+    cluster: {{server: "https://127.0.0.1:26443", certificate-authority-data: {_KUBECONFIG_CA}}}
+contexts:
+  - name: planb
+    context: {{cluster: planb, user: planb}}
+users:
+  - name: planb
+    user: {{client-certificate-data: {_KUBECONFIG_SECRETS[0]}, client-key-data: {_KUBECONFIG_SECRETS[1]}}}
+"""
+
+
 def test_fault_mid_create_fails_clearly_then_rerun_converges(emulator: RunningEmulator, tmp_path: Path) -> None:
     env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
     emulator.engine.add_fault(
@@ -42,11 +61,25 @@ def test_fault_mid_create_fails_clearly_then_rerun_converges(emulator: RunningEm
     assert routine.returncode != 0 and "is in status ERROR" in out and "recreate_on_error is false" in out, out[-3000:]
     assert not [r for r in emulator.writes() if r["method"] == "DELETE"]
 
-    # Opted in, the pool (no nodes: it failed before any came up) is deleted and recreated.
+    # Opted in, the pool (no nodes: it failed before any came up) is deleted and recreated. The local stack's
+    # kubeconfig now exists, so this run (with --diff, verbose) writes its copy: no key or certificate is shown.
+    (tmp_path / "no-local-stack").write_text(_KUBECONFIG)
     rerun = ansible_playbook(
-        "playbooks/cluster.yml", "-i", "inventories/local", "-e", "planb_recreate_on_error=true", env=env
+        "playbooks/cluster.yml",
+        "-i",
+        "inventories/local",
+        "-e",
+        "planb_recreate_on_error=true",
+        "--diff",
+        "-v",
+        env=env,
     )
-    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
+    out = rerun.stdout + rerun.stderr
+    assert rerun.returncode == 0, out[-3000:]
+    assert "Write the local stack's kubeconfig" in out, out[-3000:]
+    assert (tmp_path / "state" / "gke" / "tpu-cluster.kubeconfig").read_text() == _KUBECONFIG
+    for secret in _KUBECONFIG_SECRETS:
+        assert secret not in out, f"{secret} printed:\n{out[-3000:]}"
     pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
     assert {name: pool["status"] for name, pool in pools.items()} == {
         "default-pool": "RUNNING",

@@ -25,7 +25,9 @@ DOC = "https://cloud.google.com/resource-manager/docs/creating-managing-projects
 def _create_cluster(emulator: RunningEmulator, project: str, location: str, name: str) -> None:
     body = json.dumps({"cluster": {"name": name, "initialClusterVersion": "1.34"}}).encode()
     url = f"{emulator.url}/v1/projects/{project}/locations/{location}/clusters"
-    with urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"), timeout=10):
+    with urllib.request.urlopen(
+        urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"}), timeout=10
+    ):
         pass
 
 

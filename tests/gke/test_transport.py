@@ -1,4 +1,9 @@
-"""The GKE client's transport against the real emulator: injected HTTP errors, redirects, restarts, tokens."""
+"""The GKE client's transport against the real emulator: injected HTTP errors, redirects, restarts, tokens.
+
+A Google credential is only ever sent over https, so the tests that hand the client one (a fixed access token, a
+refreshed one) run the emulator over HTTPS with a CA of the test's own, which the client trusts through
+SSL_CERT_FILE.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from typing import Any, ClassVar
 import pytest
 
 from planb.gke.emulator import RunningEmulator
+from planb.tls import ServingCert, ensure_serving_cert
 from tests.gke.conftest import CLUSTER_ARGS, ModuleRunner, load_module
 
 load_module("gke_cluster")  # puts the checkout's collection on the import path
@@ -25,6 +31,29 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real backoff (1 s doubling to 30 s) shrunk so the tests run fast; the tries stay bounded."""
     monkeypatch.setattr(GkeClient, "BACKOFF_BASE_S", 0.05)
     monkeypatch.setattr(GkeClient, "BACKOFF_MAX_S", 0.4)
+
+
+@pytest.fixture
+def serving_cert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ServingCert:
+    """A CA and a 127.0.0.1 serving pair; the client (ansible's open_url) trusts the CA through SSL_CERT_FILE."""
+    cert = ensure_serving_cert(tmp_path / "tls", common_name="planb-test-gke")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert.ca_crt))
+    return cert
+
+
+@pytest.fixture
+def tls_emulator(tmp_path: Path, serving_cert: ServingCert) -> Iterator[RunningEmulator]:
+    """The emulator over HTTPS: where a client may send a Google credential."""
+    running = RunningEmulator(
+        tmp_path / "tls-state", op_seconds=0.05, kubeconfig=tmp_path / "no-local-stack", tls=serving_cert
+    )
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def tls_modules(tls_emulator: RunningEmulator) -> ModuleRunner:
+    return ModuleRunner(tls_emulator)
 
 
 def _statuses(emulator: RunningEmulator, method: str | None = None) -> list[int]:
@@ -96,10 +125,11 @@ def elsewhere() -> Iterator[str]:
 
 @pytest.mark.parametrize("status", [302, 307])
 def test_redirects_are_not_followed_so_the_token_stays_put(
-    modules: ModuleRunner, emulator: RunningEmulator, elsewhere: str, status: int
+    tls_modules: ModuleRunner, tls_emulator: RunningEmulator, elsewhere: str, status: int
 ) -> None:
-    emulator.engine.add_http_fault({"status": status, "count": 1, "location": f"{elsewhere}/v1/steal"})
-    failed = modules.fail("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "accesstoken", "access_token": "secret-token"})
+    tls_emulator.engine.add_http_fault({"status": status, "count": 1, "location": f"{elsewhere}/v1/steal"})
+    args = {**CLUSTER_ARGS, "auth_kind": "accesstoken", "access_token": "secret-token"}
+    failed = tls_modules.fail("gke_cluster", args)
     assert f"answered a redirect ({status}) to {elsewhere}/v1/steal" in failed["msg"], failed["msg"]
     assert _Recorder.seen == []
 
@@ -110,6 +140,32 @@ def test_plain_http_is_refused_unless_loopback(modules: ModuleRunner, emulator: 
     assert "plain http:// to a non-loopback address" in failed["msg"] and "planb's policy" in failed["msg"]
     with pytest.raises(GkeError, match="only a loopback address may use http"):
         GkeClient({"api_endpoint": "http://gke.example:80", "auth_kind": "none", "timeout": 1, "poll_interval": 1})
+
+
+@pytest.mark.parametrize(
+    ("auth_kind", "extra"),
+    [("accesstoken", {"access_token": "secret-token"}), ("application", {}), ("machineaccount", {})],
+)
+def test_a_google_credential_is_never_sent_over_http_even_to_loopback(
+    modules: ModuleRunner, emulator: RunningEmulator, adc: None, auth_kind: str, extra: dict[str, Any]
+) -> None:
+    failed = modules.fail("gke_cluster", {**CLUSTER_ARGS, "auth_kind": auth_kind, **extra})
+    assert f"is plain http:// and auth_kind is {auth_kind}: refused by planb's policy" in failed["msg"], failed["msg"]
+    assert "use auth_kind: none against the local GKE emulator" in failed["msg"], failed["msg"]
+    assert emulator.store.request_log() == []  # refused before any request
+    # The client refuses it too, for every endpoint it is given (Service Usage, Compute), before any request.
+    params = {"api_endpoint": emulator.url, "auth_kind": auth_kind, "timeout": 1, "poll_interval": 1, **extra}
+    with pytest.raises(GkeError, match="a Google access token is never sent over http"):
+        GkeClient(params)
+    assert emulator.store.request_log() == []
+
+
+def test_a_google_credential_is_sent_over_https_to_loopback(
+    tls_modules: ModuleRunner, tls_emulator: RunningEmulator
+) -> None:
+    assert tls_emulator.url.startswith("https://127.0.0.1:")
+    created = tls_modules.run("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "accesstoken", "access_token": "t"})
+    assert created["changed"] and created["cluster"]["status"] == "RUNNING"
 
 
 class _Tokens:
@@ -133,31 +189,33 @@ def adc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_401_refreshes_the_token_once(
-    modules: ModuleRunner, emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch, adc: None
+    tls_modules: ModuleRunner, tls_emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch, adc: None
 ) -> None:
     tokens = _Tokens(lifetime=3600)
     monkeypatch.setattr(client_module, "google_token", tokens)
-    emulator.engine.add_http_fault({"status": 401, "count": 1})
-    assert modules.run("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "application"})["changed"]
+    tls_emulator.engine.add_http_fault({"status": 401, "count": 1})
+    assert tls_modules.run("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "application"})["changed"]
     assert tokens.issued == ["token-1", "token-2"]
-    emulator.engine.add_http_fault({"status": 401, "count": 2})
-    failed = modules.fail("gke_cluster_info", {"name": CLUSTER_ARGS["name"], "auth_kind": "application"})
+    tls_emulator.engine.add_http_fault({"status": 401, "count": 2})
+    failed = tls_modules.fail("gke_cluster_info", {"name": CLUSTER_ARGS["name"], "auth_kind": "application"})
     assert "401 UNAUTHENTICATED" in failed["msg"] and "even after a refresh" in failed["msg"], failed["msg"]
 
 
-def test_a_fixed_access_token_says_it_cannot_be_renewed(modules: ModuleRunner, emulator: RunningEmulator) -> None:
-    emulator.engine.add_http_fault({"status": 401, "count": 1})
-    failed = modules.fail("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "accesstoken", "access_token": "old"})
+def test_a_fixed_access_token_says_it_cannot_be_renewed(
+    tls_modules: ModuleRunner, tls_emulator: RunningEmulator
+) -> None:
+    tls_emulator.engine.add_http_fault({"status": 401, "count": 1})
+    failed = tls_modules.fail("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "accesstoken", "access_token": "old"})
     assert "a fixed access_token cannot be renewed" in failed["msg"], failed["msg"]
 
 
 def test_the_token_is_renewed_before_it_expires_during_a_long_wait(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, adc: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, adc: None, serving_cert: ServingCert
 ) -> None:
     # Tokens that fall within the refresh margin 0.3 s after issue; the create takes 1.5 s.
     tokens = _Tokens(lifetime=GkeClient.TOKEN_MARGIN_S + 0.3)
     monkeypatch.setattr(client_module, "google_token", tokens)
-    emulator = RunningEmulator(tmp_path / "state", op_seconds=1.5, kubeconfig=tmp_path / "none")
+    emulator = RunningEmulator(tmp_path / "state", op_seconds=1.5, kubeconfig=tmp_path / "none", tls=serving_cert)
     try:
         result = ModuleRunner(emulator).run("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "application"})
     finally:

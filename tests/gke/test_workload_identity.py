@@ -56,7 +56,9 @@ def test_gke_metadata_needs_a_workload_pool(modules: ModuleRunner, emulator: Run
     # The emulator refuses it as GKE documents, whoever sends it.
     body = {"nodePool": {"name": "direct", "config": {"workloadMetadataConfig": {"mode": "GKE_METADATA"}}}}
     url = f"{emulator.url}/v1/projects/{PROJECT}/locations/us-east5-b/clusters/{CLUSTER}/nodePools"
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         urllib.request.urlopen(request)
         raise AssertionError("the emulator accepted GKE_METADATA on a cluster without a workload pool")

@@ -70,7 +70,9 @@ def cmd_fail_next(args: argparse.Namespace) -> int:
     if running is None:
         raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
     data = json.dumps({"operationType": args.operation_type, "message": args.message}).encode()
-    request = urllib.request.Request(f"{running[1]}/planb/v1/faults", data=data, method="POST")
+    request = urllib.request.Request(
+        f"{running[1]}/planb/v1/faults", data=data, method="POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=5):
         pass
     print(f"the next {args.operation_type} operation will fail mid-way")
@@ -83,7 +85,10 @@ def cmd_fail_http(args: argparse.Namespace) -> int:
         raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
     fault = {"status": args.status, "count": args.count, "method": args.method, "location": args.location}
     request = urllib.request.Request(
-        f"{running[1]}/planb/v1/http-faults", data=json.dumps(fault).encode(), method="POST"
+        f"{running[1]}/planb/v1/http-faults",
+        data=json.dumps(fault).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=5):
         pass
@@ -97,7 +102,12 @@ def _post_switch(path: str, body: dict[str, object]) -> None:
     running = BackgroundEmulator.default().running()
     if running is None:
         raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
-    request = urllib.request.Request(f"{running[1]}{path}", data=json.dumps(body).encode(), method="POST")
+    request = urllib.request.Request(
+        f"{running[1]}{path}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=5):
             pass

@@ -17,6 +17,7 @@ from planb.gke.engine import Engine
 from planb.gke.operations import DEFAULT_OP_SECONDS
 from planb.gke.server import EmulatorHTTPServer
 from planb.gke.store import Store
+from planb.tls import ServingCert
 
 Body = dict[str, Any]
 
@@ -24,7 +25,7 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class RunningEmulator:
-    """An emulator served from a background thread (tests, in-process use)."""
+    """An emulator served from a background thread (tests, in-process use); HTTPS when given a serving pair."""
 
     def __init__(
         self,
@@ -32,10 +33,11 @@ class RunningEmulator:
         port: int = 0,
         op_seconds: float = DEFAULT_OP_SECONDS,
         kubeconfig: Path | None = None,
+        tls: ServingCert | None = None,
     ) -> None:
         self.store = Store(state_dir)
         self.engine = Engine(self.store, op_seconds=op_seconds, kubeconfig=kubeconfig)
-        self.server = EmulatorHTTPServer(self.engine, port=port)
+        self.server = EmulatorHTTPServer(self.engine, port=port, tls=tls)
         self.thread = threading.Thread(target=self.server.serve_forever, name="gke-emulator", daemon=True)
         self.thread.start()
 

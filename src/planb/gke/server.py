@@ -1,22 +1,30 @@
 """The local GKE API's HTTP layer: a threading server on a loopback address and its request handler.
 
-The handler reads a request (path, query, JSON body), answers an injected HTTP fault instead when one is pending
-for API paths (``/v1/``, ``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``), otherwise routes it
-(``planb.gke.routes``) and writes the answer: JSON, YAML for a kubeconfig, or GKE's error body with the error's
-HTTP status. API requests go into the store's request log with the status they got.
+The handler first refuses, on every path (the API's, the emulator's own and its kubeconfig route alike), a
+``Host`` header that names no loopback address (403) and a POST, PUT or PATCH body that is not
+``application/json`` (415), as planb's policy (``planb.gke.guards``). It then reads the request (path, query,
+JSON body), answers an injected HTTP fault instead when one is pending for API paths (``/v1/``,
+``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``), otherwise routes it (``planb.gke.routes``) and
+writes the answer: JSON, YAML for a kubeconfig, or GKE's error body with the error's HTTP status. API requests
+go into the store's request log with the status they got.
+
+The server speaks plain HTTP, or HTTPS with a serving pair (``tls``: a ``planb.tls.ServingCert``, whose CA a
+client must trust), which is how a client that sends a Google credential reaches it (tests of token handling).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import ssl
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from planb.gke import routes
+from planb.gke import guards, routes
 from planb.gke.address import DEFAULT_PORT
 from planb.gke.engine import Engine
 from planb.gke.errors import ApiError, EmulatorError
+from planb.tls import ServingCert
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -29,9 +37,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         status = 200
         api = path.startswith(("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/"))
-        fault = self.server.engine.take_http_fault(self.command) if api else None
         location = None
         try:
+            guards.check_request(self.command, self.headers.get("Host"), self.headers.get("Content-Type"), bool(raw))
+            fault = self.server.engine.take_http_fault(self.command) if api else None
             if fault is not None:
                 location = fault.get("location")
                 raise ApiError(fault["status"], f"Injected by `planb gke-emulator fail-http` ({fault['status']}).")
@@ -66,20 +75,30 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class EmulatorHTTPServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer carrying the engine; binds loopback addresses only."""
+    """ThreadingHTTPServer carrying the engine; binds loopback addresses only; HTTPS when given a serving pair."""
 
     daemon_threads = True
 
     def __init__(
-        self, engine: Engine, host: str = "127.0.0.1", port: int = DEFAULT_PORT, verbose: bool = False
+        self,
+        engine: Engine,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        verbose: bool = False,
+        tls: ServingCert | None = None,
     ) -> None:
         if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
             raise EmulatorError(f"the GKE emulator only listens on loopback addresses, not {host}")
         self.engine = engine
         self.verbose = verbose
+        self.tls = tls
         super().__init__((host, port), _Handler)
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls.tls_crt, tls.tls_key)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls is not None else 'http'}://{host!s}:{port}"

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from ansible.module_utils.urls import open_url
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, DEFAULT_SCOPES
-from ansible_collections.planb.gke.plugins.module_utils.credentials import is_loopback
+from ansible_collections.planb.gke.plugins.module_utils.credentials import is_loopback, plain_http_problem
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 
 Body = dict[str, Any]
@@ -89,8 +89,8 @@ class GkeClient:
 
     Transport rules (each keeps a long-running play from failing, or from leaking its credential):
 
-    * plain ``http://`` only to a loopback address (the local emulator); the token never crosses a network
-      unencrypted;
+    * plain ``http://`` only to a loopback address (the local emulator) and only with ``auth_kind: none``: a
+      Google token is never sent over http, refused when the client is made, before any request;
     * redirects are never followed, so the Authorization header goes to api_endpoint only;
     * GET requests (reads and operation polls) are retried on connection errors, 429 and 5xx with bounded
       exponential backoff (honouring Retry-After); POST/PUT/DELETE only when the connection was refused, i.e.
@@ -114,6 +114,9 @@ class GkeClient:
         self.endpoint = (params.get("api_endpoint") or DEFAULT_ENDPOINT).rstrip("/")
         if self.endpoint.lower().startswith("http://") and not is_loopback(self.endpoint):
             raise GkeError(f"Refusing plain-http api_endpoint {self.endpoint}: only a loopback address may use http://")
+        http_problem = plain_http_problem(self.endpoint, params.get("auth_kind"))
+        if http_problem:
+            raise GkeError(f"{http_problem[0].upper()}{http_problem[1:]}. Nothing was sent.")
         self.timeout: float = params["timeout"]
         self.poll_interval: float = params["poll_interval"]
         self._token: str | None = None

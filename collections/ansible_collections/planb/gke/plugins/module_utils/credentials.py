@@ -2,9 +2,10 @@
 """Where the modules talk to and as whom: checked before the first request, each problem naming the fix.
 
 ``check_auth`` refuses a malformed ``api_endpoint``, plain http:// to anything but a loopback address
-(the local GKE emulator), a missing or unusable credential for the chosen ``auth_kind`` and a project
-that is not a Google Cloud project ID. It makes no network call; ``is_loopback`` tells the client which
-endpoints are the emulator's.
+(the local GKE emulator) or with any ``auth_kind`` but ``none`` (a Google credential never crosses http),
+a missing or unusable credential for the chosen ``auth_kind`` and a project that is not a Google Cloud
+project ID. It makes no network call; ``is_loopback`` tells the client which endpoints are the emulator's,
+and ``plain_http_problem`` is the http rule the client applies again to every endpoint it is given.
 """
 
 from __future__ import annotations
@@ -37,6 +38,25 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def plain_http_problem(endpoint: str, kind: str | None) -> str | None:
+    """Why planb refuses this endpoint for this auth_kind, if it does: http:// only to loopback, only with none."""
+    if not endpoint.lower().startswith("http://"):
+        return None
+    if not is_loopback(endpoint):
+        return (
+            f"api_endpoint {endpoint} is plain http:// to a non-loopback address: refused by planb's policy, "
+            "because the access token would cross the network unencrypted; use https:// (http:// is for the "
+            "local GKE emulator on 127.0.0.1 only)"
+        )
+    if kind and kind != "none":
+        return (
+            f"api_endpoint {endpoint} is plain http:// and auth_kind is {kind}: refused by planb's policy, because "
+            "a Google access token is never sent over http, not even to a loopback address; use auth_kind: none "
+            "against the local GKE emulator (GCP_AUTH_KIND=none), or an https:// api_endpoint with this credential"
+        )
+    return None
+
+
 # ---- credentials and project ---------------------------------------------------------------------
 def well_known_adc() -> str:
     config = os.environ.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
@@ -58,13 +78,10 @@ def check_auth(params: Params) -> None:
     if not re.match(r"^https?://[^/]+", endpoint):
         raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
     problems = []
-    if endpoint.lower().startswith("http://") and not is_loopback(endpoint):
-        problems.append(
-            f"api_endpoint {endpoint} is plain http:// to a non-loopback address: refused by planb's policy, "
-            "because the access token would cross the network unencrypted; use https:// (http:// is for the "
-            "local GKE emulator on 127.0.0.1 only)"
-        )
     kind = params.get("auth_kind")
+    http_problem = plain_http_problem(endpoint, kind)
+    if http_problem:
+        problems.append(http_problem)
     if not kind:
         problems.append(
             "Missing credential: auth_kind is not set. Set the auth_kind option or the GCP_AUTH_KIND environment "
