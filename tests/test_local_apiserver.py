@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from planb import local_apiserver
+from planb.failover import settings as failover_settings
+from planb.local_apiserver import NotLocalStackError
 from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS
+from planb.localstack.parts import StackParts
 
 
 def _kubeconfig(tmp_path: Path, server: str) -> Path:
@@ -49,3 +53,25 @@ def test_any_other_server_is_refused_naming_it_and_the_fix(tmp_path: Path, serve
     message = str(refused.value)
     assert message.startswith(f"the capacity simulator refuses to start: {config}'s server is {server!r}")
     assert "planb's policy, because" in message and "https://127.0.0.1:26443" in message
+
+
+def test_the_failover_controllers_local_mode_refuses_another_api_server(tmp_path: Path) -> None:
+    """`planb local failover` starts the controller only against the local stack's API server."""
+    parts = StackParts(tmp_path / "local")
+    parts.kubeconfig.parent.mkdir(parents=True)
+    parts.kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+                "clusters": [{"name": "k", "cluster": {"server": "https://34.118.224.10"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+            }
+        )
+    )
+    failover_settings.save(parts.state, failover_settings.FailoverSettings(after_seconds=8))
+    with pytest.raises(NotLocalStackError, match=r"The failover controller's local mode refuses to start"):
+        parts.start_failover()
+    assert parts.failover.pid() is None

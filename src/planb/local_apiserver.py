@@ -31,19 +31,26 @@ class NotLocalStackError(PlanbError):
     """A local-only component was given a kubeconfig whose server is not the local stack's API server."""
 
 
-def require_local(config: Path, component: str) -> str:
-    """The kubeconfig's server if it is the local stack's API server; else NotLocalStackError naming `component`."""
+#: Why the capacity simulator may act on the local stack only (each component passes its own reason).
+SIMULATOR_REASON = (
+    "it writes what only Google's services write on GKE (nodes, ProvisioningRequest states, pod webhooks) and must "
+    "never act on another cluster"
+)
+
+
+def require_local(config: Path, component: str, because: str = SIMULATOR_REASON, port: int = PORT) -> str:
+    """The kubeconfig's server if it is the local stack's API server (``https://ADDRESS:port``); else
+    NotLocalStackError naming `component` and planb's reason, `because`."""
     server = kubeconfig.load(config).server
     try:
         parts = urllib.parse.urlsplit(server)
-        same = (parts.scheme, parts.hostname, parts.port, parts.path.rstrip("/")) == ("https", ADDRESS, PORT, "")
+        same = (parts.scheme, parts.hostname, parts.port, parts.path.rstrip("/")) == ("https", ADDRESS, port, "")
     except ValueError:  # a port that is not a number
         same = False
     if not same or parts.username is not None or parts.query or parts.fragment:
         raise NotLocalStackError(
             f"{component} refuses to start: {config}'s server is {server!r}, not the local stack's API server "
-            f"{SERVER}; planb's policy, because it writes what only Google's services write on GKE (nodes, "
-            "ProvisioningRequest states, pod webhooks) and must never act on another cluster. Fix: give "
-            "the local stack's kubeconfig (planb local up writes it under .state/local)"
+            f"https://{ADDRESS}:{port}; planb's policy, because {because}. Fix: give the local stack's kubeconfig "
+            "(planb local up writes it under .state/local)"
         )
     return server

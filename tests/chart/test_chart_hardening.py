@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,15 +18,12 @@ import yaml
 
 from planb import paths
 from planb.catalog import golden, profiles, values
+from tests.chart.objects import by_kind, pod_specs
 
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR
 SELECTOR = {"app.kubernetes.io/name": "planb", "app.kubernetes.io/instance": "job-1"}
 QUEUE_KINDS = {"AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequestConfig", "ResourceFlavor"}
-
-
-def by_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [o for o in objs if o["kind"] == kind]
 
 
 # -- Queues: who may submit, how much of plan B, and uninstall
@@ -75,19 +72,6 @@ def test_queues_notes_say_uninstall_keeps_the_queues(notes: Callable[..., str]) 
 
 
 # -- Ray token authentication and the NetworkPolicy
-
-
-def pod_specs(objs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(which, pod template metadata, pod spec) of every pod the job release makes or has KubeRay make."""
-    (job,) = by_kind(objs, "RayJob")
-    spec = job["spec"]
-    cluster = spec["rayClusterSpec"]
-    yield "submitter", spec["submitterPodTemplate"]["metadata"], spec["submitterPodTemplate"]["spec"]
-    yield "head", cluster["headGroupSpec"]["template"]["metadata"], cluster["headGroupSpec"]["template"]["spec"]
-    for group in cluster["workerGroupSpecs"]:
-        yield group["groupName"], group["template"]["metadata"], group["template"]["spec"]
-    for pod in by_kind(objs, "Pod"):
-        yield "helm test", pod["metadata"], pod["spec"]
 
 
 def test_rayjob_turns_on_ray_token_auth(template: Render) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from planb.catalog import golden
 from tests.chart.conftest import Helm
-from tests.chart.test_chart_hardening import by_kind, pod_specs
+from tests.chart.objects import by_kind, pod_specs
 
 Render = Callable[..., list[dict[str, Any]]]
 SCHEMA = "values don't meet the specifications of the schema(s)"

@@ -52,7 +52,10 @@ def test_the_local_stacks_api_server_is_accepted(tmp_path: Path) -> None:
 )
 def test_any_other_api_server_is_refused_before_a_request(tmp_path: Path, address: str) -> None:
     kubeconfig = _kubeconfig(tmp_path, address)
-    with pytest.raises(NotLocalStackError, match=r"planb's policy: the Ray head stand-in serves the local stack only"):
+    with pytest.raises(
+        NotLocalStackError,
+        match=r"The Ray head stand-in refuses to start: .*planb's policy, because it writes pod statuses",
+    ):
         require_local_apiserver(kubeconfig, PORT)
     with pytest.raises(NotLocalStackError):
         server.run(kubeconfig, PORT, port=0, stopping=lambda: True)
@@ -71,4 +74,4 @@ def test_rayhead_run_exits_naming_the_server_it_refused(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2, done
-    assert f"points at https://34.118.224.10, not the local stack's API server https://127.0.0.1:{PORT}" in done.stderr
+    assert f"server is 'https://34.118.224.10', not the local stack's API server https://127.0.0.1:{PORT}" in done.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from planb import paths
+from planb import local_apiserver, paths
 from planb.failover import settings as failover_settings
 from planb.gke.background import BackgroundEmulator, default_port
 from planb.kube import Kube, KubeError
@@ -196,6 +196,13 @@ class StackParts:
         if not settings.enabled or self.failover.pid() is not None:
             return False
         say(f"starting the failover controller (plan A gets {settings.after_seconds:g} s) ...")
+        # Its local mode acts on the local stack only (the controller itself imports nothing of planb).
+        local_apiserver.require_local(
+            self.kubeconfig,
+            "The failover controller's local mode",
+            "it moves jobs between plans on what it reads",
+            self.control_plane.apiserver_port,
+        )
         # The chart's ServiceAccount and Roles, as in the cluster: a fresh token of that account each start.
         access = failover_access.service_account_token(self.state, self.kubeconfig, settings.service_account)
         key, value = failover_access.plan_a_label(self.kubeconfig, settings.plan_a_flavor)

@@ -13,32 +13,14 @@ utilsnet.LocalAddress and the API server port).
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from planb import kubeconfig
-from planb.errors import PlanbError
+from planb.local_apiserver import NotLocalStackError, require_local
 
-#: The local stack's API server listens on this address only (planb.localstack.control_plane.BIND_ADDRESS).
-LOCAL_HOST = "127.0.0.1"
+__all__ = ["NotLocalStackError", "require_local_apiserver"]
 
-
-class NotLocalStackError(PlanbError):
-    """The kubeconfig points at another API server than the local stack's."""
+REASON = "it writes pod statuses and runs job payloads on this machine from what it reads"
 
 
 def require_local_apiserver(path: Path, port: int) -> str:
-    """The kubeconfig's server when it is the local stack's API server; refused otherwise."""
-    server = kubeconfig.load(path).server
-    url = urlsplit(server)
-    try:
-        ours = url.scheme == "https" and url.hostname == LOCAL_HOST and url.port == port
-    except ValueError:  # a port that is not a number
-        ours = False
-    if not ours:
-        raise NotLocalStackError(
-            f"planb's policy: the Ray head stand-in serves the local stack only, because it writes pod statuses "
-            f"and runs job payloads on this machine from what it reads; the kubeconfig {path} points at "
-            f"{server}, not the local stack's API server https://{LOCAL_HOST}:{port}. "
-            "Fix: let 'planb local up' start it (with .state/local/kubeconfig)"
-        )
-    return server
+    """The kubeconfig's server when it is the local stack's API server; refused otherwise (planb's policy)."""
+    return require_local(path, "The Ray head stand-in", REASON, port)
