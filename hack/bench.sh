@@ -59,6 +59,12 @@ PY
   measure "make demo (warm tools)" make demo
 }
 
+if [[ "${1:-all}" == concurrent ]]; then  # the ladder's two modes on one capacity trace (BENCHMARKS.md)
+  shift
+  measure "sequential vs concurrent ladder" python hack/bench_concurrent.py "$@"
+  echo "log: $log"
+  exit 0
+fi
 if [[ "${1:-all}" == loop ]]; then
   loop_figures
   echo "log: $log"

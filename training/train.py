@@ -75,6 +75,14 @@ only when both match; another run's directory, or checkpoints without a record, 
 ``CheckpointOwnerError`` (exit status 2) before any step, so Orbax's ``max_to_keep`` only ever
 deletes the run's own checkpoints. ``PLANB_RESUME=force`` resumes anyway and records the new owner.
 
+Restarts. A job that restarts with the same checkpoint directory (a retry, a preemption, or Kueue
+moving it to another flavor on a new Ray cluster) resumes from the newest checkpoint. Worker 0
+records the last step it reached in ``planb-progress.json`` next to the checkpoints (rewritten
+atomically after every step; at most once a second on a remote ``gs://`` directory), so a resumed
+run prints one line ``resumed from checkpoint step S; N step(s) lost``: N is how far the previous
+run had got past S, 0 when it stopped right at a checkpoint. A restart therefore loses at most
+PLANB_CHECKPOINT_EVERY - 1 steps (plus, on gs://, the steps of the last second).
+
 Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
 command line turns it into exit status 2.
 
@@ -474,6 +482,77 @@ class Checkpointer:
 
 
 # --------------------------------------------------------------------------------------------------
+# Progress: the last step reached, next to the checkpoints (what a restart lost)
+# --------------------------------------------------------------------------------------------------
+
+PROGRESS_FILE = "planb-progress.json"
+REMOTE_PROGRESS_INTERVAL_S = 1.0  # a gs:// object write costs tens of milliseconds
+
+
+class Progress:
+    """The last step this job reached, in ``<checkpoint dir>/planb-progress.json``; a no-op without one.
+
+    Only the writer records. A local file is replaced atomically (a temporary file, then
+    ``os.replace``), after every step; a remote one (``gs://``, through etils.epath, whose object
+    writes are whole) at most once per REMOTE_PROGRESS_INTERVAL_S, and always when forced.
+    """
+
+    def __init__(self, cfg: TrainConfig, writer: bool) -> None:
+        self.enabled = bool(cfg.checkpoint_dir)
+        self.writer = writer
+        self.remote = "://" in cfg.checkpoint_dir
+        self.path = ""
+        if self.enabled:
+            base = cfg.checkpoint_dir.rstrip("/") if self.remote else os.path.abspath(cfg.checkpoint_dir)
+            self.path = f"{base}/{PROGRESS_FILE}"
+        self._last_write = -math.inf
+
+    def reached(self) -> int | None:
+        """The step recorded by the previous run, or None when there is none (or it is unreadable)."""
+        if not self.enabled:
+            return None
+        try:
+            if self.remote:
+                from etils import epath
+
+                text = epath.Path(self.path).read_text()
+            else:
+                with open(self.path, encoding="utf-8") as fh:
+                    text = fh.read()
+            return int(json.loads(text)["reached"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def record(self, step: int, force: bool = False) -> None:
+        if not (self.enabled and self.writer):
+            return
+        now = time.monotonic()
+        if self.remote and not force and now - self._last_write < REMOTE_PROGRESS_INTERVAL_S:
+            return
+        text = json.dumps({"reached": step})
+        if self.remote:
+            from etils import epath
+
+            epath.Path(self.path).write_text(text)
+        else:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = f"{self.path}.tmp-{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, self.path)
+        self._last_write = now
+
+
+def steps_lost(restored: int, reached: int | None) -> int:
+    """Steps the previous run had done past the checkpoint it resumes from (0 if none recorded)."""
+    return 0 if reached is None else max(0, reached - restored)
+
+
+def resumed_line(restored: int, reached: int | None) -> str:
+    return f"resumed from checkpoint step {restored}; {steps_lost(restored, reached)} step(s) lost"
+
+
+# --------------------------------------------------------------------------------------------------
 # Models
 # --------------------------------------------------------------------------------------------------
 
@@ -668,12 +747,15 @@ def train_loop(
     print(f"Model: {task.describe}")
     # With jax.distributed every process takes part in saving; independent replicas: worker 0 only.
     ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0)
+    progress = Progress(cfg, writer=rank == 0)
     state, start = task.state, 0
     latest = ckpt.latest_step()
     if latest is not None:
         state = ckpt.restore(latest, state)
         start = latest
         print(f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir}")
+        if progress.writer:
+            print(resumed_line(latest, progress.reached()))
     elif ckpt.enabled:
         print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
 
@@ -712,11 +794,13 @@ def train_loop(
         else:
             loss.block_until_ready()
         ckpt.maybe_save(step + 1, state)
+        progress.record(step + 1)
         now = time.perf_counter()
         step_times.append(now - last)
         last = now
     ckpt.maybe_save(end, state, force=True)
     ckpt.close()
+    progress.record(end, force=True)
 
     steady = step_times[WARMUP_STEPS:] if len(step_times) > WARMUP_STEPS else step_times
     mean_step = float(np.mean(steady)) if steady else float("nan")

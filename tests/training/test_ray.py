@@ -61,6 +61,7 @@ def test_transformer_resumes_under_ray(tmp_path: Path) -> None:
     out = proc.stdout
     assert proc.returncode == 0, out[-4000:]
     assert out.count(f"Resumed from checkpoint step 12 in {ckpt}") == 2  # both workers restore
+    assert out.count("resumed from checkpoint step 12; 0 step(s) lost") == 1  # worker 0 alone counts the loss
     assert out.count("Training Complete!") == 2
     m = json.loads(metrics.read_text())
     assert (m["start_step"], m["end_step"], m["world_size"]) == (12, 30, 2)

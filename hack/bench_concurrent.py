@@ -1,0 +1,349 @@
+"""The ladder's two modes on one scripted capacity trace: time to first step, share on the preferred rung, steps lost.
+
+    .venv/bin/python hack/bench_concurrent.py --reservation-frees 240 --dws-delivers 90
+
+Needs the local stack up (`planb local up`) with a Kueue that has the ConcurrentAdmission gate on for
+the concurrent run (`planb_ladder_mode=concurrent`). For each mode it converges site.yml with the
+four-rung ladder (reservation, on-demand, DWS, Spot; one slice each, as tests/e2e/conftest.py FOUR)
+and `-e planb_ladder_mode=<mode>`, then plays the same trace:
+
+* the reservation is busy until T1 (--reservation-frees): a blocker job that may use no other rung
+  holds it, and is uninstalled T1 seconds after the measured job is submitted;
+* on-demand is full for the whole run: its accelerator quota is set to 0;
+* DWS delivers T2 (--dws-delivers) seconds after it accepts a request (the capacity simulator's
+  delay for dws-pool);
+* Spot has capacity from the start.
+
+The measured job runs the real training/train.py on this machine's CPU (the Ray head stand-in's run
+mode, plain runner), checkpointing every --checkpoint-every steps into a fresh directory. Every
+--poll seconds the script records the flavor the job's Workload is admitted on and whether the
+stand-in's log of the job shows its first step ("Epoch 0:"), until the RayJob completes. It then reads
+train.py's "resumed from checkpoint step S; N step(s) lost" lines and prints, per mode: the time
+from submission to the first training step, the share of the run (first step to completion) spent
+on the preferred rung, each migration, and the steps lost per migration. Choose --steps so that the
+run outlasts T1 (the script says when it did not). The figures are wall clock, to --poll's resolution.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MODES = ("sequential", "concurrent")
+JOB, BLOCKER = "bench-job", "bench-blocker"
+PREFERRED = "reserved"
+PROFILE = "tpu-v6e-4x4"
+RESERVATION = "planb-e2e-reservation"
+#: The four rungs, in ladder order (tests/e2e/conftest.py FOUR).
+PLANS = [
+    {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool", "reservation": RESERVATION},
+    {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
+    {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
+    {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
+]
+FIRST_STEP = "Epoch 0:"
+LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
+RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
+
+
+# --------------------------------------------------------------------------------------------------
+# The figures, from a timeline (pure; tests/test_bench_concurrent.py)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One poll: seconds since submission, and the accelerator flavor the job is admitted on ('' for none)."""
+
+    t: float
+    flavor: str
+
+
+@dataclass
+class Timeline:
+    """What one run recorded; times are seconds since the job was submitted."""
+
+    samples: list[Sample] = field(default_factory=list)
+    first_step: float | None = None
+    finished: float | None = None
+    #: Per restart of train.py: (the step it resumed from, the steps it lost).
+    resumed: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Figures:
+    time_to_first_step: float | None
+    preferred_share: float | None
+    #: (when, from flavor, to flavor) per move of the admitted job.
+    migrations: list[tuple[float, str, str]]
+    steps_lost: list[int]
+
+
+def parse_resumed(text: str) -> list[tuple[int, int]]:
+    """train.py's resume lines in `text`: (the step it resumed from, the steps lost) each."""
+    return [(int(step), int(lost)) for step, lost in LOST.findall(text)]
+
+
+def segments(samples: Sequence[Sample], end: float) -> list[tuple[str, float, float]]:
+    """(flavor, start, stop) of each stretch the job stayed admitted on one flavor; a stretch ends at the next
+    sample that differs, the last one at `end`."""
+    out: list[tuple[str, float, float]] = []
+    for i, sample in enumerate(samples):
+        stop = samples[i + 1].t if i + 1 < len(samples) else max(end, sample.t)
+        if not sample.flavor:
+            continue
+        if out and out[-1][0] == sample.flavor and out[-1][2] == sample.t:
+            out[-1] = (sample.flavor, out[-1][1], stop)
+        else:
+            out.append((sample.flavor, sample.t, stop))
+    return out
+
+
+def migrations(samples: Sequence[Sample]) -> list[tuple[float, str, str]]:
+    """Each change of the admitted flavor, an unadmitted gap between two flavors included."""
+    moves: list[tuple[float, str, str]] = []
+    last = ""
+    for sample in samples:
+        if sample.flavor and last and sample.flavor != last:
+            moves.append((sample.t, last, sample.flavor))
+        last = sample.flavor or last
+    return moves
+
+
+def figures(timeline: Timeline, preferred: str = PREFERRED) -> Figures:
+    share: float | None = None
+    start, end = timeline.first_step, timeline.finished
+    if start is not None and end is not None and end > start:
+        on = sum(
+            max(0.0, min(stop, end) - max(begin, start))
+            for flavor, begin, stop in segments(timeline.samples, end)
+            if flavor == preferred
+        )
+        share = on / (end - start)
+    return Figures(
+        time_to_first_step=start,
+        preferred_share=share,
+        migrations=migrations(timeline.samples),
+        steps_lost=[lost for _, lost in timeline.resumed],
+    )
+
+
+def table(results: dict[str, Figures], checkpoint_every: int) -> str:
+    """The side-by-side table BENCHMARKS.md holds (markdown)."""
+
+    def cell(value: float | None, fmt: str) -> str:
+        return "-" if value is None else fmt.format(value)
+
+    def percent(share: float | None) -> float | None:
+        return None if share is None else 100 * share
+
+    def lost(f: Figures) -> str:
+        if not f.migrations:
+            return "no migration"
+        worst = max(f.steps_lost, default=0)
+        return f"{', '.join(map(str, f.steps_lost)) or '-'} (max {worst}; checkpoint interval {checkpoint_every})"
+
+    modes = list(results)
+    rows = [
+        "| figure | " + " | ".join(modes) + " |",
+        "|---|" + "---|" * len(modes),
+        "| time to first training step | " + " | ".join(cell(results[m].time_to_first_step, "{:.0f} s") for m in modes)
+        + " |",
+        f"| share of the run on {PREFERRED} | " + " | ".join(cell(percent(results[m].preferred_share), "{:.0f} %")
+                                                             for m in modes) + " |",
+        "| migrations | " + " | ".join(
+            ", ".join(f"{a} -> {b} at {t:.0f} s" for t, a, b in results[m].migrations) or "none" for m in modes
+        ) + " |",
+        "| steps lost per migration | " + " | ".join(lost(results[m]) for m in modes) + " |",
+    ]  # fmt: skip
+    return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# Driving the local stack
+# --------------------------------------------------------------------------------------------------
+
+
+def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    from planb import paths
+
+    proc = subprocess.run(list(argv), capture_output=True, text=True, cwd=paths.REPO, check=False)
+    if check and proc.returncode != 0:
+        sys.exit(f"{' '.join(argv[:4])} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def converge(mode: str) -> None:
+    """The reservation in the emulator, then site.yml with the four rungs in `mode`, confirming a scale-down the
+    play asks for (the pools of another topology)."""
+    from planb import paths
+
+    bindir = Path(sys.executable).parent
+    made = sh(str(bindir / "planb"), "gke-emulator", "reservation", "create", RESERVATION, "--for-profile", PROFILE,
+              "--slices", "1", "--zone", "us-east5-b", check=False)  # fmt: skip
+    if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:
+        sys.exit(f"the reservation could not be made: {made.stdout}{made.stderr}")
+    play = [str(bindir / "ansible-playbook"), str(paths.REPO / "site.yml"), "-e", json.dumps({"planb_plans": PLANS}),
+            "-e", f"planb_ladder_mode={mode}"]  # fmt: skip
+    done = sh(*play, check=False)
+    named = re.search(r"-e (planb_scale_down_confirm=\S+)", done.stdout)
+    if done.returncode != 0 and named:
+        done = sh(*play, "-e", named.group(1), check=False)
+    if done.returncode != 0:
+        sys.exit(f"site.yml ({mode}) failed:\n{done.stdout[-3000:]}")
+
+
+def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    from planb import paths
+    from planb.localstack.stack import LocalStack
+
+    return sh(str(paths.tool("helm")), "--kubeconfig", str(LocalStack().kubeconfig), *args, check=check)
+
+
+def no_on_demand_quota() -> None:
+    """On-demand is full: the queues release's ladder sent back with on-demand's accelerator quota at 0."""
+    from planb import paths
+
+    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
+    ladder = ((values or {}).get("queues") or {}).get("ladder") or []
+    for rung in ladder:
+        if rung.get("name") == "on-demand":
+            rung.setdefault("quota", {})["accelerator"] = 0
+    helm("upgrade", "planb-queues", str(paths.REPO / "charts" / "planb"), "--reuse-values",
+         "--set-json", f"queues.ladder={json.dumps(ladder)}")  # fmt: skip
+
+
+def install(name: str, *extra: str) -> None:
+    from planb import paths
+
+    chart = paths.REPO / "charts" / "planb"
+    helm("install", name, str(chart), "-f", str(chart / "values" / f"{PROFILE}.yaml"), *extra)
+
+
+def admitted_flavor(kube: Any, job: str) -> str:
+    from planb.status.report import collect
+
+    for status in collect(kube, "default"):
+        if status.name == job:
+            return status.accelerator_flavor if status.state in ("Admitted", "Finished") else ""
+    return ""
+
+
+def job_logs(job: str, since: float) -> list[Path]:
+    from planb.rayhead import settings as rayhead_settings
+
+    found = [p for p in rayhead_settings.logs_dir().glob(f"default_{job}_*.log") if p.stat().st_mtime >= since]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def read_all(paths: Iterable[Path]) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in paths)
+
+
+def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
+    from planb.capacity import settings as capacity_settings
+    from planb.kube import Kube
+    from planb.localstack.stack import LocalStack
+    from planb.rayhead import settings as rayhead_settings
+
+    converge(mode)
+    kube = Kube(LocalStack().kubeconfig)
+    no_on_demand_quota()
+    capacity_settings.update(pools={"dws-pool": capacity_settings.Lifecycle(delay_seconds=args.dws_delivers)})
+    rayhead_settings.set_payload(BLOCKER, rayhead_settings.Payload(seconds=24 * 3600))
+    log_every = str(max(1, args.steps // 20))  # a few lines per run; step 0 is always printed
+    env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": log_every}
+    rayhead_settings.set_payload(JOB, rayhead_settings.Payload(mode="run", env=env))
+    install(BLOCKER, "--set", "job.avoidPlans={on-demand,dws,spot}")
+    deadline = time.monotonic() + 180
+    while admitted_flavor(kube, BLOCKER) != PREFERRED:
+        if time.monotonic() > deadline:
+            sys.exit(f"{BLOCKER} was not admitted on {PREFERRED} in 180 s")
+        time.sleep(args.poll)
+    ckpt = workdir / mode
+    since = time.time()
+    install(JOB, "--set", f"job.training.checkpointDir={ckpt}", "--set", f"job.training.epochs={args.steps}",
+            "--set", f"job.training.checkpointEvery={args.checkpoint_every}")  # fmt: skip
+    t0 = time.monotonic()
+    timeline = Timeline()
+    freed = False
+    while True:
+        t = time.monotonic() - t0
+        if not freed and t >= args.reservation_frees:
+            helm("uninstall", BLOCKER, "--wait")
+            freed = True
+        timeline.samples.append(Sample(t, admitted_flavor(kube, JOB)))
+        if timeline.first_step is None and FIRST_STEP in read_all(job_logs(JOB, since)):
+            timeline.first_step = t
+        status = ((kube.get(f"{RAYJOBS}/{JOB}") or {}).get("status")) or {}
+        if status.get("jobDeploymentStatus") in ("Complete", "Failed"):
+            timeline.finished = t
+            if status.get("jobDeploymentStatus") == "Failed":
+                print(f"{mode}: the job failed: {status.get('message')}", file=sys.stderr)
+            break
+        if t > args.timeout:
+            print(f"{mode}: the job did not finish in {args.timeout:.0f} s", file=sys.stderr)
+            break
+        time.sleep(args.poll)
+    timeline.resumed = parse_resumed(read_all(job_logs(JOB, since)))
+    if timeline.finished is not None and timeline.finished < args.reservation_frees:
+        print(f"{mode}: the job finished before the reservation freed; raise --steps", file=sys.stderr)
+    for release in (JOB, BLOCKER):
+        helm("uninstall", release, "--wait", check=False)
+    capacity_settings.update(pools={})
+    return timeline
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Needs `planb local up`.")
+    parser.add_argument(
+        "--reservation-frees",
+        type=float,
+        default=240.0,
+        metavar="T1",
+        help="seconds after submission at which the reservation frees (default 240)",
+    )
+    parser.add_argument(
+        "--dws-delivers",
+        type=float,
+        default=90.0,
+        metavar="T2",
+        help="seconds DWS takes from accepting a request to delivering it (default 90)",
+    )
+    parser.add_argument("--steps", type=int, default=3_000_000, help="training steps of the job (default 3000000)")
+    parser.add_argument("--checkpoint-every", type=int, default=20_000, help="checkpoint interval (default 20000)")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated, from: " + ", ".join(MODES))
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for each run (default 1800)")
+    parser.add_argument("--poll", type=float, default=0.5, help="seconds between samples (default 0.5)")
+    args = parser.parse_args(argv)
+    modes = [m for m in args.modes.split(",") if m]
+    if not modes or any(m not in MODES for m in modes):
+        parser.error(f"--modes: choose from {', '.join(MODES)}, got {args.modes!r}")
+    args.modes = modes
+    return args  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    results: dict[str, Figures] = {}
+    with tempfile.TemporaryDirectory(prefix="planb-bench-concurrent-") as tmp:
+        for mode in args.modes:
+            results[mode] = figures(run_mode(mode, args, Path(tmp)))
+            print(f"RESULT {mode}: {results[mode]}")
+    print(f"trace: reservation frees at {args.reservation_frees:.0f} s, DWS delivers after "
+          f"{args.dws_delivers:.0f} s, Spot from the start, on-demand full")  # fmt: skip
+    print(table(results, args.checkpoint_every))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
