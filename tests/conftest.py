@@ -49,7 +49,7 @@ PLAYBOOK_FILES = frozenset(
 #: The order the stack tests run in, by the topology fixture they use (tests/e2e/conftest.py): tests that need
 #: no converge first, then each inventory topology in turn (each converges once per session and is never
 #: returned to), and the tests that take the stack down last (marker `stack_teardown`).
-TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder")
+TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder", "concurrent")
 
 
 def _stack_rank(item: pytest.Item) -> tuple[int, int]:

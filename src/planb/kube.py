@@ -118,6 +118,13 @@ class Kube:
                 return None
             raise
 
+    def text(self, path: str, query: dict[str, str] | None = None) -> str:
+        """GET a plain-text resource (a pod's log)."""
+        resp = self._send("GET", self._url(path, query), None, None, 30, stream=False)
+        if resp.status >= 400:
+            raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
+        return str(resp.data.decode(errors="replace"))
+
     def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
         found = self.get(path, query)
         return list(found.get("items", [])) if found else []

@@ -150,11 +150,22 @@ def _converge_ladder(current: str | None) -> None:
     assert violations == [], "\n".join(violations)
 
 
+def _converge_concurrent(current: str | None) -> None:
+    # Kueue refuses to change an existing ClusterQueue's concurrentAdmissionPolicy (clusterqueue_webhook.go
+    # ValidateClusterQueueUpdate): the sequential ladder's queue goes first, the converge makes it anew.
+    run(str(paths.tool("kubectl")), f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue",
+        "cluster-queue", "--ignore-not-found", "--wait=true", check=False)  # fmt: skip
+    if current != "ladder":
+        _converge_ladder(current)
+    converge_site("concurrent", "-e", json.dumps({"planb_plans": FOUR, "planb_ladder_mode": "concurrent"}))
+
+
 CONVERGES: dict[str, Callable[[str | None], None]] = {
     "site": _converge_seed,
     "failover_site": _converge_failover,
     "two_slices": _converge_two_slices,
     "ladder": _converge_ladder,
+    "concurrent": _converge_concurrent,
 }
 
 
@@ -280,6 +291,12 @@ def two_slices(topologies: Topologies) -> Path:
 def ladder(topologies: Topologies) -> Path:
     """The four-rung ladder (FOUR), reset."""
     return topologies.ensure("ladder")
+
+
+@pytest.fixture()
+def concurrent(topologies: Topologies) -> Path:
+    """The four-rung ladder in the concurrent mode (Kueue's ConcurrentAdmission), reset."""
+    return topologies.ensure("concurrent")
 
 
 @pytest.fixture()

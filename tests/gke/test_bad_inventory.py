@@ -32,8 +32,31 @@ LATER_PLAYS = ("PLAY [GKE cluster and the node pools", "PLAY [Install Kueue and 
         (["-e", "planb_profile=tpu-v6e-5x5"], "unknown profile 'tpu-v6e-5x5': did you mean 'tpu-v6e-8x8'?"),
         (["-e", "planb_ondemand_slices=0"], "(plan 'on-demand'): slices 0 must be at least 1: planb's policy"),
         (["-e", '{"kueue_integrations": ["batch/job"]}'], "lacks ray.io/rayjob, so Kueue would ignore planb's jobs"),
+        (["-e", "planb_ladder_mode=both"], "kueue_queues_ladder_mode=both (planb_ladder_mode) must be sequential or"),
+        (
+            ["-e", "planb_ladder_mode=concurrent", "-e", "planb_failover_after_minutes=10"],
+            "planb_ladder_mode=concurrent is refused with planb_plans=['on-demand', 'dws'] and "
+            "planb_failover_after_minutes=10: planb's policy:",
+        ),
+        (
+            ["-e", "planb_ladder_mode=concurrent", "-e", "planb_migration_min_remaining=30"],
+            "(planb_migration_min_remaining) is refused: planb's policy: only 0 is accepted, because Kueue v0.19.2 "
+            "cannot express it",
+        ),
+        (
+            ["-e", "planb_ladder_mode=concurrent", "-e", "planb_concurrent_last_acceptable_plan=gone"],
+            "must be one of the ladder's plans (on-demand, dws) with migration mode TryPreferredFlavors",
+        ),
     ],
-    ids=["unknown-profile", "zero-slices", "integrations-without-rayjob"],
+    ids=[
+        "unknown-profile",
+        "zero-slices",
+        "integrations-without-rayjob",
+        "unknown-ladder-mode",
+        "concurrent-with-failover",
+        "migration-min-remaining",
+        "last-acceptable-not-a-plan",
+    ],
 )
 def test_bad_inventory_value_fails_before_any_change(emulator: RunningEmulator, extra: list[str], message: str) -> None:
     state_dir = emulator.store.root.parent

@@ -252,6 +252,34 @@ tolerations to the pods it admits on it (https://kueue.sigs.k8s.io/docs/concepts
 {{- toJson $rungs -}}
 {{- end -}}
 
+{{/*
+Concurrent mode's inputs, checked before anything renders. Kueue's webhook refuses the same
+(pkg/webhooks/clusterqueue_webhook.go validateConcurrentAdmissionPolicy): constraints with a mode
+other than TryPreferredFlavors, a lastAcceptableFlavorName that is not a flavor of the ClusterQueue,
+more than 16 flavors. planb's own: concurrent mode needs queues.ladder (its quotas hold the heads),
+and is not combined with the failover controller.
+*/}}
+{{- define "planb.validateConcurrent" -}}
+{{- $q := .Values.queues -}}
+{{- $c := $q.concurrentAdmission -}}
+{{- if not $q.ladder -}}
+{{- fail "queues.ladderMode=concurrent needs queues.ladder: planb's policy: the seed's two plans keep the sequential mode, because in concurrent mode each plan's quota must also hold the job's head and submitter (Kueue holds every PodSet of a variant to one flavor), which only the ladder's quotas (the admin role's planb_plans) are sized for" -}}
+{{- end -}}
+{{- if and $c.lastAcceptableFlavor (ne $c.migrationMode "TryPreferredFlavors") -}}
+{{- fail (printf "queues.concurrentAdmission.lastAcceptableFlavor=%s needs migrationMode TryPreferredFlavors, not %s: Kueue accepts migration constraints only with TryPreferredFlavors (a job under RetainFirstAdmission never migrates)" $c.lastAcceptableFlavor $c.migrationMode) -}}
+{{- end -}}
+{{- if $c.lastAcceptableFlavor -}}
+{{- $names := list -}}
+{{- range $q.ladder }}{{ $names = append $names .name }}{{ end -}}
+{{- if not (has $c.lastAcceptableFlavor $names) -}}
+{{- fail (printf "queues.concurrentAdmission.lastAcceptableFlavor=%s is not a plan of queues.ladder (%s): Kueue accepts only a flavor of the ClusterQueue" $c.lastAcceptableFlavor (join ", " $names)) -}}
+{{- end -}}
+{{- end -}}
+{{- if gt (float64 .Values.failover.afterMinutes) 0.0 -}}
+{{- fail (printf "queues.ladderMode=concurrent cannot be combined with failover.afterMinutes=%v: planb's policy: concurrent mode already pursues every plan at once, so a stockout on one plan leaves the job's other variants pursuing theirs and the job starts on the first that admits it, while the failover controller would evict the job from plan A after the PodsReady timeout and bar plan A to it, which Kueue's variant of plan A could never win back. Set failover.afterMinutes=0, or queues.ladderMode=sequential" .Values.failover.afterMinutes) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Names of the ladder's DWS rungs (JSON list): the ProvisioningRequest admission check applies to these flavors only. */}}
 {{- define "planb.dwsRungs" -}}
 {{- $names := list -}}

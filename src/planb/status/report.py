@@ -8,7 +8,7 @@ from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true
-from planb.status import lifecycle
+from planb.status import lifecycle, variants
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
@@ -84,6 +84,8 @@ class JobStatus:
     flavor_plans: dict[str, str] = field(default_factory=dict)
     #: Why the chart kept this multi-slice job off the DWS plans (the RayJob's planb.dev/off-dws annotation).
     off_dws: str = ""
+    #: A concurrent-ladder job's variants and migrations (None for a job of a sequential ladder).
+    concurrent: variants.Variants | None = None
 
     @property
     def plan(self) -> str:
@@ -268,6 +270,12 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
                     job.nodes[node] = node_pools.get(node, "-")
                     if node_plans.get(node):
                         job.node_plans[node] = node_plans[node]
+        if wl is not None and variants.is_parent(wl):
+            mine = [p for p in pods if p["metadata"]["namespace"] == job.namespace]
+            submitters = [
+                p["metadata"]["name"] for p in mine if p["metadata"].get("labels", {}).get("job-name") == job.name
+            ]
+            job.concurrent = variants.fetch(kube, wl, submitters)
         out.append(job)
     return out
 
@@ -322,6 +330,7 @@ def table(jobs: list[JobStatus]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
+    lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants.summary(j.concurrent)}" for j in jobs if j.concurrent]
     return "\n".join(lines)
 
 
@@ -342,6 +351,8 @@ def explain(job: JobStatus) -> str:
         lines.append(f"    plan {job.plan} (flavor {job.accelerator_flavor})")
     if job.phases:
         lines.append(f"    phases: {job.phases}")
+    if job.concurrent is not None:
+        lines += variants.describe(job.concurrent, job.flavor_plans)
     for ps in job.podsets:
         flavors = ", ".join(f"{r}={f}" for r, f in sorted(ps.flavors.items()))
         lines.append(f"    podset {ps.name} x{ps.count}: {flavors}")

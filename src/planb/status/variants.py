@@ -1,0 +1,166 @@
+"""A concurrent-ladder job's variants and migrations, as Kueue v0.19.2 records them.
+
+Under ConcurrentAdmission the RayJob's own Workload is the parent (label
+kueue.x-k8s.io/concurrent-admission-parent=true) and Kueue creates one variant Workload per flavor of the
+ClusterQueue, owned by the parent and annotated kueue.x-k8s.io/workload-allowed-resource-flavors with its one
+flavor (kueue pkg/controller/concurrentadmission/controller.go generateVariant; pkg/controller/constants).
+A variant below the admitted one is deactivated (spec.active false, deactivateVariants); the ones above keep
+pursuing their flavor. A migration evicts the admitted variant with reason FlavorMigration (apis/kueue/v1beta2
+workload_types.go WorkloadEvictedByFlavorMigration; pkg/scheduler/scheduler.go issueMigration), which Kueue
+reports as an Event EvictedDueToFlavorMigration on that variant (pkg/workload/evict reportEvictedWorkload).
+
+Steps lost: train.py prints "resumed from checkpoint step S; N step(s) lost" when a restarted run restores
+its newest checkpoint; the k-th such line of the job's log belongs to the k-th migration.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from planb.kube import Kube, KubeError, Obj, conditions
+
+PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
+FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
+MIGRATION_REASON = "FlavorMigration"
+MIGRATION_EVENT = "EvictedDueToFlavorMigration"
+_RESUMED = re.compile(r"resumed from checkpoint step (\d+); (\d+) step(?:s|\(s\))? lost", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    flavor: str
+    #: admitted (the job runs on it), pursuing (active, waits for its flavor), deactivated, finished.
+    state: str
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One move off a flavor: when, from which flavor, to which (when known), and the steps it cost."""
+
+    at: str
+    from_flavor: str
+    to_flavor: str = ""
+    steps_lost: int | None = None
+
+
+@dataclass
+class Variants:
+    variants: list[Variant] = field(default_factory=list)
+    migrations: list[Migration] = field(default_factory=list)
+
+    @property
+    def running_on(self) -> str:
+        return next((v.flavor for v in self.variants if v.state == "admitted"), "-")
+
+    @property
+    def pursued(self) -> list[str]:
+        return [v.flavor for v in self.variants if v.state == "pursuing"]
+
+
+def is_parent(wl: Obj) -> bool:
+    return (wl.get("metadata", {}).get("labels") or {}).get(PARENT_LABEL) == "true"
+
+
+def _owned_by_workload(obj: Obj, name: str) -> bool:
+    return any(
+        o.get("kind") == "Workload" and o.get("name") == name for o in obj["metadata"].get("ownerReferences", [])
+    )
+
+
+def _state(wl: Obj) -> str:
+    conds = conditions(wl)
+    if (conds.get("Finished") or {}).get("status") == "True":
+        return "finished"
+    if (wl.get("spec") or {}).get("active") is False:
+        return "deactivated"
+    if (conds.get("Admitted") or {}).get("status") == "True":
+        return "admitted"
+    return "pursuing"
+
+
+def steps_lost(log: str) -> list[int]:
+    """The steps lost of each resume train.py reported in ``log``, in order."""
+    return [int(m.group(2)) for m in _RESUMED.finditer(log)]
+
+
+def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[str], log: str = "") -> Variants:
+    """The variants of ``parent`` in the ClusterQueue's flavor ``order``, and its migrations from ``events``."""
+    name = parent["metadata"]["name"]
+    ns = parent["metadata"]["namespace"]
+    mine = [w for w in workloads if w["metadata"]["namespace"] == ns and _owned_by_workload(w, name)]
+    found = [
+        Variant(w["metadata"]["name"], (w["metadata"].get("annotations") or {}).get(FLAVOR_ANNOTATION, "-"), _state(w))
+        for w in mine
+    ]
+    rank = {flavor: i for i, flavor in enumerate(order)}
+    found.sort(key=lambda v: (rank.get(v.flavor, len(rank)), v.flavor))
+    flavor_of = {v.name: v.flavor for v in found}
+    uid_flavor = {
+        w["metadata"].get("uid", ""): flavor_of[w["metadata"]["name"]] for w in mine if w["metadata"].get("uid")
+    }
+    moves = []
+    for ev in events:
+        obj = ev.get("involvedObject") or ev.get("regarding") or {}
+        if ev.get("reason") != MIGRATION_EVENT or obj.get("name") not in flavor_of or obj.get("namespace") != ns:
+            continue
+        at = str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")
+        uid = re.search(r"\(UID: ([^)]+)\)", str(ev.get("message") or ev.get("note") or ""))
+        moves.append(Migration(at, flavor_of[obj["name"]], uid_flavor.get(uid.group(1), "") if uid else ""))
+    moves.sort(key=lambda m: m.at)
+    lost = steps_lost(log)
+    moves = [
+        Migration(m.at, m.from_flavor, m.to_flavor, lost[i] if i < len(lost) else None) for i, m in enumerate(moves)
+    ]
+    return Variants(found, moves)
+
+
+def fetch(kube: Kube, parent: Obj, submitters: list[str]) -> Variants:
+    """Read the parent's variants, the namespace's Events, the ClusterQueue's flavor order and the submitters'
+    logs (train.py's output; a log the API cannot serve counts as empty)."""
+    ns = parent["metadata"]["namespace"]
+    kueue = "/apis/kueue.x-k8s.io/v1beta2"
+    cq_name = (parent.get("status") or {}).get("admission", {}).get("clusterQueue", "")
+    cq = kube.get(f"{kueue}/clusterqueues/{cq_name}") if cq_name else None
+    groups = ((cq or {}).get("spec") or {}).get("resourceGroups") or [{}]
+    order = [str(f["name"]) for f in groups[0].get("flavors", [])]
+    logs = []
+    for pod in submitters:
+        try:
+            logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{pod}/log"))
+        except KubeError:
+            continue
+    workloads = kube.items(f"{kueue}/namespaces/{ns}/workloads")
+    return collect(parent, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"), order, "\n".join(logs))
+
+
+def summary(found: Variants) -> str:
+    """One line: where the job runs, what it pursues, how often it migrated and the steps that cost."""
+    lost = [m.steps_lost for m in found.migrations if m.steps_lost is not None]
+    return (
+        f"runs on {found.running_on}, pursues {', '.join(found.pursued) or '-'}, "
+        f"{len(found.migrations)} migration(s)" + (f", {sum(lost)} step(s) lost" if lost else "")
+    )
+
+
+def describe(found: Variants, plans: dict[str, str]) -> list[str]:
+    """The detail lines of `planb status JOB` for a concurrent job."""
+
+    def named(flavor: str) -> str:
+        plan = plans.get(flavor)
+        return f"{flavor} (plan {plan})" if plan and plan != flavor else flavor
+
+    lines = [
+        f"  concurrent ladder: runs on {named(found.running_on)}; pursues "
+        + (", ".join(named(f) for f in found.pursued) or "no more preferred plan")
+    ]
+    for v in found.variants:
+        lines.append(f"    variant {v.name}: {v.flavor} {v.state}")
+    for m in found.migrations:
+        lost = "steps lost unknown" if m.steps_lost is None else f"{m.steps_lost} step(s) lost"
+        lines.append(f"  migrated at {m.at}: {m.from_flavor} -> {m.to_flavor or '?'} ({lost})")
+    return lines
+
+
+__all__ = ["Migration", "Variant", "Variants", "collect", "describe", "fetch", "is_parent", "steps_lost", "summary"]

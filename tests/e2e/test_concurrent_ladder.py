@@ -1,0 +1,103 @@
+"""The concurrent ladder on the real Kueue v0.19.2: start now on Spot, move up later, lose no more than the
+steps since the newest checkpoint.
+
+The reservation and on-demand have no quota, so of the job's four variants only Spot's is admitted at once
+while DWS's provisions (the capacity simulator delays it). When DWS delivers, Kueue migrates the job to dws
+(its Spot variant is evicted with reason FlavorMigration); when the reservation frees (its quota comes back),
+the job migrates again, to the reservation. The payload is the real train.py (run on this machine's CPU by the
+Ray head stand-in), which resumes each time from the newest checkpoint and reports the steps lost; the job
+then succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from planb import paths
+from planb.capacity import settings as capacity_settings
+from planb.kube import Kube
+from planb.rayhead import settings as rayhead_settings
+from planb.status.report import collect
+from tests.conftest import wait_until
+from tests.e2e.conftest import Run, install_job, no_quota
+from tests.e2e.helpers import job_logs, planb_status, steps
+
+pytestmark = [pytest.mark.stack, pytest.mark.slow]
+
+RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
+QUEUES_CHART = str(paths.REPO / "charts" / "planb")
+
+
+def _running_on(kube: Kube) -> str:
+    jobs = collect(kube, "default", "job-9")
+    found = jobs[0].concurrent if jobs else None
+    return found.running_on if found is not None else "-"
+
+
+def _release_ladder(helm: Run) -> list[dict[str, object]]:
+    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
+    return list(((values or {}).get("queues") or {}).get("ladder") or [])
+
+
+def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
+    concurrent: Path, helm: Run, tmp_path: Path
+) -> None:
+    kube = Kube(concurrent)
+    since = time.time()
+    ckpt = tmp_path / "checkpoints"
+    full = _release_ladder(helm)
+    env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
+    rayhead_settings.set_payload("job-9", rayhead_settings.Payload(mode="run", env=env))
+    # DWS takes 25 s to deliver: long enough for the job to start on Spot first.
+    capacity_settings.update(provisioning_delay_seconds=25.0)
+    for plan in ("reserved", "on-demand"):
+        helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", *no_quota(helm, plan))
+
+    started = time.time()
+    install_job(
+        helm,
+        "job-9",
+        "--set",
+        "job.ladderMode=concurrent",
+        "--set",
+        f"job.training.checkpointDir={ckpt}",
+        "--set",
+        "job.training.checkpointEvery=200",
+        "--set",
+        "job.training.epochs=100000000",
+    )
+    wait_until(lambda: _running_on(kube) == "spot", "job 9 to start on spot", 60)
+    assert time.time() - started < 30, "the job did not start on Spot within seconds"
+    wait_until(lambda: len(steps(ckpt)) >= 1, "a checkpoint on spot", 180)
+
+    wait_until(lambda: _running_on(kube) == "dws", "Kueue to migrate job 9 to dws when DWS delivers", 180)
+    wait_until(lambda: len(job_logs("job-9", since)) >= 2, "the run on dws", 120)
+    before = steps(ckpt)[-1]
+    wait_until(lambda: steps(ckpt)[-1] > before, "a checkpoint on dws", 180)
+
+    # The run on the reservation ends 400 steps past the newest checkpoint (the stand-in's next submission).
+    latest = steps(ckpt)[-1]
+    rayhead_settings.set_payload(
+        "job-9", rayhead_settings.Payload(mode="run", env={**env, "PLANB_EPOCHS": str(latest + 400)})
+    )
+    # The reservation frees: its quota is back, its variant is admitted and the job migrates again.
+    helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", "--set-json", f"queues.ladder={json.dumps(full)}")
+    wait_until(lambda: _running_on(kube) == "reserved", "Kueue to migrate job 9 to the reservation", 180)
+
+    wait_until(
+        lambda: ((kube.get(f"{RAYJOBS}/job-9") or {}).get("status") or {}).get("jobStatus") == "SUCCEEDED",
+        "job 9 to succeed on the reservation",
+        300,
+    )
+    logs = [p.read_text(errors="replace") for p in job_logs("job-9", since)]
+    assert len(logs) >= 3, logs
+    for resumed in logs[1:]:
+        assert "resumed from checkpoint step" in resumed.lower(), resumed[-3000:]
+        assert "step(s) lost" in resumed, resumed[-3000:]
+    text = planb_status(concurrent, "job-9")
+    assert "spot -> dws" in text, text
+    assert "dws -> reserved" in text, text
