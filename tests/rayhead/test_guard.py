@@ -75,5 +75,3 @@ def test_rayhead_run_exits_naming_the_server_it_refused(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done
     assert f"'https://34.118.224.10', not the local stack's API server https://127.0.0.1:{PORT}" in done.stderr
-        f"server is 'https://34.118.224.10', not the local stack's API server https://127.0.0.1:{PORT}" in done.stderr
-    )
