@@ -14,7 +14,7 @@ import yaml
 
 from planb.catalog import golden
 from tests.chart.conftest import Helm
-from tests.chart.test_chart_ladder import FOUR, PROFILE
+from tests.chart.ladders import FOUR, PROFILE
 
 Render = Callable[..., list[dict[str, Any]]]
 

@@ -17,23 +17,9 @@ import yaml
 
 from planb.catalog import golden, values
 from tests.chart.conftest import Helm
+from tests.chart.ladders import FOUR, PROFILE, quota
 
 Render = Callable[..., list[dict[str, Any]]]
-
-PROFILE = "tpu-v6e-4x4"
-
-
-def _quota(slices: int) -> dict[str, Any]:
-    quota: dict[str, Any] = values.chart_values(PROFILE, on_demand_slices=slices)["queues"]["quotas"]["onDemand"]
-    return quota
-
-
-FOUR = [
-    {"name": "reserved", "kind": "reservation", "reservation": "r1", "quota": _quota(1)},
-    {"name": "on-demand", "kind": "on-demand", "quota": _quota(1)},
-    {"name": "dws", "kind": "dws", "quota": _quota(1)},
-    {"name": "spot", "kind": "spot", "quota": _quota(2)},
-]
 
 
 def _ladder_args(tmp_path: Any, ladder: list[dict[str, Any]], *extra: str) -> tuple[str, ...]:
@@ -180,9 +166,9 @@ def test_avoid_plans_must_be_plan_names(helm: Helm) -> None:
 
 def test_the_schema_caps_a_plans_slices_and_a_jobs_workers_at_200(helm: Any, tmp_path: Any) -> None:
     """planb's ceiling (planb.catalog.pool_layout.MAX_SLICES) holds for values written by hand too."""
-    at_cap = [{"name": "on-demand", "kind": "on-demand", "slices": 200, "quota": _quota(1)}]
+    at_cap = [{"name": "on-demand", "kind": "on-demand", "slices": 200, "quota": quota(1)}]
     assert helm("template", "q", str(golden.CHART_DIR), *_ladder_args(tmp_path, at_cap)).returncode == 0
-    over = [{"name": "on-demand", "kind": "on-demand", "slices": 201, "quota": _quota(1)}]
+    over = [{"name": "on-demand", "kind": "on-demand", "slices": 201, "quota": quota(1)}]
     done = helm("template", "q", str(golden.CHART_DIR), *_ladder_args(tmp_path, over))
     assert done.returncode != 0 and "201" in done.stderr and "200" in done.stderr, done.stderr
     job = ("-f", str(golden.CHART_DIR / "values" / f"{PROFILE}.yaml"), "--set", "job.workers.replicas=201")

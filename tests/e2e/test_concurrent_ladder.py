@@ -48,10 +48,11 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
 ) -> None:
     kube = Kube(concurrent)
     since = time.time()
-    ckpt = tmp_path / "checkpoints"
+    root = tmp_path / "checkpoints"
+    ckpt = root / "default" / "job-9"  # the chart scopes checkpoints per release: <root>/<namespace>/<release>
     full = _release_ladder(helm)
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
-    rayhead_settings.set_payload("job-9", rayhead_settings.Payload(mode="run", env=env))
+    rayhead_settings.set_payload("default/job-9", rayhead_settings.Payload(mode="run", env=env))
     # DWS takes 25 s to deliver: long enough for the job to start on Spot first.
     capacity_settings.update(provisioning_delay_seconds=25.0)
     for plan in ("reserved", "on-demand"):
@@ -64,7 +65,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
         "--set",
         "job.ladderMode=concurrent",
         "--set",
-        f"job.training.checkpointDir={ckpt}",
+        f"job.training.checkpointDir={root}",
         "--set",
         "job.training.checkpointEvery=200",
         "--set",
@@ -82,7 +83,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     # The run on the reservation ends 400 steps past the newest checkpoint (the stand-in's next submission).
     latest = steps(ckpt)[-1]
     rayhead_settings.set_payload(
-        "job-9", rayhead_settings.Payload(mode="run", env={**env, "PLANB_EPOCHS": str(latest + 400)})
+        "default/job-9", rayhead_settings.Payload(mode="run", env={**env, "PLANB_EPOCHS": str(latest + 400)})
     )
     # The reservation frees: its quota is back, its variant is admitted and the job migrates again.
     helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", "--set-json", f"queues.ladder={json.dumps(full)}")

@@ -83,7 +83,8 @@ def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
         "spot-pool",
     ]
     # Created rung by rung, in the list's order.
-    created = re.findall(r"TASK \[gke_node_pool : Create, update or delete the node pool - tpu-cluster/([\w-]+)\]", out)
+    pattern = r"TASK \[planb\.gke\.gke_node_pool : Create, update or delete the node pool - tpu-cluster/([\w-]+)\]"
+    created = re.findall(pattern, out)
     assert created == ["reserved-pool", "reserved-pool-2", "on-demand-pool", "dws-pool", "spot-pool"], out[-4000:]
     for name, plan in [("reserved-pool", "reserved"), ("reserved-pool-2", "reserved"), ("spot-pool", "spot")]:
         assert pools[name]["config"]["labels"]["planb.dev/plan"] == plan

@@ -11,13 +11,13 @@ import pytest
 
 from planb.catalog import values
 from tests.kueue.kueue_role import role_config
-from tests.kueue.test_queues_ladder import FOUR, _render, _values
+from tests.kueue.queues_role import FOUR, chart_values_of, render
 
 pytestmark = pytest.mark.tools
 
 
 def test_concurrent_mode_carries_the_policy_and_the_heads_quota(tmp_path: Path) -> None:
-    chart = _values(
+    chart = chart_values_of(
         tmp_path,
         {
             "kueue_queues_ladder": FOUR,
@@ -36,13 +36,13 @@ def test_concurrent_mode_carries_the_policy_and_the_heads_quota(tmp_path: Path) 
     assert spot["cpu"] == 2 * one["cpu"] + 6
     assert spot["memory"] == f"{2 * int(one['memory'].removesuffix('Gi')) + 10}Gi"
     assert spot["accelerator"] == 2 * one["accelerator"]
-    (cq,) = [o for o in _render(tmp_path, chart) if o["kind"] == "ClusterQueue"]
+    (cq,) = [o for o in render(tmp_path, chart) if o["kind"] == "ClusterQueue"]
     assert [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]] == ["reserved", "on-demand", "dws", "spot"]
     assert cq["spec"]["concurrentAdmissionPolicy"]["migration"]["constraints"] == {"lastAcceptableFlavorName": "dws"}
 
 
 def test_sequential_mode_adds_no_concurrent_values(tmp_path: Path) -> None:
-    chart = _values(tmp_path, {"kueue_queues_ladder": FOUR})
+    chart = chart_values_of(tmp_path, {"kueue_queues_ladder": FOUR})
     assert "ladderMode" not in chart["queues"]
     assert "concurrentAdmission" not in chart["queues"]
 
