@@ -46,8 +46,10 @@ def test_every_call_of_a_move_is_granted_by_the_role_and_nothing_more(template: 
     cluster = make_cluster()
     controller = start_controller(cluster, plan_a_label=(key, value), namespaces=(role["metadata"]["namespace"],))
     watch(controller, *timeout(Kueue(cluster), PLAN_A))
-    controller.list_workloads()
-    controller.metrics()
+    controller.poll_once()  # a resync, which also lists what the metrics show
+    calls = len(cluster.calls)
+    assert "planb_failover_moves_total 1" in controller.metrics()
+    assert len(cluster.calls) == calls, "a scrape must read the resync's cache, not the API server"
     made = {(*RESOURCES[plural], verb) for verb, plural, _ in cluster.calls}
     assert [w.plural for w in cluster.writes] == ["rayjobs", "workloads", "events"], "a whole move was made"
     assert made <= granted(role["rules"]), f"calls the chart does not grant: {sorted(made - granted(role['rules']))}"

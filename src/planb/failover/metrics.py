@@ -1,4 +1,5 @@
-"""The failover controller's Prometheus metrics, computed from the cluster on each scrape.
+"""The failover controller's Prometheus metrics, computed from the objects of its last resync (a scrape lists
+nothing: planb.failover.controller keeps them).
 
 * ``planb_time_to_admission_seconds`` (summary, per plan: the accelerator flavor): seconds from a
   Workload's creation to its Admitted condition;

@@ -87,6 +87,8 @@ Obj = dict[str, Any]
 KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
 RAY_VERSION = "v1"
 DEFAULT_ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
+#: How often the metrics' RayJobs are listed again; a scrape reads the cache and never lists.
+METRICS_RESYNC_S = 30.0
 
 log = logging.getLogger("planb.failover")
 
@@ -129,6 +131,10 @@ class Controller:
         #: Workloads (uid) -> their PodsReadyTimeout counts when last seen not evicted (is_stockout).
         self.timeouts_before: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
+        #: What a scrape renders: the Workloads of the last poll, the RayJobs of the last metrics resync.
+        self.cached_workloads: list[Obj] = []
+        self.cached_rayjobs: list[Obj] = []
+        self.rayjobs_listed_at = float("-inf")
 
     # ------------------------------------------------------------------- API
     def get(self, group: str, version: str, plural: str, name: str, namespace: str = "") -> Obj:
@@ -363,15 +369,25 @@ class Controller:
             threading.Thread(target=self.emulate_ray_ready_loop, args=(stop,), daemon=True, name="ray-ready").start()
         while not stop.is_set():
             try:
-                for wl in self.list_workloads():
-                    self.safe_reconcile(wl)
+                self.poll_once()
             except ApiError as exc:
                 log.warning("listing Workloads: %s %s %s; listing again", exc.status, exc.reason, exc.body[:300])
             except Exception:
                 log.exception("listing Workloads failed; listing again")
             stop.wait(self.cfg.poll_seconds)
 
+    def poll_once(self) -> None:
+        """One resync: every Workload listed and reconciled, and the metrics' cache refreshed (the Workloads each
+        poll, the RayJobs at most every METRICS_RESYNC_S), so a scrape costs the API server nothing."""
+        workloads = self.list_workloads()
+        for wl in workloads:
+            self.safe_reconcile(wl)
+        self.cached_workloads = workloads
+        if time.monotonic() - self.rayjobs_listed_at >= METRICS_RESYNC_S:
+            self.cached_rayjobs = self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
+            self.rayjobs_listed_at = time.monotonic()
+
     # ------------------------------------------------------------------ metrics
     def metrics(self) -> str:
-        rayjobs = self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
-        return metrics.render(self.list_workloads(), rayjobs, self.cfg.accelerators, self.moves_done)
+        """The metrics from the last resync's cache (no API call)."""
+        return metrics.render(self.cached_workloads, self.cached_rayjobs, self.cfg.accelerators, self.moves_done)
