@@ -108,13 +108,14 @@ def test_the_payload_gets_an_allowlisted_environment(tmp_path: Path, monkeypatch
     env.pop("LC_CTYPE", None)  # the interpreter may set it for its locale coercion
     assert env["HOME"] == str(tmp_path) and env["PYTHONPATH"] == str(tmp_path)
     assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    assert env["PYTHONUNBUFFERED"] == "1"  # the log is written as the job runs
     assert {k: env[k] for k in ("LANG", "PLANB_RUNNER", "FROM_RUNTIME_ENV", "JAX_PLATFORMS")} == {
         "LANG": "C.UTF-8",
         "PLANB_RUNNER": "plain",
         "FROM_RUNTIME_ENV": "yes",
         "JAX_PLATFORMS": "cpu",
     }
-    allowed = {"PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}
+    allowed = {"PATH", "HOME", "PYTHONPATH", "PYTHONUNBUFFERED", "LANG", "LC_ALL", "TZ", "TMPDIR"}
     assert set(env) - allowed == {"PLANB_RUNNER", "FROM_RUNTIME_ENV", "JAX_PLATFORMS"}, sorted(env)
 
 

@@ -11,8 +11,8 @@ ships, in a shape it can check:
 * every file written for a ConfigMap volume (its ``mountPath``, its items' ``path``) lies inside the
   RayJob's work directory: a path with ``..``, or one that leads out through a link, is refused;
 * the environment is built, not inherited: from this machine only ``PATH`` (with planb's interpreter
-  first), the locale and ``TZ``/``TMPDIR``; ``HOME`` and ``PYTHONPATH`` are the work directory; then the
-  head container's literal ``env``, the runtime env's ``env_vars`` and the payload's ``--env``. Nothing
+  first), the locale and ``TZ``/``TMPDIR``; ``HOME`` and ``PYTHONPATH`` are the work directory and
+  ``PYTHONUNBUFFERED`` is 1 (its log is written as it runs); then the head container's literal ``env``, the runtime env's ``env_vars`` and the payload's ``--env``. Nothing
   else of the user's environment (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``,
   ``PLANB_*``) reaches the payload.
 
@@ -136,6 +136,9 @@ def payload_env(
     env = {name: os.environ[name] for name in HOST_ENV if name in os.environ}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH") or os.defpath])
     env.setdefault("LANG", "C.UTF-8")
+    # The job's log is written as it runs, as Ray streams a job's output (a payload killed with its head would
+    # otherwise lose what it had printed in its buffer).
+    env["PYTHONUNBUFFERED"] = "1"
     env.update(container_env)
     env.update(runtime_env_vars)
     env.update(HOME=str(workdir), PYTHONPATH=str(workdir))
