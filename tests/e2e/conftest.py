@@ -7,6 +7,7 @@ import copy
 import functools
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -153,7 +154,7 @@ def _converge_ladder(current: str | None) -> None:
 def _converge_concurrent(current: str | None) -> None:
     # Kueue refuses to change an existing ClusterQueue's concurrentAdmissionPolicy (clusterqueue_webhook.go
     # ValidateClusterQueueUpdate): the sequential ladder's queue goes first, the converge makes it anew.
-    run(str(paths.tool("kubectl")), f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue",
+    run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue",
         "cluster-queue", "--ignore-not-found", "--wait=true", check=False)  # fmt: skip
     if current != "ladder":
         _converge_ladder(current)

@@ -13,8 +13,8 @@ ships, in a shape it can check:
 * the environment is built, not inherited: from this machine only ``PATH`` (with planb's interpreter
   first), the locale and ``TZ``/``TMPDIR``; ``HOME`` and ``PYTHONPATH`` are the work directory and
   ``PYTHONUNBUFFERED`` is 1 (its log is written as it runs); then the head container's literal ``env``,
-  the runtime env's ``env_vars`` and the payload's ``--env``. Nothing else of the user's environment (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``,
-  ``PLANB_*``) reaches the payload.
+  the runtime env's ``env_vars`` and the payload's ``--env``. Nothing else of the user's environment
+  (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``, ``PLANB_*``) reaches the payload.
 
 A refusal is a `LaunchRefusedError`; the stand-in ends the job FAILED with its text (planb.rayhead.heads).
 """
