@@ -164,13 +164,13 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         ]
         scheduled: dict[str, int] = defaultdict(int)
         for pod in self.kube.items("/api/v1/pods"):
-            key = consumed_request(pod)
+            consumer = consumed_request(pod)
             if (
-                key
+                consumer
                 and pod["spec"].get("nodeName")
                 and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
             ):
-                scheduled[key] += 1
+                scheduled[consumer] += 1
         booked: set[str] = set()
         waiting: list[tuple[Obj, str]] = []
         # PROCESSOR: refresh (booking over, expired requests) and bookCapacity run before the injector takes one.
