@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import autoscaler, booking, dws, nodes, provisioning
+from planb.capacity import autoscaler, besteffort, booking, dws, nodes, provisioning
 from planb.capacity import simulator as sim
 from planb.kube import conditions
 
@@ -147,6 +147,6 @@ class FakeApi:
 def install_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """A fake clock for every module of the simulator that reads the time."""
     fake = Clock()
-    for module in (sim, provisioning, booking, autoscaler, nodes):
+    for module in (sim, provisioning, booking, autoscaler, besteffort, nodes):
         monkeypatch.setattr(module, "time", fake)
     return fake

@@ -10,6 +10,9 @@ the GKE emulator in local mode) and the simulator's nodes, and then, in this ord
   autoscaled pools at least their minimum (planb.capacity.nodes makes the nodes);
 * ProvisioningRequests of class ``queued-provisioning.gke.io`` go one step further along DWS's
   lifecycle (planb.capacity.provisioning);
+* ProvisioningRequests of class ``best-effort-atomic-scale-up.autoscaling.x-k8s.io`` are answered by one
+  all-or-nothing scale-up of an ordinary pool, and the nodes their bookings hold count as used by the
+  scale-up and scale-down after it (planb.capacity.besteffort);
 * autoscaled on-demand and Spot pools grow for pending pods and shrink when idle
   (planb.capacity.autoscaler).
 
@@ -42,6 +45,7 @@ from planb.capacity import settings as settings_mod
 from planb.capacity import spot as spot_mod
 from planb.capacity import webhook as webhook_mod
 from planb.capacity.autoscaler import Autoscaler
+from planb.capacity.besteffort import BestEffortAtomic, PodSet
 from planb.capacity.dws import PR_PATH
 from planb.capacity.gke_api import NodePoolReader, default_endpoint, default_project
 from planb.capacity.nodes import MANAGED
@@ -55,7 +59,7 @@ from planb.kube import Kube, KubeError, Obj
 ServedWebhook = tuple[webhook_mod.WebhookServer, registration.Registration]
 
 
-class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
+class CapacitySimulator(BestEffortAtomic, ProvisioningLifecycle, Autoscaler):
     """One reconcile pass per `step()`; `run()` loops until stopped."""
 
     def __init__(
@@ -85,6 +89,10 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
         #: Per request whose booking is over: since when none of its nodes runs a pod.
         self.idle_request_since: dict[str, float] = {}
         self.idle_since: dict[str, float] = {}
+        #: Best-effort-atomic requests (planb.capacity.besteffort): retry backoff, booking start, PodSets.
+        self.best_effort_retry: dict[str, tuple[float, float]] = {}
+        self.best_effort_provisioned: dict[str, float] = {}
+        self.best_effort_podsets: dict[str, list[PodSet]] = {}
         #: Pods told they did not trigger a scale-up (planb.capacity.autoscaler: one Event per pod).
         self.told_not_triggered: set[str] = set()
         #: The ProvisioningRequest watch while `run` runs (None: `step` lists them itself).
@@ -194,8 +202,14 @@ class CapacitySimulator(ProvisioningLifecycle, Autoscaler):
             return busy_nodes[0]
 
         self._provisioning_requests(pools, by_pool, settings, busy)
-        self._scale_up(pools, by_pool, settings, busy)
-        self._scale_down(pools, by_pool, settings, busy)
+        booked = self._best_effort_requests(pools, by_pool, busy, settings)
+
+        def used() -> set[str]:
+            """Nodes that run a pod or that a best-effort-atomic request's booking holds."""
+            return busy() | booked if booked else busy()
+
+        self._scale_up(pools, by_pool, settings, used)
+        self._scale_down(pools, by_pool, settings, used)
 
     def _spot(self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings) -> None:
         """Spot preemption: notices to the pools `planb capacity set --preempt` named, then reclaim (spot.py)."""
