@@ -79,6 +79,7 @@ PLAN_POOLS: dict[str, list[tuple[str, int]]] = {
     "failover_site": [("on-demand-pool", 1), ("dws-pool", 1)],
     "two_slices": [("on-demand-pool", 2), ("dws-pool", 2)],
     "ladder": [(str(plan["nodepool"]), 1) for plan in FOUR],
+    "concurrent": [(str(plan["nodepool"]), 1) for plan in FOUR],
 }
 
 
@@ -152,12 +153,12 @@ def _converge_ladder(current: str | None) -> None:
 
 
 def _converge_concurrent(current: str | None) -> None:
+    if current != "ladder":
+        _converge_ladder(current)  # the four rungs' pools and reservation
     # Kueue refuses to change an existing ClusterQueue's concurrentAdmissionPolicy (clusterqueue_webhook.go
     # ValidateClusterQueueUpdate): the sequential ladder's queue goes first, the converge makes it anew.
     run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue",
         "cluster-queue", "--ignore-not-found", "--wait=true", check=False)  # fmt: skip
-    if current != "ladder":
-        _converge_ladder(current)
     converge_site("concurrent", "-e", json.dumps({"planb_plans": FOUR, "planb_ladder_mode": "concurrent"}))
 
 

@@ -76,7 +76,12 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     wait_until(lambda: len(steps(ckpt)) >= 1, "a checkpoint on spot", 180)
 
     wait_until(lambda: _running_on(kube) == "dws", "Kueue to migrate job 9 to dws when DWS delivers", 180)
-    wait_until(lambda: len(job_logs("job-9", since)) >= 2, "the run on dws", 120)
+    wait_until(
+        lambda: len(job_logs("job-9", since)) >= 2,
+        "the run on dws",
+        120,
+        explain=lambda: (planb_status(concurrent, "job-9"), kube.items("/api/v1/namespaces/default/pods")),
+    )
     before = steps(ckpt)[-1]
     wait_until(lambda: steps(ckpt)[-1] > before, "a checkpoint on dws", 180)
 
