@@ -135,6 +135,7 @@ class Controller:
         self.cached_workloads: list[Obj] = []
         self.cached_rayjobs: list[Obj] = []
         self.rayjobs_listed_at = float("-inf")
+        self.rayjobs_listed_after_moves = -1
 
     # ------------------------------------------------------------------- API
     def get(self, group: str, version: str, plural: str, name: str, namespace: str = "") -> Obj:
@@ -378,14 +379,17 @@ class Controller:
 
     def poll_once(self) -> None:
         """One resync: every Workload listed and reconciled, and the metrics' cache refreshed (the Workloads each
-        poll, the RayJobs at most every METRICS_RESYNC_S), so a scrape costs the API server nothing."""
+        poll, the RayJobs after a move and otherwise at most every METRICS_RESYNC_S), so a scrape costs the API
+        server nothing."""
         workloads = self.list_workloads()
         for wl in workloads:
             self.safe_reconcile(wl)
         self.cached_workloads = workloads
-        if time.monotonic() - self.rayjobs_listed_at >= METRICS_RESYNC_S:
+        stale = time.monotonic() - self.rayjobs_listed_at >= METRICS_RESYNC_S
+        if stale or self.rayjobs_listed_after_moves != self.moves_done:
             self.cached_rayjobs = self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
             self.rayjobs_listed_at = time.monotonic()
+            self.rayjobs_listed_after_moves = self.moves_done
 
     # ------------------------------------------------------------------ metrics
     def metrics(self) -> str:
