@@ -36,6 +36,8 @@ def test_every_component_is_told_to_listen_on_loopback_only(tmp_path: Path) -> N
     }, commands
     assert commands.count("--bind-address=") == 3  # kube-apiserver, controller-manager, scheduler
     assert not plane.exists()  # a dry run creates no cluster
+    # kwokctl's configuration is this user's alone, like everything under .state.
+    assert plane.config_file.stat().st_mode & 0o777 == 0o600
 
 
 def test_the_kwokctl_configuration_sets_the_bind_address(tmp_path: Path) -> None:

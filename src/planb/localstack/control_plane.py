@@ -24,6 +24,7 @@ import yaml
 from planb import local_apiserver, paths
 from planb.localstack.errors import LocalStackError, ToolMissingError
 from planb.process import is_alive, terminate
+from planb.statefile import write_atomic
 
 CLUSTER_NAME = "planb"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "etcd", "kwokctl")
@@ -163,7 +164,7 @@ class ControlPlane:
         """
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.config_file.write_text(yaml.safe_dump_all([kwokctl_configuration(), *kwok_stages()]))
+        write_atomic(self.config_file, yaml.safe_dump_all([kwokctl_configuration(), *kwok_stages()]))
         return self._kwokctl(
             *(["--dry-run"] if dry_run else []),
             "create",

@@ -26,7 +26,7 @@ from planb import paths
 from planb.kube import Kube, KubeError
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.process import ManagedProcess
-from planb.statefile import private_dir, write_json
+from planb.statefile import private_dir, write_atomic, write_json
 from planb.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
@@ -319,7 +319,7 @@ class HostKueue:
             raise ToolMissingError(f"the Kueue binary {binary}")
         self._install_metrics_cert()
         config = self.state / "kueue-config.yaml"
-        config.write_text(yaml.safe_dump(configuration(self.settings, self.cert.directory)))
+        write_atomic(config, yaml.safe_dump(configuration(self.settings, self.cert.directory)))
         argv = [
             str(binary),
             f"--config={config}",
