@@ -238,9 +238,6 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_S
 
     def do_POST(self) -> None:
-        if self.path.split("?", 1)[0] != PATH:
-            self.send_error(404, f"only {PATH} is served")
-            return
         try:
             length = int(self.headers.get("Content-Length", ""))
         except ValueError:
@@ -253,6 +250,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(
                 413, f"an AdmissionReview of {length} bytes is over the {MAX_BODY_BYTES} this webhook reads"
             )
+            return
+        if self.path.split("?", 1)[0] != PATH:
+            # The body is read first: closing with it unread would reset the connection before the answer.
+            self.rfile.read(length)
+            self.send_error(404, f"only {PATH} is served")
             return
         try:
             review = json.loads(self.rfile.read(length))
