@@ -25,6 +25,7 @@ import pytest
 from planb import paths
 from planb.gke.address import DEFAULT_PORT
 from planb.kube import Kube, conditions
+from planb.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, wait_jobs
@@ -98,6 +99,7 @@ def tpu7x_pool(site: Path) -> Iterator[str]:
 def test_a_tpu7x_job_is_admitted_and_runs_on_a_policy_placed_slice(tpu7x_pool: str, site: Path, helm: Run) -> None:
     status, pool = _gke("GET", f"{POOLS}/{tpu7x_pool}")
     assert status == 200 and pool["config"]["labels"]["cloud.google.com/gke-tpu-topology"] == "2x2x2", pool
+    rayhead_settings.set_payload("job-7x", rayhead_settings.Payload(seconds=2))  # the run itself is not the point
     chart = paths.REPO / "charts" / "planb"
     helm("install", "job-7x", str(chart), "-f", str(chart / "values" / "tpu7x-2x2x2.yaml"))
     kube = Kube(site)
