@@ -7,9 +7,7 @@ host mode; `helm_installed_config` renders that chart with the values the role h
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 import yaml
 
 from planb import paths
+from tests.kueue.role_playbook import run_playbook
 
 PLAYBOOK = """\
 - name: Compute the Kueue configuration as roles/kueue does
@@ -59,8 +58,6 @@ def upstream_default() -> dict[str, Any]:
 def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the role's config tasks against the pinned chart; what it would hand to helm or the host Kueue."""
     helm = need(paths.tool("helm"))
-    playbook = tmp_path / "kueue-config.yml"
-    playbook.write_text(PLAYBOOK)
     out = tmp_path / "kueue-config.json"
     extra_vars = {
         "kueue_install_mode": mode,
@@ -69,32 +66,9 @@ def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) 
         "kueue_chart_ref": str(chart()),
         "kueue_local_chart_dir": str(chart()),
         "planb_test_out": str(out),
-        "ansible_python_interpreter": sys.executable,
         **(extra or {}),
     }
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible-playbook"),
-            "-i",
-            "localhost,",
-            "-c",
-            "local",
-            "-e",
-            json.dumps(extra_vars),
-            str(playbook),
-        ],
-        cwd=paths.REPO,
-        env={
-            **os.environ,
-            "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"),
-            "ANSIBLE_ROLES_PATH": str(paths.REPO / "collections/ansible_collections/planb/gke/roles"),
-            "ANSIBLE_NOCOLOR": "1",
-        },
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_playbook(tmp_path / "kueue-config.yml", PLAYBOOK, extra_vars)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     result = json.loads(out.read_text())
     assert isinstance(result, dict)

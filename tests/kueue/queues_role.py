@@ -4,16 +4,14 @@ plans, and the pinned chart rendered with them."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from planb import paths
 from planb.catalog import golden
+from tests.kueue.role_playbook import run_playbook
 
 PLAYBOOK = """\
 - name: Compute the queue values as roles/kueue_queues does
@@ -40,36 +38,7 @@ FOUR = [
 
 
 def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    playbook = tmp_path / "queues.yml"
-    playbook.write_text(PLAYBOOK)
-    extra_vars = {
-        "planb_test_out": str(tmp_path / "values.json"),
-        "ansible_python_interpreter": sys.executable,
-        **extra,
-    }
-    return subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible-playbook"),
-            "-i",
-            "localhost,",
-            "-c",
-            "local",
-            "-e",
-            json.dumps(extra_vars),
-            str(playbook),
-        ],
-        cwd=paths.REPO,
-        env={
-            **os.environ,
-            "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"),
-            "ANSIBLE_ROLES_PATH": str(paths.REPO / "collections/ansible_collections/planb/gke/roles"),
-            "ANSIBLE_NOCOLOR": "1",
-        },
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {"planb_test_out": str(tmp_path / "values.json"), **extra})
 
 
 def chart_values_of(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
