@@ -159,7 +159,9 @@ def _converge_concurrent(current: str | None) -> None:
     # ValidateClusterQueueUpdate): the sequential ladder's queue goes first, the converge makes it anew.
     run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue",
         "cluster-queue", "--ignore-not-found", "--wait=true", check=False)  # fmt: skip
-    converge_site("concurrent", "-e", json.dumps({"planb_plans": FOUR, "planb_ladder_mode": "concurrent"}))
+    # The ladder's pools are there: only Kueue (its ConcurrentAdmission gate) and the queues change, which is
+    # what the operator's kueue playbook does.
+    ansible_playbook("playbooks/kueue.yml", "-e", json.dumps({"planb_plans": FOUR, "planb_ladder_mode": "concurrent"}))
 
 
 CONVERGES: dict[str, Callable[[str | None], None]] = {

@@ -35,6 +35,11 @@ def test_every_component_is_told_to_listen_on_loopback_only(tmp_path: Path) -> N
         "server-address": {BIND_ADDRESS},
     }, commands
     assert commands.count("--bind-address=") == 3  # kube-apiserver, controller-manager, scheduler
+    # kwok serves pod logs from Logs objects (the Ray head stand-in's submitter output), at a node address the
+    # API server reaches on loopback: the last --node-ip is the one kwok-controller takes.
+    kwok = next(line for line in commands.splitlines() if "kwok-controller" in line and "--node-ip" in line)
+    assert "--enable-crds=Logs" in kwok, kwok
+    assert re.findall(r"--node-ip=(\S*)", kwok)[-1] == BIND_ADDRESS, kwok
     assert not plane.exists()  # a dry run creates no cluster
     # kwokctl's configuration is this user's alone, like everything under .state.
     assert plane.config_file.stat().st_mode & 0o777 == 0o600

@@ -83,6 +83,17 @@ def test_variants_in_flavor_order_and_each_migration_with_its_steps_lost() -> No
     assert found.migrations == [variants.Migration("2026-11-29T10:02:00Z", "spot", "dws", 37)]
 
 
+def test_the_repeated_evictions_of_one_move_are_one_migration() -> None:
+    # Kueue evicts the less preferred variant again on each scheduling cycle until its quota is released.
+    repeats = [_migration("spot", "u-dws", f"2026-11-29T10:02:0{i}Z") for i in range(5)]
+    later = [_migration("dws", "u-res", f"2026-11-29T10:09:0{i}Z") for i in range(3)]
+    found = variants.collect(PARENT, WORKLOADS, [*later, *repeats], ORDER, LOG)
+    assert found.migrations == [
+        variants.Migration("2026-11-29T10:02:00Z", "spot", "dws", 37),
+        variants.Migration("2026-11-29T10:09:00Z", "dws", "reserved", 12),
+    ]
+
+
 def test_the_resume_line_is_parsed_in_its_spellings() -> None:
     assert variants.steps_lost(LOG) == [37, 12]
     assert variants.steps_lost("Resumed from checkpoint step 9; 1 step lost\nresumed from checkpoint step 9") == [1]

@@ -104,3 +104,23 @@ def test_progress_is_kept_only_with_a_checkpoint_directory(train: ModuleType, tm
     writer.record(6)
     assert reader.reached() == 6
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["planb-progress.json"]  # no temporary left
+
+
+def test_a_resumed_run_prints_the_jobs_earlier_resumes_first(train: ModuleType, tmp_path: Path) -> None:
+    """The newest submitter pod's log is all `planb status` reads, so each run repeats the history before it."""
+    cfg = train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
+    first = train.Progress(cfg, writer=True)
+    first.record(13)
+    second = train.Progress(cfg, writer=True)
+    assert second.resume(10) == ["resumed from checkpoint step 10; 3 step(s) lost"]
+    second.record(27)
+    third = train.Progress(cfg, writer=True)
+    assert third.resume(20) == [
+        "earlier: resumed from checkpoint step 10; 3 step(s) lost",
+        "resumed from checkpoint step 20; 7 step(s) lost",
+    ]
+    third.record(21)
+    assert json.loads((tmp_path / "c" / "planb-progress.json").read_text()) == {
+        "reached": 21,
+        "resumes": [[10, 3], [20, 7]],
+    }

@@ -80,7 +80,10 @@ moving it to another flavor on a new Ray cluster) resumes from the newest checkp
 records the last step it reached in ``planb-progress.json`` next to the checkpoints (rewritten
 atomically after every step; at most once a second on a remote ``gs://`` directory), so a resumed
 run prints one line ``resumed from checkpoint step S; N step(s) lost``: N is how far the previous
-run had got past S, 0 when it stopped right at a checkpoint. A restart therefore loses at most
+run had got past S, 0 when it stopped right at a checkpoint. The file also keeps the job's earlier
+resumes, which a resumed run prints first (``earlier: resumed from checkpoint step S; N step(s)
+lost``, oldest first): a restarted job's one log then holds its whole history, as `planb status`
+reads it from the newest submitter pod. A restart therefore loses at most
 PLANB_CHECKPOINT_EVERY - 1 steps (plus, on gs://, the steps of the last second).
 
 Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
@@ -506,22 +509,41 @@ class Progress:
             base = cfg.checkpoint_dir.rstrip("/") if self.remote else os.path.abspath(cfg.checkpoint_dir)
             self.path = f"{base}/{PROGRESS_FILE}"
         self._last_write = -math.inf
+        #: The job's resumes so far, oldest first: (checkpoint step, steps lost).
+        self.resumes: list[tuple[int, int]] = []
+
+    def _read(self) -> dict[str, Any]:
+        if self.remote:
+            from etils import epath
+
+            text = epath.Path(self.path).read_text()
+        else:
+            with open(self.path, encoding="utf-8") as fh:
+                text = fh.read()
+        data = json.loads(text)
+        return data if isinstance(data, dict) else {}
 
     def reached(self) -> int | None:
         """The step recorded by the previous run, or None when there is none (or it is unreadable)."""
         if not self.enabled:
             return None
         try:
-            if self.remote:
-                from etils import epath
-
-                text = epath.Path(self.path).read_text()
-            else:
-                with open(self.path, encoding="utf-8") as fh:
-                    text = fh.read()
-            return int(json.loads(text)["reached"])
+            return int(self._read()["reached"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    def resume(self, restored: int) -> list[str]:
+        """This run's resume from ``restored``: the lines to print (the earlier resumes, then this one),
+        with this one added to the history the next record writes."""
+        reached = self.reached()
+        try:
+            earlier = [(int(s), int(n)) for s, n in self._read().get("resumes") or []]
+        except (OSError, ValueError, KeyError, TypeError):
+            earlier = []
+        self.resumes = [*earlier, (restored, steps_lost(restored, reached))]
+        return [f"earlier: resumed from checkpoint step {s}; {n} step(s) lost" for s, n in earlier] + [
+            resumed_line(restored, reached)
+        ]
 
     def record(self, step: int, force: bool = False) -> None:
         if not (self.enabled and self.writer):
@@ -529,7 +551,7 @@ class Progress:
         now = time.monotonic()
         if self.remote and not force and now - self._last_write < REMOTE_PROGRESS_INTERVAL_S:
             return
-        text = json.dumps({"reached": step})
+        text = json.dumps({"reached": step, "resumes": self.resumes})
         if self.remote:
             from etils import epath
 
@@ -755,7 +777,7 @@ def train_loop(
         start = latest
         print(f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir}")
         if progress.writer:
-            print(resumed_line(latest, progress.reached()))
+            print("\n".join(progress.resume(latest)))
     elif ckpt.enabled:
         print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
 

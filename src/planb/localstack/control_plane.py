@@ -66,14 +66,23 @@ GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "50"}}
 
 
 def kwokctl_configuration() -> dict[str, Any]:
-    """The KwokctlConfiguration planb creates its cluster with."""
+    """The KwokctlConfiguration planb creates its cluster with.
+
+    kwok-controller also serves pod logs (``--enable-crds=Logs``: a Logs object names the file a pod's log is
+    read from; the Ray head stand-in writes its submitter pods', planb.rayhead.podlogs). The API server
+    fetches a log from the node's InternalIP and kubelet port, which kwok sets from ``--node-ip`` and its own
+    server's port; kwokctl's binary runtime passes an empty ``--node-ip``, so a second one gives 127.0.0.1
+    (the flag parser keeps the last)."""
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
-        "options": {"bindAddress": BIND_ADDRESS},
+        "options": {"bindAddress": BIND_ADDRESS, "enableCRDs": ["Logs"]},
         "componentsPatches": [
-            {"name": name, "extraEnvs": [{"name": key, "value": value} for key, value in env.items()]}
-            for name, env in GO_RUNTIME_ENV.items()
+            *(
+                {"name": name, "extraEnvs": [{"name": key, "value": value} for key, value in env.items()]}
+                for name, env in GO_RUNTIME_ENV.items()
+            ),
+            {"name": "kwok-controller", "extraArgs": [{"key": "node-ip", "value": BIND_ADDRESS}]},
         ],
     }
 

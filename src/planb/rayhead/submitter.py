@@ -3,19 +3,23 @@
 A running submitter pod (container ``ray-job-submitter``) does what its command does: submit the RayJob's
 entrypoint under the RayJob's submission id unless it exists, follow it until it ends, then exit 0
 (``ray job logs --follow`` exits 0 whatever the job's status). The pod's status is written as the kubelet would;
-KWOK's own pod-complete stage leaves these pods alone (planb.localstack.control_plane).
+KWOK's own pod-complete stage leaves these pods alone (planb.localstack.control_plane). The pod's log is the
+job's output, as `ray job logs --follow` prints it (planb.rayhead.podlogs).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import yaml
 
 from planb.kube import KubeError, Obj
 from planb.rayhead.heads import RAY_GROUP_PATH, RayHeads, log, running
+from planb.rayhead.podlogs import PodLog
+from planb.rayhead.settings import SAFE_NAME, logs_dir
 
 SUBMITTER_CONTAINER = "ray-job-submitter"
 
@@ -83,12 +87,24 @@ class Submitters:
             runtime_env if isinstance(runtime_env, dict) else {},
         )
         table = self.heads.table_for(head)
+        pod_log = PodLog(self.heads.kube, pod, SUBMITTER_CONTAINER, job.log_file, self.pod_log_file(pod))
+        refused = pod_log.publish()
+        if refused:
+            log(f"submitter pod {meta['namespace']}/{meta['name']}: its log stays empty: {refused}")
         while not job.wait_terminal(1.0):
+            pod_log.copy()
             if table.closed:
                 return 1, "ray job logs: lost the Ray head while following the job"
             if not self.heads.pod_exists(meta["uid"]):
                 return 0, "pod deleted"
+        pod_log.copy()
         return 0, f"job {job.submission_id} ended {job.status}" + ("" if new else " (submitted earlier)")
+
+    def pod_log_file(self, pod: Obj) -> Path:
+        """Where the pod's log (the job's output in the CRI format) is written."""
+        meta = pod["metadata"]
+        name = SAFE_NAME.sub("_", f"{meta['namespace']}_{meta['name']}_{meta['uid']}")
+        return logs_dir(self.heads.state_dir) / "pods" / f"{name}.log"
 
     def rayjob_of_submitter(self, pod: Obj) -> Obj | None:
         namespace = pod["metadata"]["namespace"]

@@ -10,7 +10,10 @@ workload_types.go WorkloadEvictedByFlavorMigration; pkg/scheduler/scheduler.go i
 reports as an Event EvictedDueToFlavorMigration on that variant (pkg/workload/evict reportEvictedWorkload).
 
 Steps lost: train.py prints "resumed from checkpoint step S; N step(s) lost" when a restarted run restores
-its newest checkpoint; the k-th such line of the job's log belongs to the k-th migration.
+its newest checkpoint, after the job's earlier resumes ("earlier: resumed from ..."), so the newest submitter
+pod's log (what `ray job logs --follow` prints) holds them all; the k-th such line belongs to the k-th
+migration. A restart that is not a migration (a retry after a failure) also resumes, so the pairing holds
+for a job whose only restarts were migrations.
 """
 
 from __future__ import annotations
@@ -80,6 +83,10 @@ def _state(wl: Obj) -> str:
     return "pursuing"
 
 
+def _move(m: Migration) -> tuple[str, str]:
+    return (m.from_flavor, m.to_flavor)
+
+
 def steps_lost(log: str) -> list[int]:
     """The steps lost of each resume train.py reported in ``log``, in order."""
     return [int(m.group(2)) for m in _RESUMED.finditer(log)]
@@ -109,6 +116,10 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
         uid = re.search(r"\(UID: ([^)]+)\)", str(ev.get("message") or ev.get("note") or ""))
         moves.append(Migration(at, flavor_of[obj["name"]], uid_flavor.get(uid.group(1), "") if uid else ""))
     moves.sort(key=lambda m: m.at)
+    # Kueue's scheduler evicts the less preferred variant again on each cycle until its quota is released
+    # (scheduler.go issueMigration, called while findAdmittedLessFavorableSibling still finds it), each time
+    # with an Event: the repeats of one move are one migration, at its first Event.
+    moves = [m for i, m in enumerate(moves) if i == 0 or (m.from_flavor, m.to_flavor) != _move(moves[i - 1])]
     lost = steps_lost(log)
     moves = [
         Migration(m.at, m.from_flavor, m.to_flavor, lost[i] if i < len(lost) else None) for i, m in enumerate(moves)
@@ -132,7 +143,10 @@ def fetch(kube: Kube, parent: Obj, submitters: list[str]) -> Variants:
         except KubeError:
             continue
     workloads = kube.items(f"{kueue}/namespaces/{ns}/workloads")
-    return collect(parent, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"), order, "\n".join(logs))
+    # Each run prints the job's earlier resumes before its own (train.py's Progress): the log with the most
+    # resume lines is the newest run's, a superset of an older submitter's that has not gone yet.
+    log = max(logs, key=lambda text: len(steps_lost(text)), default="")
+    return collect(parent, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"), order, log)
 
 
 def summary(found: Variants) -> str:
