@@ -104,7 +104,8 @@ class Logs:
             if log.stat().st_mtime < self.since:
                 continue
             for line in log.read_text(errors="replace").splitlines():
-                if "resumed from checkpoint step" in line:
+                # A resumed run repeats the job's earlier resumes first ("earlier: ..."); each is counted once.
+                if line.startswith("resumed from checkpoint step"):
                     lines.append(line.strip())
                     if line not in self.seen:
                         self.seen.add(line)
@@ -151,14 +152,19 @@ def main(argv: list[str] | None = None) -> int:
         rayhead_settings.set_payload(
             f"default/{JOB}", rayhead_settings.Payload(mode="run", env={**env, "PLANB_EPOCHS": str(latest + 400)})
         )
-        print("[planb demo] the reservation frees: its quota is back", flush=True)
-        set_ladder(args.kubeconfig, full)
+        print("[planb demo] the reservation frees: its quota is back (on-demand stays full)", flush=True)
+        set_ladder(args.kubeconfig, without_quota(full, {"on-demand"}))
         wait("migration 2: Kueue moves the job to the reservation", lambda: running_on(kube) == "reserved", 180)
         wait("train.py to resume on the reservation", lambda: len(logs.resumed()) >= 2, 120)
         rayjob = f"/apis/ray.io/v1/namespaces/default/rayjobs/{JOB}"
         wait(f"{JOB} to succeed on the reservation",
              lambda: ((kube.get(rayjob) or {}).get("status") or {}).get("jobStatus") == "SUCCEEDED", 300)  # fmt: skip
-        subprocess.run([str(Path(sys.executable).parent / "planb"), "status"], check=False)
+        shown = subprocess.run([str(Path(sys.executable).parent / "planb"), "status", JOB], check=False,
+                               capture_output=True, text=True).stdout  # fmt: skip
+        print(shown, flush=True)
+        moves = [line.split(": ", 1)[1] for line in shown.splitlines() if line.strip().startswith("migrated at ")]
+        if [m.split(" (")[0] for m in moves] != ["spot -> dws", "dws -> reserved"]:
+            raise DemoError(f"planb status shows the migrations {moves}, not spot -> dws -> reserved")
         print(f"[planb demo] started on spot after {first:.1f} s; 2 migrations (spot -> dws -> reserved); "
               f"{len(logs.resumed())} resumes from checkpoint", flush=True)  # fmt: skip
     except DemoError as exc:

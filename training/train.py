@@ -84,7 +84,9 @@ run had got past S, 0 when it stopped right at a checkpoint. The file also keeps
 resumes, which a resumed run prints first (``earlier: resumed from checkpoint step S; N step(s)
 lost``, oldest first): a restarted job's one log then holds its whole history, as `planb status`
 reads it from the newest submitter pod. A restart therefore loses at most
-PLANB_CHECKPOINT_EVERY - 1 steps (plus, on gs://, the steps of the last second).
+PLANB_CHECKPOINT_EVERY - 1 steps, plus the steps run while the newest checkpoint was still being
+written (Orbax's CheckpointManager saves asynchronously; one killed mid-write is not restored) and, on
+gs://, the steps of the last second.
 
 Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
 command line turns it into exit status 2.

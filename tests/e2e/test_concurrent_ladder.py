@@ -23,7 +23,7 @@ from planb.kube import Kube
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 from tests.conftest import wait_until
-from tests.e2e.conftest import Run, install_job, no_quota
+from tests.e2e.conftest import FOUR, Run, ansible_playbook, install_job, no_quota
 from tests.e2e.helpers import job_logs, planb_status, steps
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
@@ -44,9 +44,6 @@ def _release_ladder(helm: Run) -> list[dict[str, object]]:
     return list(((values or {}).get("queues") or {}).get("ladder") or [])
 
 
-# Not run in make test yet: on the local stack the job's variants did not follow the story (the last run showed
-# it admitted on the reservation while that rung had no accelerator quota, and Kueue's FlavorMigration Events
-# repeating dws -> on-demand -> reserved dozens of times), so the concurrent mode is not proven end to end.
 def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     concurrent: Path, helm: Run, tmp_path: Path
 ) -> None:
@@ -100,6 +97,23 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", "--set-json", f"queues.ladder={json.dumps(freed)}")
     wait_until(lambda: _running_on(kube) == "reserved", "Kueue to migrate job 9 to the reservation", 180)
 
+    # `planb status` while the job runs on the reservation: one migration per move (each change of the admitted
+    # variant), each with the steps train.py reported lost on the resume after it, read from the newest
+    # submitter pod's log as on GKE (KubeRay removes the submitter once the job is done).
+    def migrations() -> list[str]:
+        text = planb_status(concurrent, "job-9")
+        return [line.strip() for line in text.splitlines() if line.strip().startswith("migrated at ")]
+
+    wait_until(
+        lambda: all("step(s) lost)" in m and "unknown" not in m for m in migrations()) and len(migrations()) == 2,
+        "planb status to show both migrations with their steps lost",
+        120,
+        explain=lambda: planb_status(concurrent, "job-9"),
+    )
+    moves = migrations()
+    assert [m.split(": ", 1)[1].split(" (")[0] for m in moves] == ["spot -> dws", "dws -> reserved"], moves
+    assert "2 migration(s)" in planb_status(concurrent, "job-9")
+
     wait_until(
         lambda: ((kube.get(f"{RAYJOBS}/job-9") or {}).get("status") or {}).get("jobStatus") == "SUCCEEDED",
         "job 9 to succeed on the reservation",
@@ -110,10 +124,25 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     for resumed in logs[1:]:
         assert "resumed from checkpoint step" in resumed.lower(), resumed[-3000:]
         assert "step(s) lost" in resumed, resumed[-3000:]
-    text = planb_status(concurrent, "job-9")
-    # One migration each (Kueue's repeated evictions of one move are one), each with the steps train.py reported
-    # lost on the resume after it, read from the submitter pod's log as on GKE.
-    moves = [line.strip() for line in text.splitlines() if line.strip().startswith("migrated at ")]
-    assert [m.split(": ", 1)[1].split(" (")[0] for m in moves] == ["spot -> dws", "dws -> reserved"], text
-    assert all(m.endswith("step(s) lost)") and "unknown" not in m for m in moves), text
-    assert "2 migration(s)" in text, text
+    # The steps lost status shows are train.py's own: under one checkpoint interval (200), plus the steps run
+    # while a checkpoint was still being written when the old run was killed (Orbax saves asynchronously).
+    lost = [int(m.rsplit("(", 1)[1].split(" ")[0]) for m in moves]
+    assert all(0 <= n < 2 * 200 for n in lost), moves
+
+
+def test_going_back_to_sequential_is_refused_before_anything_changes(concurrent: Path, helm: Run) -> None:
+    """Kueue keeps a ClusterQueue's concurrentAdmissionPolicy immutable: the role refuses the mode change, with
+    the fix, before its chart upgrade (which Kueue's webhook would refuse half-way)."""
+    kube = Kube(concurrent)
+    revision = json.loads(helm("history", "planb-queues", "-o", "json").stdout)[-1]["revision"]
+    done = ansible_playbook("playbooks/kueue.yml", "-e", json.dumps({"planb_plans": FOUR}), check=False)
+    assert done.returncode != 0, done.stdout[-3000:]
+    assert "planb_ladder_mode=sequential (concurrentAdmissionPolicy null) but ClusterQueue cluster-queue was made" in (
+        done.stdout
+    ), done.stdout[-3000:]
+    assert "Fix: keep the ClusterQueue's mode" in done.stdout and "kubectl delete clusterqueue cluster-queue" in (
+        done.stdout
+    ), done.stdout[-3000:]
+    cq = kube.get("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue") or {}
+    assert (cq.get("spec") or {}).get("concurrentAdmissionPolicy") == {"migration": {"mode": "TryPreferredFlavors"}}
+    assert json.loads(helm("history", "planb-queues", "-o", "json").stdout)[-1]["revision"] == revision

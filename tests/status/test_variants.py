@@ -35,11 +35,21 @@ def _variant(flavor: str, uid: str, *, admitted: bool = False, active: bool = Tr
     }
 
 
-def _migration(victim: str, evictor_uid: str, at: str) -> Obj:
+def _admitted(variant: str, at: str) -> Obj:
+    """Kueue's Event on a variant it admits (an events.k8s.io Event, as Kueue's recorder writes it)."""
+    return {
+        "reason": variants.ADMITTED_EVENT,
+        "involvedObject": {"kind": "Workload", "namespace": "default", "name": f"rayjob-job-7-{variant}"},
+        "eventTime": at,
+        "message": "Admitted by ClusterQueue cluster-queue, wait time since reservation was 0s",
+    }
+
+
+def _evicted(victim: str, evictor_uid: str, at: str) -> Obj:
     return {
         "reason": variants.MIGRATION_EVENT,
         "involvedObject": {"kind": "Workload", "namespace": "default", "name": f"rayjob-job-7-{victim}"},
-        "lastTimestamp": at,
+        "eventTime": at,
         "message": f"Evicted to accommodate a workload (UID: {evictor_uid}) due to migration to more favorable "
         "resource flavor",
     }
@@ -68,7 +78,11 @@ WORKLOADS = [
     _variant("dws", "u-dws", admitted=True),
     _variant("reserved", "u-res"),
 ]
-EVENTS = [_migration("spot", "u-dws", "2026-11-29T10:02:00Z"), {"reason": "Created", "involvedObject": {}}]
+EVENTS = [
+    _admitted("dws", "2026-11-29T10:02:00.000000Z"),
+    _admitted("spot", "2026-11-29T10:00:01.000000Z"),
+    {"reason": "Created", "involvedObject": {}},
+]
 
 
 def test_variants_in_flavor_order_and_each_migration_with_its_steps_lost() -> None:
@@ -80,17 +94,23 @@ def test_variants_in_flavor_order_and_each_migration_with_its_steps_lost() -> No
     ]
     assert found.running_on == "dws"
     assert found.pursued == ["reserved"]
-    assert found.migrations == [variants.Migration("2026-11-29T10:02:00Z", "spot", "dws", 37)]
+    assert found.migrations == [variants.Migration("2026-11-29T10:02:00.000000Z", "spot", "dws", 37)]
 
 
-def test_the_repeated_evictions_of_one_move_are_one_migration() -> None:
-    # Kueue evicts the less preferred variant again on each scheduling cycle until its quota is released.
-    repeats = [_migration("spot", "u-dws", f"2026-11-29T10:02:0{i}Z") for i in range(5)]
-    later = [_migration("dws", "u-res", f"2026-11-29T10:09:0{i}Z") for i in range(3)]
-    found = variants.collect(PARENT, WORKLOADS, [*later, *repeats], ORDER, LOG)
+def test_each_change_of_the_admitted_variant_is_one_migration() -> None:
+    # spot first; dws admitted once its check is Ready (spot deactivated after it); the reservation after Kueue
+    # evicted dws on several cycles; then the reservation's variant admitted again (the same flavor: no move).
+    events = [
+        _admitted("spot", "2026-11-29T10:00:01.000000Z"),
+        _admitted("dws", "2026-11-29T10:02:00.000000Z"),
+        *(_evicted("dws", "u-res", f"2026-11-29T10:09:0{i}.000000Z") for i in range(5)),
+        _admitted("reserved", "2026-11-29T10:09:06.000000Z"),
+        _admitted("reserved", "2026-11-29T10:20:00.000000Z"),
+    ]
+    found = variants.collect(PARENT, WORKLOADS, events, ORDER, LOG)
     assert found.migrations == [
-        variants.Migration("2026-11-29T10:02:00Z", "spot", "dws", 37),
-        variants.Migration("2026-11-29T10:09:00Z", "dws", "reserved", 12),
+        variants.Migration("2026-11-29T10:02:00.000000Z", "spot", "dws", 37),
+        variants.Migration("2026-11-29T10:09:06.000000Z", "dws", "reserved", 12),
     ]
 
 
@@ -128,7 +148,7 @@ def test_status_shows_the_variants_and_migrations_of_a_concurrent_job() -> None:
     text = explain(job)
     assert "  concurrent ladder: runs on dws; pursues reserved" in text, text
     assert "    variant rayjob-job-7-spot: spot deactivated" in text, text
-    assert "  migrated at 2026-11-29T10:02:00Z: spot -> dws (37 step(s) lost)" in text, text
+    assert "  migrated at 2026-11-29T10:02:00.000000Z: spot -> dws (37 step(s) lost)" in text, text
     assert table([job]).splitlines()[-1] == (
         "CONCURRENT default/job-7: runs on dws, pursues reserved, 1 migration(s), 37 step(s) lost"
     )

@@ -5,9 +5,23 @@ kueue.x-k8s.io/concurrent-admission-parent=true) and Kueue creates one variant W
 ClusterQueue, owned by the parent and annotated kueue.x-k8s.io/workload-allowed-resource-flavors with its one
 flavor (kueue pkg/controller/concurrentadmission/controller.go generateVariant; pkg/controller/constants).
 A variant below the admitted one is deactivated (spec.active false, deactivateVariants); the ones above keep
-pursuing their flavor. A migration evicts the admitted variant with reason FlavorMigration (apis/kueue/v1beta2
-workload_types.go WorkloadEvictedByFlavorMigration; pkg/scheduler/scheduler.go issueMigration), which Kueue
-reports as an Event EvictedDueToFlavorMigration on that variant (pkg/workload/evict reportEvictedWorkload).
+pursuing their flavor.
+
+A migration is the job moving from one variant to another: Kueue records each admission of a variant with an
+Event "Admitted" on it (pkg/scheduler/scheduler.go admit, for a flavor without admission checks;
+pkg/controller/core/workload_controller.go, once the checks of a flavor such as dws are Ready), so the
+variants' Admitted Events in time order are where the job ran, and each change of flavor is one migration,
+at the new variant's admission. Kueue moves a job two ways, and both end in that Event:
+
+* to a flavor without checks, the scheduler first evicts the running variant (reason FlavorMigration,
+  scheduler.go issueMigration; it evicts again on every cycle until the quota is released, one Event
+  EvictedDueToFlavorMigration each), then admits the preferred one;
+* to a flavor with checks, the preferred variant reserves quota and waits for its check while the job keeps
+  running; once it is admitted, the concurrent-admission controller deactivates the running one
+  (pkg/controller/concurrentadmission/controller.go deactivateVariants; Event DeactivatedVariant, then
+  EvictedDueToDeactivated), so the job runs on one or the other throughout.
+
+Events are kept for an hour (kube-apiserver --event-ttl), so older migrations drop out of the list.
 
 Steps lost: train.py prints "resumed from checkpoint step S; N step(s) lost" when a restarted run restores
 its newest checkpoint, after the job's earlier resumes ("earlier: resumed from ..."), so the newest submitter
@@ -27,6 +41,7 @@ PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
 MIGRATION_REASON = "FlavorMigration"
 MIGRATION_EVENT = "EvictedDueToFlavorMigration"
+ADMITTED_EVENT = "Admitted"
 _RESUMED = re.compile(r"resumed from checkpoint step (\d+); (\d+) step(?:s|\(s\))? lost", re.IGNORECASE)
 
 
@@ -83,8 +98,10 @@ def _state(wl: Obj) -> str:
     return "pursuing"
 
 
-def _move(m: Migration) -> tuple[str, str]:
-    return (m.from_flavor, m.to_flavor)
+def _event_time(ev: Obj) -> str:
+    """When it first happened: an events.k8s.io Event's eventTime (Kueue's recorder writes those; a repeat only
+    adds to its series), else a core Event's firstTimestamp."""
+    return str(ev.get("eventTime") or ev.get("firstTimestamp") or ev.get("lastTimestamp") or "")
 
 
 def steps_lost(log: str) -> list[int]:
@@ -104,22 +121,18 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
     rank = {flavor: i for i, flavor in enumerate(order)}
     found.sort(key=lambda v: (rank.get(v.flavor, len(rank)), v.flavor))
     flavor_of = {v.name: v.flavor for v in found}
-    uid_flavor = {
-        w["metadata"].get("uid", ""): flavor_of[w["metadata"]["name"]] for w in mine if w["metadata"].get("uid")
-    }
-    moves = []
+    admissions = []
     for ev in events:
         obj = ev.get("involvedObject") or ev.get("regarding") or {}
-        if ev.get("reason") != MIGRATION_EVENT or obj.get("name") not in flavor_of or obj.get("namespace") != ns:
+        if ev.get("reason") != ADMITTED_EVENT or obj.get("name") not in flavor_of or obj.get("namespace") != ns:
             continue
-        at = str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")
-        uid = re.search(r"\(UID: ([^)]+)\)", str(ev.get("message") or ev.get("note") or ""))
-        moves.append(Migration(at, flavor_of[obj["name"]], uid_flavor.get(uid.group(1), "") if uid else ""))
-    moves.sort(key=lambda m: m.at)
-    # Kueue's scheduler evicts the less preferred variant again on each cycle until its quota is released
-    # (scheduler.go issueMigration, called while findAdmittedLessFavorableSibling still finds it), each time
-    # with an Event: the repeats of one move are one migration, at its first Event.
-    moves = [m for i, m in enumerate(moves) if i == 0 or (m.from_flavor, m.to_flavor) != _move(moves[i - 1])]
+        admissions.append((_event_time(ev), flavor_of[obj["name"]]))
+    admissions.sort()
+    moves = [
+        Migration(at, admissions[i - 1][1], flavor)
+        for i, (at, flavor) in enumerate(admissions)
+        if i > 0 and flavor != admissions[i - 1][1]
+    ]
     lost = steps_lost(log)
     moves = [
         Migration(m.at, m.from_flavor, m.to_flavor, lost[i] if i < len(lost) else None) for i, m in enumerate(moves)
