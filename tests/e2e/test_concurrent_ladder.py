@@ -12,6 +12,7 @@ then succeeds.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
         assert "step(s) lost" in resumed, resumed[-3000:]
     # The steps lost status shows are train.py's own: under one checkpoint interval (200), plus the steps run
     # while a checkpoint was still being written when the old run was killed (Orbax saves asynchronously).
-    lost = [int(m.rsplit("(", 1)[1].split(" ")[0]) for m in moves]
+    lost = [int(re.findall(r"\((\d+) step\(s\) lost\)", m)[0]) for m in moves]
     assert all(0 <= n < 2 * 200 for n in lost), moves
 
 
