@@ -4,10 +4,12 @@ hack/demo.sh has brought the stack up and converged the four-rung ladder (reserv
 with `planb_ladder_mode=concurrent`. This script tells the story on the real Kueue and exits 0 only if every
 step landed as expected:
 
-1. the reservation and on-demand have no quota and DWS takes a while to deliver, so job-c starts on Spot
-   within seconds (its DWS variant provisions meanwhile); the payload is the real train.py, run on this
-   machine's CPU by the Ray head stand-in, checkpointing every ``--checkpoint-every`` steps;
-2. DWS delivers: Kueue migrates the job to dws, and train.py resumes from the newest checkpoint;
+1. the reservation and on-demand have no quota and DWS has no capacity yet, so job-c starts on Spot
+   within seconds (its DWS variant waits for its ProvisioningRequest meanwhile); the payload is the real
+   train.py, run on this machine's CPU by the Ray head stand-in, checkpointing every ``--checkpoint-every``
+   steps;
+2. once the job has checkpointed on Spot, DWS delivers: Kueue migrates the job to dws, and train.py resumes
+   from the newest checkpoint;
 3. the reservation frees (its quota comes back): Kueue migrates the job to the reservation, train.py resumes
    again, and the job succeeds there.
 
@@ -121,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubeconfig", type=Path, default=paths.local_kubeconfig())
     parser.add_argument("--profile", default="tpu-v6e-4x4")
-    parser.add_argument("--dws-delay", type=float, default=25.0, help="seconds DWS takes to deliver")
     parser.add_argument("--checkpoint-every", type=int, default=200)
     args = parser.parse_args(argv)
     kube = Kube(args.kubeconfig)
@@ -133,9 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     try:
         rayhead_settings.set_payload(f"default/{JOB}", rayhead_settings.Payload(mode="run", env=env))
-        capacity_settings.update(provisioning_delay_seconds=args.dws_delay)
-        print("[planb demo] the reservation and on-demand are full (no quota); DWS delivers after "
-              f"{args.dws_delay:.0f} s; Spot has room", flush=True)  # fmt: skip
+        # DWS holds the request until the job has trained on Spot (the simulator reads the delay on every pass).
+        capacity_settings.update(provisioning_delay_seconds=3600.0)
+        print("[planb demo] the reservation and on-demand are full (no quota); DWS has no capacity yet; Spot has "
+              "room", flush=True)  # fmt: skip
         set_ladder(args.kubeconfig, without_quota(full, {"reserved", "on-demand"}))
         helm(args.kubeconfig, "install", JOB, str(CHART), "-f", str(CHART / "values" / f"{args.profile}.yaml"),
              "--set", "job.ladderMode=concurrent", "--set", f"job.training.checkpointDir={root}",
@@ -143,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
              "--set", "job.training.epochs=100000000")  # fmt: skip
         first = wait(f"{JOB} to start on spot", lambda: running_on(kube) == "spot", 60)
         wait("a checkpoint on spot", lambda: bool(checkpoints(ckpt)), 180)
+        print("[planb demo] DWS delivers", flush=True)
+        capacity_settings.update(provisioning_delay_seconds=0.0)
         wait("migration 1: Kueue moves the job to dws when DWS delivers", lambda: running_on(kube) == "dws", 180)
         wait("train.py to resume on dws", lambda: len(logs.resumed()) >= 1, 120)
         before = checkpoints(ckpt)[-1]

@@ -55,8 +55,8 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     full = _release_ladder(helm)
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("default/job-9", rayhead_settings.Payload(mode="run", env=env))
-    # DWS takes 25 s to deliver: long enough for the job to start on Spot first.
-    capacity_settings.update(provisioning_delay_seconds=25.0)
+    # DWS holds its request until the job has trained on Spot (the simulator reads the delay on every pass).
+    capacity_settings.update(provisioning_delay_seconds=3600.0)
     for plan in ("reserved", "on-demand"):
         helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", *no_quota(helm, plan))
 
@@ -76,6 +76,9 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     wait_until(lambda: _running_on(kube) == "spot", "job 9 to start on spot", 60)
     assert time.time() - started < 30, "the job did not start on Spot within seconds"
     wait_until(lambda: len(steps(ckpt)) >= 1, "a checkpoint on spot", 180)
+    assert _running_on(kube) == "spot" and len(job_logs("job-9", since)) == 1  # the one run so far, on Spot
+
+    capacity_settings.update(provisioning_delay_seconds=0.0)  # DWS delivers
 
     wait_until(lambda: _running_on(kube) == "dws", "Kueue to migrate job 9 to dws when DWS delivers", 180)
     wait_until(
