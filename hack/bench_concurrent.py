@@ -192,6 +192,10 @@ def converge(mode: str) -> None:
               "--slices", "1", "--zone", "us-east5-b", check=False)  # fmt: skip
     if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:
         sys.exit(f"the reservation could not be made: {made.stdout}{made.stderr}")
+    # Kueue keeps a ClusterQueue's concurrentAdmissionPolicy immutable and the kueue_queues role refuses a mode
+    # change: the queue goes first (no job is left on it between the modes), the converge makes it anew.
+    sh("kubectl", f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue", "cluster-queue",
+       "--ignore-not-found", "--wait=true")  # fmt: skip
     play = [str(bindir / "ansible-playbook"), str(paths.REPO / "site.yml"), "-e", json.dumps({"planb_plans": PLANS}),
             "-e", f"planb_ladder_mode={mode}"]  # fmt: skip
     done = sh(*play, check=False)
@@ -233,8 +237,11 @@ def admitted_flavor(kube: Any, job: str) -> str:
     from planb.status.report import collect
 
     for status in collect(kube, "default"):
-        if status.name == job:
-            return status.accelerator_flavor if status.state in ("Admitted", "Finished") else ""
+        if status.name != job:
+            continue
+        if status.concurrent is not None:  # the variant Kueue admitted (planb.status.variants)
+            return "" if status.concurrent.running_on == "-" else status.concurrent.running_on
+        return status.accelerator_flavor if status.state in ("Admitted", "Finished") else ""
     return ""
 
 
@@ -263,7 +270,8 @@ def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
     log_every = str(max(1, args.steps // 20))  # a few lines per run; step 0 is always printed
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": log_every}
     rayhead_settings.set_payload(JOB, rayhead_settings.Payload(mode="run", env=env))
-    install(BLOCKER, "--set", "job.avoidPlans={on-demand,dws,spot}")
+    mode_args = ("--set", f"job.ladderMode={mode}")
+    install(BLOCKER, "--set", "job.avoidPlans={on-demand,dws,spot}", *mode_args)
     deadline = time.monotonic() + 180
     while admitted_flavor(kube, BLOCKER) != PREFERRED:
         if time.monotonic() > deadline:
@@ -271,7 +279,8 @@ def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
         time.sleep(args.poll)
     ckpt = workdir / mode
     since = time.time()
-    install(JOB, "--set", f"job.training.checkpointDir={ckpt}", "--set", f"job.training.epochs={args.steps}",
+    install(JOB, *mode_args, "--set", f"job.training.checkpointDir={ckpt}",
+            "--set", f"job.training.epochs={args.steps}",
             "--set", f"job.training.checkpointEvery={args.checkpoint_every}")  # fmt: skip
     t0 = time.monotonic()
     timeline = Timeline()
