@@ -318,7 +318,10 @@ class WebhookServer:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         self.httpd = _TlsServer((host, port), context, handshake_timeout)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="dws-webhook", daemon=True)
+        # serve_forever checks for shutdown() every poll_interval (0.5 s by default): stop() returns within 0.05 s.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="dws-webhook", daemon=True
+        )
 
     @property
     def url(self) -> str:
