@@ -269,7 +269,7 @@ def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
     rayhead_settings.set_payload(BLOCKER, rayhead_settings.Payload(seconds=24 * 3600))
     log_every = str(max(1, args.steps // 20))  # a few lines per run; step 0 is always printed
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": log_every}
-    rayhead_settings.set_payload(JOB, rayhead_settings.Payload(mode="run", env=env))
+    rayhead_settings.set_payload(f"default/{JOB}", rayhead_settings.Payload(mode="run", env=env))
     mode_args = ("--set", f"job.ladderMode={mode}")
     install(BLOCKER, "--set", "job.avoidPlans={on-demand,dws,spot}", *mode_args)
     deadline = time.monotonic() + 180

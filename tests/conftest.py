@@ -40,6 +40,7 @@ PLAYBOOK_FILES = frozenset(
         "tests/gke/test_prerequisites.py",
         "tests/gke/test_role_tpu7x.py",
         "tests/gke/test_roles.py",
+        "tests/gke/test_site_check_mode.py",
         "tests/gke/test_teardown.py",
         "tests/gke/test_workload_identity.py",
         "tests/gke/test_zones.py",

@@ -10,12 +10,11 @@ import pytest
 
 from planb import paths
 from planb.capacity import settings as capacity_settings
-from planb.gke.store import read_request_log
 from planb.kube import Kube
 from planb.localstack.stack import LocalStack
 from planb.status.report import PROVREQ, collect
 from tests.conftest import holds_for, wait_until
-from tests.e2e.conftest import Run, ansible_playbook, install_job, run, submit_two_jobs, wait_jobs
+from tests.e2e.conftest import Run, install_job, submit_two_jobs, wait_jobs
 from tests.e2e.helpers import workloads_by_job
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
@@ -140,15 +139,3 @@ def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
               "job 1 on plan A with its workers pending", 3)  # fmt: skip
     capacity_settings.update(stockout=())
     wait_until(lambda: pending_workers() == 0, "the workers to start once plan A has machines again")
-
-
-@pytest.mark.stack_teardown(order=1)  # takes the converged stack down and starts a fresh one
-def test_check_diff_on_a_fresh_stack_changes_nothing(local_stack: Path) -> None:
-    stack = LocalStack()
-    stack.down()
-    stack.up()
-    proc = ansible_playbook("site.yml", "--check", "--diff")
-    assert "would be installed" in proc.stdout  # Kueue and the queues, once the cluster exists
-    assert [r for r in read_request_log() if r["method"] != "GET"] == [], "the GKE emulator received a write"
-    releases = run(str(paths.tool("helm")), f"--kubeconfig={local_stack}", "list", "-A", "-q").stdout
-    assert releases.strip() == ""

@@ -152,7 +152,7 @@ def _stack_processes(*roots: Path) -> list[int]:
     return found
 
 
-@pytest.mark.stack_teardown(order=2)  # right after the fresh stack of test_check_diff_on_a_fresh_stack_...
+@pytest.mark.stack_teardown(order=2)  # first of the tests that take the stack down
 def test_down_leaves_no_process(local_stack: Path) -> None:
     from planb import paths
 
