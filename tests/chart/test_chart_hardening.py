@@ -18,6 +18,7 @@ import yaml
 
 from planb import paths
 from planb.catalog import golden, profiles, values
+from tests.chart.conftest import YAML_LOADER
 from tests.chart.objects import by_kind, pod_specs
 
 Render = Callable[..., list[dict[str, Any]]]
@@ -116,6 +117,19 @@ def _schema_unknown_fields(obj: Any, schema: dict[str, Any], where: str) -> list
     return []
 
 
+@pytest.fixture(scope="module")
+def rayjob_schema() -> dict[str, Any]:
+    """The pinned KubeRay RayJob CRD's v1 schema, parsed once for the module (the file is over 1 MB); the tests only
+    read it."""
+    crd_file = paths.tools_dir() / "manifests" / "kuberay" / "crds" / "ray.io_rayjobs.yaml"
+    if not crd_file.exists():
+        pytest.skip(f"pinned KubeRay CRDs not built at {crd_file}: run `make tools`")
+    crd = yaml.load(crd_file.read_text(), Loader=YAML_LOADER)
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -125,16 +139,12 @@ def _schema_unknown_fields(obj: Any, schema: dict[str, Any], where: str) -> list
     ],
     ids=["default", "elastic", "gpu"],
 )
-def test_every_rayjob_field_is_in_the_pinned_kuberay_crd(template: Render, args: tuple[str, ...]) -> None:
+def test_every_rayjob_field_is_in_the_pinned_kuberay_crd(
+    template: Render, rayjob_schema: dict[str, Any], args: tuple[str, ...]
+) -> None:
     """The pinned CRD is the truth for field names (authOptions, rayVersion, securityContext...)."""
-    crd_file = paths.tools_dir() / "manifests" / "kuberay" / "crds" / "ray.io_rayjobs.yaml"
-    if not crd_file.exists():
-        pytest.skip(f"pinned KubeRay CRDs not built at {crd_file}: run `make tools`")
-    crd = yaml.safe_load(crd_file.read_text())
-    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     (job,) = by_kind(template(*args), "RayJob")
-    schema = version["schema"]["openAPIV3Schema"]
-    assert _schema_unknown_fields(job["spec"], schema["properties"]["spec"], "spec") == []
+    assert _schema_unknown_fields(job["spec"], rayjob_schema["properties"]["spec"], "spec") == []
 
 
 def test_network_policy_admits_only_the_release_and_the_operator(template: Render) -> None:

@@ -1,7 +1,8 @@
 """The kueue role's configuration as its own tasks compute it, and the pinned Kueue chart rendered with it.
 
 `role_config` runs the role's `tasks/config.yml` against the pinned chart (.tools/manifests/kueue/chart) in helm or
-host mode; `helm_installed_config` renders that chart with the values the role hands to Helm.
+host mode; `helm_installed_config` renders that chart with the values the role hands to Helm. Each runs once per
+session for the same inputs (tests/kueue/run_once.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import yaml
 
 from planb import paths
 from tests.kueue.role_playbook import run_playbook
+from tests.kueue.run_once import once
 
 PLAYBOOK = """\
 - name: Compute the Kueue configuration as roles/kueue does
@@ -58,6 +60,10 @@ def upstream_default() -> dict[str, Any]:
 def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the role's config tasks against the pinned chart; what it would hand to helm or the host Kueue."""
     helm = need(paths.tool("helm"))
+    return once("kueue role config", [mode, extra or {}], lambda: _run_role_config(tmp_path, helm, mode, extra))
+
+
+def _run_role_config(tmp_path: Path, helm: Path, mode: str, extra: dict[str, Any] | None) -> dict[str, Any]:
     out = tmp_path / "kueue-config.json"
     extra_vars = {
         "kueue_install_mode": mode,
@@ -77,6 +83,12 @@ def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) 
 
 def helm_installed_config(tmp_path: Path, helm_values: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """`helm template` of the pinned chart with the role's values: the ConfigMap's configuration, all objects."""
+    return once("kueue helm template", helm_values, lambda: _render_installed_config(tmp_path, helm_values))
+
+
+def _render_installed_config(
+    tmp_path: Path, helm_values: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     values = tmp_path / "values.json"
     values.write_text(json.dumps(helm_values))
     done = subprocess.run(

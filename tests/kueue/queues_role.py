@@ -1,5 +1,5 @@
 """The kueue_queues role's preflight as the queue tests run it: the chart values it derives from the inventory's
-plans, and the pinned chart rendered with them."""
+plans (once per session for the same inputs, tests/kueue/run_once.py), and the pinned chart rendered with them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import yaml
 
 from planb.catalog import golden
 from tests.kueue.role_playbook import run_playbook
+from tests.kueue.run_once import once
 
 PLAYBOOK = """\
 - name: Compute the queue values as roles/kueue_queues does
@@ -42,6 +43,11 @@ def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[s
 
 
 def chart_values_of(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
+    """The chart values the role derives from `extra`; asserts that it succeeds."""
+    return once("kueue_queues chart values", extra, lambda: _run_chart_values(tmp_path, extra))
+
+
+def _run_chart_values(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
     done = role(tmp_path, extra)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     result = json.loads((tmp_path / "values.json").read_text())

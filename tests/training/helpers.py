@@ -1,4 +1,4 @@
-"""Run training/train.py as a process (shared by the tests)."""
+"""Run training/train.py as a process, or its command line in this process (shared by the tests)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -40,3 +41,18 @@ def run_script(
         out, _ = proc.communicate()
         pytest.fail(f"train.py did not finish in {timeout} s; output:\n{out[-4000:]}")
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
+
+
+def run_main(
+    train: ModuleType, extra_env: Mapping[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> subprocess.CompletedProcess[str]:
+    """train.py's command line (`main`, no arguments) in this process, in the environment `run_script` gives a
+    process: its exit status, and what it printed (stdout, then stderr) as stdout."""
+    for name in os.environ.keys() - clean_env({}).keys():
+        monkeypatch.delenv(name)
+    for name, value in extra_env.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    code = train.main([])
+    printed = capsys.readouterr()
+    return subprocess.CompletedProcess([str(TRAIN_PY)], code, printed.out + printed.err, "")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from .helpers import run_script
+from .helpers import run_main, run_script
 
 RAY_CPU = {
     "PLANB_ACCELERATOR": "cpu",
@@ -40,8 +41,11 @@ def test_seed_job_on_two_cpu_workers(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_transformer_resumes_under_ray(tmp_path: Path) -> None:
-    """A plain run stops at step 12 (as if preempted); the Ray job resumes it and finishes at 30."""
+def test_transformer_resumes_under_ray(
+    train: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain run (train.py's command line, in this process) stops at step 12 (as if preempted); the Ray job
+    resumes it and finishes at 30."""
     ckpt, metrics = tmp_path / "ckpt", tmp_path / "metrics.json"
     lm = {
         "PLANB_MODEL": "transformer",
@@ -55,7 +59,12 @@ def test_transformer_resumes_under_ray(tmp_path: Path) -> None:
         "PLANB_CHECKPOINT_DIR": str(ckpt),
         "PLANB_CHECKPOINT_EVERY": "100",
     }
-    plain = run_script({**lm, "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain", "PLANB_STOP_AFTER": "12"})
+    plain = run_main(
+        train,
+        {**lm, "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain", "PLANB_STOP_AFTER": "12"},
+        monkeypatch,
+        capsys,
+    )
     assert plain.returncode == 0, plain.stdout[-3000:]
     proc = run_script({**RAY_CPU, **lm, "PLANB_METRICS_FILE": str(metrics)}, timeout=240)
     out = proc.stdout

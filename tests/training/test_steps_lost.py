@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from .helpers import TRAIN_PY, clean_env, run_script
+from .helpers import TRAIN_PY, clean_env, run_main, run_script
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
 LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
@@ -33,14 +33,18 @@ def checkpoints(ckpt: Path) -> list[int]:
     return sorted(int(p.name) for p in ckpt.iterdir() if p.is_dir() and p.name.isdigit())
 
 
-def test_a_run_stopped_at_a_checkpoint_loses_nothing(train: ModuleType, tmp_path: Path) -> None:
+def test_a_run_stopped_at_a_checkpoint_loses_nothing(
+    train: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both runs are train.py's command line in this process; each reads the checkpoints and the progress record
+    from disk, as a new process does."""
     ckpt = tmp_path / "ckpt"
     env = {**LINEAR, "PLANB_EPOCHS": "30", "PLANB_CHECKPOINT_DIR": str(ckpt), "PLANB_CHECKPOINT_EVERY": "5"}
-    first = run_script({**env, "PLANB_STOP_AFTER": "12"})
+    first = run_main(train, {**env, "PLANB_STOP_AFTER": "12"}, monkeypatch, capsys)
     assert first.returncode == 0, first.stdout[-3000:]
     assert not LOST.search(first.stdout)  # a fresh start resumes nothing
     assert reached(ckpt) == 12 and checkpoints(ckpt)[-1] == 12
-    second = run_script(env)
+    second = run_main(train, env, monkeypatch, capsys)
     assert second.returncode == 0, second.stdout[-3000:]
     assert LOST.findall(second.stdout) == [("12", "0")], second.stdout[-3000:]
     assert reached(ckpt) == 30
