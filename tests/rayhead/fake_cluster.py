@@ -29,6 +29,10 @@ class FakeKube:
     def get(self, path: str) -> Obj | None:
         return self.objects.get(path)
 
+    def create(self, path: str, body: Obj) -> Obj:
+        self.objects[f"{path}/{body['metadata']['name']}"] = body
+        return body
+
     def merge_patch(self, path: str, body: Obj) -> Obj:
         self.patches.append((path, body))
         return body

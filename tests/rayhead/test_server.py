@@ -5,6 +5,7 @@ The cluster is tests/rayhead/fake_cluster.py's fake API server, holding one RayJ
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -49,6 +50,15 @@ def test_a_submitter_pod_submits_follows_and_ends_succeeded(stand_in: tuple[RayH
     assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
     code, job = proxied(server, "GET", "/api/jobs/rj-sub-id")
     assert (code, job["status"], job["entrypoint"]) == (200, "SUCCEEDED", "python train.py")
+    # The pod's log is the job's output, in the CRI log format, in the file its kwok Logs object names.
+    logs = kube.objects[f"/apis/kwok.x-k8s.io/v1alpha1/namespaces/{NS}/logs/rj-sub"]
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "rj-sub", "uid": "sub-1"}
+    assert logs["metadata"]["ownerReferences"] == [owner]
+    [entry] = logs["spec"]["logs"]
+    assert entry["containers"] == ["ray-job-submitter"] and entry["follow"] is True
+    lines = Path(entry["logsFile"]).read_text().splitlines()
+    assert lines and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stdout F .*", line) for line in lines)
+    assert "simulated payload of 'python train.py'" in lines[0], lines
 
 
 def test_the_job_api_answers_for_a_running_head_only(stand_in: tuple[RayHeads, FakeKube, RayHeadServer]) -> None:
