@@ -76,8 +76,29 @@ if .venv/bin/python -c 'import sys; from planb.localstack.stack import LocalStac
   echo "[planb demo] a local stack is here from an earlier run: 'planb local down' first, so this demo starts clean"
   planb local down
 fi
-planb local up
-planb local versions
+# `up` runs in the background while site.yml starts: its longest part is the API server taking in the CRDs,
+# which only the kueue play needs (that play's `planb local kueue` takes the stack's lock, so it waits for up to
+# finish). site.yml starts once the control plane has written its kubeconfig: the GKE emulator then knows the
+# cluster's address and CA for get-credentials.
+up_log=$(mktemp -t planb-demo-up.XXXXXX)
+planb local up >"$up_log" 2>&1 &
+up_pid=$!
+finish_up() {  # finish_up: wait for `up`, print its output, stop the demo if it failed
+  local up_rc=0
+  wait "$up_pid" || up_rc=$?
+  sed 's/^/  (up) /' "$up_log"
+  rm -f "$up_log"
+  up_pid=""
+  if ((up_rc != 0)); then echo "[planb demo] planb local up failed (exit $up_rc), see above" >&2; exit "$up_rc"; fi
+}
+local_kubeconfig=$(.venv/bin/python -c 'from planb import paths; print(paths.local_kubeconfig())')
+deadline=$((SECONDS + 240))
+until [[ -s "$local_kubeconfig" ]] && planb gke-emulator status >/dev/null 2>&1; do
+  if ! kill -0 "$up_pid" 2>/dev/null; then finish_up; break; fi  # up ended (a failure, or already up)
+  ((SECONDS < deadline)) || { echo "[planb demo] the control plane did not come up in 240 s" >&2; exit 1; }
+  sleep 0.2
+done
+echo "[planb demo] the control plane is up; site.yml starts while 'planb local up' installs the CRDs, Kueue and KubeRay"
 
 if [[ "$SCENARIO" == ladder || "$SCENARIO" == concurrent ]]; then
   # The reservation the reserved plan's pool consumes, as Google makes it for one slice of the profile: an
@@ -89,6 +110,8 @@ fi
 
 phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools (one per slice), Kueue, queues"
 ansible-playbook site.yml "${site_args[@]}"
+if [[ -n "$up_pid" ]]; then finish_up; fi
+planb local versions
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
 [[ -f "$KUBECONFIG" ]] || KUBECONFIG=$PWD/.state/local/kubeconfig
 export KUBECONFIG
