@@ -70,9 +70,11 @@ def kwokctl_configuration() -> dict[str, Any]:
 
     kwok-controller also serves pod logs (``--enable-crds=Logs``: a Logs object names the file a pod's log is
     read from; the Ray head stand-in writes its submitter pods', planb.rayhead.podlogs). The API server
-    fetches a log from the node's InternalIP and kubelet port, which kwok sets from ``--node-ip`` and its own
-    server's port; kwokctl's binary runtime passes an empty ``--node-ip``, so a second one gives 127.0.0.1
-    (the flag parser keeps the last)."""
+    fetches a log from one of the node's addresses, at the kubelet port kwok sets to its own server's: kwok's
+    node stages give a Hostname from ``--node-name`` (``localhost`` in kwokctl's binary runtime) and an
+    InternalIP from ``--node-ip``, which that runtime passes empty. A second ``--node-ip=127.0.0.1`` (the flag
+    parser keeps the last) makes the InternalIP loopback too, so whichever address type the API server
+    prefers, it stays on this machine."""
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",

@@ -4,10 +4,10 @@ On GKE the submitter pod runs ``ray job logs --follow`` after its submit (KubeRa
 ray-operator/controllers/ray/common/job.go), so the pod's log is the job's own output; `planb status` reads
 train.py's "resumed from checkpoint step S; N step(s) lost" lines from it. KWOK pods run nothing, but
 kwok-controller serves a pod's log from a file named by a ``Logs`` object (kwok.x-k8s.io/v1alpha1, the
-pod's name and namespace; https://kwok.sigs.k8s.io/docs/user/logs-configuration/), read in the CRI log
-format (``<RFC 3339 time> stdout F <line>``, kubelet's pkg/kubelet/kuberuntime/logs). The stack starts
-kwok-controller with ``--enable-crds=Logs`` and ``--node-ip=127.0.0.1``, so the API server reaches it on
-loopback (planb.localstack.control_plane).
+pod's name and namespace: kwok pkg/kwok/server/debugging_logs.go), read in the CRI log format
+(``<RFC 3339 time> stdout F <line>``, parsed by k8s.io/cri-client/pkg/logs). The stack starts kwok-controller
+with ``--enable-crds=Logs``, and every address its nodes carry is on loopback
+(planb.localstack.control_plane).
 
 A `PodLog` copies the job's log file, complete lines only, into that format as the job runs; the Logs
 object is owned by the pod, so the garbage collector removes it with the pod.
@@ -54,6 +54,7 @@ class PodLog:
                 "namespace": meta["namespace"],
                 "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}],
             },
+            # `follow` is kwok's field for `kubectl logs -f`; kwok v0.8.0 takes that from the request itself.
             "spec": {"logs": [{"containers": [self.container], "logsFile": str(self.target), "follow": True}]},
         }
         try:

@@ -4,30 +4,37 @@ Under ConcurrentAdmission the RayJob's own Workload is the parent (label
 kueue.x-k8s.io/concurrent-admission-parent=true) and Kueue creates one variant Workload per flavor of the
 ClusterQueue, owned by the parent and annotated kueue.x-k8s.io/workload-allowed-resource-flavors with its one
 flavor (kueue pkg/controller/concurrentadmission/controller.go generateVariant; pkg/controller/constants).
-A variant below the admitted one is deactivated (spec.active false, deactivateVariants); the ones above keep
-pursuing their flavor.
+Once a variant is admitted, the controller deactivates the variants it will not pursue (spec.active false,
+deactivateVariants): with TryPreferredFlavors those below the admitted one, and with lastAcceptableFlavorName
+also those below that flavor; with RetainFirstAdmission every other one. The rest keep pursuing their flavor.
 
 A migration is the job moving from one variant to another: Kueue records each admission of a variant with an
 Event "Admitted" on it (pkg/scheduler/scheduler.go admit, for a flavor without admission checks;
 pkg/controller/core/workload_controller.go, once the checks of a flavor such as dws are Ready), so the
 variants' Admitted Events in time order are where the job ran, and each change of flavor is one migration,
-at the new variant's admission. Kueue moves a job two ways, and both end in that Event:
+at the new variant's admission. Kueue moves a job two ways:
 
-* to a flavor without checks, the scheduler first evicts the running variant (reason FlavorMigration,
-  scheduler.go issueMigration; it evicts again on every cycle until the quota is released, one Event
-  EvictedDueToFlavorMigration each), then admits the preferred one;
-* to a flavor with checks, the preferred variant reserves quota and waits for its check while the job keeps
-  running; once it is admitted, the concurrent-admission controller deactivates the running one
-  (pkg/controller/concurrentadmission/controller.go deactivateVariants; Event DeactivatedVariant, then
-  EvictedDueToDeactivated), so the job runs on one or the other throughout.
+* a more preferred variant that fits while a less preferred one is admitted makes the scheduler evict the
+  admitted one first (reason FlavorMigration, scheduler.go issueMigration, before the preferred variant
+  reserves any quota, whether or not its flavor has checks); it evicts again on every cycle until the quota
+  is released, with an Event EvictedDueToFlavorMigration each time (the recorder may fold the repeats into
+  one Event's series), and the preferred variant is admitted after that;
+* a more preferred variant that already held its quota when the other was admitted (one waiting for its
+  ProvisioningRequest, say) is admitted once its checks are Ready, and the controller then deactivates the
+  running one (controller.go deactivateVariants: Event DeactivatedVariant, then EvictedDueToDeactivated), so
+  the job runs on one or the other throughout.
 
-Events are kept for an hour (kube-apiserver --event-ttl), so older migrations drop out of the list.
+A move that does not end in the preferred variant's admission (its check rejected, its quota taken meanwhile)
+restarts the job on the same flavor: that is no migration here, though train.py resumes and reports it.
+
+Events live as long as kube-apiserver's --event-ttl (one hour by default upstream; GKE's setting is not
+published), so older migrations drop out of the list.
 
 Steps lost: train.py prints "resumed from checkpoint step S; N step(s) lost" when a restarted run restores
 its newest checkpoint, after the job's earlier resumes ("earlier: resumed from ..."), so the newest submitter
 pod's log (what `ray job logs --follow` prints) holds them all; the k-th such line belongs to the k-th
-migration. A restart that is not a migration (a retry after a failure) also resumes, so the pairing holds
-for a job whose only restarts were migrations.
+migration. A restart that is not a migration (a retry after a failure, a move that fell back to the same
+flavor) also resumes, so the pairing holds for a job whose only restarts were migrations.
 """
 
 from __future__ import annotations
