@@ -22,6 +22,7 @@ from planb.failover.kubeapi import JSON_PATCH, MERGE_PATCH, ApiError, Credential
 from planb.localstack import failover_access
 from planb.localstack.kubectl import kubectl
 from planb.localstack.stack import LocalStack
+from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.stack]
 
@@ -142,8 +143,18 @@ def test_the_host_controller_runs_with_the_service_accounts_token(failover_site:
     stack = LocalStack()
     pid = stack.failover.pid()
     assert pid is not None
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-    assert "planb.failover" in argv
-    assert f"--token-file={stack.state / failover_access.TOKEN_FILE}" in argv
-    assert not [a for a in argv if a.startswith("--kubeconfig")]
-    assert "--namespaces=default" in argv and "--cluster-queues=cluster-queue" in argv
+
+    def argv() -> list[str]:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+    # The reset has just started it: while the new process is still in its exec, /proc shows no command line.
+    wait_until(
+        lambda: "planb.failover" in argv(),
+        "the failover controller's command line",
+        10,
+        explain=lambda: (argv(), stack.failover.log_file.read_text()[-2000:]),
+    )
+    command = argv()
+    assert f"--token-file={stack.state / failover_access.TOKEN_FILE}" in command
+    assert not [a for a in command if a.startswith("--kubeconfig")]
+    assert "--namespaces=default" in command and "--cluster-queues=cluster-queue" in command
