@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -204,32 +207,57 @@ def test_status_says_clearly_when_no_job_is_found(local_stack: Path) -> None:
     assert one.stdout.startswith("no RayJob 'job-9' found in namespace 'planb-empty'.")
 
 
-@pytest.mark.stack_teardown(order=4)  # last: it needs no running stack, and leaves none
-def test_failed_up_leaves_nothing_half_created(tmp_path: Path) -> None:
-    """A start from nothing that fails part-way (here: no Kueue binary) stops what it started."""
-    import subprocess
-    import sys
-
+def _tools_copy(tmp_path: Path, leave_out: str = "") -> Path:
+    """The toolchain as symlinks, without the binary `leave_out`; its manifests a tree of their own."""
     from planb import paths
 
-    LocalStack().down()
     tools = tmp_path / "tools"
     (tools / "bin").mkdir(parents=True)
     for binary in (paths.tools_dir() / "bin").iterdir():
-        if binary.name != "kueue":
+        if binary.name != leave_out:
             (tools / "bin" / binary.name).symlink_to(binary.resolve())
-    (tools / "manifests").symlink_to(paths.manifests_dir().resolve())
-    done = subprocess.run(
-        [sys.executable, "-m", "planb.cli", "local", "up"],
-        env={**os.environ, "PLANB_TOOLS_DIR": str(tools)},
-        capture_output=True,
-        text=True,
-        timeout=300,
+    shutil.copytree(paths.manifests_dir(), tools / "manifests", symlinks=True)
+    return tools
+
+
+def _run_up(tools: Path, state: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PLANB_TOOLS_DIR": str(tools)}
+    if state is not None:
+        env["PLANB_STATE_DIR"] = str(state)
+    return subprocess.run(
+        [sys.executable, "-m", "planb.cli", "local", "up"], env=env, capture_output=True, text=True, timeout=300,
         check=False,
-    )
-    assert done.returncode == 2
-    assert f"the Kueue binary {tools}/bin/kueue is missing. Fix: run 'make tools'" in done.stderr
+    )  # fmt: skip
+
+
+@pytest.mark.stack_teardown(order=4)  # last: it needs no running stack, and leaves none
+def test_failed_up_leaves_nothing_half_created(tmp_path: Path) -> None:
+    """A start from nothing that fails part-way (here: the API server refuses a CRD) stops what it started."""
+    from planb import paths
+
+    LocalStack().down()
+    tools = _tools_copy(tmp_path)
+    broken = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+              "metadata": {"name": "broken.planb.dev"}, "spec": {}}  # fmt: skip
+    (tools / "manifests" / "kueue" / "crds" / "zz-broken.yaml").write_text(json.dumps(broken))
+    done = _run_up(tools)
+    assert done.returncode == 2, done.stderr
+    assert "broken.planb.dev" in done.stderr, done.stderr[-3000:]
     assert "(the partly started stack was stopped and removed)" in done.stderr
     assert "creating the control plane" in done.stderr  # it got that far before failing
     assert not LocalStack().state.exists()
     assert _stack_processes(tools / "bin", paths.tools_dir() / "bin", LocalStack().state) == []
+
+
+@pytest.mark.stack_teardown(order=5)  # needs the stack's ports free: after the teardown tests
+def test_a_missing_binary_is_named_before_anything_starts(tmp_path: Path) -> None:
+    """Every tool up will use is checked before it starts anything, so a missing one changes nothing, not even
+    the state directory."""
+    tools = _tools_copy(tmp_path, leave_out="kueue")
+    state = tmp_path / "state"
+    done = _run_up(tools, state)
+    assert done.returncode == 2, done.stderr
+    assert f"the Kueue binary {tools}/bin/kueue is missing. Fix: run 'make tools'" in done.stderr
+    assert "(nothing was started)" in done.stderr
+    assert "creating the control plane" not in done.stderr
+    assert not (state / "local").exists()

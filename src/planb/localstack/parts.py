@@ -36,6 +36,12 @@ from planb.statefile import open_private
 #: RayCronJob feature gate (off; ray-operator main.go), and Kueue integrates no RayCronJob, so nothing here
 #: watches one; its schema alone is 0.7 MB of the API server's OpenAPI.
 SKIPPED_CRDS = frozenset({"ray.io_raycronjobs.yaml"})
+#: The CRDs `up` installs, by whose they are: directories under the toolchain's manifests, in apply order.
+MANIFEST_DIRS = (
+    ("ProvisioningRequest", "provisioningrequest"),
+    ("KubeRay", "kuberay/crds"),
+    ("Kueue", "kueue/crds"),
+)
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
@@ -88,11 +94,7 @@ class StackParts:
         is Established before this returns.
         """
         manifests = paths.manifests_dir()
-        groups = [
-            ("ProvisioningRequest", manifests / "provisioningrequest"),
-            ("KubeRay", manifests / "kuberay" / "crds"),
-            ("Kueue", manifests / "kueue" / "crds"),
-        ]
+        groups = [(label, manifests / directory) for label, directory in MANIFEST_DIRS]
         for label, directory in groups:
             if not directory.is_dir():
                 raise ToolMissingError(f"the {label} CRDs in {directory}")
