@@ -4,12 +4,11 @@ hack/demo.sh has brought the stack up and converged the four-rung ladder (reserv
 with `planb_ladder_mode=concurrent`. This script tells the story on the real Kueue and exits 0 only if every
 step landed as expected:
 
-1. the reservation and on-demand have no quota and DWS has no capacity yet, so job-c starts on Spot
-   within seconds (its DWS variant waits for its ProvisioningRequest meanwhile); the payload is the real
-   train.py, run on this machine's CPU by the Ray head stand-in, checkpointing every ``--checkpoint-every``
-   steps;
-2. once the job has checkpointed on Spot, DWS delivers: Kueue migrates the job to dws, and train.py resumes
-   from the newest checkpoint;
+1. the reservation, on-demand and DWS have no quota, so job-c starts on Spot within seconds; the payload is
+   the real train.py, run on this machine's CPU by the Ray head stand-in, checkpointing every
+   ``--checkpoint-every`` steps;
+2. once the job has checkpointed on Spot, DWS has room again: Kueue migrates the job to dws (its request is
+   provisioned 2 s later), and train.py resumes from the newest checkpoint;
 3. the reservation frees (its quota comes back): Kueue migrates the job to the reservation, train.py resumes
    again, and the job succeeds there.
 
@@ -134,19 +133,20 @@ def main(argv: list[str] | None = None) -> int:
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     try:
         rayhead_settings.set_payload(f"default/{JOB}", rayhead_settings.Payload(mode="run", env=env))
-        # DWS holds the request until the job has trained on Spot (the simulator reads the delay on every pass).
-        capacity_settings.update(provisioning_delay_seconds=3600.0)
-        print("[planb demo] the reservation and on-demand are full (no quota); DWS has no capacity yet; Spot has "
-              "room", flush=True)  # fmt: skip
-        set_ladder(args.kubeconfig, without_quota(full, {"reserved", "on-demand"}))
+        # Only Spot has quota at first: Kueue v0.19.2 evicts the running variant as soon as a more preferred one
+        # fits its quota, before that one's admission check (scheduler.go issueMigration), so DWS gets its quota
+        # once the job has trained on Spot, and delivers 2 s after the request.
+        capacity_settings.update(provisioning_delay_seconds=2.0)
+        print("[planb demo] the reservation, on-demand and DWS are full (no quota); Spot has room", flush=True)
+        set_ladder(args.kubeconfig, without_quota(full, {"reserved", "on-demand", "dws"}))
         helm(args.kubeconfig, "install", JOB, str(CHART), "-f", str(CHART / "values" / f"{args.profile}.yaml"),
              "--set", "job.ladderMode=concurrent", "--set", f"job.training.checkpointDir={root}",
              "--set", f"job.training.checkpointEvery={args.checkpoint_every}",
              "--set", "job.training.epochs=100000000")  # fmt: skip
         first = wait(f"{JOB} to start on spot", lambda: running_on(kube) == "spot", 60)
         wait("a checkpoint on spot", lambda: bool(checkpoints(ckpt)), 180)
-        print("[planb demo] DWS delivers", flush=True)
-        capacity_settings.update(provisioning_delay_seconds=0.0)
+        print("[planb demo] DWS has room again", flush=True)
+        set_ladder(args.kubeconfig, without_quota(full, {"reserved", "on-demand"}))
         wait("migration 1: Kueue moves the job to dws when DWS delivers", lambda: running_on(kube) == "dws", 180)
         wait("train.py to resume on dws", lambda: len(logs.resumed()) >= 1, 120)
         before = checkpoints(ckpt)[-1]

@@ -1,12 +1,12 @@
 """The concurrent ladder on the real Kueue v0.19.2: start now on Spot, move up later, lose no more than the
 steps since the newest checkpoint.
 
-The reservation and on-demand have no quota, so of the job's four variants only Spot's is admitted at once
-while DWS's provisions (the capacity simulator delays it). When DWS delivers, Kueue migrates the job to dws
-(its Spot variant is evicted with reason FlavorMigration); when the reservation frees (its quota comes back),
-the job migrates again, to the reservation. The payload is the real train.py (run on this machine's CPU by the
-Ray head stand-in), which resumes each time from the newest checkpoint and reports the steps lost; the job
-then succeeds.
+The reservation, on-demand and DWS have no quota, so of the job's four variants only Spot's is admitted.
+When DWS has room again (its quota back), Kueue migrates the job to dws (the Spot variant evicted with reason
+FlavorMigration, then the dws variant admitted once its ProvisioningRequest is provisioned); when the
+reservation frees (its quota comes back), the job migrates again, to the reservation. The payload is the real
+train.py (run on this machine's CPU by the Ray head stand-in), which resumes each time from the newest
+checkpoint and reports the steps lost; the job then succeeds.
 """
 
 from __future__ import annotations
@@ -55,9 +55,12 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     full = _release_ladder(helm)
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("default/job-9", rayhead_settings.Payload(mode="run", env=env))
-    # DWS holds its request until the job has trained on Spot (the simulator reads the delay on every pass).
-    capacity_settings.update(provisioning_delay_seconds=3600.0)
-    for plan in ("reserved", "on-demand"):
+    # Only Spot has quota at first. Kueue v0.19.2 evicts the running variant as soon as a more preferred one
+    # fits its quota, before that one's admission check (scheduler.go issueMigration), so a DWS rung with quota
+    # would stop the Spot run until its request is provisioned, or not, by which variant the scheduler took
+    # first; DWS gets its quota back once the job has trained on Spot, and delivers 2 s after the request.
+    capacity_settings.update(provisioning_delay_seconds=2.0)
+    for plan in ("reserved", "on-demand", "dws"):
         helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", *no_quota(helm, plan))
 
     started = time.time()
@@ -75,10 +78,23 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     )
     wait_until(lambda: _running_on(kube) == "spot", "job 9 to start on spot", 60)
     assert time.time() - started < 30, "the job did not start on Spot within seconds"
-    wait_until(lambda: len(steps(ckpt)) >= 1, "a checkpoint on spot", 180)
+    wait_until(
+        lambda: len(steps(ckpt)) >= 1,
+        "a checkpoint on spot",
+        180,
+        explain=lambda: (
+            planb_status(concurrent, "job-9"),
+            [p.read_text(errors="replace")[-1500:] for p in job_logs("job-9", since)],
+        ),
+    )
     assert _running_on(kube) == "spot" and len(job_logs("job-9", since)) == 1  # the one run so far, on Spot
 
-    capacity_settings.update(provisioning_delay_seconds=0.0)  # DWS delivers
+    # DWS can deliver: its quota is back (the reservation's and on-demand's stay at 0).
+    dws_back = [{**r, "quota": {**r["quota"], "accelerator": 0}} if r["name"] in ("reserved", "on-demand") else r
+                for r in full]  # fmt: skip
+    helm(
+        "upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", "--set-json", f"queues.ladder={json.dumps(dws_back)}"
+    )
 
     wait_until(lambda: _running_on(kube) == "dws", "Kueue to migrate job 9 to dws when DWS delivers", 180)
     wait_until(

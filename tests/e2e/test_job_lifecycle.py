@@ -85,9 +85,13 @@ def test_a_failing_payload_fails_the_job_with_its_own_error(site: Path, helm: Ru
     assert "loss is NaN at step 40" in st.get("message", "")
     # The submitter pod's log is the job's output, as `ray job logs --follow` prints it on GKE (kwok serves the
     # file the stand-in writes).
-    [pod] = kube.items("/api/v1/namespaces/default/pods", {"labelSelector": "job-name=job-1"})
-    log = kube.text(f"/api/v1/namespaces/default/pods/{pod['metadata']['name']}/log")
-    assert "simulated payload of 'python " in log and "then FAILED: ValueError: loss is NaN at step 40" in log, log
+    # (KubeRay's submitter Job may have made more than one pod: the one that followed the job has its output.)
+    pods = kube.items("/api/v1/namespaces/default/pods", {"labelSelector": "job-name=job-1"})
+    logs = [kube.text(f"/api/v1/namespaces/default/pods/{p['metadata']['name']}/log") for p in pods]
+    assert any(
+        "simulated payload of 'python " in log and "then FAILED: ValueError: loss is NaN at step 40" in log
+        for log in logs
+    ), logs
     wait_until(
         lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
         "job 1's Workload to finish",
