@@ -309,14 +309,19 @@ class HostKueue:
         self.metrics_cert_record.unlink(missing_ok=True)
         return removed
 
+    @staticmethod
+    def binary() -> Path:
+        binary = paths.tool("kueue")
+        if not binary.is_file():
+            raise ToolMissingError(f"the Kueue binary {binary}")
+        return binary
+
     def start(self) -> int:
         """Start Kueue unless it is already running; return its pid."""
         running = self.process.pid()
         if running is not None:
             return running
-        binary = paths.tool("kueue")
-        if not binary.is_file():
-            raise ToolMissingError(f"the Kueue binary {binary}")
+        binary = self.binary()
         self._install_metrics_cert()
         config = self.state / "kueue-config.yaml"
         write_atomic(config, yaml.safe_dump(configuration(self.settings, self.cert.directory)))

@@ -87,17 +87,28 @@ class StackParts:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
 
+    def crd_directories(self) -> list[tuple[str, Path]]:
+        """The CRD directories of the pinned modules, by whose they are, in apply order; each must be there."""
+        manifests = paths.manifests_dir()
+        groups = [(label, manifests / directory) for label, directory in MANIFEST_DIRS]
+        for label, directory in groups:
+            if not directory.is_dir():
+                raise ToolMissingError(f"the {label} CRDs in {directory}")
+        return groups
+
+    def kuberay_binary(self) -> Path:
+        binary = paths.tool("kuberay-operator")
+        if not binary.is_file():
+            raise ToolMissingError(f"the KubeRay operator binary {binary}")
+        return binary
+
     def install_crds(self) -> None:
         """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply.
 
         The ProvisioningRequest CRD must exist before Kueue starts (Kueue probes it once); every CRD
         is Established before this returns.
         """
-        manifests = paths.manifests_dir()
-        groups = [(label, manifests / directory) for label, directory in MANIFEST_DIRS]
-        for label, directory in groups:
-            if not directory.is_dir():
-                raise ToolMissingError(f"the {label} CRDs in {directory}")
+        groups = self.crd_directories()
         say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
         files = [
@@ -123,9 +134,7 @@ class StackParts:
         """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
         if self.kuberay.pid() is not None:
             return
-        binary = paths.tool("kuberay-operator")
-        if not binary.is_file():
-            raise ToolMissingError(f"the KubeRay operator binary {binary}")
+        binary = self.kuberay_binary()
         say("starting the KubeRay operator as a host process ...")
         # KubeRay's dashboard client (Go's default transport) sends the Ray job API requests for
         # <head service>.<namespace>.svc.cluster.local, which nothing resolves here, to the stand-in;

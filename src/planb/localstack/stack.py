@@ -10,14 +10,13 @@ import subprocess
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from planb import paths
 from planb.errors import PlanbError
 from planb.failover import settings as failover_settings
 from planb.gke.background import default_port
 from planb.localstack import ports, statedir
 from planb.localstack.control_plane import BIND_ADDRESS
-from planb.localstack.errors import LocalStackError, ToolMissingError
-from planb.localstack.parts import KUBERAY_METRICS_PORT, KUBERAY_PROBE_PORT, MANIFEST_DIRS, say
+from planb.localstack.errors import LocalStackError
+from planb.localstack.parts import KUBERAY_METRICS_PORT, KUBERAY_PROBE_PORT, say
 from planb.localstack.teardown import StackTeardown
 from planb.localstack.timeline import Timeline
 from planb.localstack.versions import component_versions, server_version
@@ -85,13 +84,9 @@ class LocalStack(StackTeardown):
     def check_tools(self) -> None:
         """Every binary and manifest directory `up` will use is there, before anything starts."""
         self.control_plane.check_tools()
-        for name, what in (("kueue", "the Kueue binary"), ("kuberay-operator", "the KubeRay operator binary")):
-            if not paths.tool(name).is_file():
-                raise ToolMissingError(f"{what} {paths.tool(name)}")
-        manifests = paths.manifests_dir()
-        for label, directory in MANIFEST_DIRS:
-            if not (manifests / directory).is_dir():
-                raise ToolMissingError(f"the {label} CRDs in {manifests / directory}")
+        self.kueue.binary()
+        self.kuberay_binary()
+        self.crd_directories()
 
     def _up(self) -> bool:
         if self.kueue.cert_needs_renewal():
