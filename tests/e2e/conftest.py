@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
@@ -324,20 +325,31 @@ def install_job(helm: Run, name: str, *extra: str) -> None:
     helm("install", name, str(chart), "-f", str(chart / "values" / f"{PROFILE}.yaml"), *extra)
 
 
+def release_ladder(helm: Run) -> list[dict[str, Any]]:
+    """The queues release's `queues.ladder` (site.yml renders the inventory's plans there); [] without one."""
+    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
+    return list(((values or {}).get("queues") or {}).get("ladder") or [])
+
+
+def ladder_without_quota(ladder: list[dict[str, Any]], plans: set[str]) -> list[dict[str, Any]]:
+    """`ladder` with no accelerator quota on `plans`, every other rung as it is (a copy)."""
+    out = copy.deepcopy(ladder)
+    for rung in out:
+        if rung.get("name") in plans:
+            rung.setdefault("quota", {})["accelerator"] = 0
+    return out
+
+
 def no_quota(helm: Run, plan: str) -> tuple[str, ...]:
     """Arguments of `helm upgrade planb-queues --reuse-values` that leave `plan` no accelerator quota.
 
-    site.yml renders the inventory's plans as `queues.ladder`; Helm replaces a list given
-    with --set whole, so the release's own ladder is sent back with the one quota changed. A release
-    without a ladder (the seed's two plans) has the flat `queues.quotas`."""
-    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
-    ladder = copy.deepcopy(((values or {}).get("queues") or {}).get("ladder") or [])
-    for rung in ladder:
-        if rung.get("name") == plan:
-            rung.setdefault("quota", {})["accelerator"] = 0
-            return ("--set-json", f"queues.ladder={json.dumps(ladder)}")
+    Helm replaces a list given with --set whole, so the release's own ladder is sent back with the one quota
+    changed. A release without a ladder (the seed's two plans) has the flat `queues.quotas`."""
+    ladder = release_ladder(helm)
     if ladder:
-        raise AssertionError(f"no plan {plan} in the queues release's ladder {[r.get('name') for r in ladder]}")
+        if plan not in {rung.get("name") for rung in ladder}:
+            raise AssertionError(f"no plan {plan} in the queues release's ladder {[r.get('name') for r in ladder]}")
+        return ("--set-json", f"queues.ladder={json.dumps(ladder_without_quota(ladder, {plan}))}")
     return ("--set", f"queues.quotas.{ {'on-demand': 'onDemand'}.get(plan, plan) }.accelerator=0")
 
 

@@ -24,7 +24,7 @@ from planb.kube import Kube
 from planb.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 from tests.conftest import wait_until
-from tests.e2e.conftest import FOUR, Run, ansible_playbook, install_job, no_quota
+from tests.e2e.conftest import FOUR, Run, ansible_playbook, install_job, ladder_without_quota, release_ladder
 from tests.e2e.helpers import job_logs, planb_status, steps
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
@@ -40,11 +40,6 @@ def _running_on(kube: Kube) -> str:
     return found.running_on if found is not None else "-"
 
 
-def _release_ladder(helm: Run) -> list[dict[str, object]]:
-    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
-    return list(((values or {}).get("queues") or {}).get("ladder") or [])
-
-
 def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     concurrent: Path, helm: Run, tmp_path: Path
 ) -> None:
@@ -52,7 +47,20 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     since = time.time()
     root = tmp_path / "checkpoints"
     ckpt = root / "default" / "job-9"  # the chart scopes checkpoints per release: <root>/<namespace>/<release>
-    full = _release_ladder(helm)
+    full = release_ladder(helm)
+
+    def only_quota_off(plans: set[str]) -> None:
+        """The queues release with no accelerator quota on `plans`, every other rung's as converged."""
+        ladder = ladder_without_quota(full, plans)
+        helm(
+            "upgrade",
+            "planb-queues",
+            QUEUES_CHART,
+            "--reuse-values",
+            "--set-json",
+            f"queues.ladder={json.dumps(ladder)}",
+        )
+
     env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
     rayhead_settings.set_payload("default/job-9", rayhead_settings.Payload(mode="run", env=env))
     # Only Spot has quota at first. Kueue v0.19.2 evicts the running variant as soon as a more preferred one
@@ -60,8 +68,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     # would stop the Spot run until its request is provisioned, or not, by which variant the scheduler took
     # first; DWS gets its quota back once the job has trained on Spot, and delivers 2 s after the request.
     capacity_settings.update(provisioning_delay_seconds=2.0)
-    for plan in ("reserved", "on-demand", "dws"):
-        helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", *no_quota(helm, plan))
+    only_quota_off({"reserved", "on-demand", "dws"})
 
     started = time.time()
     install_job(
@@ -90,11 +97,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     assert _running_on(kube) == "spot" and len(job_logs("job-9", since)) == 1  # the one run so far, on Spot
 
     # DWS can deliver: its quota is back (the reservation's and on-demand's stay at 0).
-    dws_back = [{**r, "quota": {**r["quota"], "accelerator": 0}} if r["name"] in ("reserved", "on-demand") else r
-                for r in full]  # fmt: skip
-    helm(
-        "upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", "--set-json", f"queues.ladder={json.dumps(dws_back)}"
-    )
+    only_quota_off({"reserved", "on-demand"})
 
     wait_until(lambda: _running_on(kube) == "dws", "Kueue to migrate job 9 to dws when DWS delivers", 180)
     wait_until(
@@ -113,8 +116,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
     )
     # The reservation frees: its quota is back (on-demand's stays at 0), its variant is admitted and the job
     # migrates again.
-    freed = [{**r, "quota": {**r["quota"], "accelerator": 0}} if r["name"] == "on-demand" else r for r in full]
-    helm("upgrade", "planb-queues", QUEUES_CHART, "--reuse-values", "--set-json", f"queues.ladder={json.dumps(freed)}")
+    only_quota_off({"on-demand"})
     wait_until(lambda: _running_on(kube) == "reserved", "Kueue to migrate job 9 to the reservation", 180)
 
     # `planb status` while the job runs on the reservation: one migration per move (each change of the admitted
@@ -124,8 +126,11 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
         text = planb_status(concurrent, "job-9")
         return [line.strip() for line in text.splitlines() if line.strip().startswith("migrated at ")]
 
+    def both_with_steps_lost(moves: list[str]) -> bool:
+        return len(moves) == 2 and all("step(s) lost)" in m and "unknown" not in m for m in moves)
+
     wait_until(
-        lambda: all("step(s) lost)" in m and "unknown" not in m for m in migrations()) and len(migrations()) == 2,
+        lambda: both_with_steps_lost(migrations()),
         "planb status to show both migrations with their steps lost",
         120,
         explain=lambda: planb_status(concurrent, "job-9"),
