@@ -15,6 +15,7 @@ import pytest
 from planb.capacity.gke_api import NodePoolReader
 from planb.gke.emulator import RunningEmulator
 from planb.gke.store import Store
+from tests.capacity.fakes import Clock, FakeApi, install_clock
 
 
 def capacity_cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -53,3 +54,15 @@ def serve_pools(tmp_path: Path) -> Iterator[ServePools]:
     yield serve
     for emulator in running:
         emulator.stop()
+
+
+@pytest.fixture()
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """The simulator's clock, moved by hand."""
+    return install_clock(monkeypatch)
+
+
+@pytest.fixture()
+def api() -> FakeApi:
+    """The Kubernetes objects the simulator reads and writes, kept in memory."""
+    return FakeApi()

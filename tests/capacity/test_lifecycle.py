@@ -18,7 +18,7 @@ from planb.capacity import settings as settings_mod
 from planb.capacity import simulator as sim
 from planb.capacity.settings import Lifecycle, Settings
 from tests.capacity.conftest import ServePools
-from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi, install_clock
+from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi
 
 Obj = dict[str, Any]
 DWS_POOL = {
@@ -32,18 +32,8 @@ DWS_POOL = {
 
 
 @pytest.fixture()
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    return install_clock(monkeypatch)
-
-
-@pytest.fixture()
 def state(tmp_path: Path) -> Path:
     return tmp_path
-
-
-@pytest.fixture()
-def api() -> FakeApi:
-    return FakeApi()
 
 
 @pytest.fixture()

@@ -17,7 +17,7 @@ from planb.capacity import dws, nodes
 from planb.capacity import simulator as sim
 from planb.capacity.settings import Settings
 from tests.capacity.conftest import ServePools
-from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi, install_clock
+from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi
 
 TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
 TOLERATIONS = [
@@ -37,16 +37,6 @@ def _pool(name: str, plan: str) -> dict[str, Any]:
         "queuedProvisioning": {"enabled": dws},
         "placementPolicy": {"tpuTopology": "4x4"},
     }
-
-
-@pytest.fixture()
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    return install_clock(monkeypatch)
-
-
-@pytest.fixture()
-def api() -> FakeApi:
-    return FakeApi()
 
 
 @pytest.fixture()
