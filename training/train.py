@@ -525,22 +525,31 @@ class Progress:
         data = json.loads(text)
         return data if isinstance(data, dict) else {}
 
-    def reached(self) -> int | None:
-        """The step recorded by the previous run, or None when there is none (or it is unreadable)."""
+    def _recorded(self) -> dict[str, Any]:
+        """What the previous run recorded; {} without a checkpoint directory, a record, or a readable one."""
         if not self.enabled:
-            return None
+            return {}
         try:
-            return int(self._read()["reached"])
-        except (OSError, ValueError, KeyError, TypeError):
+            return self._read()
+        except (OSError, ValueError):
+            return {}
+
+    def reached(self, recorded: dict[str, Any] | None = None) -> int | None:
+        """The step recorded by the previous run (in ``recorded``, else read now), or None when there is none."""
+        data = self._recorded() if recorded is None else recorded
+        try:
+            return int(data["reached"])
+        except (KeyError, TypeError, ValueError):
             return None
 
     def resume(self, restored: int) -> list[str]:
         """This run's resume from ``restored``: the lines to print (the earlier resumes, then this one),
         with this one added to the history the next record writes."""
-        reached = self.reached()
+        recorded = self._recorded()
+        reached = self.reached(recorded)
         try:
-            earlier = [(int(s), int(n)) for s, n in self._read().get("resumes") or []]
-        except (OSError, ValueError, KeyError, TypeError):
+            earlier = [(int(s), int(n)) for s, n in recorded.get("resumes") or []]
+        except (TypeError, ValueError):
             earlier = []
         self.resumes = [*earlier, (restored, steps_lost(restored, reached))]
         return [f"earlier: resumed from checkpoint step {s}; {n} step(s) lost" for s, n in earlier] + [
