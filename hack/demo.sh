@@ -14,7 +14,7 @@
 # must not be preempted (job.avoidPlans=[spot]) and fill the reservation, then on-demand, then DWS;
 # job-4 is preemptible and lands on Spot. Exits 0 only if each lands on its plan.
 # PLANB_DEMO_SCENARIO=concurrent: the same four rungs with planb_ladder_mode=concurrent (Kueue's
-# ConcurrentAdmission): a job starts on Spot at once, migrates to dws when DWS delivers and to the
+# ConcurrentAdmission): a job starts on Spot at once, migrates to dws when DWS has room and to the
 # reservation when it frees, train.py resuming from its newest checkpoint each time
 # (hack/demo_concurrent.py tells the story and exits 0 only if every step landed).
 set -euo pipefail

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         wait("a checkpoint on spot", lambda: bool(checkpoints(ckpt)), 180)
         print("[planb demo] DWS has room again", flush=True)
         set_ladder(args.kubeconfig, without_quota(full, {"reserved", "on-demand"}))
-        wait("migration 1: Kueue moves the job to dws when DWS delivers", lambda: running_on(kube) == "dws", 180)
+        wait("migration 1: Kueue moves the job to dws", lambda: running_on(kube) == "dws", 180)
         wait("train.py to resume on dws", lambda: len(logs.resumed()) >= 1, 120)
         before = checkpoints(ckpt)[-1]
         wait("a checkpoint on dws", lambda: checkpoints(ckpt)[-1] > before, 180)

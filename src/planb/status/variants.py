@@ -46,7 +46,6 @@ from planb.kube import Kube, KubeError, Obj, conditions
 
 PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
-MIGRATION_REASON = "FlavorMigration"
 MIGRATION_EVENT = "EvictedDueToFlavorMigration"
 ADMITTED_EVENT = "Admitted"
 _RESUMED = re.compile(r"resumed from checkpoint step (\d+); (\d+) step(?:s|\(s\))? lost", re.IGNORECASE)
