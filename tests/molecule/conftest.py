@@ -10,8 +10,15 @@ from pathlib import Path
 from planb import paths
 
 
-def run_scenario(scenario: str, log: Path, set_env: dict[str, str], unset: tuple[str, ...], timeout: float) -> str:
-    """`molecule test -s SCENARIO` from the repository root; asserts success, returns its output."""
+def run_scenario(
+    scenario: str,
+    log: Path,
+    set_env: dict[str, str],
+    unset: tuple[str, ...],
+    timeout: float,
+    extra: tuple[str, ...] = (),
+) -> str:
+    """`molecule test -s SCENARIO [EXTRA...]` from the repository root; asserts success, returns its output."""
     venv_bin = Path(sys.executable).parent
     env = {
         **os.environ,
@@ -23,7 +30,7 @@ def run_scenario(scenario: str, log: Path, set_env: dict[str, str], unset: tuple
     for variable in unset:
         env.pop(variable, None)
     done = subprocess.run(
-        [str(venv_bin / "molecule"), "test", "-s", scenario],
+        [str(venv_bin / "molecule"), "test", "-s", scenario, *extra],
         cwd=paths.REPO,
         env=env,
         capture_output=True,
