@@ -40,6 +40,10 @@ def test_every_component_is_told_to_listen_on_loopback_only(tmp_path: Path) -> N
     kwok = next(line for line in commands.splitlines() if "kwok-controller" in line and "--node-ip" in line)
     assert "--enable-crds=Logs" in kwok, kwok
     assert re.findall(r"--node-ip=(\S*)", kwok)[-1] == BIND_ADDRESS, kwok
+    # The API server runs with the small control plane's settings: GOGC=75 and no watch cache for CRDs.
+    apiserver = next(line for line in commands.splitlines() if "kube-apiserver" in line and "--etcd-servers" in line)
+    assert "GOGC=75 " in apiserver, apiserver
+    assert "--watch-cache-sizes=customresourcedefinitions.apiextensions.k8s.io#0" in apiserver.split(), apiserver
     assert not plane.exists()  # a dry run creates no cluster
     # kwokctl's configuration is this user's alone, like everything under .state.
     assert plane.config_file.stat().st_mode & 0o777 == 0o600

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from planb.kube import Kube
+from planb.localstack.parts import served
 from planb.localstack.stack import LocalStack
 from planb.process import is_alive
 from tests.conftest import Kubectl, get_json, wait_until
@@ -35,6 +37,20 @@ def test_api_server_reports_pinned_1_34(kubectl: Kubectl) -> None:
     version = json.loads(kubectl("version", "-o", "json").stdout)["serverVersion"]
     assert version["gitVersion"].startswith("v1.34."), version
     assert (version["major"], version["minor"]) == ("1", "34")
+
+
+def test_every_crd_is_established_and_in_discovery_once_up_returns(kubectl: Kubectl, local_stack: Path) -> None:
+    # `up` waits on discovery instead of the CRDs' conditions (StackParts.wait_crds_served): the two agree.
+    crds = get_json(kubectl, "crd")["items"]
+    names = {crd["metadata"]["name"] for crd in crds}
+    assert {"rayjobs.ray.io", "workloads.kueue.x-k8s.io", "provisioningrequests.autoscaling.x-k8s.io"} <= names
+    for crd in crds:
+        established = condition(crd, "Established")
+        assert established and established["status"] == "True", crd["metadata"]["name"]
+    kube = Kube(local_stack)
+    assert all(served(kube, name) for name in names)
+    assert not served(kube, "nothings.example.com")
+    assert not served(kube, "nothings.ray.io")  # a group that is served, a resource that is not
 
 
 def test_invalid_cluster_queue_is_refused_by_kueue_webhook(kubectl: Kubectl) -> None:

@@ -57,12 +57,21 @@ SUBMITTER_CONTAINER = "ray-job-submitter"
 
 
 #: The Go runtime's settings for the control plane's processes, a small control plane's trade of a little
-#: CPU for memory. kube-apiserver holds about 250 MiB live once planb's CRDs are in (their schemas, in
+#: CPU for memory. kube-apiserver holds about 200 MiB live once planb's CRDs are in (their schemas, in
 #: several forms, are most of it) and lets its heap grow to twice that before it collects (GOGC=100);
-#: GOGC=50 collects at one and a half times, which keeps the idle stack near 1 GiB. A GOMEMLIMIT instead
-#: would make the runtime collect without pause once the live heap passes it, as it does when a client
-#: first asks for the OpenAPI v2 document of all CRDs (helm does, at its first install).
-GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "50"}}
+#: GOGC=75 collects at one and three quarters. Measured on two cores (BENCHMARKS.md, "The local loop"): GOGC=50
+#: took the API server 4 s more CPU to take in the CRDs than 100, and 75 with the CRDs' watch cache off
+#: (API_SERVER_ARGS) keeps the idle stack under 1 GiB. A GOMEMLIMIT instead would make the runtime collect
+#: without pause once the live heap passes it, as it does when a client first asks for the OpenAPI v2
+#: document of all CRDs (helm does, at its first install).
+GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}
+#: kube-apiserver's flags beyond kwokctl's. `--watch-cache-sizes=RESOURCE#0` turns the watch cache off for
+#: one resource (k8s.io/apiserver pkg/server/options/etcd.go, GetRESTOptions: a size of 0 leaves its storage
+#: undecorated by a cacher):
+#: the cache keeps every CRD decoded, and each of its earlier versions in its event window, about 150 MiB
+#: here. CRDs are read rarely after start-up (their informers in the API server and Kueue's start-up
+#: probe), so lists and watches of them go to etcd instead; every other resource keeps its cache.
+API_SERVER_ARGS = {"watch-cache-sizes": "customresourcedefinitions.apiextensions.k8s.io#0"}
 
 
 def kwokctl_configuration() -> dict[str, Any]:
@@ -85,6 +94,10 @@ def kwokctl_configuration() -> dict[str, Any]:
                 for name, env in GO_RUNTIME_ENV.items()
             ),
             {"name": "kwok-controller", "extraArgs": [{"key": "node-ip", "value": BIND_ADDRESS}]},
+            {
+                "name": "kube-apiserver",
+                "extraArgs": [{"key": key, "value": value} for key, value in API_SERVER_ARGS.items()],
+            },
         ],
     }
 

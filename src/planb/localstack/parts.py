@@ -43,6 +43,9 @@ MANIFEST_DIRS = (
     ("Kueue", "kueue/crds"),
 )
 
+#: The CustomResourceDefinitions' collection.
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
 
@@ -124,11 +127,30 @@ class StackParts:
             stdin=yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()]),
             timeout=180,
         )
-        kubectl(
-            self.kubeconfig,
-            ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"],
-            timeout=90,
-        )
+        self.wait_crds_served()
+
+    def wait_crds_served(self, timeout: float = 60) -> None:
+        """Every CRD is served: each is in the discovery of its group, which the API server's discovery controller
+        adds a CRD to once it is Established, and only then (apiextensions-apiserver,
+        pkg/apiserver/customresource_discovery_controller.go: sync).
+
+        Asked of discovery and of a metadata-only list of the CRDs, in this process, instead of by `kubectl wait
+        --for=condition=Established`: that lists the CRDs and watches them, so the API server encodes and sends
+        every CRD (5 MB of schemas) again at each of its status changes, while it is still taking them in.
+        """
+        kube = Kube(self.kubeconfig)
+        deadline = time.monotonic() + timeout
+        missing = kube.names(CRDS)  # listed once: each list decodes every CRD
+        while True:
+            missing = [name for name in missing if not served(kube, name)]
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                raise StartupTimeoutError(
+                    f"the API server serves no {', '.join(sorted(missing))} after {timeout:.0f} s "
+                    "(see 'kubectl get crd NAME -o yaml', its Established condition)"
+                )
+            time.sleep(0.1)
 
     def start_kuberay(self) -> None:
         """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
@@ -253,6 +275,20 @@ class StackParts:
                 pass
             time.sleep(0.2)
         raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
+
+
+def served(kube: Kube, crd: str) -> bool:
+    """Whether discovery lists the resource of the CRD named `crd` (PLURAL.GROUP) in any version of its group."""
+    plural, group = crd.split(".", 1)
+    try:
+        found = kube.get(f"/apis/{group}")
+        for version in (found or {}).get("versions", []):
+            resources = kube.get(f"/apis/{group}/{version['version']}") or {}
+            if any(resource.get("name") == plural for resource in resources.get("resources", [])):
+                return True
+    except KubeError:  # a group the API server is still putting together (503) is not served yet
+        pass
+    return False
 
 
 def wait_http(url: str, timeout: float) -> bool:
