@@ -28,6 +28,7 @@ def test_molecule_local_scenario_on_the_seeds_topology(site: Path, tmp_path: Pat
         ("GKE_API_ENDPOINT", "PLANB_GKE_EMULATOR_PORT", "KUBECONFIG", "CLUSTER_NAME", "PROJECT_ID"),
         timeout=280,
         extra=("--destroy", "never"),
+        reset=True,
     )
     for step in ("create", "converge", "idempotence", "verify"):
         assert f"{step}: Executed: Successful" in output, f"molecule step {step} did not run:\n{output[-3000:]}"

@@ -17,8 +17,10 @@ def run_scenario(
     unset: tuple[str, ...],
     timeout: float,
     extra: tuple[str, ...] = (),
+    reset: bool = False,
 ) -> str:
-    """`molecule test -s SCENARIO [EXTRA...]` from the repository root; asserts success, returns its output."""
+    """`molecule test -s SCENARIO [EXTRA...]` from the repository root; asserts success, returns its output. With
+    `reset`, molecule's own state of the scenario is reset before and after."""
     venv_bin = Path(sys.executable).parent
     env = {
         **os.environ,
@@ -29,15 +31,27 @@ def run_scenario(
     }
     for variable in unset:
         env.pop(variable, None)
-    done = subprocess.run(
-        [str(venv_bin / "molecule"), "test", "-s", scenario, *extra],
-        cwd=paths.REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    def molecule(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(venv_bin / "molecule"), *args, "-s", scenario],
+            cwd=paths.REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    # molecule keeps what a scenario made (`created`, `converged`) in its own state under ~/.ansible/tmp; a run
+    # with `--destroy never` leaves it behind, and the next run would skip its create. `molecule reset` removes
+    # that state (its ephemeral directory) and runs no playbook: each run starts as a first one, and leaves none.
+    if reset:
+        molecule("reset")
+    try:
+        done = molecule("test", *extra)
+    finally:
+        if reset:
+            molecule("reset")
     output = done.stdout + done.stderr
     log.write_text(output)
     assert done.returncode == 0, output[-5000:]
