@@ -110,10 +110,11 @@ class Kube:
         path: str,
         body: Obj | None = None,
         query: dict[str, str] | None = None,
-        content_type: str = "application/json",
+        content_type: str = JSON,
+        accept: str = JSON,
     ) -> Obj:
         payload = json.dumps(body).encode() if body is not None else None
-        resp = self._send(method, self._url(path, query), payload, content_type, 30, stream=False)
+        resp = self._send(method, self._url(path, query), payload, content_type, 30, stream=False, accept=accept)
         if resp.status >= 400:
             raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
         data = resp.data
@@ -138,10 +139,8 @@ class Kube:
     def names(self, path: str) -> list[str]:
         """The names of a collection's objects, from a list of their metadata only (the server leaves out spec and
         status: a CRD's schema is up to 1.4 MB here)."""
-        resp = self._send("GET", self._url(path, None), None, None, 30, stream=False, accept=METADATA_LIST)
-        if resp.status >= 400:
-            raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
-        return [str(item["metadata"]["name"]) for item in json.loads(resp.data).get("items", [])]
+        found = self.request("GET", path, accept=METADATA_LIST)
+        return [str(item["metadata"]["name"]) for item in found.get("items", [])]
 
     def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
         found = self.get(path, query)

@@ -48,9 +48,9 @@ def test_every_crd_is_established_and_in_discovery_once_up_returns(kubectl: Kube
         established = condition(crd, "Established")
         assert established and established["status"] == "True", crd["metadata"]["name"]
     kube = Kube(local_stack)
-    assert all(served(kube, name) for name in names)
-    assert not served(kube, "nothings.example.com")
-    assert not served(kube, "nothings.ray.io")  # a group that is served, a resource that is not
+    assert served(kube, names) == names
+    assert served(kube, {"nothings.example.com"}) == set()
+    assert served(kube, {"nothings.ray.io", "rayjobs.ray.io"}) == {"rayjobs.ray.io"}  # a served group, one not
 
 
 def test_invalid_cluster_queue_is_refused_by_kueue_webhook(kubectl: Kubectl) -> None:

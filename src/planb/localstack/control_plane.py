@@ -67,10 +67,9 @@ SUBMITTER_CONTAINER = "ray-job-submitter"
 GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}
 #: kube-apiserver's flags beyond kwokctl's. `--watch-cache-sizes=RESOURCE#0` turns the watch cache off for
 #: one resource (k8s.io/apiserver pkg/server/options/etcd.go, GetRESTOptions: a size of 0 leaves its storage
-#: undecorated by a cacher):
-#: the cache keeps every CRD decoded, and each of its earlier versions in its event window, about 150 MiB
-#: here. CRDs are read rarely after start-up (their informers in the API server and Kueue's start-up
-#: probe), so lists and watches of them go to etcd instead; every other resource keeps its cache.
+#: undecorated by a cacher). The cache keeps every CRD decoded, and each of its earlier versions in its event
+#: window, about 150 MiB here. CRDs are read rarely after start-up (their informers in the API server and
+#: Kueue's start-up probe), so lists and watches of them go to etcd instead; every other resource keeps its cache.
 API_SERVER_ARGS = {"watch-cache-sizes": "customresourcedefinitions.apiextensions.k8s.io#0"}
 
 

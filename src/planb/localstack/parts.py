@@ -140,9 +140,9 @@ class StackParts:
         """
         kube = Kube(self.kubeconfig)
         deadline = time.monotonic() + timeout
-        missing = kube.names(CRDS)  # listed once: each list decodes every CRD
+        missing = set(kube.names(CRDS))  # listed once: each list decodes every CRD
         while True:
-            missing = [name for name in missing if not served(kube, name)]
+            missing -= served(kube, missing)
             if not missing:
                 return
             if time.monotonic() > deadline:
@@ -277,18 +277,18 @@ class StackParts:
         raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
 
 
-def served(kube: Kube, crd: str) -> bool:
-    """Whether discovery lists the resource of the CRD named `crd` (PLURAL.GROUP) in any version of its group."""
-    plural, group = crd.split(".", 1)
-    try:
-        found = kube.get(f"/apis/{group}")
-        for version in (found or {}).get("versions", []):
-            resources = kube.get(f"/apis/{group}/{version['version']}") or {}
-            if any(resource.get("name") == plural for resource in resources.get("resources", [])):
-                return True
-    except KubeError:  # a group the API server is still putting together (503) is not served yet
-        pass
-    return False
+def served(kube: Kube, crds: set[str]) -> set[str]:
+    """Those of the CRDs named (PLURAL.GROUP) whose resource discovery lists in some version of their group; each
+    group's discovery is read once, however many of its CRDs are asked about."""
+    found: set[str] = set()
+    for group in {name.split(".", 1)[1] for name in crds}:
+        try:
+            for version in (kube.get(f"/apis/{group}") or {}).get("versions", []):
+                resources = (kube.get(f"/apis/{group}/{version['version']}") or {}).get("resources", [])
+                found.update(f"{resource.get('name')}.{group}" for resource in resources)
+        except KubeError:  # a group the API server is still putting together (503) is not served yet
+            continue
+    return found & crds
 
 
 def wait_http(url: str, timeout: float) -> bool:
