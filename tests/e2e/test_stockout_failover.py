@@ -19,7 +19,7 @@ from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.conftest import holds_for, wait_until
 from tests.e2e.conftest import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
-from tests.e2e.helpers import workloads_by_job
+from tests.e2e.helpers import workload_of, workloads_by_job
 
 pytestmark = [pytest.mark.stack, pytest.mark.slow]
 
@@ -35,6 +35,11 @@ def failover(failover_site: Path) -> Path:
     assert failover_settings.load(stack.state).after_seconds == AFTER_SECONDS
     wait_until(lambda: stack.failover.pid() is not None, "the failover controller to run")
     return failover_site
+
+
+def condition_true(obj: dict[str, object], kind: str) -> bool:
+    conditions = obj.get("status", {}).get("conditions", [])  # type: ignore[attr-defined]
+    return any(c["type"] == kind and c["status"] == "True" for c in conditions)
 
 
 def rayjob(kube: Kube, name: str) -> dict[str, object]:
@@ -119,10 +124,18 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     assert sample(text, 'planb_time_to_admission_seconds_count{plan="dws"}') == 1
     assert sample(text, 'planb_time_to_admission_seconds_sum{plan="dws"}') >= AFTER_SECONDS
 
-    # Plan A has machines again: a new job goes to plan A; job 1 stays on plan B (never moved back).
-    capacity_settings.update(stockout=())
+    # Plan A has machines again: a new job goes to plan A; job 1 stays on plan B (never moved back). Its nodes come
+    # at once: plan A's N = 8 s must cover the scale-up, KubeRay's pods and their readiness, and on two loaded cores
+    # the default 2 s delay once left too little of it (Kueue, rightly, evicted job 2 before its pods were ready).
+    capacity_settings.update(stockout=(), provisioning_delay_seconds=0.0)
     install_job(helm, "job-2")
     wait_jobs(kube, {"job-1": "dws", "job-2": "on-demand"})
+    wait_until(
+        lambda: condition_true(workload_of(kube, "job-2"), "PodsReady"),
+        f"job 2's pods ready on plan A within plan A's {AFTER_SECONDS} s",
+        timeout=AFTER_SECONDS + 30,
+        explain=lambda: workload_of(kube, "job-2").get("status"),
+    )
 
     def as_placed() -> bool:
         jobs = {j.name: j for j in collect(kube, "default")}
