@@ -14,7 +14,7 @@ import pytest
 from planb.capacity import settings as capacity_settings
 from planb.failover import settings as failover_settings
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
-from planb.kube import Kube
+from planb.kube import Kube, is_true
 from planb.localstack.stack import LocalStack
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.conftest import holds_for, wait_until
@@ -35,11 +35,6 @@ def failover(failover_site: Path) -> Path:
     assert failover_settings.load(stack.state).after_seconds == AFTER_SECONDS
     wait_until(lambda: stack.failover.pid() is not None, "the failover controller to run")
     return failover_site
-
-
-def condition_true(obj: dict[str, object], kind: str) -> bool:
-    conditions = obj.get("status", {}).get("conditions", [])  # type: ignore[attr-defined]
-    return any(c["type"] == kind and c["status"] == "True" for c in conditions)
 
 
 def rayjob(kube: Kube, name: str) -> dict[str, object]:
@@ -131,7 +126,7 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     install_job(helm, "job-2")
     wait_jobs(kube, {"job-1": "dws", "job-2": "on-demand"})
     wait_until(
-        lambda: condition_true(workload_of(kube, "job-2"), "PodsReady"),
+        lambda: is_true(workload_of(kube, "job-2"), "PodsReady"),
         f"job 2's pods ready on plan A within plan A's {AFTER_SECONDS} s",
         timeout=AFTER_SECONDS + 30,
         explain=lambda: workload_of(kube, "job-2").get("status"),
