@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from planb.kube import Kube
-from planb.localstack.parts import served
+from planb.localstack.crds import files as crd_files
+from planb.localstack.crds import served
 from planb.localstack.stack import LocalStack
 from planb.process import is_alive
 from tests.conftest import Kubectl, get_json, wait_until
@@ -40,7 +41,7 @@ def test_api_server_reports_pinned_1_34(kubectl: Kubectl) -> None:
 
 
 def test_every_crd_is_established_and_in_discovery_once_up_returns(kubectl: Kubectl, local_stack: Path) -> None:
-    # `up` waits on discovery instead of the CRDs' conditions (StackParts.wait_crds_served): the two agree.
+    # `up` waits on discovery instead of the CRDs' conditions (planb.localstack.crds.wait_served): the two agree.
     crds = get_json(kubectl, "crd")["items"]
     names = {crd["metadata"]["name"] for crd in crds}
     assert {"rayjobs.ray.io", "workloads.kueue.x-k8s.io", "provisioningrequests.autoscaling.x-k8s.io"} <= names
@@ -49,6 +50,13 @@ def test_every_crd_is_established_and_in_discovery_once_up_returns(kubectl: Kube
         assert established and established["status"] == "True", crd["metadata"]["name"]
     kube = Kube(local_stack)
     assert served(kube, names) == names
+    # Whether from etcd's seed or applied by this up: each CRD file's versions, as the file has them.
+    by_name = {crd["metadata"]["name"]: crd for crd in crds}
+    for path in crd_files():
+        wanted = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        versions = [(v["name"], v["served"], v["storage"]) for v in wanted["spec"]["versions"]]
+        got = by_name[wanted["metadata"]["name"]]["spec"]["versions"]
+        assert [(v["name"], v["served"], v["storage"]) for v in got] == versions, path.name
     assert served(kube, {"nothings.example.com"}) == set()
     assert served(kube, {"nothings.ray.io", "rayjobs.ray.io"}) == {"rayjobs.ray.io"}  # a served group, one not
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +75,7 @@ GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}
 API_SERVER_ARGS = {"watch-cache-sizes": "customresourcedefinitions.apiextensions.k8s.io#0"}
 
 
-def kwokctl_configuration() -> dict[str, Any]:
+def kwokctl_configuration(*, kwok_crds: bool = True) -> dict[str, Any]:
     """The KwokctlConfiguration planb creates its cluster with.
 
     kwok-controller also serves pod logs (``--enable-crds=Logs``: a Logs object names the file a pod's log is
@@ -82,11 +84,15 @@ def kwokctl_configuration() -> dict[str, Any]:
     node stages give a Hostname from ``--node-name`` (``localhost`` in kwokctl's binary runtime) and an
     InternalIP from ``--node-ip``, which that runtime passes empty. A second ``--node-ip=127.0.0.1`` (the flag
     parser keeps the last) makes the InternalIP loopback too, so whichever address type the API server
-    prefers, it stays on this machine."""
+    prefers, it stays on this machine.
+
+    Without `kwok_crds` kwokctl installs none of kwok's CRDs (a control plane without kwok-controller, an etcd
+    seed's: kwokctl's own install of them updates an existing CRD without its resourceVersion and fails, so a
+    seed must not hold them)."""
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
-        "options": {"bindAddress": BIND_ADDRESS, "enableCRDs": ["Logs"]},
+        "options": {"bindAddress": BIND_ADDRESS, "enableCRDs": ["Logs"] if kwok_crds else []},
         "componentsPatches": [
             *(
                 {"name": name, "extraEnvs": [{"name": key, "value": value} for key, value in env.items()]}
@@ -179,15 +185,30 @@ class ControlPlane:
     def exists(self) -> bool:
         return (self.cluster_dir / "kwok.yaml").is_file()
 
-    def create(self, kubeconfig: Path, dry_run: bool = False) -> str:
+    @property
+    def etcd_dir(self) -> Path:
+        """etcd's data directory (kwokctl's binary runtime: pkg/kwokctl/runtime, EtcdDataDirName)."""
+        return self.cluster_dir / "etcd"
+
+    def create(
+        self, kubeconfig: Path, dry_run: bool = False, *, without: Sequence[str] = (), etcd_from: Path | None = None
+    ) -> str:
         """Create and start the cluster, writing an admin kubeconfig to `kubeconfig`.
 
-        With dry_run, kwokctl only prints the commands it would run (and creates nothing); that
-        output is returned.
+        `without` names kwokctl components not to run (``--disable``). With `etcd_from`, etcd starts from a copy
+        of that data directory (a seed: planb.localstack.seed) instead of an empty one; kwokctl's install only
+        makes the directory if it is missing. With dry_run, kwokctl only prints the commands it would run (and creates
+        nothing); that output is returned.
         """
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_atomic(self.config_file, yaml.safe_dump_all([kwokctl_configuration(), *kwok_stages()]))
+        configuration = kwokctl_configuration(kwok_crds="kwok-controller" not in without)
+        write_atomic(self.config_file, yaml.safe_dump_all([configuration, *kwok_stages()]))
+        if etcd_from is not None and not dry_run:
+            if self.etcd_dir.exists():
+                raise LocalStackError(f"{self.etcd_dir} exists already; a seed goes only into a new cluster")
+            shutil.copytree(etcd_from, self.etcd_dir)
+            self.etcd_dir.chmod(0o700)  # etcd wants its data directory private
         return self._kwokctl(
             *(["--dry-run"] if dry_run else []),
             "create",
@@ -202,6 +223,7 @@ class ControlPlane:
             f"--etcd-binary={paths.tool('etcd')}",
             "--kube-admission",
             "--kube-authorization",
+            *([f"--disable={','.join(without)}"] if without else []),
             "--wait=120s",
             "--timeout=240s",
             config=self.config_file,

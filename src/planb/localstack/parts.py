@@ -23,7 +23,7 @@ from planb import local_apiserver, paths
 from planb.failover import settings as failover_settings
 from planb.gke.background import BackgroundEmulator, default_port
 from planb.kube import Kube, KubeError
-from planb.localstack import failover_access
+from planb.localstack import crds, failover_access
 from planb.localstack.control_plane import APISERVER_PORT, ControlPlane
 from planb.localstack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.localstack.kubectl import kubectl
@@ -31,20 +31,6 @@ from planb.localstack.kueue import NAMESPACE, HostKueue
 from planb.process import ManagedProcess
 from planb.rayhead import address as rayhead_address
 from planb.statefile import open_private
-
-#: CRDs of the pinned modules the stack leaves out: KubeRay runs its RayCronJob controller only behind its
-#: RayCronJob feature gate (off; ray-operator main.go), and Kueue integrates no RayCronJob, so nothing here
-#: watches one; its schema alone is 0.7 MB of the API server's OpenAPI.
-SKIPPED_CRDS = frozenset({"ray.io_raycronjobs.yaml"})
-#: The CRDs `up` installs, by whose they are: directories under the toolchain's manifests, in apply order.
-MANIFEST_DIRS = (
-    ("ProvisioningRequest", "provisioningrequest"),
-    ("KubeRay", "kuberay/crds"),
-    ("Kueue", "kueue/crds"),
-)
-
-#: The CustomResourceDefinitions' collection.
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
@@ -92,12 +78,7 @@ class StackParts:
 
     def crd_directories(self) -> list[tuple[str, Path]]:
         """The CRD directories of the pinned modules, by whose they are, in apply order; each must be there."""
-        manifests = paths.manifests_dir()
-        groups = [(label, manifests / directory) for label, directory in MANIFEST_DIRS]
-        for label, directory in groups:
-            if not directory.is_dir():
-                raise ToolMissingError(f"the {label} CRDs in {directory}")
-        return groups
+        return crds.directories()
 
     def kuberay_binary(self) -> Path:
         binary = paths.tool("kuberay-operator")
@@ -105,52 +86,23 @@ class StackParts:
             raise ToolMissingError(f"the KubeRay operator binary {binary}")
         return binary
 
-    def install_crds(self) -> None:
-        """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply.
+    def install_crds(self, seeded: frozenset[str] | None = None) -> None:
+        """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply; every CRD is
+        served before this returns (the ProvisioningRequest CRD must be before Kueue starts: Kueue probes it once).
 
-        The ProvisioningRequest CRD must exist before Kueue starts (Kueue probes it once); every CRD
-        is Established before this returns.
+        `seeded` names the CRDs etcd started with (planb.localstack.seed: the same files, taken in by the same
+        apply when the seed was made, and keyed by their bytes); those are not applied again, only waited on. A
+        server-side apply that changes nothing still costs the API server seconds of merging 5 MB of schemas.
         """
-        groups = self.crd_directories()
-        say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-        files = [
-            arg
-            for _, directory in groups
-            for path in sorted(directory.glob("*.yaml"))
-            if path.name not in SKIPPED_CRDS
-            for arg in ("-f", str(path))
-        ]
-        kubectl(
-            self.kubeconfig,
-            ["apply", "--server-side", "--force-conflicts", "--field-manager=planb", *files, "-f", "-"],
-            stdin=yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()]),
-            timeout=180,
-        )
-        self.wait_crds_served()
-
-    def wait_crds_served(self, timeout: float = 60) -> None:
-        """Every CRD is served: each is in the discovery of its group, which the API server's discovery controller
-        adds a CRD to once it is Established, and only then (apiextensions-apiserver,
-        pkg/apiserver/customresource_discovery_controller.go: sync).
-
-        Asked of discovery and of a metadata-only list of the CRDs, in this process, instead of by `kubectl wait
-        --for=condition=Established`: that lists the CRDs and watches them, so the API server encodes and sends
-        every CRD (5 MB of schemas) again at each of its status changes, while it is still taking them in.
-        """
-        kube = Kube(self.kubeconfig)
-        deadline = time.monotonic() + timeout
-        missing = set(kube.names(CRDS))  # listed once: each list decodes every CRD
-        while True:
-            missing -= served(kube, missing)
-            if not missing:
-                return
-            if time.monotonic() > deadline:
-                raise StartupTimeoutError(
-                    f"the API server serves no {', '.join(sorted(missing))} after {timeout:.0f} s "
-                    "(see 'kubectl get crd NAME -o yaml', its Established condition)"
-                )
-            time.sleep(0.1)
+        others = yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()])
+        if seeded is None:
+            say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
+            crds.apply(self.kubeconfig, crds.files(), stdin=others)
+        else:
+            say("the CRDs came with etcd's seed; installing Kueue's namespace and webhook configurations ...")
+            crds.apply(self.kubeconfig, [], stdin=others)
+        crds.wait_served(self.kubeconfig, expected=seeded)
 
     def start_kuberay(self) -> None:
         """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
@@ -275,20 +227,6 @@ class StackParts:
                 pass
             time.sleep(0.2)
         raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
-
-
-def served(kube: Kube, crds: set[str]) -> set[str]:
-    """Those of the CRDs named (PLURAL.GROUP) whose resource discovery lists in some version of their group; each
-    group's discovery is read once, however many of its CRDs are asked about."""
-    found: set[str] = set()
-    for group in {name.split(".", 1)[1] for name in crds}:
-        try:
-            for version in (kube.get(f"/apis/{group}") or {}).get("versions", []):
-                resources = (kube.get(f"/apis/{group}/{version['version']}") or {}).get("resources", [])
-                found.update(f"{resource.get('name')}.{group}" for resource in resources)
-        except KubeError:  # a group the API server is still putting together (503) is not served yet
-            continue
-    return found & crds
 
 
 def wait_http(url: str, timeout: float) -> bool:

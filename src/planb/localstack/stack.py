@@ -17,12 +17,15 @@ from planb.localstack import ports, statedir
 from planb.localstack.control_plane import BIND_ADDRESS
 from planb.localstack.errors import LocalStackError
 from planb.localstack.parts import KUBERAY_METRICS_PORT, KUBERAY_PROBE_PORT, say
+from planb.localstack.seed import EtcdSeed
 from planb.localstack.teardown import StackTeardown
 from planb.localstack.timeline import Timeline
 from planb.localstack.versions import component_versions, server_version
 from planb.rayhead import address as rayhead_address
 
 __all__ = ["Component", "LocalStack", "component_versions"]
+
+CONTROL_PLANE_SPAN = "control plane (kwokctl: etcd, kube-apiserver, controllers, scheduler, kwok)"
 
 
 @dataclass(frozen=True)
@@ -110,8 +113,7 @@ class LocalStack(StackTeardown):
             parts: list[Future[None]] = [
                 pool.submit(timeline.timed, "GKE emulator (start to healthz)", self.start_gke_emulator)
             ]
-            with timeline.span("control plane (kwokctl: etcd, kube-apiserver, controllers, scheduler, kwok)"):
-                self.start_control_plane()
+            seed = self.start_control_plane(timeline)
             say(f"control plane ready in {timeline.now():.1f} s")
             # These need the API server but no CRD: the stand-in watches pods and reads Ray objects only when
             # asked, the simulator's watch of ProvisioningRequests retries until their CRD is served, and the
@@ -122,7 +124,7 @@ class LocalStack(StackTeardown):
                 pool.submit(timeline.timed, "capacity simulator (start)", self.start_simulator),
             ]
             with timeline.span("CRDs, Kueue's namespace and webhook configurations"):
-                self.install_crds()
+                self.install_crds(seed.crd_names() if seed else None)
             # Kueue (which probes the ProvisioningRequest and Ray APIs once at start), KubeRay and the failover
             # controller need the CRDs established, not each other.
             say("starting Kueue and the KubeRay operator ...")
@@ -136,16 +138,39 @@ class LocalStack(StackTeardown):
         self._report(timeline)
         return True
 
-    def start_control_plane(self) -> None:
-        """kwokctl's cluster: created the first time, started again after a stop."""
+    def start_control_plane(self, timeline: Timeline) -> EtcdSeed | None:
+        """kwokctl's cluster: created the first time (etcd from the toolchain's seed), started again after a stop;
+        the seed it was created from, if it was created now from one."""
         if self.apiserver_ready():
-            return
+            return None
         if self.control_plane.exists():
-            say("starting the existing control plane ...")
-            self.control_plane.start()
-        else:
-            say("creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) ...")
-            self.control_plane.create(self.kubeconfig)
+            with timeline.span(CONTROL_PLANE_SPAN):
+                say("starting the existing control plane ...")
+                self.control_plane.start()
+            return None
+        with timeline.span("etcd seed (found, or made once per toolchain and CRD set)"):
+            seed = self.etcd_seed()
+        with timeline.span(CONTROL_PLANE_SPAN):
+            say(
+                "creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
+                + (" with the CRDs in etcd from the seed ..." if seed else " ...")
+            )
+            self.control_plane.create(self.kubeconfig, etcd_from=seed.data_dir if seed else None)
+        return seed
+
+    def etcd_seed(self) -> EtcdSeed | None:
+        """The etcd data directory a new control plane starts from (planb.localstack.seed), made first if this
+        toolchain has none for these CRDs; None, said so, if it cannot be made: then the CRDs go into an empty etcd,
+        as they would without seeds."""
+        seed = EtcdSeed.for_stack()
+        if not seed.exists():
+            say("making the etcd seed for this toolchain's CRDs (once; every later up starts from it) ...")
+            try:
+                seed.make()
+            except (LocalStackError, OSError, subprocess.SubprocessError) as exc:
+                say(f"could not make the etcd seed, so this up takes the CRDs into an empty etcd: {exc}")
+                return None
+        return seed
 
     def start_kueue(self) -> None:
         self.kueue.start()
