@@ -88,6 +88,12 @@ def test_fault_mid_create_fails_clearly_then_rerun_converges(emulator: RunningEm
     }
     assert pools["dws-pool"]["config"]["flexStart"] is True
 
+    # A copy that someone opened to others is written again, 0600; one as the role writes it is left be.
+    kubeconfig = tmp_path / "state" / "gke" / "tpu-cluster.kubeconfig"
+    kubeconfig.chmod(0o644)
+    mended = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    assert mended.returncode == 0 and _recap_changed(mended.stdout) == 1, mended.stdout[-3000:]
+    assert kubeconfig.stat().st_mode & 0o777 == 0o600
     settled = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
     assert settled.returncode == 0 and _recap_changed(settled.stdout) == 0, settled.stdout[-3000:]
 

@@ -22,7 +22,10 @@ from planb.gke.store import Store
 
 Body = dict[str, Any]
 
-DEFAULT_OP_SECONDS = 1.0
+#: How long an emulated operation runs. Google documents no duration for GKE's operations (they take minutes);
+#: the emulator's only need to stay RUNNING long enough that a client takes the asynchronous path and polls at
+#: least once (local mode polls every 0.2 s: inventories/local, planb_gke_poll_interval).
+DEFAULT_OP_SECONDS = 0.25
 
 
 def now() -> str:

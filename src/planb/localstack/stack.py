@@ -6,6 +6,7 @@ The parts and how each starts are in planb.localstack.parts, stopping them in pl
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -160,8 +161,11 @@ class LocalStack(StackTeardown):
 
     def etcd_seed(self) -> EtcdSeed | None:
         """The etcd data directory a new control plane starts from (planb.localstack.seed), made first if this
-        toolchain has none for these CRDs; None, said so, if it cannot be made: then the CRDs go into an empty etcd,
-        as they would without seeds."""
+        toolchain has none for these CRDs; None, said so, if it cannot be made or PLANB_ETCD_SEED=off: then the CRDs
+        go into an empty etcd, as they would without seeds."""
+        if os.environ.get("PLANB_ETCD_SEED", "on") == "off":
+            say("PLANB_ETCD_SEED=off: the CRDs go into an empty etcd")
+            return None
         seed = EtcdSeed.for_stack()
         if not seed.exists():
             say("making the etcd seed for this toolchain's CRDs (once; every later up starts from it) ...")
