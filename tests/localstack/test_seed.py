@@ -9,7 +9,7 @@ import pytest
 
 from planb import paths
 from planb.kube import Kube
-from planb.localstack import crds
+from planb.localstack import control_plane, crds
 from planb.localstack.control_plane import ControlPlane
 from planb.localstack.errors import LocalStackError
 from planb.localstack.seed import DATABASE, EtcdSeed, free_port, seed_key
@@ -17,20 +17,44 @@ from planb.localstack.seed import DATABASE, EtcdSeed, free_port, seed_key
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
 
 
-def test_the_seed_key_follows_the_crd_files_their_names_and_the_versions(tmp_path: Path) -> None:
+def test_the_seed_key_follows_the_crd_files_their_names_and_the_toolchain(tmp_path: Path) -> None:
     one, two = tmp_path / "a" / "one.yaml", tmp_path / "a" / "two.yaml"
     one.parent.mkdir()
     one.write_text("kind: CustomResourceDefinition\n")
     two.write_text("kind: CustomResourceDefinition\n")
-    versions = {"KUBERNETES_VERSION": "v1.34.12", "ETCD_VERSION": "v3.6.16", "KWOK_VERSION": "v0.8.0"}
+    versions = b"KUBERNETES_VERSION=v1.34.12\nETCD_VERSION=v3.6.16\n"
     key = seed_key([one], versions)
-    assert key == seed_key([one], dict(versions))  # the same inputs, the same seed
+    assert key == seed_key([one], bytes(versions))  # the same inputs, the same seed
     assert seed_key([two], versions) != key  # the same bytes under another name
     assert seed_key([one, two], versions) != key  # one more CRD
-    assert seed_key([one], {**versions, "KUBERNETES_VERSION": "v1.34.13"}) != key  # another API server
-    assert seed_key([one], {**versions, "KUEUE_VERSION": "v0.20.0"}) == key  # Kueue's binary is not in etcd
+    assert seed_key([one], versions.replace(b"v1.34.12", b"v1.34.13")) != key  # another toolchain
     one.write_text("kind: CustomResourceDefinition\nspec: {}\n")
     assert seed_key([one], versions) != key  # the file changed
+
+
+def test_the_seed_key_follows_the_throwaway_control_planes_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crd = tmp_path / "one.yaml"
+    crd.write_text("kind: CustomResourceDefinition\n")
+    key = seed_key([crd], b"")
+    monkeypatch.setitem(control_plane.API_SERVER_ARGS, "watch-cache-sizes", "")  # another API server flag
+    assert seed_key([crd], b"") != key
+
+
+def test_an_interrupted_making_is_cleared_before_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANB_TOOLS_DIR", str(tmp_path / "no-tools"))
+    seed = EtcdSeed((), tmp_path / "seeds")
+    left = seed.root / ".making-1234"
+    (left / "state").mkdir(parents=True)
+    (left / "state" / "admin.key").write_text("a key an interrupted making left")
+    partial = seed.directory / "etcd"
+    partial.mkdir(parents=True)  # no database, no names: not a seed
+    assert not seed.exists()
+    with pytest.raises(LocalStackError, match="the pinned binary"):  # no toolchain here: this making fails at once
+        seed.make()
+    assert not left.exists() and not seed.directory.exists()
+    assert not list(seed.root.glob(".making-*"))
 
 
 def test_the_stack_seeds_from_every_crd_it_installs() -> None:

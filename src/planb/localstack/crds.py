@@ -63,7 +63,7 @@ def apply(kubeconfig: Path, manifests: Sequence[Path], stdin: str | None = None)
 
 
 def wait_served(kubeconfig: Path, timeout: float = 60, expected: frozenset[str] | None = None) -> None:
-    """Every CRD (or every one `expected` names, each of which must exist) is served: each is in the discovery
+    """Every CRD (and every one `expected` names, each of which must exist) is served: each is in the discovery
     of its group, which the API server's discovery controller adds a CRD to once it is Established, and only
     then (apiextensions-apiserver, pkg/apiserver/customresource_discovery_controller.go: sync).
 
@@ -78,11 +78,11 @@ def wait_served(kubeconfig: Path, timeout: float = 60, expected: frozenset[str] 
         absent = expected - missing
         if absent:
             raise LocalStackError(
-                f"the API server has no CRD {', '.join(sorted(absent))}, which etcd's seed should have held. "
-                f"Fix: remove the seed (the directory under {paths.tools_dir().resolve() / 'etcd-seeds'}), "
-                "then 'planb local down' and 'planb local up'"
+                f"the API server has no CRD {', '.join(sorted(absent))}, which etcd's seed recorded. "
+                f"Fix: remove the seeds in {paths.tools_dir().resolve() / 'etcd-seeds'} (the next up makes a new "
+                "one), then 'planb local down' and 'planb local up'"
             )
-        missing = set(expected)
+        missing |= expected
     while True:
         missing -= served(kube, missing)
         if not missing:

@@ -11,14 +11,19 @@ files went by the same apply. Its API server is stopped first and etcd second, e
 closes its database and write-ahead log cleanly before the directory is copied; then the throwaway cluster
 is deleted.
 
-How `up` uses one: the seed is copied into the new cluster's etcd directory before kwokctl starts etcd,
-the swap `kwokctl snapshot restore` makes itself (sigs.k8s.io/kwok pkg/kwokctl/runtime/binary/
-cluster_snapshot.go). Then `up` applies every CRD as before and waits until each is served, so a seed that
-differed from the files would cost time, never correctness. The API server reconciles what a seed holds of
-the throwaway one (the `kubernetes` Service's endpoints, its identity lease, the bootstrap RBAC) at its start.
+How `up` uses one: the seed is copied into the new cluster's etcd directory before kwokctl starts etcd. kwokctl's
+install only makes that directory if it is missing (sigs.k8s.io/kwok pkg/kwokctl/runtime/binary/cluster_setup.go),
+and `kwokctl snapshot restore` swaps a data directory in the same place, though from a snapshot (etcdutl gives
+it a new member and cluster ID) where this copies one whole: for a single member the kept IDs and stored peer URL
+change nothing, as etcd ignores its --initial-* flags once a write-ahead log exists. `up` then applies Kueue's
+namespace and webhooks but not the CRDs, and waits until every CRD the seed records is served. The API server
+reconciles what a seed holds of the throwaway one (the `kubernetes` Service and its endpoints, its identity
+lease, the bootstrap RBAC) at its start.
 
-A seed is keyed by the bytes of the CRD files, their names, the pinned versions and SEED_FORMAT: a new
-toolchain or CRD set makes a new one. Seeds live in the tool cache, next to the binaries they were made with.
+A seed is keyed by what went into it: the CRD files' names and bytes, the toolchain's versions.env, the
+throwaway control plane's kwokctl configuration and components, and SEED_FORMAT. Seeds live in the tool cache,
+next to the binaries they were made with; each `up` that copies one marks it used, and only seeds unused for a day
+beyond the newest KEEP are removed.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ import fcntl
 import functools
 import hashlib
 import json
+import os
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +45,7 @@ from pathlib import Path
 from planb import paths
 from planb.kube import Kube
 from planb.localstack import crds
-from planb.localstack.control_plane import ControlPlane
+from planb.localstack.control_plane import ControlPlane, kwokctl_configuration
 from planb.localstack.errors import LocalStackError
 from planb.process import terminate
 from planb.statefile import open_private, write_json
@@ -47,8 +54,10 @@ from planb.statefile import open_private, write_json
 SEED_FORMAT = "1"
 #: kwokctl's components the throwaway control plane runs without (`kwokctl create cluster --disable`).
 WITHOUT = ("kube-controller-manager", "kube-scheduler", "kwok-controller")
-#: Seeds kept per toolchain; older ones (of other CRD sets) are removed when a new one is made.
+#: Seeds kept per toolchain whatever their age; of the others, those unused for PRUNE_AFTER seconds are removed
+#: when a new one is made (other checkouts may use other CRD sets).
 KEEP = 3
+PRUNE_AFTER = 24 * 3600
 #: etcd's database inside its data directory: a seed without it is not one.
 DATABASE = Path("member") / "snap" / "db"
 #: The names of the CRDs a seed holds, beside its data directory.
@@ -60,15 +69,22 @@ def seeds_dir() -> Path:
     return paths.tools_dir().resolve() / "etcd-seeds"
 
 
-def seed_key(manifests: Sequence[Path], versions: dict[str, str]) -> str:
+def seed_key(manifests: Sequence[Path], versions_env: bytes) -> str:
     """A seed's key: what its etcd holds depends on these and nothing else."""
     digest = hashlib.sha256(f"format {SEED_FORMAT}\n".encode())
-    for name in ("KUBERNETES_VERSION", "ETCD_VERSION", "KWOK_VERSION"):
-        digest.update(f"{name}={versions.get(name, '')}\n".encode())
+    digest.update(hashlib.sha256(versions_env).digest())
+    recipe = {"configuration": kwokctl_configuration(kwok_crds=False), "without": WITHOUT}
+    digest.update(json.dumps(recipe, sort_keys=True).encode())
     for path in manifests:
         digest.update(f"{path.parent.name}/{path.name}\n".encode())
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
+
+
+def toolchain_versions() -> bytes:
+    """The versions.env the toolchain was built from (hack/build-tools.sh copies it there), else the checkout's."""
+    built = paths.tools_dir() / "versions.env"
+    return (built if built.is_file() else paths.REPO / "hack" / "versions.env").read_bytes()
 
 
 def free_port() -> int:
@@ -91,7 +107,7 @@ class EtcdSeed:
 
     @functools.cached_property
     def directory(self) -> Path:
-        return self.root / seed_key(self.manifests, paths.versions())
+        return self.root / seed_key(self.manifests, toolchain_versions())
 
     @property
     def data_dir(self) -> Path:
@@ -108,17 +124,34 @@ class EtcdSeed:
             raise LocalStackError(f"{self.directory / NAMES} is not a list of CRD names; remove {self.directory}")
         return frozenset(names)
 
-    def make(self) -> bool:
-        """Make the seed unless it exists (another `up` may be making it: one at a time); True if made here."""
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[bool]:
+        """While a control plane is created from the seed: no prune removes it (a shared lock), and it is marked
+        used. Yields whether it exists."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.root / ".lock"):
+        with _locked(self.root / ".lock", fcntl.LOCK_SH):
+            found = self.exists()
+            if found:
+                os.utime(self.directory)
+            yield found
+
+    def make(self) -> bool:
+        """Make the seed unless it exists (another `up` may be making it: one at a time); True if made here.
+
+        What an interrupted making left (its throwaway control plane, its directory) is removed first."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with _locked(self.root / ".lock", fcntl.LOCK_EX):
             if self.exists():
                 return False
+            for left in self.root.glob(".making-*"):
+                _remove_making(left)
+            if self.directory.exists():  # an incomplete seed (no database or no names) is not one
+                shutil.rmtree(self.directory)
             work = Path(tempfile.mkdtemp(prefix=".making-", dir=self.root))
             try:
                 self._make_in(work)
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                _remove_making(work)
             self._prune()
         return True
 
@@ -145,19 +178,27 @@ class EtcdSeed:
             plane.delete()
 
     def _prune(self) -> None:
-        """Keep the newest KEEP seeds of this toolchain (other checkouts may use other CRD sets)."""
+        """Keep the KEEP seeds used last, and any used within PRUNE_AFTER; under the exclusive lock, so no `up` is
+        copying one."""
         seeds = sorted(
             (path for path in self.root.iterdir() if path.is_dir() and not path.name.startswith(".")),
             key=lambda path: path.stat().st_mtime,
             reverse=True,
         )
         for old in seeds[KEEP:]:
-            if old != self.directory:
+            if old != self.directory and time.time() - old.stat().st_mtime > PRUNE_AFTER:
                 shutil.rmtree(old, ignore_errors=True)
 
 
+def _remove_making(work: Path) -> None:
+    """A making's directory, after its throwaway control plane (if one still runs) is stopped."""
+    with contextlib.suppress(LocalStackError, OSError):
+        ControlPlane(work / "state").delete()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path, operation: int) -> Iterator[None]:
     with open_private(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        fcntl.flock(handle, operation)
         yield

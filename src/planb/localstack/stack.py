@@ -156,8 +156,20 @@ class LocalStack(StackTeardown):
                 "creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
                 + (" with the CRDs in etcd from the seed ..." if seed else " ...")
             )
-            self.control_plane.create(self.kubeconfig, etcd_from=seed.data_dir if seed else None)
-        return seed
+            if seed is None:
+                self.control_plane.create(self.kubeconfig)
+                return None
+            with seed.in_use() as found:
+                try:
+                    self.control_plane.create(self.kubeconfig, etcd_from=seed.data_dir if found else None)
+                except LocalStackError as exc:
+                    if not found:
+                        raise
+                    raise LocalStackError(
+                        f"{exc}\n(etcd started from the seed {seed.directory}. If the seed is at fault, remove that "
+                        "directory, or run with PLANB_ETCD_SEED=off)"
+                    ) from exc
+            return seed if found else None
 
     def etcd_seed(self) -> EtcdSeed | None:
         """The etcd data directory a new control plane starts from (planb.localstack.seed), made first if this
@@ -171,7 +183,7 @@ class LocalStack(StackTeardown):
             say("making the etcd seed for this toolchain's CRDs (once; every later up starts from it) ...")
             try:
                 seed.make()
-            except (LocalStackError, OSError, subprocess.SubprocessError) as exc:
+            except (PlanbError, OSError, subprocess.SubprocessError) as exc:
                 say(f"could not make the etcd seed, so this up takes the CRDs into an empty etcd: {exc}")
                 return None
         return seed
