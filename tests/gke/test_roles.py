@@ -51,6 +51,8 @@ def test_fault_mid_create_fails_clearly_then_rerun_converges(emulator: RunningEm
     assert failed.returncode != 0, out[-3000:]
     assert "CREATE_NODE_POOL" in out and "ZONE_RESOURCE_POOL_EXHAUSTED (injected by the test)" in out
     assert "-e planb_recreate_on_error=true" in out
+    # The cluster came up before the pool failed; no local stack is up, and the emulator's reason is told.
+    assert "does not exist yet; start the local stack with `planb local up`" in " ".join(out.split()), out[-3000:]
     pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
     assert pools["on-demand-pool"]["status"] == "ERROR"
     assert "dws-pool" not in pools
