@@ -113,6 +113,14 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
         ),
         "job 1's pods on plan B's nodes",
     )
+    # The controller renders its metrics from the Workloads of its last poll: the one after job 1's re-admission
+    # may still be to come (the poll before it saw the Workload evicted from plan A and not yet admitted again).
+    wait_until(
+        lambda: 'planb_time_to_admission_seconds_count{plan="dws"} ' in metrics(),
+        "the failover controller's metrics to count job 1's admission on plan B (at its next poll)",
+        timeout=30,
+        explain=metrics,
+    )
     text = metrics()
     assert sample(text, "planb_failover_moved_jobs") == 1
     assert sample(text, "planb_failover_moves_total") == 1
