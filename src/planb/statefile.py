@@ -9,7 +9,8 @@ files' format on top: JSON indented by two spaces with a final newline.
 
 Local mode's state (``.state/`` and everything under it) is this user's alone, whatever the umask:
 `write_atomic` creates files with mode 0600 from their first byte, `open_private` opens the files
-appended to (logs, the emulator's request log, lock files) creating them 0600, and `private_dir`
+appended to (logs, the emulator's request log, lock files) creating them 0600, `flocked` holds such a lock
+file for the length of a `with`, and `private_dir`
 creates directories, and their missing parents, with mode 0700. A directory that already existed
 keeps its mode: ``PLANB_STATE_DIR`` may name a directory the user made (a home directory, say).
 
@@ -20,11 +21,14 @@ finishes its pass and cleans up instead of dying mid-write.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,6 +55,14 @@ def open_private(path: Path, mode: str = "ab") -> IO[Any]:
     private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     return os.fdopen(fd, mode)
+
+
+@contextlib.contextmanager
+def flocked(path: Path, operation: int = fcntl.LOCK_EX) -> Iterator[None]:
+    """Hold the lock file `path` (created as `open_private` does) with flock `operation` until the block ends."""
+    with open_private(path, "a") as handle:
+        fcntl.flock(handle, operation)
+        yield
 
 
 def write_atomic(path: Path, data: str | bytes, *, private: bool = True) -> None:

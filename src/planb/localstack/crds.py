@@ -29,9 +29,9 @@ MANIFEST_DIRS = (
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-def directories(manifests: Path | None = None) -> list[tuple[str, Path]]:
+def directories() -> list[tuple[str, Path]]:
     """The CRD directories of the pinned modules, by whose they are, in apply order; each must be there."""
-    manifests = manifests or paths.manifests_dir()
+    manifests = paths.manifests_dir()
     groups = [(label, manifests / directory) for label, directory in MANIFEST_DIRS]
     for label, directory in groups:
         if not directory.is_dir():
@@ -39,11 +39,11 @@ def directories(manifests: Path | None = None) -> list[tuple[str, Path]]:
     return groups
 
 
-def files(manifests: Path | None = None) -> list[Path]:
+def files() -> list[Path]:
     """Every CRD manifest the stack installs, in apply order."""
     return [
         path
-        for _, directory in directories(manifests)
+        for _, directory in directories()
         for path in sorted(directory.glob("*.yaml"))
         if path.name not in SKIPPED_CRDS
     ]

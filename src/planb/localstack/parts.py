@@ -7,7 +7,6 @@ them; `down` is in planb.localstack.teardown).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from planb.localstack.kubectl import kubectl
 from planb.localstack.kueue import NAMESPACE, HostKueue
 from planb.process import ManagedProcess
 from planb.rayhead import address as rayhead_address
-from planb.statefile import open_private
+from planb.statefile import flocked
 
 KUBERAY_METRICS_PORT = 19082
 KUBERAY_PROBE_PORT = 19083
@@ -71,9 +70,7 @@ class StackParts:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """One `up` or `down` at a time (tests and people may race)."""
-        lock = self.state.parent / f".{self.state.name}.lock"
-        with open_private(lock, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        with flocked(self.state.parent / f".{self.state.name}.lock"):
             yield
 
     def crd_directories(self) -> list[tuple[str, Path]]:
@@ -95,13 +92,12 @@ class StackParts:
         server-side apply that changes nothing still costs the API server seconds of merging 5 MB of schemas.
         """
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-        others = yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()])
         if seeded is None:
             say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
-            crds.apply(self.kubeconfig, crds.files(), stdin=others)
         else:
             say("the CRDs came with etcd's seed; installing Kueue's namespace and webhook configurations ...")
-            crds.apply(self.kubeconfig, [], stdin=others)
+        others = yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()])
+        crds.apply(self.kubeconfig, crds.files() if seeded is None else [], stdin=others)
         crds.wait_served(self.kubeconfig, expected=seeded)
 
     def start_kuberay(self) -> None:

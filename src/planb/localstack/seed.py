@@ -48,7 +48,7 @@ from planb.localstack import crds
 from planb.localstack.control_plane import ControlPlane, kwokctl_configuration
 from planb.localstack.errors import LocalStackError
 from planb.process import terminate
-from planb.statefile import open_private, write_json
+from planb.statefile import flocked, write_json
 
 #: Bump when what a seed holds, or how it is made, changes: every older seed is then left unused.
 SEED_FORMAT = "1"
@@ -129,7 +129,7 @@ class EtcdSeed:
         """While a control plane is created from the seed: no prune removes it (a shared lock), and it is marked
         used. Yields whether it exists."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.root / ".lock", fcntl.LOCK_SH):
+        with flocked(self.root / ".lock", fcntl.LOCK_SH):
             found = self.exists()
             if found:
                 os.utime(self.directory)
@@ -140,7 +140,7 @@ class EtcdSeed:
 
         What an interrupted making left (its throwaway control plane, its directory) is removed first."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.root / ".lock", fcntl.LOCK_EX):
+        with flocked(self.root / ".lock"):
             if self.exists():
                 return False
             for left in self.root.glob(".making-*"):
@@ -195,10 +195,3 @@ def _remove_making(work: Path) -> None:
     with contextlib.suppress(LocalStackError, OSError):
         ControlPlane(work / "state").delete()
     shutil.rmtree(work, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _locked(path: Path, operation: int) -> Iterator[None]:
-    with open_private(path, "a") as handle:
-        fcntl.flock(handle, operation)
-        yield
