@@ -75,14 +75,14 @@ bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local
 
 values: venv ## regenerate charts/planb/values/*.yaml and the collection's catalog facts from the catalog
 	@planb values --write-all charts/planb/values
-	@$(PY) -m planb.catalog.chart_files
-	@$(PY) -m planb.catalog.collection
+	@$(PY) -m planb.build.chart_files
+	@$(PY) -m planb.build.collection
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)
-	@$(PY) -m planb.catalog.golden
+	@$(PY) -m planb.build.golden
 
 collection: venv ## the planb.gke collection's tarball with its roles, playbooks and the queues chart, in dist/
-	@$(PY) -m planb.collection_tarball --output-path dist
+	@$(PY) -m planb.build.collection_tarball --output-path dist
 
 clean: ## stop the stack and remove the venv and the .tools link (the tool cache stays)
 	-@planb local down 2>/dev/null

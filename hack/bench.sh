@@ -39,7 +39,7 @@ PY
   echo "--- resident memory of the running stack, idle (sum of VmRSS of every stack process)"
   python - <<'PY'
 from pathlib import Path
-from planb.localstack.stack import LocalStack
+from planb.local.stack.stack import LocalStack
 
 total = 0
 for pid in LocalStack().pids():

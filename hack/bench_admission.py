@@ -29,10 +29,10 @@ from typing import Any
 import yaml
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
 from planb.catalog import nodepool
 from planb.kube import Kube
-from planb.localstack.stack import LocalStack
+from planb.local.capacity import settings as capacity_settings
+from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE
 
 REPO = paths.REPO

@@ -208,7 +208,7 @@ def converge(mode: str) -> None:
 
 def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     from planb import paths
-    from planb.localstack.stack import LocalStack
+    from planb.local.stack.stack import LocalStack
 
     return sh(str(paths.tool("helm")), "--kubeconfig", str(LocalStack().kubeconfig), *args, check=check)
 
@@ -246,7 +246,7 @@ def admitted_flavor(kube: Any, job: str) -> str:
 
 
 def job_logs(job: str, since: float) -> list[Path]:
-    from planb.rayhead import settings as rayhead_settings
+    from planb.local.rayhead import settings as rayhead_settings
 
     found = [p for p in rayhead_settings.logs_dir().glob(f"default_{job}_*.log") if p.stat().st_mtime >= since]
     return sorted(found, key=lambda p: p.stat().st_mtime)
@@ -257,10 +257,10 @@ def read_all(paths: Iterable[Path]) -> str:
 
 
 def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
-    from planb.capacity import settings as capacity_settings
     from planb.kube import Kube
-    from planb.localstack.stack import LocalStack
-    from planb.rayhead import settings as rayhead_settings
+    from planb.local.capacity import settings as capacity_settings
+    from planb.local.rayhead import settings as rayhead_settings
+    from planb.local.stack.stack import LocalStack
 
     converge(mode)
     kube = Kube(LocalStack().kubeconfig)

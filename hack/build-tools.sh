@@ -150,7 +150,7 @@ copy_manifests() {
 }
 
 # kwok's own default stages (what kwokctl uses when a configuration names none), as YAML files:
-# planb passes them to kwokctl with one change (planb.localstack.control_plane), and giving any
+# planb passes them to kwokctl with one change (planb.local.stack.control_plane), and giving any
 # stage replaces all of kwokctl's defaults.
 copy_kwok_stages() {
   local kwok stages="$prefix/manifests/kwok/stages"

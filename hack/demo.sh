@@ -72,7 +72,7 @@ phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity s
 # Every scenario starts from a known state, whatever ran before (another scenario's jobs, pools, capacity
 # switches or reservation, a test's stack): a stack that is here already is taken down first, with its
 # local project, capacity settings and Ray payload settings.
-if .venv/bin/python -c 'import sys; from planb.localstack.stack import LocalStack; sys.exit(0 if LocalStack().state.exists() else 1)'; then
+if .venv/bin/python -c 'import sys; from planb.local.stack.stack import LocalStack; sys.exit(0 if LocalStack().state.exists() else 1)'; then
   echo "[planb demo] a local stack is here from an earlier run: 'planb local down' first, so this demo starts clean"
   planb local down
 fi

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
 from planb.kube import Kube
-from planb.rayhead import settings as rayhead_settings
+from planb.local.capacity import settings as capacity_settings
+from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 
 JOB = "job-c"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from planb import paths
-from planb.localstack.stack import LocalStack
+from planb.local.stack.stack import LocalStack
 
 # The checkout's collection joins the `ansible_collections` namespace package, as ansible.cfg's collections_path
 # provides at run time; this conftest loads before every test module and conftest below it.

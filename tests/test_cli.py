@@ -13,7 +13,7 @@ import pytest
 from planb import cli, paths
 
 #: The packages a sub-command may pull in; `planb status` and `planb --help` need none of them.
-HEAVY = ("planb.gke", "planb.capacity", "planb.localstack", "planb.rayhead")
+HEAVY = ("planb.local.gke_emulator", "planb.local.capacity", "planb.local.stack", "planb.local.rayhead")
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, str]:

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planb import local_apiserver
 from planb.failover import settings as failover_settings
-from planb.local_apiserver import NotLocalStackError
-from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS
-from planb.localstack.parts import StackParts
+from planb.local import apiserver as local_apiserver
+from planb.local.apiserver import NotLocalStackError
+from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
+from planb.local.stack.parts import StackParts
 
 
 def _kubeconfig(tmp_path: Path, server: str) -> Path:

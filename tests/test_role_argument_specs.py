@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from planb.catalog.collection import COLLECTION_DIR
+from planb.build.collection import COLLECTION_DIR
 
 ROLES = sorted(
     role.name for role in (COLLECTION_DIR / "roles").iterdir() if (role / "meta/argument_specs.yml").is_file()

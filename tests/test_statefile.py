@@ -111,14 +111,14 @@ def test_a_state_dir_after_typical_writes_holds_only_0700_directories_and_0600_f
 ) -> None:
     """What local mode writes under .state/: settings, the emulator's store and request log, a process's
     pid and log, the stack's owned directory and lock, and the emulator's start lock; walked whole."""
-    from planb.capacity import settings as capacity_settings
     from planb.failover import settings as failover_settings
-    from planb.gke.background import BackgroundEmulator
-    from planb.gke.store import Store
-    from planb.localstack import statedir
-    from planb.localstack.parts import StackParts
+    from planb.local.capacity import settings as capacity_settings
+    from planb.local.gke_emulator.background import BackgroundEmulator
+    from planb.local.gke_emulator.store import Store
+    from planb.local.rayhead import settings as rayhead_settings
+    from planb.local.stack import statedir
+    from planb.local.stack.parts import StackParts
     from planb.process import ManagedProcess
-    from planb.rayhead import settings as rayhead_settings
 
     state = tmp_path / "home" / ".state"  # two levels that do not exist yet
     local = state / "local"

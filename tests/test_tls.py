@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from planb.localstack import kueue as kueue_mod
-from planb.localstack.kueue import HostKueue
-from planb.localstack.stack import LocalStack
+from planb.local.stack import kueue as kueue_mod
+from planb.local.stack.kueue import HostKueue
+from planb.local.stack.stack import LocalStack
 from planb.tls import RENEW_BEFORE, ServingCert, ensure_serving_cert
 
 

@@ -7,7 +7,7 @@ import re
 import yaml
 
 from planb import paths
-from planb.catalog.collection import COLLECTION_DIR
+from planb.build.collection import COLLECTION_DIR
 
 
 def test_kueue_role_default_is_the_pinned_version() -> None:

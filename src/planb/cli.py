@@ -29,15 +29,15 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("local", "the local stack (kwok control plane + the real Kueue)", "planb.localstack.cli"),
+    Command("local", "the local stack (kwok control plane + the real Kueue)", "planb.local.stack.cli"),
     Command("profiles", "list the accelerator profiles of the catalog", "planb.catalog.cli"),
     Command("values", "print Helm values for charts/planb derived from a profile", "planb.catalog.cli"),
-    Command("gke-emulator", "the local GKE API (container/v1 subset) on 127.0.0.1", "planb.gke.cli"),
-    Command("capacity", "the capacity simulator (GKE autoscaler + DWS, local mode)", "planb.capacity.cli"),
+    Command("gke-emulator", "the local GKE API (container/v1 subset) on 127.0.0.1", "planb.local.gke_emulator.cli"),
+    Command("capacity", "the capacity simulator (GKE autoscaler + DWS, local mode)", "planb.local.capacity.cli"),
     Command(
         "rayhead",
         "local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
-        "planb.rayhead.cli",
+        "planb.local.rayhead.cli",
     ),
     Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
 )

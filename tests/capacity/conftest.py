@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from planb.capacity.gke_api import NodePoolReader
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import Store
+from planb.local.capacity.gke_api import NodePoolReader
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import Store
 from tests.capacity.fakes import Clock, FakeApi, install_clock
 
 

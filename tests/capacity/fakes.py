@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import autoscaler, besteffort, booking, dws, nodes, provisioning
-from planb.capacity import simulator as sim
 from planb.kube import conditions
+from planb.local.capacity import autoscaler, besteffort, booking, dws, nodes, provisioning
+from planb.local.capacity import simulator as sim
 
 Obj = dict[str, Any]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from planb.capacity import settings as settings_mod
-from planb.capacity.settings import Lifecycle
+from planb.local.capacity import settings as settings_mod
+from planb.local.capacity.settings import Lifecycle
 from tests.capacity.conftest import capacity_cli as capacity
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from planb import local_apiserver
-from planb.capacity.settings import Settings, SettingsError, load, settings_file
-from planb.capacity.simulator import CapacitySimulator
+from planb.local import apiserver as local_apiserver
+from planb.local.capacity.settings import Settings, SettingsError, load, settings_file
+from planb.local.capacity.simulator import CapacitySimulator
 from tests.capacity.conftest import capacity_cli
 
 KUBECONFIG = (

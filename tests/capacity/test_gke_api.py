@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import settings as settings_mod
-from planb.capacity.gke_api import GkeUnavailableError, NodePoolReader
-from planb.capacity.settings import Settings
-from planb.capacity.simulator import CapacitySimulator
-from planb.gke.store import Store
+from planb.local.capacity import settings as settings_mod
+from planb.local.capacity.gke_api import GkeUnavailableError, NodePoolReader
+from planb.local.capacity.settings import Settings
+from planb.local.capacity.simulator import CapacitySimulator
+from planb.local.gke_emulator.store import Store
 from tests.capacity.conftest import PARENT, PROJECT, ServePools
 from tests.capacity.fakes import KUBECONFIG, FakeApi
 

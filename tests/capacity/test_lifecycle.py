@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import dws, nodes, webhook
-from planb.capacity import settings as settings_mod
-from planb.capacity import simulator as sim
-from planb.capacity.settings import Lifecycle, Settings
+from planb.local.capacity import dws, nodes, webhook
+from planb.local.capacity import settings as settings_mod
+from planb.local.capacity import simulator as sim
+from planb.local.capacity.settings import Lifecycle, Settings
 from tests.capacity.conftest import ServePools
 from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi
 

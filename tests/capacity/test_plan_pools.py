@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import dws, nodes
-from planb.capacity import simulator as sim
-from planb.capacity.settings import Settings
+from planb.local.capacity import dws, nodes
+from planb.local.capacity import simulator as sim
+from planb.local.capacity.settings import Settings
 from tests.capacity.conftest import ServePools
 from tests.capacity.fakes import KUBECONFIG, NS, Clock, FakeApi
 

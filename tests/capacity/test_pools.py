@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from planb.capacity.autoscaler import tolerates
-from planb.capacity.pools import from_gke
-from planb.capacity.settings import Settings, SettingsError, load, save, update
-from planb.capacity.simulator import CapacitySimulator
+from planb.local.capacity.autoscaler import tolerates
+from planb.local.capacity.pools import from_gke
+from planb.local.capacity.settings import Settings, SettingsError, load, save, update
+from planb.local.capacity.simulator import CapacitySimulator
 from tests.capacity.conftest import ServePools
 
 DWS_POOL = {

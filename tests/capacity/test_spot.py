@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import spot
-from planb.capacity.pools import from_gke
-from planb.capacity.settings import Settings, SettingsError, load, save, settings_file, update
 from planb.kube import KubeError
+from planb.local.capacity import spot
+from planb.local.capacity.pools import from_gke
+from planb.local.capacity.settings import Settings, SettingsError, load, save, settings_file, update
 
 Obj = dict[str, Any]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import webhook
+from planb.local.capacity import webhook
 
 NS = "default"
 REQUEST = "rayjob-job-2-abcde-dws-prov-1"

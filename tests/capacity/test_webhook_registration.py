@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import registration
-from planb.capacity import simulator as sim
 from planb.kube import KubeError
+from planb.local.capacity import registration
+from planb.local.capacity import simulator as sim
 from tests.capacity.fakes import KUBECONFIG
 
 Obj = dict[str, Any]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planb.catalog import golden, values
+from planb.build import golden
+from planb.catalog import values
 
 FIX = "run `make golden` (or `make values`) and review the diff"
 

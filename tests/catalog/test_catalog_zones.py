@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from planb import paths
-from planb.catalog import collection, gpu, quotas, tpu, zones
+from planb.build import collection
+from planb.catalog import gpu, quotas, tpu, zones
 
 if str(paths.REPO / "collections") not in sys.path:
     sys.path.insert(0, str(paths.REPO / "collections"))

@@ -19,7 +19,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from planb import paths
-from planb.catalog import PROFILES, chart_values, collection, node_pool, node_pools, pool_layout
+from planb.build import collection
+from planb.catalog import PROFILES, chart_values, node_pool, node_pools, pool_layout
 from planb.catalog import nodepool as catalog_nodepool
 from planb.catalog.errors import CatalogError
 

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import machines as capacity_machines
-from planb.capacity.pools import from_gke
 from planb.catalog import PROFILES, chart_values, general, gpu, machines, node_pool, tpu
 from planb.catalog.errors import UnknownMachineTypeError
 from planb.catalog.profiles import Profile
-from planb.gke import rules
+from planb.local.capacity import machines as capacity_machines
+from planb.local.capacity.pools import from_gke
+from planb.local.gke_emulator import rules
 
 TRAIN_PY = Path(__file__).resolve().parents[2] / "training" / "train.py"
 #: The GKE version the seed asks for: TPU flex-start is allowed from 1.33.0-gke.1712000.

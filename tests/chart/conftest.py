@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.catalog import golden
+from planb.build import golden
 
 Helm = Callable[..., subprocess.CompletedProcess[str]]
 

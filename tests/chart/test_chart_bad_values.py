@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from planb.catalog import golden, profiles, tpu, values
+from planb.build import golden
+from planb.catalog import profiles, tpu, values
 from tests.chart.conftest import Helm
 
 SCHEMA = "values don't meet the specifications of the schema(s)"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from planb.catalog import golden
+from planb.build import golden
 from tests.chart.conftest import Helm
 
 Render = Callable[..., list[dict[str, Any]]]

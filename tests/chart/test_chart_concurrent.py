@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from planb.catalog import golden
+from planb.build import golden
 from tests.chart.conftest import Helm
 from tests.chart.ladders import FOUR, PROFILE
 

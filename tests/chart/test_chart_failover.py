@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from planb.catalog import chart_files, golden
+from planb.build import chart_files, golden
 from tests.chart.conftest import Helm
 
 Render = Callable[..., list[dict[str, Any]]]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planb.catalog import golden
+from planb.build import golden
 from tests.failover.kueue_steps import Kueue, make_cluster, start_controller, timeout, watch
 from tests.failover.objects import PLAN_A
 

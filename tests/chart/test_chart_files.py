@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planb import paths
-from planb.catalog import chart_files, golden
+from planb.build import chart_files, golden
 from tests.chart.conftest import Helm
 
 FIX = "run `make values` and review the diff"

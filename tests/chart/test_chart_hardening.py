@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.catalog import golden, profiles, values
+from planb.build import golden
+from planb.catalog import profiles, values
 from tests.chart.conftest import YAML_LOADER
 from tests.chart.objects import by_kind, pod_specs
 

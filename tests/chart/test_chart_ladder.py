@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from planb.catalog import golden, values
+from planb.build import golden
+from planb.catalog import values
 from tests.chart.conftest import Helm
 from tests.chart.ladders import FOUR, PROFILE, quota
 

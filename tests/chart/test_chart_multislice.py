@@ -1,7 +1,7 @@
 """A job of two or more multi-host TPU slices stays off the DWS plans, and the chart says why.
 
 Kueue asks for all of a job's workers in one ProvisioningRequest and GKE provisions it only in one
-node pool that holds every pod, while a multi-host TPU pool holds one slice (planb.capacity.scaleup),
+node pool that holds every pod, while a multi-host TPU pool holds one slice (planb.local.capacity.scaleup),
 so such a job would never be provisioned on a dws rung: the workers' node affinity keeps Kueue's flavor
 assignment off those rungs, and the RayJob's annotation and NOTES.txt give planb's reason.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from planb.catalog import golden, values
+from planb.build import golden
+from planb.catalog import values
 
 Render = Callable[..., list[dict[str, Any]]]
 MULTI_HOST = str(golden.CHART_DIR / "values" / "tpu-v6e-4x4.yaml")  # 4 hosts per slice

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from planb.catalog import golden
+from planb.build import golden
 from planb.catalog import nodepool as catalog_nodepool
 from tests.chart.conftest import Helm
 

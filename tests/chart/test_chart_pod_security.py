@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from planb.catalog import golden
+from planb.build import golden
 from tests.chart.conftest import Helm
 from tests.chart.objects import by_kind, pod_specs
 

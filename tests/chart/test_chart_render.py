@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.catalog import chart_values, golden, values
+from planb.build import golden
+from planb.catalog import chart_values, values
 from tests.chart.conftest import Helm
 
 Render = Callable[..., list[dict[str, Any]]]

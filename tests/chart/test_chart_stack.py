@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from planb.catalog import golden
+from planb.build import golden
 from tests.chart.conftest import Helm
 from tests.conftest import Kubectl, get_json, wait_until
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.catalog import golden
+from planb.build import golden
 
 CHART = golden.CHART_DIR
 VALUES = sorted((CHART / "values").glob("*.yaml"))

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planb import collection_tarball
-from planb.gke.emulator import RunningEmulator
+from planb.build import collection_tarball
+from planb.local.gke_emulator.emulator import RunningEmulator
 
 BIN = Path(sys.executable).parent
 PROJECT = "ops-project"

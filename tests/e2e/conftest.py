@@ -20,12 +20,12 @@ import pytest
 from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
-from planb.gke.conformance import state_dir_violations
-from planb.gke.store import list_node_pools
 from planb.kube import Kube
-from planb.localstack.stack import LocalStack
-from planb.rayhead import settings as rayhead_settings
+from planb.local.capacity import settings as capacity_settings
+from planb.local.gke_emulator.conformance import state_dir_violations
+from planb.local.gke_emulator.store import list_node_pools
+from planb.local.rayhead import settings as rayhead_settings
+from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
 from tests.conftest import POLL_SECONDS, wait_until
 from tests.e2e.outside import OutsideController

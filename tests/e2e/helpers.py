@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from planb.kube import Kube, Obj
-from planb.rayhead import settings as rayhead_settings
+from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.e2e.conftest import run
 

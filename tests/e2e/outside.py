@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from planb import collection_tarball, paths
+from planb import paths
+from planb.build import collection_tarball
 
 BIN = Path(sys.executable).parent
 #: The collection README's playbook, verbatim in spirit: the whole flow is the collection's site playbook.

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
-from planb.capacity.settings import Lifecycle
 from planb.kube import Kube, conditions
-from planb.rayhead import settings as rayhead_settings
+from planb.local.capacity import settings as capacity_settings
+from planb.local.capacity.settings import Lifecycle
+from planb.local.rayhead import settings as rayhead_settings
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, install_job, no_quota, wait_jobs
 from tests.e2e.helpers import job_logs, payload_processes, planb_status, steps, workload_of

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
 from planb.kube import Kube
-from planb.rayhead import settings as rayhead_settings
+from planb.local.capacity import settings as capacity_settings
+from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import FOUR, Run, ansible_playbook, install_job, ladder_without_quota, release_ladder

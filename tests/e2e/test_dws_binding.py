@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.capacity import webhook
-from planb.capacity.autoscaler import tolerates
-from planb.capacity.registration import PATH as CONFIG
 from planb.kube import Kube, KubeError, Obj, conditions
-from planb.localstack.stack import LocalStack
+from planb.local.capacity import webhook
+from planb.local.capacity.autoscaler import tolerates
+from planb.local.capacity.registration import PATH as CONFIG
+from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ
 from tests.conftest import wait_until
 from tests.e2e.conftest import PROFILE, run, wait_jobs

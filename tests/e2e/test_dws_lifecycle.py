@@ -31,10 +31,10 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
-from planb.capacity.settings import Lifecycle
 from planb.kube import Kube, KubeError, Obj, conditions
-from planb.localstack.stack import LocalStack
+from planb.local.capacity import settings as capacity_settings
+from planb.local.capacity.settings import Lifecycle
+from planb.local.stack.stack import LocalStack
 from planb.status import lifecycle
 from planb.status.report import PROVREQ, collect
 from tests.conftest import holds_for, wait_until

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.capacity import settings as capacity_settings
 from planb.kube import Kube
-from planb.localstack.stack import LocalStack
+from planb.local.capacity import settings as capacity_settings
+from planb.local.stack.stack import LocalStack
 from planb.status.report import PROVREQ, collect
 from tests.conftest import holds_for, wait_until
 from tests.e2e.conftest import Run, install_job, submit_two_jobs, wait_jobs

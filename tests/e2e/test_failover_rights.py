@@ -19,9 +19,9 @@ import pytest
 
 from planb.failover import settings as failover_settings
 from planb.failover.kubeapi import JSON_PATCH, MERGE_PATCH, ApiError, Credentials, KubeApi, resource_path
-from planb.localstack import failover_access
-from planb.localstack.kubectl import kubectl
-from planb.localstack.stack import LocalStack
+from planb.local.stack import failover_access
+from planb.local.stack.kubectl import kubectl
+from planb.local.stack.stack import LocalStack
 from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.stack]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from planb.gke.store import read_request_log
 from planb.kube import Kube
+from planb.local.gke_emulator.store import read_request_log
 from tests.e2e.conftest import outside_controller
 
 

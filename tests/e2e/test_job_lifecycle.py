@@ -1,7 +1,7 @@
 """A RayJob's own lifecycle on the local stack: Running while its payload runs,
 then Complete/SUCCEEDED, or Failed with the payload's own error; its quota goes to the next job.
 
-KWOK runs no container, so the Ray head stand-in (planb.rayhead) answers KubeRay's Ray job API and
+KWOK runs no container, so the Ray head stand-in (planb.local.rayhead) answers KubeRay's Ray job API and
 does what the submitter pod would; everything asserted here is what the real KubeRay operator and
 Kueue wrote on the RayJob, the submitter Job and the Workload.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from planb.kube import Kube, KubeError, Obj, conditions
-from planb.rayhead import settings as rayhead_settings
+from planb.local.rayhead import settings as rayhead_settings
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, install_job, no_quota, wait_jobs
 from tests.e2e.helpers import planb_status, workload_of

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from planb.capacity import settings as capacity_settings
-from planb.capacity import spot
 from planb.kube import Kube, conditions
+from planb.local.capacity import settings as capacity_settings
+from planb.local.capacity import spot
+from planb.local.rayhead import settings as rayhead_settings
 from planb.process import is_alive
-from planb.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, install_job, wait_jobs

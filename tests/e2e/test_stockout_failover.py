@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from planb.capacity import settings as capacity_settings
 from planb.failover import settings as failover_settings
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
 from planb.kube import Kube, is_true
-from planb.localstack.stack import LocalStack
+from planb.local.capacity import settings as capacity_settings
+from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.conftest import holds_for, wait_until
 from tests.e2e.conftest import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from planb import paths
-from planb.gke.address import DEFAULT_PORT
 from planb.kube import Kube, conditions
-from planb.rayhead import settings as rayhead_settings
+from planb.local.gke_emulator.address import DEFAULT_PORT
+from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 from tests.conftest import wait_until
 from tests.e2e.conftest import Run, wait_jobs

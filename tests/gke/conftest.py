@@ -16,7 +16,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
 
 # The modules import `ansible_collections.planb.gke...`: the checkout's collections/ folder joins the

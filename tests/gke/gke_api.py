@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 
 Body = dict[str, Any]
 

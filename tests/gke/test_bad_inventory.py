@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import read_request_log
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import read_request_log
 from planb.paths import REPO
 from tests.gke.conftest import ansible_playbook
 from tests.gke.refusals import assert_plain_refusal

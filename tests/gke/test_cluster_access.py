@@ -1,4 +1,4 @@
-"""A RUNNING cluster's endpoint and CA (planb.gke.access).
+"""A RUNNING cluster's endpoint and CA (planb.local.gke_emulator.access).
 
 GKE's Cluster carries ``endpoint`` and ``masterAuth.clusterCaCertificate`` (base64 PEM) once it runs
 (container.v1.json); gcloud's ``clusters create`` and ``get-credentials`` refuse or warn without them. The
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planb.gke.access import LOCAL_APISERVER
-from planb.gke.emulator import RunningEmulator
-from planb.localstack.control_plane import APISERVER_PORT, BIND_ADDRESS
+from planb.local.gke_emulator.access import LOCAL_APISERVER
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
 from planb.tls import ensure_serving_cert
 from tests.gke.gke_api import call, create
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from planb.gke.background import BackgroundEmulator
-from planb.gke.errors import EmulatorError
-from planb.gke.store import emulator_dir, list_node_pools
-from planb.localstack.stack import LocalStack
+from planb.local.gke_emulator.background import BackgroundEmulator
+from planb.local.gke_emulator.errors import EmulatorError
+from planb.local.gke_emulator.store import emulator_dir, list_node_pools
+from planb.local.stack.stack import LocalStack
 from planb.process import is_alive, start_time, terminate
 
 

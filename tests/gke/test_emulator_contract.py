@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from planb.gke import conformance, contract, discovery
-from planb.gke.emulator import RunningEmulator
-from planb.gke.errors import ApiError
+from planb.local.gke_emulator import conformance, contract, discovery
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.errors import ApiError
 from tests.gke.gke_api import call, create
 from tests.gke.seed_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_ONDEMAND_POOL
 
@@ -182,7 +182,10 @@ def test_planb_gke_emulator_validate_reads_the_state_file(cluster: RunningEmulat
 
 
 def test_the_documents_load_only_when_first_used() -> None:
-    code = "import planb.gke.emulator, planb.gke.discovery as d; print(d.document.cache_info().currsize)"
+    code = (
+        "import planb.local.gke_emulator.emulator, planb.local.gke_emulator.discovery as d;"
+        " print(d.document.cache_info().currsize)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "0", done.stderr
     assert discovery.revision("container") == "20261027" and discovery.revision("compute") == "20261106"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import StateFileError, emulator_dir, list_clusters, list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import StateFileError, emulator_dir, list_clusters, list_node_pools
 
 
 def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from planb.catalog import tpu
-from planb.gke import rules
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator import rules
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.gke_api import call, create, refused, workload_policy
 
 LOCATION = "projects/planb-test/locations/us-east5-b"

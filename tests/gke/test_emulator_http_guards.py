@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_clusters
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters
 
 PROJECT, LOCATION = "planb-test", "us-east5-b"
 CLUSTERS = f"/v1/projects/{PROJECT}/locations/{LOCATION}/clusters"

@@ -17,8 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from planb.gke import reservation_rules, rules
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator import reservation_rules, rules
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.gke_api import call, create, refused
 
 PROJECT = "planb-test"

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from planb.gke.access import LOCAL_APISERVER
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_clusters, list_node_pools
+from planb.local.gke_emulator.access import LOCAL_APISERVER
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters, list_node_pools
 
 pytestmark = [
     pytest.mark.playbook,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 DWS_AUTOSCALING = {"min_node_count": 0, "max_node_count": 4, "location_policy": "ANY"}

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from planb.gke.conformance import state_dir_violations
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_node_pools
+from planb.local.gke_emulator.conformance import state_dir_violations
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_node_pools
 from tests.gke.conftest import ansible_playbook
 from tests.gke.gke_api import call
 from tests.gke.refusals import assert_plain_refusal

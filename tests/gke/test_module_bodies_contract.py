@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from planb.gke import contract, discovery
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator import contract, discovery
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER, LOCATION, PROJECT, ModuleRunner
 from tests.gke.gke_api import call
 from tests.gke.seed_bodies import SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_node_pools
 from tests.gke.conftest import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
 from tests.gke.gke_api import call
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER, CLUSTER_ARGS, DWS_ARGS, LOCATION, PROJECT, ModuleRunner
 from tests.gke.gke_api import call
 

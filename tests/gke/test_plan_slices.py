@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_node_pools
 from tests.gke.conftest import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner, ansible_playbook
 from tests.gke.refusals import assert_plain_refusal
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from planb.cli import main as planb_main
-from planb.gke.background import BackgroundEmulator
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_clusters
+from planb.local.gke_emulator.background import BackgroundEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters
 from tests.gke.conftest import PROJECT, ModuleRunner, ansible_playbook
 
 APIS = ["container.googleapis.com", "tpu.googleapis.com"]

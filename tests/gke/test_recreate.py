@@ -6,7 +6,7 @@ import json
 import urllib.request
 from typing import Any
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
 
 POOL = f"projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}/nodePools/on-demand-pool"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
 from tests.gke.conftest import CLUSTER_ARGS, ModuleRunner, ansible_playbook
 from tests.gke.gke_api import workload_policy

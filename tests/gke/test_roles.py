@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_node_pools
 from planb.paths import REPO
 from tests.gke.conftest import ansible_playbook
 from tests.gke.refusals import assert_plain_refusal

@@ -9,7 +9,7 @@ emulator must too, and must fill what they omit (``autoscaling.locationPolicy``,
 
 from __future__ import annotations
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.gke_api import call, create
 from tests.gke.seed_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL
 

@@ -7,7 +7,7 @@ the emulator's URL sends exactly that, beside GKE's own ``/v1/projects/*/locatio
 
 from __future__ import annotations
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.gke_api import call, create
 
 PROJECT, ZONE, CLUSTER = "planb-usage", "us-east5-b", "tpu-cluster"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_node_pools
 from tests.gke.conftest import ansible_playbook
 
 

@@ -19,7 +19,7 @@ from planb import paths
 from planb.catalog import pool_layout, values
 from planb.catalog.errors import CatalogError
 from planb.catalog.tpu import TopologyError, topology_chips
-from planb.gke import rules
+from planb.local.gke_emulator import rules
 
 if str(paths.REPO / "collections") not in sys.path:
     sys.path.insert(0, str(paths.REPO / "collections"))

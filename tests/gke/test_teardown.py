@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
 from tests.gke.conftest import CLUSTER, LOCATION, ModuleRunner, ansible_playbook, load_module
 from tests.gke.refusals import assert_plain_refusal

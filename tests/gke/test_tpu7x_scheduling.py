@@ -2,7 +2,7 @@
 
 The chain a stack run walks, one link at a time: the gke_node_pool module creates the multi-host pool with
 ``placement_policy`` against the emulator, which labels it with the policy's topology as GKE does; the capacity
-simulator reads that body (``planb.capacity.pools.from_gke``) and makes nodes with those labels; the job
+simulator reads that body (``planb.local.capacity.pools.from_gke``) and makes nodes with those labels; the job
 chart's worker nodeSelector for the ``tpu7x-2x2x2`` profile must match them, or the workers never schedule.
 """
 
@@ -20,9 +20,10 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.capacity.pools import from_gke
-from planb.catalog import golden, tpu
-from planb.gke.emulator import RunningEmulator
+from planb.build import golden
+from planb.catalog import tpu
+from planb.local.capacity.pools import from_gke
+from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.gke.conftest import CLUSTER_ARGS, PROJECT, ModuleRunner
 from tests.gke.gke_api import call, workload_policy
 

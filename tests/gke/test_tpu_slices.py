@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from planb.gke import rules
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator import rules
+from planb.local.gke_emulator.emulator import RunningEmulator
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from planb.gke.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.tls import ServingCert, ensure_serving_cert
 from tests.gke.conftest import CLUSTER_ARGS, ModuleRunner, load_module
 

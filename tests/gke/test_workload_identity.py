@@ -9,8 +9,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_clusters, list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters, list_node_pools
 from tests.gke.conftest import CLUSTER, PROJECT, ModuleRunner, ansible_playbook
 
 POOL: dict[str, Any] = {

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from planb.gke.emulator import RunningEmulator
-from planb.gke.store import list_clusters, list_node_pools
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters, list_node_pools
 from tests.gke.conftest import CLUSTER, ModuleRunner, ansible_playbook
 from tests.gke.refusals import assert_plain_refusal
 

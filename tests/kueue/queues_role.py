@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from planb.catalog import golden
+from planb.build import golden
 from tests.kueue.role_playbook import run_playbook
 from tests.kueue.run_once import once
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.localstack.kueue import KueueSettings, configuration, feature_gates_flag, parse_manager_config
+from planb.local.stack.kueue import KueueSettings, configuration, feature_gates_flag, parse_manager_config
 from tests.kueue.kueue_role import helm_installed_config, need, role_config, upstream_default
 
 pytestmark = pytest.mark.tools

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.localstack.control_plane import BIND_ADDRESS, KWOK_STAGES, ControlPlane, kwok_stages
+from planb.local.stack.control_plane import BIND_ADDRESS, KWOK_STAGES, ControlPlane, kwok_stages
 
 
 @pytest.mark.tools

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from planb.gke.background import BackgroundEmulator
-from planb.gke.store import emulator_dir
-from planb.localstack.control_plane import ControlPlane
-from planb.localstack.errors import LocalStackError
-from planb.localstack.stack import LocalStack
+from planb.local.gke_emulator.background import BackgroundEmulator
+from planb.local.gke_emulator.store import emulator_dir
+from planb.local.rayhead import payloads
+from planb.local.rayhead import settings as rayhead_settings
+from planb.local.stack.control_plane import ControlPlane
+from planb.local.stack.errors import LocalStackError
+from planb.local.stack.stack import LocalStack
 from planb.process import ManagedProcess, is_alive, reap, start_time
-from planb.rayhead import payloads
-from planb.rayhead import settings as rayhead_settings
 
 
 def _fake_control_plane(state: Path) -> dict[str, subprocess.Popen[bytes]]:
@@ -133,7 +133,7 @@ def test_a_state_dir_in_home_keeps_what_planb_did_not_create(tmp_path: Path) -> 
 
 
 def test_directories_planb_created_are_removed_whole(tmp_path: Path) -> None:
-    from planb.localstack import statedir
+    from planb.local.stack import statedir
 
     stack = LocalStack(tmp_path / "local")
     assert statedir.create(stack.state)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from planb.localstack import ports
-from planb.localstack.errors import LocalStackError
-from planb.localstack.stack import LocalStack
+from planb.local.stack import ports
+from planb.local.stack.errors import LocalStackError
+from planb.local.stack.stack import LocalStack
 
 _LISTEN = """
 import socket, sys, time

@@ -9,10 +9,10 @@ import pytest
 
 from planb import paths
 from planb.kube import Kube
-from planb.localstack import control_plane, crds
-from planb.localstack.control_plane import ControlPlane
-from planb.localstack.errors import LocalStackError
-from planb.localstack.seed import DATABASE, EtcdSeed, free_port, seed_key
+from planb.local.stack import control_plane, crds
+from planb.local.stack.control_plane import ControlPlane
+from planb.local.stack.errors import LocalStackError
+from planb.local.stack.seed import DATABASE, EtcdSeed, free_port, seed_key
 
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
 

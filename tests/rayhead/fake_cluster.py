@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from planb.kube import Obj
-from planb.rayhead.heads import RayHeads
-from planb.rayhead.server import RayHeadServer
+from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.server import RayHeadServer
 
 NS = "team-a"
 HEAD_HOST = f"rc-head-svc.{NS}.svc.cluster.local:8265"

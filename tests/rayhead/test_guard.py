@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.rayhead import server
-from planb.rayhead.guard import NotLocalStackError, require_local_apiserver
+from planb.local.rayhead import server
+from planb.local.rayhead.guard import NotLocalStackError, require_local_apiserver
 
 PORT = 26443
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from planb.rayhead import settings as settings_mod
-from planb.rayhead.jobs import FAILED, RUNNING, STOPPED, SUCCEEDED, JobTable, RayJobRecord
-from planb.rayhead.launch import launch_for
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.jobs import FAILED, RUNNING, STOPPED, SUCCEEDED, JobTable, RayJobRecord
+from planb.local.rayhead.launch import launch_for
 
 
 def record(tmp_path: Path, submission_id: str = "rayjob-abc") -> RayJobRecord:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.rayhead import settings as settings_mod
-from planb.rayhead.jobs import SUCCEEDED, JobTable, RayJobRecord
-from planb.rayhead.launch import LaunchRefusedError, launch_for, write_config_map
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.jobs import SUCCEEDED, JobTable, RayJobRecord
+from planb.local.rayhead.launch import LaunchRefusedError, launch_for, write_config_map
 
 
 def _app(tmp_path: Path, code: str = "print('ran')\n") -> tuple[Path, set[Path]]:

@@ -15,12 +15,12 @@ from typing import Any, cast
 import pytest
 
 from planb.kube import Kube, Obj
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.jobs import FAILED, SUCCEEDED
+from planb.local.rayhead.server import RayHeadServer
+from planb.local.rayhead.submitter import Submitters
 from planb.process import start_time
-from planb.rayhead import settings as settings_mod
-from planb.rayhead.heads import RayHeads
-from planb.rayhead.jobs import FAILED, SUCCEEDED
-from planb.rayhead.server import RayHeadServer
-from planb.rayhead.submitter import Submitters
 from tests.rayhead.fake_cluster import NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
 
 RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"

@@ -15,10 +15,10 @@ from typing import cast
 import pytest
 
 from planb.kube import Kube
-from planb.rayhead import settings as settings_mod
-from planb.rayhead.heads import RayHeads
-from planb.rayhead.server import RayHeadServer
-from planb.rayhead.submitter import Submitters
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.server import RayHeadServer
+from planb.local.rayhead.submitter import Submitters
 from tests.rayhead.fake_cluster import HEAD, NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
 
 

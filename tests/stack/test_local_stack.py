@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from planb.kube import Kube
-from planb.localstack.crds import files as crd_files
-from planb.localstack.crds import served
-from planb.localstack.stack import LocalStack
+from planb.local.stack.crds import files as crd_files
+from planb.local.stack.crds import served
+from planb.local.stack.stack import LocalStack
 from planb.process import is_alive
 from tests.conftest import Kubectl, get_json, wait_until
 
@@ -41,7 +41,7 @@ def test_api_server_reports_pinned_1_34(kubectl: Kubectl) -> None:
 
 
 def test_every_crd_is_established_and_in_discovery_once_up_returns(kubectl: Kubectl, local_stack: Path) -> None:
-    # `up` waits on discovery instead of the CRDs' conditions (planb.localstack.crds.wait_served): the two agree.
+    # `up` waits on discovery instead of the CRDs' conditions (planb.local.stack.crds.wait_served): the two agree.
     crds = get_json(kubectl, "crd")["items"]
     names = {crd["metadata"]["name"] for crd in crds}
     assert {"rayjobs.ray.io", "workloads.kueue.x-k8s.io", "provisioningrequests.autoscaling.x-k8s.io"} <= names
@@ -195,7 +195,7 @@ def test_down_leaves_no_process(local_stack: Path) -> None:
 
 def test_helm_and_kueue_report_the_pinned_versions(local_stack: Path) -> None:
     from planb import paths
-    from planb.localstack.stack import component_versions
+    from planb.local.stack.stack import component_versions
 
     pinned = paths.versions()
     versions = component_versions(local_stack)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from planb.localstack import ports
-from planb.localstack.control_plane import APISERVER_PORT
-from planb.localstack.stack import LocalStack
+from planb.local.stack import ports
+from planb.local.stack.control_plane import APISERVER_PORT
+from planb.local.stack.stack import LocalStack
 from planb.process import start_time
 
 pytestmark = pytest.mark.stack

@@ -64,7 +64,7 @@ def node_pool(
     """Node pool settings for ``slices`` slices of ``profile``.
 
     Keys (all plain YAML types, stable: the Ansible filter ``planb.gke.node_pool`` returns the same
-    dict, from the facts planb.catalog.collection generates):
+    dict, from the facts planb.build.collection generates):
 
     * ``profile`` (str) canonical profile name; ``kind`` ('tpu' | 'gpu'); ``generation`` (str)
     * ``machine_type`` (str) GKE machine type, e.g. ct6e-standard-4t

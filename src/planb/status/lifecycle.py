@@ -15,7 +15,7 @@ pkg/controller/core/workload_controller.go):
 * GKE's autoscaler keeps a request ``Accepted=False`` until it chooses a node pool for it, with its
   reason when no pool takes it, and fails it with that reason two minutes after its creation
   (GoogleCloudPlatform/cluster-autoscaler pkg/provisioningrequests/scaleup/orchestrator.go,
-  planb.capacity.scaleup). Kueue reports nothing for an Accepted=False request, so the status shows
+  planb.local.capacity.scaleup). Kueue reports nothing for an Accepted=False request, so the status shows
   the request's own condition. Once accepted, the request's ``Provisioned=False`` condition says why it
   waits; Kueue copies it into the check's message. GKE passes Compute Engine's waiting message through, and the
   autoscaler's sources show only "Expected time is indefinite." there, so the status adds planb's own figure, how
@@ -153,7 +153,7 @@ def pod_count(pr: Obj) -> int:
     return sum(int(p.get("count", 1)) for p in (pr.get("spec") or {}).get("podSets", []))
 
 
-#: GKE's reason for a request no node pool holds whole (planb.capacity.scaleup.POOL_SIZE_REASON).
+#: GKE's reason for a request no node pool holds whole (planb.local.capacity.scaleup.POOL_SIZE_REASON).
 POOL_SIZE_REASON = "NodepoolSizeReached"
 
 

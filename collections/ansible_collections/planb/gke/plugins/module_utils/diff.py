@@ -3,7 +3,7 @@
 
 Node labels and taints are compared by key, over the keys the module manages only: GKE adds its own to
 the pools it creates (``google.com/tpu`` and ``cloud.google.com/gke-queued`` taints, TPU and flex-start
-labels; see planb's emulator, src/planb/gke/defaults.py, for the sources), and those are no difference.
+labels; see planb's emulator, src/planb/local/gke_emulator/defaults.py, for the sources), and those are no difference.
 Terraform's GKE provider does the same ("will only report drift on taint keys that are already managed").
 """
 

@@ -1,0 +1,103 @@
+"""Golden files of generated output: `planb profiles`, `planb values`, `helm template charts/planb`.
+
+``python -m planb.build.golden`` (``make golden``) rewrites them; tests compare the live output
+with them, so a change to the catalog or the chart shows up as a reviewed diff.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from functools import partial
+
+from planb import paths
+from planb.catalog import values
+
+GOLDEN_DIR = paths.REPO / "tests" / "golden"
+CHART_DIR = paths.REPO / "charts" / "planb"
+
+#: CLI invocations whose stdout is kept: golden file name -> argv after `planb`.
+CLI_CASES: dict[str, tuple[str, ...]] = {
+    "catalog-profiles.txt": ("profiles",),
+    "catalog-values-tpu-v6e-4x4.yaml": ("values", "tpu-v6e-4x4"),
+    "catalog-values-tpu-v6e-16-slices-2-on-demand-3.yaml": (
+        "values",
+        "tpu-v6e-16",
+        "--slices",
+        "2",
+        "--on-demand-slices",
+        "3",
+    ),
+    "catalog-values-gpu-a3-h100-8.yaml": ("values", "gpu-a3-h100-8"),
+}
+
+#: Release name used for every golden `helm template` (job mode names derive from it).
+RELEASE = "job-1"
+
+
+def run_cli(*argv: str) -> str:
+    """stdout of the real `planb` command line (same interpreter, fresh process)."""
+    done = subprocess.run([sys.executable, "-m", "planb.cli", *argv], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def helm_template(*args: str, release: str = RELEASE) -> subprocess.CompletedProcess[str]:
+    """`helm template RELEASE charts/planb ARGS` with the pinned helm; not checked."""
+    return subprocess.run(
+        [str(paths.tool("helm")), "template", release, str(CHART_DIR), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def chart_cases() -> dict[str, tuple[str, ...]]:
+    """Golden name -> helm template args: both modes for every shipped profile."""
+    cases: dict[str, tuple[str, ...]] = {}
+    for profile in values.SHIPPED:
+        vfile = str(CHART_DIR / "values" / f"{profile}.yaml")
+        cases[f"chart-job-{profile}.yaml"] = ("-f", vfile)
+        cases[f"chart-queues-{profile}.yaml"] = ("-f", vfile, "--set", "mode=queues")
+    cases["chart-job-defaults.yaml"] = ()
+    cases["chart-queues-defaults.yaml"] = ("--set", "mode=queues")
+    return cases
+
+
+#: The ConfigMap line that carries training/train.py (one JSON string on one line).
+_SCRIPT_LINE = re.compile(r'^(  train\.py: )".*"$', re.MULTILINE)
+
+
+def render_chart(args: tuple[str, ...]) -> str:
+    """`helm template` output with the training script's body replaced by a marker.
+
+    The script belongs to training/ and changes on its own; a chart test proves the ConfigMap holds
+    it byte for byte, so the chart's goldens need not change with it.
+    """
+    done = helm_template(*args)
+    if done.returncode != 0:
+        raise RuntimeError(f"helm template {' '.join(args)} failed: {done.stderr}")
+    return _SCRIPT_LINE.sub(r'\1"<training/train.py, verbatim>"', done.stdout)
+
+
+def expected() -> dict[str, Callable[[], str]]:
+    """Golden file name -> producer of its current content."""
+    out: dict[str, Callable[[], str]] = {}
+    for name, argv in CLI_CASES.items():
+        out[name] = partial(run_cli, *argv)
+    for name, args in chart_cases().items():
+        out[name] = partial(render_chart, args)
+    return out
+
+
+def main() -> int:
+    GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    for name, produce in expected().items():
+        (GOLDEN_DIR / name).write_text(produce())
+        print(f"wrote {GOLDEN_DIR / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

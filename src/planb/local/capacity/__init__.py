@@ -1,0 +1,1 @@
+"""planb.local.capacity."""

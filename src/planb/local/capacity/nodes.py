@@ -1,0 +1,102 @@
+"""The node factory: the KWOK Node objects the capacity simulator makes for a pool's slices.
+
+A node carries the labels and taints GKE puts on a node of its pool (planb.local.capacity.pools derives
+them from the pool), KWOK's annotation that makes KWOK run it, the whole machine's capacity from the
+catalog, and planb's own marks: ``planb.dev/capacity-simulator`` (the simulator manages it),
+``planb.dev/slice`` (the nodes made together as one slice) and, for a queued-provisioning request's
+nodes, ``planb.dev/provisioning-request`` with GKE's resize request label. A slice's nodes are named
+``gke-<cluster>-<pool>-<slice id>-<i>``, cut to 63 characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from planb.kube import Kube, Obj
+from planb.local.capacity import dws
+from planb.local.capacity import machines as machines_mod
+from planb.local.capacity import webhook as webhook_mod
+from planb.local.capacity.pools import NodePool
+
+MANAGED = "planb.dev/capacity-simulator"
+SLICE = "planb.dev/slice"
+REQUEST = "planb.dev/provisioning-request"
+
+
+def node_body(pool: NodePool, name: str, slice_id: str, request: str | None) -> dict[str, Any]:
+    """A Node of `pool` in slice `slice_id`; `request` ("namespace/name"): the queued request it is made for."""
+    capacity = machines_mod.capacity(pool.machine)
+    labels = pool.node_labels()
+    labels.update(
+        {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "type": "kwok",
+            MANAGED: "true",
+            SLICE: slice_id,
+        }
+    )
+    annotations = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
+    if request:
+        annotations[REQUEST] = request
+        # GKE labels a queued request's nodes with its resize request name (webhook_mod.GKE_CA_LABEL).
+        labels[webhook_mod.REQUEST_LABEL] = dws.resize_request_name(request)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"taints": pool.node_taints()},
+        "status": {
+            "capacity": capacity,
+            "allocatable": capacity,
+            "nodeInfo": {
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "kubeletVersion": "fake",
+                "kubeProxyVersion": "fake",
+                "containerRuntimeVersion": "kwok",
+                "osImage": "kwok",
+                "kernelVersion": "kwok",
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
+            },
+            "phase": "Running",
+        },
+    }
+
+
+class NodeFactory:
+    """Makes and removes the simulator's nodes (a mixin of planb.local.capacity.simulator.CapacitySimulator)."""
+
+    kube: Kube
+    log: Callable[[str], None]
+    #: Per node of an autoscaled pool: since when it runs no pod (planb.local.capacity.autoscaler).
+    idle_since: dict[str, float]
+
+    def _add_slice(self, pool: NodePool, count: int, reason: str, request: str | None = None) -> list[str]:
+        seed = f"{pool.name}/{request or ''}/{time.time_ns()}"
+        slice_id = hashlib.sha1(seed.encode()).hexdigest()[:8]
+        names = []
+        for i in range(count):
+            name = f"gke-{pool.cluster or 'local'}-{pool.name}-{slice_id}-{i}"[:63].rstrip("-")
+            self.kube.create("/api/v1/nodes", node_body(pool, name, slice_id, request))
+            names.append(name)
+        self.log(f"pool {pool.name}: +{count} node(s) ({reason}): {', '.join(names)}")
+        return names
+
+    def _delete_node(self, name: str, reason: str) -> None:
+        if self.kube.delete(f"/api/v1/nodes/{name}"):
+            self.log(f"node {name} removed ({reason})")
+        self.idle_since.pop(name, None)
+
+    def _fixed_size(self, pool: NodePool, nodes: list[Obj]) -> None:
+        missing = pool.initial_nodes - len(nodes)
+        for _ in range(max(0, missing)):
+            self._add_slice(pool, 1, "fixed-size pool")
+        for node in nodes[pool.initial_nodes :]:
+            self._delete_node(node["metadata"]["name"], "fixed-size pool shrank")

@@ -1,0 +1,292 @@
+"""DWS's ProvisioningRequest lifecycle, as GKE's autoscaler runs it for queued provisioning.
+
+Requests of class ``queued-provisioning.gke.io`` go through DWS's lifecycle, each step with the
+condition type, reason and message GKE's autoscaler sets (GoogleCloudPlatform/cluster-autoscaler:
+planb.local.capacity.dws and planb.local.capacity.scaleup cite each; "Run a large-scale workload with flex-start
+with queued provisioning", https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest,
+shows them), and Kueue v0.19.2's pkg/controller/admissionchecks/provisioning reacts to each type:
+
+- pending: a new request gets ``Accepted=False`` (NotAccepted) and keeps ``Accepted=False`` until a
+  node group is chosen for it (planb.local.capacity.scaleup): the first queued-provisioning pool whose
+  labels match its pods' nodeSelector and that has room for all its pods. When none does, the
+  condition carries GKE's reason (NoQueuedNodepoolAvailable, ProvisioningRequestNotSchedulableInNodepool,
+  NodepoolSizeReached), and two minutes after its creation the request fails with it (``Failed=True``),
+  e.g. a request of two or more multi-host slices, which no one-slice pool holds. Kueue reports
+  nothing while the request is Accepted=False, and retries a failed one;
+- queued: ``Accepted=True`` (SuccessfullyQueued) with GKE's ``provisioningClassDetails``
+  (ResizeRequestName, NodePoolName, ...) once the pool is chosen; for the request's delay
+  (``provisioning_delay_seconds``, per pool or request pattern in ``pools``/``requests``) also
+  ``Provisioned=False`` (ResourcePoolExhausted, Compute Engine's "Waiting for resources ..." without a
+  time: its expected time is "indefinite"); Kueue copies that message into the Workload's admission check;
+- provisioned: the chosen pool gets all the request's nodes at once (KWOK nodes with GKE's labels,
+  the ``cloud.google.com/gke-queued`` taint and accelerator capacity), ``Provisioned=True``. Its nodes
+  carry ``autoscaling.gke.io/provisioning-request`` with the request's resize request name;
+  `planb.local.capacity.webhook` gives the request's pods the matching node selector, so no other pod
+  lands on them (GKE's sources there);
+- booked, booking expired, capacity revoked: planb.local.capacity.booking;
+- failed: ``Failed=True`` (QueuingInfeasibleNoCapacity) for ``fail_next`` requests and those of
+  a pool or request pattern switched to ``fail``; a request with more than one PodSet fails at
+  once with GKE's MultiplePodSetsUnsupported. When a request is deleted its nodes go.
+
+Where this differs from GKE: provisioning takes a fixed delay instead of waiting for real capacity,
+a failure is a switch, not a stockout, and a request that fits a matching pool taken by another
+request waits for it instead of failing after two minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from planb.kube import KubeError, Obj, conditions
+from planb.local.capacity import dws, scaleup
+from planb.local.capacity import settings as settings_mod
+from planb.local.capacity.booking import BookingLifecycle
+from planb.local.capacity.nodes import REQUEST
+from planb.local.capacity.pools import NodePool
+
+#: Requests whose nodes are made at the same time.
+DELIVERY_WORKERS = 8
+
+
+class ProvisioningLifecycle(BookingLifecycle):
+    """Each queued-provisioning request one step further per pass (a mixin of CapacitySimulator)."""
+
+    state_dir: Path | None
+    #: Per request ("namespace/name"): when this process first saw it (its creation time when it has none).
+    first_seen: dict[str, float]
+    #: Per request: when a pool was chosen for it (wall clock), the start of its delay.
+    accepted_at: dict[str, float]
+    #: Requests delivered by this process (guards against acting twice on a stale cached version).
+    delivered: set[str]
+    #: Per request: the nodeSelector and pod count of its templates.
+    selectors: dict[str, tuple[dict[str, str], int]]
+    missing_templates: set[str]
+    #: Pools the catalog cannot describe, by name, with the error last logged for each.
+    broken: dict[str, str]
+
+    def _requests(self) -> list[Obj] | None:
+        """Every ProvisioningRequest: the watch's cache under `run`, else one list; None before the first sync."""
+        if self.informer is not None:
+            if not self.informer.synced.is_set():
+                return None
+            return self.informer.snapshot()
+        return self.kube.items(f"{dws.PR_PATH}/provisioningrequests")
+
+    def _pr_pod_selector(self, pr: Obj) -> tuple[dict[str, str], int]:
+        """The nodeSelector of the request's pod templates and the number of pods it asks for."""
+        key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
+        cached = self.selectors.get(key)
+        if cached is not None:
+            return cached
+        selector: dict[str, str] = {}
+        count = 0
+        found = True
+        for podset in pr["spec"].get("podSets", []):
+            count += int(podset.get("count", 1))
+            template = self.kube.get(
+                f"/api/v1/namespaces/{pr['metadata']['namespace']}/podtemplates/{podset['podTemplateRef']['name']}"
+            )
+            if template is None:
+                found = False
+            else:
+                selector.update(template["template"]["spec"].get("nodeSelector") or {})
+        if found:
+            self.selectors[key] = (selector, count)  # a request's templates do not change
+        else:
+            self.missing_templates.add(key)
+        return selector, count
+
+    def _created_at(self, key: str, pr: Obj) -> float:
+        """The request's creationTimestamp, else when this process first saw it (wall clock)."""
+        created = dws.parse_time((pr.get("metadata") or {}).get("creationTimestamp"))
+        return created if created is not None else self.first_seen.setdefault(key, time.time())
+
+    def _accepted_time(self, key: str, conds: dict[str, Obj]) -> float:
+        """When the request was accepted: remembered, else its Accepted time (after a restart), else now."""
+        if key not in self.accepted_at:
+            accepted = conds.get("Accepted") or {}
+            self.accepted_at[key] = (
+                dws.parse_time(accepted.get("lastTransitionTime")) if accepted.get("status") == "True" else None
+            ) or time.time()
+        return self.accepted_at[key]
+
+    def _committed(
+        self, requests: list[Obj], by_pool: dict[str, list[Obj]], by_request: dict[str, list[str]]
+    ) -> dict[str, int]:
+        """Per pool: its nodes plus the nodes still to come for the requests accepted on it."""
+        committed: dict[str, int] = defaultdict(int, {name: len(nodes) for name, nodes in by_pool.items()})
+        for pr in requests:
+            key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
+            true = {k for k, c in conditions(pr).items() if c.get("status") == "True"}
+            pool = dws.pool_name(pr)
+            waiting = "Accepted" in true and not true & {"Provisioned", "Failed", "CapacityRevoked"}
+            if pool and waiting and key not in self.delivered:
+                committed[pool] += max(dws.pod_count(pr) - len(by_request.get(key, [])), 0)
+        return committed
+
+    def _provisioning_requests(
+        self,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
+    ) -> None:
+        requests = self._requests()
+        if requests is None:
+            return  # the watch has not listed yet: nothing is known to be gone
+        requests = [pr for pr in requests if pr["spec"].get("provisioningClassName") == dws.QUEUED_CLASS]
+        by_request: dict[str, list[str]] = defaultdict(list)
+        self.request_pools = {}
+        for pool_name, pool_nodes in by_pool.items():
+            for node in pool_nodes:
+                request = (node["metadata"].get("annotations") or {}).get(REQUEST)
+                if request:
+                    by_request[request].append(node["metadata"]["name"])
+                    self.request_pools[request] = pool_name
+        live: set[str] = set()
+        added: dict[str, int] = defaultdict(int)
+        committed = self._committed(requests, by_pool, by_request)
+        deliveries: list[tuple[Obj, NodePool, int, str]] = []
+        for pr in requests:
+            key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
+            live.add(key)
+            try:
+                self._request(pr, key, pools, by_pool, by_request, settings, busy, added, committed, deliveries)
+            except KubeError as exc:
+                self.log(f"ProvisioningRequest {key}: {exc} (will retry)")
+        self._deliver(deliveries)
+        for table in (self.first_seen, self.accepted_at, self.provisioned_at, self.selectors, self.idle_request_since):
+            for key in [k for k in table if k not in live]:
+                del table[key]
+        self.delivered &= live
+        # Nodes whose request is gone are removed (the job finished or was evicted).
+        for request, names in by_request.items():
+            if request not in live:
+                for name in names:
+                    self._delete_node(name, f"ProvisioningRequest {request} deleted")
+
+    def _request(
+        self,
+        pr: Obj,
+        key: str,
+        pools: dict[str, NodePool],
+        by_pool: dict[str, list[Obj]],
+        by_request: dict[str, list[str]],
+        settings: settings_mod.Settings,
+        busy: Callable[[], set[str]],
+        added: dict[str, int],
+        committed: dict[str, int],
+        deliveries: list[tuple[Obj, NodePool, int, str]],
+    ) -> None:
+        """One request, one step further along DWS's lifecycle (the module docstring lists the states)."""
+        conds = conditions(pr)
+        true = {kind for kind, cond in conds.items() if cond.get("status") == "True"}
+        nodes = by_request.get(key, [])
+        if true & {"Failed", "CapacityRevoked"}:
+            for name in nodes:  # terminal: no capacity is left behind
+                self._delete_node(name, f"ProvisioningRequest {key} is {'Failed' if 'Failed' in true else 'revoked'}")
+            return
+        if "Provisioned" in true or key in self.delivered:
+            if "Provisioned" in true:
+                self._booked(pr, key, conds, true, nodes, pools, settings, busy)
+            return
+        if not conds:
+            # dws.GKE_CA_STATE: GKE's initializer makes a new request Pending before any node group is chosen.
+            pr = self._set_pr_conditions(pr, [("Accepted", "False", dws.NOT_ACCEPTED_REASON, dws.NOT_ACCEPTED_MESSAGE)])
+        if len(pr["spec"].get("podSets", [])) > 1:
+            # GKE's queued provisioning takes one PodSet per request and fails any other at once.
+            self._set_pr_conditions(pr, [("Failed", "True", dws.MULTIPLE_PODSETS_REASON, dws.MULTIPLE_PODSETS_MESSAGE)])
+            self.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
+            return
+        self.missing_templates.discard(key)
+        selector, count = self._pr_pod_selector(pr)
+        if key in self.missing_templates:
+            # Kueue writes the pod templates first; one not there yet is looked for again shortly.
+            self._deadline(time.time() + 1.0)
+            return
+        pool = self._assigned_pool(pr, key, pools) if "Accepted" in true else None
+        if pool is None:
+
+            def free(candidate: NodePool) -> int:
+                """Nodes the pool can still take (this request's own nodes of an earlier attempt count as free)."""
+                own = len(nodes) if self.request_pools.get(key) == candidate.name else 0
+                return candidate.max_nodes - committed[candidate.name] + own
+
+            created = self._created_at(key, pr)
+            retrying = time.time() < created + scaleup.RETRY_PERIOD_SECONDS
+            decision = scaleup.decide(pools.values(), selector, count, free, retrying)
+            if decision.pool is None:
+                self._not_accepted(pr, key, decision, retrying, created)
+                return
+            pool = decision.pool
+            committed[pool.name] += count - (len(nodes) if self.request_pools.get(key) == pool.name else 0)
+            self.accepted_at[key] = time.time()
+            pr = self._set_pr_conditions(
+                pr,
+                [("Accepted", "True", dws.ACCEPTED_REASON, dws.ACCEPTED_MESSAGE)],
+                dws.class_details(key, pool, dws.template_names(pr)),
+            )
+        life = settings.resolve(pool.name, key)
+        ready_at = self._accepted_time(key, conditions(pr)) + life.delay_seconds
+        if "Accepted" not in true:
+            self.log(f"ProvisioningRequest {key}: accepted on {pool.name}, queued for {life.delay_seconds:.0f} s")
+        in_use = len(by_pool.get(pool.name, [])) + added[pool.name]
+        room = in_use - len(nodes) + count <= pool.max_nodes
+        if time.time() < ready_at or (not room and not life.fail and settings.fail_next <= 0):
+            # dws.GKE_CA_WAITING: the resize request waits for capacity.
+            self._set_pr_conditions(pr, [("Provisioned", "False", dws.WAITING_REASON, dws.WAITING_MESSAGE)])
+            if time.time() < ready_at:
+                self._deadline(ready_at)
+            return
+        if settings.fail_next > 0 or life.fail:
+            if settings.fail_next > 0:
+                settings_mod.update(self.state_dir, fail_next=settings.fail_next - 1)
+                switch = "planb capacity set --fail-next"
+            else:
+                switch = "planb capacity set --fail"
+            message = f"{dws.no_capacity_message(pool.zone or '-')} (simulated: {switch}, node pool {pool.name})"
+            self._set_pr_conditions(pr, [("Failed", "True", dws.NO_CAPACITY_REASON, message)])
+            self.log(f"ProvisioningRequest {key}: Failed (simulated)")
+            return
+        missing = count - len(nodes)  # nodes of an earlier attempt that broke off are the request's own
+        added[pool.name] += missing
+        self.delivered.add(key)
+        deliveries.append((pr, pool, missing, key))
+
+    def _not_accepted(self, pr: Obj, key: str, decision: scaleup.Decision, retrying: bool, created: float) -> None:
+        """No pool takes the request: Accepted=False with GKE's reason while it may still be taken, else Failed."""
+        if retrying or not decision.fails:
+            written = self._set_pr_conditions(pr, [("Accepted", "False", decision.reason, decision.message)])
+            if written is not pr:
+                self.log(f"ProvisioningRequest {key}: not accepted, {decision.reason}: {decision.message}")
+            if retrying:
+                self._deadline(created + scaleup.RETRY_PERIOD_SECONDS)
+            return
+        self._set_pr_conditions(pr, [("Failed", "True", decision.reason, decision.message)])
+        self.log(f"ProvisioningRequest {key}: Failed, {decision.reason}: {decision.message}")
+
+    def _deliver(self, deliveries: list[tuple[Obj, NodePool, int, str]]) -> None:
+        """All nodes of each request at once, then Provisioned=True; requests in parallel."""
+
+        def one(item: tuple[Obj, NodePool, int, str]) -> None:
+            pr, pool, count, key = item
+            try:
+                if count > 0:
+                    self._add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
+                self.provisioned_at[key] = time.time()
+                self._set_pr_conditions(pr, [("Provisioned", "True", dws.PROVISIONED_REASON, dws.PROVISIONED_MESSAGE)])
+                self.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
+            except KubeError as exc:
+                self.delivered.discard(key)  # the next pass makes the nodes still missing
+                self.log(f"ProvisioningRequest {key}: delivery failed: {exc} (will retry)")
+
+        if len(deliveries) <= 1:
+            for item in deliveries:
+                one(item)
+            return
+        with ThreadPoolExecutor(max_workers=min(DELIVERY_WORKERS, len(deliveries))) as pool:
+            list(pool.map(one, deliveries))

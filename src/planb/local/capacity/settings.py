@@ -1,0 +1,197 @@
+"""The simulator's switches, kept in a JSON file so `planb capacity set` can flip them while it runs."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from planb import paths
+from planb.errors import PlanbError
+from planb.local.capacity.spot import GKE_NOTICE_SECONDS
+from planb.statefile import private_dir, write_json
+
+
+class SettingsError(PlanbError):
+    """A switch was given a value the simulator cannot use, or the settings file cannot be read."""
+
+
+#: GKE holds provisioned queued capacity for its request this long; the request's pods must land on
+#: it meanwhile ("Run a large-scale workload with flex-start with queued provisioning":
+#: https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+GKE_BOOKING_WINDOW_SECONDS = 600.0
+#: DWS's longest run, also the default of a request without maxRunDurationSeconds (same page).
+GKE_MAX_RUN_SECONDS = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """What DWS does with the requests of one pool, or one request; None: the next level decides.
+
+    The levels, most specific first: a request pattern, the request's pool, the global settings.
+    """
+
+    #: Seconds a request stays queued (Accepted, Provisioned=False: waiting for resources) before delivery.
+    delay_seconds: float | None = None
+    #: Seconds the delivered nodes wait for a pod of the request before they are taken back.
+    booking_window_seconds: float | None = None
+    #: Seconds after delivery at which the capacity is revoked, instead of the request's own
+    #: maxRunDurationSeconds parameter.
+    max_run_seconds: float | None = None
+    #: Answer the request Failed instead of provisioning it.
+    fail: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @staticmethod
+    def from_json(data: Any, where: str) -> Lifecycle:
+        if not isinstance(data, dict):
+            raise TypeError(f"{where} is not an object")
+        unknown = set(data) - set(Lifecycle.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"{where} has unknown keys {sorted(unknown)}")
+        for name, value in data.items():
+            if name == "fail":
+                if not isinstance(value, bool):
+                    raise TypeError(f"{where}.fail is {value!r}, not true or false")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise TypeError(f"{where}.{name} is {value!r}, not a finite number >= 0")
+        return Lifecycle(**data)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The lifecycle of one request after the levels are merged."""
+
+    delay_seconds: float
+    booking_window_seconds: float
+    #: None: the request's maxRunDurationSeconds parameter, else GKE's 7 days.
+    max_run_seconds: float | None
+    fail: bool
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How GKE's autoscaler and DWS behave in local mode."""
+
+    #: Seconds between a ProvisioningRequest appearing and its nodes arriving (DWS's queueing).
+    provisioning_delay_seconds: float = 3.0
+    #: The next N ProvisioningRequests are answered Failed=True instead of provisioned.
+    fail_next: int = 0
+    #: Pools whose on-demand scale-up finds no capacity (a stockout): pods stay pending.
+    stockout: tuple[str, ...] = ()
+    #: Seconds an autoscaled node (or slice) stays idle before it is removed.
+    scale_down_after_seconds: float = 30.0
+    #: Seconds between two reconcile passes when nothing changes (a ProvisioningRequest that
+    #: appears or changes is answered at once: the simulator watches them).
+    interval_seconds: float = 0.5
+    #: Seconds provisioned nodes wait for a pod of their request before DWS takes them back.
+    booking_window_seconds: float = GKE_BOOKING_WINDOW_SECONDS
+    #: Spot pools to preempt: each gets the preemption notice on the next pass (then it is taken off this list).
+    preempt: tuple[str, ...] = ()
+    #: Seconds between a Spot preemption notice and the nodes going (GKE: 30; planb.local.capacity.spot).
+    spot_notice_seconds: float = GKE_NOTICE_SECONDS
+    #: Lifecycle switches per node pool (by name).
+    pools: dict[str, Lifecycle] = field(default_factory=dict)
+    #: Lifecycle switches per ProvisioningRequest: "namespace/name" patterns (fnmatch: * and ?).
+    requests: dict[str, Lifecycle] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, pool: str | None, request: str) -> Resolved:
+        """The lifecycle of `request` ("namespace/name") on `pool`: request patterns, then pool, then global."""
+        levels = [life for pattern, life in sorted(self.requests.items()) if fnmatch.fnmatchcase(request, pattern)]
+        if pool and pool in self.pools:
+            levels.append(self.pools[pool])
+
+        def pick(name: str, default: Any) -> Any:
+            return next((getattr(life, name) for life in levels if getattr(life, name) is not None), default)
+
+        return Resolved(
+            delay_seconds=float(pick("delay_seconds", self.provisioning_delay_seconds)),
+            booking_window_seconds=float(pick("booking_window_seconds", self.booking_window_seconds)),
+            max_run_seconds=pick("max_run_seconds", None),
+            fail=bool(pick("fail", False)),
+        )
+
+    def validate(self) -> None:
+        for name in (
+            "provisioning_delay_seconds",
+            "scale_down_after_seconds",
+            "booking_window_seconds",
+            "spot_notice_seconds",
+        ):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.interval_seconds <= 0:
+            raise SettingsError(f"interval_seconds must be > 0, got {self.interval_seconds}")
+        if self.fail_next < 0:
+            raise SettingsError(f"fail_next must be >= 0, got {self.fail_next}")
+
+
+def settings_file(state_dir: Path | None = None) -> Path:
+    return (state_dir or paths.state_dir()) / "capacity" / "settings.json"
+
+
+def load(state_dir: Path | None = None) -> Settings:
+    """The saved switches (defaults when there is no file); a SettingsError names a file it cannot use."""
+    path = settings_file(state_dir)
+    if not path.is_file():
+        return Settings()
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise TypeError(f"a JSON {type(data).__name__} instead of an object")
+        for listed in ("stockout", "preempt"):
+            names = data.get(listed, ())
+            if not isinstance(names, list | tuple) or not all(isinstance(p, str) for p in names):
+                raise TypeError(f"{listed} is not a list of pool names")
+            data[listed] = tuple(names)
+        for level in ("pools", "requests"):
+            table = data.get(level, {})
+            if not isinstance(table, dict):
+                raise TypeError(f"{level} is not an object")
+            data[level] = {str(k): Lifecycle.from_json(v, f"{level}[{k!r}]") for k, v in table.items()}
+        known = {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
+        settings = Settings(**known)
+        for name in (
+            "provisioning_delay_seconds",
+            "scale_down_after_seconds",
+            "interval_seconds",
+            "fail_next",
+            "booking_window_seconds",
+            "spot_notice_seconds",
+        ):
+            value = getattr(settings, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TypeError(f"{name} is {value!r}, not a finite number")
+        settings.validate()
+    except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
+        raise SettingsError(
+            f"the capacity simulator's settings file {path} is unreadable ({exc}). "
+            f"Fix: delete it (the simulator goes back to its defaults; 'planb capacity set ...' writes a new one): "
+            f"rm {path}"
+        ) from exc
+    return settings
+
+
+def save(settings: Settings, state_dir: Path | None = None) -> None:
+    settings.validate()
+    path = settings_file(state_dir)
+    private_dir(path.parent)
+    data = asdict(settings)
+    data["stockout"] = list(settings.stockout)
+    data["preempt"] = list(settings.preempt)
+    data["pools"] = {k: v.to_json() for k, v in settings.pools.items()}
+    data["requests"] = {k: v.to_json() for k, v in settings.requests.items()}
+    write_json(path, data)
+
+
+def update(state_dir: Path | None = None, **changes: Any) -> Settings:
+    """Change some switches and save; returns the new settings."""
+    new = replace(load(state_dir), **changes)
+    save(new, state_dir)
+    return new

@@ -1,0 +1,90 @@
+"""How a client reaches a RUNNING cluster: the ``endpoint`` and ``masterAuth.clusterCaCertificate`` it reads.
+
+GKE's v1 discovery document (container.v1.json, as google-api-python-client ships it) calls
+``Cluster.endpoint`` "the IP address of this cluster's master endpoint" and
+``MasterAuth.clusterCaCertificate`` the "Base64-encoded public certificate that is the root of trust for the
+cluster"; both are output only, and a client such as ``gcloud container clusters get-credentials`` writes them
+into a kubeconfig (``server: https://<endpoint>``, ``certificate-authority-data``).
+
+Every emulated cluster stands for the one local API server, so each reads:
+
+* while the local stack's kubeconfig exists: its current context's server (``host:port``, the scheme dropped)
+  and its CA, whether the kubeconfig carries the CA as ``certificate-authority-data`` or names a file in
+  ``certificate-authority`` (as kwokctl writes it), read at each call;
+* otherwise: the address the local stack's API server listens on (``LOCAL_APISERVER``) and a CA the emulator
+  makes once and keeps in its state directory (``<state>/gke-emulator/cluster-ca/ca.crt``, made by
+  ``planb.tls.ensure_serving_cert``, whose serving pair nothing serves), so a RUNNING cluster always has both,
+  as on GKE.
+
+The endpoint carries a port, which GKE's never does (GKE serves on 443).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planb.tls import ensure_serving_cert
+
+#: Where the local stack's API server listens (``planb.local.stack.control_plane.APISERVER_PORT`` on the
+#: control plane's bind address; tests/gke/test_cluster_access.py keeps the two equal).
+LOCAL_APISERVER = "127.0.0.1:26443"
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """A cluster's ``endpoint`` (host:port) and its base64 PEM CA, as GKE's Cluster body carries them."""
+
+    endpoint: str
+    ca_data: str
+
+
+def _current_cluster(doc: Any) -> dict[str, Any] | None:
+    """The cluster entry the kubeconfig's current context names (the first one when no context says)."""
+    if not isinstance(doc, dict):
+        return None
+    clusters = [c for c in doc.get("clusters") or [] if isinstance(c, dict)]
+    name = None
+    for context in doc.get("contexts") or []:
+        if isinstance(context, dict) and context.get("name") == doc.get("current-context"):
+            name = (context.get("context") or {}).get("cluster")
+    chosen = next((c for c in clusters if c.get("name") == name), clusters[0] if clusters else None)
+    entry = (chosen or {}).get("cluster")
+    return entry if isinstance(entry, dict) else None
+
+
+def from_kubeconfig(kubeconfig: Path) -> ClusterAccess | None:
+    """The local stack's server and CA from its kubeconfig; None while it does not exist or names neither."""
+    try:
+        cluster = _current_cluster(yaml.safe_load(kubeconfig.read_text()))
+    except (OSError, yaml.YAMLError):
+        return None
+    if not cluster or not cluster.get("server"):
+        return None
+    endpoint = re.sub(r"^https?://", "", str(cluster["server"])).rstrip("/")
+    ca_data = str(cluster.get("certificate-authority-data") or "")
+    if not ca_data and cluster.get("certificate-authority"):
+        ca_file = Path(str(cluster["certificate-authority"]))
+        ca_file = ca_file if ca_file.is_absolute() else kubeconfig.parent / ca_file
+        try:
+            ca_data = base64.b64encode(ca_file.read_bytes()).decode()
+        except OSError:
+            ca_data = ""
+    return ClusterAccess(endpoint, ca_data)
+
+
+def emulator_ca(emulator_root: Path) -> str:
+    """The base64 PEM of the CA the emulator keeps under its state folder (made on first use, renewed near expiry)."""
+    cert = ensure_serving_cert(emulator_root / "cluster-ca", common_name="planb-gke-emulator")
+    return base64.b64encode(cert.ca_crt.read_bytes()).decode()
+
+
+def cluster_access(kubeconfig: Path, emulator_root: Path) -> ClusterAccess:
+    """What every RUNNING cluster reads: the local stack's while it exists, else LOCAL_APISERVER and our CA."""
+    local = from_kubeconfig(kubeconfig)
+    return local if local is not None else ClusterAccess(LOCAL_APISERVER, emulator_ca(emulator_root))

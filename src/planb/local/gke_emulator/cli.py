@@ -1,0 +1,248 @@
+"""`planb gke-emulator serve|start|stop|...|set-quota|reservation create|validate`: the local GKE API, its switches
+and the check of its stored state against Google's discovery documents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import urllib.error
+import urllib.request
+
+from planb.argtypes import finite
+from planb.local.gke_emulator import conformance, reservation_cli
+from planb.local.gke_emulator.address import DEFAULT_PORT
+from planb.local.gke_emulator.background import BackgroundEmulator, default_op_seconds, default_port, write_info
+from planb.local.gke_emulator.engine import Engine
+from planb.local.gke_emulator.errors import EmulatorError
+from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS
+from planb.local.gke_emulator.server import EmulatorHTTPServer
+from planb.local.gke_emulator.store import Store, reset_state
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    emulator = BackgroundEmulator.default()
+    if args.reset:
+        reset_state(emulator.state)
+    store = Store(emulator.state)
+    server = EmulatorHTTPServer(Engine(store, op_seconds=args.op_seconds), host=args.host, port=args.port, verbose=True)
+    info = {"url": server.url, "pid": os.getpid(), "op_seconds": args.op_seconds}
+    write_info(emulator.info_file, info)
+    print(f"planb GKE emulator on {server.url} (operations take {args.op_seconds}s)", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    pid, url, started = BackgroundEmulator.default().start(
+        host=args.host, port=args.port, op_seconds=args.op_seconds, reset=args.reset, wait=args.wait
+    )
+    print(f"GKE emulator {'started' if started else 'already running'} (pid {pid}) on {url}")
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    pid = BackgroundEmulator.default().stop(purge=args.purge)
+    print("GKE emulator is not running" if pid is None else f"GKE emulator stopped (pid {pid})")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    emulator = BackgroundEmulator.default()
+    running = emulator.running()
+    if running is None:
+        print("GKE emulator: stopped")
+        return 3
+    healthy = emulator.healthy()
+    print(f"GKE emulator: running (pid {running[0]}) on {running[1]}{'' if healthy else ' (not answering)'}")
+    return 0 if healthy else 1
+
+
+def cmd_fail_next(args: argparse.Namespace) -> int:
+    running = BackgroundEmulator.default().running()
+    if running is None:
+        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+    data = json.dumps({"operationType": args.operation_type, "message": args.message}).encode()
+    request = urllib.request.Request(
+        f"{running[1]}/planb/v1/faults", data=data, method="POST", headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+    print(f"the next {args.operation_type} operation will fail mid-way")
+    return 0
+
+
+def cmd_fail_http(args: argparse.Namespace) -> int:
+    running = BackgroundEmulator.default().running()
+    if running is None:
+        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+    fault = {"status": args.status, "count": args.count, "method": args.method, "location": args.location}
+    request = urllib.request.Request(
+        f"{running[1]}/planb/v1/http-faults",
+        data=json.dumps(fault).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+    which = "API requests" if args.method == "*" else f"{args.method} API requests"
+    print(f"the next {args.count} {which} will be answered {args.status}")
+    return 0
+
+
+def _post_switch(path: str, body: dict[str, object]) -> None:
+    """POST an emulator-only switch to the running emulator; its error message when it refuses."""
+    running = BackgroundEmulator.default().running()
+    if running is None:
+        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+    request = urllib.request.Request(
+        f"{running[1]}{path}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5):
+            pass
+    except urllib.error.HTTPError as exc:
+        message = json.loads(exc.read() or b"{}").get("error", {}).get("message", str(exc))
+        raise EmulatorError(f"the GKE emulator refused the switch: {message}") from exc
+
+
+def cmd_disable_api(args: argparse.Namespace) -> int:
+    _post_switch(
+        "/planb/v1/services",
+        {"project": args.project, "service": args.service, "state": "DISABLED", "enableRefused": args.refuse_enable},
+    )
+    how = "refuses to enable it (403)" if args.refuse_enable else "an :enable call turns it back on"
+    print(f"{args.service} is disabled on project {args.project} ({how})")
+    return 0
+
+
+def cmd_set_quota(args: argparse.Namespace) -> int:
+    _post_switch(
+        "/planb/v1/quotas",
+        {"project": args.project, "region": args.region, "machineType": args.machine_type, "value": args.value},
+    )
+    print(f"the quota {args.machine_type} pools consume reads {args.value} in {args.region} (project {args.project})")
+    return 0
+
+
+def cmd_reservation_create(args: argparse.Namespace) -> int:
+    """Insert a Compute Engine reservation through the running emulator's Compute API (reservations.insert)."""
+    try:
+        body = reservation_cli.reservation_body(args)
+    except reservation_cli.ReservationArgsError as exc:
+        raise EmulatorError(f"planb gke-emulator reservation create: {exc}") from exc
+    path = f"/compute/v1/projects/{args.project}/zones/{args.zone}/reservations"
+    try:
+        _post_switch(path, body)
+    except EmulatorError as exc:
+        raise EmulatorError(str(exc).replace("refused the switch", "refused the reservation")) from exc
+    print(reservation_cli.summary(args, body))
+    return 0
+
+
+def cmd_workload_policy_create(args: argparse.Namespace) -> int:
+    """Insert a Compute Engine workload policy through the running emulator's Compute API (resourcePolicies.insert)."""
+    body = {
+        "name": args.name,
+        "workloadPolicy": {"type": args.type, "acceleratorTopology": args.accelerator_topology},
+    }
+    try:
+        _post_switch(f"/compute/v1/projects/{args.project}/regions/{args.region}/resourcePolicies", body)
+    except EmulatorError as exc:
+        raise EmulatorError(str(exc).replace("refused the switch", "refused the workload policy")) from exc
+    print(
+        f"workload policy projects/{args.project}/regions/{args.region}/resourcePolicies/{args.name}: "
+        f"{args.type}, accelerator topology {args.accelerator_topology}"
+    )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `planb gke-emulator ...`."""
+    parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def server_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
+        p.add_argument(
+            "--port",
+            type=int,
+            default=default_port(),
+            help=f"port (env PLANB_GKE_EMULATOR_PORT, default {DEFAULT_PORT})",
+        )
+        p.add_argument(
+            "--op-seconds",
+            type=finite,
+            default=default_op_seconds(),
+            help=f"how long each operation runs (env PLANB_GKE_EMULATOR_OP_SECONDS, default {DEFAULT_OP_SECONDS})",
+        )
+        p.add_argument("--reset", action="store_true", help="forget all clusters, pools and the request log first")
+
+    serve = actions.add_parser("serve", help="serve in the foreground")
+    server_options(serve)
+    serve.set_defaults(handler=cmd_serve)
+    start = actions.add_parser("start", help="serve in the background (pid and log under .state/gke-emulator)")
+    server_options(start)
+    start.add_argument("--wait", type=finite, default=15.0, help="seconds to wait for it to answer")
+    start.set_defaults(handler=cmd_start)
+    stop = actions.add_parser("stop", help="stop the background emulator")
+    stop.add_argument("--purge", action="store_true", help="also forget its state")
+    stop.set_defaults(handler=cmd_stop)
+    status = actions.add_parser("status", help="is it running, and where")
+    status.set_defaults(handler=cmd_status)
+    conformance.register(actions)
+    fail = actions.add_parser("fail-next", help="make the next operation fail mid-way (fault injection)")
+    fail.add_argument("--operation-type", default="*", help="e.g. CREATE_NODE_POOL, CREATE_CLUSTER (default: any)")
+    fail.add_argument("--message", default=None, help="the error message the operation reports")
+    fail.set_defaults(handler=cmd_fail_next)
+    http = actions.add_parser("fail-http", help="answer the next API requests with an HTTP error (fault injection)")
+    http.add_argument("--status", type=int, default=503, help="HTTP status to answer (default 503)")
+    http.add_argument("--count", type=int, default=1, help="how many requests (default 1)")
+    http.add_argument("--method", default="*", type=str.upper, help="only requests of this method (default: any)")
+    http.add_argument("--location", default=None, help="Location header, for a 3xx status")
+    http.set_defaults(handler=cmd_fail_http)
+    disable = actions.add_parser(
+        "disable-api", help="make a Google API read DISABLED on a project until enabled (Service Usage switch)"
+    )
+    disable.add_argument("service", help="e.g. container.googleapis.com, tpu.googleapis.com")
+    disable.add_argument("--project", default="*", help="project ID (default: every project)")
+    disable.add_argument("--refuse-enable", action="store_true", help="answer the :enable call 403 (no permission)")
+    disable.set_defaults(handler=cmd_disable_api)
+    quota = actions.add_parser("set-quota", help="set the accelerator quota a machine type's pools consume in a region")
+    quota.add_argument("--machine-type", required=True, help="e.g. ct6e-standard-4t, a3-highgpu-8g")
+    quota.add_argument("--region", required=True, help="e.g. us-east5")
+    quota.add_argument("--value", type=int, required=True, help="chips (TPU) or GPUs")
+    quota.add_argument("--project", default="*", help="project ID (default: every project)")
+    quota.set_defaults(handler=cmd_set_quota)
+    reservation = actions.add_parser("reservation", help="Compute Engine reservations a reservation plan consumes")
+    verbs = reservation.add_subparsers(dest="verb", required=True, metavar="VERB")
+    create = reservation_cli.add_parser(verbs)
+    create.set_defaults(handler=cmd_reservation_create)
+    policy = actions.add_parser(
+        "workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names"
+    )
+    policy_verbs = policy.add_subparsers(dest="verb", required=True, metavar="VERB")
+    policy_create = policy_verbs.add_parser(
+        "create", help="a workload policy holding a TPU7x slice's topology (resourcePolicies.insert)"
+    )
+    policy_create.add_argument("name", help="the policy's name (the pools' placement_policy / planb_workload_policy)")
+    policy_create.add_argument("--region", required=True, help="the pools' region, e.g. us-central1")
+    policy_create.add_argument("--accelerator-topology", required=True, help="the slice's topology, e.g. 2x2x2")
+    policy_create.add_argument(
+        "--type", default="HIGH_THROUGHPUT", choices=("HIGH_THROUGHPUT", "HIGH_AVAILABILITY"),
+        help="workloadPolicy.type (default HIGH_THROUGHPUT, the one GKE's Ironwood page names)",
+    )  # fmt: skip
+    policy_create.add_argument(
+        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="owner project (default PROJECT_ID)"
+    )
+    policy_create.set_defaults(handler=cmd_workload_policy_create)

@@ -1,0 +1,275 @@
+"""The project-level Google APIs the GKE roles call before the cluster exists: Service Usage and Cloud Quotas.
+
+The emulator serves them under its own URL, each under a prefix named after the API's host:
+
+* ``GET  /serviceusage/v1/projects/P/services/S``           Service ``{name, parent, config, state}``
+* ``POST /serviceusage/v1/projects/P/services/S:enable``    a long-running Operation ``{name, done}``
+* ``GET  /serviceusage/v1/operations/O``                    that operation (``done`` after ``op_seconds``)
+* the same three at ``/v1/...``, Service Usage's own paths, for a client (gcloud) whose Service Usage endpoint is
+  the emulator's root URL, as its GKE endpoint is
+* ``GET  /cloudquotas/v1/projects/P/locations/global/services/compute.googleapis.com/quotaInfos``
+  QuotaInfos ``{quotaInfos, nextPageToken}``, ``pageSize``/``pageToken`` as the real API pages
+
+(Service Usage: googleapis ``google/api/serviceusage/v1/serviceusage.proto``,
+https://cloud.google.com/service-usage/docs/reference/rest; Cloud Quotas:
+https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list.)
+
+By default every API is ENABLED and every accelerator quota is large, so local mode runs end to end.
+Two switches, like ``fail-next``:
+
+* ``POST /planb/v1/services {"project": "P"|"*", "service": "S", "state": "DISABLED", "enableRefused": false}``
+  (``planb gke-emulator disable-api S``): the API reads DISABLED until an ``:enable`` call flips it
+  (or, with ``enableRefused``, answers that call 403 as a caller without permission gets). While
+  ``container.googleapis.com`` is DISABLED for a project, the GKE API answers that project 403.
+* ``POST /planb/v1/quotas {"project": "P"|"*", "region": "R", "machineType": "M", "value": N}``
+  (``planb gke-emulator set-quota``): the quota M's on-demand pools consume reads N in region R.
+
+The QuotaInfos are found by display name and dimensions from planb's catalog (``planb.catalog.quotas``),
+as the roles look them up; their ``quotaId`` and ``metric`` are the emulator's own (``planb-emulated-*``),
+never Google's, which planb does not know.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+from planb.catalog import gpu, quotas, tpu
+from planb.local.gke_emulator.store import Store
+
+Body = dict[str, Any]
+
+SERVICE_USAGE = "/serviceusage/v1/"
+#: Service Usage's paths as its own host serves them, for a client pointed at the emulator's root URL.
+SERVICE_USAGE_AT_ROOT = "/v1/"
+#: The Service Usage paths served at the emulator's root URL too (gke_emulator.discovery checks them as Service Usage).
+SERVICE_USAGE_ROOT_PATHS = re.compile(r"/v1/(projects/[^/]+/services/[^/:]+(:enable)?|operations/[^/]+)")
+CLOUD_QUOTAS = "/cloudquotas/v1/"
+#: Every accelerator quota's value unless set otherwise: enough for any profile of the catalog.
+DEFAULT_QUOTA = 100000
+#: QuotaInfos per page when the caller does not say (small, so clients must follow nextPageToken).
+PAGE_SIZE = 3
+_SERVICE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.googleapis\.com$")
+
+
+class ProjectApiError(Exception):
+    """An answer in Google's error shape (the emulator's ApiError is built from it)."""
+
+    def __init__(self, code: int, message: str, status: str) -> None:
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def quota_keys() -> dict[str, quotas.QuotaKey]:
+    """Machine type -> the on-demand quota key its pools consume (catalog machine types with a sourced key)."""
+    out: dict[str, quotas.QuotaKey] = {}
+    for generation in tpu.GENERATIONS:
+        key = quotas.TPU_ON_DEMAND.get(generation.name)
+        for machine in generation.machine_types:
+            if key is not None:
+                out[machine.name] = key
+    for entry in gpu.MACHINES:
+        gpu_key = quotas.GPU_ON_DEMAND.get(entry.gke_accelerator)
+        if gpu_key is not None:
+            out[entry.machine_type] = gpu_key
+    return out
+
+
+class ProjectApis:
+    """Service Usage and Cloud Quotas over the emulator's store (``state["projectApis"]``)."""
+
+    def __init__(self, store: Store, op_seconds: float) -> None:
+        self.store = store
+        self.op_seconds = op_seconds
+
+    @property
+    def state(self) -> Body:
+        """The store's ``projectApis`` table (read each time: the store may have been reset)."""
+        state = self.store.project_apis
+        for key, empty in (("services", {}), ("quotas", []), ("operations", {})):
+            state.setdefault(key, empty)
+        return state
+
+    # ---- Service Usage ----------------------------------------------------------------------
+    def _override(self, project: str, service: str) -> Body | None:
+        services: Body = self.state["services"]
+        found: Body | None = services.get(f"{project}/{service}") or services.get(f"*/{service}")
+        return found
+
+    def service_state(self, project: str, service: str) -> str:
+        override = self._override(project, service)
+        return str(override["state"]) if override else "ENABLED"
+
+    def _service(self, project: str, service: str) -> Body:
+        if not _SERVICE.fullmatch(service):
+            raise ProjectApiError(404, f"Service {service} not found or permission denied.", "NOT_FOUND")
+        return {
+            "name": f"projects/{project}/services/{service}",
+            "parent": f"projects/{project}",
+            "config": {"name": service},
+            "state": self.service_state(project, service),
+        }
+
+    def enable(self, project: str, service: str) -> Body:
+        self._service(project, service)
+        override = self._override(project, service)
+        if override and override.get("enableRefused"):
+            raise ProjectApiError(
+                403,
+                f"Permission denied to enable service [{service}] (injected by `planb gke-emulator disable-api "
+                "--refuse-enable`).",
+                "PERMISSION_DENIED",
+            )
+        self.state["services"][f"{project}/{service}"] = {"state": "ENABLED"}
+        name = f"operations/acat.planb-{int(time.time() * 1000)}-{secrets.token_hex(4)}"
+        self.state["operations"][name] = {"doneAt": time.time() + self.op_seconds, "project": project}
+        return {"name": name, "done": False}
+
+    def operation(self, name: str) -> Body:
+        op = self.state["operations"].get(name)
+        if op is None:
+            raise ProjectApiError(404, f"Operation {name} not found.", "NOT_FOUND")
+        done = time.time() >= op["doneAt"]
+        return {"name": name, "done": done, **({"response": {}} if done else {})}
+
+    def set_service(self, request: Body) -> Body:
+        service = str(request.get("service") or "")
+        state = str(request.get("state") or "DISABLED").upper()
+        if not _SERVICE.fullmatch(service) or state not in ("ENABLED", "DISABLED"):
+            raise ProjectApiError(
+                400,
+                f"service must be a *.googleapis.com name and state ENABLED or DISABLED, not {request!r}",
+                "INVALID_ARGUMENT",
+            )
+        project = str(request.get("project") or "*")
+        self.state["services"][f"{project}/{service}"] = {
+            "state": state,
+            "enableRefused": bool(request.get("enableRefused")),
+        }
+        return {"services": self.state["services"]}
+
+    # ---- Cloud Quotas -----------------------------------------------------------------------
+    def set_quota(self, request: Body) -> Body:
+        machine = str(request.get("machineType") or "")
+        key = quota_keys().get(machine)
+        value, region = request.get("value"), str(request.get("region") or "")
+        if key is None:
+            known = ", ".join(sorted(quota_keys()))
+            raise ProjectApiError(
+                400,
+                f"no quota is known for machine type {machine!r}; machine types with one: {known}",
+                "INVALID_ARGUMENT",
+            )
+        if not isinstance(value, int) or value < 0 or not re.fullmatch(r"[a-z]+-[a-z]+[0-9]+", region):
+            raise ProjectApiError(
+                400,
+                f"value must be a whole number >= 0 and region a region such as us-east5, not {request!r}",
+                "INVALID_ARGUMENT",
+            )
+        entry = {
+            "project": str(request.get("project") or "*"),
+            "displayName": key.display_name,
+            "dimensions": {"region": region, **key.dimensions},
+            "value": value,
+        }
+        self.state["quotas"] = [
+            q
+            for q in self.state["quotas"]
+            if (q["project"], q["displayName"], q["dimensions"])
+            != (entry["project"], key.display_name, entry["dimensions"])
+        ]
+        self.state["quotas"].insert(0, entry)
+        return {"quotas": self.state["quotas"]}
+
+    def quota_infos(self, project: str, service: str, query: str) -> Body:
+        if service != "compute.googleapis.com":
+            return {"quotaInfos": []}
+        by_name: dict[str, list[quotas.QuotaKey]] = {}
+        for key in quota_keys().values():
+            if key not in by_name.setdefault(key.display_name, []):
+                by_name[key.display_name].append(key)
+        infos = []
+        for display, keys in sorted(by_name.items()):
+            extra = sorted({dim for key in keys for dim in key.dimensions})
+            set_here = [
+                {
+                    "dimensions": dict(q["dimensions"]),
+                    "details": {"value": str(q["value"])},
+                    "applicableLocations": [q["dimensions"]["region"]],
+                }
+                for q in self.state["quotas"]
+                if q["displayName"] == display and q["project"] in (project, "*")
+            ]
+            quota_id = f"planb-emulated-{_slug(display)}"
+            infos.append(
+                {
+                    "name": f"projects/{project}/locations/global/services/{service}/quotaInfos/{quota_id}",
+                    "quotaId": quota_id,
+                    "metric": f"{service}/planb_emulated_{_slug(display).replace('-', '_')}",
+                    "service": service,
+                    "isPrecise": True,
+                    "containerType": "PROJECT",
+                    "dimensions": ["region", *extra],
+                    "metricDisplayName": display,
+                    "quotaDisplayName": display,
+                    "metricUnit": "1/{project}/{region}",
+                    # Most specific first, as the API orders them; the last applies to every other value.
+                    "dimensionsInfos": [
+                        *set_here,
+                        {"dimensions": {}, "details": {"value": str(DEFAULT_QUOTA)}, "applicableLocations": ["global"]},
+                    ],
+                }
+            )
+        params = parse_qs(query)
+        try:
+            size = int((params.get("pageSize") or [str(PAGE_SIZE)])[0]) or PAGE_SIZE
+            start = int((params.get("pageToken") or ["0"])[0] or 0)
+        except ValueError as exc:
+            raise ProjectApiError(400, f"Invalid pageSize or pageToken: {exc}", "INVALID_ARGUMENT") from exc
+        page: Body = {"quotaInfos": infos[start : start + size]}
+        if start + size < len(infos):
+            page["nextPageToken"] = str(start + size)
+        return page
+
+    # ---- routing ----------------------------------------------------------------------------
+    def _service_usage(self, method: str, rest: str) -> Body | None:
+        """A Service Usage call by its path after ``v1/``; None when ``rest`` names none."""
+        if m := re.fullmatch(r"projects/([^/]+)/services/([^/:]+)(:enable)?", rest):
+            if m.group(3) and method == "POST":
+                return self.enable(m.group(1), m.group(2))
+            if not m.group(3) and method == "GET":
+                return self._service(m.group(1), m.group(2))
+        if re.fullmatch(r"operations/[^/]+", rest) and method == "GET":
+            return self.operation(rest)
+        return None
+
+    def route(self, method: str, path: str, query: str) -> Body | None:
+        """The answer for a Service Usage or Cloud Quotas path, None for any other path."""
+        path = "/".join(unquote(segment).replace("/", "%2F") for segment in path.split("/"))
+        if path.startswith(SERVICE_USAGE):
+            answer = self._service_usage(method, path[len(SERVICE_USAGE) :])
+            if answer is not None:
+                return answer
+        elif path.startswith(SERVICE_USAGE_AT_ROOT) and SERVICE_USAGE_ROOT_PATHS.fullmatch(path):
+            # A client whose Service Usage endpoint is the emulator's own URL (gcloud with
+            # api_endpoint_overrides/serviceusage set to it, as for container) sends the API's paths as they
+            # are on serviceusage.googleapis.com: ``v1/{name}`` at the root (serviceusage.v1.json: rootUrl
+            # https://serviceusage.googleapis.com/, servicePath "", services.get flatPath
+            # ``v1/{v1Id}/{v1Id1}/services/{servicesId}``, operations.get ``v1/operations/{operationsId}``).
+            # No GKE path has this shape (GKE's are ``v1/projects/*/locations/*/...``).
+            return self._service_usage(method, path[len(SERVICE_USAGE_AT_ROOT) :])
+        elif path.startswith(CLOUD_QUOTAS):
+            rest = path[len(CLOUD_QUOTAS) :]
+            m = re.fullmatch(r"projects/([^/]+)/locations/global/services/([^/]+)/quotaInfos", rest)
+            if m and method == "GET":
+                return self.quota_infos(m.group(1), m.group(2), query)
+        else:
+            return None
+        raise ProjectApiError(404, f"Not found: {method} {path}", "NOT_FOUND")

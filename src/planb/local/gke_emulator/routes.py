@@ -1,0 +1,168 @@
+"""The local GKE API's routes: which REST path (container/v1, Compute Engine, emulator-only) does what.
+
+Resources: ``projects/*/locations/*/clusters[/*]``, ``.../nodePools[/*]`` with
+``:setAutoscaling``, ``:setManagement``, ``:setSize``, and ``projects/*/locations/*/operations/*``.
+``GET /compute/v1/projects/*/zones/*/instanceGroupManagers/*`` reads the managed instance group behind a node
+pool (``planb.local.gke_emulator.instance_groups``: its ``targetSize`` is the pool's node count).
+Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``: get, list, insert;
+``gke_emulator.reservations``) are what a SPECIFIC_RESERVATION pool consumes; creating one that names a missing or
+mismatched reservation is refused (``reservation_rules.check_reservation_affinity``).
+Compute Engine workload policies (``/compute/v1/projects/*/regions/*/resourcePolicies[/*]``: get, list, insert;
+``planb.local.gke_emulator.resource_policies``) are what a multi-host TPU7x pool's ``placementPolicy.policyName`` names.
+Mutations return long-running operations that finish after ``op_seconds`` (``gke_emulator.operations``); errors use
+GKE's JSON shape (``{"error": {"code", "message", "status"}}``, ``planb.local.gke_emulator.errors``) with 400/404/409.
+Paths under ``/v1/projects/P/...`` answer 403 while ``container.googleapis.com`` is disabled on project P.
+Every body sent to a path Google's discovery documents describe is checked against the method's request schema
+before it is served, and every answer goes out through the response schema (``planb.local.gke_emulator.conformance``).
+
+Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
+
+* ``GET  /planb/v1/healthz``                       liveness
+* ``GET  /planb/v1/requests``                      the request log (tests assert "no write happened")
+* ``POST /planb/v1/faults`` ``{"operationType": "CREATE_NODE_POOL", "message": "..."}``
+  makes the next matching operation fail when it completes (mid-create); ``"*"`` matches any
+* ``POST /planb/v1/http-faults`` ``{"status": 503, "count": 2, "method": "GET", "location": null}``
+  answers the next ``count`` API requests (``method`` or ``"*"``) with that HTTP status and a GKE error
+  body instead of serving them (a 3xx carries ``location`` as its Location header); for clients' retries
+* ``POST /planb/v1/services`` ``{"project": "*", "service": "tpu.googleapis.com", "state": "DISABLED"}`` and
+  ``POST /planb/v1/quotas`` ``{"project": "*", "region": "us-east5", "machineType": "ct6e-standard-4t", "value": 8}``:
+  an API disabled until enabled, a quota too low (``gke_emulator.project``, which also serves Service Usage and
+  Cloud Quotas under ``/serviceusage/v1/`` and ``/cloudquotas/v1/``)
+* ``GET  /planb/v1/<cluster resource name>/kubeconfig``  the kubeconfig a cluster hands out:
+  the local stack's (``planb.paths.local_kubeconfig()``); 404 while the stack is not up
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from planb.local.gke_emulator import conformance, discovery
+from planb.local.gke_emulator.engine import Engine
+from planb.local.gke_emulator.errors import ApiError
+from planb.local.gke_emulator.project import ProjectApiError
+
+Body = dict[str, Any]
+
+_LOCATION = r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
+
+
+def dispatch(engine: Engine, method: str, path: str, request: Body, query: str = "") -> Body | str:
+    """Route one request; returns the response body or raises ApiError.
+
+    A path a discovery document describes has its body checked against the method's request schema before
+    anything else (``gke_emulator.conformance``: Google's 400 naming the field), and its answer goes out through
+    the response schema (int64 fields as JSON strings).
+    """
+    documented = discovery.find_method(method, path)
+    if documented is not None:
+        request = conformance.checked_request(documented, request)
+    with engine.store.lock:
+        engine.advance()
+        try:
+            project_answer = engine.project_apis.route(method, path, query)
+        except ProjectApiError as exc:
+            raise ApiError(exc.code, exc.message, exc.status) from exc
+        if project_answer is not None:
+            engine.store.save()
+        answer = project_answer if project_answer is not None else _route(engine, method, path, request)
+    if documented is None or isinstance(answer, str):
+        return answer
+    return conformance.checked_response(documented, answer)
+
+
+def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
+    if path == "/planb/v1/healthz":
+        return {"ok": True}
+    if path == "/planb/v1/requests":
+        return {"requests": engine.store.request_log()}
+    if path == "/planb/v1/faults" and method == "POST":
+        return engine.add_fault(request)
+    if path == "/planb/v1/http-faults" and method == "POST":
+        return engine.add_http_fault(request)
+    if path in ("/planb/v1/services", "/planb/v1/quotas") and method == "POST":
+        try:
+            if path.endswith("/services"):
+                return engine.project_apis.set_service(request)
+            return engine.project_apis.set_quota(request)
+        except ProjectApiError as exc:
+            raise ApiError(exc.code, exc.message, exc.status) from exc
+        finally:
+            engine.store.save()
+    match = re.fullmatch(r"/planb/v1/(" + _LOCATION + r"/clusters/[^/]+)/kubeconfig", path)
+    if match and method == "GET":
+        return engine.kubeconfig_text(match.group(1))
+    match = re.fullmatch(r"/compute/v1/(projects/[^/]+/zones/[^/]+/instanceGroupManagers/[^/]+)", path)
+    if match and method == "GET":
+        return engine.get_instance_group("/".join(_segment(part, path) for part in match.group(1).split("/")))
+    match = re.fullmatch(r"/compute/v1/projects/([^/]+)/zones/([^/]+)/reservations(?:/([^/]+))?", path)
+    if match:
+        project, zone = _segment(match.group(1), path), _segment(match.group(2), path)
+        name = _segment(match.group(3), path) if match.group(3) else None
+        return engine.reservation_api(method, project, zone, name, request)
+    match = re.fullmatch(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/resourcePolicies(?:/([^/]+))?", path)
+    if match:
+        project, region = _segment(match.group(1), path), _segment(match.group(2), path)
+        name = _segment(match.group(3), path) if match.group(3) else None
+        return engine.resource_policy_api(method, project, region, name, request)
+    match = re.fullmatch(r"/v1/" + _LOCATION + r"(?P<rest>/.*)", path)
+    if not match:
+        raise ApiError(404, f"Not found: {path}")
+    project, location, rest = _segment(match["project"], path), _segment(match["location"], path), match["rest"]
+    if engine.project_apis.service_state(project, "container.googleapis.com") != "ENABLED":
+        # What Google answers while an API is disabled on the project (reason SERVICE_DISABLED).
+        raise ApiError(
+            403,
+            f"Kubernetes Engine API has not been used in project {project} before or it is disabled. Enable it "
+            "with `gcloud services enable container.googleapis.com` and retry.",
+            "PERMISSION_DENIED",
+        )
+    base = f"projects/{project}/locations/{location}"
+    if m := re.fullmatch(r"/operations/([^/]+)", rest):
+        if method == "GET":
+            return engine.get_operation(f"{base}/operations/{_segment(m.group(1), path)}")
+    elif rest == "/clusters":
+        if method == "GET":
+            return engine.list_clusters(project, location)
+        if method == "POST":
+            return engine.create_cluster(project, location, request)
+    elif m := re.fullmatch(r"/clusters/([^/:]+)", rest):
+        name = f"{base}/clusters/{_segment(m.group(1), path)}"
+        if method == "GET":
+            return engine.get_cluster(name)
+        if method == "PUT":
+            return engine.update_cluster(project, location, name, request)
+        if method == "DELETE":
+            return engine.delete_cluster(project, location, name)
+    elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools", rest):
+        cluster = f"{base}/clusters/{_segment(m.group(1), path)}"
+        if method == "GET":
+            return engine.list_node_pools(cluster)
+        if method == "POST":
+            return engine.create_node_pool(project, location, cluster, request)
+    elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools/([^/:]+)(?::(\w+))?", rest):
+        name = f"{base}/clusters/{_segment(m.group(1), path)}/nodePools/{_segment(m.group(2), path)}"
+        verb = m.group(3)
+        if verb is None and method == "GET":
+            return engine.get_node_pool(name)
+        if verb is None and method == "PUT":
+            return engine.update_node_pool(project, location, name, request)
+        if verb is None and method == "DELETE":
+            return engine.delete_node_pool(project, location, name)
+        actions = {
+            "setAutoscaling": engine.set_autoscaling,
+            "setManagement": engine.set_management,
+            "setSize": engine.set_size,
+        }
+        if verb in actions and method == "POST":
+            return actions[verb](project, location, name, request)
+    raise ApiError(405, f"{method} {path} is not implemented by the planb GKE emulator")
+
+
+def _segment(raw: str, path: str) -> str:
+    """One percent-decoded path segment; a '/' inside one names no GKE resource (ids never hold one)."""
+    decoded = unquote(raw)
+    if "/" in decoded:
+        raise ApiError(404, f"Not found: {path}")
+    return decoded

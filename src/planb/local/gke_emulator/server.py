@@ -1,0 +1,104 @@
+"""The local GKE API's HTTP layer: a threading server on a loopback address and its request handler.
+
+The handler first refuses, on every path (the API's, the emulator's own and its kubeconfig route alike), a
+``Host`` header that names no loopback address (403) and a POST, PUT or PATCH body that is not
+``application/json`` (415), as planb's policy (``gke_emulator.guards``). It then reads the request (path, query,
+JSON body), answers an injected HTTP fault instead when one is pending for API paths (``/v1/``,
+``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``), otherwise routes it (``gke_emulator.routes``) and
+writes the answer: JSON, YAML for a kubeconfig, or GKE's error body with the error's HTTP status. API requests
+go into the store's request log with the status they got.
+
+The server speaks plain HTTP, or HTTPS with a serving pair (``tls``: a ``planb.tls.ServingCert``, whose CA a
+client must trust), which is how a client that sends a Google credential reaches it (tests of token handling).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import ssl
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from planb.local.gke_emulator import guards, routes
+from planb.local.gke_emulator.address import DEFAULT_PORT
+from planb.local.gke_emulator.engine import Engine
+from planb.local.gke_emulator.errors import ApiError, EmulatorError
+from planb.tls import ServingCert
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: EmulatorHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def _handle(self) -> None:
+        path = self.path.split("?", 1)[0]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        status = 200
+        api = path.startswith(("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/"))
+        location = None
+        try:
+            guards.check_request(self.command, self.headers.get("Host"), self.headers.get("Content-Type"), bool(raw))
+            fault = self.server.engine.take_http_fault(self.command) if api else None
+            if fault is not None:
+                location = fault.get("location")
+                raise ApiError(fault["status"], f"Injected by `planb gke-emulator fail-http` ({fault['status']}).")
+            request = json.loads(raw) if raw else {}
+            if not isinstance(request, dict):
+                raise ApiError(400, "Request body must be a JSON object.")
+            query = self.path.split("?", 1)[1] if "?" in self.path else ""
+            result = routes.dispatch(self.server.engine, self.command, path, request, query)
+        except json.JSONDecodeError as exc:
+            status, result = 400, ApiError(400, f"Invalid JSON payload: {exc}").body()
+        except ApiError as exc:
+            status, result = exc.code, exc.body()
+        if api:
+            self.server.engine.store.log_request(self.command, path, status)
+        if isinstance(result, str):
+            payload, ctype = result.encode(), "application/yaml"
+        else:
+            payload, ctype = json.dumps(result).encode(), "application/json; charset=UTF-8"
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(payload)))
+        if location:
+            self.send_header("Location", str(location))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+
+class EmulatorHTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer carrying the engine; binds loopback addresses only; HTTPS when given a serving pair."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        engine: Engine,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        verbose: bool = False,
+        tls: ServingCert | None = None,
+    ) -> None:
+        if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
+            raise EmulatorError(f"the GKE emulator only listens on loopback addresses, not {host}")
+        self.engine = engine
+        self.verbose = verbose
+        self.tls = tls
+        super().__init__((host, port), _Handler)
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls.tls_crt, tls.tls_key)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"{'https' if self.tls is not None else 'http'}://{host!s}:{port}"

@@ -1,0 +1,234 @@
+"""Head tracking for the Ray head stand-in: which RayCluster heads run, their job tables and tokens.
+
+A head's job table (planb.local.rayhead.jobs) exists while its head pod runs; when the pod goes (suspend, eviction,
+the job's end) its running jobs die with it, as on a Ray head without GCS fault tolerance. A worker pod of the
+head's cluster that ran and is gone fails the head's running jobs (``RayHeads.check_workers``). A RayCluster
+with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.local.rayhead.server) checks
+it. Submitting a job to a head (from the REST API or a submitter pod, planb.local.rayhead.submitter) records it in
+the head's table and, for payloads set to run (``planb rayhead set --run``), launches the entrypoint as a host
+process with the head container's ConfigMap volumes and environment, when planb.local.rayhead.launch accepts it;
+a refused one ends FAILED with the refusal as its message.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from planb import paths
+from planb.errors import PlanbError
+from planb.informer import Informer
+from planb.kube import Kube, Obj
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.jobs import JobTable, RayJobRecord
+from planb.local.rayhead.launch import Launch, LaunchRefusedError, launch_for, write_config_map
+
+RAY_GROUP_PATH = "/apis/ray.io/v1"
+
+
+class MissingTokenError(PlanbError):
+    """A RayCluster with token auth whose token Secret is missing or empty."""
+
+
+def log(msg: str) -> None:
+    print(f"[rayhead] {msg}", flush=True)
+
+
+def running(pod: Obj) -> bool:
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    return not meta.get("deletionTimestamp") and status.get("phase") == "Running"
+
+
+def matches(pod: Obj, namespace: str, selector: dict[str, str]) -> bool:
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return meta.get("namespace") == namespace and all(labels.get(k) == v for k, v in selector.items())
+
+
+class RayHeads:
+    """Every head pod's job table, and the Kubernetes reads behind them."""
+
+    def __init__(self, kube: Kube, state_dir: Path | None = None) -> None:
+        self.kube = kube
+        self.state_dir = state_dir or paths.state_dir()
+        self.tables: dict[str, JobTable] = {}  # head pod uid -> its jobs
+        self.lock = threading.Lock()
+        #: Called after each reconcile with the same pod snapshot (the submitter pods' scan, rayhead.submitter).
+        self.listeners: list[Callable[[list[Obj]], None]] = []
+        self.pods = Informer(kube, "/api/v1/pods", on_change=self.reconcile, log=log)
+
+    def start(self) -> None:
+        self.pods.start()
+
+    # ------------------------------------------------------------------ heads
+    def head_pod(self, namespace: str, service: str) -> Obj | None:
+        """The running head pod behind a head service (None when the service or its pod is missing)."""
+        svc = self.kube.get(f"/api/v1/namespaces/{namespace}/services/{service}")
+        selector = ((svc or {}).get("spec") or {}).get("selector") or {}
+        if not selector:
+            return None
+        for pod in self.pods.snapshot():
+            if matches(pod, namespace, selector) and running(pod):
+                return pod
+        return None
+
+    def table_for(self, head: Obj) -> JobTable:
+        meta = head["metadata"]
+        with self.lock:
+            table = self.tables.get(meta["uid"])
+            if table is None:
+                table = JobTable(f"{meta['namespace']}/{meta['name']}", log, settings_mod.payloads_dir(self.state_dir))
+                table.cluster = (str(meta["namespace"]), self.cluster_name(head))
+                self.tables[meta["uid"]] = table
+            return table
+
+    def cluster_name(self, head: Obj) -> str:
+        return str(((head.get("metadata") or {}).get("labels") or {}).get("ray.io/cluster", ""))
+
+    def auth_token(self, namespace: str, cluster: str) -> str | None:
+        """The RayCluster's token when its authOptions mode is token (KubeRay's Secret, key auth_token);
+        None when the cluster has no token auth. A MissingTokenError when the mode is token but the Secret or its
+        key is missing or empty: no request can then be checked, so none is answered."""
+        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
+        auth = (rc.get("spec") or {}).get("authOptions") or {}
+        if auth.get("mode") != "token":
+            return None
+        name = auth.get("secretName") or cluster
+        secret = self.kube.get(f"/api/v1/namespaces/{namespace}/secrets/{name}") or {}
+        raw = (secret.get("data") or {}).get("auth_token", "")
+        token = base64.b64decode(raw).decode() if raw else ""
+        if not token:
+            raise MissingTokenError(
+                f"the RayCluster {namespace}/{cluster} has token auth but its Secret {name} holds no "
+                "auth_token (yet): KubeRay creates it with the cluster"
+            )
+        return token
+
+    def rayjob_entrypoint(self, namespace: str, rayjob: str) -> str | None:
+        """The RayJob's spec.entrypoint; None when no such RayJob exists."""
+        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}")
+        return None if rj is None else str((rj.get("spec") or {}).get("entrypoint") or "")
+
+    def owner_rayjob(self, namespace: str, cluster: str) -> str | None:
+        """The RayJob that owns the RayCluster (None for a RayCluster of its own)."""
+        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
+        for owner in (rc.get("metadata") or {}).get("ownerReferences") or []:
+            if owner.get("kind") == "RayJob":
+                return str(owner.get("name"))
+        return None
+
+    def rayjob_of_cluster(self, namespace: str, cluster: str) -> str:
+        """The owning RayJob's name, or the cluster's own for a RayCluster no RayJob owns."""
+        return self.owner_rayjob(namespace, cluster) or cluster
+
+    # ------------------------------------------------------------------ submitting
+    def payload_for(self, namespace: str, rayjob: str) -> settings_mod.Payload:
+        return settings_mod.load(self.state_dir).payload_for(namespace, rayjob)
+
+    def submit(
+        self, head: Obj, rayjob: str, submission_id: str, entrypoint: str, runtime_env: dict[str, Any]
+    ) -> tuple[RayJobRecord, bool]:
+        namespace = head["metadata"]["namespace"]
+        payload = self.payload_for(namespace, rayjob)
+        name = settings_mod.SAFE_NAME.sub("_", f"{namespace}_{rayjob}_{submission_id}")
+        log_file = settings_mod.logs_dir(self.state_dir) / f"{name}.log"
+        record = RayJobRecord(
+            submission_id=submission_id, entrypoint=entrypoint, log_file=log_file, runtime_env=runtime_env
+        )
+        launch, refused = None, ""
+        if payload.mode == "run":
+            try:
+                launch = self.launch(head, rayjob, entrypoint, runtime_env, payload)
+            except LaunchRefusedError as exc:
+                refused = str(exc)
+        table = self.table_for(head)
+        job, new = table.submit(record, payload, launch, refused)
+        if new:
+            log(f"{table.head}: job {submission_id} of RayJob {namespace}/{rayjob} submitted ({payload.mode})")
+        return job, new
+
+    def launch(
+        self, head: Obj, rayjob: str, entrypoint: str, runtime_env: dict[str, Any], payload: settings_mod.Payload
+    ) -> Launch:
+        """The entrypoint as a host process (planb.local.rayhead.launch says what is accepted): the head container's
+        ConfigMap volumes written to the RayJob's work directory, its literal environment, the runtime env's
+        env_vars and the payload's overrides."""
+        namespace = head["metadata"]["namespace"]
+        spec = head.get("spec") or {}
+        container = (spec.get("containers") or [{}])[0]
+        workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
+        workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        volumes = {v.get("name"): v for v in spec.get("volumes") or []}
+        mounts: dict[str, Path] = {}
+        files: set[Path] = set()
+        for mount in container.get("volumeMounts") or []:
+            source = (volumes.get(mount.get("name")) or {}).get("configMap")
+            if not source:
+                continue
+            cm = self.kube.get(f"/api/v1/namespaces/{namespace}/configmaps/{source.get('name')}") or {}
+            local, written = write_config_map(
+                workdir, str(mount.get("mountPath") or ""), cm.get("data") or {}, source.get("items")
+            )
+            mounts[str(mount.get("mountPath") or "")] = local
+            files |= written
+        container_env = {
+            str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "name" in e and "value" in e
+        }
+        env_vars = {str(k): str(v) for k, v in (runtime_env.get("env_vars") or {}).items()}
+        return launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
+
+    # ------------------------------------------------------------------ reconcile (pod events)
+    def reconcile(self) -> None:
+        pods = self.pods.snapshot()
+        running_heads = {
+            p["metadata"]["uid"]
+            for p in pods
+            if running(p) and ((p["metadata"].get("labels") or {}).get("ray.io/node-type") == "head")
+        }
+        with self.lock:
+            gone = [uid for uid in self.tables if uid not in running_heads]
+            closing = [self.tables.pop(uid) for uid in gone]
+        for table in closing:
+            table.close("its head pod stopped running")
+        with self.lock:
+            live = list(self.tables.values())
+        for table in live:
+            self.check_workers(table, pods)
+        for listener in self.listeners:
+            listener(pods)
+
+    def check_workers(self, table: JobTable, pods: list[Obj]) -> None:
+        """A worker pod of the head's cluster that ran and is gone (deleted, failed: a preempted Spot VM, a
+        revoked node) fails the head's running jobs: Ray Train does not retry a lost worker unless
+        FailureConfig.max_failures says so (default 0, https://docs.ray.io/en/latest/train/user-guides/fault-tolerance.html),
+        so the training run and with it the Ray job fail. KubeRay then retries the RayJob with a new
+        cluster while `spec.backoffLimit` allows, else marks it Failed."""
+        namespace, cluster = table.cluster
+        workers = {
+            p["metadata"]["uid"]: p
+            for p in pods
+            if (p.get("metadata") or {}).get("namespace") == namespace
+            and ((p["metadata"].get("labels") or {}).get("ray.io/cluster") == cluster)
+            and ((p["metadata"].get("labels") or {}).get("ray.io/node-type") == "worker")
+        }
+        lost: list[str] = []
+        for uid, pod in workers.items():
+            if running(pod) and uid not in table.workers:
+                table.workers[uid] = str(pod["metadata"]["name"])
+            elif (pod.get("status") or {}).get("phase") == "Failed" and uid in table.workers:
+                reason = (pod.get("status") or {}).get("reason") or "Failed"
+                lost.append(f"{table.workers.pop(uid)} ({reason})")
+        for uid in [u for u in table.workers if u not in workers]:
+            lost.append(f"{table.workers.pop(uid)} (deleted)")
+        if lost:
+            table.fail_running(
+                "ray.train.WorkerGroupError: Training failed due to worker errors: the Ray worker(s) on pod(s) "
+                + ", ".join(lost)
+                + " died (planb local: a lost worker pod fails the job as Ray Train does without max_failures)"
+            )
+
+    def pod_exists(self, uid: str) -> bool:
+        return any(p["metadata"].get("uid") == uid and running(p) for p in self.pods.snapshot())

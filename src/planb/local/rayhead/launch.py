@@ -1,0 +1,160 @@
+"""What a `run` payload may execute on this machine, and how it is started: files, command, environment.
+
+`planb rayhead set --run` makes the Ray head stand-in execute a RayJob's entrypoint as a host process,
+with this user's rights and outside any container. So the stand-in runs only what the job itself
+ships, in a shape it can check:
+
+* the entrypoint is ``python <file> [ARG ...]`` (or ``python3``), where the file is one the stand-in
+  wrote from a ConfigMap volume of the head container; no other program, no interpreter option, no
+  shell syntax (Ray's job manager runs an entrypoint through a shell; here no shell runs, so what a
+  shell would do is refused instead of silently differing);
+* every file written for a ConfigMap volume (its ``mountPath``, its items' ``path``) lies inside the
+  RayJob's work directory: a path with ``..``, or one that leads out through a link, is refused;
+* the environment is built, not inherited: from this machine only ``PATH`` (with planb's interpreter
+  first), the locale and ``TZ``/``TMPDIR``; ``HOME`` and ``PYTHONPATH`` are the work directory and
+  ``PYTHONUNBUFFERED`` is 1 (its log is written as it runs); then the head container's literal ``env``,
+  the runtime env's ``env_vars`` and the payload's ``--env``. Nothing else of the user's environment
+  (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``, ``PLANB_*``) reaches the payload.
+
+A refusal is a `LaunchRefusedError`; the stand-in ends the job FAILED with its text (planb.local.rayhead.heads).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from planb.errors import PlanbError
+
+#: The interpreters an entrypoint may name; both become planb's own (the environment with Ray and JAX).
+PYTHONS = frozenset({"python", "python3"})
+#: What a shell would act on: an argument holding one is refused, since no shell runs here.
+SHELL_SYNTAX = re.compile(r"[;&|<>`$()\n]")
+#: The variables a payload takes from this machine's environment (the rest is built, see the module's doc).
+HOST_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+
+_WHY = "because --run executes it as a process on this machine with your rights"
+
+
+class LaunchRefusedError(PlanbError):
+    """The entrypoint or a volume of the job is not something the stand-in runs on this machine."""
+
+
+@dataclass
+class Launch:
+    """How to start a job's entrypoint as a host process (mode `run`)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+
+
+def inside(root: Path, path: str, what: str) -> Path:
+    """`path` (a container path or a relative one) as a path under `root`; refused if it would leave it."""
+    parts = [p for p in PurePosixPath(path).parts if p != "/"]
+    if ".." in parts:
+        raise LaunchRefusedError(
+            f"planb's policy: {what} {path!r} is refused, because '..' would leave the work directory"
+        )
+    target = root.joinpath(*parts)
+    if not target.resolve().is_relative_to(root.resolve()):
+        raise LaunchRefusedError(
+            f"planb's policy: {what} {path!r} is refused, because it leads out of the work directory"
+        )
+    return target
+
+
+def write_config_map(workdir: Path, mount_path: str, data: Mapping[str, Any], items: Any) -> tuple[Path, set[Path]]:
+    """Write a ConfigMap volume as the kubelet would mount it, under `workdir`: (its directory, the files).
+
+    Without `items` every key is a file named after it; with them only the listed keys, at their paths
+    (https://kubernetes.io/docs/concepts/storage/volumes/#configmap).
+    """
+    local = inside(workdir, mount_path, "the volume mountPath")
+    local.mkdir(parents=True, exist_ok=True)
+    files: set[Path] = set()
+    listed = items if isinstance(items, list) and items else [{"key": k, "path": k} for k in data]
+    for item in listed:
+        key = item.get("key") if isinstance(item, dict) else None
+        if not isinstance(key, str) or key not in data:
+            continue
+        target = inside(local, str(item.get("path") or key), f"the ConfigMap item path of key {key!r}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)  # a link left there is replaced, never written through
+        target.write_text(str(data[key]))
+        files.add(target)
+    return local, files
+
+
+def host_argv(entrypoint: str, mounts: Mapping[str, Path], files: Collection[Path]) -> list[str]:
+    """The entrypoint as the host command: container paths under a mount mapped onto its files, `python`
+    as this interpreter; refused unless it is ``python <a file in files> [ARG ...]``."""
+    try:
+        tokens = shlex.split(entrypoint)
+    except ValueError as exc:
+        raise LaunchRefusedError(f"planb's policy: the entrypoint {entrypoint!r} is refused ({exc})") from exc
+    shape = f"only 'python <file from a mounted ConfigMap> [ARG ...]' runs, {_WHY}"
+    if len(tokens) < 2 or tokens[0] not in PYTHONS:
+        raise LaunchRefusedError(f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}")
+    shell = [t for t in tokens if SHELL_SYNTAX.search(t)]
+    if shell:
+        raise LaunchRefusedError(
+            f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}, and no shell runs it "
+            f"(shell syntax in {shell[0]!r})"
+        )
+    argv = [sys.executable] + [_mapped(token, mounts) for token in tokens[1:]]
+    script = Path(argv[1])
+    if tokens[1].startswith("-") or not any(script == f or script.resolve() == f.resolve() for f in files):
+        raise LaunchRefusedError(
+            f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}; {tokens[1]!r} is not a file "
+            "of the head container's ConfigMap volumes"
+        )
+    return argv
+
+
+def _mapped(token: str, mounts: Mapping[str, Path]) -> str:
+    for mount, local in sorted(mounts.items(), key=lambda kv: -len(kv[0])):
+        base = mount.rstrip("/")
+        if token == base or token.startswith(base + "/"):
+            return str(local) + token[len(base) :]
+    return token
+
+
+def payload_env(
+    workdir: Path,
+    container_env: Mapping[str, str],
+    runtime_env_vars: Mapping[str, str],
+    overrides: Mapping[str, str],
+) -> dict[str, str]:
+    """The payload's whole environment (the module's doc says what goes in, in which order)."""
+    env = {name: os.environ[name] for name in HOST_ENV if name in os.environ}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH") or os.defpath])
+    env.setdefault("LANG", "C.UTF-8")
+    # The job's log is written as it runs, as Ray streams a job's output (a payload killed with its head would
+    # otherwise lose what it had printed in its buffer).
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(container_env)
+    env.update(runtime_env_vars)
+    env.update(HOME=str(workdir), PYTHONPATH=str(workdir))
+    env.update(overrides)
+    return env
+
+
+def launch_for(
+    entrypoint: str,
+    mounts: Mapping[str, Path],
+    container_env: Mapping[str, str],
+    runtime_env_vars: Mapping[str, str],
+    overrides: Mapping[str, str],
+    workdir: Path,
+    files: Collection[Path],
+) -> Launch:
+    """The host process for a head's entrypoint (`host_argv`, `payload_env`), run in `workdir`."""
+    argv = host_argv(entrypoint, mounts, files)
+    return Launch(argv=argv, env=payload_env(workdir, container_env, runtime_env_vars, overrides), cwd=workdir)

@@ -1,0 +1,226 @@
+"""The Ray head stand-in's HTTP layer: the Ray job API KubeRay talks to, and the process that serves it.
+
+On GKE, KubeRay reaches each RayCluster's dashboard at ``<head service>.<namespace>.svc.<domain>:8265``
+and the submitter pod (K8sJobMode) runs ``ray job submit --no-wait`` then ``ray job logs --follow``
+against it (KubeRay's ``BuildJobSubmitCommand``, ray-operator/controllers/ray/common/job.go). On the
+local stack KWOK pods execute nothing and no cluster DNS exists, so this process stands in for both:
+
+* KubeRay runs with ``HTTP_PROXY`` pointing here (its dashboard client uses Go's default transport,
+  which honours the variable; the API server on 127.0.0.1 is never proxied). A request for a head
+  service's address is answered from that head's job table: the REST API documented at
+  https://docs.ray.io/en/latest/cluster/running-applications/job-submission/rest.html, with Ray's
+  token check (``x-ray-authorization: Bearer <token>``) when the RayCluster has ``authOptions``. A job set
+  to run on this machine is taken from the job API only for a token-auth cluster and with the entrypoint
+  of the RayJob that owns the cluster (planb's policy, `Handler.run_refusal`).
+* A head's table exists while its head pod runs (planb.local.rayhead.heads: head tracking, tokens, submitting).
+* A running submitter pod (container ``ray-job-submitter``) does what its command does
+  (planb.local.rayhead.submitter: submit, follow, write the pod's terminated status).
+
+What a job's payload does is planb.local.rayhead.settings: simulated by default, or the entrypoint itself
+as a host process (`planb rayhead set --run`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from planb.kube import Kube, KubeError, Obj
+from planb.local.rayhead.address import PORT
+from planb.local.rayhead.guard import require_local_apiserver
+from planb.local.rayhead.heads import MissingTokenError, RayHeads, log
+from planb.local.rayhead.jobs import TERMINAL
+from planb.local.rayhead.submitter import Submitters
+
+#: Reported as the head's Ray version (what the chart's image runs).
+RAY_VERSION = "2.53.0"
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Ray's job REST API for the head a request's (proxied) address names."""
+
+    server: RayHeadServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def reply(self, code: int, body: Any) -> None:
+        data = (json.dumps(body) if not isinstance(body, str) else body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json" if not isinstance(body, str) else "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self.route("GET")
+
+    def do_POST(self) -> None:
+        self.route("POST")
+
+    def do_DELETE(self) -> None:
+        self.route("DELETE")
+
+    def route(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        url = urlsplit(self.path)
+        if not url.scheme:
+            if url.path == "/healthz":
+                self.reply(200, "ok")
+            else:
+                self.reply(404, "planb's Ray head stand-in: send Ray job API requests through it as a proxy")
+            return
+        host = url.hostname or ""
+        parts = host.split(".")
+        if len(parts) < 3 or parts[2] != "svc":
+            self.reply(502, f"planb's Ray head stand-in answers <service>.<namespace>.svc.<domain> only, not {host}")
+            return
+        heads = self.server.heads
+        try:
+            head = heads.head_pod(parts[1], parts[0])
+            if head is None:
+                self.reply(502, f"no running Ray head behind service {parts[1]}/{parts[0]}")
+                return
+            cluster = heads.cluster_name(head)
+            try:
+                token = heads.auth_token(parts[1], cluster)
+            except MissingTokenError as exc:
+                self.reply(503, f"Service Unavailable: {exc}")
+                return
+            if token is not None and not bearer_matches(self.headers.get("x-ray-authorization", ""), token):
+                self.reply(401, "Unauthorized: a valid x-ray-authorization token is required")
+                return
+            self.jobs_api(method, url.path, raw, head, cluster, token is not None)
+        except KubeError as exc:
+            self.reply(503, f"the stand-in could not read the cluster: {exc}")
+
+    def jobs_api(self, method: str, path: str, raw: bytes, head: Obj, cluster: str, token_auth: bool) -> None:
+        heads = self.server.heads
+        table = heads.table_for(head)
+        rest = path.removeprefix("/api/jobs").strip("/")
+        if path == "/api/version":
+            self.reply(200, {"version": "4", "ray_version": RAY_VERSION, "ray_commit": "planb-local"})
+        elif not path.startswith("/api/jobs"):
+            self.reply(404, f"{path} is not part of the Ray job API this stand-in serves")
+        elif not rest and method == "GET":
+            self.reply(200, [job.info() for job in table.list()])
+        elif not rest and method == "POST":
+            body = json.loads(raw or b"{}")
+            submission_id = str(body.get("submission_id") or f"raysubmit_{int(time.time() * 1000)}")
+            if table.get(submission_id) is not None:
+                # Ray's job agent refuses a used submission_id (dashboard/modules/job/job_manager.py submit_job,
+                # a ValueError, 400 from the agent); the head's JobAgentSubmissionClient turns the agent's
+                # non-200 into a RuntimeError, which job_head.py submit_job answers 500 with the traceback as
+                # text. KubeRay v1.6.2 takes a 500 whose body holds "Please use a different submission_id" as
+                # "already submitted" (ray-operator/controllers/ray/utils/dashboardclient/dashboard_httpclient.go,
+                # SubmitJobReq).
+                self.reply(
+                    500,
+                    "RuntimeError: Request failed with status code 400: ValueError: Job with submission_id "
+                    f"{submission_id} already exists. Please use a different submission_id.",
+                )
+                return
+            namespace = head["metadata"]["namespace"]
+            rayjob = heads.rayjob_of_cluster(namespace, cluster)
+            entrypoint = str(body.get("entrypoint") or "")
+            if heads.payload_for(namespace, rayjob).mode == "run":
+                refusal = self.run_refusal(namespace, cluster, rayjob, entrypoint, token_auth)
+                if refusal:
+                    self.reply(400, refusal)
+                    return
+            job, _ = heads.submit(head, rayjob, submission_id, entrypoint, body.get("runtime_env") or {})
+            self.reply(200, {"job_id": job.submission_id, "submission_id": job.submission_id})
+        else:
+            job_id, _, action = rest.partition("/")
+            found = table.get(job_id)
+            if method == "GET" and not action:
+                if found is None:
+                    self.reply(404, f"Job {job_id} does not exist")
+                else:
+                    self.reply(200, found.info())
+            elif method == "GET" and action == "logs":
+                self.reply(200 if found else 404, {"logs": found.logs()} if found else f"Job {job_id} does not exist")
+            elif method == "POST" and action == "stop":
+                if found is None:
+                    self.reply(404, f"Job {job_id} does not exist")
+                else:
+                    self.reply(200, {"stopped": table.stop(job_id)})
+            elif method == "DELETE" and not action:
+                if found is None:
+                    self.reply(404, f"Job {job_id} does not exist")
+                elif found.status not in TERMINAL:
+                    self.reply(400, f"Job {job_id} is not in a terminal state; stop it first")
+                else:
+                    self.reply(200, {"deleted": table.delete(job_id)})
+            else:
+                self.reply(404, f"{method} {path} is not part of the Ray job API this stand-in serves")
+
+    def run_refusal(self, namespace: str, cluster: str, rayjob: str, entrypoint: str, token_auth: bool) -> str:
+        """Why a submission of a `run` payload is not taken over the job API ('' when it is): it runs on
+        this machine, so only a token-checked request carrying the RayJob's own entrypoint starts it."""
+        why = "because a run payload executes as a process on this machine with your rights"
+        if not token_auth:
+            return (
+                f"planb's policy: RayCluster {namespace}/{cluster} has no token auth (authOptions.mode: token; the "
+                f"chart's job.rayAuth), so no job is run on this machine for it, {why} and any local process "
+                "could submit one"
+            )
+        heads = self.server.heads
+        expected = heads.rayjob_entrypoint(namespace, rayjob) if heads.owner_rayjob(namespace, cluster) else None
+        if expected is None:
+            return f"planb's policy: no RayJob {namespace}/{rayjob} owns RayCluster {namespace}/{cluster}, {why}"
+        if entrypoint != expected:
+            return (
+                f"planb's policy: the entrypoint {entrypoint!r} is not RayJob {namespace}/{rayjob}'s "
+                f"spec.entrypoint ({expected!r}); only the RayJob's own runs, {why}"
+            )
+        return ""
+
+
+def bearer_matches(header: str, token: str) -> bool:
+    """An ``x-ray-authorization: Bearer <token>`` header holding `token`, compared in constant time; an empty
+    token or bearer never matches."""
+    scheme, _, given = header.partition(" ")
+    if scheme != "Bearer" or not given or not token:
+        return False
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+class RayHeadServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, heads: RayHeads, port: int = PORT) -> None:
+        self.heads = heads
+        super().__init__(("127.0.0.1", port), Handler)
+
+
+def run(kubeconfig: Path, apiserver_port: int, port: int = PORT, stopping: Callable[[], bool] = lambda: False) -> int:
+    """Serve until `stopping`; refused before any request unless `kubeconfig` is the local stack's
+    (its API server on 127.0.0.1:`apiserver_port`, planb.local.rayhead.guard)."""
+    require_local_apiserver(kubeconfig, apiserver_port)
+    heads = RayHeads(Kube(kubeconfig))
+    Submitters(heads)
+    server = RayHeadServer(heads, port)
+    heads.start()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+    thread.start()
+    log(f"serving the Ray job API for the local stack's heads on 127.0.0.1:{port} (KubeRay's HTTP_PROXY)")
+    try:
+        while not stopping():
+            time.sleep(0.2)
+    finally:
+        server.shutdown()
+        with heads.lock:
+            tables = list(heads.tables.values())
+        for table in tables:
+            table.close("the local stack stopped")
+    return 0

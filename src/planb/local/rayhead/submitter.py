@@ -1,0 +1,159 @@
+"""The submitter pods' work for the Ray head stand-in: what ``ray job submit`` and ``ray job logs`` would do.
+
+A running submitter pod (container ``ray-job-submitter``) does what its command does: submit the RayJob's
+entrypoint under the RayJob's submission id unless it exists, follow it until it ends, then exit 0
+(``ray job logs --follow`` exits 0 whatever the job's status). The pod's status is written as the kubelet would;
+KWOK's own pod-complete stage leaves these pods alone (planb.local.stack.control_plane). The pod's log is the
+job's output, as `ray job logs --follow` prints it (planb.local.rayhead.podlogs).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from planb.kube import KubeError, Obj
+from planb.local.rayhead.heads import RAY_GROUP_PATH, RayHeads, log, running
+from planb.local.rayhead.podlogs import PodLog
+from planb.local.rayhead.settings import SAFE_NAME, logs_dir
+
+SUBMITTER_CONTAINER = "ray-job-submitter"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Submitters:
+    """The submitter pods being followed, one thread each, on the heads they submit to."""
+
+    def __init__(self, heads: RayHeads) -> None:
+        self.heads = heads
+        self.following: set[str] = set()  # uids of submitter pods handled
+        self.lock = threading.Lock()
+        heads.listeners.append(self.reconcile)
+
+    def reconcile(self, pods: list[Obj]) -> None:
+        """Start following every running submitter pod not followed yet."""
+        for pod in pods:
+            containers = (pod.get("spec") or {}).get("containers") or []
+            if not running(pod) or not any(c.get("name") == SUBMITTER_CONTAINER for c in containers):
+                continue
+            uid = pod["metadata"]["uid"]
+            with self.lock:
+                if uid in self.following:
+                    continue
+                self.following.add(uid)
+            threading.Thread(target=self.follow, args=(pod,), name=f"submitter {uid}", daemon=True).start()
+
+    def follow(self, pod: Obj) -> None:
+        """What the submitter pod's command does, ending in the exit code it would have."""
+        meta = pod["metadata"]
+        namespace, uid = meta["namespace"], meta["uid"]
+        try:
+            code, why = self._follow(pod)
+        except KubeError as exc:
+            code, why = 1, f"the API server answered {exc}"
+        if not self.heads.pod_exists(uid):
+            return  # deleted meanwhile: there is nothing to write
+        try:
+            self.finish_pod(pod, code)
+            log(f"submitter pod {namespace}/{meta['name']} exited {code}: {why}")
+        except KubeError as exc:
+            log(f"submitter pod {namespace}/{meta['name']}: could not write its status: {exc}")
+
+    def _follow(self, pod: Obj) -> tuple[int, str]:
+        meta = pod["metadata"]
+        rayjob = self.rayjob_of_submitter(pod)
+        if rayjob is None:
+            return 1, "no RayJob owns this pod's Job"
+        status, spec = rayjob.get("status") or {}, rayjob.get("spec") or {}
+        url = str(status.get("dashboardURL") or "")
+        host = urlsplit(url if "://" in url else f"http://{url}").hostname or ""
+        parts = host.split(".")
+        head = self.heads.head_pod(parts[1], parts[0]) if len(parts) >= 3 and parts[2] == "svc" else None
+        if head is None:
+            return 1, f"ray job submit: cannot reach the Ray dashboard at {url or '(no address)'}"
+        runtime_env = yaml.safe_load(spec.get("runtimeEnvYAML") or "") or {}
+        job, new = self.heads.submit(
+            head,
+            rayjob["metadata"]["name"],
+            str(status.get("jobId") or ""),
+            str(spec.get("entrypoint") or ""),
+            runtime_env if isinstance(runtime_env, dict) else {},
+        )
+        table = self.heads.table_for(head)
+        pod_log = PodLog(self.heads.kube, pod, SUBMITTER_CONTAINER, job.log_file, self.pod_log_file(pod))
+        refused = pod_log.publish()
+        if refused:
+            log(f"submitter pod {meta['namespace']}/{meta['name']}: its log stays empty: {refused}")
+        while not job.wait_terminal(1.0):
+            pod_log.copy()
+            if table.closed:
+                return 1, "ray job logs: lost the Ray head while following the job"
+            if not self.heads.pod_exists(meta["uid"]):
+                return 0, "pod deleted"
+        pod_log.copy()
+        return 0, f"job {job.submission_id} ended {job.status}" + ("" if new else " (submitted earlier)")
+
+    def pod_log_file(self, pod: Obj) -> Path:
+        """Where the pod's log (the job's output in the CRI format) is written."""
+        meta = pod["metadata"]
+        name = SAFE_NAME.sub("_", f"{meta['namespace']}_{meta['name']}_{meta['uid']}")
+        return logs_dir(self.heads.state_dir) / "pods" / f"{name}.log"
+
+    def rayjob_of_submitter(self, pod: Obj) -> Obj | None:
+        namespace = pod["metadata"]["namespace"]
+        for owner in pod["metadata"].get("ownerReferences") or []:
+            if owner.get("kind") != "Job":
+                continue
+            job = self.heads.kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{owner['name']}") or {}
+            for job_owner in (job.get("metadata") or {}).get("ownerReferences") or []:
+                if job_owner.get("kind") == "RayJob":
+                    return self.heads.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{job_owner['name']}")
+        return None
+
+    def finish_pod(self, pod: Obj, code: int) -> None:
+        """Write the terminated status the kubelet would, from the pod's containers."""
+        now = _now()
+        started = ((pod.get("status") or {}).get("startTime")) or now
+        statuses = [
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": "",
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "state": {
+                    "terminated": {
+                        "exitCode": code,
+                        "reason": "Completed" if code == 0 else "Error",
+                        "startedAt": started,
+                        "finishedAt": now,
+                    }
+                },
+            }
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ]
+        conditions = [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
+            {"type": "Initialized", "status": "True", "lastTransitionTime": started},
+            {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+            {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+        ]
+        meta = pod["metadata"]
+        self.heads.kube.merge_patch(
+            f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+            {
+                "status": {
+                    "phase": "Succeeded" if code == 0 else "Failed",
+                    "conditions": conditions,
+                    "containerStatuses": statuses,
+                }
+            },
+        )

@@ -1,0 +1,237 @@
+"""The local stack's parts and how each starts: the control plane's CRDs, the host processes, their probes.
+
+`planb.local.stack.stack.LocalStack` puts them together (`up` starts them side by side where nothing orders
+them; `down` is in planb.local.stack.teardown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from planb import paths
+from planb.failover import settings as failover_settings
+from planb.kube import Kube, KubeError
+from planb.local import apiserver as local_apiserver
+from planb.local.gke_emulator.background import BackgroundEmulator, default_port
+from planb.local.rayhead import address as rayhead_address
+from planb.local.stack import crds, failover_access
+from planb.local.stack.control_plane import APISERVER_PORT, ControlPlane
+from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
+from planb.local.stack.kubectl import kubectl
+from planb.local.stack.kueue import NAMESPACE, HostKueue
+from planb.process import ManagedProcess
+from planb.statefile import flocked
+
+KUBERAY_METRICS_PORT = 19082
+KUBERAY_PROBE_PORT = 19083
+
+
+def say(msg: str) -> None:
+    print(f"[planb local] {msg}", file=sys.stderr, flush=True)
+
+
+class StackParts:
+    """The stack's parts, each started and probed on its own; state under .state/local."""
+
+    def __init__(self, state: Path | None = None, apiserver_port: int = APISERVER_PORT) -> None:
+        self.state = state or paths.state_dir() / "local"
+        self.kubeconfig = self.state / "kubeconfig"
+        self.control_plane = ControlPlane(self.state, apiserver_port)
+        self.kueue = HostKueue(self.state, self.kubeconfig)
+        self.kuberay = ManagedProcess("kuberay-operator", self.state)
+        # KWOK pods run nothing: this answers KubeRay's Ray job API and does what submitter pods do.
+        self.rayhead = ManagedProcess("ray-head-stand-in", self.state)
+        self.simulator = ManagedProcess("capacity-simulator", self.state)
+        # Stockout-aware failover: runs only while `planb local failover` has switched it on.
+        self.failover = ManagedProcess("failover-controller", self.state)
+        # The emulator's files sit under the state root (.state/gke-emulator), beside this stack's.
+        self.gke_emulator = BackgroundEmulator(self.state.parent)
+
+    # ----------------------------------------------------------------- probes
+    def apiserver_ready(self) -> bool:
+        if not self.kubeconfig.is_file():
+            return False
+        try:
+            kubectl(self.kubeconfig, ["get", "--raw", "/readyz"], timeout=10)
+        except (LocalStackError, subprocess.TimeoutExpired):
+            return False
+        return True
+
+    # ---------------------------------------------------------------- starts
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One `up` or `down` at a time (tests and people may race)."""
+        with flocked(self.state.parent / f".{self.state.name}.lock"):
+            yield
+
+    def crd_directories(self) -> list[tuple[str, Path]]:
+        """The CRD directories of the pinned modules, by whose they are, in apply order; each must be there."""
+        return crds.directories()
+
+    def kuberay_binary(self) -> Path:
+        binary = paths.tool("kuberay-operator")
+        if not binary.is_file():
+            raise ToolMissingError(f"the KubeRay operator binary {binary}")
+        return binary
+
+    def install_crds(self, seeded: frozenset[str] | None = None) -> None:
+        """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply; every CRD is
+        served before this returns (the ProvisioningRequest CRD must be before Kueue starts: Kueue probes it once).
+
+        `seeded` names the CRDs etcd started with (planb.local.stack.seed: the same files, taken in by the same
+        apply when the seed was made, and keyed by their bytes); those are not applied again, only waited on. A
+        server-side apply that changes nothing still costs the API server seconds of merging 5 MB of schemas.
+        """
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+        if seeded is None:
+            say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
+        else:
+            say("the CRDs came with etcd's seed; installing Kueue's namespace and webhook configurations ...")
+        others = yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()])
+        crds.apply(self.kubeconfig, crds.files() if seeded is None else [], stdin=others)
+        crds.wait_served(self.kubeconfig, expected=seeded)
+
+    def start_kuberay(self) -> None:
+        """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
+        if self.kuberay.pid() is not None:
+            return
+        binary = self.kuberay_binary()
+        say("starting the KubeRay operator as a host process ...")
+        # KubeRay's dashboard client (Go's default transport) sends the Ray job API requests for
+        # <head service>.<namespace>.svc.cluster.local, which nothing resolves here, to the stand-in;
+        # Go never proxies loopback, so the API server on 127.0.0.1 is reached directly.
+        proxy = f"http://127.0.0.1:{rayhead_address.PORT}"
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), HTTP_PROXY=proxy, http_proxy=proxy)
+        env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+        self.kuberay.start(
+            [
+                str(binary),
+                f"--metrics-addr=127.0.0.1:{KUBERAY_METRICS_PORT}",
+                f"--health-probe-bind-address=127.0.0.1:{KUBERAY_PROBE_PORT}",
+                "--enable-leader-election=false",
+            ],
+            env=env,
+        )
+        if not wait_http(f"http://127.0.0.1:{KUBERAY_PROBE_PORT}/readyz", 60):
+            raise StartupTimeoutError(f"the KubeRay operator did not become ready; see {self.kuberay.log_file}")
+
+    def start_rayhead(self) -> None:
+        """The Ray head stand-in (planb.local.rayhead): Ray's job API for KubeRay, the submitter pods' work."""
+        if self.rayhead.pid() is not None:
+            return
+        say("starting the Ray head stand-in (KWOK pods run no Ray) ...")
+        self.rayhead.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.cli",
+                "rayhead",
+                "run",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                # It refuses any other API server than this stack's (planb.local.rayhead.guard).
+                f"--apiserver-port={self.control_plane.apiserver_port}",
+            ]
+        )
+        if not wait_http(f"http://127.0.0.1:{rayhead_address.PORT}/healthz", 30):
+            raise StartupTimeoutError(f"the Ray head stand-in did not start; see {self.rayhead.log_file}")
+
+    def start_gke_emulator(self) -> None:
+        """The local GKE API the Ansible modules talk to (planb's emulator)."""
+        if self.gke_emulator.healthy():
+            return
+        say("starting the GKE emulator ...")
+        self.gke_emulator.start()
+
+    def start_simulator(self) -> None:
+        """GKE's autoscaler and DWS, simulated: ProvisioningRequests and pending pods become KWOK nodes."""
+        if self.simulator.pid() is not None:
+            return
+        say("starting the capacity simulator ...")
+        self.simulator.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.cli",
+                "capacity",
+                "run",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                # GKE's autoscaler reads node pools through GKE's API: here the emulator's.
+                f"--gke-endpoint=http://127.0.0.1:{default_port()}",
+            ]
+        )
+
+    def start_failover(self) -> bool:
+        """The failover controller (planb.failover), when its settings file switches it on; True if started."""
+        settings = failover_settings.load(self.state)
+        if not settings.enabled or self.failover.pid() is not None:
+            return False
+        say(f"starting the failover controller (plan A gets {settings.after_seconds:g} s) ...")
+        # Its local mode acts on the local stack only (the controller itself imports nothing of planb).
+        local_apiserver.require_local(
+            self.kubeconfig,
+            "The failover controller's local mode",
+            "it moves jobs between plans on what it reads",
+            self.control_plane.apiserver_port,
+        )
+        # The chart's ServiceAccount and Roles, as in the cluster: a fresh token of that account each start.
+        access = failover_access.service_account_token(self.state, self.kubeconfig, settings.service_account)
+        key, value = failover_access.plan_a_label(self.kubeconfig, settings.plan_a_flavor)
+        self.failover.start(
+            [
+                sys.executable,
+                "-m",
+                "planb.failover",
+                *access.flags(),
+                f"--after-seconds={settings.after_seconds:g}",
+                f"--cluster-queues={settings.cluster_queues}",
+                f"--namespaces={settings.namespaces}",
+                f"--plan-a-flavor={settings.plan_a_flavor}",
+                f"--plan-a-label={key}={value}",
+                f"--metrics-port={settings.metrics_port}",
+                # Kueue requeues an evicted Workload after 5 s (the role's backoffBaseSeconds); the eviction is seen
+                # well before.
+                "--poll-seconds=1",
+                # KWOK's pods run no Ray head: KubeRay copies the RayCluster's ready state into the RayJob (which
+                # Kueue's PodsReady reads) only on its own later reads, sometimes past a short waitForPodsReady.
+                "--emulate-ray-ready",
+            ]
+        )
+        return True
+
+    def wait_default_service_account(self, timeout: float = 60) -> None:
+        """With admission on, pods need the `default` ServiceAccount (made by controller-manager)."""
+        # Asked in this process (one connection), not by a kubectl process a look: this runs while the API
+        # server takes in the CRDs, and every CPU second counts then.
+        kube = Kube(self.kubeconfig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if kube.get("/api/v1/namespaces/default/serviceaccounts/default") is not None:
+                    return
+            except KubeError:
+                pass
+            time.sleep(0.2)
+        raise StartupTimeoutError("the default ServiceAccount did not appear; is kube-controller-manager running?")
+
+
+def wait_http(url: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return True
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    return False
