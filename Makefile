@@ -56,8 +56,8 @@ demo: setup ## the seed's whole flow on this machine
 test: setup ## all tests (pytest, molecule): the stack tests and the others side by side (hack/test.sh)
 	@PY=$(PY) PYTEST_ARGS="$(PYTEST_ARGS)" hack/test.sh
 
-test-fast: venv ## tests that need no local stack, no Go and no .tools
-	@$(PY) -m pytest -ra -m "not stack and not tools" $(PYTEST_ARGS)
+test-fast: setup ## the unit tier, tests/unit: no server, no binary beyond helm template (60 s or less)
+	@$(PY) -m pytest -ra -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
 lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
 	@yamllint -s .

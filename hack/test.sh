@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `make test`: every test, in three pytest processes at once (tests/README.md, "Tiers and their budgets"):
-#   * the tests that need the local stack (marker `stack`; one stack per machine, so one process), in the
-#     foreground with their output; they spend most of their time waiting for controllers;
-#   * the tests that run ansible-playbook against the GKE emulator (marker `playbook`), and
-#   * all the others (unit, chart, catalog, modules, molecule's gke scenario, collection, training),
-#     each with its output in a file, printed when it ends.
+# `make test`: every test, in three pytest processes at once, each a set of folders (tests/README.md, "Tiers"):
+#   * tests/e2e, the real local stack (one stack per machine, so one process), in the foreground with its
+#     output; it spends most of its time waiting for controllers;
+#   * tests/integration/playbooks, ansible-playbook against the GKE emulator, and
+#   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, the
+#     collection, training), each with its output in a file, printed when it ends.
 # PYTEST_ARGS=... (a path, -k, -x ...) runs one pytest process with them instead.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,24 +16,27 @@ fi
 logdir=$(mktemp -d -t planb-test.XXXXXX)
 start=$SECONDS
 declare -A pids=()
+declare -A folders=(
+  [playbook]="tests/integration/playbooks"
+  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks"
+)
 for half in playbook other; do
-  marker="not stack and playbook"
-  [[ $half == other ]] && marker="not stack and not playbook"
-  # At a lower priority: the stack tests are the longest of the three, and the two others finish minutes before
+  # At a lower priority: the e2e tests are the longest of the three, and the two others finish minutes before
   # them even so.
-  nice -n 10 "$PY" -m pytest -ra -p no:cacheprovider -m "$marker" >"$logdir/$half.log" 2>&1 &
+  # shellcheck disable=SC2086 # a list of paths and options
+  nice -n 10 "$PY" -m pytest -ra -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
-echo "[planb test] the tests without the stack run beside these (output: $logdir/playbook.log, $logdir/other.log)"
-"$PY" -m pytest -ra -m stack
+echo "[planb test] the unit and integration tests run beside these (output: $logdir/playbook.log, $logdir/other.log)"
+"$PY" -m pytest -ra tests/e2e
 stack_rc=$?
-echo "[planb test] stack tests: exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
+echo "[planb test] e2e tests: exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
 rc=$stack_rc
 for half in playbook other; do
   wait "${pids[$half]}"
   half_rc=$?
-  echo "[planb test] tests without the stack ($half): exit $half_rc after $((SECONDS - start)) s; their summary:"
+  echo "[planb test] unit and integration tests ($half): exit $half_rc after $((SECONDS - start)) s; their summary:"
   sed -n '/short test summary info/,$p' "$logdir/$half.log"
   tail -n 1 "$logdir/$half.log"
   if ((half_rc != 0)); then

@@ -1,0 +1,141 @@
+"""The seed's failover on the real Kueue, and what happens when parts of it misbehave."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from planb import paths
+from planb.kube import Kube
+from planb.local.capacity import settings as capacity_settings
+from planb.local.stack.stack import LocalStack
+from planb.status.report import PROVREQ, collect
+from tests.support.jobs import workloads_by_job
+from tests.support.topologies import Run, install_job, submit_two_jobs, wait_jobs
+from tests.support.waits import holds_for, wait_until
+
+pytestmark = [pytest.mark.slow]
+
+
+def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    jobs = submit_two_jobs(helm, kube)
+    # Plan A needed no provisioning; plan B went through the ProvisioningRequest check.
+    assert jobs["job-1"].requests == []
+    assert [c.name for c in jobs["job-2"].checks] == ["dws-prov"]
+    assert jobs["job-2"].checks[0].state == "Ready"
+    assert [r.state for r in jobs["job-2"].requests] == ["Provisioned"]
+    # Every PodSet of the job got a flavor: head and submitter on default-cpu, the workers on plan B.
+    flavors = {ps.name: set(ps.flavors.values()) for ps in jobs["job-2"].podsets}
+    assert flavors["head"] == {"default-cpu"}
+    assert flavors["submitter"] == {"default-cpu"}
+    worker = next(name for name in flavors if name not in ("head", "submitter"))
+    assert flavors[worker] == {"dws"}
+    # The DWS nodes carry GKE's queued-provisioning taint, the pool's name and the plan label the dws flavor selects.
+    nodes = kube.items("/api/v1/nodes", {"labelSelector": "planb.dev/plan=dws"})
+    assert len(nodes) == 4
+    for node in nodes:
+        assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == "dws-pool"
+        taints = {(t["key"], t["effect"]) for t in node["spec"]["taints"]}
+        assert ("cloud.google.com/gke-queued", "NoSchedule") in taints
+        assert node["status"]["capacity"]["google.com/tpu"] == "4"
+
+
+def test_kueue_restart_while_job_2_waits_for_provisioning(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    capacity_settings.update(provisioning_delay_seconds=3600.0)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    wait_until(
+        lambda: any(j.name == "job-2" and j.requests for j in collect(kube, "default")),
+        "job 2's ProvisioningRequest",
+    )
+    before = workloads_by_job(kube)
+    stack = LocalStack()
+    pid = stack.kueue.process.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: stack.kueue.process.pid() is None, "Kueue to die")
+    stack.up()  # restarts only what is missing: Kueue
+    capacity_settings.update(provisioning_delay_seconds=1.0)
+    wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    after = workloads_by_job(kube)
+    assert after == before, "a Workload was lost or duplicated across the restart"
+    assert all(len(names) == 1 for names in after.values())
+
+
+def test_failed_provisioning_is_retried(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    # A short backoff for the test; the shipped values wait minutes between attempts (the next test's reset
+    # rolls the queues release back).
+    helm(
+        "upgrade",
+        "planb-queues",
+        str(paths.REPO / "charts" / "planb"),
+        "--reuse-values",
+        "--set",
+        "dws.retryStrategy.backoffBaseSeconds=1",
+        "--set",
+        "dws.retryStrategy.backoffMaxSeconds=2",
+    )
+    capacity_settings.update(fail_next=1, provisioning_delay_seconds=1.0)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
+    requests = kube.items(f"{PROVREQ}/namespaces/default/provisioningrequests")
+    names = sorted(r["metadata"]["name"] for r in requests)
+    provisioned = [r.name for r in jobs["job-2"].requests if r.state == "Provisioned"]
+    # Kueue numbers the attempts: the first request failed, the second was provisioned.
+    assert len(provisioned) == 1 and provisioned[0].endswith("-2"), names
+    assert capacity_settings.load().fail_next == 0
+
+
+def test_uninstalling_job_1_frees_plan_a_for_job_3(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    submit_two_jobs(helm, kube)
+    helm("uninstall", "job-1", "--wait")
+    wait_until(lambda: "job-1" not in workloads_by_job(kube), "job 1's Workload to go")
+    install_job(helm, "job-3")
+    jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "on-demand"})
+    assert jobs["job-3"].requests == []
+
+
+def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    submit_two_jobs(helm, kube)
+
+    def pool_nodes(pool: str) -> int:
+        return len(kube.items("/api/v1/nodes", {"labelSelector": f"cloud.google.com/gke-nodepool={pool}"}))
+
+    wait_until(lambda: pool_nodes("on-demand-pool") == 4, "plan A's slice to be scaled up for job 1's workers")
+    assert pool_nodes("dws-pool") == 4
+    helm("uninstall", "job-1", "job-2", "--wait")
+    # DWS nodes go with their ProvisioningRequest; on-demand nodes after the idle time (5 s here).
+    wait_until(lambda: pool_nodes("dws-pool") == 0, "the DWS slice to be released")
+    wait_until(lambda: pool_nodes("on-demand-pool") == 0, "plan A's idle slice to be scaled down")
+    assert pool_nodes("default-pool") >= 1
+
+
+def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
+    """Fallback is quota-based only (kueue#2560): a stockout does not send the job to plan B."""
+    kube = Kube(site)
+    capacity_settings.update(stockout=("on-demand-pool",))
+    install_job(helm, "job-1")
+    jobs = wait_jobs(kube, {"job-1": "on-demand"})
+    assert jobs["job-1"].requests == []
+
+    def pending_workers() -> int:
+        job = next(j for j in collect(kube, "default") if j.name == "job-1")
+        return sum(1 for pod, phase, _ in job.pods if "worker" in pod and phase == "Pending")
+
+    wait_until(lambda: pending_workers() == 4, "job 1's workers pending for lack of plan A machines")
+    # Still on plan A a while later (the stockout does not move it), its workers still pending.
+    holds_for(lambda: pending_workers() == 4 and not any(j.requests for j in collect(kube, "default")),
+              "job 1 on plan A with its workers pending", 3)  # fmt: skip
+    capacity_settings.update(stockout=())
+    wait_until(lambda: pending_workers() == 0, "the workers to start once plan A has machines again")

@@ -1,0 +1,112 @@
+"""A RayJob's own lifecycle on the local stack: Running while its payload runs,
+then Complete/SUCCEEDED, or Failed with the payload's own error; its quota goes to the next job.
+
+KWOK runs no container, so the Ray head stand-in (planb.local.rayhead) answers KubeRay's Ray job API and
+does what the submitter pod would; everything asserted here is what the real KubeRay operator and
+Kueue wrote on the RayJob, the submitter Job and the Workload.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planb.kube import Kube, KubeError, Obj, conditions
+from planb.local.rayhead import settings as rayhead_settings
+from tests.support.jobs import planb_status, workload_of
+from tests.support.topologies import Run, install_job, no_quota, wait_jobs
+from tests.support.waits import wait_until
+
+pytestmark = [pytest.mark.slow]
+
+RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
+
+
+def rayjob(kube: Kube, name: str) -> Obj:
+    found = kube.get(f"{RAYJOBS}/{name}")
+    assert found is not None, f"RayJob {name} is gone"
+    return found
+
+
+def status(kube: Kube, name: str) -> tuple[str, str]:
+    st = rayjob(kube, name).get("status") or {}
+    return str(st.get("jobDeploymentStatus", "")), str(st.get("jobStatus", ""))
+
+
+def queued(kube: Kube, job: str) -> bool:
+    try:
+        wl = workload_of(kube, job)
+    except AssertionError:
+        return False
+    return conditions(wl).get("QuotaReserved", {}).get("status") == "False"
+
+
+def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=15))
+    rayhead_settings.set_payload("job-*", rayhead_settings.Payload(seconds=600))
+    no_dws = no_quota(helm, "dws")  # only plan A: job 3 waits for job 1's quota
+    helm("upgrade", "planb-queues", str(Path(__file__).parents[2] / "charts" / "planb"), "--reuse-values", *no_dws)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    wait_until(lambda: status(kube, "job-1") == ("Running", "RUNNING"), "job 1 to run", 90)
+    install_job(helm, "job-3")
+    wait_until(lambda: queued(kube, "job-3"), "job 3 to be queued behind job 1", 30)
+    assert status(kube, "job-1") == ("Running", "RUNNING")  # still running: the payload takes 15 s
+    wait_until(lambda: status(kube, "job-1") == ("Complete", "SUCCEEDED"), "job 1 to succeed", 120)
+    st = rayjob(kube, "job-1")["status"]
+    assert st["rayJobInfo"]["startTime"] and st["rayJobInfo"]["endTime"]
+    submitter = kube.get("/apis/batch/v1/namespaces/default/jobs/job-1")
+    assert submitter is None or any(
+        c["type"] == "Complete" and c["status"] == "True" for c in (submitter.get("status") or {}).get("conditions", [])
+    )
+    wait_until(
+        lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
+        "job 1's Workload to finish",
+        60,
+    )
+    # Its quota is free: job 3 is admitted on plan A.
+    wait_jobs(kube, {"job-3": "on-demand"}, timeout=120)
+    wait_until(lambda: status(kube, "job-3")[1] == "RUNNING", "job 3 to run", 90)
+    assert "KubeRay: Complete" in planb_status(site, "job-1")
+
+
+def test_a_failing_payload_fails_the_job_with_its_own_error(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    rayhead_settings.set_payload(
+        "job-1", rayhead_settings.Payload(seconds=5, fail="ValueError: loss is NaN at step 40")
+    )
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    wait_until(lambda: status(kube, "job-1")[0] == "Failed", "job 1 to fail", 120)
+    st = rayjob(kube, "job-1")["status"]
+    assert st["jobStatus"] == "FAILED" and st.get("reason") == "AppFailed"
+    assert "loss is NaN at step 40" in st.get("message", "")
+    # The submitter pod's log is the job's output, as `ray job logs --follow` prints it on GKE (kwok serves the
+    # file the stand-in writes).
+    # (KubeRay's submitter Job may have made more than one pod: the one that followed the job has its output.)
+    pods = kube.items("/api/v1/namespaces/default/pods", {"labelSelector": "job-name=job-1"})
+    # A pod that followed nothing has no log: kwok answers 400 "no logs found" for it.
+    logs = [_log_or_none(kube, p["metadata"]["name"]) for p in pods]
+    assert any(
+        log is not None
+        and "simulated payload of 'python " in log
+        and "then FAILED: ValueError: loss is NaN at step 40" in log
+        for log in logs
+    ), logs
+    wait_until(
+        lambda: conditions(workload_of(kube, "job-1")).get("Finished", {}).get("status") == "True",
+        "job 1's Workload to finish",
+        60,
+    )
+
+
+def _log_or_none(kube: Kube, pod: str) -> str | None:
+    """The pod's log; None where kwok serves none (no Logs object names a file for the pod)."""
+    try:
+        return kube.text(f"/api/v1/namespaces/default/pods/{pod}/log")
+    except KubeError as exc:
+        if exc.status == 400 and "no logs found" in str(exc):
+            return None
+        raise

@@ -1,0 +1,42 @@
+"""`molecule test -s local` on the session's `site` topology: site.yml from the checkout, idempotence, the two jobs.
+
+The seed's topology is converged once per test run, from the collection's tarball (the `site` fixture,
+tests/e2e/outside.py). The scenario runs on that stack with `--destroy never`: its create (`planb local up`) finds
+the stack up, its converge is the checkout's site.yml on the local inventory, which must change nothing the
+tarball's converge made, its idempotence step runs it once more, and its verify submits job 1 and job 2 as a
+developer would and waits until job 1 is admitted on plan A and job 2 on plan B. Its destroy playbook
+(`planb local down`) is what `down`'s own tests run (tests/stack/test_local_stack.py); run alone,
+`molecule test -s local` still goes destroy, create, converge, idempotence, verify, destroy on a fresh stack.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.molecule import run_scenario
+
+
+@pytest.mark.slow
+def test_molecule_local_scenario_on_the_seeds_topology(site: Path, tmp_path: Path) -> None:
+    output = run_scenario(
+        "local",
+        tmp_path / "molecule.log",
+        {},
+        ("GKE_API_ENDPOINT", "PLANB_GKE_EMULATOR_PORT", "KUBECONFIG", "CLUSTER_NAME", "PROJECT_ID"),
+        timeout=280,
+        extra=("--destroy", "never"),
+        reset=True,
+    )
+    for step in ("create", "converge", "idempotence", "verify"):
+        assert f"{step}: Executed: Successful" in output, f"molecule step {step} did not run:\n{output[-3000:]}"
+    assert "Skipping, '--destroy=never' requested." in output
+    # The stack was up: create found it so. The checkout's converge changed nothing the tarball's converge made.
+    recaps = re.findall(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", output)
+    assert len(recaps) >= 4, output[-3000:]  # create, converge, idempotence, verify
+    create, converge, idempotence = (int(changed) for changed in recaps[:3])
+    assert (create, converge, idempotence) == (0, 0, 0), output[-5000:]
+    # verify printed the status table: job 1 on plan A, job 2 on plan B.
+    assert "all 2 job(s) admitted as expected" in output

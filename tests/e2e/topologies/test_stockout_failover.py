@@ -1,0 +1,202 @@
+"""Stockout-aware failover on the real Kueue: waitForPodsReady + planb's failover controller."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from planb.failover import settings as failover_settings
+from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
+from planb.kube import Kube, is_true
+from planb.local.capacity import settings as capacity_settings
+from planb.local.stack.stack import LocalStack
+from planb.status.report import KUEUE, RAY, admitted_on, collect
+from tests.support.jobs import workload_of, workloads_by_job
+from tests.support.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
+from tests.support.waits import holds_for, wait_until
+
+pytestmark = [pytest.mark.slow]
+
+#: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout), small for the test.
+AFTER_SECONDS = FAILOVER_AFTER_SECONDS
+MESSAGE = move_message(AFTER_SECONDS)
+
+
+@pytest.fixture()
+def failover(failover_site: Path) -> Path:
+    """The seed's plans with planb_failover_after_minutes set (N = 8 s), the controller freshly restarted."""
+    stack = LocalStack()
+    assert failover_settings.load(stack.state).after_seconds == AFTER_SECONDS
+    wait_until(lambda: stack.failover.pid() is not None, "the failover controller to run")
+    return failover_site
+
+
+def rayjob(kube: Kube, name: str) -> dict[str, object]:
+    found = kube.get(f"{RAY}/namespaces/default/rayjobs/{name}")
+    assert found is not None
+    return found
+
+
+def move_events(kube: Kube, name: str) -> list[dict[str, object]]:
+    """The move Events of the RayJob of this name that exists now (Events outlive a deleted job)."""
+    uid = rayjob(kube, name)["metadata"]["uid"]  # type: ignore[index]
+    events = kube.items("/api/v1/namespaces/default/events", {"fieldSelector": f"involvedObject.uid={uid}"})
+    return [e for e in events if e.get("reason") == EVENT_REASON]
+
+
+def metrics() -> str:
+    port = failover_settings.METRICS_PORT
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        return str(resp.read().decode())
+
+
+def sample(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name} not in the metrics:\n{text}")
+
+
+def ray_clusters(kube: Kube, job: str) -> list[str]:
+    return [
+        c["metadata"]["name"]
+        for c in kube.items(f"{RAY}/namespaces/default/rayclusters")
+        if any(o.get("name") == job for o in c["metadata"].get("ownerReferences", []))
+    ]
+
+
+def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_back(failover: Path, helm: Run) -> None:
+    kube = Kube(failover)
+    capacity_settings.update(stockout=("on-demand-pool",))
+    start = time.monotonic()
+    install_job(helm, "job-1")
+    wait_until(lambda: "job-1" in workloads_by_job(kube), "job 1's Workload")
+    lineage = workloads_by_job(kube)["job-1"]
+    clusters_seen: set[str] = set()
+
+    def on_dws() -> bool:
+        clusters = ray_clusters(kube, "job-1")
+        assert len(clusters) <= 1, f"two RayClusters at once: {clusters}"
+        clusters_seen.update(clusters)
+        jobs = {j.name: j for j in collect(kube, "default")}
+        job = jobs.get("job-1")
+        return bool(job and job.accelerator_flavor == "dws" and job.state == "Admitted")
+
+    wait_until(on_dws, "job 1 admitted on plan B after plan A's timeout", timeout=120)
+    took = time.monotonic() - start
+    jobs = wait_jobs(kube, {"job-1": "dws"})
+    print(f"\nBENCH stockout -> admitted on plan B: {took:.1f} s (N = {AFTER_SECONDS} s; goal N + 15 s)")
+    assert [r.state for r in jobs["job-1"].requests][-1:] == ["Provisioned"]
+    # One Workload lineage: the same Workload object, re-admitted on plan B; the job keeps its name.
+    assert workloads_by_job(kube)["job-1"] == lineage
+    annotations = rayjob(kube, "job-1")["metadata"]["annotations"]  # type: ignore[index]
+    assert MOVED_ANNOTATION in annotations
+    events = move_events(kube, "job-1")
+    assert [(e["message"], e.get("count")) for e in events] == [(MESSAGE, 1)]
+    status = run(str(Path(sys.executable).parent / "planb"), "status", f"--kubeconfig={failover}", check=False)
+    assert MESSAGE in status.stdout, status.stdout
+    # The workers run on plan B's nodes only.
+    wait_until(
+        lambda: (
+            {
+                kube.get(f"/api/v1/nodes/{node}")["metadata"]["labels"].get("planb.dev/plan")  # type: ignore[index]
+                for _, phase, node in next(j for j in collect(kube, "default") if j.name == "job-1").pods
+                if node and phase == "Running"
+            }
+            >= {"dws"}
+        ),
+        "job 1's pods on plan B's nodes",
+    )
+    # The controller renders its metrics from the Workloads of its last poll: the one after job 1's re-admission
+    # may still be to come (the poll before it saw the Workload evicted from plan A and not yet admitted again).
+    wait_until(
+        lambda: 'planb_time_to_admission_seconds_count{plan="dws"} ' in metrics(),
+        "the failover controller's metrics to count job 1's admission on plan B (at its next poll)",
+        timeout=30,
+        explain=metrics,
+    )
+    text = metrics()
+    assert sample(text, "planb_failover_moved_jobs") == 1
+    assert sample(text, "planb_failover_moves_total") == 1
+    assert sample(text, 'planb_time_to_admission_seconds_count{plan="dws"}') == 1
+    assert sample(text, 'planb_time_to_admission_seconds_sum{plan="dws"}') >= AFTER_SECONDS
+
+    # Plan A has machines again: a new job goes to plan A; job 1 stays on plan B (never moved back). Its nodes come
+    # at once: plan A's N = 8 s must cover the scale-up, KubeRay's pods and their readiness, and on two loaded cores
+    # the default 2 s delay once left too little of it (Kueue, rightly, evicted job 2 before its pods were ready).
+    capacity_settings.update(stockout=(), provisioning_delay_seconds=0.0)
+    install_job(helm, "job-2")
+    wait_jobs(kube, {"job-1": "dws", "job-2": "on-demand"})
+    wait_until(
+        lambda: is_true(workload_of(kube, "job-2"), "PodsReady"),
+        f"job 2's pods ready on plan A within plan A's {AFTER_SECONDS} s",
+        timeout=AFTER_SECONDS + 30,
+        explain=lambda: workload_of(kube, "job-2").get("status"),
+    )
+
+    def as_placed() -> bool:
+        jobs = {j.name: j for j in collect(kube, "default")}
+        return all(n in jobs and admitted_on(jobs[n], f) for n, f in (("job-1", "dws"), ("job-2", "on-demand")))
+
+    # Past plan A's timeout: job 2 stays on plan A (its pods are ready), job 1 is never moved back.
+    holds_for(as_placed, "job 1 on plan B and job 2 on plan A", AFTER_SECONDS + 4)
+    assert MOVED_ANNOTATION not in (rayjob(kube, "job-2")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
+    assert len(move_events(kube, "job-1")) == 1
+    text = metrics()
+    assert sample(text, 'planb_time_to_admission_seconds_count{plan="on-demand"}') == 1
+
+
+def test_without_a_stockout_job_1_stays_on_plan_a(failover: Path, helm: Run) -> None:
+    kube = Kube(failover)
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+
+    def not_evicted() -> bool:
+        (wl,) = kube.items(f"{KUEUE}/namespaces/default/workloads")
+        return not [c for c in wl["status"].get("conditions", []) if c["type"] == "Evicted" and c["status"] == "True"]
+
+    # Well past plan A's timeout: its pods were ready in time, so Kueue never evicts it and nothing moves it.
+    holds_for(not_evicted, "job 1's Workload not evicted", AFTER_SECONDS + 4)
+    wait_jobs(kube, {"job-1": "on-demand"})
+    assert MOVED_ANNOTATION not in (rayjob(kube, "job-1")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
+    assert move_events(kube, "job-1") == []
+
+
+def test_controller_killed_mid_move_catches_up_with_one_move(
+    failover: Path, helm: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kube = Kube(failover)
+    stack = LocalStack()
+    # Restart the controller so that it pauses between patching the RayJob and the Workload.
+    assert stack.failover.stop()
+    monkeypatch.setenv("PLANB_FAILOVER_PAUSE_MID_MOVE", "30")
+    assert stack.start_failover()
+    monkeypatch.delenv("PLANB_FAILOVER_PAUSE_MID_MOVE")
+    capacity_settings.update(stockout=("on-demand-pool",))
+    install_job(helm, "job-1")
+    wait_until(
+        lambda: MOVED_ANNOTATION in (rayjob(kube, "job-1")["metadata"].get("annotations") or {}),  # type: ignore[attr-defined]
+        "the controller to start the move",
+        timeout=90,
+    )
+    moved_at = rayjob(kube, "job-1")["metadata"]["annotations"][MOVED_ANNOTATION]  # type: ignore[index]
+    pid = stack.failover.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: stack.failover.pid() is None, "the controller to die")
+    assert move_events(kube, "job-1") == []  # killed before it recorded the move
+    stack.up()  # restarts only what is missing: the failover controller
+    assert stack.failover.pid() is not None
+    wait_jobs(kube, {"job-1": "dws"}, timeout=120)
+    wait_until(lambda: len(move_events(kube, "job-1")) == 1, "the move's Event after the restart")
+    holds_for(lambda: len(move_events(kube, "job-1")) == 1, "one move Event", 3)
+    events = move_events(kube, "job-1")
+    assert [(e["message"], e.get("count")) for e in events] == [(MESSAGE, 1)]
+    assert rayjob(kube, "job-1")["metadata"]["annotations"][MOVED_ANNOTATION] == moved_at  # type: ignore[index]
+    assert len(workloads_by_job(kube)["job-1"]) == 1

@@ -1,0 +1,103 @@
+"""site.yml refuses a bad inventory value before any change, against the emulator alone (no local stack).
+
+Every value here is refused by playbooks/preflight.yml, the first play of site.yml, so the run never reaches the GKE
+API nor Kubernetes: the emulator on a free port stands in for GKE, and its request log shows that nothing was written.
+Each refusal is planb's sentence alone (the input, what is wrong, the fix), not wrapped in Ansible's words.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import read_request_log
+from planb.paths import REPO
+from tests.support.gke.modules import ansible_playbook
+from tests.support.gke.refusals import assert_plain_refusal
+
+#: The plays of site.yml (its import_playbook order): a bad value must stop the run in the first one.
+PREFLIGHT_PLAY = "PLAY [Validate the Kueue and queue inputs before any change]"
+LATER_PLAYS = ("PLAY [GKE cluster and the node pools", "PLAY [Install Kueue and planb's queues]")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-e", "planb_profile=tpu-v6e-5x5"], "unknown profile 'tpu-v6e-5x5': did you mean 'tpu-v6e-8x8'?"),
+        (["-e", "planb_ondemand_slices=0"], "(plan 'on-demand'): slices 0 must be at least 1: planb's policy"),
+        (["-e", '{"kueue_integrations": ["batch/job"]}'], "lacks ray.io/rayjob, so Kueue would ignore planb's jobs"),
+        (["-e", "planb_ladder_mode=both"], "kueue_queues_ladder_mode=both (planb_ladder_mode) must be sequential or"),
+        (
+            ["-e", "planb_ladder_mode=concurrent", "-e", "planb_failover_after_minutes=10"],
+            "planb_ladder_mode=concurrent is refused with planb_plans=['on-demand', 'dws'] and "
+            "planb_failover_after_minutes=10: planb's policy:",
+        ),
+        (
+            ["-e", "planb_ladder_mode=concurrent", "-e", "planb_migration_min_remaining=30"],
+            "(planb_migration_min_remaining) is refused: planb's policy: only 0 is accepted, because Kueue v0.19.2 "
+            "cannot express it",
+        ),
+        (
+            ["-e", "planb_ladder_mode=concurrent", "-e", "planb_concurrent_last_acceptable_plan=gone"],
+            "must be one of the ladder's plans (on-demand, dws) with migration mode TryPreferredFlavors",
+        ),
+    ],
+    ids=[
+        "unknown-profile",
+        "zero-slices",
+        "integrations-without-rayjob",
+        "unknown-ladder-mode",
+        "concurrent-with-failover",
+        "migration-min-remaining",
+        "last-acceptable-not-a-plan",
+    ],
+)
+def test_bad_inventory_value_fails_before_any_change(emulator: RunningEmulator, extra: list[str], message: str) -> None:
+    state_dir = emulator.store.root.parent
+    env = {
+        "GKE_API_ENDPOINT": emulator.url,
+        "PLANB_GKE_EMULATOR_PORT": emulator.url.rsplit(":", 1)[1],
+        "PLANB_STATE_DIR": str(state_dir),
+    }
+    done = ansible_playbook("site.yml", "-i", "inventories/local", *extra, env=env, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-4000:]
+    assert_plain_refusal(out, message)
+    writes = [r for r in read_request_log(state_dir) if r["method"] != "GET"]
+    assert writes == [], f"the GKE emulator received a write: {writes}"
+    recap = re.search(r"^localhost\s+: ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout, re.M)
+    assert recap, done.stdout[-3000:]
+    assert (recap.group(1), recap.group(2)) == ("0", "1"), recap.group(0)
+    # Refused by the preflight play: the GKE and Kueue plays (the API calls, the kubeconfig) never started.
+    assert PREFLIGHT_PLAY in done.stdout, done.stdout[-3000:]
+    assert not [play for play in LATER_PLAYS if play in done.stdout], done.stdout[-3000:]
+
+
+def test_gke_inventory_without_project_id_says_so_in_one_sentence(emulator: RunningEmulator, tmp_path: Path) -> None:
+    """`site.yml -i inventories/gke --check` with PROJECT_ID unset: the inventory's own sentence, nothing sent."""
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+    env = {
+        **keep,
+        "HOME": str(tmp_path),
+        "ZONE": "us-east5-b",
+        "GKE_API_ENDPOINT": emulator.url,
+        "GCP_AUTH_KIND": "accesstoken",
+        "GCP_ACCESS_TOKEN": "t",
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+    }
+    command = [str(Path(sys.executable).parent / "ansible-playbook"), "site.yml", "-i", "inventories/gke", "--check"]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-4000:]
+    assert_plain_refusal(
+        out, "inventories/gke needs PROJECT_ID, the Google Cloud project ID to act on", "export PROJECT_ID=<project id>"
+    )
+    assert emulator.store.request_log() == []

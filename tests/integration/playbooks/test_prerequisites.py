@@ -1,0 +1,192 @@
+"""The seed's "before you begin", automated: APIs enabled and plan A's quota checked before the
+cluster is created, against the emulator's Service Usage and Cloud Quotas endpoints and their switches."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.cli import main as planb_main
+from planb.local.gke_emulator.background import BackgroundEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters
+from tests.support.gke.modules import PROJECT, ModuleRunner, ansible_playbook
+
+APIS = ["container.googleapis.com", "tpu.googleapis.com"]
+QUOTA: dict[str, Any] = {"location": "us-east5-b", "machine_type": "ct6e-standard-4t", "needed": 16}
+
+
+class ServiceRunner(ModuleRunner):
+    """gcp_service takes no location."""
+
+    def base_args(self) -> dict[str, Any]:
+        return {k: v for k, v in super().base_args().items() if k != "location"}
+
+
+def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        f"{emulator.url}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def _disable(emulator: RunningEmulator, service: str, **extra: Any) -> None:
+    assert _call(emulator, "POST", "/planb/v1/services", {"service": service, "state": "DISABLED", **extra})[0] == 200
+
+
+def _set_quota(emulator: RunningEmulator, value: int, region: str = "us-east5") -> None:
+    body = {"region": region, "machineType": "ct6e-standard-4t", "value": value}
+    assert _call(emulator, "POST", "/planb/v1/quotas", body)[0] == 200
+
+
+def test_emulator_serves_service_usage_with_an_api_disabled_switch(emulator: RunningEmulator) -> None:
+    service = f"/serviceusage/v1/projects/{PROJECT}/services/tpu.googleapis.com"
+    assert _call(emulator, "GET", service)[1]["state"] == "ENABLED"
+    _disable(emulator, "tpu.googleapis.com")
+    assert _call(emulator, "GET", service)[1]["state"] == "DISABLED"
+    status, operation = _call(emulator, "POST", f"{service}:enable", {})
+    assert status == 200 and operation["name"].startswith("operations/")
+    assert _call(emulator, "GET", f"/serviceusage/v1/{operation['name']}")[1]["done"] in (True, False)
+    assert _call(emulator, "GET", service)[1]["state"] == "ENABLED"
+    # While the Kubernetes Engine API is disabled, the GKE API answers the project 403, as Google does.
+    _disable(emulator, "container.googleapis.com")
+    status, error = _call(emulator, "GET", f"/v1/projects/{PROJECT}/locations/us-east5-b/clusters")
+    assert status == 403 and "Kubernetes Engine API has not been used" in error["error"]["message"]
+
+
+def test_emulator_pages_quota_infos_and_sets_a_quota(emulator: RunningEmulator) -> None:
+    path = f"/cloudquotas/v1/projects/{PROJECT}/locations/global/services/compute.googleapis.com/quotaInfos"
+    first = _call(emulator, "GET", path)[1]
+    assert first["nextPageToken"]
+    infos = first["quotaInfos"] + _call(emulator, "GET", f"{path}?pageToken={first['nextPageToken']}")[1]["quotaInfos"]
+    _set_quota(emulator, 8)
+    family = next(
+        i for i in _call(emulator, "GET", f"{path}?pageSize=50")[1]["quotaInfos"] if "tpu_family" in i["dimensions"]
+    )
+    assert family["quotaDisplayName"] == "TPUs per TPU family" and family["quotaId"].startswith("planb-emulated-")
+    assert family["dimensionsInfos"][0] == {
+        "dimensions": {"region": "us-east5", "tpu_family": "CT6E"},
+        "details": {"value": "8"},
+        "applicableLocations": ["us-east5"],
+    }
+    assert len({i["quotaDisplayName"] for i in infos}) == len(infos)
+
+
+def test_gcp_service_enables_what_is_disabled(emulator: RunningEmulator) -> None:
+    modules = ServiceRunner(emulator)
+    assert modules.run("gcp_service", {"services": APIS})["changed"] is False
+    _disable(emulator, "tpu.googleapis.com")
+    checked = modules.run("gcp_service", {"services": APIS}, check_mode=True)
+    assert checked["changed"] and checked["enabled"] == ["tpu.googleapis.com"]
+    assert not [r for r in emulator.store.request_log() if r["method"] == "POST"]
+    enabled = modules.run("gcp_service", {"services": APIS})
+    assert enabled["changed"] and enabled["services"] == {name: "ENABLED" for name in APIS}
+    assert modules.run("gcp_service", {"services": APIS})["changed"] is False
+
+
+def test_gcp_service_fails_fast_naming_the_fix(emulator: RunningEmulator) -> None:
+    modules = ServiceRunner(emulator)
+    _disable(emulator, "tpu.googleapis.com")
+    only_check = modules.fail("gcp_service", {"services": APIS, "enable": False})
+    assert f"`gcloud services enable tpu.googleapis.com --project {PROJECT}`" in only_check["msg"]
+    _disable(emulator, "container.googleapis.com", enableRefused=True)
+    refused = modules.fail("gcp_service", {"services": APIS})
+    assert "answered 403" in refused["msg"] and "roles/serviceusage.serviceUsageAdmin" in refused["msg"]
+    assert "gcloud services enable" in refused["msg"]
+    bad = modules.fail("gcp_service", {"services": ["container"]})
+    assert "is not an API name" in bad["msg"]
+
+
+def test_gcp_quota_check_reports_found_and_needed(modules: ModuleRunner, emulator: RunningEmulator) -> None:
+    fits = modules.run("gcp_quota_check", QUOTA)
+    assert fits["checked"] and fits["quota"]["value"] >= 16 and fits["region"] == "us-east5"
+    _set_quota(emulator, 8)
+    low = modules.fail("gcp_quota_check", QUOTA)["msg"]
+    assert "has 8 chips" in low and "needs 16" in low and "'TPUs per TPU family' (tpu_family=CT6E)" in low
+    assert "request an increase" in low and "planb_quota_check=false" in low
+    # Another region's quota is not this one's.
+    assert modules.run("gcp_quota_check", {**QUOTA, "location": "us-central1-b"})["checked"]
+    unknown = modules.run("gcp_quota_check", {**QUOTA, "machine_type": "a4-highgpu-8g", "needed": 8})
+    assert unknown["checked"] is False and "Not checked" in unknown["msg"]
+
+
+def test_endpoints_default_to_google_off_loopback(modules: ModuleRunner) -> None:
+    from ansible_collections.planb.gke.plugins.module_utils import project_apis
+
+    google = {"api_endpoint": "https://container.googleapis.com"}
+    assert project_apis.endpoint(google, "quota_endpoint", project_apis.CLOUDQUOTAS_ENDPOINT, "cloudquotas") == (
+        "https://cloudquotas.googleapis.com"
+    )
+    local = {"api_endpoint": "http://127.0.0.1:8765/"}
+    assert project_apis.endpoint(local, "serviceusage_endpoint", "x", "serviceusage") == (
+        "http://127.0.0.1:8765/serviceusage"
+    )
+    explicit = {**local, "quota_endpoint": "https://quota.example/"}
+    assert project_apis.endpoint(explicit, "quota_endpoint", "x", "cloudquotas") == "https://quota.example"
+
+
+def test_cli_switches(
+    emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(BackgroundEmulator, "running", lambda self: (0, emulator.url))
+    assert planb_main(["gke-emulator", "disable-api", "tpu.googleapis.com", "--project", PROJECT]) == 0
+    assert (
+        planb_main(
+            ["gke-emulator", "set-quota", "--machine-type", "ct6e-standard-4t", "--region", "us-east5", "--value", "4"]
+        )
+        == 0
+    )
+    assert "reads 4 in us-east5" in capsys.readouterr().out
+    assert emulator.engine.project_apis.service_state(PROJECT, "tpu.googleapis.com") == "DISABLED"
+    assert (
+        planb_main(
+            ["gke-emulator", "set-quota", "--machine-type", "n2-standard-16", "--region", "us-east5", "--value", "4"]
+        )
+        != 0
+    )
+    assert "no quota is known for machine type 'n2-standard-16'" in capsys.readouterr().err
+
+
+def _play(emulator: RunningEmulator, tmp_path: Path, *extra: str) -> tuple[int, str]:
+    env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
+    done = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", *extra, env=env)
+    return done.returncode, done.stdout + done.stderr
+
+
+def _gke_writes(emulator: RunningEmulator) -> list[dict[str, Any]]:
+    return [r for r in emulator.writes() if r["path"].startswith("/v1/")]
+
+
+def test_playbook_quota_too_low_stops_before_the_cluster(emulator: RunningEmulator, tmp_path: Path) -> None:
+    _set_quota(emulator, 8)
+    rc, out = _play(emulator, tmp_path)
+    assert rc != 0 and "Quota too low for plan A" in out and "has 8 chips" in out and "needs 16" in out, out[-3000:]
+    assert _gke_writes(emulator) == [] and list_clusters(emulator.store.root.parent) == []
+
+
+def test_playbook_enables_a_disabled_api_first(emulator: RunningEmulator, tmp_path: Path) -> None:
+    _disable(emulator, "container.googleapis.com")
+    _disable(emulator, "containerfilesystem.googleapis.com")
+    rc, out = _play(emulator, tmp_path)
+    assert rc == 0, out[-3000:]
+    log = emulator.store.request_log()
+    enables = [i for i, r in enumerate(log) if r["path"].endswith(":enable")]
+    first_gke = next(i for i, r in enumerate(log) if r["path"].startswith("/v1/"))
+    assert len(enables) == 2 and max(enables) < first_gke
+
+
+def test_playbook_without_enabling_fails_fast_naming_the_fix(emulator: RunningEmulator, tmp_path: Path) -> None:
+    _disable(emulator, "tpu.googleapis.com")
+    rc, out = _play(emulator, tmp_path, "-e", "planb_enable_apis=false")
+    assert rc != 0 and "gcloud services enable tpu.googleapis.com --project planb-local" in out, out[-3000:]
+    assert [r for r in emulator.store.request_log() if r["path"].startswith("/v1/")] == []

@@ -1,0 +1,130 @@
+"""train.py after a restart: it resumes from the newest checkpoint and says how many steps were lost.
+
+A migration (Kueue moving a running job to another flavor) kills the training process on the old
+Ray cluster at an arbitrary step and starts it again on a new one with the same checkpoint
+directory. The tests kill a real train.py process mid-run to reproduce that, then restart it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.support.training import TRAIN_PY, clean_env, run_main, run_script
+
+LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
+LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
+
+
+def reached(ckpt: Path) -> int:
+    return int(json.loads((ckpt / "planb-progress.json").read_text())["reached"])
+
+
+def checkpoints(ckpt: Path) -> list[int]:
+    return sorted(int(p.name) for p in ckpt.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def test_a_run_stopped_at_a_checkpoint_loses_nothing(
+    train: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both runs are train.py's command line in this process; each reads the checkpoints and the progress record
+    from disk, as a new process does."""
+    ckpt = tmp_path / "ckpt"
+    env = {**LINEAR, "PLANB_EPOCHS": "30", "PLANB_CHECKPOINT_DIR": str(ckpt), "PLANB_CHECKPOINT_EVERY": "5"}
+    first = run_main(train, {**env, "PLANB_STOP_AFTER": "12"}, monkeypatch, capsys)
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert not LOST.search(first.stdout)  # a fresh start resumes nothing
+    assert reached(ckpt) == 12 and checkpoints(ckpt)[-1] == 12
+    second = run_main(train, env, monkeypatch, capsys)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert LOST.findall(second.stdout) == [("12", "0")], second.stdout[-3000:]
+    assert reached(ckpt) == 30
+
+
+def test_a_killed_run_reports_the_steps_past_its_newest_checkpoint(tmp_path: Path) -> None:
+    """SIGKILL mid-run, as when the old Ray cluster's pods go: the restart counts the lost steps."""
+    ckpt = tmp_path / "ckpt"
+    env = {
+        **LINEAR,
+        "PLANB_EPOCHS": "100000000",
+        "PLANB_LOG_EVERY": "100000",
+        "PLANB_CHECKPOINT_DIR": str(ckpt),
+        "PLANB_CHECKPOINT_EVERY": "2000",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(TRAIN_PY)],
+        env=clean_env(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if ckpt.is_dir() and checkpoints(ckpt) and reached(ckpt) % 2000 > 100:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("train.py did not reach a checkpoint and step past it in 180 s")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before, saved = reached(ckpt), checkpoints(ckpt)[-1]
+    assert before > saved
+    resumed = run_script({**env, "PLANB_EPOCHS": str(before + 10)})
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert LOST.findall(resumed.stdout) == [(str(saved), str(before - saved))], resumed.stdout[-3000:]
+    assert 0 < before - saved < 2000  # at most one checkpoint interval
+    assert f"Resumed from checkpoint step {saved} in {ckpt}" in resumed.stdout
+
+
+def test_steps_lost_counts_from_the_restored_step(train: ModuleType) -> None:
+    assert train.steps_lost(100, 137) == 37
+    assert train.steps_lost(100, 100) == 0
+    assert train.steps_lost(100, None) == 0  # nothing recorded (a run before progress was kept)
+    assert train.steps_lost(100, 90) == 0  # a record older than the checkpoint
+    assert train.resumed_line(100, 137) == "resumed from checkpoint step 100; 37 step(s) lost"
+
+
+def test_progress_is_kept_only_with_a_checkpoint_directory(train: ModuleType, tmp_path: Path) -> None:
+    off = train.Progress(train.load_config(LINEAR), writer=True)
+    off.record(5)
+    assert off.reached() is None and not list(tmp_path.iterdir())
+    cfg = train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
+    reader = train.Progress(cfg, writer=False)
+    reader.record(5)
+    assert reader.reached() is None  # only the writer records
+    writer = train.Progress(cfg, writer=True)
+    writer.record(5)
+    writer.record(6)
+    assert reader.reached() == 6
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["planb-progress.json"]  # no temporary left
+
+
+def test_a_resumed_run_prints_the_jobs_earlier_resumes_first(train: ModuleType, tmp_path: Path) -> None:
+    """The newest submitter pod's log is all `planb status` reads, so each run repeats the history before it."""
+    cfg = train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
+    first = train.Progress(cfg, writer=True)
+    first.record(13)
+    second = train.Progress(cfg, writer=True)
+    assert second.resume(10) == ["resumed from checkpoint step 10; 3 step(s) lost"]
+    second.record(27)
+    third = train.Progress(cfg, writer=True)
+    assert third.resume(20) == [
+        "earlier: resumed from checkpoint step 10; 3 step(s) lost",
+        "resumed from checkpoint step 20; 7 step(s) lost",
+    ]
+    third.record(21)
+    assert json.loads((tmp_path / "c" / "planb-progress.json").read_text()) == {
+        "reached": 21,
+        "resumes": [[10, 3], [20, 7]],
+    }

@@ -1,0 +1,68 @@
+"""Helpers the e2e test modules share: finding a job's Workloads, `planb status`, and the payload's traces.
+
+Test modules import these from here, never from one another. Fixtures and the suite's run helpers
+(``run``, ``install_job``, ``wait_jobs``, ...) stay in conftest.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from planb.kube import Kube, Obj
+from planb.local.rayhead import settings as rayhead_settings
+from planb.status.report import KUEUE
+from tests.support.topologies import run
+
+
+def workloads_by_job(kube: Kube) -> dict[str, list[str]]:
+    """RayJob name -> the names of the Workloads in `default` that it owns."""
+    out: dict[str, list[str]] = {}
+    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
+        for owner in wl["metadata"].get("ownerReferences", []):
+            if owner["kind"] == "RayJob":
+                out.setdefault(owner["name"], []).append(wl["metadata"]["name"])
+    return out
+
+
+def workload_of(kube: Kube, job: str) -> Obj:
+    """The Workload the RayJob `job` owns; AssertionError while Kueue has made none."""
+    for wl in kube.items(f"{KUEUE}/namespaces/default/workloads"):
+        if any(o.get("kind") == "RayJob" and o.get("name") == job for o in wl["metadata"].get("ownerReferences", [])):
+            return wl
+    raise AssertionError(f"no Workload for {job}")
+
+
+def planb_status(kubeconfig: Path, job: str) -> str:
+    """What `planb status <job>` prints (its exit status unchecked)."""
+    return run(
+        str(Path(sys.executable).parent / "planb"), "status", job, "--kubeconfig", str(kubeconfig), check=False
+    ).stdout
+
+
+def steps(directory: Path) -> list[int]:
+    """Orbax's committed checkpoints: directories named by their step (it renames a finished one into place)."""
+    if not directory.is_dir():
+        return []
+    return sorted(int(p.name) for p in directory.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def payload_processes(marker: str) -> list[int]:
+    """Host processes running a payload from the stand-in's work directory `marker`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def job_logs(job: str, since: float) -> list[Path]:
+    """The stand-in's output files of `job`'s submissions written since `since` (earlier tests' are older)."""
+    found = [p for p in rayhead_settings.logs_dir().glob(f"default_{job}_*.log") if p.stat().st_mtime >= since]
+    return sorted(found, key=lambda p: p.stat().st_mtime)

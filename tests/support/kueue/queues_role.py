@@ -1,0 +1,63 @@
+"""The kueue_queues role's preflight as the queue tests run it: the chart values it derives from the inventory's
+plans (once per session for the same inputs, tests/kueue/run_once.py), and the pinned chart rendered with them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planb.build import golden
+from tests.support.kueue.role_playbook import run_playbook
+from tests.support.kueue.run_once import once
+
+PLAYBOOK = """\
+- name: Compute the queue values as roles/kueue_queues does
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Check the variables and derive the chart values
+      ansible.builtin.include_role:
+        name: kueue_queues
+        tasks_from: preflight.yml
+    - name: Hand the values to the test
+      ansible.builtin.copy:
+        content: "{{ kueue_queues_chart_values | to_json }}"
+        dest: "{{ planb_test_out }}"
+        mode: "0600"
+"""
+
+FOUR = [
+    {"name": "reserved", "kind": "reservation", "slices": 1, "nodepool": "reserved-pool", "reservation": "r1"},
+    {"name": "on-demand", "kind": "on-demand", "slices": 1, "nodepool": "on-demand-pool"},
+    {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
+    {"name": "spot", "kind": "spot", "slices": 2, "nodepool": "spot-pool"},
+]
+
+
+def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {"planb_test_out": str(tmp_path / "values.json"), **extra})
+
+
+def chart_values_of(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
+    """The chart values the role derives from `extra`; asserts that it succeeds."""
+    return once("kueue_queues chart values", extra, lambda: _run_chart_values(tmp_path, extra))
+
+
+def _run_chart_values(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
+    done = role(tmp_path, extra)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    result = json.loads((tmp_path / "values.json").read_text())
+    assert isinstance(result, dict)
+    return result
+
+
+def render(tmp_path: Path, chart_values: dict[str, Any]) -> list[dict[str, Any]]:
+    path = tmp_path / "chart-values.yaml"
+    path.write_text(yaml.safe_dump(chart_values))
+    done = golden.helm_template("-f", str(path))
+    assert done.returncode == 0, done.stderr
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]

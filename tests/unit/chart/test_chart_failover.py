@@ -1,0 +1,157 @@
+"""The queues chart's failover controller: off by default; when on, a stock image pinned by digest that
+installs nothing, namespaced rights in the LocalQueue namespaces, and only its metrics port open."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from planb.build import chart_files, golden
+from tests.support.chart.helm import Helm
+
+Render = Callable[..., list[dict[str, Any]]]
+Obj = dict[str, Any]
+
+ON = ("--set", "mode=queues", "--set", "failover.afterMinutes=10")
+LOCAL = ("--set", "mode=queues", "--set-json", "failover.afterMinutes=0.5", "--set", "failover.inCluster=false")
+NAME = f"{golden.RELEASE}-failover"
+#: What the controller's calls need (planb.failover.controller), and nothing else.
+RULES = [
+    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "patch"]},
+    {"apiGroups": ["ray.io"], "resources": ["rayjobs"], "verbs": ["get", "list", "patch"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+]
+#: Local mode's --emulate-ray-ready, on top.
+LOCAL_RULES = [
+    {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["list"]},
+    {"apiGroups": ["ray.io"], "resources": ["rayjobs/status"], "verbs": ["patch"]},
+]
+
+
+def mine(objs: list[Obj]) -> list[Obj]:
+    return [o for o in objs if o["metadata"]["name"] == NAME]
+
+
+def kinds(objs: list[Obj]) -> list[tuple[str, str]]:
+    return sorted((o["kind"], o["metadata"].get("namespace", "")) for o in objs)
+
+
+def one(objs: list[Obj], kind: str) -> Obj:
+    (found,) = [o for o in objs if o["kind"] == kind]
+    return found
+
+
+def test_off_by_default(template: Render) -> None:
+    assert mine(template("--set", "mode=queues")) == []
+
+
+def test_on_renders_namespaced_rights_a_digest_pinned_image_and_no_install(template: Render, helm: Helm) -> None:
+    objs = mine(template(*ON))
+    assert kinds(objs) == [
+        ("ConfigMap", "default"),
+        ("Deployment", "default"),
+        ("NetworkPolicy", "default"),
+        ("Role", "default"),
+        ("RoleBinding", "default"),
+        ("ServiceAccount", "default"),
+    ]
+    assert one(objs, "Role")["rules"] == RULES
+    binding = one(objs, "RoleBinding")
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": NAME, "namespace": "default"}]
+    pod = one(objs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == NAME
+    (container,) = pod["containers"]
+    assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", container["image"]), container["image"]
+    assert container["command"] == ["python", "-m", "planb.failover"]
+    assert container["args"] == [
+        "--after-seconds=600",
+        "--cluster-queues=cluster-queue",
+        "--namespaces=default",
+        "--plan-a-flavor=on-demand",
+        "--plan-a-label=planb.dev/plan=on-demand",
+        "--metrics-host=0.0.0.0",
+        "--metrics-port=9090",
+    ]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    rendered = helm("template", golden.RELEASE, str(golden.CHART_DIR), *ON).stdout
+    assert "pip install" not in rendered
+    assert "sh -c" not in rendered and '"sh"' not in rendered
+
+
+def test_the_config_map_carries_the_package_as_python_m_needs_it(template: Render) -> None:
+    objs = mine(template(*ON))
+    data = one(objs, "ConfigMap")["data"]
+    assert data == {name: (chart_files.FAILOVER_PACKAGE / name).read_text() for name in chart_files.FAILOVER_MODULES}
+    volume = one(objs, "Deployment")["spec"]["template"]["spec"]["volumes"][0]["configMap"]
+    assert volume["items"] == [{"key": n, "path": f"planb/failover/{n}"} for n in sorted(chart_files.FAILOVER_MODULES)]
+
+
+def test_every_local_queue_namespace_gets_its_own_role(template: Render) -> None:
+    objs = mine(template(*ON, "--set", "queues.localQueue.namespace=team-a", "--set-json",
+                         'failover.extraNamespaces=["team-b"]'))  # fmt: skip
+    assert [o["metadata"]["namespace"] for o in objs if o["kind"] == "Role"] == ["team-a", "team-b"]
+    assert [o["metadata"]["namespace"] for o in objs if o["kind"] == "RoleBinding"] == ["team-a", "team-b"]
+    assert {o["kind"] for o in objs}.isdisjoint({"ClusterRole", "ClusterRoleBinding"})
+    args = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--namespaces=team-a,team-b" in args
+
+
+def test_cluster_wide_rights_only_when_asked(template: Render) -> None:
+    objs = mine(template(*ON, "--set", "failover.clusterWide=true"))
+    assert [k for k, _ in kinds(objs)] == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "NetworkPolicy",
+        "ServiceAccount",
+    ]
+    assert one(objs, "ClusterRole")["rules"] == RULES
+    args = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in args if a.startswith("--namespaces")] == []
+
+
+def test_the_network_policy_admits_only_the_metrics_port(template: Render) -> None:
+    policy = one(mine(template(*ON)), "NetworkPolicy")["spec"]
+    assert policy["podSelector"]["matchLabels"]["app.kubernetes.io/name"] == "planb-failover"
+    assert policy["policyTypes"] == ["Ingress"]
+    assert policy["ingress"] == [{"ports": [{"protocol": "TCP", "port": 9090}]}]
+    scrapers = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]
+    limited = one(mine(template(*ON, "--set-json", f"failover.networkPolicy.metricsFrom={scrapers}".replace("'", '"'))),
+                  "NetworkPolicy")  # fmt: skip
+    assert limited["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": 9090}], "from": scrapers}]
+    off = mine(template(*ON, "--set", "failover.networkPolicy.enabled=false"))
+    assert "NetworkPolicy" not in {o["kind"] for o in off}
+
+
+def test_local_mode_renders_the_rights_but_no_pod(template: Render) -> None:
+    """`planb local failover` runs the controller on the host with this ServiceAccount's token."""
+    objs = mine(template(*LOCAL))
+    assert kinds(objs) == [("Role", "default"), ("RoleBinding", "default"), ("ServiceAccount", "default")]
+    assert one(objs, "Role")["rules"] == RULES + LOCAL_RULES
+
+
+SCHEMA = "values don't meet the specifications of the schema(s)"
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        pytest.param("failover.image=python:3.11-slim", "/failover/image", id="image-without-digest"),
+        pytest.param("failover.image=python@sha256:abc", "/failover/image", id="short-digest"),
+        pytest.param("failover.image=python:3.11 --x@sha256:" + "a" * 64, "/failover/image", id="image-with-space"),
+        pytest.param("failover.namespace=Kube System", "/failover/namespace", id="namespace"),
+        pytest.param('failover.extraNamespaces=["a,b"]', "/failover/extraNamespaces/0", id="extra-namespace-comma"),
+        pytest.param("failover.metricsPort=0", "/failover/metricsPort", id="metrics-port"),
+        pytest.param("failover.kubernetesClient=kubernetes", "additional properties", id="no-client-to-install"),
+    ],
+)
+def test_values_that_reach_the_command_line_are_checked(helm: Helm, value: str, where: str) -> None:
+    flag = "--set-json" if value.endswith("]") else "--set"
+    done = helm("template", golden.RELEASE, str(golden.CHART_DIR), *ON, flag, value)
+    assert done.returncode != 0
+    assert SCHEMA in done.stderr and where in done.stderr, done.stderr

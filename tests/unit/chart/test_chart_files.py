@@ -1,0 +1,37 @@
+"""The chart's generated files (charts/planb/files/) are fresh, and helm has nothing to warn about."""
+
+from __future__ import annotations
+
+import pytest
+
+from planb import paths
+from planb.build import chart_files, golden
+from tests.support.chart.helm import Helm
+
+FIX = "run `make values` and review the diff"
+
+
+def test_train_py_copy_is_training_train_py() -> None:
+    copy = golden.CHART_DIR / "files" / "train.py"
+    assert not copy.is_symlink(), f"{copy} is a symlink (helm warns about it on every command): {FIX}"
+    source = (paths.REPO / "training" / "train.py").read_bytes()
+    assert copy.read_bytes() == source, f"{copy} differs from training/train.py: {FIX}"
+
+
+def test_tpu_topologies_file_is_the_catalog() -> None:
+    path = chart_files.TPU_TOPOLOGIES
+    assert path.read_bytes() == chart_files.expected()[path], f"{path} is stale: {FIX}"
+
+
+def test_files_holds_only_generated_files() -> None:
+    found = [p for p in (golden.CHART_DIR / "files").rglob("*") if p.is_file()]
+    assert sorted(found) == sorted(chart_files.expected()), FIX
+
+
+@pytest.mark.parametrize("command", ["template", "lint"])
+@pytest.mark.parametrize("mode", ["job", "queues"])
+def test_helm_prints_nothing_on_stderr(helm: Helm, command: str, mode: str) -> None:
+    release = ["job-1"] if command == "template" else []
+    done = helm(command, *release, str(golden.CHART_DIR), "--set", f"mode={mode}")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", f"helm {command} warned:\n{done.stderr}"

@@ -1,0 +1,49 @@
+"""job.serviceAccountName: the identity a RayJob's pods write gs:// checkpoints as.
+
+With Workload Identity Federation for GKE the pods reach Google APIs as their Kubernetes service account; the chart
+puts head, workers and submitter on `job.serviceAccountName` and creates no ServiceAccount unless asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.support.chart.helm import Helm
+
+Render = Callable[..., list[dict[str, Any]]]
+RELEASE = "job-1"
+
+
+def _pod_specs(objs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    (rayjob,) = [o for o in objs if o["kind"] == "RayJob"]
+    spec = rayjob["spec"]
+    cluster = spec["rayClusterSpec"]
+    pods = {"submitter": spec["submitterPodTemplate"]["spec"], "head": cluster["headGroupSpec"]["template"]["spec"]}
+    for group in cluster["workerGroupSpecs"]:
+        pods[group["groupName"]] = group["template"]["spec"]
+    return pods
+
+
+def test_default_uses_the_namespace_default_account_and_creates_none(template: Render) -> None:
+    objs = template()
+    assert all("serviceAccountName" not in spec for spec in _pod_specs(objs).values())
+    assert [o for o in objs if o["kind"] == "ServiceAccount"] == []
+
+
+def test_every_pod_of_the_job_runs_as_the_named_account(template: Render) -> None:
+    objs = template("--set", "job.serviceAccountName=trainer")
+    specs = _pod_specs(objs)
+    assert len(specs) == 3
+    assert {name: spec["serviceAccountName"] for name, spec in specs.items()} == dict.fromkeys(specs, "trainer")
+    assert [o for o in objs if o["kind"] == "ServiceAccount"] == []
+
+
+def test_the_account_is_created_only_when_a_value_says_so(template: Render, helm: Helm) -> None:
+    objs = template("--set", "job.serviceAccountName=trainer", "--set", "job.createServiceAccount=true")
+    (account,) = [o for o in objs if o["kind"] == "ServiceAccount"]
+    assert account["metadata"]["name"] == "trainer"
+    nameless = helm("template", RELEASE, "charts/planb", "--set", "job.createServiceAccount=true")
+    assert nameless.returncode != 0 and "job.createServiceAccount=true needs job.serviceAccountName" in nameless.stderr
+    bad = helm("template", RELEASE, "charts/planb", "--set", "job.serviceAccountName=Trainer_1")
+    assert bad.returncode != 0 and "serviceAccountName" in bad.stderr

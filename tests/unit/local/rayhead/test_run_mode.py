@@ -1,0 +1,205 @@
+"""`run` payloads through the stand-in: what reaches this machine as a process, where it runs, how it is recorded,
+and the Ray token check in front of it. The cluster is tests/rayhead/fake_cluster.py's fake API server."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hmac
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from planb.kube import Kube, Obj
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.jobs import FAILED, SUCCEEDED
+from planb.local.rayhead.server import RayHeadServer
+from planb.local.rayhead.submitter import Submitters
+from planb.process import start_time
+from tests.support.rayhead_cluster import NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
+
+RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
+RAYCLUSTER = f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc"
+SECRET = f"/api/v1/namespaces/{NS}/secrets/rc"
+TOKEN = "s3cret-token"
+AUTH = {"x-ray-authorization": f"Bearer {TOKEN}"}
+#: The chart's payload shape: a ConfigMap mounted at /app, run as `python /app/train.py`.
+ENTRYPOINT = "python /app/train.py"
+TRAIN = (
+    "import os, pathlib, sys\n"
+    "print('cwd', os.getcwd(), 'home', os.environ['HOME'], 'script', __file__)\n"
+    "seen = pathlib.Path('progress.txt')\n"
+    "print('found', seen.read_text() if seen.exists() else '-')\n"
+    "seen.write_text(os.environ.get('RUN', '?'))\n"
+    "while os.environ.get('WAIT_FOR') and not os.path.exists(os.environ['WAIT_FOR']):\n"
+    "    import time; time.sleep(0.05)\n"
+)
+
+
+def _head(env: list[Obj] | None = None) -> Obj:
+    return {
+        "metadata": {
+            "name": "rc-head",
+            "namespace": NS,
+            "uid": "head-1",
+            "labels": {"ray.io/cluster": "rc", "ray.io/node-type": "head"},
+        },
+        "spec": {
+            "containers": [
+                {"name": "ray-head", "env": env or [], "volumeMounts": [{"name": "app", "mountPath": "/app"}]}
+            ],
+            "volumes": [{"name": "app", "configMap": {"name": "rj-app"}}],
+        },
+        "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"},
+    }
+
+
+def _objects(entrypoint: str = ENTRYPOINT, token: str | None = TOKEN, train: str = TRAIN) -> dict[str, Obj]:
+    objects = copy.deepcopy(OBJECTS)
+    objects[RAYJOB]["spec"]["entrypoint"] = entrypoint
+    objects[f"/api/v1/namespaces/{NS}/configmaps/rj-app"] = {"data": {"train.py": train}}
+    if token is not None:
+        objects[RAYCLUSTER]["spec"] = {"authOptions": {"mode": "token"}}
+        objects[SECRET] = {"data": {"auth_token": base64.b64encode(token.encode()).decode()}}
+    return objects
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Any]:
+    """serve(objects) -> (heads, kube, server), with default/rj's payload set to run."""
+    made: list[tuple[RayHeads, RayHeadServer]] = []
+
+    def start(objects: dict[str, Obj]) -> tuple[RayHeads, FakeKube, RayHeadServer]:
+        settings_mod.set_payload(f"{NS}/rj", settings_mod.Payload(mode="run", env={"RUN": "1"}), tmp_path)
+        kube = FakeKube(objects)
+        heads = RayHeads(cast(Kube, kube), tmp_path)
+        Submitters(heads)
+        server = RayHeadServer(heads, port=0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        made.append((heads, server))
+        return heads, kube, server
+
+    yield start
+    for heads, server in made:
+        server.shutdown()
+        server.server_close()
+        for table in list(heads.tables.values()):
+            table.close("test over")
+
+
+def _wait_job(server: RayHeadServer, submission_id: str, headers: dict[str, str] | None = None) -> Obj:
+    deadline = time.monotonic() + 30
+    while True:
+        code, job = proxied(server, "GET", f"/api/jobs/{submission_id}", headers=headers)
+        assert code == 200, job
+        if job["status"] in (SUCCEEDED, FAILED) or time.monotonic() > deadline:
+            return cast(Obj, job)
+        time.sleep(0.05)
+
+
+def test_a_rayjob_whose_entrypoint_is_bash_is_not_run_on_the_host(serve: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "owned"
+    heads, kube, server = serve(_objects(entrypoint=f"bash -c 'touch {marker}'"))
+    feed(heads, _head(), SUBMITTER)
+    deadline = time.monotonic() + 15
+    while not kube.patches and time.monotonic() < deadline:
+        time.sleep(0.05)
+    job = _wait_job(server, "rj-sub-id", AUTH)
+    assert job["status"] == FAILED
+    assert "planb's policy: the entrypoint \"bash -c 'touch" in job["message"], job["message"]
+    assert "only 'python <file from a mounted ConfigMap> [ARG ...]' runs" in job["message"]
+    [log] = settings_mod.logs_dir(tmp_path).glob("*rj-sub-id.log")
+    assert "was not run: planb's policy" in log.read_text()
+    time.sleep(0.3)
+    assert not marker.exists(), "the entrypoint ran on the host"
+
+
+def test_the_job_api_runs_only_the_rayjobs_own_entrypoint_of_a_token_cluster(serve: Any, tmp_path: Path) -> None:
+    heads, _, server = serve(_objects(token=None))
+    feed(heads, _head())
+    code, answer = proxied(server, "POST", "/api/jobs/", {"submission_id": "s0", "entrypoint": ENTRYPOINT})
+    assert code == 400 and "planb's policy: RayCluster team-a/rc has no token auth" in answer, answer
+
+    heads, _, server = serve(_objects())
+    feed(heads, _head())
+    marker = tmp_path / "owned"
+    other = {"submission_id": "s1", "entrypoint": f"python /app/train.py && touch {marker}"}
+    code, answer = proxied(server, "POST", "/api/jobs/", other, headers=AUTH)
+    assert code == 400 and "is not RayJob team-a/rj's spec.entrypoint" in answer, answer
+    own = {"submission_id": "s2", "entrypoint": ENTRYPOINT}
+    assert proxied(server, "POST", "/api/jobs/", own, headers=AUTH)[0] == 200
+    assert _wait_job(server, "s2", AUTH)["status"] == SUCCEEDED
+    assert [j["submission_id"] for j in proxied(server, "GET", "/api/jobs/", headers=AUTH)[1]] == ["s2"]
+    assert not marker.exists()
+
+
+def test_every_submission_of_a_rayjob_runs_in_the_rayjobs_work_directory(serve: Any, tmp_path: Path) -> None:
+    """A KubeRay retry has a new submission id; it must find what the first run left (its checkpoints)."""
+    heads, _, server = serve(_objects())
+    feed(heads, _head())
+    work = settings_mod.work_dir(NS, "rj", tmp_path)
+    for submission_id in ("rj-attempt-1", "rj-attempt-2"):
+        body = {"submission_id": submission_id, "entrypoint": ENTRYPOINT}
+        assert proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
+        assert _wait_job(server, submission_id, AUTH)["status"] == SUCCEEDED
+    first, second = (
+        next(settings_mod.logs_dir(tmp_path).glob(f"*{s}.log")).read_text() for s in ("rj-attempt-1", "rj-attempt-2")
+    )
+    assert f"cwd {work} home {work} script {work / 'app' / 'train.py'}" in first, first
+    assert "found -" in first and "found 1" in second, second
+
+
+def test_a_running_payload_is_recorded_until_it_ends(serve: Any, tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    heads, _, server = serve(_objects())
+    feed(heads, _head(env=[{"name": "WAIT_FOR", "value": str(release)}]))
+    body = {"submission_id": "s1", "entrypoint": ENTRYPOINT}
+    assert proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
+    job = next(iter(heads.tables.values())).get("s1")
+    assert job is not None and job.process is not None
+    pid = job.process.pid
+    record = settings_mod.payloads_dir(tmp_path) / f"{pid}.pid"
+    assert record.read_text() == f"{pid} {start_time(pid)}\n"
+    release.touch()
+    assert _wait_job(server, "s1", AUTH)["status"] == SUCCEEDED
+    deadline = time.monotonic() + 5
+    while record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not record.exists()
+
+
+@pytest.mark.parametrize("secret", [None, {"data": {}}, {"data": {"auth_token": ""}}])
+def test_a_token_cluster_without_its_token_answers_503(serve: Any, secret: Obj | None) -> None:
+    objects = _objects()
+    objects.pop(SECRET)
+    if secret is not None:
+        objects[SECRET] = secret
+    heads, _, server = serve(objects)
+    feed(heads, _head())
+    for headers in ({"x-ray-authorization": "Bearer "}, {}, AUTH):
+        code, answer = proxied(server, "GET", "/api/jobs/", headers=headers)
+        assert code == 503 and "holds no auth_token" in answer, (code, answer)
+
+
+def test_the_token_is_compared_in_constant_time_and_an_empty_bearer_fails(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compared: list[tuple[bytes, bytes]] = []
+    real = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    heads, _, server = serve(_objects())
+    feed(heads, _head())
+    for header in ("Bearer ", "Bearer", "", "bearer " + TOKEN, "Bearer wrong"):
+        assert proxied(server, "GET", "/api/jobs/", headers={"x-ray-authorization": header})[0] == 401, header
+    assert proxied(server, "GET", "/api/jobs/", headers=AUTH)[0] == 200
+    assert compared == [(b"wrong", TOKEN.encode()), (TOKEN.encode(), TOKEN.encode())]
