@@ -7,7 +7,6 @@ manifests of the pinned module are rewritten from an in-cluster Service to
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -15,7 +14,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,30 +23,12 @@ import yaml
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
+from planb.local.stack.kueue_webhooks import webhook_configurations
 from planb.process import ManagedProcess
 from planb.statefile import private_dir, write_atomic, write_json
 from planb.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
-
-#: Resources whose webhooks we keep: Kueue's own kinds and the Ray integrations planb uses.
-#: Webhooks of core kinds (pods, deployments, statefulsets, jobs) are dropped: the raw manifests
-#: carry no namespaceSelector and ``failurePolicy: Fail``, and planb does not use them.
-KEPT_WEBHOOK_RESOURCES = frozenset(
-    {
-        "clusterqueues",
-        "cohorts",
-        "resourceflavors",
-        "workloads",
-        "localqueues",
-        "admissionchecks",
-        "provisioningrequestconfigs",
-        "topologies",
-        "workloadpriorityclasses",
-        "rayjobs",
-        "rayclusters",
-    }
-)
 
 #: Where Kueue v0.19 looks for its metrics certificate when internal cert management is off
 #: (a fixed path in cmd/kueue/main.go).
@@ -175,30 +155,6 @@ def configuration(settings: KueueSettings, cert_dir: Path) -> dict[str, Any]:
 
 def feature_gates_flag(gates: dict[str, bool]) -> str:
     return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(gates.items()))
-
-
-def webhook_configurations(
-    manifest: Path, port: int, ca_bundle: bytes, keep: Iterable[str] = KEPT_WEBHOOK_RESOURCES
-) -> list[dict[str, Any]]:
-    """The pinned webhook manifests, rewired to our loopback endpoint and trimmed to `keep`."""
-    kept = set(keep)
-    ca = base64.b64encode(ca_bundle).decode()
-    out: list[dict[str, Any]] = []
-    for doc in yaml.safe_load_all(manifest.read_text()):
-        if not doc:
-            continue
-        doc["metadata"]["name"] = f"kueue-{doc['metadata']['name']}"
-        hooks = []
-        for hook in doc.get("webhooks", []):
-            resources = {r for rule in hook.get("rules", []) for r in rule.get("resources", [])}
-            if not resources & kept:
-                continue
-            path = hook["clientConfig"]["service"]["path"]
-            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}
-            hooks.append(hook)
-        doc["webhooks"] = hooks
-        out.append(doc)
-    return out
 
 
 class HostKueue:
