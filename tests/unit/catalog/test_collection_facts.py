@@ -20,9 +20,10 @@ from ansible.errors import AnsibleFilterError
 
 from planb import paths
 from planb.build import collection
-from planb.catalog import PROFILES, chart_values, node_pool, node_pools, pool_layout
+from planb.catalog import PROFILES, chart_values, node_pool, node_pools, pool_layout, tpu, versions
 from planb.catalog import nodepool as catalog_nodepool
 from planb.catalog.errors import CatalogError
+from planb.local.gke_emulator import rules
 
 if str(paths.REPO / "collections") not in sys.path:
     sys.path.insert(0, str(paths.REPO / "collections"))
@@ -38,7 +39,7 @@ def test_generated_files_are_current() -> None:
 
 def test_a_stale_or_missing_generated_file_is_found(tmp_path: Path) -> None:
     written = collection.write(tmp_path)
-    assert {path.name for path in written} == {"machine_types.py", "profiles.py", "pool_layout.py"}
+    assert {path.name for path in written} == {"machine_types.py", "profiles.py", "pool_layout.py", "versions.py"}
     assert collection.stale(tmp_path) == []
     copy = tmp_path / "pool_layout.py"
     copy.write_text(copy.read_text().replace('_SUFFIX = re.compile(r"^-([2-9]', '_SUFFIX = re.compile(r"^-([1-9]'))
@@ -46,12 +47,14 @@ def test_a_stale_or_missing_generated_file_is_found(tmp_path: Path) -> None:
     assert collection.stale(tmp_path) == [tmp_path / "profiles.py", copy]
 
 
-def test_pool_layout_is_generated_as_a_marked_copy_of_the_catalogs() -> None:
-    """One hand-written copy (src/planb/catalog/pool_layout.py); the collection's is generated from it."""
-    source = Path(pool_layout.__file__)
-    generated = collection.MODULE_UTILS / "pool_layout.py"
+@pytest.mark.parametrize("name", sorted(collection.COPIED))
+def test_copied_modules_are_generated_as_marked_copies_of_the_catalogs(name: str) -> None:
+    """One hand-written copy (src/planb/catalog/<name>); the collection's is generated from it."""
+    source = collection.COPIED[name]
+    assert source.parent == Path(pool_layout.__file__).parent and source.name == name
+    generated = collection.MODULE_UTILS / name
     head = generated.read_text().splitlines()[:2]
-    assert head[0].startswith("# Generated: a copy of src/planb/catalog/pool_layout.py") and "Do not edit" in head[0]
+    assert head[0].startswith(f"# Generated: a copy of src/planb/catalog/{name}") and "Do not edit" in head[0]
     assert generated.read_text().endswith(source.read_text())
     # The copy runs without planb: the source imports the standard library alone.
     imported = set()
@@ -61,10 +64,22 @@ def test_pool_layout_is_generated_as_a_marked_copy_of_the_catalogs() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert imported <= {*sys.stdlib_module_names, "__future__"}, imported
-    # The filters lay out pools with the generated copy.
+
+
+def test_the_collection_runs_the_generated_copies() -> None:
+    # The filters lay out pools with the generated copy of pool_layout.
     copy = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.pool_layout")
     assert _filters().pool_layout is copy
     assert copy.plan_pools(["p-2", "p", "q"], "p") == pool_layout.plan_pools(["p-2", "p", "q"], "p") == ["p", "p-2"]
+    # The modules' validation and the GKE emulator's rules read and compare GKE versions alike: the generated copy
+    # of versions and the catalog's.
+    validate = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.validate")
+    ironwood = versions.TPU_MIN_VERSION["tpu7x"][0]
+    for version in ("1.34", "1.34.0-gke.2201000", "1.34.0-gke.1000000", "1.33.9", "1.35", "1.34\n", "latest"):
+        assert validate.parse_version(version) == rules.parse_version(version) == versions.parse_version(version)
+        assert validate.version_at_least(version, ironwood) == rules.version_at_least(version, ironwood)
+    # The Ironwood page the minimum names is the catalog's.
+    assert versions.TPU_MIN_VERSION["tpu7x"][1] == versions.DOC_IRONWOOD == tpu.IRONWOOD_URL
 
 
 def test_collection_imports_nothing_from_planb() -> None:
