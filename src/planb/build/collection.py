@@ -7,7 +7,9 @@ payload carries only what it imports: ``machine_types.py`` (per TPU/GPU machine 
 offers; the modules validate with it) and ``profiles.py`` (per profile the node pool and chart
 values of one slice). How those scale by slice count, and how a plan's pools are named, is code:
 ``pool_layout.py`` is a verbatim copy of ``planb.catalog.pool_layout`` (standard library only), so
-the catalog and the filters run one hand-written copy of it.
+the catalog and the filters run one hand-written copy of it; likewise ``versions.py`` of
+``planb.catalog.versions`` (how a GKE version is read and compared), which the modules' validation
+and the GKE emulator share.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planb.catalog import gpu, pool_layout, profiles, quotas, tpu, zones
+from planb.catalog import gpu, pool_layout, profiles, quotas, tpu, versions, zones
 from planb.catalog.nodepool import node_pool
 from planb.catalog.values import chart_values
 from planb.paths import REPO
@@ -24,7 +26,10 @@ from planb.paths import REPO
 COLLECTION_DIR = REPO / "collections" / "ansible_collections" / "planb" / "gke"
 MODULE_UTILS = COLLECTION_DIR / "plugins" / "module_utils"
 #: Catalog modules the collection runs as they are: file name in module_utils -> the hand-written source.
-COPIED: dict[str, Path] = {"pool_layout.py": Path(pool_layout.__file__)}
+COPIED: dict[str, Path] = {
+    "pool_layout.py": Path(pool_layout.__file__),
+    "versions.py": Path(versions.__file__),
+}
 
 
 def _quota(key: quotas.QuotaKey | None) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from planb.catalog.errors import FlexStartError, MachineTypeError, TopologyError
+from planb.catalog.pool_layout import flex_start_refusal
 
 RESOURCE = "google.com/tpu"
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
@@ -140,11 +141,8 @@ class TpuGeneration:
 
     def check_flex_start(self) -> None:
         if not self.flex_start:
-            offered = ", ".join(g.name for g in GENERATIONS if g.flex_start)
-            raise FlexStartError(
-                f"flex-start (DWS queued provisioning) is not offered by GKE for TPU {self.name} "
-                f"({self.flex_start_note}; {self.flex_start_url}); choose a generation that offers it: {offered}"
-            )
+            offered = [g.name for g in GENERATIONS if g.flex_start]
+            raise FlexStartError(flex_start_refusal(self.name, self.flex_start_note, self.flex_start_url, offered))
 
 
 @dataclass(frozen=True)

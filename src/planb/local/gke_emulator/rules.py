@@ -6,7 +6,8 @@ would answer, so the emulator refuses what GKE refuses with a 400 INVALID_ARGUME
 
 TPU facts (which machine types are TPU types, the topologies each forms, hosts per slice, which
 generations offer flex-start) are the accelerator catalog's, ``planb.catalog.tpu``; this module
-holds only the rules.
+holds only the rules. How a GKE version is read and compared, and the versions GKE documents for TPU node
+pools, are ``planb.catalog.versions``', the one copy the planb.gke collection's validation also runs.
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ import re
 from typing import Any
 
 from planb.catalog import tpu
+from planb.catalog.versions import DOC_TPU_FLEX as DOC_TPU_FLEX
+from planb.catalog.versions import TPU_FLEX_START_MIN as TPU_FLEX_START_MIN
+from planb.catalog.versions import TPU_MIN_VERSION as TPU_MIN_VERSION
+from planb.catalog.versions import parse_version as parse_version
+from planb.catalog.versions import version_at_least as version_at_least
+from planb.catalog.versions import version_text
 
 DOC_PLAN_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
 DOC_FLEX_START = "https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms"
-DOC_TPU_FLEX = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start"
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
 DOC_NAMES = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
 DOC_VERSIONS = "https://cloud.google.com/kubernetes-engine/docs/release-notes"
@@ -37,14 +43,10 @@ GKE_TPU_SIZE_ERROR = "https://github.com/vllm-project/ci-infra/pull/545"
 
 #: Oldest minor version the emulator (like GKE's release channels in 2026) still creates.
 OLDEST_SUPPORTED_MINOR = (1, 32)
-#: GKE version from which TPU node pools may use flex-start.
-TPU_FLEX_START_MIN = (1, 33, 0, 1712000)
 #: maxRunDuration's default and cap: 7 days.
 MAX_RUN_DURATION_S = 7 * 24 * 3600
 #: "Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000 and later".
 DOC_IRONWOOD = tpu.IRONWOOD_URL
-#: TPU generation -> (oldest GKE version whose Standard clusters run its node pools, the page that says so).
-TPU_MIN_VERSION: dict[str, tuple[tuple[int, int, int, int], str]] = {"tpu7x": ((1, 34, 0, 2201000), DOC_IRONWOOD)}
 
 Body = dict[str, Any]
 
@@ -69,7 +71,6 @@ class RuleViolation(Exception):
 _TPU_MACHINE_NAME = re.compile(r"^(ct|tpu)[0-9]")
 
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$")
 
 
 def tpu_machine(machine_type: str) -> tuple[tpu.TpuGeneration, tpu.TpuMachineType] | None:
@@ -86,25 +87,6 @@ def tpu_machine(machine_type: str) -> tuple[tpu.TpuGeneration, tpu.TpuMachineTyp
         DOC_PLAN_TPUS,
     )
     return found
-
-
-def parse_version(version: str) -> tuple[int, ...] | None:
-    """(major, minor[, patch[, gke]]) of a GKE version, None when it is not one."""
-    match = _VERSION.fullmatch(version)
-    if not match:
-        return None
-    return tuple(int(part) for part in match.groups() if part is not None)
-
-
-def version_at_least(version: str, minimum: tuple[int, ...]) -> bool:
-    """Whether every version matching `version` (a prefix like 1.34 counts as its newest) is >= minimum."""
-    parsed = parse_version(version)
-    if parsed is None:
-        return False
-    given = len(parsed)
-    if parsed[:given] != minimum[:given]:
-        return parsed[:given] > minimum[:given]
-    return True  # equal on every component given: a prefix stands for its newest release
 
 
 def _check(condition: bool, message: str, source: str) -> None:
@@ -169,7 +151,7 @@ def _check_tpu_generation(
     if minimum is not None:
         _check(
             cluster_version == "latest" or version_at_least(cluster_version, minimum[0]),
-            f"TPU {generation.name} node pools need GKE {_version_text(minimum[0])} or later on Standard clusters, "
+            f"TPU {generation.name} node pools need GKE {version_text(minimum[0])} or later on Standard clusters, "
             f"the cluster runs {cluster_version}",
             minimum[1],
         )
@@ -198,11 +180,6 @@ def _check_tpu_generation(
                 f"{feature} is not available for TPU {generation.name}: {generation.flex_start_note}",
                 generation.flex_start_url or DOC_TPU_FLEX,
             )
-
-
-def _version_text(version: tuple[int, ...]) -> str:
-    major, minor, patch, gke = version
-    return f"{major}.{minor}.{patch}-gke.{gke}"
 
 
 def check_one_slice(pool: Body, topology: str, hosts: int) -> None:
@@ -276,7 +253,8 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
         if found is not None:
             _check(
                 cluster_version == "latest" or version_at_least(cluster_version, TPU_FLEX_START_MIN),
-                f"TPU flex-start needs GKE 1.33.0-gke.1712000 or later, the cluster runs {cluster_version}",
+                f"TPU flex-start needs GKE {version_text(TPU_FLEX_START_MIN)} or later, "
+                f"the cluster runs {cluster_version}",
                 DOC_TPU_FLEX,
             )
     if (pool.get("queuedProvisioning") or {}).get("enabled"):

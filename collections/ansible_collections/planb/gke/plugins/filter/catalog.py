@@ -132,11 +132,10 @@ def node_pool(
     if flex_start and not base["flex_start_supported"]:
         offered = sorted({m["generation"] for m in MACHINE_TYPES.values() if m["kind"] == "tpu" and m["flex_start"]})
         machine = MACHINE_TYPES[base["machine_type"]]
-        raise AnsibleFilterError(
-            f"{caller}: flex-start (DWS queued provisioning) is not offered by GKE for TPU {base['generation']} "
-            f"({machine.get('flex_start_note')}; {machine.get('flex_start_url')}); "
-            f"choose a generation that offers it: {', '.join(offered)}"
+        refusal = pool_layout.flex_start_refusal(
+            base["generation"], machine.get("flex_start_note"), machine.get("flex_start_url"), offered
         )
+        raise AnsibleFilterError(f"{caller}: {refusal}")
     return dict(pool_layout.scale_pool(base, nodes), flex_start=bool(flex_start))
 
 

@@ -19,7 +19,8 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.validate import parse_version, validate_cluster
+from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
+from ansible_collections.planb.gke.plugins.module_utils.versions import parse_version
 
 #: Fields that cannot change in place: (API path prefix, option name).
 CLUSTER_IMMUTABLE = [("nodePools", "default_pool_machine_type / default_pool_node_count")]

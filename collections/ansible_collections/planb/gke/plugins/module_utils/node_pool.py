@@ -22,12 +22,11 @@ from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation, pool_zone
 from ansible_collections.planb.gke.plugins.module_utils.validate import (
-    TPU_FLEX_START_MIN,
     tpu_machine,
     validate_node_pool,
     validate_node_pool_version,
-    version_at_least,
 )
+from ansible_collections.planb.gke.plugins.module_utils.versions import TPU_FLEX_START_MIN, version_at_least
 
 #: Fields GKE cannot change in place (container v1 UpdateNodePoolRequest has no field for them):
 #: (API path prefix, option name).

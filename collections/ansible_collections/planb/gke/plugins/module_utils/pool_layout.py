@@ -127,6 +127,14 @@ def pool_nodes(
     return nodes
 
 
+def flex_start_refusal(generation: str, note: object, url: object, offered: list[str]) -> str:
+    """Why a pool of TPU ``generation`` cannot use flex-start (GKE's ``note`` and ``url``), naming the ``offered``."""
+    return (
+        f"flex-start (DWS queued provisioning) is not offered by GKE for TPU {generation} "
+        f"({note}; {url}); choose a generation that offers it: {', '.join(offered)}"
+    )
+
+
 def scale_pool(one_slice: Settings, nodes: int) -> Settings:
     """One slice's node pool settings made a pool of ``nodes`` nodes (a whole number of slices)."""
     return dict(

@@ -3,7 +3,9 @@
 and the fix. Credentials, the endpoint and the project are ``credentials.check_auth``'s.
 
 TPU facts (which machine types exist, the topologies each forms, flex-start support) come from the
-generated ``machine_types`` module, i.e. from planb's catalog; nothing here repeats them.
+generated ``machine_types`` module, i.e. from planb's catalog; nothing here repeats them. How a GKE version is read
+and compared, and the versions GKE documents for TPU node pools, come from ``versions``, a generated copy of
+planb's ``src/planb/catalog/versions.py`` (the GKE emulator runs the same rules).
 """
 
 from __future__ import annotations
@@ -16,19 +18,21 @@ from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECT
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils.versions import (
+    DOC_IRONWOOD,
+    TPU_FLEX_START_MIN,
+    TPU_MIN_VERSION,
+    parse_version,
+    version_at_least,
+    version_text,
+)
 
 Params = dict[str, Any]
 
 #: planb's policy (the seed's GKE_VERSION): clusters run GKE 1.34 or later.
 MIN_CLUSTER_VERSION = (1, 34)
-#: GKE's floor for TPU flex-start node pools (https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start).
-TPU_FLEX_START_MIN = (1, 33, 0, 1712000)
-#: GKE's Ironwood (TPU7x) page: its GKE versions, and the workload policy that replaces --tpu-topology.
-DOC_IRONWOOD = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood"
 #: GKE's flex-start with queued provisioning page (recommendations for the pools it creates).
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
-#: TPU generation -> (oldest GKE version whose Standard clusters run its node pools, the page that says so).
-TPU_MIN_VERSION = {"tpu7x": ((1, 34, 0, 2201000), DOC_IRONWOOD)}
 #: GKE: a node pool consumes a specific reservation by name, or one shared from another project by its path.
 DOC_RESERVATIONS = "https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations"
 #: A reservation by name, or one shared from another project (GKE's and Compute Engine's
@@ -46,7 +50,6 @@ _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 #: A region (us-east5), a zone (us-east5-b) or an AI zone (us-central1-ai1a, https://cloud.google.com/tpu/docs/regions-zones).
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-(ai[0-9]+)?[a-z])?$")
 _MACHINE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)+$")
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$")
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _LABEL_KEY = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 #: A machine type name that looks like a TPU VM (ct5lp-..., tpu7x-...), whether or not the catalog holds it.
@@ -54,23 +57,6 @@ _TPU_LIKE = re.compile(r"^(ct[0-9]|tpu[0-9])")
 
 
 # ---- small parsers ----------------------------------------------------------------------------------
-def parse_version(version: object) -> tuple[int, ...] | None:
-    """(major, minor[, patch[, gke]]) of a GKE version, None when it is not one."""
-    match = _VERSION.fullmatch(str(version))
-    return None if not match else tuple(int(p) for p in match.groups() if p is not None)
-
-
-def version_at_least(version: object, minimum: tuple[int, ...]) -> bool:
-    """True when ``version`` (a prefix such as 1.34 stands for its newest release) is >= minimum."""
-    parsed = parse_version(version)
-    if parsed is None:
-        return False
-    given = len(parsed)
-    if parsed[:given] != minimum[:given]:
-        return parsed[:given] > minimum[:given]
-    return True
-
-
 def duration_seconds(value: object) -> int | None:
     """'7d', '24h', '90m', '3600s' or '3600' -> seconds; None when unparsable."""
     match = _DURATION.fullmatch(str(value).strip())
@@ -240,10 +226,9 @@ def _check_tpu_version(params: Params, facts: dict[str, Any], problems: list[str
     minimum = TPU_MIN_VERSION.get(facts["generation"])
     version = params.get("cluster_version")
     if minimum is not None and version and not version_at_least(version, minimum[0]):
-        wanted = "{}.{}.{}-gke.{}".format(*minimum[0])
         problems.append(
-            f"TPU {facts['generation']} node pools need GKE {wanted} or later, the cluster version is {version} "
-            f"({minimum[1]})"
+            f"TPU {facts['generation']} node pools need GKE {version_text(minimum[0])} or later, "
+            f"the cluster version is {version} ({minimum[1]})"
         )
 
 
@@ -317,7 +302,10 @@ def _check_dws(params: Params, problems: list[str]) -> None:
     if params.get("flex_start") and facts is not None:
         version = params.get("cluster_version")
         if version and not version_at_least(version, TPU_FLEX_START_MIN):
-            problems.append(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later, the cluster version is {version}")
+            problems.append(
+                f"TPU flex_start needs GKE {version_text(TPU_FLEX_START_MIN)} or later, "
+                f"the cluster version is {version}"
+            )
 
 
 def _check_config(params: Params, problems: list[str]) -> None:
