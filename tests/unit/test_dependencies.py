@@ -69,7 +69,7 @@ def _normalize(name: str) -> str:
 
 
 def imported_modules(root: Path) -> dict[str, set[str]]:
-    """Top-level module -> the files under root that import it (statements and importlib's string arguments)."""
+    """Module -> the files under root that import it (statements and importlib's string arguments)."""
     found: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         names: list[str] = []
@@ -89,27 +89,43 @@ def imported_modules(root: Path) -> dict[str, set[str]]:
             ):
                 names.append(node.args[0].value)
         for name in names:
-            found.setdefault(name.split(".", 1)[0], set()).add(str(path.relative_to(paths.REPO)))
+            found.setdefault(name, set()).add(str(path.relative_to(paths.REPO)))
     return found
+
+
+def _top(module: str) -> str:
+    return module.split(".", 1)[0]
 
 
 def third_party(modules: dict[str, set[str]]) -> dict[str, set[str]]:
     """The modules neither in the standard library nor planb's own."""
     own = {"planb", "__future__", *sys.stdlib_module_names}
-    return {name: files for name, files in modules.items() if name not in own}
+    return {name: files for name, files in modules.items() if _top(name) not in own}
+
+
+def _owns(dist: str, module: str) -> bool:
+    """Whether the distribution's files hold the module (a package folder or a .py file)."""
+    stem = module.replace(".", "/")
+    files = importlib.metadata.distribution(dist).files or []
+    return any(str(file).startswith(stem + "/") or str(file) == stem + ".py" for file in files)
 
 
 def distributions(modules: Iterable[str]) -> dict[str, str]:
-    """Top-level module -> the PEP 503 name of the installed distribution that provides it."""
+    """Module -> the PEP 503 name of the installed distribution that provides it.
+
+    A namespace package (``google``) is shared by several distributions: the one that holds the module decides.
+    """
     provided = importlib.metadata.packages_distributions()
     out: dict[str, str] = {}
     for module in modules:
-        dists = {_normalize(dist) for dist in provided.get(module, [])}
+        dists = set(provided.get(_top(module), []))
+        if len(dists) > 1:
+            dists = {dist for dist in dists if _owns(dist, module)}
         assert len(dists) == 1, (
             f"src/planb imports {module!r}, which {len(dists)} installed distributions provide ({sorted(dists)}): "
-            "install the project's dependencies (make setup), or import a module one distribution owns"
+            "install the project's dependencies (make setup)"
         )
-        out[module] = dists.pop()
+        out[module] = _normalize(dists.pop())
     return out
 
 
@@ -121,19 +137,25 @@ def declared() -> list[str]:
 
 def test_the_scan_finds_planbs_imports() -> None:
     """An empty or broken scan would make the test below pass on nothing."""
-    found = third_party(imported_modules(SRC))
-    assert {"yaml", "urllib3", "cryptography", "googleapiclient"} <= set(found), sorted(found)
-    assert "planb" in imported_modules(SRC) and "json" not in found
+    found = {_top(module) for module in third_party(imported_modules(SRC))}
+    assert {"yaml", "urllib3", "cryptography", "googleapiclient"} <= found, sorted(found)
+    assert "planb" in {_top(module) for module in imported_modules(SRC)} and "json" not in found
 
 
 def test_pyproject_declares_exactly_what_src_planb_imports() -> None:
     found = third_party(imported_modules(SRC))
     used = distributions(found)
     names = {_normalize(re.split(r"[\s\[<>=!~;@]", dep, maxsplit=1)[0]) for dep in declared()}
-    missing = {dist: sorted(found[module]) for module, dist in used.items() if dist not in names}
+    missing: dict[str, set[str]] = {}
+    for module, dist in used.items():
+        if dist not in names:
+            missing.setdefault(dist, set()).update(found[module])
     unused = names - set(used.values())
-    assert missing == {}, f"pyproject.toml: add to [project] dependencies what these files import: {missing}"
-    assert unused == set(), f"pyproject.toml: nothing under src/planb imports {sorted(unused)}; remove them"
+    assert (missing, unused) == ({}, set()), (
+        f"pyproject.toml [project] dependencies: add what these files import: "
+        f"{ {dist: sorted(files) for dist, files in missing.items()} }; "
+        f"remove what nothing under src/planb imports: {sorted(unused)}"
+    )
 
 
 def test_pyproject_leaves_versions_to_the_requirements_and_locks() -> None:
@@ -292,7 +314,8 @@ def repository_fqcns() -> set[str]:
     for path in REPO_PLAYBOOKS:
         found |= _yaml_fqcns(path, "plays")
     for path in sorted(MOLECULE.rglob("*.yml")):
-        found |= _yaml_fqcns(path, "data" if path.name == "molecule.yml" or "vars" in path.parts else "plays")
+        data = path.name == "molecule.yml" or {"vars", "host_vars", "group_vars"} & set(path.parts)
+        found |= _yaml_fqcns(path, "data" if data else "plays")
     return found
 
 
