@@ -1,4 +1,5 @@
-"""The emulator answers only loopback-addressed requests and reads writes only as JSON, on every path."""
+"""The emulator answers only loopback-addressed requests, takes writes only as JSON (with a body or without one) and
+reads no body longer than it allows, on every path, before it reads the body."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from planb.local.gke_emulator import guards
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.local.gke_emulator.store import list_clusters
+from planb.local.gke_emulator.store import list_clusters, list_node_pools
 
 PROJECT, LOCATION = "planb-test", "us-east5-b"
 CLUSTERS = f"/v1/projects/{PROJECT}/locations/{LOCATION}/clusters"
@@ -42,8 +44,10 @@ def _send(
     host: str | None = None,
     body: bytes | None = None,
     content_type: str | None = None,
+    content_length: str | None = None,
 ) -> tuple[int, str]:
-    """(status, answer text) of one raw request with exactly the Host and Content-Type given."""
+    """(status, answer text) of one raw request with exactly the Host, Content-Type and Content-Length given (the
+    body's own length unless `content_length` says otherwise; then no body is sent)."""
     port = emulator.server.server_address[1]
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -51,8 +55,8 @@ def _send(
         conn.putheader("Host", host if host is not None else f"127.0.0.1:{port}")
         if content_type is not None:
             conn.putheader("Content-Type", content_type)
-        conn.putheader("Content-Length", str(len(body or b"")))
-        conn.endheaders(body)
+        conn.putheader("Content-Length", content_length if content_length is not None else str(len(body or b"")))
+        conn.endheaders(body if content_length is None else None)
         response = conn.getresponse()
         return response.status, response.read().decode()
     finally:
@@ -113,6 +117,57 @@ def test_a_write_that_is_not_json_is_refused_and_changes_nothing(
 def test_a_json_write_is_served_with_or_without_parameters(emulator: RunningEmulator) -> None:
     assert _create(emulator, content_type="application/json; charset=UTF-8")[0] == 200
     assert [c["name"] for c in list_clusters(emulator.store.root.parent)] == ["c"]
-    # A write without a body (DELETE, or a POST with none) needs no Content-Type.
+    # A DELETE has no body and needs no Content-Type.
     status, answer = _send(emulator, "DELETE", f"{CLUSTERS}/c")
     assert status == 200, answer
+
+
+def _cluster_with_pool(emulator: RunningEmulator) -> str:
+    """A cluster `c` with a one-node pool `np`; the pool's path."""
+    body = {
+        "cluster": {
+            "name": "c",
+            "initialClusterVersion": "1.34",
+            "nodePools": [{"name": "np", "initialNodeCount": 1, "config": {"machineType": "e2-standard-4"}}],
+        }
+    }
+    status, answer = _send(emulator, "POST", CLUSTERS, body=json.dumps(body).encode(), content_type="application/json")
+    assert status == 200, answer
+    return f"{CLUSTERS}/c/nodePools/np"
+
+
+def _pool_size(emulator: RunningEmulator) -> int:
+    (pool,) = list_node_pools(emulator.store.root.parent)
+    return int(pool["initialNodeCount"])
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain"])
+def test_a_bodyless_post_is_refused_and_changes_nothing(emulator: RunningEmulator, content_type: str | None) -> None:
+    """A web page can send a bodyless POST to a loopback listener without a preflight: it must not scale a pool to
+    0 or arm a fault."""
+    pool = _cluster_with_pool(emulator)
+    assert _pool_size(emulator) == 1
+    status, answer = _send(emulator, "POST", f"{pool}:setSize", content_type=content_type)
+    assert status == 415, answer
+    assert "planb's policy" in json.loads(answer)["error"]["message"]
+    assert _pool_size(emulator) == 1
+    status, answer = _send(emulator, "POST", "/planb/v1/faults", content_type=content_type)
+    assert status == 415, answer
+    assert emulator.store.faults == []
+    # The same setSize as JSON is served: the refusal is the missing media type, not the call.
+    status, answer = _send(
+        emulator, "POST", f"{pool}:setSize", body=b'{"nodeCount": 0}', content_type="application/json"
+    )
+    assert status == 200, answer
+
+
+@pytest.mark.parametrize(
+    ("length", "status"), [(str(guards.MAX_BODY_BYTES + 1), 413), ("10000000000", 413), ("-1", 400), ("x", 400)]
+)
+def test_a_body_length_over_the_limit_is_refused_before_it_is_read(
+    emulator: RunningEmulator, length: str, status: int
+) -> None:
+    """No body is sent: an emulator that tried to read the announced bytes first would not answer in time."""
+    answer_status, answer = _send(emulator, "POST", CLUSTERS, content_type="application/json", content_length=length)
+    assert answer_status == status, answer
+    assert list_clusters(emulator.store.root.parent) == []

@@ -33,13 +33,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
         status = 200
         api = path.startswith(("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/"))
         location = None
         try:
-            guards.check_request(self.command, self.headers.get("Host"), self.headers.get("Content-Type"), bool(raw))
+            try:
+                length = guards.check_request(
+                    self.command,
+                    self.headers.get("Host"),
+                    self.headers.get("Content-Type"),
+                    self.headers.get("Content-Length"),
+                )
+            except ApiError:
+                # Refused before its body was read: the connection cannot carry another request.
+                self.close_connection = True
+                raise
+            raw = self.rfile.read(length) if length else b""
             fault = self.server.engine.take_http_fault(self.command) if api else None
             if fault is not None:
                 location = fault.get("location")
@@ -64,6 +73,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         if location:
             self.send_header("Location", str(location))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(payload)
 
