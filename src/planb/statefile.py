@@ -7,6 +7,11 @@ name carries the writer's pid and a random part, so two writers never share one;
 fails removes its temporary file and leaves the target as it was. `write_json` is the settings
 files' format on top: JSON indented by two spaces with a final newline.
 
+`JsonSettings` is the base of the switches a command flips while a long-running loop reads them (the
+capacity simulator's, the Ray head stand-in's): a frozen dataclass kept in one JSON file, its
+defaults when there is none, checked on every load and save. A file it cannot use is a
+`SettingsError` that names the file and the fix (delete it); so is a value the reader cannot use.
+
 Local mode's state (``.state/`` and everything under it) is this user's alone, whatever the umask:
 `write_atomic` creates files with mode 0600 from their first byte, `open_private` opens the files
 appended to (logs, the emulator's request log, lock files) creating them 0600, `flocked` holds such a lock
@@ -30,7 +35,9 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar, Self
+
+from planb.errors import PlanbError
 
 #: The signals `stop_on_signals` turns into a stop request.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -99,3 +106,53 @@ def stop_on_signals(signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> threa
     for signum in signals:
         signal.signal(signum, handler)
     return stop
+
+
+class SettingsError(PlanbError):
+    """A switch was given a value its reader cannot use, or a settings file cannot be read."""
+
+
+class JsonSettings:
+    """The base of a frozen dataclass of switches kept in one JSON file (``load``, ``save``).
+
+    A subclass gives ``from_json`` (the settings from the file's object, raising ValueError, TypeError or
+    SettingsError on what it cannot use), ``to_json``, ``validate`` (SettingsError naming a value the reader
+    cannot use), and, for the message of a file ``load`` cannot use, ``OWNER`` (whose file it is: "the capacity
+    simulator's") and ``ON_DELETE`` (what deleting it does).
+    """
+
+    OWNER: ClassVar[str] = "planb's"
+    ON_DELETE: ClassVar[str] = "the defaults apply"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        raise NotImplementedError
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def validate(self) -> None:
+        """Raise SettingsError naming a value the reader cannot use."""
+
+    @classmethod
+    def load(cls, path: Path) -> Self:
+        """The settings in ``path`` (the defaults when there is no file); a SettingsError names a file it cannot use."""
+        if not path.is_file():
+            return cls()
+        try:
+            data = json.loads(path.read_text())
+            if not isinstance(data, dict):
+                raise TypeError(f"a JSON {type(data).__name__} instead of an object")
+            settings = cls.from_json(data)
+            settings.validate()
+        except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
+            raise SettingsError(
+                f"{cls.OWNER} settings file {path} is unreadable ({exc}). Fix: delete it ({cls.ON_DELETE}): rm {path}"
+            ) from exc
+        return settings
+
+    def save(self, path: Path) -> None:
+        """Validate, then replace ``path`` with the settings (``write_json``; its directory made private)."""
+        self.validate()
+        private_dir(path.parent)
+        write_json(path, self.to_json())

@@ -8,11 +8,14 @@ import os
 import signal
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from planb import statefile
+from planb.statefile import JsonSettings, SettingsError
 
 
 @pytest.fixture()
@@ -34,6 +37,48 @@ def test_write_json_is_the_settings_format(tmp_path: Path) -> None:
     assert path.read_text() == json.dumps({"b": 1, "a": [1, 2]}, indent=2) + "\n"
     statefile.write_json(path, {"b": 1, "a": 2}, sort_keys=True)
     assert path.read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
+
+
+@dataclass(frozen=True)
+class _Switches(JsonSettings):
+    OWNER = "the test's"
+    ON_DELETE = "the defaults come back"
+
+    limit: int = 1
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Switches:
+        if not isinstance(data.get("limit", 1), int):
+            raise TypeError(f"limit is {data['limit']!r}, not a whole number")
+        return cls(limit=data.get("limit", 1))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"limit": self.limit}
+
+    def validate(self) -> None:
+        if self.limit < 0:
+            raise SettingsError(f"limit must be >= 0, got {self.limit}")
+
+
+def test_json_settings_default_round_trip_refuse_and_name_a_file_they_cannot_use(tmp_path: Path) -> None:
+    path = tmp_path / "part" / "settings.json"
+    assert _Switches.load(path) == _Switches()  # no file: the defaults
+    _Switches(limit=3).save(path)
+    assert json.loads(path.read_text()) == {"limit": 3} and _Switches.load(path) == _Switches(limit=3)
+    assert (stat.S_IMODE(path.parent.stat().st_mode), stat.S_IMODE(path.stat().st_mode)) == (0o700, 0o600)
+    with pytest.raises(SettingsError, match="limit must be >= 0, got -1"):
+        _Switches(limit=-1).save(path)
+    assert _Switches.load(path) == _Switches(limit=3)  # a refused save leaves the file as it was
+    for text, why in (("[1]", "a JSON list instead of an object"), ("{", "Expecting"), ('{"limit": "x"}', "limit is")):
+        path.write_text(text)
+        with pytest.raises(SettingsError) as refused:
+            _Switches.load(path)
+        message = str(refused.value)
+        assert message.startswith(f"the test's settings file {path} is unreadable ({why}"), message
+        assert message.endswith(f"Fix: delete it (the defaults come back): rm {path}"), message
+    path.write_text('{"limit": -2}')
+    with pytest.raises(SettingsError, match=r"unreadable \(limit must be >= 0, got -2\)"):
+        _Switches.load(path)
 
 
 def test_a_state_file_is_this_users_alone_and_a_shared_one_gets_the_umasks_mode(

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from planb import paths
-from planb.errors import PlanbError
 from planb.local.capacity.spot import GKE_NOTICE_SECONDS
-from planb.statefile import private_dir, write_json
-
-
-class SettingsError(PlanbError):
-    """A switch was given a value the simulator cannot use, or the settings file cannot be read."""
-
+from planb.statefile import JsonSettings
+from planb.statefile import SettingsError as SettingsError
 
 #: GKE holds provisioned queued capacity for its request this long; the request's pods must land on
 #: it meanwhile ("Run a large-scale workload with flex-start with queued provisioning":
@@ -75,8 +69,11 @@ class Resolved:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(JsonSettings):
     """How GKE's autoscaler and DWS behave in local mode."""
+
+    OWNER = "the capacity simulator's"
+    ON_DELETE = "the simulator goes back to its defaults; 'planb capacity set ...' writes a new one"
 
     #: Seconds between a ProvisioningRequest appearing and its nodes arriving (DWS's queueing).
     provisioning_delay_seconds: float = 3.0
@@ -131,20 +128,8 @@ class Settings:
         if self.fail_next < 0:
             raise SettingsError(f"fail_next must be >= 0, got {self.fail_next}")
 
-
-def settings_file(state_dir: Path | None = None) -> Path:
-    return (state_dir or paths.state_dir()) / "capacity" / "settings.json"
-
-
-def load(state_dir: Path | None = None) -> Settings:
-    """The saved switches (defaults when there is no file); a SettingsError names a file it cannot use."""
-    path = settings_file(state_dir)
-    if not path.is_file():
-        return Settings()
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            raise TypeError(f"a JSON {type(data).__name__} instead of an object")
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
         for listed in ("stockout", "preempt"):
             names = data.get(listed, ())
             if not isinstance(names, list | tuple) or not all(isinstance(p, str) for p in names):
@@ -155,8 +140,8 @@ def load(state_dir: Path | None = None) -> Settings:
             if not isinstance(table, dict):
                 raise TypeError(f"{level} is not an object")
             data[level] = {str(k): Lifecycle.from_json(v, f"{level}[{k!r}]") for k, v in table.items()}
-        known = {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
-        settings = Settings(**known)
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        settings = cls(**known)
         for name in (
             "provisioning_delay_seconds",
             "scale_down_after_seconds",
@@ -168,26 +153,28 @@ def load(state_dir: Path | None = None) -> Settings:
             value = getattr(settings, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise TypeError(f"{name} is {value!r}, not a finite number")
-        settings.validate()
-    except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
-        raise SettingsError(
-            f"the capacity simulator's settings file {path} is unreadable ({exc}). "
-            f"Fix: delete it (the simulator goes back to its defaults; 'planb capacity set ...' writes a new one): "
-            f"rm {path}"
-        ) from exc
-    return settings
+        return settings
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stockout"] = list(self.stockout)
+        data["preempt"] = list(self.preempt)
+        data["pools"] = {k: v.to_json() for k, v in self.pools.items()}
+        data["requests"] = {k: v.to_json() for k, v in self.requests.items()}
+        return data
+
+
+def settings_file(state_dir: Path | None = None) -> Path:
+    return (state_dir or paths.state_dir()) / "capacity" / "settings.json"
+
+
+def load(state_dir: Path | None = None) -> Settings:
+    """The saved switches (defaults when there is no file); a SettingsError names a file it cannot use."""
+    return Settings.load(settings_file(state_dir))
 
 
 def save(settings: Settings, state_dir: Path | None = None) -> None:
-    settings.validate()
-    path = settings_file(state_dir)
-    private_dir(path.parent)
-    data = asdict(settings)
-    data["stockout"] = list(settings.stockout)
-    data["preempt"] = list(settings.preempt)
-    data["pools"] = {k: v.to_json() for k, v in settings.pools.items()}
-    data["requests"] = {k: v.to_json() for k, v in settings.requests.items()}
-    write_json(path, data)
+    settings.save(settings_file(state_dir))
 
 
 def update(state_dir: Path | None = None, **changes: Any) -> Settings:

@@ -15,15 +15,14 @@ submission left there.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from planb import paths
-from planb.errors import PlanbError
-from planb.statefile import private_dir, write_json
+from planb.statefile import JsonSettings
+from planb.statefile import SettingsError as SettingsError
 
 MODES = ("simulate", "run")
 #: What a file or directory name made of a namespace, a RayJob name and a submission id may hold.
@@ -37,10 +36,6 @@ DEFAULT_RUN_ENV = {"PLANB_ACCELERATOR": "cpu", "PLANB_ACCELERATOR_TYPE": "", "JA
 #: A RayJob named exactly: a namespace (a DNS-1123 label) and a RayJob name (a DNS-1123 subdomain), as the
 #: API server validates them (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/).
 JOB_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
-
-
-class SettingsError(PlanbError):
-    """A switch was given a value the stand-in cannot use, or the settings file cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +64,11 @@ class Payload:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(JsonSettings):
     """The default payload and per-job ones, by a pattern on `<namespace>/<rayjob>` (fnmatch)."""
+
+    OWNER = "the Ray head stand-in's"
+    ON_DELETE = "jobs go back to the simulated default"
 
     default: Payload = field(default_factory=Payload)
     jobs: dict[str, Payload] = field(default_factory=dict)
@@ -95,6 +93,19 @@ class Settings:
             payload.validate(f"jobs[{pattern!r}]")
             if payload.mode == "run" and not JOB_NAME.fullmatch(pattern):
                 raise SettingsError(f"jobs[{pattern!r}]: {RUN_NEEDS_NAMES}")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        jobs = data.get("jobs", {})
+        if not isinstance(jobs, dict):
+            raise TypeError("jobs is not an object")
+        return cls(
+            default=_payload(data.get("default", {}), "default"),
+            jobs={str(k): _payload(v, f"jobs[{k!r}]") for k, v in jobs.items()},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"default": asdict(self.default), "jobs": {k: asdict(v) for k, v in self.jobs.items()}}
 
 
 #: Why a `run` payload is given to named RayJobs only, and how to name one.
@@ -136,35 +147,11 @@ def _payload(data: Any, where: str) -> Payload:
 
 def load(state_dir: Path | None = None) -> Settings:
     """The saved settings (defaults when there is no file); a SettingsError names a file it cannot use."""
-    path = settings_file(state_dir)
-    if not path.is_file():
-        return Settings()
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            raise TypeError(f"a JSON {type(data).__name__} instead of an object")
-        jobs = data.get("jobs", {})
-        if not isinstance(jobs, dict):
-            raise TypeError("jobs is not an object")
-        settings = Settings(
-            default=_payload(data.get("default", {}), "default"),
-            jobs={str(k): _payload(v, f"jobs[{k!r}]") for k, v in jobs.items()},
-        )
-        settings.validate()
-    except (ValueError, TypeError, UnicodeDecodeError, SettingsError) as exc:
-        raise SettingsError(
-            f"the Ray head stand-in's settings file {path} is unreadable ({exc}). "
-            f"Fix: delete it (jobs go back to the simulated default): rm {path}"
-        ) from exc
-    return settings
+    return Settings.load(settings_file(state_dir))
 
 
 def save(settings: Settings, state_dir: Path | None = None) -> None:
-    settings.validate()
-    path = settings_file(state_dir)
-    private_dir(path.parent)
-    data = {"default": asdict(settings.default), "jobs": {k: asdict(v) for k, v in settings.jobs.items()}}
-    write_json(path, data)
+    settings.save(settings_file(state_dir))
 
 
 def set_payload(pattern: str | None, payload: Payload | None, state_dir: Path | None = None) -> Settings:
