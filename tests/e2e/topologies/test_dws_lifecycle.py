@@ -21,8 +21,6 @@ import json
 import os
 import shlex
 import signal
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.kube import Kube, KubeError, Obj, conditions
+from planb.informer import Informer
+from planb.kube import Kube, Obj, conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
 from planb.local.stack.stack import LocalStack
@@ -47,48 +46,32 @@ REQUESTS = f"{PROVREQ}/namespaces/default/provisioningrequests"
 
 
 class RequestHistory:
-    """Every version of every ProvisioningRequest in `default`, deleted ones included, from a watch."""
+    """Every version of every ProvisioningRequest in `default`, deleted ones included.
+
+    An Informer keeps the requests in step with a list and watch; after each change it reports, the version
+    each request now has is recorded unless it is the one recorded last, and a request gone from its cache
+    counts as deleted (its last version stays recorded).
+    """
 
     def __init__(self, kube: Kube) -> None:
-        self.kube = kube
         self.versions: dict[str, list[Obj]] = defaultdict(list)
         self.deleted: set[str] = set()
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.informer = Informer(kube, REQUESTS, on_change=self._record)
 
     def __enter__(self) -> RequestHistory:
-        self.thread.start()
+        self.informer.start()
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.stopping.set()
-        self.thread.join(timeout=10)
+        self.informer.stop()
 
-    def _record(self, obj: Obj) -> None:
-        self.versions[obj["metadata"]["name"]].append(obj)
-
-    def _run(self) -> None:
-        version = ""
-        while not self.stopping.is_set():
-            try:
-                if not version:
-                    listing = self.kube.get(REQUESTS) or {}
-                    for obj in listing.get("items", []):
-                        self._record(obj)
-                    version = listing["metadata"]["resourceVersion"]
-                for event in self.kube.watch(REQUESTS, version, 5):
-                    obj = event["object"]
-                    version = obj["metadata"].get("resourceVersion", version)
-                    if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
-                        self._record(obj)
-                    if event["type"] == "DELETED":
-                        self.deleted.add(obj["metadata"]["name"])
-                    if self.stopping.is_set():
-                        return
-            except KubeError as exc:
-                if exc.status == 410:
-                    version = ""
-                time.sleep(0.2)
+    def _record(self) -> None:
+        current = {obj["metadata"]["name"]: obj for obj in self.informer.snapshot()}
+        for name, obj in current.items():
+            seen = self.versions[name]
+            if not seen or seen[-1]["metadata"].get("resourceVersion") != obj["metadata"].get("resourceVersion"):
+                seen.append(obj)
+        self.deleted.update(name for name in self.versions if name not in current)
 
     def names(self, suffix: str) -> list[str]:
         return sorted(name for name in self.versions if name.endswith(suffix))
