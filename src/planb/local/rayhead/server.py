@@ -39,6 +39,8 @@ from planb.local.rayhead.heads import MissingTokenError, RayHeads, log
 from planb.local.rayhead.jobs import TERMINAL
 from planb.local.rayhead.submitter import Submitters
 
+#: The longest request body the stand-in reads (planb's policy; Ray documents no limit for its job API).
+MAX_BODY_BYTES = 1 << 20
 #: Reported as the head's Ray version (what the chart's image runs).
 RAY_VERSION = "2.53.0"
 
@@ -70,7 +72,18 @@ class Handler(BaseHTTPRequestHandler):
         self.route("DELETE")
 
     def route(self, method: str) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
+        announced = (self.headers.get("Content-Length") or "0").strip()
+        if not announced.isdigit() or int(announced) > MAX_BODY_BYTES:
+            # Refused before a byte of the body is read, so the connection cannot carry another request.
+            self.close_connection = True
+            self.reply(
+                413 if announced.isdigit() else 400,
+                f"planb's policy: the Ray head stand-in reads bodies of at most {MAX_BODY_BYTES} bytes, not "
+                f"Content-Length {announced!r}, because it would otherwise read whatever a client announces; a job "
+                "submission is a few KiB",
+            )
+            return
+        length = int(announced)
         raw = self.rfile.read(length) if length else b""
         url = urlsplit(self.path)
         if not url.scheme:

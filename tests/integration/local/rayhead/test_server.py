@@ -5,6 +5,7 @@ The cluster is tests/rayhead/fake_cluster.py's fake API server, holding one RayJ
 
 from __future__ import annotations
 
+import http.client
 import re
 import threading
 import time
@@ -19,7 +20,7 @@ from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.heads import RayHeads
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
-from tests.support.rayhead_cluster import HEAD, NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
+from tests.support.rayhead_cluster import HEAD, HEAD_HOST, NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
 
 
 @pytest.fixture
@@ -89,3 +90,25 @@ def test_a_used_submission_id_is_answered_as_ray_answers_it(
     assert "Job with submission_id s1 already exists" in answer, answer
     code, jobs = proxied(server, "GET", "/api/jobs/")
     assert code == 200 and [(j["submission_id"], j["entrypoint"]) for j in jobs] == [("s1", "echo first")]
+
+
+@pytest.mark.parametrize(("length", "status"), [(str((1 << 20) + 1), 413), ("99999999999", 413), ("x", 400)])
+def test_a_body_length_over_the_limit_is_refused_before_it_is_read(
+    stand_in: tuple[RayHeads, FakeKube, RayHeadServer], length: str, status: int
+) -> None:
+    """No body is sent: a stand-in that read the announced bytes first would not answer before the timeout."""
+    heads, _, server = stand_in
+    feed(heads, HEAD)
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=5)
+    try:
+        conn.putrequest("POST", f"http://{HEAD_HOST}/api/jobs/", skip_accept_encoding=True)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", length)
+        conn.endheaders()
+        response = conn.getresponse()
+        answer = response.read().decode()
+    finally:
+        conn.close()
+    assert response.status == status, answer
+    assert "planb's policy" in answer and length in answer
+    assert all(table.list() == [] for table in heads.tables.values())  # nothing was submitted
