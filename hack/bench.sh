@@ -22,9 +22,9 @@ measure() {  # measure LABEL COMMAND...: wall seconds of one run
 # The local loop (figures of "The local loop" in BENCHMARKS.md): `hack/bench.sh loop` measures only these.
 loop_figures() {
   planb local down >/dev/null 2>&1 || true
-  planb local up >/dev/null 2>&1  # first up after down creates the cluster directory (and makes etcd's seed)
+  planb local up >/dev/null 2>&1  # first up after down creates the cluster directory (and makes etcd's snapshot)
   planb local down >/dev/null 2>&1
-  PLANB_ETCD_SEED=off measure "local up, empty etcd" planb local up
+  PLANB_ETCD_SNAPSHOT=off measure "local up, empty etcd" planb local up
   planb local down >/dev/null 2>&1
   measure "local up (warm tools)" planb local up
   echo "--- up's parts (planb local up writes them to .state/local/up-timings.json)"

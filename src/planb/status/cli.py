@@ -13,7 +13,7 @@ from planb import paths
 from planb.argtypes import finite
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError
-from planb.status.report import admitted_on, collect, explain, hopeless, provisioned, table
+from planb.status.report import admitted_on, collect, explain, provisioned, table, why_it_cannot_run
 
 
 def _kubeconfig(arg: str | None) -> Path:
@@ -70,7 +70,9 @@ def _expect(kube: Kube, args: argparse.Namespace) -> int:
     while True:
         jobs = {j.name: j for j in collect(kube, args.namespace)}
         missing = []
-        lost = [why for name, flavor in wanted.items() if name in jobs and (why := hopeless(jobs[name], flavor))]
+        lost = [
+            why for name, flavor in wanted.items() if name in jobs and (why := why_it_cannot_run(jobs[name], flavor))
+        ]
         for name, flavor in wanted.items():
             job = jobs.get(name)
             ok = job is not None and admitted_on(job, flavor) and (not job.requests or provisioned(job))

@@ -191,7 +191,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             queue=meta.get("labels", {}).get("kueue.x-k8s.io/queue-name", "-"),
             suspended=bool(rj["spec"].get("suspend", False)),
             ray_status=_ray_status(rj.get("status") or {}),
-            moved=_moved(meta.get("annotations") or {}),
+            moved=_move_note(meta.get("annotations") or {}),
             flavor_plans=flavor_plans,
             off_dws=(meta.get("annotations") or {}).get(OFF_DWS_ANNOTATION, ""),
         )
@@ -284,7 +284,7 @@ def admitted_on(job: JobStatus, flavor: str) -> bool:
     return job.state in ("Admitted", "Finished") and job.accelerator_flavor == flavor
 
 
-def hopeless(job: JobStatus, flavor: str) -> str:
+def why_it_cannot_run(job: JobStatus, flavor: str) -> str:
     """Why `job` can no longer be admitted on `flavor` ('' while it still can): its Workload finished on another
     flavor, or Kueue deactivated it (it stays so until someone re-activates it)."""
     if job.state == "Finished" and job.accelerator_flavor != flavor:
@@ -298,7 +298,7 @@ def provisioned(job: JobStatus) -> bool:
     return any(r.state == "Provisioned" for r in job.requests)
 
 
-def _moved(annotations: dict[str, str]) -> str:
+def _move_note(annotations: dict[str, str]) -> str:
     """The failover controller's annotations as one line (planb.failover.controller writes them)."""
     if FAILOVER_MOVED not in annotations:
         return ""

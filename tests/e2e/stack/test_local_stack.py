@@ -49,7 +49,7 @@ def test_every_crd_is_established_and_in_discovery_once_up_returns(kubectl: Kube
         assert established and established["status"] == "True", crd["metadata"]["name"]
     kube = Kube(local_stack)
     assert served(kube, names) == names
-    # Whether from etcd's seed or applied by this up: each CRD file's versions, as the file has them.
+    # Whether from etcd's snapshot or applied by this up: each CRD file's versions, as the file has them.
     by_name = {crd["metadata"]["name"]: crd for crd in crds}
     for path in crd_files():
         wanted = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

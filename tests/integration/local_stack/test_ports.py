@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -118,16 +117,10 @@ def test_up_refuses_a_taken_api_port_before_starting_anything(
     stop_later.append(proc)
     # No tools: an `up` that skipped the port check would stop at the missing binaries instead.
     monkeypatch.setenv("PLANB_TOOLS_DIR", str(tmp_path / "no-tools"))
-    monkeypatch.setenv("PLANB_GKE_EMULATOR_PORT", str(_free_port()))
+    monkeypatch.setenv("PLANB_GKE_EMULATOR_PORT", str(ports.free_port()))
     stack = LocalStack(tmp_path / "state" / "local", apiserver_port=port)
     with pytest.raises(LocalStackError) as err:
         stack.up()
     assert f"port {port} (kube-apiserver) is in use by pid {proc.pid}" in str(err.value)
     assert "(nothing was started)" in str(err.value)
     assert not stack.state.exists()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 
+from planb.local.stack.ports import free_port
 from tests.support.molecule import run_scenario
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.mark.slow
@@ -22,7 +15,7 @@ def test_molecule_gke_scenario(tmp_path: Path) -> None:
     output = run_scenario(
         "gke",
         tmp_path / "molecule.log",
-        {"PLANB_GKE_EMULATOR_PORT": str(_free_port())},
+        {"PLANB_GKE_EMULATOR_PORT": str(free_port())},
         ("GKE_API_ENDPOINT", "PLANB_STATE_DIR", "CLUSTER_NAME", "PROJECT_ID"),
         timeout=600,
     )

@@ -9,7 +9,7 @@ import pytest
 
 from planb.kube import Kube
 from planb.status import cli as status_cli
-from planb.status.report import JobStatus, PodSetInfo, hopeless
+from planb.status.report import JobStatus, PodSetInfo, why_it_cannot_run
 
 
 def job(name: str, state: str, flavor: str, active: bool = True, deactivated: str = "") -> JobStatus:
@@ -25,15 +25,18 @@ def job(name: str, state: str, flavor: str, active: bool = True, deactivated: st
     )
 
 
-def test_a_job_finished_on_another_plan_or_deactivated_is_hopeless() -> None:
-    assert hopeless(job("job-1", "Finished", "on-demand"), "reserved") == "job-1 finished on on-demand, not reserved"
-    assert hopeless(job("job-2", "Pending", "-", active=False, deactivated="retries used up"), "dws") == (
+def test_why_a_job_finished_on_another_plan_or_deactivated_cannot_run_there() -> None:
+    assert (
+        why_it_cannot_run(job("job-1", "Finished", "on-demand"), "reserved")
+        == "job-1 finished on on-demand, not reserved"
+    )
+    assert why_it_cannot_run(job("job-2", "Pending", "-", active=False, deactivated="retries used up"), "dws") == (
         "job-2 was deactivated: retries used up"
     )
     # Still possible: admitted elsewhere for now (failover may move it), pending, finished where wanted.
-    assert hopeless(job("job-1", "Admitted", "on-demand"), "dws") == ""
-    assert hopeless(job("job-1", "Pending", "-"), "dws") == ""
-    assert hopeless(job("job-1", "Finished", "dws"), "dws") == ""
+    assert why_it_cannot_run(job("job-1", "Admitted", "on-demand"), "dws") == ""
+    assert why_it_cannot_run(job("job-1", "Pending", "-"), "dws") == ""
+    assert why_it_cannot_run(job("job-1", "Finished", "dws"), "dws") == ""
 
 
 def test_expect_fails_within_seconds_when_waiting_cannot_help(

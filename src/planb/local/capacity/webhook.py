@@ -106,8 +106,10 @@ def _first(annotations: dict[str, str], keys: tuple[str, ...]) -> str | None:
     return next((annotations[k] for k in keys if k in annotations), None)
 
 
-def consumed_request(pod: dict[str, Any]) -> str | None:
-    """The queued-provisioning request a pod consumes (both annotations, class queued-provisioning.gke.io)."""
+def queued_request_name(pod: dict[str, Any]) -> str | None:
+    """The name (without namespace) of the queued-provisioning request a pod consumes (both annotations, class
+    queued-provisioning.gke.io); None for a pod that consumes none or one of another class. (The best-effort
+    lifecycle's `consumed_request` answers "namespace/name" for any class.)"""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     name = _first(annotations, CONSUME_ANNOTATIONS)
     if not name or _first(annotations, CLASS_ANNOTATIONS) != QUEUED_CLASS:
@@ -138,7 +140,7 @@ def patch_for(pod: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
     The node selector on REQUEST_LABEL is set to the request's resize request name (replacing one
     that names another request); the queued toleration is added unless one covers the taint.
     """
-    request = consumed_request(pod)
+    request = queued_request_name(pod)
     if request is None:
         return []
     spec = pod.get("spec") or {}
@@ -179,7 +181,7 @@ def configuration(url: str, ca_bundle: bytes) -> dict[str, Any]:
     Narrow on purpose: only CREATE of pods, never in the system namespaces, and two matchConditions
     (K8S_MATCH_CONDITIONS: the API server calls the webhook only when all are true) so it is called
     only for a pod that carries a consume annotation and the class annotation
-    ``queued-provisioning.gke.io``, the pods `consumed_request` binds (GKE_CA_POD_REQUIREMENTS); any
+    ``queued-provisioning.gke.io``, the pods `queued_request_name` binds (GKE_CA_POD_REQUIREMENTS); any
     other pod's creation never waits on it. failurePolicy Fail: a consuming pod admitted without its
     selector could land on another request's nodes, which is what the binding exists to prevent, so
     the API server refuses it instead (its owner, KubeRay or the Job controller, creates it again). The webhook is

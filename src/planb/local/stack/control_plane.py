@@ -88,8 +88,8 @@ def kwokctl_configuration(*, kwok_crds: bool = True) -> dict[str, Any]:
     prefers, it stays on this machine.
 
     Without `kwok_crds` kwokctl installs none of kwok's CRDs (a control plane without kwok-controller, an etcd
-    seed's: kwokctl's own install of them updates an existing CRD without its resourceVersion and fails, so a
-    seed must not hold them)."""
+    snapshot's: kwokctl's own install of them updates an existing CRD without its resourceVersion and fails, so
+    a snapshot must not hold them)."""
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -197,7 +197,7 @@ class ControlPlane:
         """Create and start the cluster, writing an admin kubeconfig to `kubeconfig`.
 
         `without` names kwokctl components not to run (``--disable``). With `etcd_from`, etcd starts from a copy
-        of that data directory (a seed: planb.local.stack.seed) instead of an empty one; kwokctl's install only
+        of that data directory (a snapshot: planb.local.stack.snapshot) instead of an empty one; kwokctl's install only
         makes the directory if it is missing. With dry_run, kwokctl only prints the commands it would run (and creates
         nothing); that output is returned.
         """
@@ -207,7 +207,7 @@ class ControlPlane:
         write_atomic(self.config_file, yaml.safe_dump_all([configuration, *kwok_stages()]))
         if etcd_from is not None and not dry_run:
             if self.etcd_dir.exists():
-                raise LocalStackError(f"{self.etcd_dir} exists already; a seed goes only into a new cluster")
+                raise LocalStackError(f"{self.etcd_dir} exists already; a snapshot goes only into a new cluster")
             shutil.copytree(etcd_from, self.etcd_dir)
             self.etcd_dir.chmod(0o700)  # etcd wants its data directory private
         return self._kwokctl(

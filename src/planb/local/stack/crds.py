@@ -1,7 +1,7 @@
 """The CRDs the local stack serves: which manifests, how they go in, and how `up` knows the API server serves them.
 
-`planb.local.stack.parts` installs them into the stack's API server; `planb.local.stack.seed` installs the same
-files into the throwaway one whose etcd becomes the seed.
+`planb.local.stack.parts` installs them into the stack's API server; `planb.local.stack.snapshot` installs the same
+files into the throwaway one whose etcd becomes the snapshot.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ def wait_served(kubeconfig: Path, timeout: float = 60, expected: frozenset[str] 
         absent = expected - missing
         if absent:
             raise LocalStackError(
-                f"the API server has no CRD {', '.join(sorted(absent))}, which etcd's seed recorded. "
-                f"Fix: remove the seeds in {paths.tools_dir().resolve() / 'etcd-seeds'} (the next up makes a new "
-                "one), then 'planb local down' and 'planb local up'"
+                f"the API server has no CRD {', '.join(sorted(absent))}, which etcd's snapshot recorded. "
+                f"Fix: remove the snapshots in {paths.tools_dir().resolve() / 'etcd-snapshots'} (the next up makes a "
+                "new one), then 'planb local down' and 'planb local up'"
             )
         missing |= expected
     while True:

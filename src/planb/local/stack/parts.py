@@ -84,22 +84,23 @@ class StackParts:
             raise ToolMissingError(f"the KubeRay operator binary {binary}")
         return binary
 
-    def install_crds(self, seeded: frozenset[str] | None = None) -> None:
+    def install_crds(self, from_snapshot: frozenset[str] | None = None) -> None:
         """CRDs from the pinned modules, Kueue's namespace and its loopback webhooks, in one apply; every CRD is
         served before this returns (the ProvisioningRequest CRD must be before Kueue starts: Kueue probes it once).
 
-        `seeded` names the CRDs etcd started with (planb.local.stack.seed: the same files, taken in by the same
-        apply when the seed was made, and keyed by their bytes); those are not applied again, only waited on. A
+        `from_snapshot` names the CRDs etcd started with (planb.local.stack.snapshot: the same files, taken in by
+        the same apply when the snapshot was made, and keyed by their bytes); those are not applied again, only
+        waited on. A
         server-side apply that changes nothing still costs the API server seconds of merging 5 MB of schemas.
         """
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-        if seeded is None:
+        if from_snapshot is None:
             say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
         else:
-            say("the CRDs came with etcd's seed; installing Kueue's namespace and webhook configurations ...")
+            say("the CRDs came with etcd's snapshot; installing Kueue's namespace and webhook configurations ...")
         others = yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()])
-        crds.apply(self.kubeconfig, crds.files() if seeded is None else [], stdin=others)
-        crds.wait_served(self.kubeconfig, expected=seeded)
+        crds.apply(self.kubeconfig, crds.files() if from_snapshot is None else [], stdin=others)
+        crds.wait_served(self.kubeconfig, expected=from_snapshot)
 
     def start_kuberay(self) -> None:
         """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""

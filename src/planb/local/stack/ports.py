@@ -183,6 +183,14 @@ def port_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on at host now, chosen by the kernel (for a throwaway server or a test's emulator;
+    another process may take it before the caller binds it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
 def _environ(pid: int) -> dict[str, str]:
     try:
         raw = Path(f"/proc/{pid}/environ").read_bytes()

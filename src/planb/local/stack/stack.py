@@ -19,7 +19,7 @@ from planb.local.stack import ports, statedir
 from planb.local.stack.control_plane import BIND_ADDRESS
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.parts import KUBERAY_METRICS_PORT, KUBERAY_PROBE_PORT, say
-from planb.local.stack.seed import EtcdSeed
+from planb.local.stack.snapshot import SWITCH, EtcdSnapshot, switched_off
 from planb.local.stack.teardown import StackTeardown
 from planb.local.stack.timeline import Timeline
 from planb.local.stack.versions import component_versions, server_version
@@ -114,7 +114,7 @@ class LocalStack(StackTeardown):
             parts: list[Future[None]] = [
                 pool.submit(timeline.timed, "GKE emulator (start to healthz)", self.start_gke_emulator)
             ]
-            seed = self.start_control_plane(timeline)
+            snapshot = self.start_control_plane(timeline)
             say(f"control plane ready in {timeline.now():.1f} s")
             # These need the API server but no CRD: the stand-in watches pods and reads Ray objects only when
             # asked, the simulator's watch of ProvisioningRequests retries until their CRD is served, and the
@@ -125,7 +125,7 @@ class LocalStack(StackTeardown):
                 pool.submit(timeline.timed, "capacity simulator (start)", self.start_simulator),
             ]
             with timeline.span("CRDs, Kueue's namespace and webhook configurations"):
-                self.install_crds(seed.crd_names() if seed else None)
+                self.install_crds(snapshot.crd_names() if snapshot else None)
             # Kueue (which probes the ProvisioningRequest and Ray APIs once at start), KubeRay and the failover
             # controller need the CRDs established, not each other.
             say("starting Kueue and the KubeRay operator ...")
@@ -139,9 +139,9 @@ class LocalStack(StackTeardown):
         self._report(timeline)
         return True
 
-    def start_control_plane(self, timeline: Timeline) -> EtcdSeed | None:
-        """kwokctl's cluster: created the first time (etcd from the toolchain's seed), started again after a stop;
-        the seed it was created from, if it was created now from one."""
+    def start_control_plane(self, timeline: Timeline) -> EtcdSnapshot | None:
+        """kwokctl's cluster: created the first time (etcd from the toolchain's snapshot), started again after a
+        stop; the snapshot it was created from, if it was created now from one."""
         if self.apiserver_ready():
             return None
         if self.control_plane.exists():
@@ -149,44 +149,46 @@ class LocalStack(StackTeardown):
                 say("starting the existing control plane ...")
                 self.control_plane.start()
             return None
-        with timeline.span("etcd seed (found, or made once per toolchain and CRD set)"):
-            seed = self.etcd_seed()
+        with timeline.span("etcd snapshot (found, or made once per toolchain and CRD set)"):
+            snapshot = self.etcd_snapshot()
         with timeline.span(CONTROL_PLANE_SPAN):
             say(
                 "creating the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
-                + (" with the CRDs in etcd from the seed ..." if seed else " ...")
+                + (" with the CRDs in etcd from the snapshot ..." if snapshot else " ...")
             )
-            if seed is None:
+            if snapshot is None:
                 self.control_plane.create(self.kubeconfig)
                 return None
-            with seed.in_use() as found:
+            with snapshot.in_use() as found:
                 try:
-                    self.control_plane.create(self.kubeconfig, etcd_from=seed.data_dir if found else None)
+                    self.control_plane.create(self.kubeconfig, etcd_from=snapshot.data_dir if found else None)
                 except LocalStackError as exc:
                     if not found:
                         raise
                     raise LocalStackError(
-                        f"{exc}\n(etcd started from the seed {seed.directory}. If the seed is at fault, remove that "
-                        "directory, or run with PLANB_ETCD_SEED=off)"
+                        f"{exc}\n(etcd started from the snapshot {snapshot.directory}. If the snapshot is at fault, "
+                        f"remove that directory, or run with {SWITCH}=off)"
                     ) from exc
-            return seed if found else None
+            return snapshot if found else None
 
-    def etcd_seed(self) -> EtcdSeed | None:
-        """The etcd data directory a new control plane starts from (planb.local.stack.seed), made first if this
-        toolchain has none for these CRDs; None, said so, if it cannot be made or PLANB_ETCD_SEED=off: then the CRDs
-        go into an empty etcd, as they would without seeds."""
-        if os.environ.get("PLANB_ETCD_SEED", "on") == "off":
-            say("PLANB_ETCD_SEED=off: the CRDs go into an empty etcd")
+    def etcd_snapshot(self) -> EtcdSnapshot | None:
+        """The etcd data directory a new control plane starts from (planb.local.stack.snapshot), made first if this
+        toolchain has none for these CRDs; None, said so, if it cannot be made or PLANB_ETCD_SNAPSHOT=off (the
+        old name, PLANB_ETCD_SEED, still works): then the CRDs go into an empty etcd, as they would without
+        snapshots."""
+        switch = switched_off(os.environ)
+        if switch is not None:
+            say(f"{switch}=off: the CRDs go into an empty etcd")
             return None
-        seed = EtcdSeed.for_stack()
-        if not seed.exists():
-            say("making the etcd seed for this toolchain's CRDs (once; every later up starts from it) ...")
+        snapshot = EtcdSnapshot.for_stack()
+        if not snapshot.exists():
+            say("making the etcd snapshot for this toolchain's CRDs (once; every later up starts from it) ...")
             try:
-                seed.make()
+                snapshot.make()
             except (PlanbError, OSError, subprocess.SubprocessError) as exc:
-                say(f"could not make the etcd seed, so this up takes the CRDs into an empty etcd: {exc}")
+                say(f"could not make the etcd snapshot, so this up takes the CRDs into an empty etcd: {exc}")
                 return None
-        return seed
+        return snapshot
 
     def start_kueue(self) -> None:
         self.kueue.start()
