@@ -53,12 +53,45 @@ def _run(name: str, args: dict[str, Any], task_vars: dict[str, Any] | None = Non
         return action.run(task_vars=task_vars or {})
 
 
-def test_ladder_returns_the_filter_s_layout() -> None:
-    from ansible_collections.planb.gke.plugins.filter.ladder import plans
-
+def test_ladder_lays_out_each_plan_s_pools_with_its_kind_s_settings() -> None:
+    """The seed's ladder of tpu-v6e-4x4 (4 hosts a slice): one pool per slice, named from the plan's nodepool."""
     result = _run("ladder", {"plans": SEED, "profile": "tpu-v6e-4x4", "project": "my-project"})
     assert not result.get("failed") and result["changed"] is False
-    assert result["ladder"] == plans(SEED, "tpu-v6e-4x4", project="my-project")
+    on_demand, dws = result["ladder"]
+    assert [(p["name"], p["max_nodes"], p["labels"]) for p in on_demand["pools"]] == [
+        ("on-demand-pool", 4, {"planb.dev/plan": "on-demand"}),
+        ("on-demand-pool-2", 4, {"planb.dev/plan": "on-demand"}),
+    ]
+    assert [(p["name"], p["max_nodes"], p["flex_start"], p["plan_kind"]) for p in dws["pools"]] == [
+        ("dws-pool", 4, True, "dws")
+    ]
+    assert on_demand["settings"]["queued_provisioning"] is False
+    assert (dws["settings"]["queued_provisioning"], dws["settings"]["location_policy"]) == (True, "ANY")
+
+
+def test_ladder_takes_project_machine_type_and_a_left_out_nodepool() -> None:
+    """The options reach the layout: a reservation shared from another project is named by its path, one of the
+    cluster's project by its name; machine_type changes the hosts of a slice; nodepool defaults to <name>-pool."""
+    reserved = {"name": "reserved", "kind": "reservation", "slices": 1, "reservation": "r1"}
+    shared = _run(
+        "ladder",
+        {"plans": [{**reserved, "reservation_project": "owner-project"}], "profile": "tpu-v6e-4x4", "project": "mine"},
+    )
+    assert shared["ladder"][0]["settings"]["reservation"] == "projects/owner-project/reservations/r1"
+    own = _run(
+        "ladder",
+        {
+            "plans": [{**reserved, "reservation_project": "my-project"}],
+            "profile": "tpu-v6e-4x4",
+            "project": "my-project",
+        },
+    )
+    assert own["ladder"][0]["settings"]["reservation"] == "r1"
+    assert [p["name"] for p in own["ladder"][0]["pools"]] == ["reserved-pool"]
+    plan = [{"name": "on-demand", "kind": "on-demand", "slices": 1}]
+    for machine, nodes in (("ct5lp-hightpu-8t", 1), ("ct5lp-hightpu-4t", 2)):  # a 2x4 slice: 1 VM of 8 chips or 2 of 4
+        laid_out = _run("ladder", {"plans": plan, "profile": "tpu-v5e-2x4", "machine_type": machine})["ladder"]
+        assert [(p["machine_type"], p["max_nodes"]) for p in laid_out[0]["pools"]] == [(machine, nodes)]
 
 
 def test_ladder_refuses_with_the_filter_s_sentence_alone() -> None:

@@ -1,7 +1,8 @@
 """The failover names planb reads (planb.failover.names) are the ones the controller writes.
 
-The controller imports them from planb.failover.names (the queues chart ships the whole package), so
-`planb status` and the controller can never disagree; these tests keep it that way.
+The controller takes them from planb.failover.names (the queues chart ships the whole package), so
+`planb status` and the controller agree; these tests check that by value: each name the controller
+writes, and the message it writes, equal what planb.failover.names (and so `planb status`) reads.
 """
 
 from __future__ import annotations
@@ -9,21 +10,38 @@ from __future__ import annotations
 import pytest
 
 from planb.failover import controller, names
+from planb.status import report
 
 CONSTANTS = [n for n, v in vars(names).items() if n.isupper() and isinstance(v, str)]
+#: How long plan A was given, in seconds, and how the message says it.
+DURATIONS = [
+    (600, "10m"),
+    (90, "90s"),
+    (59.6, "1m"),
+    (61, "61s"),
+    (60, "1m"),
+    (3600, "1h"),
+    (5400, "1h30m"),
+    (7200, "2h"),
+]
 
 
 def test_names_holds_the_names_status_shows() -> None:
     assert {"MOVED_ANNOTATION", "AFTER_ANNOTATION", "FROM_ANNOTATION", "EVENT_REASON"} <= set(CONSTANTS)
 
 
-@pytest.mark.parametrize("name", [*CONSTANTS, "human", "move_message"])
-def test_the_controller_writes_the_names_module_s_name(name: str) -> None:
-    assert getattr(controller, name) is getattr(names, name), f"controller.py keeps its own {name}; import it"
+@pytest.mark.parametrize("name", CONSTANTS)
+def test_the_controller_writes_the_names_module_s_value(name: str) -> None:
+    assert getattr(controller, name) == getattr(names, name), f"controller.py's {name} differs from names.py's"
 
 
-def test_status_reads_names_not_the_controller() -> None:
-    import planb.status.report as report
+@pytest.mark.parametrize(("seconds", "said"), DURATIONS)
+def test_the_controller_s_message_is_the_one_status_reads(seconds: float, said: str) -> None:
+    message = f"moved to plan B after {said}: plan A had no capacity"
+    assert controller.human(seconds) == names.human(seconds) == said
+    assert controller.move_message(seconds) == names.move_message(seconds) == report.move_message(seconds) == message
 
-    assert report.move_message is names.move_message
-    assert (report.FAILOVER_MOVED, report.FAILOVER_AFTER) == (names.MOVED_ANNOTATION, names.AFTER_ANNOTATION)
+
+def test_status_reads_the_annotations_the_controller_writes() -> None:
+    assert (report.FAILOVER_MOVED, report.FAILOVER_AFTER) == (controller.MOVED_ANNOTATION, controller.AFTER_ANNOTATION)
+    assert (report.FAILOVER_MOVED, report.FAILOVER_AFTER) == ("planb.dev/failover-moved-at", "planb.dev/failover-after")
