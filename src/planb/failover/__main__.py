@@ -17,7 +17,7 @@ from pathlib import Path
 from planb.failover import controller as failover
 from planb.failover import metrics
 from planb.failover.controller import DEFAULT_ACCELERATORS, Config, Controller
-from planb.failover.kubeapi import Credentials, KubeApi
+from planb.failover.kubeapi import Credentials, CredentialsError, KubeApi
 from planb.failover.names import human
 
 log = logging.getLogger("planb.failover")
@@ -78,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         pause_mid_move_seconds=float(os.environ.get("PLANB_FAILOVER_PAUSE_MID_MOVE", "0") or 0),
         emulate_ray_ready=args.emulate_ray_ready,
     )
-    controller = Controller(KubeApi(credentials(args)), cfg)
+    try:
+        api = KubeApi(credentials(args))
+    except CredentialsError as exc:
+        raise SystemExit(f"planb failover: {exc}") from exc
+    controller = Controller(api, cfg)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_host, cfg.metrics_port, controller.metrics)
         log.info("metrics on http://%s:%d/metrics", cfg.metrics_host, cfg.metrics_port)

@@ -16,6 +16,11 @@ It authenticates with a bearer token read from a file and trusts one CA file:
 The token file is read again for every request: a bound ServiceAccount token is rotated by the kubelet
 (https://kubernetes.io/docs/reference/access-authn-authz/service-accounts-admin/#bound-service-account-token-volume),
 so a copy read once would expire. No kubeconfig is parsed.
+
+The token goes only where the server URL says (planb's policy, because a bearer token sent elsewhere is a
+credential lost): a redirect is refused, not followed (urllib would follow a 3xx with the Authorization header
+to wherever it points), and a plain ``http://`` server is refused unless it is a loopback address (tests and a
+local API server on this machine).
 """
 
 from __future__ import annotations
@@ -49,7 +54,33 @@ class ApiError(Exception):
 
 
 class CredentialsError(Exception):
-    """Neither in-cluster credentials nor an explicit server and token file were given."""
+    """Neither in-cluster credentials nor an explicit server and token file were given, or the server is one the
+    token must not be sent to."""
+
+
+#: The hosts a plain http:// server may name: the token then never leaves this machine.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def check_server(server: str) -> None:
+    """Refuse a server URL the bearer token must not travel to: anything but https://, except http:// to loopback."""
+    url = urllib.parse.urlsplit(server)
+    if url.scheme == "https" and url.hostname:
+        return
+    if url.scheme == "http" and (url.hostname or "") in LOOPBACK_HOSTS:
+        return
+    raise CredentialsError(
+        f"planb's policy: the controller sends its ServiceAccount token only over https:// (http:// only to "
+        f"127.0.0.1, ::1 or localhost), because a token sent in clear can be read on the way; not to {server!r}. "
+        "Fix: pass --server https://<host>:<port> (and --ca-file)"
+    )
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is answered as the error it is (urllib raises HTTPError) instead of followed with the token."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 class Api(Protocol):
@@ -105,12 +136,14 @@ class KubeApi:
     """One API server, a bearer token read per request, one CA."""
 
     def __init__(self, credentials: Credentials, timeout: float = 30.0) -> None:
+        check_server(credentials.server)
         self.credentials = credentials
         self.timeout = timeout
         self.context: ssl.SSLContext | None = None
         if credentials.server.startswith("https://"):
             cafile = str(credentials.ca_file) if credentials.ca_file else None
             self.context = ssl.create_default_context(cafile=cafile)
+        self.opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=self.context), _RefuseRedirects)
 
     def token(self) -> str:
         return self.credentials.token_file.read_text().strip()
@@ -122,9 +155,14 @@ class KubeApi:
             headers["Content-Type"] = content_type
         req = urllib.request.Request(self.credentials.server.rstrip("/") + path, data, headers, method=method)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout, context=self.context) as resp:
+            with self.opener.open(req, timeout=self.timeout) as resp:
                 payload = resp.read()
         except urllib.error.HTTPError as exc:
+            if 300 <= exc.code < 400:
+                where = exc.headers.get("Location") or "elsewhere"
+                raise ApiError(
+                    exc.code, f"redirect to {where} refused: the token goes only to {self.credentials.server}"
+                ) from exc
             text = exc.read().decode(errors="replace")
             reason = str(exc.reason)
             with contextlib.suppress(ValueError, AttributeError):  # a metav1.Status names its reason (Forbidden...)

@@ -10,6 +10,7 @@ import http.server
 import json
 import ssl
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ def serve(tls: tuple[Path, Path] | None = None) -> Iterator[Server]:
             status, answer = state.answers.get(self.path, (200, {"kind": "Echo"}))
             body = json.dumps(answer).encode()
             self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", state.url + answer["location"])
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -143,6 +146,41 @@ def test_an_unreachable_server_is_status_0(token: Path) -> None:
     with socket_closed() as url, pytest.raises(ApiError) as failed:
         KubeApi(Credentials(url, token), timeout=5).list_objects("ray.io", "v1", "rayjobs", "default")
     assert failed.value.status == 0
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_is_refused_and_the_token_goes_nowhere_else(server: Server, token: Path, status: int) -> None:
+    path = "/apis/ray.io/v1/namespaces/default/rayjobs"
+    server.answers[path] = (status, {"location": "/stolen"})
+    with pytest.raises(ApiError) as refused:
+        KubeApi(Credentials(server.url, token)).list_objects("ray.io", "v1", "rayjobs", "default")
+    assert refused.value.status == status and "redirect" in refused.value.reason and "refused" in refused.value.reason
+    assert [seen.path for seen in server.seen] == [path]  # /stolen never asked, with or without the token
+
+
+@pytest.mark.parametrize(
+    "url", ["http://10.0.0.1:6443", "http://kubernetes.default.svc", "http://127.0.0.1.nip.io:80", "ftp://127.0.0.1"]
+)
+def test_plain_http_to_anything_but_loopback_is_refused_before_a_request(token: Path, url: str) -> None:
+    with pytest.raises(CredentialsError) as refused:
+        KubeApi(Credentials(url, token))
+    assert "planb's policy" in str(refused.value) and url in str(refused.value) and "https://" in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:1", "http://[::1]:1", "http://localhost:1", "https://10.0.0.1:6443"])
+def test_https_anywhere_and_http_to_loopback_are_accepted(token: Path, url: str) -> None:
+    assert KubeApi(Credentials(url, token)).credentials.server == url
+
+
+def test_the_controller_exits_naming_a_refused_server(token: Path) -> None:
+    argv = ["--server", "http://10.0.0.1:6443", "--token-file", str(token), "--after-seconds", "8"]
+    argv += ["--cluster-queues", "planb"]
+    done = subprocess.run(
+        [sys.executable, "-m", "planb.failover", *argv], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode != 0 and "http://10.0.0.1:6443" in done.stderr and "Traceback" not in done.stderr, (
+        done.stderr
+    )
 
 
 class socket_closed:
