@@ -46,19 +46,32 @@ def pod(name: str, uid: str, labels: dict[str, str], containers: list[str], owne
     }
 
 
-HEAD = pod("rc-head", "head-1", {"ray.io/cluster": "rc", "ray.io/node-type": "head"}, ["ray-head"], [])
-SUBMITTER = pod("rj-sub", "sub-1", {}, ["ray-job-submitter"], [{"kind": "Job", "name": "rj"}])
+def controller(kind: str, name: str, uid: str) -> Obj:
+    """A controller ownerReference, as KubeRay and the Job controller set it (controllerutil.SetControllerReference)."""
+    return {"kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}
+
+
+HEAD = pod(
+    "rc-head",
+    "head-1",
+    {"ray.io/cluster": "rc", "ray.io/node-type": "head"},
+    ["ray-head"],
+    [controller("RayCluster", "rc", "rc-uid")],
+)
+SUBMITTER = pod("rj-sub", "sub-1", {}, ["ray-job-submitter"], [controller("Job", "rj", "job-uid")])
 OBJECTS: dict[str, Obj] = {
     f"/api/v1/namespaces/{NS}/services/rc-head-svc": {"spec": {"selector": {"ray.io/cluster": "rc"}}},
     f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc": {
-        "metadata": {"ownerReferences": [{"kind": "RayJob", "name": "rj"}]},
+        "metadata": {"name": "rc", "uid": "rc-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]},
         "spec": {},
     },
-    f"/apis/batch/v1/namespaces/{NS}/jobs/rj": {"metadata": {"ownerReferences": [{"kind": "RayJob", "name": "rj"}]}},
+    f"/apis/batch/v1/namespaces/{NS}/jobs/rj": {
+        "metadata": {"name": "rj", "uid": "job-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]}
+    },
     f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj": {
-        "metadata": {"name": "rj", "namespace": NS},
+        "metadata": {"name": "rj", "namespace": NS, "uid": "rj-uid"},
         "spec": {"entrypoint": "python train.py"},
-        "status": {"dashboardURL": HEAD_HOST, "jobId": "rj-sub-id"},
+        "status": {"dashboardURL": HEAD_HOST, "jobId": "rj-sub-id", "rayClusterName": "rc"},
     },
 }
 

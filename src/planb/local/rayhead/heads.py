@@ -8,6 +8,14 @@ it. Submitting a job to a head (from the REST API or a submitter pod, planb.loca
 the head's table and, for payloads set to run (``planb rayhead set --run``), launches the entrypoint as a host
 process with the head container's ConfigMap volumes and environment, when planb.local.rayhead.launch accepts it;
 a refused one ends FAILED with the refusal as its message.
+
+planb's policy, because a `run` payload executes on this machine: the stand-in acts only for the chain KubeRay
+itself made, each link checked by its controller ownerReference and uid (KubeRay v1.6 sets both with
+controllerutil.SetControllerReference: a RayJob's RayCluster in rayjob_controller.go, a RayCluster's head pod in
+raycluster_controller.go) and the RayJob's ``status.rayClusterName``:
+RayJob → its RayCluster → that cluster's head pod. A pod that only carries the head service's labels, or a
+RayCluster that names a RayJob it was not made by, is refused, naming the link that does not hold
+(`ChainRefusedError`), and nothing of it is written or run.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from planb import paths
 from planb.errors import PlanbError
@@ -31,6 +41,18 @@ RAY_GROUP_PATH = "/apis/ray.io/v1"
 
 class MissingTokenError(PlanbError):
     """A RayCluster with token auth whose token Secret is missing or empty."""
+
+
+class ChainRefusedError(PlanbError):
+    """A pod behind a head service that is not the head KubeRay made for its RayCluster."""
+
+
+def controller_of(obj: Obj) -> Obj:
+    """The ownerReference marked ``controller: true`` ({} when there is none)."""
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if owner.get("controller") is True:
+            return dict(owner)
+    return {}
 
 
 def log(msg: str) -> None:
@@ -65,15 +87,50 @@ class RayHeads:
 
     # ------------------------------------------------------------------ heads
     def head_pod(self, namespace: str, service: str) -> Obj | None:
-        """The running head pod behind a head service (None when the service or its pod is missing)."""
+        """The running head pod behind a head service (None when the service or its pod is missing); a
+        `ChainRefusedError` naming each mismatch when pods match the service's selector but none is the head pod
+        KubeRay made for its RayCluster."""
         svc = self.kube.get(f"/api/v1/namespaces/{namespace}/services/{service}")
         selector = ((svc or {}).get("spec") or {}).get("selector") or {}
         if not selector:
             return None
+        refusals = []
         for pod in self.pods.snapshot():
             if matches(pod, namespace, selector) and running(pod):
-                return pod
+                why = self.head_refusal(pod)
+                if not why:
+                    return pod
+                refusals.append(why)
+        if refusals:
+            raise ChainRefusedError(
+                f"planb's policy: no pod behind service {namespace}/{service} is a Ray head KubeRay made, because a "
+                f"run payload executes on this machine: {'; '.join(refusals)}"
+            )
         return None
+
+    def head_refusal(self, pod: Obj) -> str:
+        """Why `pod` is not the head pod of the RayCluster its ``ray.io/cluster`` label names ('' when it is):
+        its controller ownerReference must be that RayCluster, by name and uid."""
+        meta = pod.get("metadata") or {}
+        name = f"pod {meta.get('namespace')}/{meta.get('name')}"
+        labels = meta.get("labels") or {}
+        if labels.get("ray.io/node-type") != "head":
+            return f"{name} is not labelled ray.io/node-type=head"
+        cluster = str(labels.get("ray.io/cluster") or "")
+        rc = (
+            self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{meta.get('namespace')}/rayclusters/{cluster}")
+            if cluster
+            else None
+        )
+        if rc is None:
+            return f"{name} names RayCluster {cluster!r}, which does not exist"
+        owner, uid = controller_of(pod), (rc.get("metadata") or {}).get("uid")
+        if owner.get("kind") != "RayCluster" or owner.get("name") != cluster or not uid or owner.get("uid") != uid:
+            return (
+                f"{name}'s controller is {owner.get('kind') or 'none'} {owner.get('name') or ''} uid "
+                f"{owner.get('uid') or '-'}, not RayCluster {cluster} uid {uid}"
+            )
+        return ""
 
     def table_for(self, head: Obj) -> JobTable:
         meta = head["metadata"]
@@ -113,12 +170,50 @@ class RayHeads:
         return None if rj is None else str((rj.get("spec") or {}).get("entrypoint") or "")
 
     def owner_rayjob(self, namespace: str, cluster: str) -> str | None:
-        """The RayJob that owns the RayCluster (None for a RayCluster of its own)."""
+        """The RayJob that made the RayCluster (None for a RayCluster of its own, or one that only claims a RayJob:
+        `owner_refusal` says why)."""
+        return self.owner_refusal(namespace, cluster)[0]
+
+    def owner_refusal(self, namespace: str, cluster: str) -> tuple[str | None, str]:
+        """(the RayJob that made the RayCluster, '') or (None, why not): the RayCluster's controller ownerReference
+        names a RayJob by name and uid, and that RayJob's status.rayClusterName is this cluster."""
         rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
-        for owner in (rc.get("metadata") or {}).get("ownerReferences") or []:
-            if owner.get("kind") == "RayJob":
-                return str(owner.get("name"))
-        return None
+        owner = controller_of(rc)
+        if owner.get("kind") != "RayJob":
+            return None, f"RayCluster {namespace}/{cluster} has no RayJob as its controller"
+        rayjob = str(owner.get("name") or "")
+        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}") or {}
+        uid = (rj.get("metadata") or {}).get("uid")
+        if not uid or owner.get("uid") != uid:
+            return None, (
+                f"RayCluster {namespace}/{cluster} names RayJob {rayjob} uid {owner.get('uid') or '-'} as its "
+                f"controller, but that RayJob's uid is {uid or '(no such RayJob)'}"
+            )
+        made = str((rj.get("status") or {}).get("rayClusterName") or "")
+        if made != cluster:
+            return None, f"RayJob {namespace}/{rayjob} made RayCluster {made or '(none yet)'}, not {cluster}"
+        return rayjob, ""
+
+    def claim_refusal(self, namespace: str, cluster: str) -> str:
+        """Why a RayCluster that names a RayJob among its owners is not taken as that RayJob's ('' when it is, or
+        when it names none): a job submitted to it would otherwise run as the RayJob's."""
+        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
+        owners = (rc.get("metadata") or {}).get("ownerReferences") or []
+        if not any(owner.get("kind") == "RayJob" for owner in owners):
+            return ""
+        owner, mismatch = self.owner_refusal(namespace, cluster)
+        if owner is not None:
+            return ""
+        return (
+            f"planb's policy: RayCluster {namespace}/{cluster} names a RayJob among its owners, but {mismatch}; no job "
+            "is taken for it, because a RayJob's jobs run as that RayJob's on this machine"
+        )
+
+    def rayjob_runtime_env(self, namespace: str, rayjob: str) -> dict[str, Any]:
+        """The RayJob's spec.runtimeEnvYAML as a mapping ({} without one): the only runtime env a job gets."""
+        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}") or {}
+        found = yaml.safe_load((rj.get("spec") or {}).get("runtimeEnvYAML") or "") or {}
+        return dict(found) if isinstance(found, dict) else {}
 
     def rayjob_of_cluster(self, namespace: str, cluster: str) -> str:
         """The owning RayJob's name, or the cluster's own for a RayCluster no RayJob owns."""

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from planb.kube import Kube, KubeError, Obj
 from planb.local.rayhead.address import PORT
 from planb.local.rayhead.guard import require_local_apiserver
-from planb.local.rayhead.heads import MissingTokenError, RayHeads, log
+from planb.local.rayhead.heads import ChainRefusedError, MissingTokenError, RayHeads, log
 from planb.local.rayhead.jobs import TERMINAL
 from planb.local.rayhead.submitter import Submitters
 
@@ -99,7 +99,11 @@ class Handler(BaseHTTPRequestHandler):
             return
         heads = self.server.heads
         try:
-            head = heads.head_pod(parts[1], parts[0])
+            try:
+                head = heads.head_pod(parts[1], parts[0])
+            except ChainRefusedError as exc:
+                self.reply(403, str(exc))
+                return
             if head is None:
                 self.reply(502, f"no running Ray head behind service {parts[1]}/{parts[0]}")
                 return
@@ -143,14 +147,28 @@ class Handler(BaseHTTPRequestHandler):
                 )
                 return
             namespace = head["metadata"]["namespace"]
+            claimed = heads.claim_refusal(namespace, cluster)
+            if claimed:
+                self.reply(403, claimed)
+                return
             rayjob = heads.rayjob_of_cluster(namespace, cluster)
             entrypoint = str(body.get("entrypoint") or "")
+            # The job's runtime env is the RayJob's own: KubeRay sends its runtimeEnvYAML as the body's runtime_env
+            # (dashboard_httpclient.go, ConvertRayJobToReq), so a body that carries another is not KubeRay's.
+            runtime_env = heads.rayjob_runtime_env(namespace, rayjob)
             if heads.payload_for(namespace, rayjob).mode == "run":
                 refusal = self.run_refusal(namespace, cluster, rayjob, entrypoint, token_auth)
+                sent = (body.get("runtime_env") or {}).get("env_vars") or {}
+                if not refusal and sent != (runtime_env.get("env_vars") or {}):
+                    refusal = (
+                        f"planb's policy: the request's runtime_env.env_vars are not RayJob {namespace}/{rayjob}'s "
+                        "spec.runtimeEnvYAML env_vars; a job takes its environment only from its RayJob, because a "
+                        "run payload executes as a process on this machine with your rights"
+                    )
                 if refusal:
                     self.reply(400, refusal)
                     return
-            job, _ = heads.submit(head, rayjob, submission_id, entrypoint, body.get("runtime_env") or {})
+            job, _ = heads.submit(head, rayjob, submission_id, entrypoint, runtime_env)
             self.reply(200, {"job_id": job.submission_id, "submission_id": job.submission_id})
         else:
             job_id, _, action = rest.partition("/")
@@ -188,9 +206,10 @@ class Handler(BaseHTTPRequestHandler):
                 "could submit one"
             )
         heads = self.server.heads
-        expected = heads.rayjob_entrypoint(namespace, rayjob) if heads.owner_rayjob(namespace, cluster) else None
+        owner, mismatch = heads.owner_refusal(namespace, cluster)
+        expected = heads.rayjob_entrypoint(namespace, rayjob) if owner else None
         if expected is None:
-            return f"planb's policy: no RayJob {namespace}/{rayjob} owns RayCluster {namespace}/{cluster}, {why}"
+            return f"planb's policy: no RayJob made RayCluster {namespace}/{cluster} ({mismatch}), {why}"
         if entrypoint != expected:
             return (
                 f"planb's policy: the entrypoint {entrypoint!r} is not RayJob {namespace}/{rayjob}'s "

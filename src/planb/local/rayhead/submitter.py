@@ -14,10 +14,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
-
 from planb.kube import KubeError, Obj
-from planb.local.rayhead.heads import RAY_GROUP_PATH, RayHeads, log, running
+from planb.local.rayhead.heads import RAY_GROUP_PATH, ChainRefusedError, RayHeads, controller_of, log, running
 from planb.local.rayhead.podlogs import PodLog
 from planb.local.rayhead.settings import SAFE_NAME, logs_dir
 
@@ -75,16 +73,23 @@ class Submitters:
         url = str(status.get("dashboardURL") or "")
         host = urlsplit(url if "://" in url else f"http://{url}").hostname or ""
         parts = host.split(".")
-        head = self.heads.head_pod(parts[1], parts[0]) if len(parts) >= 3 and parts[2] == "svc" else None
+        try:
+            head = self.heads.head_pod(parts[1], parts[0]) if len(parts) >= 3 and parts[2] == "svc" else None
+        except ChainRefusedError as exc:
+            return 1, str(exc)
         if head is None:
             return 1, f"ray job submit: cannot reach the Ray dashboard at {url or '(no address)'}"
-        runtime_env = yaml.safe_load(spec.get("runtimeEnvYAML") or "") or {}
+        name, cluster = rayjob["metadata"]["name"], self.heads.cluster_name(head)
+        owner, mismatch = self.heads.owner_refusal(meta["namespace"], cluster)
+        if owner != name:
+            why = mismatch or f"it belongs to RayJob {owner}"
+            return 1, f"planb's policy: the head at {url} is not RayJob {name}'s: {why}"
         job, new = self.heads.submit(
             head,
-            rayjob["metadata"]["name"],
+            name,
             str(status.get("jobId") or ""),
             str(spec.get("entrypoint") or ""),
-            runtime_env if isinstance(runtime_env, dict) else {},
+            self.heads.rayjob_runtime_env(meta["namespace"], name),
         )
         table = self.heads.table_for(head)
         pod_log = PodLog(self.heads.kube, pod, SUBMITTER_CONTAINER, job.log_file, self.pod_log_file(pod))
@@ -107,15 +112,26 @@ class Submitters:
         return logs_dir(self.heads.state_dir) / "pods" / f"{name}.log"
 
     def rayjob_of_submitter(self, pod: Obj) -> Obj | None:
+        """The RayJob whose submitter Job made this pod: each link its controller ownerReference, by name and uid
+        (the Job controller and KubeRay set both), so a pod that only names a Job is not followed."""
         namespace = pod["metadata"]["namespace"]
-        for owner in pod["metadata"].get("ownerReferences") or []:
-            if owner.get("kind") != "Job":
-                continue
-            job = self.heads.kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{owner['name']}") or {}
-            for job_owner in (job.get("metadata") or {}).get("ownerReferences") or []:
-                if job_owner.get("kind") == "RayJob":
-                    return self.heads.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{job_owner['name']}")
-        return None
+        owner = controller_of(pod)
+        if owner.get("kind") != "Job":
+            return None
+        job = self.heads.kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{owner.get('name')}") or {}
+        if not owner.get("uid") or (job.get("metadata") or {}).get("uid") != owner.get("uid"):
+            return None
+        job_owner = controller_of(job)
+        if job_owner.get("kind") != "RayJob":
+            return None
+        rayjob = self.heads.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{job_owner.get('name')}")
+        if (
+            rayjob is None
+            or not job_owner.get("uid")
+            or (rayjob.get("metadata") or {}).get("uid") != job_owner.get("uid")
+        ):
+            return None
+        return rayjob
 
     def finish_pod(self, pod: Obj, code: int) -> None:
         """Write the terminated status the kubelet would, from the pod's containers."""

@@ -21,7 +21,7 @@ from planb.local.rayhead.jobs import FAILED, SUCCEEDED
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
 from planb.process import start_time
-from tests.support.rayhead_cluster import NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
+from tests.support.rayhead_cluster import NS, OBJECTS, SUBMITTER, FakeKube, controller, feed, proxied
 
 RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
 RAYCLUSTER = f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc"
@@ -48,6 +48,7 @@ def _head(env: list[Obj] | None = None) -> Obj:
             "namespace": NS,
             "uid": "head-1",
             "labels": {"ray.io/cluster": "rc", "ray.io/node-type": "head"},
+            "ownerReferences": [controller("RayCluster", "rc", "rc-uid")],
         },
         "spec": {
             "containers": [
@@ -203,3 +204,102 @@ def test_the_token_is_compared_in_constant_time_and_an_empty_bearer_fails(
         assert proxied(server, "GET", "/api/jobs/", headers={"x-ray-authorization": header})[0] == 401, header
     assert proxied(server, "GET", "/api/jobs/", headers=AUTH)[0] == 200
     assert compared == [(b"wrong", TOKEN.encode()), (TOKEN.encode(), TOKEN.encode())]
+
+
+def _evil_train(marker: Path) -> str:
+    return f"import pathlib\npathlib.Path({str(marker)!r}).write_text('owned')\n"
+
+
+def test_a_decoy_pod_with_the_heads_labels_runs_nothing_of_its_own(serve: Any, tmp_path: Path) -> None:
+    """A pod anyone may create, with the head service's labels and a ConfigMap of its own: refused, naming the
+    mismatch, before a file of it is written or run."""
+    marker = tmp_path / "owned"
+    objects = _objects()
+    objects[f"/api/v1/namespaces/{NS}/configmaps/evil-app"] = {"data": {"train.py": _evil_train(marker)}}
+    decoy = _head()
+    decoy["metadata"].update(name="decoy", uid="decoy-1", ownerReferences=[])
+    decoy["spec"]["volumes"] = [{"name": "app", "configMap": {"name": "evil-app"}}]
+    forged = copy.deepcopy(decoy)  # the right RayCluster's name, not its uid
+    forged["metadata"].update(name="forged", uid="forged-1", ownerReferences=[controller("RayCluster", "rc", "x")])
+    heads, _, server = serve(objects)
+    feed(heads, decoy, forged)
+    code, answer = proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": ENTRYPOINT}, AUTH)
+    assert code == 403, answer
+    assert "planb's policy: no pod behind service team-a/rc-head-svc is a Ray head KubeRay made" in answer
+    assert "pod team-a/decoy's controller is none" in answer and "not RayCluster rc uid rc-uid" in answer, answer
+    assert "pod team-a/forged's controller is RayCluster rc uid x" in answer, answer
+    assert heads.tables == {}
+    assert not settings_mod.work_dir(NS, "rj", tmp_path).exists()  # not a file of the decoy's written
+    # The real head beside them is the one that answers.
+    feed(heads, decoy, _head())
+    assert proxied(server, "POST", "/api/jobs/", {"submission_id": "s2", "entrypoint": ENTRYPOINT}, AUTH)[0] == 200
+    assert _wait_job(server, "s2", AUTH)["status"] == SUCCEEDED
+    time.sleep(0.3)
+    assert not marker.exists(), "the decoy's ConfigMap ran on the host"
+
+
+def test_a_raycluster_that_claims_the_rayjob_runs_nothing_of_its_own(serve: Any, tmp_path: Path) -> None:
+    """A RayCluster of its own, with a token of its own, that names the RayJob as its controller (even by its real
+    uid): the RayJob made another cluster, so its head's ConfigMap does not run."""
+    marker = tmp_path / "owned"
+    objects = _objects()
+    evil_token = "evil-token"
+    objects[f"/api/v1/namespaces/{NS}/services/evil-head-svc"] = {"spec": {"selector": {"ray.io/cluster": "evil"}}}
+    objects[f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/evil"] = {
+        "metadata": {"name": "evil", "uid": "evil-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]},
+        "spec": {"authOptions": {"mode": "token"}},
+    }
+    objects[f"/api/v1/namespaces/{NS}/secrets/evil"] = {
+        "data": {"auth_token": base64.b64encode(b"evil-token").decode()}
+    }
+    objects[f"/api/v1/namespaces/{NS}/configmaps/evil-app"] = {"data": {"train.py": _evil_train(marker)}}
+    head = _head()
+    head["metadata"].update(
+        name="evil-head",
+        uid="evil-head-1",
+        labels={"ray.io/cluster": "evil", "ray.io/node-type": "head"},
+        ownerReferences=[controller("RayCluster", "evil", "evil-uid")],
+    )
+    head["spec"]["volumes"] = [{"name": "app", "configMap": {"name": "evil-app"}}]
+    heads, _, server = serve(objects)
+    feed(heads, head)
+    body = {"submission_id": "s1", "entrypoint": ENTRYPOINT}
+    conn_headers = {"x-ray-authorization": f"Bearer {evil_token}"}
+    code, answer = _proxied_to(server, "evil-head-svc", body, conn_headers)
+    assert code == 403, answer
+    assert "RayCluster team-a/evil names a RayJob among its owners" in answer, answer
+    assert "RayJob team-a/rj made RayCluster rc, not evil" in answer, answer
+    assert all(table.list() == [] for table in heads.tables.values())  # no job taken
+    assert not settings_mod.work_dir(NS, "rj", tmp_path).exists()
+    time.sleep(0.3)
+    assert not marker.exists(), "the claiming cluster's ConfigMap ran on the host"
+
+
+def test_a_job_takes_its_environment_only_from_its_rayjob(serve: Any, tmp_path: Path) -> None:
+    objects = _objects()
+    objects[RAYJOB]["spec"]["runtimeEnvYAML"] = "env_vars:\n  RUN: from-the-rayjob\n"
+    heads, _, server = serve(objects)
+    feed(heads, _head())
+    other = {"submission_id": "s1", "entrypoint": ENTRYPOINT, "runtime_env": {"env_vars": {"PYTHONSTARTUP": "/x"}}}
+    code, answer = proxied(server, "POST", "/api/jobs/", other, AUTH)
+    assert code == 400 and "runtime_env.env_vars are not RayJob team-a/rj's spec.runtimeEnvYAML" in answer, answer
+    own = {"submission_id": "s2", "entrypoint": ENTRYPOINT, "runtime_env": {"env_vars": {"RUN": "from-the-rayjob"}}}
+    assert proxied(server, "POST", "/api/jobs/", own, AUTH)[0] == 200
+    assert _wait_job(server, "s2", AUTH)["status"] == SUCCEEDED
+    assert heads.tables and next(iter(heads.tables.values())).get("s2").runtime_env == {  # type: ignore[union-attr]
+        "env_vars": {"RUN": "from-the-rayjob"}
+    }
+
+
+def _proxied_to(server: RayHeadServer, service: str, body: Obj, headers: dict[str, str]) -> tuple[int, Any]:
+    """A POST through the stand-in to another head service than the fake cluster's own."""
+    import http.client
+    import json
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        conn.request("POST", f"http://{service}.{NS}.svc.cluster.local:8265/api/jobs/", json.dumps(body), headers)
+        answer = conn.getresponse()
+        return answer.status, answer.read().decode()
+    finally:
+        conn.close()
