@@ -1,7 +1,9 @@
-"""Run training/train.py as a process, or its command line in this process (shared by the tests)."""
+"""Load training/train.py as a module, run it as a process, or its command line in this process (shared by the
+tests)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -12,7 +14,22 @@ from types import ModuleType
 
 import pytest
 
-TRAIN_PY = Path(__file__).resolve().parents[2] / "training" / "train.py"
+TRAINING = Path(__file__).resolve().parents[2] / "training"
+TRAIN_PY = TRAINING / "train.py"
+
+
+def load_train(name: str) -> ModuleType:
+    """training/train.py imported by path as module `name` (it is a standalone script, not part of the planb
+    package), with training/ on sys.path as a script has its directory: train.py imports its sibling modules
+    (planb_train_*) from there."""
+    if str(TRAINING) not in sys.path:
+        sys.path.insert(0, str(TRAINING))
+    spec = importlib.util.spec_from_file_location(name, TRAIN_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look the module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def clean_env(extra: Mapping[str, str]) -> dict[str, str]:

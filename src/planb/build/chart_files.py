@@ -5,9 +5,10 @@
 * ``files/tpu-topologies.yaml``: per TPU node label value (``accelerator.gkeAccelerator``) the
   generation's topology shape and, per topology, the machine types that form it with their chips
   per host. The chart's value checks read it, so which topologies are valid stays a catalog fact.
-* ``files/train.py``: ``training/train.py`` byte for byte. The job's ConfigMap carries the script
-  verbatim, so the copy has no header; it is a copy, not a symlink, because helm warns about
-  symlinks on every command.
+* ``files/*.py``: ``training/*.py`` byte for byte: ``train.py``, the job's entry script, and the
+  modules it imports from its own directory (``TRAIN_FILES``). The job's ConfigMap carries each
+  verbatim, one key per file, and mounts them all in one directory, so the copies have no header;
+  they are copies, not symlinks, because helm warns about symlinks on every command.
 * ``files/failover/*.py``: the modules of ``src/planb/failover/`` the controller runs on
   (``python -m planb.failover``), byte for byte. The queues chart mounts them from a ConfigMap as
   the package ``planb/failover/`` in a stock Python image; they use the standard library only.
@@ -25,8 +26,9 @@ from planb.catalog import tpu
 from planb.paths import REPO
 
 CHART_FILES = REPO / "charts" / "planb" / "files"
-TRAIN_SOURCE = REPO / "training" / "train.py"
-TRAIN_COPY = CHART_FILES / "train.py"
+TRAINING = REPO / "training"
+#: training/train.py and its sibling modules (every ``training/*.py``): the job's ConfigMap keys.
+TRAIN_FILES = tuple(sorted(path.name for path in TRAINING.glob("*.py")))
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
 #: The stockout failover controller's package, which the queues chart runs from a ConfigMap. Not
 #: settings.py: local mode's switch, which the controller never imports.
@@ -79,15 +81,19 @@ def expected() -> dict[Path, bytes]:
     """Path -> exact content of every generated file under charts/planb/files/."""
     return {
         TPU_TOPOLOGIES: render_tpu_topologies().encode(),
-        TRAIN_COPY: TRAIN_SOURCE.read_bytes(),
+        **{CHART_FILES / name: (TRAINING / name).read_bytes() for name in TRAIN_FILES},
         **{FAILOVER_COPIES / name: (FAILOVER_PACKAGE / name).read_bytes() for name in FAILOVER_MODULES},
     }
 
 
 def write_all() -> list[Path]:
-    """(Re)write the generated chart files, replacing a symlink with a regular file."""
+    """(Re)write the generated chart files, replacing a symlink with a regular file; remove the copy of a
+    training module that is gone (the chart ships every ``files/*.py``)."""
     written = []
-    for path, content in expected().items():
+    files = expected()
+    for stale in sorted(set(CHART_FILES.glob("*.py")) - set(files)):
+        stale.unlink()
+    for path, content in files.items():
         if path.is_symlink():
             path.unlink()
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import partial
 
 from planb import paths
+from planb.build import chart_files
 from planb.catalog import values
 
 GOLDEN_DIR = paths.REPO / "tests" / "golden"
@@ -65,20 +66,21 @@ def chart_cases() -> dict[str, tuple[str, ...]]:
     return cases
 
 
-#: The ConfigMap line that carries training/train.py (one JSON string on one line).
-_SCRIPT_LINE = re.compile(r'^(  train\.py: )".*"$', re.MULTILINE)
+#: The ConfigMap lines that carry training/train.py and its sibling modules (one JSON string on one line each).
+_SCRIPT_NAMES = "|".join(re.escape(name) for name in chart_files.TRAIN_FILES)
+_SCRIPT_LINE = re.compile(rf'^(  ({_SCRIPT_NAMES}): )".*"$', re.MULTILINE)
 
 
 def render_chart(args: tuple[str, ...]) -> str:
-    """`helm template` output with the training script's body replaced by a marker.
+    """`helm template` output with the training scripts' bodies replaced by markers.
 
-    The script belongs to training/ and changes on its own; a chart test proves the ConfigMap holds
-    it byte for byte, so the chart's goldens need not change with it.
+    The scripts belong to training/ and change on their own; a chart test proves the ConfigMap holds
+    each byte for byte, so the chart's goldens need not change with them.
     """
     done = helm_template(*args)
     if done.returncode != 0:
         raise RuntimeError(f"helm template {' '.join(args)} failed: {done.stderr}")
-    return _SCRIPT_LINE.sub(r'\1"<training/train.py, verbatim>"', done.stdout)
+    return _SCRIPT_LINE.sub(r'\1"<training/\2, verbatim>"', done.stdout)
 
 
 def expected() -> dict[str, Callable[[], str]]:

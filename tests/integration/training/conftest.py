@@ -11,14 +11,12 @@ options, so a run computes exactly what it would after compiling; nothing outliv
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
 
-from tests.support.training import TRAIN_PY
+from tests.support.training import load_train
 
 #: An upper bound that turns on the cache's file lock (JAX locks only a bounded cache), so that two Ray workers
 #: compiling the same step at once never read each other's half-written entry.
@@ -49,9 +47,4 @@ def _jax_compilation_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator
 @pytest.fixture(scope="session")
 def train() -> ModuleType:
     """training/train.py imported by path (it is a standalone script, not part of the planb package)."""
-    spec = importlib.util.spec_from_file_location("planb_training_train", TRAIN_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look the module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_train("planb_training_train")

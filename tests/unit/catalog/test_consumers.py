@@ -8,9 +8,6 @@ rayjob.yaml's PLANB_PEAK_TFLOPS).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -22,8 +19,8 @@ from planb.catalog.profiles import Profile
 from planb.local.capacity import machines as capacity_machines
 from planb.local.capacity.pools import from_gke
 from planb.local.gke_emulator import rules
+from tests.support.training import load_train
 
-TRAIN_PY = Path(__file__).resolve().parents[2] / "training" / "train.py"
 #: The GKE version the seed asks for: TPU flex-start is allowed from 1.33.0-gke.1712000.
 CLUSTER_VERSION = "1.34"
 
@@ -78,12 +75,7 @@ def _pools(profile: Profile) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def train() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("planb_consumers_train", TRAIN_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_train("planb_consumers_train")
 
 
 @pytest.mark.parametrize(("machine_type", "topology"), SHAPES, ids=lambda v: str(v))

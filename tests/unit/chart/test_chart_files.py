@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from planb import paths
@@ -11,11 +13,28 @@ from tests.support.chart.helm import Helm
 FIX = "run `make values` and review the diff"
 
 
-def test_train_py_copy_is_training_train_py() -> None:
-    copy = golden.CHART_DIR / "files" / "train.py"
+def test_training_files_are_train_py_and_the_modules_it_imports() -> None:
+    """Every planb_train_* module a training file imports is one of the files the chart ships."""
+    imported = set()
+    for name in chart_files.TRAIN_FILES:
+        for node in ast.walk(ast.parse((paths.REPO / "training" / name).read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    siblings = {f"{module}.py" for module in imported if module.startswith("planb_train_")}
+    assert "train.py" in chart_files.TRAIN_FILES
+    assert siblings and siblings <= set(chart_files.TRAIN_FILES)
+
+
+@pytest.mark.parametrize("name", chart_files.TRAIN_FILES)
+def test_train_py_copy_is_training_train_py(name: str) -> None:
+    """files/<name> is training/<name> byte for byte, for train.py and each module it imports."""
+    copy = golden.CHART_DIR / "files" / name
+    assert copy.exists(), f"{copy} is missing: {FIX}"
     assert not copy.is_symlink(), f"{copy} is a symlink (helm warns about it on every command): {FIX}"
-    source = (paths.REPO / "training" / "train.py").read_bytes()
-    assert copy.read_bytes() == source, f"{copy} differs from training/train.py: {FIX}"
+    source = (paths.REPO / "training" / name).read_bytes()
+    assert copy.read_bytes() == source, f"{copy} differs from training/{name}: {FIX}"
 
 
 def test_tpu_topologies_file_is_the_catalog() -> None:

@@ -45,9 +45,32 @@ def test_template_matches_golden(helm_bin: str, name: str) -> None:
 
 
 def test_configmap_is_train_py_byte_for_byte(template: Render) -> None:
+    """The ConfigMap holds train.py and every module it imports from its directory (training/*.py), byte
+    for byte, one key each, and nothing else."""
     (cm,) = by_kind(template(), "ConfigMap")
-    source = (paths.REPO / "training" / "train.py").read_bytes()
-    assert cm["data"]["train.py"].encode() == source
+    sources = {path.name: path.read_bytes() for path in (paths.REPO / "training").glob("*.py")}
+    assert "train.py" in sources
+    assert sorted(cm["data"]) == sorted(sources), "run `make values` and review the diff"
+    for name, source in sources.items():
+        assert cm["data"][name].encode() == source, f"the ConfigMap's {name} is not training/{name}"
+
+
+def test_every_script_lands_next_to_train_py(template: Render) -> None:
+    """Head, workers and the helm test mount the whole ConfigMap (no items) at /app, where the entrypoint
+    runs /app/train.py: its sibling modules are importable from the script's own directory."""
+    objs = template()
+    (job,) = by_kind(objs, "RayJob")
+    (hook,) = by_kind(objs, "Pod")
+    cluster = job["spec"]["rayClusterSpec"]
+    specs = [cluster["headGroupSpec"]["template"]["spec"], hook["spec"]]
+    specs += [group["template"]["spec"] for group in cluster["workerGroupSpecs"]]
+    assert job["spec"]["entrypoint"] == "python /app/train.py"
+    for spec in specs:
+        volumes = {v["name"]: v for v in spec["volumes"]}
+        (container,) = spec["containers"]
+        (mount,) = [m for m in container["volumeMounts"] if "configMap" in volumes[m["name"]]]
+        assert mount["mountPath"] == "/app"
+        assert volumes[mount["name"]]["configMap"] == {"name": "job-1-train-script"}
 
 
 def test_job_mode_renders_only_namespaced_job_objects(template: Render) -> None:

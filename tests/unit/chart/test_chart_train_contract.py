@@ -8,8 +8,6 @@ Ray 2.53) must stop with train.py's own UnsupportedByRayError naming why, not cr
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -18,22 +16,16 @@ from typing import Any
 import pytest
 import yaml
 
-from planb import paths
 from planb.build import golden
+from tests.support.training import load_train
 
 CHART = golden.CHART_DIR
 VALUES = sorted((CHART / "values").glob("*.yaml"))
-TRAIN_PY = paths.REPO / "training" / "train.py"
 
 
 @pytest.fixture(scope="module")
 def train() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("planb_chart_contract_train", TRAIN_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_train("planb_chart_contract_train")
 
 
 def _env(container: dict[str, Any]) -> dict[str, str]:

@@ -1,0 +1,123 @@
+"""planb training job, checkpoints: who owns a checkpoint directory, and Orbax save/restore.
+
+Checkpoints belong to their run. The first run that checkpoints into a directory writes
+``planb-run.json`` there: its PLANB_RUN_ID and the SHA-256 of the settings that shape its state and
+its data (RUN_CONFIG_FIELDS; not PLANB_EPOCHS, so a run may be extended). A later start resumes
+only when both match; another run's directory, or checkpoints without a record, stop it with
+``CheckpointOwnerError`` (exit status 2) before any step, so Orbax's ``max_to_keep`` only ever
+deletes the run's own checkpoints. ``PLANB_RESUME=force`` resumes anyway and records the new owner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import jax
+from planb_train_config import TrainConfig
+
+RUN_RECORD = "planb-run.json"  # the owner's record, next to the checkpoints
+# The settings a checkpoint's owner is hashed over: those that decide the state's shapes (a resume
+# with others would fail in restore) or the batches and updates it was trained with.
+RUN_CONFIG_FIELDS = (
+    "model", "seed", "learning_rate", "batch_per_device", "seq_len", "vocab_size", "d_model",
+    "num_layers", "num_heads", "dtype",
+)  # fmt: skip
+
+
+class CheckpointOwnerError(RuntimeError):
+    """The checkpoint directory holds another run's checkpoints (the message says whose and what to do)."""
+
+
+def run_record(cfg: TrainConfig) -> dict[str, Any]:
+    """What the owner of ``cfg.checkpoint_dir`` records there: its run id and its config's hash."""
+    config = {name: getattr(cfg, name) for name in RUN_CONFIG_FIELDS}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    return {"run": cfg.run_id, "config_sha256": digest, "config": config}
+
+
+def claim_checkpoints(cfg: TrainConfig, has_checkpoints: bool, write: bool) -> None:
+    """Refuse another run's checkpoint directory (unless PLANB_RESUME=force); with ``write``, record this run."""
+    from etils import epath
+
+    path = epath.Path(cfg.checkpoint_dir) / RUN_RECORD
+    mine = run_record(cfg)
+    found = json.loads(path.read_text()) if path.exists() else None
+    fix = (
+        "use a directory of its own (the chart gives each release <checkpointDir>/<namespace>/<release>), "
+        "or set PLANB_RESUME=force (job.training.resume=force) to resume from them anyway"
+    )
+    where = cfg.checkpoint_dir
+    if cfg.resume == "never" and has_checkpoints:
+        raise CheckpointOwnerError(
+            f"{where} holds checkpoints and PLANB_RESUME=never: empty it, or use another directory"
+        )
+    if cfg.resume != "force":
+        if found is None and has_checkpoints:
+            raise CheckpointOwnerError(f"{where} holds checkpoints without a {RUN_RECORD} naming their run: {fix}")
+        if found is not None and found.get("run") != mine["run"]:
+            raise CheckpointOwnerError(
+                f"{where} belongs to run {found.get('run')!r}, not {cfg.run_id!r} (PLANB_RUN_ID): {fix}"
+            )
+        if found is not None and found.get("config_sha256") != mine["config_sha256"]:
+            changed = sorted(k for k, v in mine["config"].items() if (found.get("config") or {}).get(k) != v)
+            raise CheckpointOwnerError(
+                f"{where} was written by run {cfg.run_id!r} with another configuration "
+                f"(changed: {', '.join(changed) or 'unknown'}): {fix}"
+            )
+    elif found is not None and found.get("run") != mine["run"]:
+        print(f"PLANB_RESUME=force: taking over the checkpoints of run {found.get('run')!r} in {where}")
+    if write and found != mine:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(mine, indent=2, sort_keys=True) + "\n")
+
+
+class Checkpointer:
+    """Orbax CheckpointManager over ``cfg.checkpoint_dir``; a no-op when it is empty.
+
+    Opening it checks that the directory's checkpoints belong to this run (claim_checkpoints) and,
+    for the writer of process 0, records the run there.
+    """
+
+    def __init__(self, cfg: TrainConfig, writer: bool) -> None:
+        self.enabled = bool(cfg.checkpoint_dir)
+        self.every = cfg.checkpoint_every
+        self.writer = writer
+        self._manager: Any = None
+        if not self.enabled:
+            return
+        import orbax.checkpoint as ocp
+
+        self._ocp = ocp
+        options = ocp.CheckpointManagerOptions(max_to_keep=cfg.checkpoint_keep, create=writer, read_only=not writer)
+        self._manager = ocp.CheckpointManager(cfg.checkpoint_dir, options=options)
+        claim_checkpoints(cfg, self._manager.latest_step() is not None, write=writer and jax.process_index() == 0)
+
+    def latest_step(self) -> int | None:
+        if not self.enabled:
+            return None
+        step = self._manager.latest_step()
+        return None if step is None else int(step)
+
+    def restore(self, step: int, like: Any) -> Any:
+        abstract = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding),  # type: ignore[no-untyped-call]
+            like,
+        )
+        return self._manager.restore(step, args=self._ocp.args.StandardRestore(abstract))
+
+    def maybe_save(self, step: int, state: Any, force: bool = False) -> bool:
+        if not (self.enabled and self.writer):
+            return False
+        if not force and step % self.every:
+            return False
+        if step in self._manager.all_steps():
+            return False
+        self._manager.save(step, args=self._ocp.args.StandardSave(state), force=True)
+        return True
+
+    def close(self) -> None:
+        if self._manager is not None:
+            self._manager.wait_until_finished()
+            self._manager.close()

@@ -1,0 +1,308 @@
+"""planb training job, configuration: the ``PLANB_*`` environment -> a validated ``TrainConfig``.
+
+Configuration comes from environment variables (the chart sets them from the accelerator profile);
+train.py's command-line flags of the same name (``--num-workers`` for ``PLANB_NUM_WORKERS``, ...)
+override them.
+
+================================  ==========  ========================================================
+Variable                          Default     Meaning
+================================  ==========  ========================================================
+PLANB_MODEL                       linear      ``linear`` (the seed's regression) or ``transformer``
+                                              (small decoder-only LM on synthetic tokens)
+PLANB_RUNNER                      ray         ``ray``: Ray Train v2 ``JaxTrainer``; ``plain``: plain
+                                              JAX in this process over all local devices, no Ray
+PLANB_ACCELERATOR                 tpu         ``tpu``, ``gpu`` or ``cpu`` (``cpu``: Ray workers get
+                                              CPUs only and no JAX distributed setup)
+PLANB_NUM_WORKERS                 4           Ray Train workers; on TPU one per host: chips(topology) /
+                                              PLANB_CHIPS_PER_WORKER per slice, times the slices
+PLANB_CHIPS_PER_WORKER            4           TPU chips or GPUs per worker (ignored on cpu)
+PLANB_CPUS_PER_WORKER             (unset)     CPUs reserved per worker; unset: 1 on cpu, not
+                                              requested on tpu/gpu (as the seed)
+PLANB_TOPOLOGY                    4x4         TPU slice topology (AxB or AxBxC); tpu only
+PLANB_ACCELERATOR_TYPE            TPU-V6E     Ray accelerator type. tpu: one of TPU-V2, TPU-V3,
+                                  (tpu)       TPU-V4, TPU-V5P, TPU-V5LITEPOD, TPU-V6E, TPU-V7X. gpu:
+                                              optional Ray GPU type (e.g. H100); default empty = any
+                                              GPU
+PLANB_EPOCHS                      50 / 200    training steps in total (linear / transformer); a
+                                              resumed run continues up to this step
+PLANB_LOG_EVERY                   10          print (and ``ray.train.report``) every N steps
+PLANB_CHECKPOINT_DIR              (empty)     Orbax checkpoint directory (``gs://bucket/path`` in the
+                                              cluster, an absolute local path in tests; a relative one
+                                              is refused); empty = no checkpoints. On start the newest
+                                              checkpoint in it is restored (see PLANB_RESUME).
+PLANB_RUN_ID                      (empty)     the run's identity, ``<namespace>/<name>`` (the chart
+                                              sets its release's), recorded next to the checkpoints
+PLANB_RESUME                      auto        ``auto``: resume only this run's checkpoints (same
+                                              PLANB_RUN_ID and config hash), refuse others;
+                                              ``never``: refuse a directory that holds checkpoints;
+                                              ``force``: resume whatever is newest and claim it
+PLANB_CHECKPOINT_EVERY            100         save a checkpoint every N steps (and at the end)
+PLANB_CHECKPOINT_KEEP             3           checkpoints kept (older ones are deleted)
+PLANB_STOP_AFTER                  0           stop after N steps in this run, checkpointing first
+                                              (simulates a preemption; 0 = never)
+PLANB_SEED                        0           seed of parameters and of the synthetic data
+PLANB_LEARNING_RATE               0.1 / 3e-3  learning rate (linear: SGD as the seed; transformer:
+                                              AdamW with global-norm clipping at 1.0)
+PLANB_BATCH_PER_DEVICE            8           transformer: sequences per device per step (global
+                                              batch = this x jax.device_count())
+PLANB_SEQ_LEN                     128         transformer: tokens per sequence the model reads
+PLANB_VOCAB_SIZE                  256         transformer: vocabulary size
+PLANB_D_MODEL                     128         transformer: model width
+PLANB_NUM_LAYERS                  2           transformer: decoder blocks
+PLANB_NUM_HEADS                   4           transformer: attention heads (must divide D_MODEL)
+PLANB_DTYPE                       float32     transformer compute dtype: float32 or bfloat16
+                                              (parameters and optimizer state stay float32)
+PLANB_ATTENTION                   xla         ``jax.nn.dot_product_attention`` implementation:
+                                              ``xla`` or ``cudnn`` (GPU flash attention)
+PLANB_PEAK_TFLOPS                 (unset)     peak dense bf16 TFLOP/s of one chip or GPU, for MFU;
+                                              the chart sets it from the catalog's profile
+                                              (accelerator.peakTflops); unset: no MFU
+PLANB_METRICS_FILE                (empty)     if set, worker 0 writes its final metrics here as JSON
+RAY_TRAIN_HEALTH_CHECK_INTERVAL_S 0.2         (Ray's own variable; Ray's default is 2.0) how often
+                                              the Train controller collects reports; each
+                                              ``ray.train.report`` waits for the previous one to be
+                                              collected, so 2.0 would stall fast training loops
+================================  ==========  ========================================================
+
+Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the valid choices; the
+command line turns it into exit status 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MODELS = ("linear", "transformer")
+RUNNERS = ("ray", "plain")
+ACCELERATORS = ("tpu", "gpu", "cpu")
+DTYPES = ("float32", "bfloat16")
+ATTENTION_IMPLS = ("xla", "cudnn")
+RESUME_MODES = ("auto", "never", "force")
+RUN_ID_RE = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
+# Ray's accelerator types, not ours: the GOOGLE_TPU_* and NVIDIA_* constants of
+# ray.util.accelerators in Ray 2.53.0, the version training/requirements.txt and the chart's image
+# pin (tests/integration/training/test_config.py checks these tuples against the installed Ray).
+RAY_TPU_ACCELERATOR_TYPES = ("TPU-V2", "TPU-V3", "TPU-V4", "TPU-V5P", "TPU-V5LITEPOD", "TPU-V6E")
+GPU_ACCELERATOR_TYPES = (
+    "V100", "P100", "T4", "P4", "K80", "A10G", "L4", "L40S", "A100", "H100", "H200", "H20", "B200",
+    "A100-40G", "A100-80G",
+)  # fmt: skip
+# TPU7x (Ironwood) is not among Ray 2.53's types. Ray derives a TPU node's type from GKE's
+# TPU_ACCELERATOR_TYPE variable and accepts only v<generation>-<n> names
+# (TPUAcceleratorManager.is_valid_tpu_accelerator_type in ray/_private/accelerators/tpu.py); TPU7x
+# nodes report tpu7x-<n>, so Ray 2.53 gives them the TPU resource (it counts /dev/accel*) but neither
+# the accelerator_type:TPU-V7X resource nor the TPU-<pod type>-head resource that JaxTrainer's
+# multi-host slice reservation (reserve_tpu_slice) waits for. Ray names TPU7x "TPU-V7X" from
+# ray-project/ray#60338 on (tpu7x-<n> read as v7x-<n>), the name the catalog uses. With Ray 2.53 a
+# single-host TPU7x job runs without accelerator_type (see planb_train_runners.scaling_config_kwargs);
+# a multi-host one stops with UnsupportedByRayError instead of waiting for a slice Ray cannot see.
+TPU7X_ACCELERATOR_TYPE = "TPU-V7X"
+TPU_ACCELERATOR_TYPES = (*RAY_TPU_ACCELERATOR_TYPES, TPU7X_ACCELERATOR_TYPE)
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; ``variable`` names it, ``choices`` lists valid values."""
+
+    def __init__(self, variable: str, message: str, choices: Sequence[str] = ()) -> None:
+        self.variable = variable
+        self.choices = tuple(choices)
+        text = f"{variable}: {message}"
+        if self.choices:
+            text += f" (valid choices: {', '.join(self.choices)})"
+        super().__init__(text)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Validated configuration; build it with :func:`load_config`."""
+
+    model: str = "linear"
+    runner: str = "ray"
+    accelerator: str = "tpu"
+    num_workers: int = 4
+    chips_per_worker: int = 4
+    cpus_per_worker: int | None = None
+    topology: str = "4x4"
+    accelerator_type: str = "TPU-V6E"
+    epochs: int = 50
+    log_every: int = 10
+    checkpoint_dir: str = ""
+    checkpoint_every: int = 100
+    checkpoint_keep: int = 3
+    run_id: str = ""
+    resume: str = "auto"
+    stop_after: int = 0
+    seed: int = 0
+    learning_rate: float = 0.1
+    batch_per_device: int = 8
+    seq_len: int = 128
+    vocab_size: int = 256
+    d_model: int = 128
+    num_layers: int = 2
+    num_heads: int = 4
+    dtype: str = "float32"
+    attention: str = "xla"
+    peak_tflops: float | None = None
+    metrics_file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
+        return cls(**dict(data))
+
+    def topology_chips(self) -> int:
+        return math.prod(int(part) for part in self.topology.split("x"))
+
+    def tpu_hosts(self) -> int:
+        return max(1, self.topology_chips() // self.chips_per_worker)
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: Sequence[str]) -> str:
+    value = env.get(name, "").strip().lower() or default
+    if value not in choices:
+        raise ConfigError(name, f"unknown value {value!r}", choices)
+    return value
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be an integer, got {raw!r}") from None
+    if value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ConfigError(name, f"must be {kind}, got {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be a number, got {raw!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(name, f"must be a positive number, got {raw!r}")
+    return value
+
+
+def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
+    """Read and validate ``PLANB_*`` variables from ``env`` (default: ``os.environ``)."""
+    env = os.environ if env is None else env
+    model = _choice(env, "PLANB_MODEL", "linear", MODELS)
+    runner = _choice(env, "PLANB_RUNNER", "ray", RUNNERS)
+    accelerator = _choice(env, "PLANB_ACCELERATOR", "tpu", ACCELERATORS)
+    num_workers = _int(env, "PLANB_NUM_WORKERS", 4)
+    chips_per_worker = _int(env, "PLANB_CHIPS_PER_WORKER", 4)
+    cpus_raw = env.get("PLANB_CPUS_PER_WORKER", "").strip()
+    cpus_per_worker: int | None = _int(env, "PLANB_CPUS_PER_WORKER", 1) if cpus_raw else None
+    if cpus_per_worker is None and accelerator == "cpu":
+        cpus_per_worker = 1
+
+    topology = env.get("PLANB_TOPOLOGY", "").strip().lower() or "4x4"
+    if not re.fullmatch(r"[1-9][0-9]*(x[1-9][0-9]*){1,2}", topology):
+        raise ConfigError("PLANB_TOPOLOGY", f"must look like 4x4 or 2x2x4 (positive sizes), got {topology!r}")
+
+    accel_type = env.get("PLANB_ACCELERATOR_TYPE", "").strip().upper()
+    if accelerator == "tpu":
+        accel_type = accel_type or "TPU-V6E"
+        if accel_type not in TPU_ACCELERATOR_TYPES:
+            raise ConfigError("PLANB_ACCELERATOR_TYPE", f"unknown TPU type {accel_type!r}", TPU_ACCELERATOR_TYPES)
+    elif accelerator == "gpu":
+        if accel_type and accel_type not in GPU_ACCELERATOR_TYPES:
+            raise ConfigError(
+                "PLANB_ACCELERATOR_TYPE",
+                f"unknown GPU type {accel_type!r} (or leave it empty for any GPU)",
+                GPU_ACCELERATOR_TYPES,
+            )
+    elif accel_type:
+        raise ConfigError("PLANB_ACCELERATOR_TYPE", f"must be empty with PLANB_ACCELERATOR=cpu, got {accel_type!r}")
+
+    default_lr = 0.1 if model == "linear" else 3e-3
+    learning_rate = _float(env, "PLANB_LEARNING_RATE", default_lr)
+    assert learning_rate is not None
+    cfg = TrainConfig(
+        model=model,
+        runner=runner,
+        accelerator=accelerator,
+        num_workers=num_workers,
+        chips_per_worker=chips_per_worker,
+        cpus_per_worker=cpus_per_worker,
+        topology=topology,
+        accelerator_type=accel_type,
+        epochs=_int(env, "PLANB_EPOCHS", 50 if model == "linear" else 200),
+        log_every=_int(env, "PLANB_LOG_EVERY", 10),
+        checkpoint_dir=_checkpoint_dir(env),
+        checkpoint_every=_int(env, "PLANB_CHECKPOINT_EVERY", 100),
+        checkpoint_keep=_int(env, "PLANB_CHECKPOINT_KEEP", 3),
+        run_id=_run_id(env),
+        resume=_choice(env, "PLANB_RESUME", "auto", RESUME_MODES),
+        stop_after=_int(env, "PLANB_STOP_AFTER", 0, minimum=0),
+        seed=_int(env, "PLANB_SEED", 0, minimum=0),
+        learning_rate=learning_rate,
+        batch_per_device=_int(env, "PLANB_BATCH_PER_DEVICE", 8),
+        seq_len=_int(env, "PLANB_SEQ_LEN", 128, minimum=2),
+        vocab_size=_int(env, "PLANB_VOCAB_SIZE", 256, minimum=8),
+        d_model=_int(env, "PLANB_D_MODEL", 128),
+        num_layers=_int(env, "PLANB_NUM_LAYERS", 2),
+        num_heads=_int(env, "PLANB_NUM_HEADS", 4),
+        dtype=_choice(env, "PLANB_DTYPE", "float32", DTYPES),
+        attention=_choice(env, "PLANB_ATTENTION", "xla", ATTENTION_IMPLS),
+        peak_tflops=_float(env, "PLANB_PEAK_TFLOPS", None),
+        metrics_file=env.get("PLANB_METRICS_FILE", "").strip(),
+    )
+    if cfg.d_model % cfg.num_heads:
+        raise ConfigError("PLANB_NUM_HEADS", f"must divide PLANB_D_MODEL={cfg.d_model}, got {cfg.num_heads}")
+    if accelerator == "tpu":
+        _check_tpu_topology(cfg)
+    return cfg
+
+
+def _checkpoint_dir(env: Mapping[str, str]) -> str:
+    directory = env.get("PLANB_CHECKPOINT_DIR", "").strip()
+    # A relative directory would depend on where the process starts (the submitter, a retry).
+    if directory and "://" not in directory and not os.path.isabs(directory):
+        raise ConfigError(
+            "PLANB_CHECKPOINT_DIR", f"must be an absolute path or a URL such as gs://bucket/path, got {directory!r}"
+        )
+    return directory
+
+
+def _run_id(env: Mapping[str, str]) -> str:
+    run_id = env.get("PLANB_RUN_ID", "").strip()
+    if run_id and not re.fullmatch(RUN_ID_RE, run_id):
+        raise ConfigError("PLANB_RUN_ID", f"must be <namespace>/<name> (lower-case DNS names), got {run_id!r}")
+    return run_id
+
+
+def _check_tpu_topology(cfg: TrainConfig) -> None:
+    chips = cfg.topology_chips()
+    if cfg.chips_per_worker > chips or chips % cfg.chips_per_worker:
+        raise ConfigError(
+            "PLANB_CHIPS_PER_WORKER",
+            f"{cfg.chips_per_worker} chips per worker does not divide the {chips} chips of "
+            f"PLANB_TOPOLOGY={cfg.topology}",
+        )
+    hosts = cfg.tpu_hosts()
+    # One worker per host of each slice: a multi-slice job (the chart's workers.replicas > 1)
+    # has a whole multiple of the hosts of one slice.
+    if cfg.num_workers % hosts:
+        raise ConfigError(
+            "PLANB_NUM_WORKERS",
+            f"{cfg.num_workers} does not match PLANB_TOPOLOGY={cfg.topology}: {chips} chips / "
+            f"PLANB_CHIPS_PER_WORKER={cfg.chips_per_worker} = {hosts} hosts, one worker per host; "
+            f"set PLANB_NUM_WORKERS={hosts} (one slice) or a multiple of {hosts} (several slices)",
+            (str(hosts),),
+        )

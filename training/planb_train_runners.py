@@ -1,0 +1,140 @@
+"""planb training job, runners: Ray Train v2 ``JaxTrainer`` (``train_loop`` on every worker), or plain JAX
+in this process over all local devices.
+
+Ray ships ``train_func`` to its workers pickled. train.py's modules go by value, as the one-file
+script's ``__main__`` did (``ship_modules_by_value``): a worker pod mounts them too, but Ray would
+have it import them from the head's resolved ConfigMap directory (``/app/..<timestamp>``), which is
+named differently in every pod.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from planb_train_config import TPU7X_ACCELERATOR_TYPE, TrainConfig
+from planb_train_loop import RunResult, train_loop
+
+DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
+
+
+class UnsupportedByRayError(RuntimeError):
+    """The configuration is valid, but the installed Ray cannot schedule it (the message says why)."""
+
+
+def train_func(config: dict[str, Any]) -> None:
+    """Ray Train worker entry point (``train_loop_per_worker``)."""
+    import ray.train
+
+    cfg = TrainConfig.from_dict(config)
+    ctx = ray.train.get_context()
+    train_loop(cfg, ctx.get_world_rank(), ctx.get_world_size(), report=ray.train.report)
+    print("Training Complete!")
+    time.sleep(3)  # as the seed: let the log lines reach the driver before the worker exits
+
+
+def ray_detects_tpu7x() -> bool:
+    """Whether the installed Ray recognises a TPU7x node (GKE reports its type as tpu7x-<chips>).
+
+    False for Ray 2.53 (see TPU7X_ACCELERATOR_TYPE); a Ray whose private TPU module has moved is
+    assumed to know TPU7x.
+    """
+    try:
+        from ray._private.accelerators.tpu import TPUAcceleratorManager
+    except ImportError:
+        return True
+    check = getattr(TPUAcceleratorManager, "is_valid_tpu_accelerator_type", None)
+    return check is None or bool(check("tpu7x-8"))
+
+
+def scaling_config_kwargs(cfg: TrainConfig) -> dict[str, Any]:
+    """Arguments of ``ray.train.ScalingConfig`` for ``cfg`` (kept separate so tests can check it).
+
+    Raises UnsupportedByRayError for a multi-host TPU7x job on a Ray that cannot see TPU7x nodes.
+    """
+    resources: dict[str, float] = {}
+    kwargs: dict[str, Any] = {"num_workers": cfg.num_workers}
+    if cfg.accelerator == "tpu" and cfg.accelerator_type == TPU7X_ACCELERATOR_TYPE and not ray_detects_tpu7x():
+        if cfg.num_workers > 1:
+            raise UnsupportedByRayError(
+                f"{cfg.num_workers} workers on TPU7x need a Ray that detects TPU7x nodes "
+                "(ray-project/ray#60338, after Ray 2.53): this Ray gives them no TPU-V7X type and no "
+                "slice head, so JaxTrainer cannot reserve the slice. Use a Ray image with TPU7x "
+                "support, or a single-host TPU7x profile (one worker)."
+            )
+        # One worker needs no slice reservation; without accelerator_type Ray places it by the
+        # TPU resource alone (the accelerator_type:TPU-V7X resource would never appear).
+        resources["TPU"] = cfg.chips_per_worker
+        kwargs["use_tpu"] = True
+    elif cfg.accelerator == "tpu":
+        resources["TPU"] = cfg.chips_per_worker
+        kwargs.update(use_tpu=True, topology=cfg.topology, accelerator_type=cfg.accelerator_type)
+    elif cfg.accelerator == "gpu":
+        resources["GPU"] = cfg.chips_per_worker
+        kwargs["use_gpu"] = True
+        if cfg.accelerator_type:
+            kwargs["accelerator_type"] = cfg.accelerator_type
+    if cfg.cpus_per_worker is not None:
+        resources["CPU"] = cfg.cpus_per_worker
+    kwargs["resources_per_worker"] = resources
+    return kwargs
+
+
+def ship_modules_by_value() -> list[str]:
+    """Have Ray pickle the modules of train.py's directory by value (not as imports); their names.
+
+    Ray adds the driver script's directory to its workers' ``sys.path`` as ``realpath(sys.argv[0])``'s,
+    which on a ConfigMap volume is ``/app/..<timestamp>``: another pod's volume has another name.
+    """
+    from ray import cloudpickle
+
+    here = os.path.dirname(os.path.realpath(__file__))
+    names = []
+    for name, module in sorted(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if name != "__main__" and path and os.path.dirname(os.path.realpath(path)) == here:
+            cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+            names.append(name)
+    return names
+
+
+def run_ray(cfg: TrainConfig) -> None:
+    import ray
+    from ray.train.v2.api.config import RunConfig, ScalingConfig
+    from ray.train.v2.jax import JaxTrainer
+
+    # Each ray.train.report blocks until the controller has collected the previous one, and the
+    # controller looks once per health-check interval (Ray's default 2 s): reporting every 10 fast
+    # steps would stall training. Ray propagates this variable from the driver to the controller.
+    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", DEFAULT_RAY_POLL_S)
+    ship_modules_by_value()
+    started_here = False
+    if not ray.is_initialized():
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init()  # in the cluster: the RayJob's Ray cluster
+        else:
+            need = cfg.num_workers * (cfg.cpus_per_worker or 1)
+            num_cpus = max(need, 1) if cfg.accelerator == "cpu" else None
+            # A private single-machine cluster on loopback only, without the dashboard.
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
+        started_here = True
+    try:
+        trainer = JaxTrainer(
+            train_loop_per_worker=train_func,
+            train_loop_config=cfg.to_dict(),
+            scaling_config=ScalingConfig(**scaling_config_kwargs(cfg)),
+            run_config=RunConfig(name=f"planb-{cfg.model}-{int(time.time())}"),
+        )
+        result = trainer.fit()
+        print(f"Run Result: {result.metrics}")
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_plain(cfg: TrainConfig) -> RunResult:
+    result = train_loop(cfg)
+    print("Training Complete!")
+    return result
