@@ -62,9 +62,9 @@ SUBMITTER_CONTAINER = "ray-job-submitter"
 #: The Go runtime's settings for the control plane's processes, a small control plane's trade of a little
 #: CPU for memory. kube-apiserver holds about 200 MiB live once planb's CRDs are in (their schemas, in
 #: several forms, are most of it) and lets its heap grow to twice that before it collects (GOGC=100);
-#: GOGC=75 collects at one and three quarters. Measured on two cores (BENCHMARKS.md, "The local loop"): GOGC=50
-#: took the API server 4 s more CPU to take in the CRDs than 100, and 75 with the CRDs' watch cache off
-#: (API_SERVER_ARGS) keeps the idle stack under 1 GiB. A GOMEMLIMIT instead would make the runtime collect
+#: GOGC=75 collects at one and three quarters. Measured on two cores (docs/benchmarks-history.md, "The local
+#: loop"): GOGC=50 took the API server 4 s more CPU to take in the CRDs than 100, and 75 with the CRDs' watch
+#: cache off (API_SERVER_ARGS) keeps the idle stack under 1 GiB. A GOMEMLIMIT instead would make the runtime collect
 #: without pause once the live heap passes it, as it does when a client first asks for the OpenAPI v2
 #: document of all CRDs (helm does, at its first install).
 GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}

@@ -4,8 +4,8 @@
 DEVELOPING.md, "Glossary".)
 
 Why: the API server spends most of `up` taking in the CRDs (5 MB of schemas: decoding, the naming and
-establishing controllers' status writes, the OpenAPI models; BENCHMARKS.md, "The local loop"). From an etcd
-that already holds them Established, it reads them once at start instead.
+establishing controllers' status writes, the OpenAPI models; docs/benchmarks-history.md, "The local loop").
+From an etcd that already holds them Established, it reads them once at start instead.
 
 What a snapshot is: the etcd data directory of a throwaway control plane, kwokctl's binary runtime like the
 stack's, with only etcd and kube-apiserver (no controller-manager, scheduler or kwok: none of their leader
