@@ -45,7 +45,9 @@ def checked_request(method: discovery.Method, body: Body) -> Body:
     """The request body in canonical form; raises Google's 400 when the method's request schema refuses it."""
     if method.request is None:
         return body
-    canonical, violations = contract.conform(method.api, method.request, body, root=contract.body_root(method.api))
+    canonical, violations = contract.conform(
+        method.api, method.request, body, root=contract.body_root(method.api), request=True
+    )
     if violations:
         raise ApiError(
             400,

@@ -38,6 +38,12 @@ well-known types, named in the error by their type URL as k8s-config-connector's
 The canonical form (what the emulator stores and answers) is proto3's JSON mapping
 (https://protobuf.dev/programming-guides/json/): int64/uint64 as JSON strings, int32/uint32 as numbers.
 
+An output-only property (``"readOnly": true`` in the document: a pool's ``status``, ``statusMessage``,
+``etag``, ``conditions``, a cluster's ``endpoint``) in a request body (``request=True``) is read (a wrong type
+is still a violation, as protobuf parses it) and then left out of the canonical body, so the emulator stores and
+answers its own values: "If a user includes a field marked as output only in a create or update request, the
+service must accept the request and ignore the field" (https://google.aip.dev/203#output-only).
+
 With ``output=True`` nothing is converted: a value not already in canonical form is a violation too (what the
 emulator stores and answers must be; ``planb.local.gke_emulator.conformance`` walks them).
 """
@@ -109,9 +115,10 @@ def _join(path: str, name: str) -> str:
 
 
 class _Walk:
-    def __init__(self, api: str, output: bool) -> None:
+    def __init__(self, api: str, output: bool, request: bool = False) -> None:
         self.api = api
         self.output = output
+        self.request = request
         self.found: list[Violation] = []
 
     def fail(self, field: str, description: str) -> None:
@@ -129,7 +136,9 @@ class _Walk:
             if field is None:
                 self.fail(path, f'Invalid JSON payload received. Unknown name "{key}"{_at(path)}: Cannot find field.')
             elif item is not None:
-                out[name] = self.value(item, field, path, name)
+                converted = self.value(item, field, path, name)
+                if not (self.request and field.get("readOnly")):
+                    out[name] = converted
             elif self.output:
                 self.invalid(_join(path, snake(name)), "null", item, ": Google leaves an unset field out")
         return out
@@ -217,13 +226,16 @@ class _Walk:
         return str(number) if as_string else number
 
 
-def conform(api: str, schema_id: str, body: Any, root: str = "", output: bool = False) -> tuple[Any, list[Violation]]:
+def conform(
+    api: str, schema_id: str, body: Any, root: str = "", output: bool = False, request: bool = False
+) -> tuple[Any, list[Violation]]:
     """(the body in canonical JSON form, its violations) against the API's schema ``schema_id``.
 
     ``root`` is the field path of the body itself ("" when the body is the request message; Compute Engine's
     body is the request's ``resource``). With ``output``, nothing is converted and non-canonical values count.
+    With ``request``, output-only properties are left out of the canonical body (a client's request).
     """
-    walk = _Walk(api, output)
+    walk = _Walk(api, output, request)
     spec = discovery.schema(api, schema_id)
     if not isinstance(body, dict):
         walk.invalid(root, "TYPE_MESSAGE", body)
