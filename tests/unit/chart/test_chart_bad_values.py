@@ -198,6 +198,11 @@ CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
         [SCHEMA, "/job/networkPolicy/dashboardFrom/0", "additional properties 'pods' not allowed"],
     ),
     (
+        "KubeRay namespace that is not a namespace name",
+        ("--set", "job.networkPolicy.kuberayNamespace=Ray_System"),
+        [SCHEMA, "/job/networkPolicy/kuberayNamespace", "does not match"],
+    ),
+    (
         "negative worker CPU request",
         ("--set", "job.workers.resources.cpu=-8"),
         [SCHEMA, "at '/job/workers/resources/cpu': minimum: got -8, want 0"],

@@ -159,14 +159,37 @@ def test_network_policy_admits_only_the_release_and_the_operator(template: Rende
     own, operator = spec["ingress"]
     # Every port (GCS, dashboard, client, Ray's worker ports) from this release's pods in this namespace only.
     assert own == {"from": [{"podSelector": {"matchLabels": SELECTOR}}]}
-    # The KubeRay operator polls job status on the dashboard port, and nothing else.
+    # The KubeRay operator polls job status on the dashboard port, and nothing else; only its pods in its own
+    # namespace, named by the label only the API server sets: a pod of another namespace that sets the
+    # operator's label is not admitted.
     assert operator["ports"] == [{"protocol": "TCP", "port": 8265}]
     assert operator["from"] == [
-        {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kuberay-operator"}}}
+        {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ray-system"}},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kuberay-operator"}},
+        }
     ]
+    assert all(peer.get("namespaceSelector") != {} for rule in spec["ingress"] for peer in rule["from"])
     # Head, workers and submitter carry the labels, so they are both protected and admitted.
     for which, meta, _ in pod_specs(objs):
         assert SELECTOR.items() <= meta["labels"].items(), which
+
+
+def test_network_policy_takes_the_operators_namespace_and_further_peers(template: Render) -> None:
+    moved = template("--set", "job.networkPolicy.kuberayNamespace=kuberay")
+    (policy,) = by_kind(moved, "NetworkPolicy")
+    selector = policy["spec"]["ingress"][1]["from"][0]["namespaceSelector"]
+    assert selector == {"matchLabels": {"kubernetes.io/metadata.name": "kuberay"}}
+    hosted = '[{"ipBlock": {"cidr": "172.16.0.0/28"}}]'
+    (policy,) = by_kind(
+        template(
+            "--set", "job.networkPolicy.kuberayNamespace=", "--set-json", f"job.networkPolicy.dashboardFrom={hosted}"
+        ),
+        "NetworkPolicy",
+    )
+    assert policy["spec"]["ingress"][1]["from"] == [{"ipBlock": {"cidr": "172.16.0.0/28"}}]
+    (policy,) = by_kind(template("--set", "job.networkPolicy.kuberayNamespace="), "NetworkPolicy")
+    assert len(policy["spec"]["ingress"]) == 1  # no operator peer at all: only the release's own pods
 
 
 def test_network_policy_is_per_release_and_optional(template: Render) -> None:
