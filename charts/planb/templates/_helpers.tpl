@@ -130,6 +130,9 @@ Checks across values that a JSON schema cannot express; each failure names the v
 {{- if and (eq .Values.mode "job") (eq .Values.job.rayAuth "token") (semverCompare "<2.52.0" .Values.job.rayVersion) -}}
 {{- fail (printf "job.rayAuth=token needs Ray 2.52.0 or later, but job.rayVersion is %s: KubeRay refuses token authentication on older Ray. Use an image of Ray 2.52.0 or later and set job.rayVersion to its version, or set job.rayAuth=disabled" .Values.job.rayVersion) -}}
 {{- end -}}
+{{- if and (eq .Values.mode "job") (hasSuffix "-failover" .Values.job.serviceAccountName) -}}
+{{- fail (printf "job.serviceAccountName=%s names the failover controller's ServiceAccount (the queues release's <release>-failover): planb's policy: a job never runs as the controller, because the controller may patch every Workload and RayJob of its namespaces; use the job's own ServiceAccount (job.createServiceAccount=true with another name)" .Values.job.serviceAccountName) -}}
+{{- end -}}
 {{- if and .Values.job.elastic (lt (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
 {{- fail (printf "job.workers.maxReplicas (%d) is below job.workers.replicas (%d): an elastic job scales between them" (int .Values.job.workers.maxReplicas) (int .Values.job.workers.replicas)) -}}
 {{- end -}}
@@ -316,6 +319,25 @@ flavor assignment off them.
 {{- $plans := include "planb.offDwsPlans" . | fromJsonArray -}}
 {{- if $plans -}}
 planb's policy: this job of {{ .Values.job.workers.replicas }} slices x {{ .Values.accelerator.hostsPerSlice }} hosts stays off DWS plan(s) {{ join ", " $plans }} because Kueue asks for its {{ mul (int .Values.job.workers.replicas) (int .Values.accelerator.hostsPerSlice) }} workers in one ProvisioningRequest and GKE provisions a request only in one node pool that holds all its pods, while a multi-host TPU pool holds one slice; run it with job.workers.replicas=1 to use DWS
+{{- end -}}
+{{- end -}}
+
+{{/* The failover controller's own namespace: failover.namespace, "" for the release's. */}}
+{{- define "planb.failoverNamespace" -}}
+{{- .Values.failover.namespace | default .Release.Namespace -}}
+{{- end -}}
+
+{{/*
+planb's policy: the controller's ServiceAccount, Deployment and code (its ConfigMap) stay out of the jobs' reach.
+A namespace that holds a LocalQueue is a namespace where job authors create pods: with the controller there, a job
+could run as its ServiceAccount or a ConfigMap edit could swap its code. Its rights over other namespaces
+(extraNamespaces, clusterWide) are refused while it shares one with a LocalQueue.
+*/}}
+{{- define "planb.validateFailoverNamespace" -}}
+{{- $ns := include "planb.failoverNamespace" . -}}
+{{- $queues := include "planb.failoverNamespaces" . | fromJsonArray -}}
+{{- if and (has $ns $queues) (or .Values.failover.clusterWide .Values.failover.extraNamespaces) -}}
+{{- fail (printf "failover.namespace %q (\"\": the release's) holds a LocalQueue (%s), and failover.clusterWide or failover.extraNamespaces would give the controller's ServiceAccount there rights over other namespaces: planb's policy: the controller gets a namespace of its own whenever it acts beyond one namespace, because a job author in a LocalQueue namespace could run as that ServiceAccount or edit its code's ConfigMap; set failover.namespace to a namespace without a LocalQueue (the default, planb-failover)" $ns (join ", " $queues)) -}}
 {{- end -}}
 {{- end -}}
 

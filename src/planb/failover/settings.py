@@ -14,8 +14,9 @@ from planb.statefile import private_dir, write_json
 #: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083.
 METRICS_PORT = 19084
 FILE_NAME = "failover.json"
-#: The kueue_queues role's release (planb-queues in default): the chart names the account <release>-failover.
-SERVICE_ACCOUNT = "default/planb-queues-failover"
+#: The kueue_queues role's release (planb-queues): the chart names the account <release>-failover, in the
+#: controller's own namespace (the chart's failover.namespace, planb-failover).
+SERVICE_ACCOUNT = "planb-failover/planb-queues-failover"
 
 
 class FailoverSettingsError(PlanbError):

@@ -18,6 +18,8 @@ Obj = dict[str, Any]
 ON = ("--set", "mode=queues", "--set", "failover.afterMinutes=10")
 LOCAL = ("--set", "mode=queues", "--set-json", "failover.afterMinutes=0.5", "--set", "failover.inCluster=false")
 NAME = f"{golden.RELEASE}-failover"
+#: The controller's own namespace by default (values.yaml failover.namespace).
+OWN = "planb-failover"
 #: What the controller's calls need (planb.failover.controller), and nothing else.
 RULES = [
     {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "patch"]},
@@ -50,18 +52,19 @@ def test_off_by_default(template: Render) -> None:
 
 def test_on_renders_namespaced_rights_a_digest_pinned_image_and_no_install(template: Render, helm: Helm) -> None:
     objs = mine(template(*ON))
+    # The controller, its code and its identity in a namespace of their own; its rights in the LocalQueue's.
     assert kinds(objs) == [
-        ("ConfigMap", "default"),
-        ("Deployment", "default"),
-        ("NetworkPolicy", "default"),
+        ("ConfigMap", OWN),
+        ("Deployment", OWN),
+        ("NetworkPolicy", OWN),
         ("Role", "default"),
         ("RoleBinding", "default"),
-        ("ServiceAccount", "default"),
+        ("ServiceAccount", OWN),
     ]
     assert one(objs, "Role")["rules"] == RULES
     binding = one(objs, "RoleBinding")
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME}
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": NAME, "namespace": "default"}]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": NAME, "namespace": OWN}]
     pod = one(objs, "Deployment")["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == NAME
     (container,) = pod["containers"]
@@ -131,8 +134,44 @@ def test_the_network_policy_admits_only_the_metrics_port(template: Render) -> No
 def test_local_mode_renders_the_rights_but_no_pod(template: Render) -> None:
     """`planb local failover` runs the controller on the host with this ServiceAccount's token."""
     objs = mine(template(*LOCAL))
-    assert kinds(objs) == [("Role", "default"), ("RoleBinding", "default"), ("ServiceAccount", "default")]
+    assert kinds(objs) == [("Role", "default"), ("RoleBinding", "default"), ("ServiceAccount", OWN)]
     assert one(objs, "Role")["rules"] == RULES + LOCAL_RULES
+
+
+def test_the_controllers_namespace_is_made_and_kept_and_no_local_queue_is_in_it(template: Render) -> None:
+    objs = template(*ON)
+    (namespace,) = [o for o in objs if o["kind"] == "Namespace"]
+    assert namespace["metadata"]["name"] == OWN
+    assert namespace["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+    (queue,) = [o for o in objs if o["kind"] == "LocalQueue"]
+    assert queue["metadata"]["namespace"] != one(mine(objs), "Deployment")["metadata"]["namespace"]
+    # A namespace planb does not own is never made (nor deleted): the release's, or one that must exist already.
+    for extra in (("--set", "failover.namespace="), ("--set", "failover.createNamespace=false")):
+        assert [o for o in template(*ON, *extra) if o["kind"] == "Namespace"] == []
+
+
+@pytest.mark.parametrize(
+    "wider",
+    [("--set", "failover.clusterWide=true"), ("--set-json", 'failover.extraNamespaces=["team-b"]')],
+    ids=["clusterWide", "extraNamespaces"],
+)
+@pytest.mark.parametrize("shared", ["", "default"], ids=["release-namespace", "local-queue-namespace"])
+def test_wider_rights_are_refused_while_the_controller_shares_a_local_queue_namespace(
+    helm: Helm, wider: tuple[str, str], shared: str
+) -> None:
+    done = helm("template", golden.RELEASE, str(golden.CHART_DIR), *ON, "--set", f"failover.namespace={shared}", *wider)
+    assert done.returncode != 0
+    assert "planb's policy: the controller gets a namespace of its own" in done.stderr, done.stderr
+    assert "holds a LocalQueue (default" in done.stderr and "failover.namespace" in done.stderr, done.stderr
+    # The same rights from a namespace of its own are rendered.
+    assert helm("template", golden.RELEASE, str(golden.CHART_DIR), *ON, *wider).returncode == 0
+
+
+def test_a_job_naming_the_controllers_service_account_is_refused(helm: Helm) -> None:
+    done = helm("template", "job-1", str(golden.CHART_DIR), "--set", f"job.serviceAccountName={NAME}")
+    assert done.returncode != 0
+    assert f"job.serviceAccountName={NAME} names the failover controller's ServiceAccount" in done.stderr, done.stderr
+    assert helm("template", "job-1", str(golden.CHART_DIR), "--set", "job.serviceAccountName=trainer").returncode == 0
 
 
 SCHEMA = "values don't meet the specifications of the schema(s)"
