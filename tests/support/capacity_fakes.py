@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from planb.kube import conditions
-from planb.local.capacity import autoscaler, besteffort, booking, dws, nodes, provisioning
+from planb.local.capacity import autoscaler, besteffort, booking, dws, nodes, provisioning, spot_reconciler
 from planb.local.capacity import simulator as sim
 
 Obj = dict[str, Any]
@@ -147,6 +147,6 @@ class FakeApi:
 def install_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """A fake clock for every module of the simulator that reads the time."""
     fake = Clock()
-    for module in (sim, provisioning, booking, autoscaler, besteffort, nodes):
+    for module in (sim, provisioning, booking, autoscaler, besteffort, nodes, spot_reconciler):
         monkeypatch.setattr(module, "time", fake)
     return fake

@@ -27,7 +27,8 @@ from typing import Any
 
 from planb.kube import KubeError, Obj, conditions
 from planb.local.capacity import settings as settings_mod
-from planb.local.capacity.nodes import SLICE, NodeFactory
+from planb.local.capacity.context import Context
+from planb.local.capacity.nodes import SLICE, Nodes
 from planb.local.capacity.pools import NodePool
 
 
@@ -57,40 +58,54 @@ def tolerates(tolerations: list[dict[str, Any]], taints: list[dict[str, str]]) -
     return True
 
 
-class Autoscaler(NodeFactory):
-    """Scale-up for pending pods and scale-down of idle slices (a mixin of CapacitySimulator)."""
+def fits(pod: Obj, pool: NodePool) -> bool:
+    """Whether the pod can run on a node of the pool: nodeSelector, taints, one node holds its requests."""
+    spec = pod["spec"]
+    if not pool.matches(spec.get("nodeSelector") or {}):
+        return False
+    if not tolerates(spec.get("tolerations") or [], pool.node_taints()):
+        return False
+    machine = pool.machine
+    cpu = 0
+    accel = 0
+    for container in spec["containers"]:
+        requests = (container.get("resources") or {}).get("requests") or {}
+        cpu += _quantity_milli(requests.get("cpu", "0"))
+        if machine.accelerator_resource:
+            accel += int(requests.get(machine.accelerator_resource, 0))
+        elif any(k in requests for k in ("google.com/tpu", "nvidia.com/gpu")):
+            return False
+    return cpu <= machine.vcpus * 1000 and accel <= machine.accelerators
 
-    told_not_triggered: set[str]
+
+def _at_max(pool: NodePool, by_pool: dict[str, list[Obj]]) -> bool:
+    return pool.max_nodes - len(by_pool.get(pool.name, [])) < pool.hosts_per_slice
+
+
+class Autoscaler:
+    """The scale-up reconciler: ordinary pools grown for pending pods (NotTriggerScaleUp on a pod none can take) and
+    idle slices removed."""
+
+    def __init__(self, ctx: Context, nodes: Nodes, ignored: Callable[[Obj], bool]) -> None:
+        self.ctx = ctx
+        self.nodes = nodes
+        #: Pending pods no ordinary scale-up is made for (planb.local.capacity.besteffort: those that consume a
+        #: ProvisioningRequest).
+        self.ignored = ignored
+        #: Pods told they did not trigger a scale-up (one Event per pod).
+        self.told_not_triggered: set[str] = set()
 
     def _pending_pods(self) -> list[Obj]:
         out = []
-        for pod in self.kube.items("/api/v1/pods", {"fieldSelector": "status.phase=Pending"}):
+        for pod in self.ctx.kube.items("/api/v1/pods", {"fieldSelector": "status.phase=Pending"}):
             if pod["spec"].get("nodeName"):
                 continue
             scheduled = conditions(pod).get("PodScheduled", {})
             if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
                 out.append(pod)
-        return out
+        return [pod for pod in out if not self.ignored(pod)]
 
-    def _fits(self, pod: Obj, pool: NodePool) -> bool:
-        spec = pod["spec"]
-        if not pool.matches(spec.get("nodeSelector") or {}):
-            return False
-        if not tolerates(spec.get("tolerations") or [], pool.node_taints()):
-            return False
-        machine = pool.machine
-        cpu = 0
-        accel = 0
-        for container in spec["containers"]:
-            requests = (container.get("resources") or {}).get("requests") or {}
-            cpu += _quantity_milli(requests.get("cpu", "0"))
-            if machine.accelerator_resource:
-                accel += int(requests.get(machine.accelerator_resource, 0))
-            elif any(k in requests for k in ("google.com/tpu", "nvidia.com/gpu")):
-                return False
-        return cpu <= machine.vcpus * 1000 and accel <= machine.accelerators
-
-    def _scale_up(
+    def scale_up(
         self,
         pools: dict[str, NodePool],
         by_pool: dict[str, list[Obj]],
@@ -100,18 +115,18 @@ class Autoscaler(NodeFactory):
         # Pending pods by the pools they fit: a plan's pools all fit its pods (they carry its label).
         wanted: dict[tuple[str, ...], int] = defaultdict(int)
         for pod in self._pending_pods():
-            fits = tuple(
-                p.name for p in pools.values() if p.autoscaling and not p.queued_provisioning and self._fits(pod, p)
+            fitting = tuple(
+                p.name for p in pools.values() if p.autoscaling and not p.queued_provisioning and fits(pod, p)
             )
-            if fits:
-                wanted[fits] += 1
-            if fits and not any(self._can_take(pools[name], by_pool, settings, busy) for name in fits):
+            if fitting:
+                wanted[fitting] += 1
+            if fitting and not any(self._can_take(pools[name], by_pool, settings, busy) for name in fitting):
                 self._not_triggered(pod, self._reasons(pod, pools, by_pool, settings))
         added: dict[str, int] = defaultdict(int)
         for names, pods in wanted.items():
             out = [name for name in names if name in settings.stockout]
             if out:
-                self.log(
+                self.ctx.log(
                     f"pool(s) {', '.join(out)}: {pods} pod(s) pending; {len(out)} in backoff after failed scale-up "
                     "(simulated stockout, ZONE_RESOURCE_POOL_EXHAUSTED)"
                 )
@@ -126,13 +141,9 @@ class Autoscaler(NodeFactory):
                     continue
                 room = (pool.max_nodes - len(by_pool.get(name, [])) - added[name]) // pool.hosts_per_slice
                 for _ in range(min(-(-needed // pool.hosts_per_slice), room)):
-                    self._add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
+                    self.nodes.add_slice(pool, pool.hosts_per_slice, f"{pods} pending pod(s)")
                     added[name] += pool.hosts_per_slice
                     needed -= pool.hosts_per_slice
-
-    @staticmethod
-    def _at_max(pool: NodePool, by_pool: dict[str, list[Obj]]) -> bool:
-        return pool.max_nodes - len(by_pool.get(pool.name, [])) < pool.hosts_per_slice
 
     def _can_take(
         self,
@@ -144,7 +155,7 @@ class Autoscaler(NodeFactory):
         """Whether a pool the pod fits can still run it: a node that runs nothing yet, or room to grow."""
         if any(node["metadata"]["name"] not in busy() for node in by_pool.get(pool.name, [])):
             return True
-        return pool.name not in settings.stockout and not self._at_max(pool, by_pool)
+        return pool.name not in settings.stockout and not _at_max(pool, by_pool)
 
     def _reasons(
         self, pod: Obj, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings
@@ -169,11 +180,11 @@ class Autoscaler(NodeFactory):
                 reason = "node(s) didn't match Pod's node affinity/selector"
             elif untolerated:
                 reason = f"node(s) had untolerated taint {{{untolerated[0]['key']}: {untolerated[0].get('value', '')}}}"
-            elif not self._fits(pod, pool):
+            elif not fits(pod, pool):
                 reason = f"Insufficient {pool.machine.accelerator_resource or 'cpu'}"
             elif pool.name in settings.stockout:
                 reason = "in backoff after failed scale-up"
-            elif self._at_max(pool, by_pool):
+            elif _at_max(pool, by_pool):
                 reason = "max node group size reached"
             else:
                 continue
@@ -189,7 +200,7 @@ class Autoscaler(NodeFactory):
         self.told_not_triggered.add(key)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         try:
-            self.kube.create(
+            self.ctx.kube.create(
                 f"/api/v1/namespaces/{meta['namespace']}/events",
                 {
                     "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
@@ -205,9 +216,9 @@ class Autoscaler(NodeFactory):
                 },
             )  # fmt: skip
         except KubeError as exc:  # an Event is best effort, as a recorder's is
-            self.log(f"could not record NotTriggerScaleUp on pod {meta['name']}: {exc}")
+            self.ctx.log(f"could not record NotTriggerScaleUp on pod {meta['name']}: {exc}")
 
-    def _scale_down(
+    def scale_down(
         self,
         pools: dict[str, NodePool],
         by_pool: dict[str, list[Obj]],
@@ -226,12 +237,11 @@ class Autoscaler(NodeFactory):
                 slices[meta["labels"].get(SLICE, meta["name"])].append(meta["name"])
             for slice_nodes in slices.values():
                 if any(n in busy for n in slice_nodes):
-                    for n in slice_nodes:
-                        self.idle_since.pop(n, None)
+                    self.nodes.not_idle(slice_nodes)
                     continue
-                since = min(self.idle_since.setdefault(n, now) for n in slice_nodes)
+                since = self.nodes.idle_from(slice_nodes, now)
                 # GKE never scales an autoscaled pool below its minimum.
                 if now - since >= settings.scale_down_after_seconds and remaining - len(slice_nodes) >= pool.min_nodes:
                     for n in slice_nodes:
-                        self._delete_node(n, f"idle for {settings.scale_down_after_seconds:.0f} s")
+                        self.nodes.delete(n, f"idle for {settings.scale_down_after_seconds:.0f} s")
                     remaining -= len(slice_nodes)

@@ -42,10 +42,10 @@ from planb.kube import Obj, conditions
 from planb.local.capacity import dws
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity import webhook as webhook_mod
-from planb.local.capacity.autoscaler import Autoscaler
-from planb.local.capacity.nodes import REQUEST
+from planb.local.capacity.autoscaler import fits
+from planb.local.capacity.context import Context
+from planb.local.capacity.nodes import REQUEST, Nodes
 from planb.local.capacity.pools import NodePool
-from planb.local.capacity.provisioning import ProvisioningLifecycle
 
 _CA = "https://github.com/kubernetes/autoscaler/blob/f7bb0c3623750695e1bb7f9f52269590f2974cbf/cluster-autoscaler/"
 #: The class's Provision: one request, its pods that fit free nodes, one all-or-nothing scale-up, its conditions.
@@ -121,21 +121,29 @@ def next_backoff(previous: float | None) -> float:
     return INITIAL_BACKOFF_SECONDS if previous is None else min(2 * previous, MAX_BACKOFF_SECONDS)
 
 
-class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
-    """Best-effort-atomic requests, one step per pass (a mixin of CapacitySimulator; the module docstring's rules)."""
+def ignored_by_scale_up(pod: Obj) -> bool:
+    """GKE_PODS_FILTER:116-134: pods that consume a ProvisioningRequest trigger no ordinary scale-up (the
+    autoscaler's filter of pending pods)."""
+    return consumed_request(pod) is not None
 
-    #: Per request: when it was last tried and left Provisioned=False, and the wait before it is tried again.
-    best_effort_retry: dict[str, tuple[float, float]]
-    #: Per request: when it got Provisioned=True (wall clock), the start of its booking.
-    best_effort_provisioned: dict[str, float]
-    #: Per request: its PodSets (a request's templates do not change).
-    best_effort_podsets: dict[str, list[PodSet]]
 
-    def _pending_pods(self) -> list[Obj]:
-        """GKE_PODS_FILTER:116-134: pods that consume a ProvisioningRequest trigger no ordinary scale-up."""
-        return [pod for pod in super()._pending_pods() if consumed_request(pod) is None]
+class BestEffortAtomic:
+    """The best-effort-atomic reconciler: its requests one step per pass (the module docstring's rules)."""
 
-    def _best_effort_requests(
+    def __init__(self, ctx: Context, nodes: Nodes, created_at: Callable[[str, Obj], float]) -> None:
+        self.ctx = ctx
+        self.nodes = nodes
+        #: When a request was created (planb.local.capacity.provisioning's QueuedProvisioning.created_at: the
+        #: creationTimestamp, else when that reconciler first saw it).
+        self.created_at = created_at
+        #: Per request: when it was last tried and left Provisioned=False, and the wait before it is tried again.
+        self.retry: dict[str, tuple[float, float]] = {}
+        #: Per request: when it got Provisioned=True (wall clock), the start of its booking.
+        self.provisioned: dict[str, float] = {}
+        #: Per request: its PodSets (a request's templates do not change).
+        self.podsets: dict[str, list[PodSet]] = {}
+
+    def step(
         self,
         pools: dict[str, NodePool],
         by_pool: dict[str, list[Obj]],
@@ -145,12 +153,12 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         """One pass over the best-effort-atomic requests; returns the nodes their bookings hold (count them as used).
 
         Nodes this pass makes are added to ``by_pool``, so the ordinary scale-up after it sees them."""
-        requests = self._requests()
+        requests = self.ctx.requests()
         if requests is None:
             return set()
         mine = [pr for pr in requests if pr["spec"].get("provisioningClassName") == BEST_EFFORT_CLASS]
         live = {f"{pr['metadata']['namespace']}/{pr['metadata']['name']}" for pr in mine}
-        for table in (self.best_effort_retry, self.best_effort_provisioned, self.best_effort_podsets):
+        for table in (self.retry, self.provisioned, self.podsets):
             for key in [k for k in table if k not in live]:
                 del table[key]
         if not mine:
@@ -163,7 +171,7 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
             if node["metadata"]["name"] not in busy() and not (node["metadata"].get("annotations") or {}).get(REQUEST)
         ]
         scheduled: dict[str, int] = defaultdict(int)
-        for pod in self.kube.items("/api/v1/pods"):
+        for pod in self.ctx.kube.items("/api/v1/pods"):
             consumer = consumed_request(pod)
             if (
                 consumer
@@ -181,11 +189,11 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
                 continue
             if "Provisioned" in true:
                 self._best_effort_booking(pr, key, scheduled[key], free, booked)
-            elif time.time() > self._created_at(key, pr) + EXPIRATION_SECONDS:
-                self._set_pr_conditions(pr, [("Failed", "True", EXPIRED_REASON, EXPIRED_MESSAGE)])
-                self.log(f"ProvisioningRequest {key}: Failed, {EXPIRED_REASON}: not provisioned within 7 days")
+            elif time.time() > self.created_at(key, pr) + EXPIRATION_SECONDS:
+                self.ctx.set_pr_conditions(pr, [("Failed", "True", EXPIRED_REASON, EXPIRED_MESSAGE)])
+                self.ctx.log(f"ProvisioningRequest {key}: Failed, {EXPIRED_REASON}: not provisioned within 7 days")
             else:
-                self._deadline(self._created_at(key, pr) + EXPIRATION_SECONDS)
+                self.ctx.deadline(self.created_at(key, pr) + EXPIRATION_SECONDS)
                 waiting.append((pr, key))
         # INJECTOR:110-142 GetPodsFromNextRequest: one request per loop, the first that is not in its backoff.
         for index, (pr, key) in enumerate(waiting):
@@ -193,11 +201,11 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
                 continue
             podsets = self._podsets(key, pr)
             if podsets is None:
-                self._deadline(time.time() + 1.0)  # Kueue writes the pod templates first
+                self.ctx.deadline(time.time() + 1.0)  # Kueue writes the pod templates first
                 continue
             self._best_effort_provision(pr, key, podsets, pools, by_pool, settings, free, booked)
             if any(self._best_effort_due(k, p) for p, k in waiting[index + 1 :]):
-                self._deadline(time.time())  # the next loop takes the next one
+                self.ctx.deadline(time.time())  # the next loop takes the next one
             break
         return booked
 
@@ -206,30 +214,30 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         provisioned = conditions(pr).get("Provisioned")
         if provisioned is None:
             return True
-        tried = self.best_effort_retry.get(key)
+        tried = self.retry.get(key)
         if tried is None:  # a restart: the backoff starts again from the condition's time
             at = dws.parse_time(provisioned.get("lastTransitionTime")) or time.time()
-            tried = self.best_effort_retry[key] = (at, INITIAL_BACKOFF_SECONDS)
+            tried = self.retry[key] = (at, INITIAL_BACKOFF_SECONDS)
         at, wait = tried
         if time.time() > at + wait:
             return True
-        self._deadline(at + wait)
+        self.ctx.deadline(at + wait)
         return False
 
     def _podsets(self, key: str, pr: Obj) -> list[PodSet] | None:
         """Each PodSet's pod spec (its PodTemplate's) and count; None while a template is missing."""
-        if key in self.best_effort_podsets:
-            return self.best_effort_podsets[key]
+        if key in self.podsets:
+            return self.podsets[key]
         out: list[PodSet] = []
         for podset in pr["spec"].get("podSets", []):
-            template = self.kube.get(
+            template = self.ctx.kube.get(
                 f"/api/v1/namespaces/{pr['metadata']['namespace']}/podtemplates/{podset['podTemplateRef']['name']}"
             )
             if template is None:
                 return None
             spec = (template.get("template") or {}).get("spec") or {}
             out.append(({"spec": {"containers": [], **spec}}, int(podset.get("count", 1))))
-        self.best_effort_podsets[key] = out
+        self.podsets[key] = out
         return out
 
     def _take(self, podsets: list[PodSet], free: list[tuple[str, NodePool]]) -> tuple[list[str], list[PodSet]]:
@@ -239,12 +247,12 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         taken: list[str] = []
         left: list[PodSet] = []
         for pod, count in podsets:
-            fits = [item for item in free if self._fits(pod, item[1])][:count]
-            for item in fits:
+            fitting = [item for item in free if fits(pod, item[1])][:count]
+            for item in fitting:
                 free.remove(item)
                 taken.append(item[0])
-            if count > len(fits):
-                left.append((pod, count - len(fits)))
+            if count > len(fitting):
+                left.append((pod, count - len(fitting)))
         return taken, left
 
     def _best_effort_provision(
@@ -259,7 +267,7 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         booked: set[str],
     ) -> None:
         """BEA:82-170 Provision: Accepted, then found, provisioned by one all-or-nothing scale-up, or not found."""
-        pr = self._set_pr_conditions(pr, [("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE)])
+        pr = self.ctx.set_pr_conditions(pr, [("Accepted", "True", ACCEPTED_REASON, ACCEPTED_MESSAGE)])
         # BEA:99-103: the class places the pods on a fork of the cluster and scales up for those that do not fit.
         kept = list(free)
         taken, left = self._take(podsets, free)
@@ -270,19 +278,19 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         pool = self._best_effort_pool(left, pools, by_pool, settings)
         if pool is None:
             free[:] = kept  # BEA:100 Revert: the nodes stay free for others
-            retry = self.best_effort_retry.get(key)
+            retry = self.retry.get(key)
             wait = next_backoff(retry[1] if retry and conditions(pr).get("Provisioned") else None)
-            self.best_effort_retry[key] = (time.time(), wait)
-            self._deadline(time.time() + wait)
-            self._set_pr_conditions(pr, [("Provisioned", "False", NOT_FOUND_REASON, NOT_FOUND_MESSAGE)])
+            self.retry[key] = (time.time(), wait)
+            self.ctx.deadline(time.time() + wait)
+            self.ctx.set_pr_conditions(pr, [("Provisioned", "False", NOT_FOUND_REASON, NOT_FOUND_MESSAGE)])
             why = "no ordinary pool takes all its pods at once"
-            self.log(f"ProvisioningRequest {key}: {NOT_FOUND_REASON}, {why}; retry in {wait:.0f} s")
+            self.ctx.log(f"ProvisioningRequest {key}: {NOT_FOUND_REASON}, {why}; retry in {wait:.0f} s")
             return
         needed = sum(count for _, count in left)
         slices = -(-needed // pool.hosts_per_slice)
         made: list[str] = []
         for _ in range(slices):
-            made += self._add_slice(pool, pool.hosts_per_slice, f"ProvisioningRequest {key} (best-effort atomic)")
+            made += self.nodes.add_slice(pool, pool.hosts_per_slice, f"ProvisioningRequest {key} (best-effort atomic)")
         # Seen by this pass's scale-up and scale-down (which hold them: they are booked); listed in full next pass.
         by_pool.setdefault(pool.name, []).extend(
             {"metadata": {"name": n, "labels": {}, "annotations": {}}} for n in made
@@ -307,7 +315,7 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         for pool in pools.values():
             if not pool.autoscaling or pool.queued_provisioning or pool.name in settings.stockout:
                 continue
-            if not all(self._fits(pod, pool) for pod, _ in left):
+            if not all(fits(pod, pool) for pod, _ in left):
                 continue
             nodes = -(-needed // pool.hosts_per_slice) * pool.hosts_per_slice
             if len(by_pool.get(pool.name, [])) + nodes <= pool.max_nodes:
@@ -315,32 +323,32 @@ class BestEffortAtomic(ProvisioningLifecycle, Autoscaler):
         return None
 
     def _best_effort_provisioned(self, pr: Obj, key: str, reason: str, message: str, how: str) -> None:
-        self.best_effort_retry.pop(key, None)  # INJECTOR:52-54: a provisioned request leaves the backoff
-        self.best_effort_provisioned[key] = time.time()
-        self._deadline(time.time() + RESERVATION_SECONDS)
-        self._set_pr_conditions(pr, [("Provisioned", "True", reason, message)])
-        self.log(f"ProvisioningRequest {key}: Provisioned, {reason} ({how})")
+        self.retry.pop(key, None)  # INJECTOR:52-54: a provisioned request leaves the backoff
+        self.provisioned[key] = time.time()
+        self.ctx.deadline(time.time() + RESERVATION_SECONDS)
+        self.ctx.set_pr_conditions(pr, [("Provisioned", "True", reason, message)])
+        self.ctx.log(f"ProvisioningRequest {key}: Provisioned, {reason} ({how})")
 
     def _best_effort_booking(
         self, pr: Obj, key: str, scheduled: int, free: list[tuple[str, NodePool]], booked: set[str]
     ) -> None:
         """A provisioned request: its booking ends (PROCESSOR:95-99,107-108; :164-170), else it holds free nodes that
         fit its pods, up to its pod count (PROCESSOR:139-193 bookCapacity schedules all of them as fake pods)."""
-        since = self.best_effort_provisioned.get(key)
+        since = self.provisioned.get(key)
         if since is None:  # a restart: the condition's time
             ltt = dws.parse_time((conditions(pr).get("Provisioned") or {}).get("lastTransitionTime"))
-            since = self.best_effort_provisioned[key] = ltt or time.time()
+            since = self.provisioned[key] = ltt or time.time()
         if time.time() > since + RESERVATION_SECONDS:
-            self._set_pr_conditions(
+            self.ctx.set_pr_conditions(
                 pr, [("BookingExpired", "True", RESERVATION_EXPIRED_REASON, RESERVATION_EXPIRED_MESSAGE)]
             )
-            self.log(f"ProvisioningRequest {key}: BookingExpired, {RESERVATION_EXPIRED_REASON}")
+            self.ctx.log(f"ProvisioningRequest {key}: BookingExpired, {RESERVATION_EXPIRED_REASON}")
             return
         if scheduled >= dws.pod_count(pr):
-            self._set_pr_conditions(pr, [("BookingExpired", "True", CONSUMED_REASON, CONSUMED_MESSAGE)])
-            self.log(f"ProvisioningRequest {key}: BookingExpired, {CONSUMED_REASON}")
+            self.ctx.set_pr_conditions(pr, [("BookingExpired", "True", CONSUMED_REASON, CONSUMED_MESSAGE)])
+            self.ctx.log(f"ProvisioningRequest {key}: BookingExpired, {CONSUMED_REASON}")
             return
-        self._deadline(since + RESERVATION_SECONDS)
+        self.ctx.deadline(since + RESERVATION_SECONDS)
         podsets = self._podsets(key, pr)
         if podsets is not None:
             booked.update(self._take(podsets, free)[0])

@@ -39,42 +39,38 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from planb.kube import KubeError, Obj, conditions
 from planb.local.capacity import dws, scaleup
 from planb.local.capacity import settings as settings_mod
-from planb.local.capacity.booking import BookingLifecycle
-from planb.local.capacity.nodes import REQUEST
+from planb.local.capacity.booking import Booking
+from planb.local.capacity.context import Context
+from planb.local.capacity.nodes import REQUEST, Nodes
 from planb.local.capacity.pools import NodePool
 
 #: Requests whose nodes are made at the same time.
 DELIVERY_WORKERS = 8
 
 
-class ProvisioningLifecycle(BookingLifecycle):
-    """Each queued-provisioning request one step further per pass (a mixin of CapacitySimulator)."""
+class QueuedProvisioning:
+    """The queued-provisioning reconciler: each request of class ``queued-provisioning.gke.io`` one step further
+    per pass (its booking and run duration: planb.local.capacity.booking's `Booking`, which it holds)."""
 
-    state_dir: Path | None
-    #: Per request ("namespace/name"): when this process first saw it (its creation time when it has none).
-    first_seen: dict[str, float]
-    #: Per request: when a pool was chosen for it (wall clock), the start of its delay.
-    accepted_at: dict[str, float]
-    #: Requests delivered by this process (guards against acting twice on a stale cached version).
-    delivered: set[str]
-    #: Per request: the nodeSelector and pod count of its templates.
-    selectors: dict[str, tuple[dict[str, str], int]]
-    missing_templates: set[str]
-    #: Pools the catalog cannot describe, by name, with the error last logged for each.
-    broken: dict[str, str]
-
-    def _requests(self) -> list[Obj] | None:
-        """Every ProvisioningRequest: the watch's cache under `run`, else one list; None before the first sync."""
-        if self.informer is not None:
-            if not self.informer.synced.is_set():
-                return None
-            return self.informer.snapshot()
-        return self.kube.items(f"{dws.PR_PATH}/provisioningrequests")
+    def __init__(self, ctx: Context, nodes: Nodes) -> None:
+        self.ctx = ctx
+        self.nodes = nodes
+        self.booking = Booking(ctx, nodes)
+        #: Per request ("namespace/name"): when this process first saw it (its creation time when it has none).
+        self.first_seen: dict[str, float] = {}
+        #: Per request: when a pool was chosen for it (wall clock), the start of its delay.
+        self.accepted_at: dict[str, float] = {}
+        #: Requests delivered by this process (guards against acting twice on a stale cached version).
+        self.delivered: set[str] = set()
+        #: Per request: the nodeSelector and pod count of its templates.
+        self.selectors: dict[str, tuple[dict[str, str], int]] = {}
+        self.missing_templates: set[str] = set()
+        #: Per request with nodes: the pool they are on (rebuilt from the nodes on every pass).
+        self.request_pools: dict[str, str] = {}
 
     def _pr_pod_selector(self, pr: Obj) -> tuple[dict[str, str], int]:
         """The nodeSelector of the request's pod templates and the number of pods it asks for."""
@@ -87,7 +83,7 @@ class ProvisioningLifecycle(BookingLifecycle):
         found = True
         for podset in pr["spec"].get("podSets", []):
             count += int(podset.get("count", 1))
-            template = self.kube.get(
+            template = self.ctx.kube.get(
                 f"/api/v1/namespaces/{pr['metadata']['namespace']}/podtemplates/{podset['podTemplateRef']['name']}"
             )
             if template is None:
@@ -100,10 +96,16 @@ class ProvisioningLifecycle(BookingLifecycle):
             self.missing_templates.add(key)
         return selector, count
 
-    def _created_at(self, key: str, pr: Obj) -> float:
-        """The request's creationTimestamp, else when this process first saw it (wall clock)."""
+    def created_at(self, key: str, pr: Obj) -> float:
+        """The request's creationTimestamp, else when this process first saw it (wall clock; kept for queued
+        requests only: a pass forgets the others, as it forgets requests that are gone)."""
         created = dws.parse_time((pr.get("metadata") or {}).get("creationTimestamp"))
         return created if created is not None else self.first_seen.setdefault(key, time.time())
+
+    def _assigned_pool(self, pr: Obj, key: str, pools: dict[str, NodePool]) -> NodePool | None:
+        """The pool of the request: the one its nodes are on, else the one GKE chose (its NodePoolName detail)."""
+        name = self.request_pools.get(key) or dws.pool_name(pr)
+        return pools.get(name) if name else None
 
     def _accepted_time(self, key: str, conds: dict[str, Obj]) -> float:
         """When the request was accepted: remembered, else its Accepted time (after a restart), else now."""
@@ -128,14 +130,14 @@ class ProvisioningLifecycle(BookingLifecycle):
                 committed[pool] += max(dws.pod_count(pr) - len(by_request.get(key, [])), 0)
         return committed
 
-    def _provisioning_requests(
+    def step(
         self,
         pools: dict[str, NodePool],
         by_pool: dict[str, list[Obj]],
         settings: settings_mod.Settings,
         busy: Callable[[], set[str]],
     ) -> None:
-        requests = self._requests()
+        requests = self.ctx.requests()
         if requests is None:
             return  # the watch has not listed yet: nothing is known to be gone
         requests = [pr for pr in requests if pr["spec"].get("provisioningClassName") == dws.QUEUED_CLASS]
@@ -157,17 +159,18 @@ class ProvisioningLifecycle(BookingLifecycle):
             try:
                 self._request(pr, key, pools, by_pool, by_request, settings, busy, added, committed, deliveries)
             except KubeError as exc:
-                self.log(f"ProvisioningRequest {key}: {exc} (will retry)")
+                self.ctx.log(f"ProvisioningRequest {key}: {exc} (will retry)")
         self._deliver(deliveries)
-        for table in (self.first_seen, self.accepted_at, self.provisioned_at, self.selectors, self.idle_request_since):
+        for table in (self.first_seen, self.accepted_at, self.selectors):
             for key in [k for k in table if k not in live]:
                 del table[key]
+        self.booking.forget(live)
         self.delivered &= live
         # Nodes whose request is gone are removed (the job finished or was evicted).
         for request, names in by_request.items():
             if request not in live:
                 for name in names:
-                    self._delete_node(name, f"ProvisioningRequest {request} deleted")
+                    self.nodes.delete(name, f"ProvisioningRequest {request} deleted")
 
     def _request(
         self,
@@ -188,25 +191,29 @@ class ProvisioningLifecycle(BookingLifecycle):
         nodes = by_request.get(key, [])
         if true & {"Failed", "CapacityRevoked"}:
             for name in nodes:  # terminal: no capacity is left behind
-                self._delete_node(name, f"ProvisioningRequest {key} is {'Failed' if 'Failed' in true else 'revoked'}")
+                self.nodes.delete(name, f"ProvisioningRequest {key} is {'Failed' if 'Failed' in true else 'revoked'}")
             return
         if "Provisioned" in true or key in self.delivered:
             if "Provisioned" in true:
-                self._booked(pr, key, conds, true, nodes, pools, settings, busy)
+                self.booking.step(pr, key, conds, true, nodes, self._assigned_pool(pr, key, pools), settings, busy)
             return
         if not conds:
             # dws.GKE_CA_STATE: GKE's initializer makes a new request Pending before any node group is chosen.
-            pr = self._set_pr_conditions(pr, [("Accepted", "False", dws.NOT_ACCEPTED_REASON, dws.NOT_ACCEPTED_MESSAGE)])
+            pr = self.ctx.set_pr_conditions(
+                pr, [("Accepted", "False", dws.NOT_ACCEPTED_REASON, dws.NOT_ACCEPTED_MESSAGE)]
+            )
         if len(pr["spec"].get("podSets", [])) > 1:
             # GKE's queued provisioning takes one PodSet per request and fails any other at once.
-            self._set_pr_conditions(pr, [("Failed", "True", dws.MULTIPLE_PODSETS_REASON, dws.MULTIPLE_PODSETS_MESSAGE)])
-            self.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
+            self.ctx.set_pr_conditions(
+                pr, [("Failed", "True", dws.MULTIPLE_PODSETS_REASON, dws.MULTIPLE_PODSETS_MESSAGE)]
+            )
+            self.ctx.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
             return
         self.missing_templates.discard(key)
         selector, count = self._pr_pod_selector(pr)
         if key in self.missing_templates:
             # Kueue writes the pod templates first; one not there yet is looked for again shortly.
-            self._deadline(time.time() + 1.0)
+            self.ctx.deadline(time.time() + 1.0)
             return
         pool = self._assigned_pool(pr, key, pools) if "Accepted" in true else None
         if pool is None:
@@ -216,7 +223,7 @@ class ProvisioningLifecycle(BookingLifecycle):
                 own = len(nodes) if self.request_pools.get(key) == candidate.name else 0
                 return candidate.max_nodes - committed[candidate.name] + own
 
-            created = self._created_at(key, pr)
+            created = self.created_at(key, pr)
             retrying = time.time() < created + scaleup.RETRY_PERIOD_SECONDS
             decision = scaleup.decide(pools.values(), selector, count, free, retrying)
             if decision.pool is None:
@@ -225,7 +232,7 @@ class ProvisioningLifecycle(BookingLifecycle):
             pool = decision.pool
             committed[pool.name] += count - (len(nodes) if self.request_pools.get(key) == pool.name else 0)
             self.accepted_at[key] = time.time()
-            pr = self._set_pr_conditions(
+            pr = self.ctx.set_pr_conditions(
                 pr,
                 [("Accepted", "True", dws.ACCEPTED_REASON, dws.ACCEPTED_MESSAGE)],
                 dws.class_details(key, pool, dws.template_names(pr)),
@@ -233,24 +240,24 @@ class ProvisioningLifecycle(BookingLifecycle):
         life = settings.resolve(pool.name, key)
         ready_at = self._accepted_time(key, conditions(pr)) + life.delay_seconds
         if "Accepted" not in true:
-            self.log(f"ProvisioningRequest {key}: accepted on {pool.name}, queued for {life.delay_seconds:.0f} s")
+            self.ctx.log(f"ProvisioningRequest {key}: accepted on {pool.name}, queued for {life.delay_seconds:.0f} s")
         in_use = len(by_pool.get(pool.name, [])) + added[pool.name]
         room = in_use - len(nodes) + count <= pool.max_nodes
         if time.time() < ready_at or (not room and not life.fail and settings.fail_next <= 0):
             # dws.GKE_CA_WAITING: the resize request waits for capacity.
-            self._set_pr_conditions(pr, [("Provisioned", "False", dws.WAITING_REASON, dws.WAITING_MESSAGE)])
+            self.ctx.set_pr_conditions(pr, [("Provisioned", "False", dws.WAITING_REASON, dws.WAITING_MESSAGE)])
             if time.time() < ready_at:
-                self._deadline(ready_at)
+                self.ctx.deadline(ready_at)
             return
         if settings.fail_next > 0 or life.fail:
             if settings.fail_next > 0:
-                settings_mod.update(self.state_dir, fail_next=settings.fail_next - 1)
+                settings_mod.update(self.ctx.state_dir, fail_next=settings.fail_next - 1)
                 switch = "planb capacity set --fail-next"
             else:
                 switch = "planb capacity set --fail"
             message = f"{dws.no_capacity_message(pool.zone or '-')} (simulated: {switch}, node pool {pool.name})"
-            self._set_pr_conditions(pr, [("Failed", "True", dws.NO_CAPACITY_REASON, message)])
-            self.log(f"ProvisioningRequest {key}: Failed (simulated)")
+            self.ctx.set_pr_conditions(pr, [("Failed", "True", dws.NO_CAPACITY_REASON, message)])
+            self.ctx.log(f"ProvisioningRequest {key}: Failed (simulated)")
             return
         missing = count - len(nodes)  # nodes of an earlier attempt that broke off are the request's own
         added[pool.name] += missing
@@ -260,14 +267,14 @@ class ProvisioningLifecycle(BookingLifecycle):
     def _not_accepted(self, pr: Obj, key: str, decision: scaleup.Decision, retrying: bool, created: float) -> None:
         """No pool takes the request: Accepted=False with GKE's reason while it may still be taken, else Failed."""
         if retrying or not decision.fails:
-            written = self._set_pr_conditions(pr, [("Accepted", "False", decision.reason, decision.message)])
+            written = self.ctx.set_pr_conditions(pr, [("Accepted", "False", decision.reason, decision.message)])
             if written is not pr:
-                self.log(f"ProvisioningRequest {key}: not accepted, {decision.reason}: {decision.message}")
+                self.ctx.log(f"ProvisioningRequest {key}: not accepted, {decision.reason}: {decision.message}")
             if retrying:
-                self._deadline(created + scaleup.RETRY_PERIOD_SECONDS)
+                self.ctx.deadline(created + scaleup.RETRY_PERIOD_SECONDS)
             return
-        self._set_pr_conditions(pr, [("Failed", "True", decision.reason, decision.message)])
-        self.log(f"ProvisioningRequest {key}: Failed, {decision.reason}: {decision.message}")
+        self.ctx.set_pr_conditions(pr, [("Failed", "True", decision.reason, decision.message)])
+        self.ctx.log(f"ProvisioningRequest {key}: Failed, {decision.reason}: {decision.message}")
 
     def _deliver(self, deliveries: list[tuple[Obj, NodePool, int, str]]) -> None:
         """All nodes of each request at once, then Provisioned=True; requests in parallel."""
@@ -276,13 +283,15 @@ class ProvisioningLifecycle(BookingLifecycle):
             pr, pool, count, key = item
             try:
                 if count > 0:
-                    self._add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
-                self.provisioned_at[key] = time.time()
-                self._set_pr_conditions(pr, [("Provisioned", "True", dws.PROVISIONED_REASON, dws.PROVISIONED_MESSAGE)])
-                self.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
+                    self.nodes.add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
+                self.booking.delivered(key, time.time())
+                self.ctx.set_pr_conditions(
+                    pr, [("Provisioned", "True", dws.PROVISIONED_REASON, dws.PROVISIONED_MESSAGE)]
+                )
+                self.ctx.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
             except KubeError as exc:
                 self.delivered.discard(key)  # the next pass makes the nodes still missing
-                self.log(f"ProvisioningRequest {key}: delivery failed: {exc} (will retry)")
+                self.ctx.log(f"ProvisioningRequest {key}: delivery failed: {exc} (will retry)")
 
         if len(deliveries) <= 1:
             for item in deliveries:

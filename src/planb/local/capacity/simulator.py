@@ -1,20 +1,25 @@
 """The capacity simulator: what GKE's cluster autoscaler and Dynamic Workload Scheduler do, locally.
 
 One pass (`CapacitySimulator.step`) reads the node pools over the GKE API (planb.local.capacity.gke_api:
-the GKE emulator in local mode) and the simulator's nodes, and then, in this order:
+the GKE emulator in local mode) and the simulator's nodes, and then has its reconcilers act, in this order:
 
-* removes the nodes of pools that no longer exist;
-* Spot preemption: notices to the pools ``preempt`` names, then their nodes go after
-  ``spot_notice_seconds`` (planb.local.capacity.spot);
-* fixed-size pools (autoscaling off, e.g. the cluster's default pool) get their node count, and
-  autoscaled pools at least their minimum (planb.local.capacity.nodes makes the nodes);
-* ProvisioningRequests of class ``queued-provisioning.gke.io`` go one step further along DWS's
-  lifecycle (planb.local.capacity.provisioning);
-* ProvisioningRequests of class ``best-effort-atomic-scale-up.autoscaling.x-k8s.io`` are answered by one
-  all-or-nothing scale-up of an ordinary pool, and the nodes their bookings hold count as used by the
-  scale-up and scale-down after it (planb.local.capacity.besteffort);
-* autoscaled on-demand and Spot pools grow for pending pods and shrink when idle
-  (planb.local.capacity.autoscaler).
+* nodes (planb.local.capacity.nodes): removes the nodes of pools that no longer exist;
+* Spot (planb.local.capacity.spot_reconciler, with planb.local.capacity.spot's rules): notices to the pools
+  ``preempt`` names, then their nodes go after ``spot_notice_seconds``;
+* nodes again: fixed-size pools (autoscaling off, e.g. the cluster's default pool) get their node count, and
+  autoscaled pools at least their minimum;
+* queued provisioning (planb.local.capacity.provisioning, its bookings planb.local.capacity.booking):
+  ProvisioningRequests of class ``queued-provisioning.gke.io`` go one step further along DWS's lifecycle;
+* best-effort atomic (planb.local.capacity.besteffort): ProvisioningRequests of class
+  ``best-effort-atomic-scale-up.autoscaling.x-k8s.io`` are answered by one all-or-nothing scale-up of an
+  ordinary pool, and the nodes their bookings hold count as used by the scale-up and scale-down after it;
+* scale-up (planb.local.capacity.autoscaler): autoscaled on-demand and Spot pools grow for pending pods and
+  shrink when idle.
+
+Each reconciler owns its state; what they share goes through one planb.local.capacity.context.Context (the API,
+the log, the ProvisioningRequest watch, the next timer), the nodes reconciler (every node made or removed) and
+small methods of the owner (best-effort atomic reads a request's creation time from queued provisioning; the
+autoscaler's filter of pending pods is best-effort atomic's).
 
 `CapacitySimulator.run` watches ProvisioningRequests (list, then watch from the list's
 resourceVersion), so it answers each one as it appears instead of on the next poll, and runs a pass
@@ -45,22 +50,29 @@ from planb.kube import Kube, KubeError, Obj
 from planb.local.capacity import pools as pools_mod
 from planb.local.capacity import registration
 from planb.local.capacity import settings as settings_mod
-from planb.local.capacity import spot as spot_mod
 from planb.local.capacity import webhook as webhook_mod
 from planb.local.capacity.autoscaler import Autoscaler
-from planb.local.capacity.besteffort import BestEffortAtomic, PodSet
+from planb.local.capacity.besteffort import BestEffortAtomic, ignored_by_scale_up
+from planb.local.capacity.context import Context
 from planb.local.capacity.dws import PR_PATH
 from planb.local.capacity.gke_api import NodePoolReader, default_endpoint, default_project
-from planb.local.capacity.nodes import MANAGED
-from planb.local.capacity.pools import BrokenPool, NodePool
-from planb.local.capacity.provisioning import ProvisioningLifecycle
+from planb.local.capacity.nodes import MANAGED, Nodes
+from planb.local.capacity.pools import BrokenPool
+from planb.local.capacity.provisioning import QueuedProvisioning
+from planb.local.capacity.spot import Preemption
+from planb.local.capacity.spot_reconciler import Spot
 
 #: The webhook's server while it runs, and the configuration registered for it.
 ServedWebhook = tuple[webhook_mod.WebhookServer, registration.Registration]
 
 
-class CapacitySimulator(BestEffortAtomic, ProvisioningLifecycle, Autoscaler):
-    """One reconcile pass per `step()`; `run()` loops until stopped."""
+class CapacitySimulator:
+    """One reconcile pass per `step()`; `run()` loops until stopped.
+
+    The reconcilers it holds, each with its own state, run in this order on every pass: `nodes` (pools gone, then
+    after Spot: fixed sizes and minimums), `spot`, `queued` (queued provisioning and its bookings), `best_effort`
+    (best-effort atomic), `autoscaler` (scale-up, then scale-down). They share `ctx` (the API, the log, the
+    watch, the next timer)."""
 
     def __init__(
         self,
@@ -69,44 +81,64 @@ class CapacitySimulator(BestEffortAtomic, ProvisioningLifecycle, Autoscaler):
         log: Callable[[str], None] = print,
         gke: NodePoolReader | None = None,
     ) -> None:
-        self.kube = Kube(kubeconfig)
-        self.state_dir = state_dir
-        self.log = log
+        self.ctx = Context(Kube(kubeconfig), log, state_dir)
         #: Where the node pools come from (default: the local GKE emulator, the local inventory's project).
         self.gke = gke or NodePoolReader(default_endpoint(), default_project())
-        #: Per request ("namespace/name"): when this process first saw it, when a pool was chosen for it and
-        #: when it was delivered (wall clock).
-        self.first_seen: dict[str, float] = {}
-        self.accepted_at: dict[str, float] = {}
-        self.provisioned_at: dict[str, float] = {}
-        #: Requests delivered by this process (guards against acting twice on a stale cached version).
-        self.delivered: set[str] = set()
-        #: Per request: the nodeSelector and pod count of its templates.
-        self.selectors: dict[str, tuple[dict[str, str], int]] = {}
-        self.missing_templates: set[str] = set()
-        #: Per request with nodes: the pool they are on (rebuilt from the nodes on every pass).
-        self.request_pools: dict[str, str] = {}
-        #: Per request whose booking is over: since when none of its nodes runs a pod.
-        self.idle_request_since: dict[str, float] = {}
-        self.idle_since: dict[str, float] = {}
-        #: Best-effort-atomic requests (planb.local.capacity.besteffort): retry backoff, booking start, PodSets.
-        self.best_effort_retry: dict[str, tuple[float, float]] = {}
-        self.best_effort_provisioned: dict[str, float] = {}
-        self.best_effort_podsets: dict[str, list[PodSet]] = {}
-        #: Pods told they did not trigger a scale-up (planb.local.capacity.autoscaler: one Event per pod).
-        self.told_not_triggered: set[str] = set()
-        #: The ProvisioningRequest watch while `run` runs (None: `step` lists them itself).
-        self.informer: Informer | None = None
         #: Set by the watch on every change: the loop runs a pass at once.
         self.wake = threading.Event()
-        #: The earliest timer (wall clock) a pass found: a delay, booking window or run duration ending.
-        self.next_deadline = float("inf")
         #: Pools the catalog cannot describe, by name, with the error last logged for each.
         self.broken: dict[str, str] = {}
         #: Why the last pass paused, as logged ('' when it ran).
         self.paused = ""
+        self.nodes = Nodes(self.ctx)
         #: Spot preemption (planb.local.capacity.spot): notices, then the nodes go.
-        self.preemption = spot_mod.Preemption(self.kube, self.log, self._delete_node)
+        self.spot = Spot(self.ctx, Preemption(self.ctx.kube, self.ctx.log, self.nodes.delete))
+        self.queued = QueuedProvisioning(self.ctx, self.nodes)
+        self.best_effort = BestEffortAtomic(self.ctx, self.nodes, self.queued.created_at)
+        self.autoscaler = Autoscaler(self.ctx, self.nodes, ignored_by_scale_up)
+
+    # ------------------------------------------------------------------ shared with the reconcilers (ctx)
+    @property
+    def kube(self) -> Kube:
+        return self.ctx.kube
+
+    @kube.setter
+    def kube(self, kube: Kube) -> None:
+        self.ctx.kube = kube
+
+    @property
+    def log(self) -> Callable[[str], None]:
+        return self.ctx.log
+
+    @log.setter
+    def log(self, log: Callable[[str], None]) -> None:
+        self.ctx.log = log
+
+    @property
+    def state_dir(self) -> Path | None:
+        return self.ctx.state_dir
+
+    @state_dir.setter
+    def state_dir(self, state_dir: Path | None) -> None:
+        self.ctx.state_dir = state_dir
+
+    @property
+    def informer(self) -> Informer | None:
+        """The ProvisioningRequest watch while `run` runs (None: `step` lists them itself)."""
+        return self.ctx.informer
+
+    @informer.setter
+    def informer(self, informer: Informer | None) -> None:
+        self.ctx.informer = informer
+
+    @property
+    def next_deadline(self) -> float:
+        """The earliest timer (wall clock) a pass found: a delay, booking window or run duration ending."""
+        return self.ctx.next_deadline
+
+    @next_deadline.setter
+    def next_deadline(self, when: float) -> None:
+        self.ctx.next_deadline = when
 
     # ------------------------------------------------------------------ loop
     def run(self, should_stop: Callable[[], bool] = lambda: False, webhook: bool = False) -> None:
@@ -121,11 +153,12 @@ class CapacitySimulator(BestEffortAtomic, ProvisioningLifecycle, Autoscaler):
         served = self._serve_webhook(should_stop) if webhook else None
         if webhook and served is None:
             return  # stopped before the webhook could be registered
-        self.informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
+        informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
+        self.informer = informer
         try:
             self._loop(should_stop, settings)
         finally:
-            self.informer.stop()
+            informer.stop()
             if served is not None:
                 self._remove_webhook(served)
 
@@ -173,19 +206,9 @@ class CapacitySimulator(BestEffortAtomic, ProvisioningLifecycle, Autoscaler):
         by_pool: dict[str, list[Obj]] = defaultdict(list)
         for node in nodes:
             by_pool[node["metadata"]["labels"].get("cloud.google.com/gke-nodepool", "")].append(node)
-        # Nodes of pools that no longer exist go.
-        for pool_name, pool_nodes in by_pool.items():
-            if pool_name not in pools and pool_name not in self.broken:
-                for node in pool_nodes:
-                    self._delete_node(node["metadata"]["name"], f"pool {pool_name} is gone")
-        self._spot(pools, by_pool, settings)
-        for pool in pools.values():
-            if not pool.autoscaling and not pool.queued_provisioning:
-                self._fixed_size(pool, by_pool.get(pool.name, []))
-            elif pool.autoscaling and not pool.queued_provisioning:
-                missing = pool.min_nodes - len(by_pool.get(pool.name, []))
-                for _ in range(-(-max(0, missing) // pool.hosts_per_slice)):
-                    self._add_slice(pool, pool.hosts_per_slice, f"the pool's minimum of {pool.min_nodes} node(s)")
+        self.nodes.remove_gone(pools, by_pool, self.broken)
+        self.spot.step(pools, by_pool, settings)
+        self.nodes.size(pools, by_pool)
         busy_nodes: list[set[str]] = []
 
         def busy() -> set[str]:
@@ -201,33 +224,15 @@ class CapacitySimulator(BestEffortAtomic, ProvisioningLifecycle, Autoscaler):
                 )
             return busy_nodes[0]
 
-        self._provisioning_requests(pools, by_pool, settings, busy)
-        booked = self._best_effort_requests(pools, by_pool, busy, settings)
+        self.queued.step(pools, by_pool, settings, busy)
+        booked = self.best_effort.step(pools, by_pool, busy, settings)
 
         def used() -> set[str]:
             """Nodes that run a pod or that a best-effort-atomic request's booking holds."""
             return busy() | booked if booked else busy()
 
-        self._scale_up(pools, by_pool, settings, used)
-        self._scale_down(pools, by_pool, settings, used)
-
-    def _spot(self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings) -> None:
-        """Spot preemption: notices to the pools `planb capacity set --preempt` named, then reclaim (spot.py)."""
-        if settings.preempt:
-            for name in settings.preempt:
-                pool = pools.get(name)
-                if pool is None or not pool.spot:
-                    why = "no such pool" if pool is None else "not a Spot pool (config.spot is false)"
-                    self.log(f"pool {name}: not preempted: {why}; GKE preempts Spot VMs only")
-                    continue
-                if self.preemption.notify(name, by_pool.get(name, [])):
-                    self._deadline(time.time() + settings.spot_notice_seconds)
-            settings_mod.update(self.state_dir, preempt=())
-        for name, nodes in list(by_pool.items()):
-            gone, deadline = self.preemption.reclaim(nodes, settings.spot_notice_seconds)
-            self._deadline(deadline)
-            if gone:
-                by_pool[name] = [n for n in nodes if n["metadata"]["name"] not in gone]
+        self.autoscaler.scale_up(pools, by_pool, settings, used)
+        self.autoscaler.scale_down(pools, by_pool, settings, used)
 
     def _report_broken(self, broken: list[BrokenPool]) -> None:
         """Log each pool the catalog cannot describe, once (and again if its error changes)."""

@@ -1,0 +1,58 @@
+"""What the simulator's reconcilers share, handed to each explicitly: the cluster's API, the log, the state
+directory, the ProvisioningRequest watch and the loop's next wake-up.
+
+planb.local.capacity.simulator makes one `Context` and passes it to every reconciler it holds (nodes, Spot,
+queued provisioning, best-effort atomic, the autoscaler). A reconciler keeps its own state; what it shares
+with the others goes through here or through a small method of the reconciler that owns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from planb.informer import Informer
+from planb.kube import Kube, Obj
+from planb.local.capacity import dws
+
+
+class Context:
+    """The API, the log and the timer every reconciler of one simulator uses."""
+
+    def __init__(self, kube: Kube, log: Callable[[str], None], state_dir: Path | None) -> None:
+        self.kube = kube
+        self.log = log
+        self.state_dir = state_dir
+        #: The ProvisioningRequest watch while `run` runs (None: a pass lists them itself).
+        self.informer: Informer | None = None
+        #: The earliest timer (wall clock) a pass found: a delay, booking window or run duration ending.
+        self.next_deadline = float("inf")
+
+    def deadline(self, when: float) -> None:
+        """Wake the loop at `when` (wall clock) at the latest."""
+        self.next_deadline = min(self.next_deadline, when)
+
+    def requests(self) -> list[Obj] | None:
+        """Every ProvisioningRequest: the watch's cache under `run`, else one list; None before the first sync."""
+        if self.informer is not None:
+            if not self.informer.synced.is_set():
+                return None
+            return self.informer.snapshot()
+        return self.kube.items(f"{dws.PR_PATH}/provisioningrequests")
+
+    def set_pr_conditions(
+        self, pr: Obj, updates: list[tuple[str, str, str, str]], details: dict[str, str] | None = None
+    ) -> Obj:
+        """Set conditions (type, status, reason, message) and provisioningClassDetails of a request; returns the
+        request as written."""
+        patch = dws.status_patch(pr, updates, details)
+        if patch is None:
+            return pr
+        meta = pr["metadata"]
+        written = self.kube.merge_patch(
+            f"{dws.PR_PATH}/namespaces/{meta['namespace']}/provisioningrequests/{meta['name']}/status",
+            {"status": patch},
+        )
+        if self.informer is not None and written:
+            self.informer.put(written)  # the next pass must not act on the version before this write
+        return written or pr

@@ -1,0 +1,43 @@
+"""The Spot reconciler: preemption notices to the pools ``planb capacity set --preempt`` names, then their nodes go
+after ``spot_notice_seconds`` (planb.local.capacity.spot holds the rules and `Preemption`, which does it).
+
+Its own module because planb.local.capacity.settings imports spot's constants: the switch it reads and clears
+lives there.
+"""
+
+from __future__ import annotations
+
+import time
+
+from planb.kube import Obj
+from planb.local.capacity import settings as settings_mod
+from planb.local.capacity.context import Context
+from planb.local.capacity.pools import NodePool
+from planb.local.capacity.spot import Preemption
+
+
+class Spot:
+    """One pass of Spot preemption; the state is on the nodes (the notice's annotation), none is kept here."""
+
+    def __init__(self, ctx: Context, preemption: Preemption) -> None:
+        self.ctx = ctx
+        self.preemption = preemption
+
+    def step(self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings) -> None:
+        """Notices to the pools `planb capacity set --preempt` named, then reclaim; reclaimed nodes leave
+        ``by_pool``."""
+        if settings.preempt:
+            for name in settings.preempt:
+                pool = pools.get(name)
+                if pool is None or not pool.spot:
+                    why = "no such pool" if pool is None else "not a Spot pool (config.spot is false)"
+                    self.ctx.log(f"pool {name}: not preempted: {why}; GKE preempts Spot VMs only")
+                    continue
+                if self.preemption.notify(name, by_pool.get(name, [])):
+                    self.ctx.deadline(time.time() + settings.spot_notice_seconds)
+            settings_mod.update(self.ctx.state_dir, preempt=())
+        for name, nodes in list(by_pool.items()):
+            gone, deadline = self.preemption.reclaim(nodes, settings.spot_notice_seconds)
+            self.ctx.deadline(deadline)
+            if gone:
+                by_pool[name] = [n for n in nodes if n["metadata"]["name"] not in gone]
