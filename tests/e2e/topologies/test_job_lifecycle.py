@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from planb import paths
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.local.rayhead import settings as rayhead_settings
 from tests.support.jobs import planb_status, workload_of
@@ -47,7 +48,7 @@ def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm
     rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=15))
     rayhead_settings.set_payload("job-*", rayhead_settings.Payload(seconds=600))
     no_dws = no_quota(helm, "dws")  # only plan A: job 3 waits for job 1's quota
-    helm("upgrade", "planb-queues", str(Path(__file__).parents[2] / "charts" / "planb"), "--reuse-values", *no_dws)
+    helm("upgrade", "planb-queues", str(paths.REPO / "charts" / "planb"), "--reuse-values", *no_dws)
     install_job(helm, "job-1")
     wait_jobs(kube, {"job-1": "on-demand"})
     wait_until(lambda: status(kube, "job-1") == ("Running", "RUNNING"), "job 1 to run", 90)
