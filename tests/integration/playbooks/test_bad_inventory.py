@@ -17,6 +17,7 @@ import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import read_request_log
+from planb.local.stack.ports import free_port
 from planb.paths import REPO
 from tests.support.gke.modules import ansible_playbook
 from tests.support.gke.refusals import assert_plain_refusal
@@ -101,3 +102,18 @@ def test_gke_inventory_without_project_id_says_so_in_one_sentence(emulator: Runn
         out, "inventories/gke needs PROJECT_ID, the Google Cloud project ID to act on", "export PROJECT_ID=<project id>"
     )
     assert emulator.store.request_log() == []
+
+
+def test_site_yml_with_nothing_at_the_local_endpoint_names_the_gke_inventory(tmp_path: Path) -> None:
+    """ansible.cfg's default inventory is the local one: an operator who meant a real project and forgot `-i` is told
+    which inventory ran and the command for the real one, at the first task, before any API call is retried."""
+    port = str(free_port())  # nothing listens there
+    env = {"PLANB_GKE_EMULATOR_PORT": port, "PLANB_STATE_DIR": str(tmp_path)}
+    assert "GKE_API_ENDPOINT" not in os.environ  # the inventory's endpoint is then the port's
+    done = ansible_playbook("site.yml", env=env, timeout=120)
+    out = " ".join((done.stdout + done.stderr).split())  # the callback wraps long messages
+    assert done.returncode != 0, out[-4000:]
+    assert f"planb: nothing answers at http://127.0.0.1:{port}, the GKE emulator of local mode" in out, out[-4000:]
+    assert "inventories/local" in out and "`ansible-playbook site.yml -i inventories/gke`" in out, out[-4000:]
+    recap = re.search(r"localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout)
+    assert recap and recap.groups() == ("0", "0", "1"), done.stdout[-3000:]
