@@ -9,11 +9,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from planb.local.stack import kueue as kueue_mod
 from planb.local.stack.kueue import HostKueue
 from planb.local.stack.stack import LocalStack
-from planb.tls import RENEW_BEFORE, ServingCert, ensure_serving_cert
+from planb.tls import (
+    ETCD_CLIENT_NAME,
+    ETCD_NAME,
+    RENEW_BEFORE,
+    EtcdPKI,
+    ServingCert,
+    ensure_etcd_pki,
+    ensure_serving_cert,
+)
 
 
 def _mode(path: Path) -> int:
@@ -127,3 +137,65 @@ def test_down_leaves_a_directory_it_did_not_create_and_another_stacks_files(tmp_
     (etc_kueue / "tls.crt").write_text("another checkout's certificate\n")
     kueue.remove_metrics_cert()
     assert (etc_kueue / "tls.crt").read_text() == "another checkout's certificate\n"
+
+
+def _cert(path: Path) -> x509.Certificate:
+    return x509.load_pem_x509_certificate(path.read_bytes())
+
+
+def test_etcds_keys_are_private_and_its_ca_signs_only_etcds_and_the_api_servers_certificates(
+    tmp_path: Path, open_umask: None
+) -> None:
+    pki = ensure_etcd_pki(tmp_path / "etcd-pki")
+    assert _mode(pki.directory) == 0o700
+    assert _mode(pki.server_key) == _mode(pki.client_key) == 0o600
+    # The CA's key is dropped once it has signed: nothing else in the directory.
+    assert sorted(p.name for p in pki.directory.iterdir()) == sorted(
+        p.name for p in (pki.ca_crt, pki.server_crt, pki.server_key, pki.client_crt, pki.client_key)
+    )
+    ca, server, client = _cert(pki.ca_crt), _cert(pki.server_crt), _cert(pki.client_crt)
+    server.verify_directly_issued_by(ca)
+    client.verify_directly_issued_by(ca)
+    assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length == 0
+    # etcd's certificate serves clients and peers on 127.0.0.1 and is a peer's client certificate too.
+    names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    assert set(server.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == {
+        ExtendedKeyUsageOID.SERVER_AUTH,
+        ExtendedKeyUsageOID.CLIENT_AUTH,
+    }
+    assert server.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == ETCD_NAME
+    # The API server's is a client certificate only.
+    assert list(client.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == [
+        ExtendedKeyUsageOID.CLIENT_AUTH
+    ]
+    assert client.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == ETCD_CLIENT_NAME
+    assert not pki.needs_renewal()
+    assert ensure_etcd_pki(pki.directory).ca_crt.read_bytes() == pki.ca_crt.read_bytes()  # a valid set is kept
+
+
+def test_etcds_certificates_are_renewed_whole_near_expiry(tmp_path: Path) -> None:
+    now = datetime.datetime.now(datetime.UTC)
+    old = ensure_etcd_pki(tmp_path, now=now - datetime.timedelta(days=365) + RENEW_BEFORE / 2)
+    before = {path: path.read_bytes() for path in (old.ca_crt, old.server_crt, old.client_crt)}
+    assert old.needs_renewal()
+    renewed = ensure_etcd_pki(tmp_path)
+    assert all(path.read_bytes() != data for path, data in before.items())
+    expires = renewed.expires()
+    assert expires is not None and expires - now > datetime.timedelta(days=300)
+    assert not renewed.needs_renewal()
+
+
+@pytest.mark.parametrize("spoil", ["ca", "key", "missing"])
+def test_a_broken_etcd_set_is_renewed(tmp_path: Path, spoil: str) -> None:
+    pki = ensure_etcd_pki(tmp_path / "a")
+    other = ensure_etcd_pki(tmp_path / "b")
+    if spoil == "ca":  # a renewal that stopped before its CA was written
+        pki.ca_crt.write_bytes(other.ca_crt.read_bytes())
+    elif spoil == "key":
+        pki.client_key.write_bytes(other.client_key.read_bytes())
+    else:
+        pki.server_key.unlink()
+    assert EtcdPKI(pki.directory).needs_renewal()
+    ensure_etcd_pki(pki.directory)
+    assert not pki.needs_renewal()

@@ -4,10 +4,25 @@ kwokctl's binary runtime runs the pinned binaries as host processes. Admission p
 (``--kube-admission``): kwokctl turns them off by default, which silently disables webhooks.
 
 Every component listens on 127.0.0.1 only: kwokctl's default bind address is 0.0.0.0, which would
-put etcd (plain HTTP, no authentication) and the API server on every interface. The address is set
-in a KwokctlConfiguration passed with ``--config`` (there is no flag for it in kwokctl v0.8), which
-also keeps a user's ``~/.kwok/kwok.yaml`` out. kwokctl runs under umask 077: it writes its PKI keys
-with mode 0644, and its files should be this user's alone.
+put etcd and the API server on every interface. The address is set in a KwokctlConfiguration passed
+with ``--config`` (there is no flag for it in kwokctl v0.8), which also keeps a user's
+``~/.kwok/kwok.yaml`` out. kwokctl runs under umask 077: it writes its PKI keys with mode 0644, and
+its files should be this user's alone.
+
+Loopback is shared with every account on the machine, so etcd also wants a client certificate: kwokctl runs it
+on plain http without authentication, where any local user could rewrite any object (a job's ConfigMap, which
+the Ray head stand-in runs as this user). etcd's client and peer listeners are https with
+``--client-cert-auth``/``--peer-client-cert-auth``, trusting only a CA of their own
+(planb.tls.ensure_etcd_pki; the keys 0600 in the cluster's directory, inside the 0700 state directory), and
+the API server presents that CA's client certificate. The flags go in as the configuration's componentsPatches
+extraArgs. kwokctl appends an extraArg after its own flags (pkg/kwokctl/runtime/util.go, applyComponentPatch)
+unless it says ``override: true``; then it replaces kwokctl's own flag of that name in place. kwokctl's
+``--listen-client-urls=http://...`` and the other URLs, and the API server's ``--etcd-servers=http://...``,
+are overridden, not repeated: etcd would keep the last of a repeated URL flag, but the API server's
+``--etcd-servers`` is a string slice, to which a second flag adds a server rather than replacing it. As the
+URLs carry etcd's ports, planb picks them, and with them every port kwokctl would pick (PORTS_BELOW):
+kwokctl's own choice counts only other clusters' saved ports as taken, not the ones a configuration sets, and
+would give kwok-controller etcd's port.
 """
 
 from __future__ import annotations
@@ -15,8 +30,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +44,7 @@ from planb.local import apiserver as local_apiserver
 from planb.local.stack.errors import LocalStackError, ToolMissingError
 from planb.process import is_alive, terminate
 from planb.statefile import write_atomic
+from planb.tls import ETCD_NAME, EtcdPKI, ensure_etcd_pki, private_dir
 
 CLUSTER_NAME = "planb"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "etcd", "kwokctl")
@@ -76,7 +93,108 @@ GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}
 API_SERVER_ARGS = {"watch-cache-sizes": "customresourcedefinitions.apiextensions.k8s.io#0"}
 
 
-def kwokctl_configuration(*, kwok_crds: bool = True) -> dict[str, Any]:
+#: etcd's certificates (planb.tls.ensure_etcd_pki), in the cluster's directory inside the state directory: they live
+#: and go with the cluster (kwokctl's delete and `planb local down` remove that directory), a new cluster gets a new CA.
+ETCD_PKI_DIR = "etcd-pki"
+#: The etcd member's name (kwokctl's ``--name=node0``), which ``--initial-cluster`` names.
+ETCD_MEMBER = "node0"
+#: The control plane's ports but the API server's are the first free ones below this, downwards, as kwokctl picks them
+#: (pkg/utils/net/unused_port.go): below Linux's ephemeral range, so no outgoing connection holds one at a restart.
+PORTS_BELOW = 32767
+#: The options of the ports kwokctl would otherwise pick (pkg/kwokctl/runtime/binary: setupPorts), etcd's first.
+PICKED_PORTS = ("etcdPort", "etcdPeerPort", "kwokControllerPort", "kubeControllerManagerPort", "kubeSchedulerPort")
+
+
+@dataclass(frozen=True)
+class EtcdEndpoint:
+    """Where etcd listens (its client and peer ports, on BIND_ADDRESS) and the certificates it and its client use."""
+
+    pki: EtcdPKI
+    port: int
+    peer_port: int
+
+    @property
+    def client_url(self) -> str:
+        return f"https://{BIND_ADDRESS}:{self.port}"
+
+    @property
+    def peer_url(self) -> str:
+        return f"https://{BIND_ADDRESS}:{self.peer_port}"
+
+
+#: The endpoint the snapshot's key is computed with: a configuration's flags apart from one cluster's paths and ports.
+RECIPE_ETCD = EtcdEndpoint(EtcdPKI(Path("/CLUSTER") / ETCD_PKI_DIR), 0, 0)
+
+
+def _arg(key: str, value: str, *, override: bool = False) -> dict[str, Any]:
+    return {"key": key, "value": value, **({"override": True} if override else {})}
+
+
+def etcd_tls_args(etcd: EtcdEndpoint) -> dict[str, list[dict[str, Any]]]:
+    """The extraArgs that put etcd's listeners on TLS with client certificates, by component.
+
+    kwokctl's own URL flags are replaced (``override``); the rest are added after kwokctl's flags. The peer
+    listener (one member, so no peer ever connects) is TLS too, with a client certificate of etcd's own name:
+    on plain http any local user could send raft messages to it."""
+    pki = etcd.pki
+    return {
+        "etcd": [
+            _arg("listen-client-urls", etcd.client_url, override=True),
+            _arg("advertise-client-urls", etcd.client_url, override=True),
+            _arg("listen-peer-urls", etcd.peer_url, override=True),
+            _arg("initial-advertise-peer-urls", etcd.peer_url, override=True),
+            _arg("initial-cluster", f"{ETCD_MEMBER}={etcd.peer_url}", override=True),
+            _arg("client-cert-auth", "true"),
+            _arg("trusted-ca-file", str(pki.ca_crt)),
+            _arg("cert-file", str(pki.server_crt)),
+            _arg("key-file", str(pki.server_key)),
+            _arg("peer-client-cert-auth", "true"),
+            _arg("peer-trusted-ca-file", str(pki.ca_crt)),
+            _arg("peer-cert-file", str(pki.server_crt)),
+            _arg("peer-key-file", str(pki.server_key)),
+            _arg("peer-cert-allowed-cn", ETCD_NAME),
+        ],
+        "kube-apiserver": [
+            _arg("etcd-servers", etcd.client_url, override=True),
+            _arg("etcd-cafile", str(pki.ca_crt)),
+            _arg("etcd-certfile", str(pki.client_crt)),
+            _arg("etcd-keyfile", str(pki.client_key)),
+        ],
+    }
+
+
+def configuration_recipe(*, kwok_crds: bool = True) -> dict[str, Any]:
+    """The configuration with RECIPE_ETCD: what an etcd snapshot's key holds of it (planb.local.stack.snapshot)."""
+    return kwokctl_configuration(RECIPE_ETCD, kwok_crds=kwok_crds)
+
+
+def unused_ports(count: int, *, below: int = PORTS_BELOW, exclude: Sequence[int] = ()) -> list[int]:
+    """`count` ports nothing listens on, on loopback or any address, the highest first below `below` (kwokctl's way;
+    another process may take one before etcd binds it, as with kwokctl's own choice)."""
+    found: list[int] = []
+    port = below
+    while len(found) < count and port > 10000:
+        port -= 1
+        if port not in exclude and _port_unused(port):
+            found.append(port)
+    if len(found) < count:
+        raise LocalStackError(f"no {count} free ports for the control plane below {below}")
+    return found
+
+
+def _port_unused(port: int) -> bool:
+    for host in (BIND_ADDRESS, ""):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
+def kwokctl_configuration(
+    etcd: EtcdEndpoint, *, kwok_crds: bool = True, ports: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """The KwokctlConfiguration planb creates its cluster with.
 
     kwok-controller also serves pod logs (``--enable-crds=Logs``: a Logs object names the file a pod's log is
@@ -89,20 +207,34 @@ def kwokctl_configuration(*, kwok_crds: bool = True) -> dict[str, Any]:
 
     Without `kwok_crds` kwokctl installs none of kwok's CRDs (a control plane without kwok-controller, an etcd
     snapshot's: kwokctl's own install of them updates an existing CRD without its resourceVersion and fails, so
-    a snapshot must not hold them)."""
+    a snapshot must not hold them).
+
+    etcd listens at `etcd` with TLS and client certificates (etcd_tls_args); `ports` sets the other components' ports
+    (options named in PICKED_PORTS)."""
+    tls = etcd_tls_args(etcd)
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
-        "options": {"bindAddress": BIND_ADDRESS, "enableCRDs": ["Logs"] if kwok_crds else []},
+        "options": {
+            "bindAddress": BIND_ADDRESS,
+            "enableCRDs": ["Logs"] if kwok_crds else [],
+            **(ports or {}),
+            "etcdPort": etcd.port,
+            "etcdPeerPort": etcd.peer_port,
+        },
         "componentsPatches": [
             *(
                 {"name": name, "extraEnvs": [{"name": key, "value": value} for key, value in env.items()]}
                 for name, env in GO_RUNTIME_ENV.items()
             ),
+            {"name": "etcd", "extraArgs": tls["etcd"]},
             {"name": "kwok-controller", "extraArgs": [{"key": "node-ip", "value": BIND_ADDRESS}]},
             {
                 "name": "kube-apiserver",
-                "extraArgs": [{"key": key, "value": value} for key, value in API_SERVER_ARGS.items()],
+                "extraArgs": [
+                    *({"key": key, "value": value} for key, value in API_SERVER_ARGS.items()),
+                    *tls["kube-apiserver"],
+                ],
             },
         ],
     }
@@ -203,14 +335,23 @@ class ControlPlane:
         """
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        configuration = kwokctl_configuration(kwok_crds="kwok-controller" not in without)
+        if not dry_run:
+            for directory in (self.workdir, self.workdir / "clusters", self.cluster_dir):
+                private_dir(directory)  # as kwokctl makes them under umask 077
+        pki = self.etcd_pki if dry_run else ensure_etcd_pki(self.etcd_pki.directory)
+        picked = dict(zip(PICKED_PORTS, unused_ports(len(PICKED_PORTS), exclude=(self.apiserver_port,)), strict=True))
+        configuration = kwokctl_configuration(
+            EtcdEndpoint(pki, picked["etcdPort"], picked["etcdPeerPort"]),
+            kwok_crds="kwok-controller" not in without,
+            ports=picked,
+        )
         write_atomic(self.config_file, yaml.safe_dump_all([configuration, *kwok_stages()]))
         if etcd_from is not None and not dry_run:
             if self.etcd_dir.exists():
                 raise LocalStackError(f"{self.etcd_dir} exists already; a snapshot goes only into a new cluster")
             shutil.copytree(etcd_from, self.etcd_dir)
             self.etcd_dir.chmod(0o700)  # etcd wants its data directory private
-        return self._kwokctl(
+        out = self._kwokctl(
             *(["--dry-run"] if dry_run else []),
             "create",
             "cluster",
@@ -229,9 +370,49 @@ class ControlPlane:
             "--timeout=240s",
             config=self.config_file,
         )
+        if not dry_run and not self.etcd_secured():
+            # A kwokctl that no longer has a flag an override names drops the override with a warning only.
+            self.delete()
+            raise LocalStackError(
+                "kwokctl did not start etcd on https with client certificates (its saved etcd flags lack them), so "
+                "the cluster was deleted: the pinned kwokctl and planb.local.stack.control_plane disagree"
+            )
+        return out
+
+    @property
+    def etcd_pki(self) -> EtcdPKI:
+        """etcd's CA and certificates, and the API server's client certificate, in the cluster's directory."""
+        return EtcdPKI(self.cluster_dir / ETCD_PKI_DIR)
 
     def start(self) -> None:
+        """Start the existing cluster's stopped components; etcd's certificates renewed first when due (every
+        component stopped before, so etcd and the API server start with the same new CA)."""
+        if self.etcd_secured() and self.etcd_pki.needs_renewal():
+            if self.component_pids():
+                self._kwokctl("stop", "cluster", timeout=120)
+            ensure_etcd_pki(self.etcd_pki.directory)
         self._kwokctl("start", "cluster", "--wait=120s")
+
+    def etcd_secured(self) -> bool:
+        """The existing cluster's etcd requires client certificates on https (a cluster created by an older planb
+        runs it on plain http, open to every local user, until it is deleted and created again)."""
+        args = self._saved_args("etcd")
+        return "--client-cert-auth=true" in args and not any(
+            arg.startswith("--listen-client-urls=http://") for arg in args
+        )
+
+    def _saved_args(self, component: str) -> list[str]:
+        """A component's arguments as kwokctl saved them for the existing cluster ([] if none or unreadable)."""
+        try:
+            docs = list(yaml.safe_load_all((self.cluster_dir / "kwok.yaml").read_text()))
+        except (OSError, yaml.YAMLError):
+            return []
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("kind") == "KwokctlConfiguration":
+                for item in doc.get("components") or []:
+                    if isinstance(item, dict) and item.get("name") == component:
+                        return [str(arg) for arg in item.get("args") or []]
+        return []
 
     def saved_options(self) -> dict[str, Any]:
         """The options kwokctl saved for the existing cluster ({} if none or unreadable)."""

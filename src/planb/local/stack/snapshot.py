@@ -47,7 +47,7 @@ from pathlib import Path
 from planb import paths
 from planb.kube import Kube
 from planb.local.stack import crds
-from planb.local.stack.control_plane import ControlPlane, kwokctl_configuration
+from planb.local.stack.control_plane import ControlPlane, configuration_recipe
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.ports import free_port
 from planb.process import terminate
@@ -92,7 +92,8 @@ def snapshot_key(manifests: Sequence[Path], versions_env: bytes) -> str:
     """A snapshot's key: what its etcd holds depends on these and nothing else."""
     digest = hashlib.sha256(f"format {SNAPSHOT_FORMAT}\n".encode())
     digest.update(hashlib.sha256(versions_env).digest())
-    recipe = {"configuration": kwokctl_configuration(kwok_crds=False), "without": WITHOUT}
+    # The configuration's flags, etcd's TLS included, but not one throwaway cluster's certificate paths and ports.
+    recipe = {"configuration": configuration_recipe(kwok_crds=False), "without": WITHOUT}
     digest.update(json.dumps(recipe, sort_keys=True).encode())
     for path in manifests:
         digest.update(f"{path.parent.name}/{path.name}\n".encode())
