@@ -148,3 +148,29 @@ def test_info_modules(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     missing = modules.run("gke_node_pool_info", {"cluster": "tpu-cluster", "name": "nope"})
     assert missing == {"changed": False, "exists": False, "node_pools": []}
     assert len(emulator.writes()) == writes  # info modules only read
+
+
+def test_a_cluster_is_created_with_dataplane_v2_and_the_network_given(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    """Dataplane V2 by default (the chart's NetworkPolicies are enforced only with it), the organisation's network and
+    subnetwork when given; each is create-only, and a change is refused naming the option before any write."""
+    args = {**CLUSTER_ARGS, "network": "planb-vpc", "subnetwork": "planb-subnet"}
+    created = modules.run("gke_cluster", args)["cluster"]
+    assert created["networkConfig"]["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert created["ipAllocationPolicy"]["useIpAliases"] is True  # Dataplane V2 needs a VPC-native cluster
+    assert (created["network"], created["subnetwork"]) == ("planb-vpc", "planb-subnet")
+    stored = next(iter(emulator.store.clusters.values()))
+    assert stored["networkConfig"]["datapathProvider"] == "ADVANCED_DATAPATH" and stored["network"] == "planb-vpc"
+    assert not modules.run("gke_cluster", args)["changed"]
+    writes = len(emulator.writes())
+    for change, option in (
+        ({"network": "other-vpc"}, "network"),
+        ({"subnetwork": "other-subnet"}, "subnetwork"),
+        ({"dataplane_v2": False}, "dataplane_v2"),
+    ):
+        failed = modules.fail("gke_cluster", {**args, **change})
+        assert failed["msg"].startswith(f"{option} of cluster") and "cannot be changed in place" in failed["msg"], (
+            failed
+        )
+    assert len(emulator.writes()) == writes

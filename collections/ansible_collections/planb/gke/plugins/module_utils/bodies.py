@@ -32,6 +32,15 @@ def cluster_body(params: Params) -> Body:
             }
         ],
     }
+    # Dataplane V2 enforces NetworkPolicy and needs a VPC-native cluster
+    # (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2).
+    dataplane_v2 = params.get("dataplane_v2", True)
+    body["networkConfig"] = {"datapathProvider": "ADVANCED_DATAPATH" if dataplane_v2 else "LEGACY_DATAPATH"}
+    if dataplane_v2:
+        body["ipAllocationPolicy"] = {"useIpAliases": True}
+    for option in ("network", "subnetwork"):
+        if params.get(option):
+            body[option] = params[option]
     if params.get("labels"):
         body["resourceLabels"] = dict(params["labels"])
     if params.get("workload_identity") is not None:

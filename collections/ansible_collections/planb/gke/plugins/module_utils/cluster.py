@@ -23,7 +23,13 @@ from ansible_collections.planb.gke.plugins.module_utils.validate import validate
 from ansible_collections.planb.gke.plugins.module_utils.versions import parse_version
 
 #: Fields that cannot change in place: (API path prefix, option name).
-CLUSTER_IMMUTABLE = [("nodePools", "default_pool_machine_type / default_pool_node_count")]
+CLUSTER_IMMUTABLE = [
+    ("nodePools", "default_pool_machine_type / default_pool_node_count"),
+    ("networkConfig.datapathProvider", "dataplane_v2"),
+    ("ipAllocationPolicy", "dataplane_v2"),
+    ("network", "network"),
+    ("subnetwork", "subnetwork"),
+]
 
 
 def _cluster_updates(

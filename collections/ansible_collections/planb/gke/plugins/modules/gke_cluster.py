@@ -60,6 +60,29 @@ options:
         M(planb.gke.gke_node_pool)'s O(planb.gke.gke_node_pool#module:workload_metadata_mode=GKE_METADATA).
       - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity).
     type: bool
+  dataplane_v2:
+    description:
+      - GKE Dataplane V2 (C(networkConfig.datapathProvider=ADVANCED_DATAPATH)), which enforces Kubernetes
+        NetworkPolicy, so the NetworkPolicies planb's chart ships hold. It needs a VPC-native cluster, so the body
+        also sets C(ipAllocationPolicy.useIpAliases).
+      - V(false) creates the cluster with GKE's legacy datapath (C(LEGACY_DATAPATH)), where NetworkPolicy is not
+        enforced unless network policy enforcement is enabled separately.
+      - Set at creation only; a cluster whose datapath differs is refused, naming the option.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2).
+    type: bool
+    default: true
+  network:
+    description:
+      - The VPC network the cluster's nodes join (C(network)); omitted, GKE takes the project's C(default)
+        network, which organisations often forbid.
+      - Set at creation only; a cluster on another network is refused, naming the option.
+    type: str
+  subnetwork:
+    description:
+      - The subnetwork of O(network) in the cluster's region (C(subnetwork)); omitted, GKE picks the network's
+        subnetwork in that region.
+      - Set at creation only; a cluster on another subnetwork is refused, naming the option.
+    type: str
   recreate_on_error:
     description:
       - Delete and recreate a cluster that GKE reports in status ERROR.
@@ -123,6 +146,9 @@ ARGUMENT_SPEC = dict(
     image_streaming={"type": "bool", "default": True},
     labels={"type": "dict"},
     workload_identity={"type": "bool"},
+    dataplane_v2={"type": "bool", "default": True},
+    network={"type": "str"},
+    subnetwork={"type": "str"},
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )
