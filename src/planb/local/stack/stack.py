@@ -231,6 +231,12 @@ class LocalStack(StackTeardown):
                 f"(every interface, etcd without authentication). Fix: 'planb local down' then 'planb local up' "
                 f"re-creates it on {BIND_ADDRESS}."
             )
+        elif self.control_plane.exists() and not self.control_plane.etcd_secured():
+            say(
+                "warning: this control plane was created with etcd on plain HTTP (any local account can read and "
+                "write it). Fix: 'planb local down' then 'planb local up' re-creates it with etcd behind client "
+                "certificates."
+            )
 
     # ---------------------------------------------------------------- status
     def status(self) -> list[Component]:
