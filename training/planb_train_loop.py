@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +29,36 @@ from planb_train_models import linear_task, transformer_task
 from planb_train_progress import Progress
 
 WARMUP_STEPS = 2  # steps excluded from throughput (compilation)
+
+
+class StopNotice:
+    """A stop the job is told of first: SIGTERM, then a grace period. Kueue's eviction deletes the pods, a Spot VM's
+    preemption notice and a DWS booking's end drain the node; each reaches the containers as SIGTERM followed by
+    terminationGracePeriodSeconds (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
+    The loop then saves a checkpoint at the next step boundary, waits for Orbax to commit it and ends the process by
+    the same signal, so whoever watches it sees the stop it asked for. A step in flight finishes first: at most that
+    step is lost. Only the process's main thread can take signals, so a loop in a worker thread (a Ray actor) keeps
+    the default behaviour."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def install(self) -> bool:
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        signal.signal(signal.SIGTERM, self._noticed)
+        return True
+
+    def _noticed(self, signum: int, _frame: object) -> None:
+        self.signum = signum
+
+    def stop(self) -> None:
+        """End the process by the signal it was told of, after its output is out."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        assert self.signum is not None
+        signal.signal(self.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), self.signum)
 
 
 @dataclasses.dataclass
@@ -67,6 +101,8 @@ def train_loop(
     losses: dict[int, float] = {}
     step_times: list[float] = []
     report_s = 0.0  # time spent in ray.train.report
+    notice = StopNotice()
+    notice.install()
     print("Starting training...")
     last = time.perf_counter()
     for step in range(start, end):
@@ -97,6 +133,13 @@ def train_loop(
             loss.block_until_ready()
         ckpt.maybe_save(step + 1, state)
         progress.record(step + 1)
+        if notice.signum is not None:
+            saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
+            ckpt.close()
+            progress.record(step + 1, force=True)
+            where = f"checkpoint step {step + 1} saved" if saved else "no checkpoint directory, nothing saved"
+            print(f"Stop notice ({signal.Signals(notice.signum).name}) after step {step + 1}: {where}; stopping")
+            notice.stop()
         now = time.perf_counter()
         step_times.append(now - last)
         last = now

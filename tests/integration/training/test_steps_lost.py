@@ -87,6 +87,46 @@ def test_a_killed_run_reports_the_steps_past_its_newest_checkpoint(tmp_path: Pat
     assert f"Resumed from checkpoint step {saved} in {ckpt}" in resumed.stdout
 
 
+def test_a_run_told_to_stop_saves_first_and_loses_no_step(tmp_path: Path) -> None:
+    """SIGTERM, as Kueue's eviction, a Spot VM's notice or a DWS booking's end deliver it before the grace period:
+    train.py saves at the next step boundary, waits for the save, and ends by the same signal; the restart resumes
+    from the step it reached, with 0 steps lost (a checkpoint interval far longer than the run so far)."""
+    ckpt = tmp_path / "ckpt"
+    env = {
+        **LINEAR,
+        "PLANB_EPOCHS": "100000000",
+        "PLANB_LOG_EVERY": "100000",
+        "PLANB_CHECKPOINT_DIR": str(ckpt),
+        "PLANB_CHECKPOINT_EVERY": "1000000",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(TRAIN_PY)],
+        env=clean_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not ((ckpt / "planb-progress.json").is_file() and reached(ckpt) > 50):
+            time.sleep(0.2)
+        assert checkpoints(ckpt) == [], "a checkpoint before the notice: the interval is too short for this test"
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == -signal.SIGTERM, out[-3000:]  # ended by the signal it was told of
+    saved = checkpoints(ckpt)
+    assert len(saved) == 1 and saved[0] == reached(ckpt) > 50, (saved, out[-3000:])
+    assert f"Stop notice (SIGTERM) after step {saved[0]}: checkpoint step {saved[0]} saved; stopping" in out
+    resumed = run_script({**env, "PLANB_EPOCHS": str(saved[0] + 5)})
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert LOST.findall(resumed.stdout) == [(str(saved[0]), "0")], resumed.stdout[-3000:]
+
+
 def test_steps_lost_counts_from_the_restored_step(train: ModuleType) -> None:
     assert train.steps_lost(100, 137) == 37
     assert train.steps_lost(100, 100) == 0
