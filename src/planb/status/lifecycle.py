@@ -21,6 +21,12 @@ pkg/controller/core/workload_controller.go):
   autoscaler's sources show only "Expected time is indefinite." there, so the status adds planb's own figure, how
   long the request has waited ("Run a large-scale workload with flex-start with queued provisioning",
   https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+* After a failed scale-up in a node pool (a resize request whose create call failed, e.g. Failed with
+  QueuingInfeasibleNoCapacity) GKE's autoscaler backs the pool off: 5 minutes, doubled after each later failure up
+  to 30 (GoogleCloudPlatform/cluster-autoscaler pkg/provisioningrequests/scaleup/executor.go RegisterFailedScaleUp,
+  pkg/backoff/gke_mig_backoff.go). A request no other pool takes meanwhile stays ``Accepted=False`` with
+  NodepoolInBackoff and fails with it two minutes after its creation; Kueue retries a failed one like any other,
+  so the status names the backoff and what comes next (`request_hint`).
 """
 
 from __future__ import annotations
@@ -155,6 +161,9 @@ def pod_count(pr: Obj) -> int:
 
 #: GKE's reason for a request no node pool holds whole (planb.local.capacity.scaleup.POOL_SIZE_REASON).
 POOL_SIZE_REASON = "NodepoolSizeReached"
+#: GKE's reason for a request whose pools are backed off after a failed scale-up
+#: (planb.local.capacity.scaleup.BACKOFF_REASON).
+BACKOFF_REASON = "NodepoolInBackoff"
 
 
 def one_pool_hint(reason: str, pods: int) -> str:
@@ -166,6 +175,26 @@ def one_pool_hint(reason: str, pods: int) -> str:
         "TPU pool holds one slice, so a job of two or more slices never fits a DWS pool: run it with "
         "job.workers.replicas=1, or keep it off DWS (job.avoidPlans; the chart does so for a multi-slice job)"
     )
+
+
+def backoff_hint(reason: str, state: str) -> str:
+    """planb's explanation of GKE's NodepoolInBackoff for a request in ``state``, '' for any other reason."""
+    if reason != BACKOFF_REASON:
+        return ""
+    then = (
+        "Kueue retries the request after its own backoff (retryStrategy) while retries are left"
+        if state == "Failed"
+        else "GKE fails the request two minutes after its creation if no pool takes it by then, and Kueue retries it"
+    )
+    return (
+        "planb: GKE backs a node pool off after a failed scale-up in it (5 minutes, doubled after each later "
+        f"failure, at most 30) and queues no request in it meanwhile; {then}"
+    )
+
+
+def request_hint(reason: str, state: str, pods: int) -> str:
+    """planb's explanation of GKE's reason on a request ('' when planb adds nothing)."""
+    return one_pool_hint(reason, pods) or backoff_hint(reason, state)
 
 
 def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:

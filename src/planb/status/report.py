@@ -374,7 +374,7 @@ def explain(job: JobStatus) -> str:
             + (f" [{req.queued_for}]" if req.queued_for else "")
             + (f" — {detail}" if detail else "")
         )
-        hint = lifecycle.one_pool_hint(req.reason, req.pods)
+        hint = lifecycle.request_hint(req.reason, req.state, req.pods)
         if hint:
             lines.append(f"    {hint}")
     if job.ray_status:

@@ -218,7 +218,11 @@ def test_retries_exhausted_deactivate_and_reactivation_admits_when_capacity_retu
     # would end before then, its simulated payload being shorter than this test, and leave its quota to job 2).
     no_plan_a = no_quota(helm, "on-demand")
     with RequestHistory(kube) as history, retry_strategy(helm, 1, *no_plan_a):
-        capacity_settings.update(provisioning_delay_seconds=1.0, pools={"dws-pool": Lifecycle(fail=True)})
+        # Each failed create call backs dws-pool off (GKE: 5 min, doubling): 2 s here, so the retry reaches the
+        # create call again and fails with the same reason instead of NodepoolInBackoff two minutes later.
+        capacity_settings.update(
+            provisioning_delay_seconds=1.0, node_group_backoff_seconds=2.0, pools={"dws-pool": Lifecycle(fail=True)}
+        )
         install_job(helm, "job-2")
         wait_until(lambda: deactivated(kube, "job-2"), "Kueue to deactivate job 2 after its retries", 120)
         for attempt in (1, 2):  # backoffLimitCount 1: the first attempt and one retry

@@ -82,7 +82,8 @@ def test_failed_provisioning_is_retried(site: Path, helm: Run) -> None:
         "--set",
         "dws.retryStrategy.backoffMaxSeconds=2",
     )
-    capacity_settings.update(fail_next=1, provisioning_delay_seconds=1.0)
+    # GKE backs dws-pool off after the failed scale-up (5 min): 2 s here, so the retry finds it again.
+    capacity_settings.update(fail_next=1, provisioning_delay_seconds=1.0, node_group_backoff_seconds=2.0)
     install_job(helm, "job-1")
     wait_jobs(kube, {"job-1": "on-demand"})
     install_job(helm, "job-2")

@@ -145,6 +145,37 @@ def test_a_two_slice_request_gke_cannot_place_is_explained() -> None:
     assert "a job of two or more slices never fits a DWS pool" in text
 
 
+def test_a_request_gke_holds_back_for_a_pool_in_backoff_names_nodepoolinbackoff() -> None:
+    """After a failed scale-up GKE backs the pool off; the next request is NodepoolInBackoff, then fails with it."""
+    message = "Nodepool in backoff after failed scale-up, affected nodepools: dws-pool"
+    failure = "Could not enqueue the Provisioning Request due to insufficient capacity in zone us-east5-b."
+    wl = workload(
+        [cond("QuotaReserved", "True", "QuotaReserved", "", -200)],
+        [{"name": "dws-prov", "state": "Pending", "retryCount": 1}],
+    )
+    first = request(
+        1,
+        [
+            cond("Accepted", "False", "NotAccepted", "Provisioning Request wasn't accepted.", -199),
+            cond("Failed", "True", "QueuingInfeasibleNoCapacity", failure, -199),
+        ],
+    )
+    second = request(2, [cond("Accepted", "False", "NodepoolInBackoff", message, -60)])
+    job = collect(kube(wl, [second, first]), "default")[0]  # type: ignore[arg-type]
+    text = explain(job)
+    assert f"ProvisioningRequest {WL}-dws-prov-1: Failed — QueuingInfeasibleNoCapacity {failure}" in text
+    assert f"ProvisioningRequest {WL}-dws-prov-2: Pending — NodepoolInBackoff {message}" in text
+    assert "planb: GKE backs a node pool off after a failed scale-up in it" in text
+    assert "GKE fails the request two minutes after its creation if no pool takes it by then" in text
+    assert f"{WL}-dws-prov-2=Pending" in table([job])
+
+    failed = request(2, [cond("Failed", "True", "NodepoolInBackoff", message, -1)])
+    text = explain(collect(kube(wl, [failed]), "default")[0])  # type: ignore[arg-type]
+    assert f"ProvisioningRequest {WL}-dws-prov-2: Failed — NodepoolInBackoff {message}" in text
+    assert "Kueue retries the request after its own backoff (retryStrategy) while retries are left" in text
+    assert lifecycle.request_hint("QueuingInfeasibleNoCapacity", "Failed", 4) == ""
+
+
 def test_a_retried_request_counts_down_the_retries_and_shows_each_phase() -> None:
     wl = workload(
         [

@@ -70,6 +70,7 @@ def _set(args: argparse.Namespace) -> int:
         ("--booking-window", args.booking_window),
         ("--max-run", args.max_run),
         ("--scale-down-after", args.scale_down_after),
+        ("--node-group-backoff", args.node_group_backoff),
     ):
         if value is not None and value < 0:
             raise PlanbError(f"{flag} must be >= 0, got {value}")
@@ -86,6 +87,10 @@ def _set(args: argparse.Namespace) -> int:
         changes["fail_next"] = args.fail_next
     if args.scale_down_after is not None:
         changes["scale_down_after_seconds"] = args.scale_down_after
+    if args.multiple_podsets is not None:
+        changes["provisioning_request_multiple_podsets_enabled"] = args.multiple_podsets
+    if args.node_group_backoff is not None:
+        changes["node_group_backoff_seconds"] = args.node_group_backoff
     if args.spot_notice is not None:
         if args.spot_notice < 0:
             raise PlanbError(f"--spot-notice must be >= 0, got {args.spot_notice}")
@@ -175,6 +180,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setp.add_argument("--stockout", action="append", metavar="POOL", help="this pool finds no capacity")
     setp.add_argument("--restock", action="append", metavar="POOL", help="end a pool's stockout")
     setp.add_argument("--scale-down-after", type=finite, help="seconds idle before nodes are removed")
+    podsets = setp.add_mutually_exclusive_group()
+    podsets.add_argument(
+        "--multiple-podsets-enabled",
+        dest="multiple_podsets",
+        action="store_true",
+        default=None,
+        help="GKE's rollout flag ProvisioningRequestMultiplePodSets::Enabled on (its default): a request of several "
+        "PodSets is provisioned in one node pool that holds all its pods",
+    )
+    podsets.add_argument(
+        "--no-multiple-podsets-enabled",
+        dest="multiple_podsets",
+        action="store_false",
+        help="the flag off: a request of several PodSets not yet accepted fails with MultiplePodSetsUnsupported",
+    )
+    setp.add_argument(
+        "--node-group-backoff",
+        type=finite,
+        metavar="S",
+        help="seconds a queued pool is backed off after its first failed scale-up, doubled after each later one "
+        "(GKE: 300, up to 1800)",
+    )
     setp.add_argument(
         "--preempt",
         action="append",

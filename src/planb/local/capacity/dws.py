@@ -29,12 +29,22 @@ GKE_CA_WAITING = _GKE_CA + "pkg/provisioningrequests/reconciler/resize_request_r
 #: The request's details once a node group is chosen (CreateResizeRequest, detailsFromSpec) and their keys
 #: (pkg/provisioningrequests/queuedwrapper/wrapper.go).
 GKE_CA_MANAGER = _GKE_CA + "pkg/provisioningrequests/manager/manager.go"
+#: CreateResizeRequest: the details are written while the request is still Pending (L213-L220), then the resize
+#: request is created; when that call fails, the request goes from Pending straight to Failed with the reason of the
+#: call's error (L236-L245), its Accepted condition left False, and the error backs the pool off (L237-L242: the
+#: codes GKE_CA_CREATE_ERRORS marks so; planb.local.capacity.scaleup.NodeGroupBackoff).
+GKE_CA_CREATE_FAILED = GKE_CA_MANAGER + "#L213-L245"
+#: The reason and message of each resize request create error (GetDwsErrorInfoFromResizeRequestOperationError).
+GKE_CA_CREATE_ERRORS = _GKE_CA + "pkg/provisioningrequests/reconciler/reasons/reasons.go#L217-L268"
+#: The feature guard: fails a not yet accepted request of several PodSets only while the rollout flag
+#: ProvisioningRequestMultiplePodSets::Enabled is off (L58-L73, L101-L104); the flag's failsafe is on (L89-L93).
+GKE_CA_FEATURE_GUARD = _GKE_CA + "pkg/provisioningrequests/reconciler/feature_guard_reconciler.go"
 
 # GKE's condition reasons and messages for queued provisioning. The page
 # https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest shows the accepted and
 # waiting ones in its `kubectl describe provisioningrequest` output; GKE's autoscaler sets them
-# (GKE_CA_STATE for each state's default, GKE_CA_WAITING for the waiting one, and its feature-guard
-# reconciler for the PodSets refusal).
+# (GKE_CA_STATE for each state's default, GKE_CA_WAITING for the waiting one, GKE_CA_CREATE_ERRORS for a failed
+# create call and GKE_CA_FEATURE_GUARD for the PodSets refusal).
 #: GKE_CA_STATE initializeProvisioningRequestStatus: a new request is Pending, only Accepted=False with these,
 #: until a node group is chosen (planb.local.capacity.scaleup).
 NOT_ACCEPTED_REASON = "NotAccepted"
@@ -61,8 +71,12 @@ CAPACITY_REVOKED_REASON = "CapacityRevoked"
 CAPACITY_REVOKED_MESSAGE = (
     "Capacity provisioned for the Provisioning Request was reclaimed and is no longer available in the cluster."
 )
+#: GKE_CA_FEATURE_GUARD L29-L30: written only while the rollout flag is off
+#: (settings.provisioning_request_multiple_podsets_enabled).
 MULTIPLE_PODSETS_REASON = "MultiplePodSetsUnsupported"
 MULTIPLE_PODSETS_MESSAGE = "Provisioning Request doesn't support multiple PodSets, please define only 1."
+#: GKE_CA_CREATE_ERRORS L67-L68, L233-L234: the resize request's create call answered QUEUING_INFEASIBLE_NO_CAPACITY
+#: (the only place this reason comes from), with `no_capacity_message`; the call's error backs the pool off.
 NO_CAPACITY_REASON = "QueuingInfeasibleNoCapacity"
 #: The request parameter GKE reads the run duration from (Kueue fills it from the job's annotation).
 MAX_RUN_PARAMETER = "maxRunDurationSeconds"
@@ -84,8 +98,8 @@ def parse_time(value: object) -> float | None:
 
 
 def no_capacity_message(zone: str) -> str:
-    """GKE's words for a request Compute Engine has no capacity for (GoogleCloudPlatform/cluster-autoscaler
-    pkg/provisioningrequests/reconciler/reasons/reasons.go: "... insufficient capacity in zone %s. ...")."""
+    """GKE's words for a request Compute Engine has no capacity for (GKE_CA_CREATE_ERRORS L121-L123:
+    "... insufficient capacity in zone %s. ...")."""
     return (
         f"Could not enqueue the Provisioning Request due to insufficient capacity in zone {zone}. "
         "Try different locations or hardware."

@@ -7,12 +7,19 @@ with queued provisioning", https://cloud.google.com/kubernetes-engine/docs/how-t
 shows them), and Kueue v0.19.2's pkg/controller/admissionchecks/provisioning reacts to each type:
 
 - pending: a new request gets ``Accepted=False`` (NotAccepted) and keeps ``Accepted=False`` until a
-  node group is chosen for it (planb.local.capacity.scaleup): the first queued-provisioning pool whose
-  labels match its pods' nodeSelector and that has room for all its pods. When none does, the
-  condition carries GKE's reason (NoQueuedNodepoolAvailable, ProvisioningRequestNotSchedulableInNodepool,
-  NodepoolSizeReached), and two minutes after its creation the request fails with it (``Failed=True``),
-  e.g. a request of two or more multi-host slices, which no one-slice pool holds. Kueue reports
-  nothing while the request is Accepted=False, and retries a failed one;
+  node group is chosen for it (planb.local.capacity.scaleup): the first queued-provisioning pool, not
+  backed off, whose labels match the nodeSelector of each of its PodSets and that has room for all its pods
+  (a request of several PodSets is placed whole in one pool, as GKE's orchestrator places it). When none
+  does, the condition carries GKE's reason (NoQueuedNodepoolAvailable, ProvisioningRequestNotSchedulableInNodepool,
+  NodepoolSizeReached, NodepoolInBackoff), and two minutes after its creation the request fails with it
+  (``Failed=True``), e.g. a request of two or more multi-host slices, which no one-slice pool holds. Kueue
+  reports nothing while the request is Accepted=False, and retries a failed one;
+- failed at the create call: ``fail_next`` requests and those of a pool or request pattern switched to
+  ``fail`` get, when their pool is chosen, GKE's details and then ``Failed=True`` (QueuingInfeasibleNoCapacity)
+  with ``Accepted`` still False: on GKE that reason comes only from the resize request's create call, which
+  fails before the request is ever accepted (dws.GKE_CA_CREATE_FAILED). The pool is then backed off
+  (scaleup.NodeGroupBackoff, ``node_group_backoff_seconds``), and the requests that find no other pool meanwhile
+  get NodepoolInBackoff as above;
 - queued: ``Accepted=True`` (SuccessfullyQueued) with GKE's ``provisioningClassDetails``
   (ResizeRequestName, NodePoolName, ...) once the pool is chosen; for the request's delay
   (``provisioning_delay_seconds``, per pool or request pattern in ``pools``/``requests``) also
@@ -24,9 +31,10 @@ shows them), and Kueue v0.19.2's pkg/controller/admissionchecks/provisioning rea
   `planb.local.capacity.webhook` gives the request's pods the matching node selector, so no other pod
   lands on them (GKE's sources there);
 - booked, booking expired, capacity revoked: planb.local.capacity.booking;
-- failed: ``Failed=True`` (QueuingInfeasibleNoCapacity) for ``fail_next`` requests and those of
-  a pool or request pattern switched to ``fail``; a request with more than one PodSet fails at
-  once with GKE's MultiplePodSetsUnsupported. When a request is deleted its nodes go.
+- refused: with GKE's rollout flag ProvisioningRequestMultiplePodSets::Enabled switched off
+  (``provisioning_request_multiple_podsets_enabled``; on by default, as on GKE), a request of several PodSets
+  not yet accepted fails at once with MultiplePodSetsUnsupported (dws.GKE_CA_FEATURE_GUARD). When a request is
+  deleted its nodes go.
 
 Where this differs from GKE: provisioning takes a fixed delay instead of waiting for real capacity,
 a failure is a switch, not a stockout, and a request that fits a matching pool taken by another
@@ -66,19 +74,23 @@ class QueuedProvisioning:
         self.accepted_at: dict[str, float] = {}
         #: Requests delivered by this process (guards against acting twice on a stale cached version).
         self.delivered: set[str] = set()
-        #: Per request: the nodeSelector and pod count of its templates.
-        self.selectors: dict[str, tuple[dict[str, str], int]] = {}
+        #: Per request: the nodeSelector of each of its PodSets' templates and its pod count.
+        self.selectors: dict[str, tuple[list[dict[str, str]], int]] = {}
         self.missing_templates: set[str] = set()
         #: Per request with nodes: the pool they are on (rebuilt from the nodes on every pass).
         self.request_pools: dict[str, str] = {}
+        #: Pools backed off after a failed scale-up (GKE's autoscaler keeps this in memory too).
+        self.backoff = scaleup.NodeGroupBackoff()
+        #: ``fail_next`` as this pass has used it (the settings a pass reads do not change during it).
+        self.fail_next = 0
 
-    def _pr_pod_selector(self, pr: Obj) -> tuple[dict[str, str], int]:
-        """The nodeSelector of the request's pod templates and the number of pods it asks for."""
+    def _pr_pod_selector(self, pr: Obj) -> tuple[list[dict[str, str]], int]:
+        """The nodeSelector of each of the request's pod templates and the number of pods it asks for."""
         key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
         cached = self.selectors.get(key)
         if cached is not None:
             return cached
-        selector: dict[str, str] = {}
+        selectors: list[dict[str, str]] = []
         count = 0
         found = True
         for podset in pr["spec"].get("podSets", []):
@@ -89,12 +101,12 @@ class QueuedProvisioning:
             if template is None:
                 found = False
             else:
-                selector.update(template["template"]["spec"].get("nodeSelector") or {})
+                selectors.append(dict(template["template"]["spec"].get("nodeSelector") or {}))
         if found:
-            self.selectors[key] = (selector, count)  # a request's templates do not change
+            self.selectors[key] = (selectors, count)  # a request's templates do not change
         else:
             self.missing_templates.add(key)
-        return selector, count
+        return selectors, count
 
     def created_at(self, key: str, pr: Obj) -> float:
         """The request's creationTimestamp, else when this process first saw it (wall clock; kept for queued
@@ -150,6 +162,7 @@ class QueuedProvisioning:
                     by_request[request].append(node["metadata"]["name"])
                     self.request_pools[request] = pool_name
         live: set[str] = set()
+        self.fail_next = settings.fail_next
         added: dict[str, int] = defaultdict(int)
         committed = self._committed(requests, by_pool, by_request)
         deliveries: list[tuple[Obj, NodePool, int, str]] = []
@@ -202,15 +215,16 @@ class QueuedProvisioning:
             pr = self.ctx.set_pr_conditions(
                 pr, [("Accepted", "False", dws.NOT_ACCEPTED_REASON, dws.NOT_ACCEPTED_MESSAGE)]
             )
-        if len(pr["spec"].get("podSets", [])) > 1:
-            # GKE's queued provisioning takes one PodSet per request and fails any other at once.
+        podsets = len(pr["spec"].get("podSets", []))
+        if podsets > 1 and not settings.provisioning_request_multiple_podsets_enabled and "Accepted" not in true:
+            # dws.GKE_CA_FEATURE_GUARD: only with the rollout flag off, and only before the request is accepted.
             self.ctx.set_pr_conditions(
                 pr, [("Failed", "True", dws.MULTIPLE_PODSETS_REASON, dws.MULTIPLE_PODSETS_MESSAGE)]
             )
-            self.ctx.log(f"ProvisioningRequest {key}: Failed, {len(pr['spec']['podSets'])} PodSets")
+            self.ctx.log(f"ProvisioningRequest {key}: Failed, {podsets} PodSets")
             return
         self.missing_templates.discard(key)
-        selector, count = self._pr_pod_selector(pr)
+        selectors, count = self._pr_pod_selector(pr)
         if key in self.missing_templates:
             # Kueue writes the pod templates first; one not there yet is looked for again shortly.
             self.ctx.deadline(time.time() + 1.0)
@@ -223,19 +237,29 @@ class QueuedProvisioning:
                 own = len(nodes) if self.request_pools.get(key) == candidate.name else 0
                 return candidate.max_nodes - committed[candidate.name] + own
 
+            now = time.time()
+
+            def backed_off(candidate: NodePool) -> bool:
+                return self.backoff.until(candidate.name, now) is not None
+
             created = self.created_at(key, pr)
-            retrying = time.time() < created + scaleup.RETRY_PERIOD_SECONDS
-            decision = scaleup.decide(pools.values(), selector, count, free, retrying)
+            retrying = now < created + scaleup.RETRY_PERIOD_SECONDS
+            decision = scaleup.decide(pools.values(), selectors, count, free, retrying, backed_off)
             if decision.pool is None:
                 self._not_accepted(pr, key, decision, retrying, created)
+                if decision.reason == scaleup.BACKOFF_REASON:
+                    ends = [u for p in pools.values() if (u := self.backoff.until(p.name, now)) is not None]
+                    self.ctx.deadline(min(ends))  # a pool can take the request again when its backoff ends
                 return
             pool = decision.pool
+            details = dws.class_details(key, pool, dws.template_names(pr))
+            if self.fail_next > 0 or settings.resolve(pool.name, key).fail:
+                self._create_failed(pr, key, pool, details, settings)
+                return
             committed[pool.name] += count - (len(nodes) if self.request_pools.get(key) == pool.name else 0)
             self.accepted_at[key] = time.time()
             pr = self.ctx.set_pr_conditions(
-                pr,
-                [("Accepted", "True", dws.ACCEPTED_REASON, dws.ACCEPTED_MESSAGE)],
-                dws.class_details(key, pool, dws.template_names(pr)),
+                pr, [("Accepted", "True", dws.ACCEPTED_REASON, dws.ACCEPTED_MESSAGE)], details
             )
         life = settings.resolve(pool.name, key)
         ready_at = self._accepted_time(key, conditions(pr)) + life.delay_seconds
@@ -243,26 +267,38 @@ class QueuedProvisioning:
             self.ctx.log(f"ProvisioningRequest {key}: accepted on {pool.name}, queued for {life.delay_seconds:.0f} s")
         in_use = len(by_pool.get(pool.name, [])) + added[pool.name]
         room = in_use - len(nodes) + count <= pool.max_nodes
-        if time.time() < ready_at or (not room and not life.fail and settings.fail_next <= 0):
+        if time.time() < ready_at or not room:
             # dws.GKE_CA_WAITING: the resize request waits for capacity.
             self.ctx.set_pr_conditions(pr, [("Provisioned", "False", dws.WAITING_REASON, dws.WAITING_MESSAGE)])
             if time.time() < ready_at:
                 self.ctx.deadline(ready_at)
             return
-        if settings.fail_next > 0 or life.fail:
-            if settings.fail_next > 0:
-                settings_mod.update(self.ctx.state_dir, fail_next=settings.fail_next - 1)
-                switch = "planb capacity set --fail-next"
-            else:
-                switch = "planb capacity set --fail"
-            message = f"{dws.no_capacity_message(pool.zone or '-')} (simulated: {switch}, node pool {pool.name})"
-            self.ctx.set_pr_conditions(pr, [("Failed", "True", dws.NO_CAPACITY_REASON, message)])
-            self.ctx.log(f"ProvisioningRequest {key}: Failed (simulated)")
-            return
         missing = count - len(nodes)  # nodes of an earlier attempt that broke off are the request's own
         added[pool.name] += missing
         self.delivered.add(key)
         deliveries.append((pr, pool, missing, key))
+
+    def _create_failed(
+        self, pr: Obj, key: str, pool: NodePool, details: dict[str, str], settings: settings_mod.Settings
+    ) -> None:
+        """The resize request's create call fails (a switch): GKE's details, then Failed=True
+        (QueuingInfeasibleNoCapacity) with Accepted still False, and the pool backed off (dws.GKE_CA_CREATE_FAILED,
+        scaleup.SCALEUP_EXECUTOR)."""
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            settings_mod.update(self.ctx.state_dir, fail_next=self.fail_next)
+            switch = "planb capacity set --fail-next"
+        else:
+            switch = "planb capacity set --fail"
+        pr = self.ctx.set_pr_conditions(pr, [], details)
+        # dws.NO_CAPACITY_REASON and its message, with planb's note of the switch that made it.
+        message = f"{dws.no_capacity_message(pool.zone or '-')} (simulated: {switch}, node pool {pool.name})"
+        self.ctx.set_pr_conditions(pr, [("Failed", "True", dws.NO_CAPACITY_REASON, message)])
+        now = time.time()
+        until = self.backoff.fail(pool.name, now, settings.node_group_backoff_seconds)
+        self.ctx.log(
+            f"ProvisioningRequest {key}: Failed (simulated), node pool {pool.name} backed off for {until - now:.0f} s"
+        )
 
     def _not_accepted(self, pr: Obj, key: str, decision: scaleup.Decision, retrying: bool, created: float) -> None:
         """No pool takes the request: Accepted=False with GKE's reason while it may still be taken, else Failed."""

@@ -19,6 +19,11 @@ from planb.statefile import SettingsError as SettingsError
 GKE_BOOKING_WINDOW_SECONDS = 600.0
 #: DWS's longest run, also the default of a request without maxRunDurationSeconds (same page).
 GKE_MAX_RUN_SECONDS = 7 * 24 * 3600.0
+#: GKE's autoscaler backs a node group off this long after its first failed scale-up
+#: (GoogleCloudPlatform/cluster-autoscaler at 7d250507, pkg/backoff/gke_mig_backoff.go L29-L30
+#: InitialNodeGroupBackoffDuration, used per MIG by pkg/backoff/single_mig_backoff.go L40); planb.local.capacity.scaleup
+#: has the rest of the rule.
+GKE_INITIAL_BACKOFF_SECONDS = 5 * 60.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,14 @@ class Settings(JsonSettings):
     preempt: tuple[str, ...] = ()
     #: Seconds between a Spot preemption notice and the nodes going (GKE: 30; planb.local.capacity.spot).
     spot_notice_seconds: float = GKE_NOTICE_SECONDS
+    #: GKE's rollout flag ``ProvisioningRequestMultiplePodSets::Enabled`` (GoogleCloudPlatform/cluster-autoscaler
+    #: pkg/experiments/flags.go L25). On, its default (feature_guard_reconciler.go L90: the failsafe is true), a
+    #: request of several PodSets is scaled up like any other, all its pods in one node pool; off, the feature guard
+    #: fails one that is not yet accepted with MultiplePodSetsUnsupported (feature_guard_reconciler.go L58-L73).
+    provisioning_request_multiple_podsets_enabled: bool = True
+    #: Seconds a queued-provisioning pool is backed off after its first failed scale-up (GKE: 300; doubled on each
+    #: failure after a backoff ended, planb.local.capacity.scaleup.NodeGroupBackoff).
+    node_group_backoff_seconds: float = GKE_INITIAL_BACKOFF_SECONDS
     #: Lifecycle switches per node pool (by name).
     pools: dict[str, Lifecycle] = field(default_factory=dict)
     #: Lifecycle switches per ProvisioningRequest: "namespace/name" patterns (fnmatch: * and ?).
@@ -120,6 +133,7 @@ class Settings(JsonSettings):
             "scale_down_after_seconds",
             "booking_window_seconds",
             "spot_notice_seconds",
+            "node_group_backoff_seconds",
         ):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -141,6 +155,9 @@ class Settings(JsonSettings):
                 raise TypeError(f"{level} is not an object")
             data[level] = {str(k): Lifecycle.from_json(v, f"{level}[{k!r}]") for k, v in table.items()}
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        flag = known.get("provisioning_request_multiple_podsets_enabled", True)
+        if not isinstance(flag, bool):
+            raise TypeError(f"provisioning_request_multiple_podsets_enabled is {flag!r}, not true or false")
         settings = cls(**known)
         for name in (
             "provisioning_delay_seconds",
@@ -149,6 +166,7 @@ class Settings(JsonSettings):
             "fail_next",
             "booking_window_seconds",
             "spot_notice_seconds",
+            "node_group_backoff_seconds",
         ):
             value = getattr(settings, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

@@ -26,6 +26,28 @@ def test_capacity_set_per_pool_and_per_request(tmp_path: Path) -> None:
     assert settings_mod.load(tmp_path).pools == {}
 
 
+def test_capacity_set_gke_s_multiple_podsets_flag_and_the_pool_backoff(tmp_path: Path) -> None:
+    assert settings_mod.load(tmp_path).provisioning_request_multiple_podsets_enabled is True  # GKE's default
+    assert settings_mod.load(tmp_path).node_group_backoff_seconds == settings_mod.GKE_INITIAL_BACKOFF_SECONDS
+    done = capacity(tmp_path, "set", "--no-multiple-podsets-enabled", "--node-group-backoff", "2")
+    assert done.returncode == 0, done.stderr
+    settings = settings_mod.load(tmp_path)
+    assert settings.provisioning_request_multiple_podsets_enabled is False
+    assert settings.node_group_backoff_seconds == 2
+    assert capacity(tmp_path, "set", "--multiple-podsets-enabled").returncode == 0
+    assert settings_mod.load(tmp_path).provisioning_request_multiple_podsets_enabled is True
+    done = capacity(tmp_path, "set", "--node-group-backoff", "-1")
+    assert done.returncode == 2 and "--node-group-backoff must be >= 0" in done.stderr
+
+
+def test_a_settings_file_with_a_flag_that_is_not_a_boolean_is_refused(tmp_path: Path) -> None:
+    path = settings_mod.settings_file(tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"provisioning_request_multiple_podsets_enabled": "no"}')
+    with pytest.raises(settings_mod.SettingsError, match="not true or false"):
+        settings_mod.load(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -65,7 +87,9 @@ def test_capacity_run_refuses_a_kubeconfig_of_another_cluster(tmp_path: Path) ->
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("flag", ["--delay", "--booking-window", "--scale-down-after", "--spot-notice"])
+@pytest.mark.parametrize(
+    "flag", ["--delay", "--booking-window", "--scale-down-after", "--spot-notice", "--node-group-backoff"]
+)
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
 def test_capacity_set_takes_only_finite_seconds(tmp_path: Path, flag: str, value: str) -> None:
     done = capacity(tmp_path, "set", f"{flag}={value}")
