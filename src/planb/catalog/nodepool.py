@@ -46,10 +46,13 @@ GKE_AUTOSCALER_MAX_REACHED = (
     "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
     "pkg/provisioningrequests/scaleup/orchestrator.go#L535-L545"
 )
-#: ... and a zero-or-max group (a multi-host TPU group) is only ever resized to its max size.
+#: ... and a multi-host TPU group resizes atomically, to 0 or its max only ("zero-or-max"): the group reports
+#: ZeroOrMaxNodeScaling from its MIG's resize-atomically setting, on by default for a multi-host TPU pool (the lines
+#: below; "About TPUs in GKE", DOC_TPUS, says the same of the pool). Not cited: orchestrator.go's round-up of a
+#: zero-or-max estimate, which sits behind an experiment flag that is off by default.
 GKE_AUTOSCALER_ZERO_OR_MAX = (
     "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
-    "pkg/provisioningrequests/scaleup/orchestrator.go#L645-L660"
+    "pkg/cloudprovider/gke/gke_cloud_provider_impl.go#L1914-L1918"
 )
 
 
