@@ -47,8 +47,8 @@ GKE_AUTOSCALER_MAX_REACHED = (
     "pkg/provisioningrequests/scaleup/orchestrator.go#L535-L545"
 )
 #: ... and a multi-host TPU group resizes atomically, to 0 or its max only ("zero-or-max"): the group reports
-#: ZeroOrMaxNodeScaling from its MIG's resize-atomically setting, on by default for a multi-host TPU pool (the lines
-#: below; "About TPUs in GKE", DOC_TPUS, says the same of the pool). Not cited: orchestrator.go's round-up of a
+#: ZeroOrMaxNodeScaling from GkeMig.ResizeAtomically(), true for a multi-host TPU MIG (the lines below, and
+#: L2153-L2159; "About TPUs in GKE", DOC_TPUS, says the same of the pool). Not cited: orchestrator.go's round-up of a
 #: zero-or-max estimate, which sits behind an experiment flag that is off by default.
 GKE_AUTOSCALER_ZERO_OR_MAX = (
     "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"

@@ -22,11 +22,12 @@ pkg/controller/core/workload_controller.go):
   long the request has waited ("Run a large-scale workload with flex-start with queued provisioning",
   https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
 * After a failed scale-up in a node pool (a resize request whose create call failed, e.g. Failed with
-  QueuingInfeasibleNoCapacity) GKE's autoscaler backs the pool off: 5 minutes, doubled after each later failure up
-  to 30 (GoogleCloudPlatform/cluster-autoscaler pkg/provisioningrequests/scaleup/executor.go RegisterFailedScaleUp,
-  pkg/backoff/gke_mig_backoff.go). A request no other pool takes meanwhile stays ``Accepted=False`` with
-  NodepoolInBackoff and fails with it two minutes after its creation; Kueue retries a failed one like any other,
-  so the status names the backoff and what comes next (`request_hint`).
+  QueuingInfeasibleNoCapacity) GKE's autoscaler backs the pool off: 5 minutes, the same again for a failure while
+  backed off, doubled for one after it ended, up to 30 (GoogleCloudPlatform/cluster-autoscaler
+  pkg/provisioningrequests/scaleup/executor.go RegisterFailedScaleUp, pkg/backoff/gke_mig_backoff.go). A request no
+  other pool takes meanwhile stays ``Accepted=False`` with NodepoolInBackoff and fails with it two minutes after its
+  creation; Kueue retries a failed one like any other, so the status names the backoff and what comes next
+  (`request_hint`).
 """
 
 from __future__ import annotations
@@ -187,8 +188,8 @@ def backoff_hint(reason: str, state: str) -> str:
         else "GKE fails the request two minutes after its creation if no pool takes it by then, and Kueue retries it"
     )
     return (
-        "planb: GKE backs a node pool off after a failed scale-up in it (5 minutes, doubled after each later "
-        f"failure, at most 30) and queues no request in it meanwhile; {then}"
+        "planb: GKE backs a node pool off after a failed scale-up in it (5 minutes, doubled for a failure after "
+        f"a backoff ended, at most 30) and queues no request in it meanwhile; {then}"
     )
 
 

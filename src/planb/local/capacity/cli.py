@@ -199,8 +199,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--node-group-backoff",
         type=finite,
         metavar="S",
-        help="seconds a queued pool is backed off after its first failed scale-up, doubled after each later one "
-        "(GKE: 300, up to 1800)",
+        help="seconds a queued pool is backed off after its first failed scale-up: the same again for a failure "
+        "while backed off, doubled for one after it ended (GKE: 300, up to 1800)",
     )
     setp.add_argument(
         "--preempt",

@@ -32,7 +32,8 @@ shows them), and Kueue v0.19.2's pkg/controller/admissionchecks/provisioning rea
   lands on them (GKE's sources there);
 - booked, booking expired, capacity revoked: planb.local.capacity.booking;
 - refused: with GKE's rollout flag ProvisioningRequestMultiplePodSets::Enabled switched off
-  (``provisioning_request_multiple_podsets_enabled``; on by default, as on GKE), a request of several PodSets
+  (``provisioning_request_multiple_podsets_enabled``; on by default, as GKE's failsafe for the flag is; the live
+  value comes from Google's experiments service, which no source shows), a request of several PodSets
   not yet accepted fails at once with MultiplePodSetsUnsupported (dws.GKE_CA_FEATURE_GUARD). When a request is
   deleted its nodes go.
 

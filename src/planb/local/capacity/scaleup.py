@@ -48,13 +48,13 @@ SCALEUP_REASONS = _GKE_CA + "pkg/provisioningrequests/scaleup/reasons/reasons.go
 SCALEUP_EXECUTOR = _GKE_CA + "pkg/provisioningrequests/scaleup/executor.go#L116-L126"
 #: GKE's backoff durations (L26-L33) and its per-MIG exponential backoff (single_mig_backoff.go L38-L42).
 GKE_BACKOFF = _GKE_CA + "pkg/backoff/gke_mig_backoff.go#L26-L33"
-#: The exponential backoff GKE's per-MIG backoff wraps (kubernetes/autoscaler, the commit planb read): the first
-#: failure backs off for the initial duration; a failure while backed off starts the same duration again; one after
-#: the backoff ended doubles it, up to the max (L69-L92); the record goes when the last failure is older than the
-#: reset timeout (L106-L112).
+#: The exponential backoff GKE's per-MIG backoff wraps: kubernetes-sigs/cluster-autoscaler at the commit GKE's
+#: cluster-autoscaler go.mod (L48) pins. The first failure backs off for the initial duration; a failure while backed
+#: off starts the same duration again; one after the backoff ended doubles it, up to the max (Backoff, L73-L99); the
+#: record goes when the last failure is older than the reset timeout (RemoveStaleBackoffData, L123-L131, which
+#: clusterstate.go L343 calls).
 UPSTREAM_BACKOFF = (
-    "https://github.com/kubernetes/autoscaler/blob/5f4d58361ff07aee84b040b2989f82697c510620/"
-    "cluster-autoscaler/utils/backoff/exponential_backoff.go"
+    "https://github.com/kubernetes-sigs/cluster-autoscaler/blob/991000421cbb/pkg/utils/backoff/exponential_backoff.go"
 )
 
 #: ORCHESTRATOR pendingProvisioningRequestRetryPeriod: how long after its creation a request no group takes
@@ -195,7 +195,7 @@ class NodeGroupBackoff:
         duration = initial
         old = self._pools.get(pool)
         if old is not None:
-            # UPSTREAM_BACKOFF L72-L84: the same duration again while backed off, doubled (up to the max) after.
+            # UPSTREAM_BACKOFF L73-L99: the same duration again while backed off, doubled (up to the max) after.
             duration = old.duration if old.until >= now else min(2 * old.duration, initial * MAX_BACKOFF_FACTOR)
         self._pools[pool] = _Backoff(duration, now + duration, now)
         return now + duration

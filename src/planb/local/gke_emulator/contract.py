@@ -41,8 +41,10 @@ The canonical form (what the emulator stores and answers) is proto3's JSON mappi
 An output-only property (``"readOnly": true`` in the document: a pool's ``status``, ``statusMessage``,
 ``etag``, ``conditions``, a cluster's ``endpoint``) in a request body (``request=True``) is read (a wrong type
 is still a violation, as protobuf parses it) and then left out of the canonical body, so the emulator stores and
-answers its own values: "If a user includes a field marked as output only in a create or update request, the
-service must accept the request and ignore the field" (https://google.aip.dev/203#output-only).
+answers its own: AIP-203 has the server clear such a field of a request and raise no error for it
+(https://google.aip.dev/203, "Output only"). That is Google's design rule for its APIs, and the documents mark the
+fields; no Google page or report shows what GKE itself answers. The emulator writes no ``etag`` of its own and
+checks none (GKE answers an update whose etag is stale with ABORTED): docs/local-mode.md lists it.
 
 With ``output=True`` nothing is converted: a value not already in canonical form is a violation too (what the
 emulator stores and answers must be; ``planb.local.gke_emulator.conformance`` walks them).

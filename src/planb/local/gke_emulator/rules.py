@@ -34,8 +34,8 @@ DOC_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"
 _GKE_CA = "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
 #: ... a multi-host TPU pool it creates gets max = the hosts of one slice,
 GKE_AUTOSCALER_TPU_MAX = _GKE_CA + "pkg/cloudprovider/gke/gke_cloud_provider_impl.go#L617-L624"
-#: ... a multi-host TPU group is resized to 0 or its max only ("zero-or-max": ZeroOrMaxNodeScaling from the MIG's
-#: resize-atomically setting, true for a multi-host TPU group at L2153-L2159; not orchestrator.go's round-up, which an
+#: ... a multi-host TPU group is resized to 0 or its max only ("zero-or-max": ZeroOrMaxNodeScaling from
+#: GkeMig.ResizeAtomically(), true for a multi-host TPU MIG at L2153-L2159; not orchestrator.go's round-up, which an
 #: experiment flag keeps off by default),
 GKE_AUTOSCALER_ZERO_OR_MAX = _GKE_CA + "pkg/cloudprovider/gke/gke_cloud_provider_impl.go#L1914-L1918"
 #: ... and a group at its max is skipped for a ProvisioningRequest ("max size reached").

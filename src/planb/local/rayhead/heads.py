@@ -12,10 +12,13 @@ a refused one ends FAILED with the refusal as its message.
 planb's policy, because a `run` payload executes on this machine: the stand-in acts only for the chain KubeRay
 itself made, each link checked by its controller ownerReference and uid (KubeRay v1.6 sets both with
 controllerutil.SetControllerReference: a RayJob's RayCluster in rayjob_controller.go, a RayCluster's head pod in
-raycluster_controller.go) and the RayJob's ``status.rayClusterName``:
+raycluster_controller.go; at tag v1.6.2, rayjob_controller.go L993 for the RayCluster, L716 for the submitter Job,
+raycluster_controller.go L1420 for the head pod) and the RayJob's ``status.rayClusterName`` (set in the New state,
+initRayJobStatusIfNeed, before the cluster is made in Initializing):
 RayJob → its RayCluster → that cluster's head pod. A pod that only carries the head service's labels, or a
 RayCluster that names a RayJob it was not made by, is refused, naming the link that does not hold
-(`ChainRefusedError`), and nothing of it is written or run.
+(`ChainRefusedError`), and nothing of it is written or run. A RayJob with ``clusterSelector`` (a RayCluster it
+did not make) is refused too: planb's choice, KubeRay allows it.
 """
 
 from __future__ import annotations

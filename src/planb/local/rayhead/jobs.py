@@ -8,6 +8,7 @@ long as its head pod: a new head starts empty, as a Ray head without GCS fault t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -27,6 +28,8 @@ PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED = "PENDING", "RUNNING", "SUCCEEDED"
 TERMINAL = frozenset({SUCCEEDED, FAILED, STOPPED})
 #: Ray keeps the tail of a failed entrypoint's output in the job's message (this many characters).
 LOG_TAIL_CHARS = 20000
+#: How long a payload told to stop (SIGTERM) gets before SIGKILL: enough for train.py to save one checkpoint.
+KILL_GRACE_SECONDS = 10
 
 
 def now_ms() -> int:
@@ -239,13 +242,22 @@ class JobTable:
 
     @staticmethod
     def _kill(record: RayJobRecord) -> None:
+        """SIGTERM to the payload's process group now, SIGKILL 10 s later if it is still there. The wait runs in a
+        thread of its own: a payload told to stop saves its checkpoint first (train.py's stop notice), and neither
+        the pod watch nor Ray's stop call waits for that, as Ray's `ray job stop` does not."""
         proc = record.process
         if proc is None or proc.poll() is not None:
             return
         try:
             os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
-            pass
+            return
+
+        def reap() -> None:
+            try:
+                proc.wait(KILL_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+        threading.Thread(target=reap, name=f"stop {record.submission_id}", daemon=True).start()

@@ -154,11 +154,14 @@ class Handler(BaseHTTPRequestHandler):
             rayjob = heads.rayjob_of_cluster(namespace, cluster)
             entrypoint = str(body.get("entrypoint") or "")
             # The job's runtime env is the RayJob's own: KubeRay sends its runtimeEnvYAML as the body's runtime_env
-            # (dashboard_httpclient.go, ConvertRayJobToReq), so a body that carries another is not KubeRay's.
-            runtime_env = heads.rayjob_runtime_env(namespace, rayjob)
+            # (v1.6.2 dashboard_httpclient.go L359-L380 ConvertRayJobToReq, POSTed at L226-L237), so a body that
+            # carries another is not KubeRay's. A RayCluster no RayJob made gets none.
+            owner = heads.owner_rayjob(namespace, cluster)
+            runtime_env = heads.rayjob_runtime_env(namespace, owner) if owner else {}
             if heads.payload_for(namespace, rayjob).mode == "run":
                 refusal = self.run_refusal(namespace, cluster, rayjob, entrypoint, token_auth)
-                sent = (body.get("runtime_env") or {}).get("env_vars") or {}
+                sent_env = body.get("runtime_env") or {}
+                sent = (sent_env.get("env_vars") or {}) if isinstance(sent_env, dict) else None
                 if not refusal and sent != (runtime_env.get("env_vars") or {}):
                     refusal = (
                         f"planb's policy: the request's runtime_env.env_vars are not RayJob {namespace}/{rayjob}'s "
