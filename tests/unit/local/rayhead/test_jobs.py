@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,8 @@ def test_a_running_payload_dies_with_its_head(tmp_path: Path) -> None:
     assert job.status == RUNNING and job.process is not None
     table.close("test")
     assert job.status == FAILED and "head went away" in job.message
-    assert job.process.poll() is not None
+    job.process.wait(5)  # SIGTERM was sent; the stand-in reaps it in a thread of its own (KILL_GRACE_SECONDS)
+    assert job.process.returncode == -signal.SIGTERM
     _, new = table.submit(record(tmp_path, "other"), settings_mod.Payload(), None)
     assert not new  # a closed head takes no more jobs
 
