@@ -39,6 +39,18 @@ def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+def start_script(extra_env: Mapping[str, str], *, output: bool = False) -> subprocess.Popen[str]:
+    """train.py started in its own process group (a test stops it with os.killpg); its output piped when `output`."""
+    return subprocess.Popen(
+        [sys.executable, str(TRAIN_PY)],
+        env=clean_env(extra_env),
+        stdout=subprocess.PIPE if output else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if output else subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def run_script(
     extra_env: Mapping[str, str], args: tuple[str, ...] = (), timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:

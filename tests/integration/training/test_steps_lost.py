@@ -11,15 +11,13 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.support.training import TRAIN_PY, clean_env, run_main, run_script
+from tests.support.training import run_main, run_script, start_script
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
 LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
@@ -60,13 +58,7 @@ def test_a_killed_run_reports_the_steps_past_its_newest_checkpoint(tmp_path: Pat
         "PLANB_CHECKPOINT_DIR": str(ckpt),
         "PLANB_CHECKPOINT_EVERY": "2000",
     }
-    proc = subprocess.Popen(
-        [sys.executable, str(TRAIN_PY)],
-        env=clean_env(env),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_script(env)
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -99,14 +91,7 @@ def test_a_run_told_to_stop_saves_first_and_loses_no_step(tmp_path: Path) -> Non
         "PLANB_CHECKPOINT_DIR": str(ckpt),
         "PLANB_CHECKPOINT_EVERY": "1000000",
     }
-    proc = subprocess.Popen(
-        [sys.executable, str(TRAIN_PY)],
-        env=clean_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    proc = start_script(env, output=True)
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and not ((ckpt / "planb-progress.json").is_file() and reached(ckpt) > 50):
