@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,36 @@ def controller_of(obj: Obj) -> Obj:
         if owner.get("controller") is True:
             return dict(owner)
     return {}
+
+
+def runtime_env_of(rayjob: Obj) -> dict[str, Any]:
+    """A RayJob's spec.runtimeEnvYAML as a mapping ({} without one): the only runtime env its jobs get."""
+    found = yaml.safe_load((rayjob.get("spec") or {}).get("runtimeEnvYAML") or "") or {}
+    return dict(found) if isinstance(found, dict) else {}
+
+
+@dataclass(frozen=True)
+class Maker:
+    """Which RayJob made a RayCluster: the RayJob (None when none did, `why` says why not), and whether the
+    RayCluster names a RayJob among its owners at all (`claimed`)."""
+
+    rayjob: Obj | None
+    why: str = ""
+    claimed: bool = False
+
+    @property
+    def name(self) -> str | None:
+        return None if self.rayjob is None else str(self.rayjob["metadata"]["name"])
+
+    def claim_refusal(self, namespace: str, cluster: str) -> str:
+        """Why a RayCluster that names a RayJob among its owners is not taken as that RayJob's ('' when it is, or
+        when it names none): a job submitted to it would otherwise run as the RayJob's."""
+        if not self.claimed or self.rayjob is not None:
+            return ""
+        return (
+            f"planb's policy: RayCluster {namespace}/{cluster} names a RayJob among its owners, but {self.why}; no "
+            "job is taken for it, because a RayJob's jobs run as that RayJob's on this machine"
+        )
 
 
 def log(msg: str) -> None:
@@ -167,60 +198,29 @@ class RayHeads:
             )
         return token
 
-    def rayjob_entrypoint(self, namespace: str, rayjob: str) -> str | None:
-        """The RayJob's spec.entrypoint; None when no such RayJob exists."""
-        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}")
-        return None if rj is None else str((rj.get("spec") or {}).get("entrypoint") or "")
-
-    def owner_rayjob(self, namespace: str, cluster: str) -> str | None:
-        """The RayJob that made the RayCluster (None for a RayCluster of its own, or one that only claims a RayJob:
-        `owner_refusal` says why)."""
-        return self.owner_refusal(namespace, cluster)[0]
-
-    def owner_refusal(self, namespace: str, cluster: str) -> tuple[str | None, str]:
-        """(the RayJob that made the RayCluster, '') or (None, why not): the RayCluster's controller ownerReference
-        names a RayJob by name and uid, and that RayJob's status.rayClusterName is this cluster."""
+    def maker(self, namespace: str, cluster: str) -> Maker:
+        """The RayJob that made the RayCluster, read once (the RayCluster and that RayJob): its controller
+        ownerReference names the RayJob by name and uid, and the RayJob's status.rayClusterName is this cluster."""
         rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
+        claimed = any(o.get("kind") == "RayJob" for o in (rc.get("metadata") or {}).get("ownerReferences") or [])
         owner = controller_of(rc)
         if owner.get("kind") != "RayJob":
-            return None, f"RayCluster {namespace}/{cluster} has no RayJob as its controller"
-        rayjob = str(owner.get("name") or "")
-        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}") or {}
+            return Maker(None, f"RayCluster {namespace}/{cluster} has no RayJob as its controller", claimed)
+        name = str(owner.get("name") or "")
+        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{name}") or {}
         uid = (rj.get("metadata") or {}).get("uid")
         if not uid or owner.get("uid") != uid:
-            return None, (
-                f"RayCluster {namespace}/{cluster} names RayJob {rayjob} uid {owner.get('uid') or '-'} as its "
+            why = (
+                f"RayCluster {namespace}/{cluster} names RayJob {name} uid {owner.get('uid') or '-'} as its "
                 f"controller, but that RayJob's uid is {uid or '(no such RayJob)'}"
             )
+            return Maker(None, why, claimed)
         made = str((rj.get("status") or {}).get("rayClusterName") or "")
         if made != cluster:
-            return None, f"RayJob {namespace}/{rayjob} made RayCluster {made or '(none yet)'}, not {cluster}"
-        return rayjob, ""
-
-    def claim_refusal(self, namespace: str, cluster: str) -> str:
-        """Why a RayCluster that names a RayJob among its owners is not taken as that RayJob's ('' when it is, or
-        when it names none): a job submitted to it would otherwise run as the RayJob's."""
-        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
-        owners = (rc.get("metadata") or {}).get("ownerReferences") or []
-        if not any(owner.get("kind") == "RayJob" for owner in owners):
-            return ""
-        owner, mismatch = self.owner_refusal(namespace, cluster)
-        if owner is not None:
-            return ""
-        return (
-            f"planb's policy: RayCluster {namespace}/{cluster} names a RayJob among its owners, but {mismatch}; no job "
-            "is taken for it, because a RayJob's jobs run as that RayJob's on this machine"
-        )
-
-    def rayjob_runtime_env(self, namespace: str, rayjob: str) -> dict[str, Any]:
-        """The RayJob's spec.runtimeEnvYAML as a mapping ({} without one): the only runtime env a job gets."""
-        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob}") or {}
-        found = yaml.safe_load((rj.get("spec") or {}).get("runtimeEnvYAML") or "") or {}
-        return dict(found) if isinstance(found, dict) else {}
-
-    def rayjob_of_cluster(self, namespace: str, cluster: str) -> str:
-        """The owning RayJob's name, or the cluster's own for a RayCluster no RayJob owns."""
-        return self.owner_rayjob(namespace, cluster) or cluster
+            return Maker(
+                None, f"RayJob {namespace}/{name} made RayCluster {made or '(none yet)'}, not {cluster}", claimed
+            )
+        return Maker(rj, "", claimed)
 
     # ------------------------------------------------------------------ submitting
     def payload_for(self, namespace: str, rayjob: str) -> settings_mod.Payload:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from planb.kube import Kube, KubeError, Obj
 from planb.local.rayhead.address import PORT
 from planb.local.rayhead.guard import require_local_apiserver
-from planb.local.rayhead.heads import ChainRefusedError, MissingTokenError, RayHeads, log
+from planb.local.rayhead.heads import ChainRefusedError, Maker, MissingTokenError, RayHeads, log, runtime_env_of
 from planb.local.rayhead.jobs import TERMINAL
 from planb.local.rayhead.submitter import Submitters
 
@@ -147,19 +147,20 @@ class Handler(BaseHTTPRequestHandler):
                 )
                 return
             namespace = head["metadata"]["namespace"]
-            claimed = heads.claim_refusal(namespace, cluster)
+            maker = heads.maker(namespace, cluster)
+            claimed = maker.claim_refusal(namespace, cluster)
             if claimed:
                 self.reply(403, claimed)
                 return
-            rayjob = heads.rayjob_of_cluster(namespace, cluster)
+            # The RayJob that made the cluster, or the cluster's own name for a RayCluster no RayJob made.
+            rayjob = maker.name or cluster
             entrypoint = str(body.get("entrypoint") or "")
             # The job's runtime env is the RayJob's own: KubeRay sends its runtimeEnvYAML as the body's runtime_env
             # (v1.6.2 dashboard_httpclient.go L359-L380 ConvertRayJobToReq, POSTed at L226-L237), so a body that
             # carries another is not KubeRay's. A RayCluster no RayJob made gets none.
-            owner = heads.owner_rayjob(namespace, cluster)
-            runtime_env = heads.rayjob_runtime_env(namespace, owner) if owner else {}
+            runtime_env = runtime_env_of(maker.rayjob) if maker.rayjob is not None else {}
             if heads.payload_for(namespace, rayjob).mode == "run":
-                refusal = self.run_refusal(namespace, cluster, rayjob, entrypoint, token_auth)
+                refusal = self.run_refusal(namespace, cluster, maker, entrypoint, token_auth)
                 sent_env = body.get("runtime_env") or {}
                 sent = (sent_env.get("env_vars") or {}) if isinstance(sent_env, dict) else None
                 if not refusal and sent != (runtime_env.get("env_vars") or {}):
@@ -198,7 +199,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.reply(404, f"{method} {path} is not part of the Ray job API this stand-in serves")
 
-    def run_refusal(self, namespace: str, cluster: str, rayjob: str, entrypoint: str, token_auth: bool) -> str:
+    def run_refusal(self, namespace: str, cluster: str, maker: Maker, entrypoint: str, token_auth: bool) -> str:
         """Why a submission of a `run` payload is not taken over the job API ('' when it is): it runs on
         this machine, so only a token-checked request carrying the RayJob's own entrypoint starts it."""
         why = "because a run payload executes as a process on this machine with your rights"
@@ -208,14 +209,12 @@ class Handler(BaseHTTPRequestHandler):
                 f"chart's job.rayAuth), so no job is run on this machine for it, {why} and any local process "
                 "could submit one"
             )
-        heads = self.server.heads
-        owner, mismatch = heads.owner_refusal(namespace, cluster)
-        expected = heads.rayjob_entrypoint(namespace, rayjob) if owner else None
-        if expected is None:
-            return f"planb's policy: no RayJob made RayCluster {namespace}/{cluster} ({mismatch}), {why}"
+        if maker.rayjob is None:
+            return f"planb's policy: no RayJob made RayCluster {namespace}/{cluster} ({maker.why}), {why}"
+        expected = str((maker.rayjob.get("spec") or {}).get("entrypoint") or "")
         if entrypoint != expected:
             return (
-                f"planb's policy: the entrypoint {entrypoint!r} is not RayJob {namespace}/{rayjob}'s "
+                f"planb's policy: the entrypoint {entrypoint!r} is not RayJob {namespace}/{maker.name}'s "
                 f"spec.entrypoint ({expected!r}); only the RayJob's own runs, {why}"
             )
         return ""

@@ -15,7 +15,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from planb.kube import KubeError, Obj
-from planb.local.rayhead.heads import RAY_GROUP_PATH, ChainRefusedError, RayHeads, controller_of, log, running
+from planb.local.rayhead.heads import (
+    RAY_GROUP_PATH,
+    ChainRefusedError,
+    RayHeads,
+    controller_of,
+    log,
+    running,
+    runtime_env_of,
+)
 from planb.local.rayhead.podlogs import PodLog
 from planb.local.rayhead.settings import SAFE_NAME, logs_dir
 
@@ -80,16 +88,12 @@ class Submitters:
         if head is None:
             return 1, f"ray job submit: cannot reach the Ray dashboard at {url or '(no address)'}"
         name, cluster = rayjob["metadata"]["name"], self.heads.cluster_name(head)
-        owner, mismatch = self.heads.owner_refusal(meta["namespace"], cluster)
-        if owner != name:
-            why = mismatch or f"it belongs to RayJob {owner}"
+        maker = self.heads.maker(meta["namespace"], cluster)
+        if maker.name != name:
+            why = maker.why or f"it belongs to RayJob {maker.name}"
             return 1, f"planb's policy: the head at {url} is not RayJob {name}'s: {why}"
         job, new = self.heads.submit(
-            head,
-            name,
-            str(status.get("jobId") or ""),
-            str(spec.get("entrypoint") or ""),
-            self.heads.rayjob_runtime_env(meta["namespace"], name),
+            head, name, str(status.get("jobId") or ""), str(spec.get("entrypoint") or ""), runtime_env_of(rayjob)
         )
         table = self.heads.table_for(head)
         pod_log = PodLog(self.heads.kube, pod, SUBMITTER_CONTAINER, job.log_file, self.pod_log_file(pod))
