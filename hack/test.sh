@@ -24,12 +24,12 @@ for half in playbook other; do
   # At a lower priority: the e2e tests are the longest of the three, and the two others finish minutes before
   # them even so.
   # shellcheck disable=SC2086 # a list of paths and options
-  nice -n 10 "$PY" -m pytest -ra -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
+  nice -n 10 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
 echo "[planb test] the unit and integration tests run beside these (output: $logdir/playbook.log, $logdir/other.log)"
-"$PY" -m pytest -ra tests/e2e
+"$PY" -m pytest -ra --durations=60 tests/e2e
 stack_rc=$?
 echo "[planb test] e2e tests: exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
 rc=$stack_rc

@@ -16,11 +16,12 @@ def run_scenario(
     set_env: dict[str, str],
     unset: tuple[str, ...],
     timeout: float,
-    extra: tuple[str, ...] = (),
+    commands: tuple[tuple[str, ...], ...] = (("test",),),
     reset: bool = False,
 ) -> str:
-    """`molecule test -s SCENARIO [EXTRA...]` from the repository root; asserts success, returns its output. With
-    `reset`, molecule's own state of the scenario is reset before and after."""
+    """`molecule COMMAND... -s SCENARIO` for each command in turn (`molecule test` by default) from the repository
+    root, stopping at the first that fails; asserts success, returns their output together. With `reset`,
+    molecule's own state of the scenario is reset before and after."""
     venv_bin = Path(sys.executable).parent
     env = {
         **os.environ,
@@ -48,12 +49,16 @@ def run_scenario(
     # that state (its ephemeral directory) and runs no playbook: each run starts as a first one, and leaves none.
     if reset:
         molecule("reset")
+    output = ""
     try:
-        done = molecule("test", *extra)
+        for command in commands:
+            done = molecule(*command)
+            output += done.stdout + done.stderr
+            if done.returncode != 0:
+                break
     finally:
         if reset:
             molecule("reset")
-    output = done.stdout + done.stderr
     log.write_text(output)
     assert done.returncode == 0, output[-5000:]
     return output
