@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from planb import paths
@@ -18,10 +19,12 @@ def run_scenario(
     timeout: float,
     commands: tuple[tuple[str, ...], ...] = (("test",),),
     reset: bool = False,
+    after_each: Callable[[str], None] | None = None,
 ) -> str:
     """`molecule COMMAND... -s SCENARIO` for each command in turn (`molecule test` by default) from the repository
     root, stopping at the first that fails; asserts success, returns their output together. With `reset`,
-    molecule's own state of the scenario is reset before and after."""
+    molecule's own state of the scenario is reset before and after; `after_each` is called with each command's
+    name once it succeeded."""
     venv_bin = Path(sys.executable).parent
     env = {
         **os.environ,
@@ -56,6 +59,8 @@ def run_scenario(
             output += done.stdout + done.stderr
             if done.returncode != 0:
                 break
+            if after_each is not None:
+                after_each(command[0])
     finally:
         if reset:
             molecule("reset")

@@ -181,13 +181,13 @@ def test_capacity_revoked_while_running_deactivates_the_workload(site: Path, hel
     with RequestHistory(kube) as history:
         capacity_settings.update(provisioning_delay_seconds=1.0)
         job_1_on_plan_a(helm, kube)
-        install_job(helm, "job-2", "--set", "job.maxRunDurationSeconds=20")
+        install_job(helm, "job-2", "--set", "job.maxRunDurationSeconds=10")
         jobs = wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
         [name] = [r.name for r in jobs["job-2"].requests]
         pr = kube.get(f"{REQUESTS}/{name}")
         assert pr is not None
         # Kueue passed the job's provreq.kueue.x-k8s.io/maxRunDurationSeconds annotation on to DWS.
-        assert pr["spec"]["parameters"]["maxRunDurationSeconds"] == "20"
+        assert pr["spec"]["parameters"]["maxRunDurationSeconds"] == "10"
         assert pool_nodes(kube, "dws-pool") == 4
         wait_until(lambda: deactivated(kube, "job-2"), "Kueue to deactivate job 2 when its capacity is revoked", 90)
         revoked = history.condition(name, "CapacityRevoked")
@@ -208,7 +208,7 @@ def test_capacity_revoked_while_running_deactivates_the_workload(site: Path, hel
         status = planb_status(site, "job-2")
         line = next((x for x in status.splitlines() if "deactivated:" in x), "")
         assert "DWS revoked its capacity (CapacityRevoked)" in line, status
-        assert "(maxRunDurationSeconds=20)" in line and "it resumes from its last checkpoint" in line
+        assert "(maxRunDurationSeconds=10)" in line and "it resumes from its last checkpoint" in line
         assert f"kubectl delete workload {wl['metadata']['name']} -n default (" in line
 
 
