@@ -8,9 +8,11 @@ SSL_CERT_FILE.
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -175,9 +177,9 @@ class _Tokens:
         self.lifetime = lifetime
         self.issued: list[str] = []
 
-    def __call__(self, params: dict[str, Any]) -> tuple[str, float]:
+    def __call__(self, params: dict[str, Any]) -> tuple[str, float, None]:
         self.issued.append(f"token-{len(self.issued) + 1}")
-        return self.issued[-1], time.time() + self.lifetime
+        return self.issued[-1], time.time() + self.lifetime, None
 
 
 @pytest.fixture
@@ -222,6 +224,56 @@ def test_the_token_is_renewed_before_it_expires_during_a_long_wait(
         emulator.stop()
     assert result["changed"] and result["cluster"]["status"] == "RUNNING"
     assert len(tokens.issued) >= 3, tokens.issued
+
+
+@pytest.fixture
+def user_adc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An authorized_user ADC file, as `gcloud auth application-default login` writes it, read by the real
+    google.auth.default(); only the token exchange with Google's token endpoint is stood in for."""
+    from google.oauth2 import credentials as user_credentials
+
+    def refresh(self: Any, request: Any) -> None:
+        self.token, self.expiry = "user-token", datetime.now(UTC).replace(tzinfo=None) + timedelta(hours=1)
+
+    monkeypatch.setattr(user_credentials.Credentials, "refresh", refresh)
+    monkeypatch.delenv("GOOGLE_CLOUD_QUOTA_PROJECT", raising=False)
+    path = tmp_path / "application_default_credentials.json"
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+    return path
+
+
+def _write_user_adc(path: Path, **extra: str) -> None:
+    body = {"type": "authorized_user", "client_id": "planb-test", "client_secret": "s", "refresh_token": "r", **extra}
+    path.write_text(json.dumps(body))
+
+
+def test_the_adc_quota_project_goes_with_every_request(
+    tls_modules: ModuleRunner, tls_emulator: RunningEmulator, user_adc: Path
+) -> None:
+    # `gcloud auth application-default set-quota-project planb-billing` writes quota_project_id into the ADC file;
+    # Google's client libraries then send x-goog-user-project (https://cloud.google.com/apis/docs/system-parameters).
+    _write_user_adc(user_adc, quota_project_id="planb-billing")
+    application = {"auth_kind": "application"}
+    assert tls_modules.run("gke_cluster", {**CLUSTER_ARGS, **application})["changed"]
+    quota = {"location": "us-east5-b", "machine_type": "ct6e-standard-4t", "needed": 16, **application}
+    assert tls_modules.run("gcp_quota_check", quota)["checked"]
+    log = tls_emulator.store.request_log()
+    assert {r["path"].split("/")[1] for r in log} == {"v1", "cloudquotas"}
+    assert [r.get("userProject") for r in log] == ["planb-billing"] * len(log)
+    # The quota_project option (GOOGLE_CLOUD_QUOTA_PROJECT) names another one.
+    tls_modules.run("gke_cluster_info", {"name": CLUSTER_ARGS["name"], "quota_project": "planb-other", **application})
+    assert tls_emulator.store.request_log()[len(log) :][0]["userProject"] == "planb-other"
+    bad = tls_modules.fail("gke_cluster_info", {"name": "c", "quota_project": "Not A Project", **application})
+    assert "is not a Google Cloud project ID or number" in bad["msg"], bad["msg"]
+
+
+def test_no_quota_project_sends_no_header(
+    tls_modules: ModuleRunner, tls_emulator: RunningEmulator, user_adc: Path
+) -> None:
+    _write_user_adc(user_adc)
+    assert tls_modules.run("gke_cluster", {**CLUSTER_ARGS, "auth_kind": "application"})["changed"]
+    log = tls_emulator.store.request_log()
+    assert log and [r for r in log if "userProject" in r] == []
 
 
 def test_an_emulator_restart_during_an_operation_wait_is_ridden_out(tmp_path: Path) -> None:

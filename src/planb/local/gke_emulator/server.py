@@ -3,10 +3,13 @@
 The handler first refuses, on every path (the API's, the emulator's own and its kubeconfig route alike), a
 ``Host`` header that names no loopback address (403) and a POST, PUT or PATCH body that is not
 ``application/json`` (415), as planb's policy (``gke_emulator.guards``). It then reads the request (path, query,
-JSON body), answers an injected HTTP fault instead when one is pending for API paths (``/v1/``,
-``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``), otherwise routes it (``gke_emulator.routes``) and
+JSON body), answers an injected HTTP fault instead when one is pending for API paths (``API_PREFIXES``: ``/v1/``,
+``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``, ``/cloudresourcemanager/v3/``), otherwise
+routes it (``gke_emulator.routes``) and
 writes the answer: JSON, YAML for a kubeconfig, or GKE's error body with the error's HTTP status. API requests
-go into the store's request log with the status they got.
+go into the store's request log with the status they got and the quota project a client named in
+``x-goog-user-project`` (https://cloud.google.com/apis/docs/system-parameters), which the emulator records but
+does not check.
 
 The server speaks plain HTTP, or HTTPS with a serving pair (``tls``: a ``planb.tls.ServingCert``, whose CA a
 client must trust), which is how a client that sends a Google credential reaches it (tests of token handling).
@@ -26,6 +29,9 @@ from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import ApiError, EmulatorError
 from planb.tls import ServingCert
 
+#: The paths of Google's APIs the emulator serves: logged, and answered by injected HTTP faults.
+API_PREFIXES = ("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/", "/cloudresourcemanager/v3/")
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: EmulatorHTTPServer
@@ -34,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         path = self.path.split("?", 1)[0]
         status = 200
-        api = path.startswith(("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/"))
+        api = path.startswith(API_PREFIXES)
         location = None
         try:
             try:
@@ -63,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ApiError as exc:
             status, result = exc.code, exc.body()
         if api:
-            self.server.engine.store.log_request(self.command, path, status)
+            self.server.engine.store.log_request(self.command, path, status, self.headers.get("x-goog-user-project"))
         if isinstance(result, str):
             payload, ctype = result.encode(), "application/yaml"
         else:

@@ -7,7 +7,8 @@ Layout under ``<state_dir>/gke-emulator/``::
                      "resourcePolicies": {name: ResourcePolicy},
                      "faults": [...], "httpFaults": [...],
                      "projectApis": {"services": ..., "quotas": [...], "operations": ...}}
-    requests.jsonl  one line per API request: method, path, status, time
+    requests.jsonl  one line per API request: method, path, status, time, and userProject when the request
+                    carried x-goog-user-project (the quota project, https://cloud.google.com/apis/docs/system-parameters)
     emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
 
 Resources are stored as GKE v1 REST bodies keyed by their full resource name
@@ -196,8 +197,10 @@ class Store:
         result: list[Body] = self.data["httpFaults"]
         return result
 
-    def log_request(self, method: str, path: str, status: int) -> None:
-        entry = {"method": method, "path": path, "status": status, "time": time.time()}
+    def log_request(self, method: str, path: str, status: int, user_project: str | None = None) -> None:
+        entry: Body = {"method": method, "path": path, "status": status, "time": time.time()}
+        if user_project is not None:
+            entry["userProject"] = user_project
         with self.lock, open_private(self.root / "requests.jsonl", "a") as fh:
             fh.write(json.dumps(entry) + "\n")
 

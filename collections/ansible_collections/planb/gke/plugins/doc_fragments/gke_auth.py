@@ -38,6 +38,16 @@ options:
     description:
       - OAuth access token for O(auth_kind=accesstoken). Falls back to E(GCP_ACCESS_TOKEN).
     type: str
+  quota_project:
+    description:
+      - The project Google bills the calls' quota to, sent on every request as the C(x-goog-user-project) header
+        (U(https://cloud.google.com/apis/docs/system-parameters)). Falls back to E(GOOGLE_CLOUD_QUOTA_PROJECT).
+      - When not given, the quota project the credential carries is sent, such as the C(quota_project_id) that
+        C(gcloud auth application-default set-quota-project) writes into the ADC file; with neither, no header is
+        sent. User credentials need one for APIs such as Service Usage and Cloud Quotas
+        (U(https://cloud.google.com/docs/authentication/troubleshoot-adc#user-creds-client-based)).
+      - A project ID or a project number; anything else is refused before any call.
+    type: str
   scopes:
     description:
       - OAuth scopes. Falls back to E(GCP_SCOPES); default C(https://www.googleapis.com/auth/cloud-platform).

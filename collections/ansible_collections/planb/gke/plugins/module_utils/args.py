@@ -33,6 +33,8 @@ AUTH_ARGSPEC: Spec = {
     },
     "service_account_email": {"type": "str", "fallback": (env_fallback, ["GCP_SERVICE_ACCOUNT_EMAIL"])},
     "access_token": {"type": "str", "no_log": True, "fallback": (env_fallback, ["GCP_ACCESS_TOKEN"])},
+    # The x-goog-user-project header (module_utils/client.py); google-auth reads the same variable for ADC.
+    "quota_project": {"type": "str", "fallback": (env_fallback, ["GOOGLE_CLOUD_QUOTA_PROJECT"])},
     "scopes": {"type": "list", "elements": "str", "fallback": (env_fallback, ["GCP_SCOPES"])},
     "api_endpoint": {"type": "str", "fallback": (env_fallback, ["GKE_API_ENDPOINT"])},
     "timeout": {"type": "int", "default": 1800},

@@ -15,7 +15,11 @@ from urllib.parse import quote
 
 from ansible.module_utils.urls import open_url
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, DEFAULT_SCOPES
-from ansible_collections.planb.gke.plugins.module_utils.credentials import is_loopback, plain_http_problem
+from ansible_collections.planb.gke.plugins.module_utils.credentials import (
+    QUOTA_PROJECT,
+    is_loopback,
+    plain_http_problem,
+)
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 
 Body = dict[str, Any]
@@ -43,8 +47,16 @@ def api_path(*segments: str) -> str:
     return "/".join(quote(str(segment), safe="") for segment in segments)
 
 
-def google_token(params: dict[str, Any]) -> tuple[str, float | None]:
-    """(token, expiry as epoch seconds or None) for auth_kind application, serviceaccount or machineaccount."""
+def google_token(params: dict[str, Any]) -> tuple[str, float | None, str | None]:
+    """(token, expiry as epoch seconds or None, the credential's quota project or None) for auth_kind application,
+    serviceaccount or machineaccount.
+
+    The quota project is what google-auth reads with the credential: ``quota_project_id`` of the ADC file
+    (``gcloud auth application-default set-quota-project`` writes it) or of a key, or the
+    GOOGLE_CLOUD_QUOTA_PROJECT environment variable (google-auth's ``with_quota_project_from_environment``).
+    Google's client libraries send it as ``x-goog-user-project`` (google-auth ``Credentials.apply``), and so does
+    GkeClient.
+    """
     kind = params["auth_kind"]
     try:
         import google.auth
@@ -71,7 +83,8 @@ def google_token(params: dict[str, Any]) -> tuple[str, float | None]:
         creds = google.auth.default(scopes=scopes)[0]
     creds.refresh(google.auth.transport.requests.Request())
     expiry = creds.expiry  # naive UTC datetime, or None
-    return str(creds.token), (expiry.replace(tzinfo=UTC).timestamp() if expiry else None)
+    quota_project = getattr(creds, "quota_project_id", None) or None
+    return str(creds.token), (expiry.replace(tzinfo=UTC).timestamp() if expiry else None), quota_project
 
 
 def _error_of(exc: HTTPError) -> Body:
@@ -95,7 +108,13 @@ class GkeClient:
     * GET requests (reads and operation polls) are retried on connection errors, 429 and 5xx with bounded
       exponential backoff (honouring Retry-After); POST/PUT/DELETE only when the connection was refused, i.e.
       nothing was sent, since GKE may have applied a write whose answer was lost;
-    * a Google credential is refreshed before it expires (within TOKEN_MARGIN_S) and once on a 401.
+    * a Google credential is refreshed before it expires (within TOKEN_MARGIN_S) and once on a 401;
+    * every request carries ``x-goog-user-project`` when a quota project is known: the ``quota_project`` option
+      (or GOOGLE_CLOUD_QUOTA_PROJECT), else the one the credential carries (ADC's ``quota_project_id``). With user
+      credentials, Google bills and checks quota of APIs such as Service Usage and Cloud Quotas against that
+      project, and refuses some calls without it
+      (https://cloud.google.com/docs/authentication/troubleshoot-adc#user-creds-client-based; the header:
+      https://cloud.google.com/apis/docs/system-parameters).
     """
 
     #: Tries per request (the first one included) and the backoff between them: BASE * 2**n, at most MAX.
@@ -121,6 +140,8 @@ class GkeClient:
         self.poll_interval: float = params["poll_interval"]
         self._token: str | None = None
         self._expiry: float | None = None
+        #: The quota project the Google credential carries (set when a token is fetched).
+        self._credential_quota_project: str | None = None
         #: Every operation waited for: name, operationType, target, polls, elapsed_s, status.
         self.operations: list[Body] = []
         #: Requests retried (method, path, why), for tests and the module's result.
@@ -138,8 +159,21 @@ class GkeClient:
             return {"Authorization": f"Bearer {self.params['access_token']}"}
         stale = self._expiry is not None and time.time() > self._expiry - self.TOKEN_MARGIN_S
         if self._token is None or stale:
-            self._token, self._expiry = google_token(self.params)
+            self._token, self._expiry, self._credential_quota_project = google_token(self.params)
         return {"Authorization": f"Bearer {self._token}"}
+
+    def _quota_header(self) -> dict[str, str]:
+        """``x-goog-user-project``: the quota_project option, else the credential's quota project, else none."""
+        project = self.params.get("quota_project") or self._credential_quota_project
+        if not project:
+            return {}
+        if not QUOTA_PROJECT.fullmatch(str(project)):
+            raise GkeError(
+                f"The quota project {project!r} (x-goog-user-project) is not a Google Cloud project ID or number; "
+                "fix quota_project (GOOGLE_CLOUD_QUOTA_PROJECT) or re-run `gcloud auth application-default "
+                "set-quota-project PROJECT_ID`. Nothing was sent."
+            )
+        return {"x-goog-user-project": str(project)}
 
     # ---- requests ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
@@ -162,7 +196,7 @@ class GkeClient:
         tries = 0
         while True:
             tries += 1
-            headers = {"Content-Type": "application/json", **self._auth_header()}
+            headers = {"Content-Type": "application/json", **self._auth_header(), **self._quota_header()}
             try:
                 response = open_url(
                     url, method=method, data=data, headers=headers, timeout=self.HTTP_TIMEOUT_S, follow_redirects="none"

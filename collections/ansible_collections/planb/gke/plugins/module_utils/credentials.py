@@ -25,6 +25,9 @@ Params = dict[str, Any]
 #: letter, not ending with a hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects).
 DOC_PROJECT_ID = "https://cloud.google.com/resource-manager/docs/creating-managing-projects"
 PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+#: What x-goog-user-project may name: a project ID (a legacy domain-scoped one, ``example.com:my-project``, too) or a
+#: project number (https://cloud.google.com/apis/docs/system-parameters: "the project ID or project number").
+QUOTA_PROJECT = re.compile(r"^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$|^[0-9]{1,20}$")
 
 
 def is_loopback(url: str) -> bool:
@@ -110,6 +113,12 @@ def check_auth(params: Params) -> None:
             f"GOOGLE_APPLICATION_CREDENTIALS is unset and {well_known_adc()} does not exist. Run "
             "`gcloud auth application-default login`, or set GCP_AUTH_KIND=serviceaccount and "
             "GCP_SERVICE_ACCOUNT_FILE"
+        )
+    quota_project = params.get("quota_project")
+    if quota_project and not QUOTA_PROJECT.fullmatch(str(quota_project)):
+        problems.append(
+            f"quota_project {quota_project!r} (GOOGLE_CLOUD_QUOTA_PROJECT) is not a Google Cloud project ID or "
+            "number: it is sent as the x-goog-user-project header, the project Google bills the calls' quota to"
         )
     project = params.get("project")
     if not project:
