@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import atexit
 import copy
-import functools
 import json
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -111,12 +111,26 @@ def converge_site(topology: str, *extra: str, playbook: Run = ansible_playbook) 
     return done
 
 
-@functools.cache
+_OUTSIDE: list[OutsideController] = []
+_OUTSIDE_LOCK = threading.Lock()
+
+
 def outside_controller() -> OutsideController:
-    """The session's ops controller outside the checkout (the collection's tarball, an inventory, site.yml)."""
-    controller = OutsideController()
-    atexit.register(controller.remove)
-    return controller
+    """The session's ops controller outside the checkout (the collection's tarball, an inventory, site.yml), made
+    once; a call while `prepare_outside_controller`'s thread makes it waits for that one."""
+    with _OUTSIDE_LOCK:
+        if not _OUTSIDE:
+            controller = OutsideController()
+            atexit.register(controller.remove)
+            _OUTSIDE.append(controller)
+        return _OUTSIDE[0]
+
+
+def prepare_outside_controller() -> None:
+    """Make the outside controller in a thread (about 7 s: the tarball's build and install) while the tests before
+    the `site` converge run, so that converge does not wait for it. Should it fail there, the converge's own call
+    makes it again and fails with the reason."""
+    threading.Thread(target=outside_controller, name="outside-controller", daemon=True).start()
 
 
 def _converge_seed(current: str | None) -> None:
