@@ -24,7 +24,7 @@ for half in playbook other; do
   # At a lower priority: the e2e tests are the longest of the three, and the two others finish minutes before
   # them even so.
   # shellcheck disable=SC2086 # a list of paths and options
-  nice -n 10 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
+  nice -n 19 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM

@@ -13,9 +13,10 @@ import pytest
 
 from planb.failover import settings as failover_settings
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
-from planb.kube import Kube, is_true
+from planb.kube import Kube, conditions, is_true
 from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
+from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.support.jobs import workload_of, workloads_by_job
 from tests.support.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
@@ -35,6 +36,16 @@ def failover(failover_site: Path) -> Path:
     assert failover_settings.load(stack.state).after_seconds == AFTER_SECONDS
     wait_until(lambda: stack.failover.pid() is not None, "the failover controller to run")
     return failover_site
+
+
+def past_plan_a_timeout(kube: Kube, job: str) -> float:
+    """Seconds from now until 3 s past `job`'s plan A timeout. Kueue counts waitForPodsReady's timeout from the
+    Workload's Admitted condition (pkg/controller/core/workload_controller.go, admittedNotReadyWorkload); the
+    margin covers lastTransitionTime's one-second resolution and Kueue's eviction being seen."""
+    admitted = conditions(workload_of(kube, job))["Admitted"]
+    at = parse_time(admitted.get("lastTransitionTime"))
+    assert admitted.get("status") == "True" and at is not None, admitted
+    return max(1.0, at + AFTER_SECONDS + 3 - time.time())
 
 
 def rayjob(kube: Kube, name: str) -> dict[str, object]:
@@ -145,7 +156,7 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
         return all(n in jobs and admitted_on(jobs[n], f) for n, f in (("job-1", "dws"), ("job-2", "on-demand")))
 
     # Past plan A's timeout: job 2 stays on plan A (its pods are ready), job 1 is never moved back.
-    holds_for(as_placed, "job 1 on plan B and job 2 on plan A", AFTER_SECONDS + 4)
+    holds_for(as_placed, "job 1 on plan B and job 2 on plan A", past_plan_a_timeout(kube, "job-2"))
     assert MOVED_ANNOTATION not in (rayjob(kube, "job-2")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
     assert len(move_events(kube, "job-1")) == 1
     text = metrics()
@@ -162,7 +173,7 @@ def test_without_a_stockout_job_1_stays_on_plan_a(failover: Path, helm: Run) -> 
         return not [c for c in wl["status"].get("conditions", []) if c["type"] == "Evicted" and c["status"] == "True"]
 
     # Well past plan A's timeout: its pods were ready in time, so Kueue never evicts it and nothing moves it.
-    holds_for(not_evicted, "job 1's Workload not evicted", AFTER_SECONDS + 4)
+    holds_for(not_evicted, "job 1's Workload not evicted", past_plan_a_timeout(kube, "job-1"))
     wait_jobs(kube, {"job-1": "on-demand"})
     assert MOVED_ANNOTATION not in (rayjob(kube, "job-1")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
     assert move_events(kube, "job-1") == []
