@@ -33,10 +33,16 @@ COPIED: dict[str, Path] = {
 
 
 def _quota(key: quotas.QuotaKey | None) -> dict[str, Any] | None:
-    """The on-demand quota a machine type's pools consume, as the quota preflight looks it up."""
+    """A quota a machine type's pools consume (on-demand or preemptible), as the quota preflight looks it up."""
     if key is None:
         return None
-    return {"display_name": key.display_name, "dimensions": dict(key.dimensions), "unit": key.unit, "url": key.url}
+    return {
+        "display_name": key.display_name,
+        "dimensions": dict(key.dimensions),
+        "unit": key.unit,
+        "unit_documented": key.unit_documented,
+        "url": key.url,
+    }
 
 
 def _machine_types() -> dict[str, dict[str, Any]]:
@@ -58,6 +64,7 @@ def _machine_types() -> dict[str, dict[str, Any]]:
                 "zones_url": zones.REGIONS_ZONES_URL,
                 "zones_as_of": zones.REGIONS_ZONES_AS_OF,
                 "quota": _quota(quotas.TPU_ON_DEMAND.get(gen.name)),
+                "preemptible_quota": _quota(quotas.TPU_PREEMPTIBLE.get(gen.name)),
             }
     for entry in gpu.MACHINES:
         out[entry.machine_type] = {
@@ -67,6 +74,7 @@ def _machine_types() -> dict[str, dict[str, Any]]:
             "flex_start": entry.flex_start,
             "doc_url": entry.doc_url,
             "quota": _quota(quotas.GPU_ON_DEMAND.get(entry.gke_accelerator)),
+            "preemptible_quota": _quota(quotas.GPU_PREEMPTIBLE.get(entry.gke_accelerator)),
         }
     return out
 

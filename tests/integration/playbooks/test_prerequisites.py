@@ -1,5 +1,6 @@
-"""The seed's "before you begin", automated: APIs enabled and plan A's quota checked before the
-cluster is created, against the emulator's Service Usage and Cloud Quotas endpoints and their switches."""
+"""The seed's "before you begin", automated: APIs enabled and each plan's quota (on-demand for plan A, preemptible
+for DWS and Spot) checked before the cluster is created, against the emulator's Service Usage and Cloud Quotas
+endpoints and their switches."""
 
 from __future__ import annotations
 
@@ -44,8 +45,14 @@ def _disable(emulator: RunningEmulator, service: str, **extra: Any) -> None:
     assert _call(emulator, "POST", "/planb/v1/services", {"service": service, "state": "DISABLED", **extra})[0] == 200
 
 
-def _set_quota(emulator: RunningEmulator, value: int, region: str = "us-east5") -> None:
-    body = {"region": region, "machineType": "ct6e-standard-4t", "value": value}
+def _set_quota(
+    emulator: RunningEmulator,
+    value: int,
+    region: str = "us-east5",
+    machine: str = "ct6e-standard-4t",
+    quota_type: str = "on-demand",
+) -> None:
+    body = {"region": region, "machineType": machine, "value": value, "quotaType": quota_type}
     assert _call(emulator, "POST", "/planb/v1/quotas", body)[0] == 200
 
 
@@ -120,6 +127,30 @@ def test_gcp_quota_check_reports_found_and_needed(modules: ModuleRunner, emulato
     assert unknown["checked"] is False and "Not checked" in unknown["msg"]
 
 
+def test_gcp_quota_check_reads_the_preemptible_quota(modules: ModuleRunner, emulator: RunningEmulator) -> None:
+    preemptible = {**QUOTA, "quota_type": "preemptible"}
+    fits = modules.run("gcp_quota_check", preemptible)
+    assert fits["checked"] and fits["quota"]["display_name"] == "Preemptible TPU slices v6e", fits
+    # Plan A's quota is another one: setting it leaves the preemptible one as it was, and the other way round.
+    _set_quota(emulator, 8)
+    assert modules.run("gcp_quota_check", preemptible)["checked"]
+    # Google does not say whether one unit of "Preemptible TPU slices v6e" is a chip or a slice: 0 fits no slice in
+    # either, 4 fits one slice of 16 chips only if it counts slices, so it is reported, not refused.
+    _set_quota(emulator, 0, quota_type="preemptible")
+    zero = modules.fail("gcp_quota_check", preemptible)["msg"]
+    assert "Quota too low for the preemptible plans" in zero and "'Preemptible TPU slices v6e'" in zero, zero
+    assert "request an increase of planb-emulated-preemptible-tpu-slices-v6e in us-east5 to at least 16" in zero
+    _set_quota(emulator, 4, quota_type="preemptible")
+    undecided = modules.run("gcp_quota_check", preemptible)
+    assert undecided["checked"] is False, undecided
+    assert "does not document whether one unit is a chip or a slice" in undecided["msg"]
+    # v5e's preemptible quota counts chips: 4 of them do not fit a 2x4 slice of 8.
+    v5e = {**preemptible, "machine_type": "ct5lp-hightpu-4t", "needed": 8}
+    _set_quota(emulator, 4, machine="ct5lp-hightpu-4t", quota_type="preemptible")
+    low = modules.fail("gcp_quota_check", v5e)["msg"]
+    assert "has 4 chips of preemptible Compute Engine quota 'Preemptible TPU v5 Lite Podslice chips'" in low, low
+
+
 def test_endpoints_default_to_google_off_loopback(modules: ModuleRunner) -> None:
     from ansible_collections.planb.gke.plugins.module_utils import project_apis
 
@@ -171,6 +202,16 @@ def test_playbook_quota_too_low_stops_before_the_cluster(emulator: RunningEmulat
     _set_quota(emulator, 8)
     rc, out = _play(emulator, tmp_path)
     assert rc != 0 and "Quota too low for plan A" in out and "has 8 chips" in out and "needs 16" in out, out[-3000:]
+    assert _gke_writes(emulator) == [] and list_clusters(emulator.store.root.parent) == []
+
+
+def test_playbook_preemptible_quota_zero_stops_before_the_cluster(emulator: RunningEmulator, tmp_path: Path) -> None:
+    # The tutorial's plan B (DWS flex-start) draws on preemptible quota; plan A's on-demand quota is ample.
+    _set_quota(emulator, 0, quota_type="preemptible")
+    rc, out = _play(emulator, tmp_path)
+    assert rc != 0 and "Quota too low for the preemptible plans" in out, out[-3000:]
+    assert "has 0 units of preemptible Compute Engine quota 'Preemptible TPU slices v6e'" in out, out[-3000:]
+    assert "request an increase of planb-emulated-preemptible-tpu-slices-v6e in us-east5 to at least 16" in out
     assert _gke_writes(emulator) == [] and list_clusters(emulator.store.root.parent) == []
 
 

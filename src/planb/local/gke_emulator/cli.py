@@ -129,9 +129,18 @@ def cmd_disable_api(args: argparse.Namespace) -> int:
 def cmd_set_quota(args: argparse.Namespace) -> int:
     _post_switch(
         "/planb/v1/quotas",
-        {"project": args.project, "region": args.region, "machineType": args.machine_type, "value": args.value},
+        {
+            "project": args.project,
+            "region": args.region,
+            "machineType": args.machine_type,
+            "value": args.value,
+            "quotaType": args.quota_type,
+        },
     )
-    print(f"the quota {args.machine_type} pools consume reads {args.value} in {args.region} (project {args.project})")
+    print(
+        f"the {args.quota_type} quota {args.machine_type} pools consume reads {args.value} in {args.region} "
+        f"(project {args.project})"
+    )
     return 0
 
 
@@ -218,11 +227,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     disable.add_argument("--project", default="*", help="project ID (default: every project)")
     disable.add_argument("--refuse-enable", action="store_true", help="answer the :enable call 403 (no permission)")
     disable.set_defaults(handler=cmd_disable_api)
-    quota = actions.add_parser("set-quota", help="set the accelerator quota a machine type's pools consume in a region")
+    quota = actions.add_parser(
+        "set-quota",
+        help="set the on-demand (or preemptible) accelerator quota a machine type's pools consume in a region",
+    )
     quota.add_argument("--machine-type", required=True, help="e.g. ct6e-standard-4t, a3-highgpu-8g")
     quota.add_argument("--region", required=True, help="e.g. us-east5")
     quota.add_argument("--value", type=int, required=True, help="chips (TPU) or GPUs")
     quota.add_argument("--project", default="*", help="project ID (default: every project)")
+    quota.add_argument(
+        "--preemptible",
+        dest="quota_type",
+        action="store_const",
+        const="preemptible",
+        default="on-demand",
+        help="the preemptible quota (Spot and DWS flex-start pools) instead of the on-demand one",
+    )
     quota.set_defaults(handler=cmd_set_quota)
     reservation = actions.add_parser("reservation", help="Compute Engine reservations a reservation plan consumes")
     verbs = reservation.add_subparsers(dest="verb", required=True, metavar="VERB")

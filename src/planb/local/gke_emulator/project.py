@@ -21,8 +21,10 @@ Two switches, like ``fail-next``:
   (``planb gke-emulator disable-api S``): the API reads DISABLED until an ``:enable`` call flips it
   (or, with ``enableRefused``, answers that call 403 as a caller without permission gets). While
   ``container.googleapis.com`` is DISABLED for a project, the GKE API answers that project 403.
-* ``POST /planb/v1/quotas {"project": "P"|"*", "region": "R", "machineType": "M", "value": N}``
-  (``planb gke-emulator set-quota``): the quota M's on-demand pools consume reads N in region R.
+* ``POST /planb/v1/quotas {"project": "P"|"*", "region": "R", "machineType": "M", "value": N, "quotaType": T}``
+  (``planb gke-emulator set-quota [--preemptible]``): the quota M's pools of type T consume reads N in region R;
+  T is ``on-demand`` (the default: on-demand pools) or ``preemptible`` (Spot and flex-start pools), the two quota
+  types Google gives each accelerator (``planb.catalog.quotas``), each served as its own QuotaInfo.
 
 The QuotaInfos are found by display name and dimensions from planb's catalog (``planb.catalog.quotas``),
 as the roles look them up; their ``quotaId`` and ``metric`` are the emulator's own (``planb-emulated-*``),
@@ -67,16 +69,24 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def quota_keys() -> dict[str, quotas.QuotaKey]:
-    """Machine type -> the on-demand quota key its pools consume (catalog machine types with a sourced key)."""
+#: Quota type -> the catalog's TPU (by generation) and GPU (by accelerator) quota keys of that type.
+QUOTA_TYPES: dict[str, tuple[dict[str, quotas.QuotaKey], dict[str, quotas.QuotaKey]]] = {
+    quotas.ON_DEMAND: (quotas.TPU_ON_DEMAND, quotas.GPU_ON_DEMAND),
+    quotas.PREEMPTIBLE: (quotas.TPU_PREEMPTIBLE, quotas.GPU_PREEMPTIBLE),
+}
+
+
+def quota_keys(quota_type: str = quotas.ON_DEMAND) -> dict[str, quotas.QuotaKey]:
+    """Machine type -> the quota key of ``quota_type`` its pools consume (catalog machine types with a sourced key)."""
+    tpu_keys, gpu_keys = QUOTA_TYPES[quota_type]
     out: dict[str, quotas.QuotaKey] = {}
     for generation in tpu.GENERATIONS:
-        key = quotas.TPU_ON_DEMAND.get(generation.name)
+        key = tpu_keys.get(generation.name)
         for machine in generation.machine_types:
             if key is not None:
                 out[machine.name] = key
     for entry in gpu.MACHINES:
-        gpu_key = quotas.GPU_ON_DEMAND.get(entry.gke_accelerator)
+        gpu_key = gpu_keys.get(entry.gke_accelerator)
         if gpu_key is not None:
             out[entry.machine_type] = gpu_key
     return out
@@ -158,13 +168,18 @@ class ProjectApis:
     # ---- Cloud Quotas -----------------------------------------------------------------------
     def set_quota(self, request: Body) -> Body:
         machine = str(request.get("machineType") or "")
-        key = quota_keys().get(machine)
+        quota_type = str(request.get("quotaType") or quotas.ON_DEMAND)
+        if quota_type not in QUOTA_TYPES:
+            raise ProjectApiError(
+                400, f"quotaType must be one of {', '.join(QUOTA_TYPES)}, not {quota_type!r}", "INVALID_ARGUMENT"
+            )
+        key = quota_keys(quota_type).get(machine)
         value, region = request.get("value"), str(request.get("region") or "")
         if key is None:
-            known = ", ".join(sorted(quota_keys()))
+            known = ", ".join(sorted(quota_keys(quota_type)))
             raise ProjectApiError(
                 400,
-                f"no quota is known for machine type {machine!r}; machine types with one: {known}",
+                f"no quota is known for machine type {machine!r} ({quota_type}); machine types with one: {known}",
                 "INVALID_ARGUMENT",
             )
         if not isinstance(value, int) or value < 0 or not re.fullmatch(r"[a-z]+-[a-z]+[0-9]+", region):
@@ -192,7 +207,7 @@ class ProjectApis:
         if service != "compute.googleapis.com":
             return {"quotaInfos": []}
         by_name: dict[str, list[quotas.QuotaKey]] = {}
-        for key in quota_keys().values():
+        for key in [key for quota_type in QUOTA_TYPES for key in quota_keys(quota_type).values()]:
             if key not in by_name.setdefault(key.display_name, []):
                 by_name[key.display_name].append(key)
         infos = []

@@ -16,10 +16,18 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a3",
   "gpus_per_vm": 1,
   "kind": "gpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "NVIDIA H100 GPUs",
    "unit": "GPUs",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
   }
  },
@@ -29,10 +37,18 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a3",
   "gpus_per_vm": 2,
   "kind": "gpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "NVIDIA H100 GPUs",
    "unit": "GPUs",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
   }
  },
@@ -42,10 +58,18 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a3",
   "gpus_per_vm": 4,
   "kind": "gpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "NVIDIA H100 GPUs",
    "unit": "GPUs",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
   }
  },
@@ -55,10 +79,18 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a3",
   "gpus_per_vm": 8,
   "kind": "gpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible NVIDIA H100 GPUs",
+   "unit": "GPUs",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "NVIDIA H100 GPUs",
    "unit": "GPUs",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#gpu_quota"
   }
  },
@@ -68,6 +100,7 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a3-mega",
   "gpus_per_vm": 8,
   "kind": "gpu",
+  "preemptible_quota": null,
   "quota": null
  },
  "a3-ultragpu-8g": {
@@ -76,6 +109,7 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a3-ultra",
   "gpus_per_vm": 8,
   "kind": "gpu",
+  "preemptible_quota": null,
   "quota": null
  },
  "a4-highgpu-8g": {
@@ -84,6 +118,7 @@ FACTS: dict[str, Any] = json.loads(
   "generation": "a4",
   "gpus_per_vm": 8,
   "kind": "gpu",
+  "preemptible_quota": null,
   "quota": null
  },
  "ct4p-hightpu-4t": {
@@ -95,10 +130,18 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start",
   "generation": "v4",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU v4 PodSlice chips",
+   "unit": "chips",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "TPU v4 PodSlice chips",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -129,10 +172,18 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU v5 Lite Podslice chips",
+   "unit": "chips",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "TPU v5 Lite PodSlice chips",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -158,10 +209,18 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU v5 Lite Podslice chips",
+   "unit": "chips",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "TPU v5 Lite PodSlice chips",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -193,10 +252,18 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5e",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU v5 Lite Podslice chips",
+   "unit": "chips",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "TPU v5 Lite PodSlice chips",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -222,10 +289,18 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v5p",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU v5p chips",
+   "unit": "chips",
+   "unit_documented": true,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {},
    "display_name": "TPU v5p chips",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -258,12 +333,20 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU slices v6e",
+   "unit": "chips",
+   "unit_documented": false,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {
     "tpu_family": "CT6E"
    },
    "display_name": "TPUs per TPU family",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -291,12 +374,20 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU slices v6e",
+   "unit": "chips",
+   "unit_documented": false,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {
     "tpu_family": "CT6E"
    },
    "display_name": "TPUs per TPU family",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -330,12 +421,20 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "",
   "generation": "v6e",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU slices v6e",
+   "unit": "chips",
+   "unit_documented": false,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {
     "tpu_family": "CT6E"
    },
    "display_name": "TPUs per TPU family",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [
@@ -363,12 +462,20 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
   "generation": "tpu7x",
   "kind": "tpu",
+  "preemptible_quota": {
+   "dimensions": {},
+   "display_name": "Preemptible TPU slices tpu7x",
+   "unit": "chips",
+   "unit_documented": false,
+   "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
+  },
   "quota": {
    "dimensions": {
     "tpu_family": "tpu7x"
    },
    "display_name": "TPUs per TPU family",
    "unit": "chips",
+   "unit_documented": true,
    "url": "https://cloud.google.com/compute/resource-usage#tpu_quota"
   },
   "topologies": [

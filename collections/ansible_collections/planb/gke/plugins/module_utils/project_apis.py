@@ -6,7 +6,8 @@ https://cloud.google.com/service-usage/docs/reference/rest): ``GET projects/P/se
 ``{name, parent, config, state: ENABLED|DISABLED}``; ``POST projects/P/services/S:enable`` (body ``{}``)
 gives a ``google.longrunning.Operation`` ``{name, done, error?}``, polled at ``GET {name}``.
 
-Cloud Quotas v1 (https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list):
+Cloud Quotas v1 (https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list),
+read for the on-demand or the preemptible quota a pool draws on (planb.catalog.quotas says which plan draws on which):
 ``GET projects/P/locations/global/services/compute.googleapis.com/quotaInfos`` lists QuotaInfos
 ``{quotaId, metric, dimensions, quotaDisplayName, metricDisplayName, dimensionsInfos[{dimensions,
 details.value, applicableLocations}]}``, page by page (``nextPageToken``). A DimensionsInfo applies to every
@@ -39,6 +40,15 @@ SERVICEUSAGE_ENDPOINT = "https://serviceusage.googleapis.com"
 CLOUDQUOTAS_ENDPOINT = "https://cloudquotas.googleapis.com"
 DOC_ENABLE = "https://cloud.google.com/service-usage/docs/enable-disable"
 DOC_QUOTA_INCREASE = "https://cloud.google.com/docs/quotas/help/request_increase"
+#: GKE's TPU page: the on-demand and the preemptible (Spot, flex-start) quota of each TPU version, and how to ask.
+DOC_GKE_QUOTAS = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#ensure-quota"
+#: gcp_quota_check's quota_type -> the machine type fact (module_utils/machine_types.py) that names the quota.
+QUOTA_FACT = {"on-demand": "quota", "preemptible": "preemptible_quota"}
+#: quota_type -> the plans that draw on it, for messages (planb.catalog.quotas: a reservation plan's is not checked).
+QUOTA_PLANS = {
+    "on-demand": "plan A (the on-demand plan)",
+    "preemptible": "the preemptible plans (DWS flex-start with queued provisioning, Spot)",
+}
 _SERVICE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.googleapis\.com$")
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-(ai[0-9]+)?[a-z])?$")
 
@@ -225,9 +235,10 @@ def run_service(module: Any) -> Body:
 
 
 def run_quota_check(module: Any) -> Body:
-    """gcp_quota_check: the on-demand quota a pool of ``machine_type`` consumes holds ``needed`` in the region."""
+    """gcp_quota_check: the ``quota_type`` quota (on-demand or preemptible) a pool of ``machine_type`` consumes holds
+    ``needed`` in the region."""
     params = module.params
-    machine, needed = params["machine_type"], params["needed"]
+    machine, needed, quota_type = params["machine_type"], params["needed"], params["quota_type"]
     region = region_of(params["location"])
     if needed < 1:
         raise GkeError(f"needed must be at least 1, got {needed}")
@@ -235,12 +246,21 @@ def run_quota_check(module: Any) -> Body:
         raise GkeError(f"location {params['location']!r} must be a zone (us-east5-b) or a region (us-east5)")
     check_auth(params)
     facts = MACHINE_TYPES.get(machine) or {}
-    key = facts.get("quota")
-    out: Body = {"changed": False, "checked": False, "region": region, "needed": needed, "quota": {}}
+    key = facts.get(QUOTA_FACT[quota_type])
+    plans = QUOTA_PLANS[quota_type]
+    out: Body = {
+        "changed": False,
+        "checked": False,
+        "region": region,
+        "needed": needed,
+        "quota_type": quota_type,
+        "quota": {},
+    }
     if key is None:
         out["msg"] = (
-            f"Not checked: planb's catalog names no sourced Compute Engine quota for machine type {machine}; "
-            f"make sure project {params['project']} has quota for {needed} of its accelerators in {region}."
+            f"Not checked: planb's catalog names no sourced {quota_type} Compute Engine quota for machine type "
+            f"{machine}; make sure project {params['project']} has {quota_type} quota for {needed} of its "
+            f"accelerators in {region} ({plans})."
         )
         module.warn(out["msg"])
         return out
@@ -252,30 +272,43 @@ def run_quota_check(module: Any) -> Body:
     if found is None:
         out["msg"] = (
             f"Not checked: project {params['project']}'s Compute Engine quotas hold none named {label} for "
-            f"{region} (Cloud Quotas API); check the quota for {machine} by hand ({key['url']})."
+            f"{region} (Cloud Quotas API); check the {quota_type} quota for {machine} by hand ({key['url']})."
         )
         module.warn(out["msg"])
         return out
     info, dims_info = found
     value = int((dims_info.get("details") or {}).get("value") or 0)
-    out.update(
-        checked=True,
-        quota={
-            "display_name": key["display_name"],
-            "quota_id": info.get("quotaId"),
-            "dimensions": dims_info.get("dimensions") or {},
-            "value": value,
-            "unit": key["unit"],
-        },
-    )
-    # A negative value sets no limit.
-    if 0 <= value < needed:
+    documented = key.get("unit_documented", True)
+    unit = key["unit"] if documented else "units"
+    quota_id = info.get("quotaId")
+    out["quota"] = {
+        "display_name": key["display_name"],
+        "quota_id": quota_id,
+        "dimensions": dims_info.get("dimensions") or {},
+        "value": value,
+        "unit": key["unit"] if documented else "undocumented (chips or slices)",
+    }
+    # A negative value sets no limit. A quota whose unit Google does not document (chips or slices) is never read
+    # as either: 0 fits no slice in any unit, at least `needed` fits in both, anything between is not decidable.
+    floor = needed if documented else 1
+    if 0 <= value < floor:
         raise GkeError(
-            f"Quota too low for plan A: project {params['project']} has {value} {key['unit']} of Compute Engine "
-            f"quota {label} (quota ID {info.get('quotaId')}) in {region}, and one slice of {machine} needs {needed}. "
-            f"Nothing was created. Fix: request an increase of {info.get('quotaId')} in {region} to at least "
-            f"{needed} ({DOC_QUOTA_INCREASE}), or pick a region/zone or a smaller profile that fits (or skip the "
-            "check: gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
+            f"Quota too low for {plans}: project {params['project']} has {value} {unit} of {quota_type} Compute "
+            f"Engine quota {label} (quota ID {quota_id}) in {region}, and one slice of {machine} needs {needed} "
+            f"{key['unit'] if documented else 'chips'}. Nothing was created. Fix: request an increase of {quota_id} "
+            f"in {region} to at least {needed} ({DOC_QUOTA_INCREASE}; the quotas GKE's TPU and GPU pools draw on: "
+            f"{DOC_GKE_QUOTAS}), or pick a region/zone or a smaller profile that fits (or skip the check: "
+            "gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
         )
-    out["msg"] = f"{value} {key['unit']} of {label} in {region}; one slice needs {needed}"
+    if 0 <= value < needed:
+        out["msg"] = (
+            f"Not decidable: project {params['project']} has {value} of {quota_type} quota {label} in {region}, and "
+            f"Google does not document whether one unit is a chip or a slice: it fits one slice of {machine} "
+            f"({needed} chips) if it counts slices, not if it counts chips. Check it in the console, or request "
+            f"{needed} ({DOC_GKE_QUOTAS})."
+        )
+        module.warn(out["msg"])
+        return out
+    out["checked"] = True
+    out["msg"] = f"{value} {unit} of {quota_type} quota {label} in {region}; one slice needs {needed}"
     return out

@@ -1,5 +1,5 @@
 #!/usr/bin/python
-# planb: does the project's Compute Engine quota in the region fit one slice of plan A (Cloud Quotas API v1)?
+# planb: does the project's on-demand or preemptible Compute Engine quota in the region fit one slice (Cloud Quotas)?
 
 DOCUMENTATION = r"""
 module: gcp_quota_check
@@ -7,10 +7,13 @@ short_description: Fail before anything is created when the project's accelerato
 description:
   - GKE TPU and GPU node pools consume Compute Engine quota (U(https://cloud.google.com/tpu/docs/consumption-options)).
     The module lists the project's Compute Engine QuotaInfos with the Cloud Quotas API v1
-    (C(projects/P/locations/global/services/compute.googleapis.com/quotaInfos)), finds the on-demand quota a pool
-    of O(machine_type) consumes by its display name and dimensions (from planb's catalog; no quota ID is assumed),
-    takes the value in effect for the region of O(location), and fails when it is below O(needed), naming the
-    number found, the number needed and the fix.
+    (C(projects/P/locations/global/services/compute.googleapis.com/quotaInfos)), finds the O(quota_type) quota a
+    pool of O(machine_type) consumes by its display name and dimensions (from planb's catalog; no quota ID is
+    assumed), takes the value in effect for the region of O(location), and fails when it is below O(needed),
+    naming the number found, the number needed and the fix.
+  - Google names the v6e and TPU7x preemptible quotas "Preemptible TPU slices ..." without saying whether one unit
+    is a chip or a slice, so for them only 0 fails; a value of at least O(needed) passes, and one between warns
+    that it cannot tell.
   - When the catalog names no sourced quota for the machine type, or the project's list holds none of that name,
     it does not fail and says it could not check.
   - Read-only; runs in check mode too.
@@ -24,9 +27,18 @@ options:
     type: str
     required: true
   needed:
-    description: TPU chips or GPUs that must fit (one slice of plan A).
+    description: TPU chips or GPUs that must fit (one slice).
     type: int
     required: true
+  quota_type:
+    description:
+      - V(on-demand), the quota an on-demand pool (plan A) draws on, or V(preemptible), the quota Spot pools and
+        flex-start pools with queued provisioning (DWS, plan B) draw on
+        (U(https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest),
+        U(https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#ensure-quota)).
+    type: str
+    choices: [on-demand, preemptible]
+    default: on-demand
   quota_endpoint:
     description:
       - Base URL of the Cloud Quotas API. Default C(https://cloudquotas.googleapis.com), or
@@ -37,7 +49,7 @@ extends_documentation_fragment:
 notes:
   - Needs the Cloud Quotas API (C(cloudquotas.googleapis.com)) enabled and C(cloudquotas.quotas.get)
     (C(roles/cloudquotas.viewer)).
-  - Plan B (flex-start, queued provisioning) consumes preemptible quota, which is not checked.
+  - A reservation plan's VMs took their quota when the reservation was made; its quota is not checked here.
 author:
   - planb engineers (@planb)
 """
@@ -50,6 +62,15 @@ EXAMPLES = r"""
     location: us-east5-b
     machine_type: ct6e-standard-4t
     needed: 16
+
+- name: And the preemptible quota, which plan B (DWS flex-start) and Spot pools draw on
+  planb.gke.gcp_quota_check:
+    project: my-project
+    auth_kind: application
+    location: us-east5-b
+    machine_type: ct6e-standard-4t
+    needed: 16
+    quota_type: preemptible
 """
 
 RETURN = r"""
@@ -65,6 +86,10 @@ needed:
   description: The number that must fit.
   returned: always
   type: int
+quota_type:
+  description: The type of quota read, on-demand or preemptible.
+  returned: always
+  type: str
 quota:
   description: The quota compared (display_name, quota_id, dimensions, value, unit); empty when not checked.
   returned: always
@@ -81,6 +106,7 @@ ARGUMENT_SPEC = dict(
     location={"type": "str", "required": True},
     machine_type={"type": "str", "required": True},
     needed={"type": "int", "required": True},
+    quota_type={"type": "str", "choices": ["on-demand", "preemptible"], "default": "on-demand"},
     quota_endpoint={"type": "str"},
 )
 
