@@ -178,6 +178,10 @@ def test_cli_switches(
         == 0
     )
     assert "reads 4 in us-east5" in capsys.readouterr().out
+    preemptible = ["--machine-type", "ct6e-standard-4t", "--region", "us-east5", "--value", "0", "--preemptible"]
+    assert planb_main(["gke-emulator", "set-quota", *preemptible]) == 0
+    assert "the preemptible quota ct6e-standard-4t pools consume reads 0" in capsys.readouterr().out
+    assert emulator.engine.project_apis.state["quotas"][0]["displayName"] == "Preemptible TPU slices v6e"
     assert emulator.engine.project_apis.service_state(PROJECT, "tpu.googleapis.com") == "DISABLED"
     assert (
         planb_main(
