@@ -109,7 +109,8 @@ if [[ "$SCENARIO" == ladder || "$SCENARIO" == concurrent ]]; then
 fi
 
 phase "2/5 site.yml" "ansible-playbook site.yml: cluster, plan A and plan B pools (one per slice), Kueue, queues"
-ansible-playbook site.yml "${site_args[@]}"
+# The queues and pools of the profile the jobs below are rendered for: the flavors select its shape.
+ansible-playbook site.yml -e "planb_profile=$PROFILE" "${site_args[@]}"
 if [[ -n "$up_pid" ]]; then finish_up; fi
 planb local versions
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')

@@ -41,6 +41,15 @@ planb.io/profile: {{ .Values.profile | quote }}
 {{- printf "%s-train-script" (include "planb.fullname" .) -}}
 {{- end -}}
 
+{{/*
+The profile's accelerator node labels, as GKE sets them on every node of a TPU slice or GPU pool:
+the accelerator workers' nodeSelector (job mode), and what every plan's ResourceFlavor selects
+beside the plan label (queues mode, planb.ladder), so that the two always name the same shape.
+*/}}
+{{- define "planb.profileLabels" -}}
+{{- include "planb.workerNodeSelector" . -}}
+{{- end -}}
+
 {{/* Node selector of the accelerator workers, from GKE's node labels. */}}
 {{- define "planb.workerNodeSelector" -}}
 {{- if eq .Values.accelerator.kind "tpu" -}}
@@ -215,15 +224,21 @@ annotations:
 
 {{/*
 The capacity ladder as a JSON list of rungs, in the order Kueue tries them; each rung is one
-ResourceFlavor: {name, kind, nodeLabels, tolerations, quota}. queues.ladder when it is set; else
-the seed's two plans from plans, queues.flavors and queues.quotas (on-demand, then dws while
-dws.enabled), so values written before the ladder render exactly as they did.
+ResourceFlavor: {name, kind, nodeLabels, planLabels, tolerations, quota}. queues.ladder when it is
+set; else the seed's two plans from plans, queues.flavors and queues.quotas (on-demand, then dws
+while dws.enabled).
+planLabels select the plan's pools (planb.dev/plan, or plans.*); nodeLabels are planLabels plus the
+profile's accelerator labels (planb.profileLabels), so a job rendered for another profile matches no
+flavor: Kueue v0.19.2 skips a flavor whose nodeLabels a PodSet's nodeSelector contradicts
+(pkg/scheduler/flavorassigner/flavorassigner.go, checkFlavorForPodSets: "flavor %s doesn't match node
+affinity") and leaves the Workload pending with that message (QuotaReserved=False).
 Spot rungs select GKE's Spot node label and tolerate the Spot taint GKE documents for Spot node
 pools (https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms); Kueue adds a flavor's
 tolerations to the pods it admits on it (https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/).
 */}}
 {{- define "planb.ladder" -}}
 {{- $q := .Values.queues -}}
+{{- $profile := include "planb.profileLabels" . | fromYaml -}}
 {{- $rungs := list -}}
 {{- if $q.ladder -}}
 {{- $seen := dict -}}
@@ -244,12 +259,24 @@ tolerations to the pods it admits on it (https://kueue.sigs.k8s.io/docs/concepts
 {{- $_ := set $labels "cloud.google.com/gke-spot" "true" -}}
 {{- $tolerations = list (dict "key" "cloud.google.com/gke-spot" "operator" "Equal" "value" "true" "effect" "NoSchedule") -}}
 {{- end -}}
-{{- $rungs = append $rungs (dict "name" $r.name "kind" $r.kind "nodeLabels" $labels "tolerations" $tolerations "quota" $r.quota) -}}
+{{- $rungs = append $rungs (dict "name" $r.name "kind" $r.kind "planLabels" (dict "planb.dev/plan" $r.name) "nodeLabels" $labels "tolerations" $tolerations "quota" $r.quota) -}}
 {{- end -}}
 {{- else -}}
-{{- $rungs = append $rungs (dict "name" $q.flavors.onDemand "kind" "on-demand" "nodeLabels" .Values.plans.onDemand "tolerations" (list) "quota" $q.quotas.onDemand) -}}
+{{- $rungs = append $rungs (dict "name" $q.flavors.onDemand "kind" "on-demand" "planLabels" .Values.plans.onDemand "nodeLabels" (deepCopy .Values.plans.onDemand) "tolerations" (list) "quota" $q.quotas.onDemand) -}}
 {{- if .Values.dws.enabled -}}
-{{- $rungs = append $rungs (dict "name" $q.flavors.dws "kind" "dws" "nodeLabels" .Values.plans.dws "tolerations" (list) "quota" $q.quotas.dws) -}}
+{{- $rungs = append $rungs (dict "name" $q.flavors.dws "kind" "dws" "planLabels" .Values.plans.dws "nodeLabels" (deepCopy .Values.plans.dws) "tolerations" (list) "quota" $q.quotas.dws) -}}
+{{- end -}}
+{{- end -}}
+{{- range $rungs -}}
+{{- $rung := . -}}
+{{- range $key, $value := $profile -}}
+{{- if and (hasKey $rung.nodeLabels $key) (ne (toString (get $rung.nodeLabels $key)) (toString $value)) -}}
+{{- fail (printf "plan %s selects node label %s=%v but the profile's accelerator (accelerator.*) is %s=%v: a flavor selecting both would match no node and no job; remove %s from the plan's labels (the chart adds the profile's)" $rung.name $key (get $rung.nodeLabels $key) $key $value $key) -}}
+{{- end -}}
+{{- $_ := set $rung.nodeLabels $key $value -}}
+{{- end -}}
+{{- if gt (len $rung.nodeLabels) 8 -}}
+{{- fail (printf "plan %s's ResourceFlavor would select %d node labels (%s) but Kueue allows at most 8 (apis/kueue/v1beta2/resourceflavor_types.go, nodeLabels MaxProperties=8): give the plan fewer labels" $rung.name (len $rung.nodeLabels) (keys $rung.nodeLabels | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $rungs -}}

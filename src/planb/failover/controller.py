@@ -66,6 +66,7 @@ from planb.failover.names import (
     PLAN_LABEL,
     human,
     move_message,
+    plan_label,
 )
 
 #: What callers import from here (the names also from planb.failover.names and .decisions).
@@ -74,6 +75,7 @@ __all__ = [
     "EVENT_REASON",
     "FROM_ANNOTATION",
     "MOVED_ANNOTATION",
+    "PLAN_LABEL",
     "Config",
     "Controller",
     "condition",
@@ -157,10 +159,10 @@ class Controller:
             return self.cfg.plan_a_label
         flavor = self.get(KUEUE_GROUP, KUEUE_VERSION, "resourceflavors", self.cfg.plan_a_flavor)
         labels: dict[str, str] = dict((flavor.get("spec") or {}).get("nodeLabels") or {})
-        if not labels:
-            raise RuntimeError(f"ResourceFlavor {self.cfg.plan_a_flavor} has no nodeLabels to exclude")
-        key = PLAN_LABEL if PLAN_LABEL in labels else sorted(labels)[0]
-        return key, labels[key]
+        found = plan_label(labels)
+        if found is None:
+            raise RuntimeError(f"ResourceFlavor {self.cfg.plan_a_flavor} has no plan's node label to exclude")
+        return found
 
     # ------------------------------------------------------------------ reconcile
     def reconcile(self, wl: Obj) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from planb.catalog import gpu, profiles, tpu
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
@@ -18,6 +21,18 @@ NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 PLAN_LABEL = "planb.dev/plan"
 #: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
 OFF_DWS_ANNOTATION = "planb.dev/off-dws"
+#: GKE's accelerator node labels, a profile's shape: what the job's workers select (charts/planb
+#: planb.workerNodeSelector) and what the queues chart's plan flavors select beside the plan (planb.profileLabels).
+SHAPE_LABELS = (tpu.ACCELERATOR_LABEL, tpu.TOPOLOGY_LABEL, gpu.ACCELERATOR_LABEL)
+#: What Kueue writes for a flavor whose nodeLabels a PodSet's nodeSelector contradicts (kueue v0.19.2,
+#: pkg/scheduler/flavorassigner/flavorassigner.go, checkFlavorForPodSets: "flavor %s doesn't match node affinity";
+#: the scheduler puts Assignment.Message(), "couldn't assign flavors to pod set <name>: <reasons>", in the
+#: Workload's QuotaReserved=False condition, pkg/scheduler/scheduler.go).
+NO_FLAVOR_MATCH = "doesn't match node affinity"
+#: A pending Workload's reason before Kueue has written one.
+WAITING = "waiting for Kueue"
+#: The profile the chart's values name, on every object it renders (charts/planb planb.labels).
+PROFILE_LABEL = "planb.io/profile"
 
 
 @dataclass(frozen=True)
@@ -86,6 +101,35 @@ class JobStatus:
     off_dws: str = ""
     #: A concurrent-ladder job's variants and migrations (None for a job of a sequential ladder).
     concurrent: variants.Variants | None = None
+    #: The shape the job's workers select (GKE's accelerator labels of their nodeSelector in the RayJob).
+    shape: dict[str, str] = field(default_factory=dict)
+    #: The job's profile, as the catalog names that shape ('-' when its workers select no accelerator).
+    profile: str = "-"
+    #: The ClusterQueue behind the job's LocalQueue ('' when it cannot be read).
+    cluster_queue: str = ""
+    #: The shapes that queue's plan flavors select (every ResourceFlavor's when the queue cannot be read).
+    cluster_shapes: list[dict[str, str]] = field(default_factory=list)
+    #: Their profiles ('-' when the flavors select no accelerator, or cannot be read).
+    cluster_profile: str = "-"
+
+    @property
+    def wrong_shape(self) -> bool:
+        """The job's workers select a shape that none of the queue's plan flavors selects."""
+        return bool(self.shape and self.cluster_shapes and self.shape not in self.cluster_shapes)
+
+    @property
+    def shape_note(self) -> str:
+        """For a pending job of the wrong shape, why it waits, in one line ('' otherwise)."""
+        if not self.wrong_shape or self.state != "Pending":
+            return ""
+        queue = f"ClusterQueue {self.cluster_queue}'s" if self.cluster_queue else "the cluster's"
+        kueue = f' (Kueue: "{self.reason}")' if self.reason and self.reason != WAITING else ""
+        fix = self.cluster_profile if self.cluster_profile in profiles.PROFILES else ""
+        return (
+            f"wrong shape: the job is {self.profile} but {queue} flavors select {self.cluster_profile}, so no flavor "
+            f"matches its workers and Kueue never admits it{kueue}"
+            + (f"; install it with -f charts/planb/values/{fix}.yaml (or `planb values {fix}`)" if fix else "")
+        )
 
     @property
     def plan(self) -> str:
@@ -119,7 +163,7 @@ def _workload_state(wl: Obj) -> tuple[str, str]:
         if cond and cond.get("status") == "True":
             return kind, cond.get("message", "")
     pending = conds.get("QuotaReserved") or conds.get("Admitted") or {}
-    return "Pending", pending.get("message", "waiting for Kueue")
+    return "Pending", pending.get("message", WAITING)
 
 
 def _ray_status(status: Obj) -> str:
@@ -150,20 +194,97 @@ def _retry_limits(kube: Kube) -> dict[str, int]:
         raise
 
 
-def _flavor_plans(kube: Kube) -> dict[str, str]:
-    """ResourceFlavor -> the plan it selects; empty when the caller may not read cluster-scoped objects."""
+def _readable(kube: Kube, path: str) -> list[Obj]:
+    """The items at ``path``; empty when the caller may not read them (cluster-scoped Kueue objects)."""
     try:
-        flavors = kube.items(f"{KUEUE}/resourceflavors")
+        return kube.items(path)
     except KubeError as exc:
         if exc.status in (401, 403):
-            return {}
+            return []
         raise
+
+
+def _flavor_plans(flavors: list[Obj]) -> dict[str, str]:
+    """ResourceFlavor -> the plan it selects."""
     out = {}
     for flavor in flavors:
         plan = ((flavor.get("spec") or {}).get("nodeLabels") or {}).get(PLAN_LABEL)
         if plan:
             out[flavor["metadata"]["name"]] = str(plan)
     return out
+
+
+def shape_of(labels: Mapping[str, Any]) -> dict[str, str]:
+    """GKE's accelerator labels among ``labels`` (a nodeSelector, a flavor's nodeLabels)."""
+    return {key: str(labels[key]) for key in SHAPE_LABELS if key in labels}
+
+
+def profile_of(shape: dict[str, str], named: str = "") -> str:
+    """The catalog's profile of a shape: ``named`` (the object's planb.io/profile) when that profile has this shape,
+    else every profile that has it (GPU machines of one GPU share a label: 'a or b'), else the labels themselves."""
+    if not shape:
+        return "-"
+    if named in profiles.PROFILES and profiles.PROFILES[named].node_selector == shape:
+        return named
+    names = [p.name for p in profiles.PROFILES.values() if p.node_selector == shape]
+    return " or ".join(names) if names else ",".join(f"{k}={v}" for k, v in sorted(shape.items()))
+
+
+def _job_shape(rayjob: Obj) -> dict[str, str]:
+    """The accelerator labels the RayJob's worker groups select (the first group that selects any)."""
+    groups = ((rayjob.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs") or []
+    for group in groups:
+        shape = shape_of(((group.get("template") or {}).get("spec") or {}).get("nodeSelector") or {})
+        if shape:
+            return shape
+    return {}
+
+
+@dataclass(frozen=True)
+class _Queues:
+    """What the job's queue selects: LocalQueue -> ClusterQueue -> its flavors' shapes."""
+
+    local: dict[tuple[str, str], str]
+    flavors_of: dict[str, list[str]]
+    #: ResourceFlavor -> its shape and that shape's profile.
+    shapes: dict[str, tuple[dict[str, str], str]]
+
+    def of(self, namespace: str, queue: str) -> tuple[str, list[dict[str, str]], str]:
+        """The ClusterQueue of LocalQueue ``namespace/queue``, the distinct shapes of its flavors and their profiles;
+        when either queue cannot be read, '' and the shapes of every flavor."""
+        cluster_queue = self.local.get((namespace, queue), "")
+        names = self.flavors_of.get(cluster_queue) if cluster_queue else None
+        if names is None:
+            cluster_queue, names = "", sorted(self.shapes)
+        shapes: list[dict[str, str]] = []
+        named: list[str] = []
+        for name in names:
+            shape, profile = self.shapes.get(name, ({}, "-"))
+            if shape and shape not in shapes:
+                shapes.append(shape)
+                named.append(profile)
+        return cluster_queue, shapes, " and ".join(named) or "-"
+
+
+def _queues(kube: Kube, ns_path: str, flavors: list[Obj]) -> _Queues:
+    local = {
+        (q["metadata"].get("namespace", ""), q["metadata"]["name"]): str((q.get("spec") or {}).get("clusterQueue", ""))
+        for q in _readable(kube, f"{KUEUE}{ns_path}/localqueues")
+    }
+    flavors_of = {
+        cq["metadata"]["name"]: [
+            str(f.get("name"))
+            for group in (cq.get("spec") or {}).get("resourceGroups") or []
+            for f in group.get("flavors") or []
+        ]
+        for cq in _readable(kube, f"{KUEUE}/clusterqueues")
+    }
+    shapes = {}
+    for flavor in flavors:
+        shape = shape_of((flavor.get("spec") or {}).get("nodeLabels") or {})
+        named = (flavor["metadata"].get("labels") or {}).get(PROFILE_LABEL, "")
+        shapes[flavor["metadata"]["name"]] = (shape, profile_of(shape, named))
+    return _Queues(local, flavors_of, shapes)
 
 
 def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -> list[JobStatus]:
@@ -177,7 +298,9 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
     workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
     limits = _retry_limits(kube)
-    flavor_plans = _flavor_plans(kube)
+    flavors = _readable(kube, f"{KUEUE}/resourceflavors")
+    flavor_plans = _flavor_plans(flavors)
+    queues = _queues(kube, ns_path, flavors)
     pods = kube.items(f"/api/v1{ns_path}/pods")
     nodes = kube.items("/api/v1/nodes")
     node_pools = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes}
@@ -194,7 +317,10 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
             moved=_move_note(meta.get("annotations") or {}),
             flavor_plans=flavor_plans,
             off_dws=(meta.get("annotations") or {}).get(OFF_DWS_ANNOTATION, ""),
+            shape=_job_shape(rj),
         )
+        job.profile = profile_of(job.shape, meta.get("labels", {}).get(PROFILE_LABEL, ""))
+        job.cluster_queue, job.cluster_shapes, job.cluster_profile = queues.of(job.namespace, job.queue)
         wl = next(
             (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
             None,
@@ -291,6 +417,8 @@ def why_it_cannot_run(job: JobStatus, flavor: str) -> str:
         return f"{job.name} finished on {job.accelerator_flavor}, not {flavor}"
     if not job.active:
         return f"{job.name} was deactivated{': ' + job.deactivated if job.deactivated else ''}"
+    if job.shape_note:
+        return f"{job.name}: {job.shape_note}"
     return ""
 
 
@@ -347,6 +475,11 @@ def explain(job: JobStatus) -> str:
     if job.deactivated:
         lines.append(f"  {job.deactivated}")
     lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
+    if job.shape or job.cluster_shapes:
+        queue = f"ClusterQueue {job.cluster_queue}" if job.cluster_queue else "the cluster's flavors"
+        lines.append(f"    profile {job.profile} (the job's workers), {job.cluster_profile} ({queue})")
+    if job.shape_note:
+        lines.append(f"  {job.shape_note}")
     if job.plan != "-":
         lines.append(f"    plan {job.plan} (flavor {job.accelerator_flavor})")
     if job.phases:
@@ -383,7 +516,7 @@ def explain(job: JobStatus) -> str:
         pool = job.nodes.get(node, "-")
         plan = job.node_plans.get(node)
         lines.append(f"  pod {pod}: {phase} on {node} (pool {pool}" + (f", plan {plan})" if plan else ")"))
-    if not job.pods and job.state in ("Pending", "QuotaReserved"):
+    if not job.pods and job.state in ("Pending", "QuotaReserved") and not job.shape_note:
         lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
     return "\n".join(lines)
 

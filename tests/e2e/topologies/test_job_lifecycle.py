@@ -15,9 +15,10 @@ import pytest
 from planb import paths
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.local.rayhead import settings as rayhead_settings
+from planb.status.report import NO_FLAVOR_MATCH
 from tests.support.jobs import planb_status, workload_of
-from tests.support.topologies import Run, install_job, no_quota, wait_jobs
-from tests.support.waits import wait_until
+from tests.support.topologies import PROFILE, Run, install_job, no_quota, wait_jobs
+from tests.support.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -111,3 +112,50 @@ def _log_or_none(kube: Kube, pod: str) -> str | None:
         if exc.status == 400 and "no logs found" in str(exc):
             return None
         raise
+
+
+def _refusal(kube: Kube, job: str) -> str:
+    """Kueue's QuotaReserved=False message on `job`'s Workload while it holds no admission; '' otherwise."""
+    try:
+        wl = workload_of(kube, job)
+    except AssertionError:
+        return ""
+    reserved = conditions(wl).get("QuotaReserved") or {}
+    if "admission" in (wl.get("status") or {}) or reserved.get("status") != "False":
+        return ""
+    return str(reserved.get("message", ""))
+
+
+def test_a_job_of_another_shape_is_never_admitted_and_status_says_why(site: Path, helm: Run) -> None:
+    """issue 35: a job rendered for tpu-v6e-2x4 on the site's tpu-v6e-4x4 queues used to get plan A's quota and
+    wait forever for nodes. The plan flavors select the profile's accelerator labels, so Kueue finds no flavor for
+    its workers (kueue v0.19.2 flavorassigner.go checkFlavorForPodSets: "flavor %s doesn't match node affinity"),
+    holds no quota for it, and admits a job of the right shape behind it."""
+    assert PROFILE == "tpu-v6e-4x4"
+    kube = Kube(site)
+    rayhead_settings.set_payload("job-*", rayhead_settings.Payload(seconds=600))
+    chart = paths.REPO / "charts" / "planb"
+    helm("install", "job-1", str(chart), "-f", str(chart / "values" / "tpu-v6e-2x4.yaml"))
+    wait_until(
+        lambda: f"flavor on-demand {NO_FLAVOR_MATCH}" in _refusal(kube, "job-1"),
+        "Kueue to refuse job 1 for its shape",
+        60,
+        explain=lambda: _refusal(kube, "job-1"),
+    )
+    # The right shape behind it is admitted on plan A: the wrong one neither blocks the queue nor holds quota.
+    install_job(helm, "job-2")
+    wait_jobs(kube, {"job-2": "on-demand"}, timeout=60)
+
+    def still_refused() -> bool:
+        rayjob_1 = rayjob(kube, "job-1")
+        return f"flavor on-demand {NO_FLAVOR_MATCH}" in _refusal(kube, "job-1") and rayjob_1["spec"].get("suspend")
+
+    holds_for(still_refused, "job 1 refused for its shape, suspended, with no admission", 5)
+    out = planb_status(site, "job-1")
+    assert "profile tpu-v6e-2x4 (the job's workers), tpu-v6e-4x4 (ClusterQueue cluster-queue)" in out, out
+    (why,) = [line for line in out.splitlines() if "wrong shape" in line]
+    assert why.startswith(
+        "  wrong shape: the job is tpu-v6e-2x4 but ClusterQueue cluster-queue's flavors select tpu-v6e-4x4"
+    ), out
+    assert f"flavor on-demand {NO_FLAVOR_MATCH}" in why, why
+    assert why.endswith("install it with -f charts/planb/values/tpu-v6e-4x4.yaml (or `planb values tpu-v6e-4x4`)")

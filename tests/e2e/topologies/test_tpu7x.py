@@ -3,8 +3,10 @@
 GKE places a multi-host TPU7x slice by a Compute Engine workload policy (the pool's placementPolicy.policyName),
 not by a topology on the pool, and labels the nodes with the policy's accelerator topology
 (cloud.google.com/gke-tpu-topology), which the job chart's workers select. The seed's topology is tpu-v6e-4x4, so
-this test adds one TPU7x pool beside it, as plan A (label planb.dev/plan=on-demand, which plan A's ResourceFlavor
-selects), through the emulator's REST API as any GKE client would, and removes it again; no converge is added.
+this test adds one TPU7x pool beside it, as plan A (label planb.dev/plan=on-demand), through the emulator's REST API
+as any GKE client would, and removes it again; no converge is added. The seed's flavors select the tpu-v6e-4x4 shape
+as well as the plan, so a TPU7x job matches none of them (issue 35): the test installs the queues chart a second time
+for the tpu7x-2x2x2 profile, under names of its own (plan A only), and submits the job to that queue.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ from tests.support.waits import wait_until
 PROJECT, REGION, ZONE, CLUSTER = "planb-local", "us-east5", "us-east5-b", "tpu-cluster"
 POOL, POLICY = "ironwood-pool", "wp-2x2x2"
 POOLS = f"/v1/projects/{PROJECT}/locations/{ZONE}/clusters/{CLUSTER}/nodePools"
+#: The TPU7x queues' release, LocalQueue and plan A flavor: names apart from the seed's queues.
+QUEUES, LOCAL_QUEUE, FLAVOR = "tpu7x-queues", "tpu7x-queue", "tpu7x-on-demand"
+CHART = paths.REPO / "charts" / "planb"
 
 
 def _gke(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
@@ -96,14 +101,34 @@ def tpu7x_pool(site: Path) -> Iterator[str]:
         _wait_operation(op)
 
 
-def test_a_tpu7x_job_is_admitted_and_runs_on_a_policy_placed_slice(tpu7x_pool: str, site: Path, helm: Run) -> None:
+@pytest.fixture
+def tpu7x_queues(site: Path, helm: Run) -> Iterator[str]:
+    """The queues chart for the tpu7x-2x2x2 profile beside the seed's: plan A only (the pool above), every queue
+    object named apart, removed on uninstall; its LocalQueue's name."""
+    helm(
+        "install", QUEUES, str(CHART), "-f", str(CHART / "values" / "tpu7x-2x2x2.yaml"),
+        "--set", "mode=queues", "--set", "queues.keepOnUninstall=false", "--set", "dws.enabled=false",
+        "--set", "queues.clusterQueue=tpu7x-cluster-queue", "--set", f"queues.localQueue.name={LOCAL_QUEUE}",
+        "--set", "queues.flavors.cpu=tpu7x-default-cpu", "--set", f"queues.flavors.onDemand={FLAVOR}",
+    )  # fmt: skip
+    try:
+        yield LOCAL_QUEUE
+    finally:
+        # The job first: Kueue keeps a ClusterQueue that a Workload still uses (its resource-in-use finalizer).
+        helm("uninstall", "job-7x", "--wait", check=False)
+        helm("uninstall", QUEUES, "--wait")
+
+
+def test_a_tpu7x_job_is_admitted_and_runs_on_a_policy_placed_slice(
+    tpu7x_pool: str, tpu7x_queues: str, site: Path, helm: Run
+) -> None:
     status, pool = _gke("GET", f"{POOLS}/{tpu7x_pool}")
     assert status == 200 and pool["config"]["labels"]["cloud.google.com/gke-tpu-topology"] == "2x2x2", pool
     rayhead_settings.set_payload("job-7x", rayhead_settings.Payload(seconds=2))  # the run itself is not the point
-    chart = paths.REPO / "charts" / "planb"
-    helm("install", "job-7x", str(chart), "-f", str(chart / "values" / "tpu7x-2x2x2.yaml"))
+    helm("install", "job-7x", str(CHART), "-f", str(CHART / "values" / "tpu7x-2x2x2.yaml"),
+         "--set", f"job.queueName={tpu7x_queues}")  # fmt: skip
     kube = Kube(site)
-    wait_jobs(kube, {"job-7x": "on-demand"}, timeout=120)
+    wait_jobs(kube, {"job-7x": FLAVOR}, timeout=120)
     pools: set[str] = set()
 
     def succeeded() -> bool:

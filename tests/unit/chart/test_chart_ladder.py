@@ -53,12 +53,14 @@ def test_the_seed_spelled_as_a_ladder_renders_the_same_objects(template: Render,
 def test_four_rungs_are_four_flavors_in_the_queue_s_order(template: Render, tmp_path: Any) -> None:
     objs = template(*_ladder_args(tmp_path, FOUR))
     flavors = {o["metadata"]["name"]: o["spec"] for o in _by_kind(objs, "ResourceFlavor")}
-    assert flavors["reserved"] == {"nodeLabels": {"planb.dev/plan": "reserved"}}
-    assert flavors["on-demand"] == {"nodeLabels": {"planb.dev/plan": "on-demand"}}
-    assert flavors["dws"] == {"nodeLabels": {"planb.dev/plan": "dws"}}
+    # Each plan's label beside the profile's accelerator labels (tests/unit/chart/test_chart_plans.py).
+    shape = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
+    assert flavors["reserved"] == {"nodeLabels": {"planb.dev/plan": "reserved", **shape}}
+    assert flavors["on-demand"] == {"nodeLabels": {"planb.dev/plan": "on-demand", **shape}}
+    assert flavors["dws"] == {"nodeLabels": {"planb.dev/plan": "dws", **shape}}
     # GKE's Spot label and taint (https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms).
     assert flavors["spot"] == {
-        "nodeLabels": {"planb.dev/plan": "spot", "cloud.google.com/gke-spot": "true"},
+        "nodeLabels": {"planb.dev/plan": "spot", "cloud.google.com/gke-spot": "true", **shape},
         "tolerations": [
             {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
         ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from planb.catalog import gpu, tpu
 from planb.failover import controller, names
 from planb.status import report
 
@@ -45,3 +46,25 @@ def test_the_controller_s_message_is_the_one_status_reads(seconds: float, said: 
 def test_status_reads_the_annotations_the_controller_writes() -> None:
     assert (report.FAILOVER_MOVED, report.FAILOVER_AFTER) == (controller.MOVED_ANNOTATION, controller.AFTER_ANNOTATION)
     assert (report.FAILOVER_MOVED, report.FAILOVER_AFTER) == ("planb.dev/failover-moved-at", "planb.dev/failover-after")
+
+
+def test_the_profile_labels_are_the_catalog_s() -> None:
+    """The failover package ships without the catalog, so it names GKE's accelerator labels itself."""
+    assert set(names.PROFILE_LABELS) == {tpu.ACCELERATOR_LABEL, tpu.TOPOLOGY_LABEL, gpu.ACCELERATOR_LABEL}
+
+
+@pytest.mark.parametrize(
+    ("node_labels", "found"),
+    [
+        # The queues chart's flavors: the plan label beside the profile's accelerator labels.
+        (
+            {tpu.ACCELERATOR_LABEL: "tpu-v6e-slice", tpu.TOPOLOGY_LABEL: "4x4", "planb.dev/plan": "on-demand"},
+            ("planb.dev/plan", "on-demand"),
+        ),
+        # A plan of other labels: the first of them, never an accelerator label every plan shares.
+        ({gpu.ACCELERATOR_LABEL: "nvidia-h100-80gb", "team": "ml"}, ("team", "ml")),
+        ({tpu.ACCELERATOR_LABEL: "tpu-v6e-slice", tpu.TOPOLOGY_LABEL: "4x4"}, None),
+    ],
+)
+def test_plan_a_s_label_is_never_the_profile_s(node_labels: dict[str, str], found: tuple[str, str] | None) -> None:
+    assert names.plan_label(node_labels) == found

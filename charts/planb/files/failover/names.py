@@ -6,6 +6,8 @@ them from here (the queues chart ships the whole planb.failover package), so bot
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 #: Set on the RayJob in the same patch as the affinity: the move happened (value: when, RFC 3339).
 MOVED_ANNOTATION = "planb.dev/failover-moved-at"
 #: The plan A flavor the job was moved away from, and the wait that triggered it.
@@ -15,6 +17,23 @@ EVENT_REASON = "MovedToPlanB"
 EVICTED_REASON = "PodsReadyTimeout"
 #: The plan label planb's pools carry; preferred when plan A's flavor has several node labels.
 PLAN_LABEL = "planb.dev/plan"
+#: GKE's accelerator node labels (TPU: accelerator and topology; GPU: accelerator), which the queues chart adds
+#: to every plan's flavor (planb.profileLabels): the profile's shape, the same on every plan, so never the label
+#: that tells plan A's pools apart. planb.catalog.tpu and .gpu name the same keys (tests/unit/failover/test_names.py).
+PROFILE_LABELS = (
+    "cloud.google.com/gke-tpu-accelerator",
+    "cloud.google.com/gke-tpu-topology",
+    "cloud.google.com/gke-accelerator",
+)
+
+
+def plan_label(node_labels: Mapping[str, str]) -> tuple[str, str] | None:
+    """The node label of a plan's flavor that selects the plan's pools: planb.dev/plan when it has it, else its
+    first key that is not one of the profile's accelerator labels; None when it has none."""
+    if PLAN_LABEL in node_labels:
+        return PLAN_LABEL, str(node_labels[PLAN_LABEL])
+    keys = sorted(k for k in node_labels if k not in PROFILE_LABELS)
+    return (keys[0], str(node_labels[keys[0]])) if keys else None
 
 
 def human(seconds: float) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from planb.failover.names import PLAN_LABEL
+from planb.failover.names import plan_label
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.local.stack.errors import LocalStackError
@@ -68,7 +68,8 @@ def service_account_token(state: Path, kubeconfig: Path, service_account: str) -
 
 
 def plan_a_label(kubeconfig: Path, flavor: str) -> tuple[str, str]:
-    """The node label plan A's ResourceFlavor selects: planb.dev/plan when it has it, else its first key."""
+    """The node label plan A's ResourceFlavor selects: planb.dev/plan when it has it, else its first key that is
+    not one of the profile's accelerator labels (planb.failover.names.plan_label)."""
     try:
         found = Kube(kubeconfig).get(f"/apis/kueue.x-k8s.io/v1beta2/resourceflavors/{flavor}")
     except KubeError as exc:
@@ -79,5 +80,10 @@ def plan_a_label(kubeconfig: Path, flavor: str) -> tuple[str, str]:
             f"ResourceFlavor {flavor} is missing or has no nodeLabels, so plan A cannot be excluded. "
             "Fix: install the queues chart (the kueue_queues role) before switching failover on"
         )
-    key = PLAN_LABEL if PLAN_LABEL in labels else sorted(labels)[0]
-    return key, str(labels[key])
+    label = plan_label(labels)
+    if label is None:
+        raise LocalStackError(
+            f"ResourceFlavor {flavor} selects only the profile's accelerator labels, none of plan A's pools, so plan A "
+            "cannot be excluded. Fix: give plan A's pools a label of their own (planb.dev/plan, the admin role's)"
+        )
+    return label
