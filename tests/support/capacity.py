@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from planb.local.capacity import simulator as sim
 from planb.local.capacity.gke_api import NodePoolReader
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import Store
-from tests.support.capacity_fakes import Clock, FakeApi, install_clock
+from tests.support.capacity_fakes import KUBECONFIG, Clock, FakeApi, install_clock
 
 
 def capacity_cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -66,3 +67,30 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 def api() -> FakeApi:
     """The Kubernetes objects the simulator reads and writes, kept in memory."""
     return FakeApi()
+
+
+#: The DWS pool the simulator's lifecycle tests serve (tests/unit/local/capacity/test_lifecycle*.py).
+DWS_POOL = {
+    "name": "dws-pool",
+    "initialNodeCount": 0,
+    "config": {"machineType": "ct6e-standard-4t", "flexStart": True},
+    "autoscaling": {"enabled": True, "totalMinNodeCount": 0, "totalMaxNodeCount": 8},
+    "queuedProvisioning": {"enabled": True},
+    "placementPolicy": {"tpuTopology": "4x4"},
+}
+
+
+@pytest.fixture()
+def state(tmp_path: Path) -> Path:
+    """The simulator's state directory."""
+    return tmp_path
+
+
+@pytest.fixture()
+def simulator(state: Path, api: FakeApi, serve_pools: ServePools) -> sim.CapacitySimulator:
+    """A capacity simulator on the in-memory API server, reading DWS_POOL from the GKE emulator."""
+    kubeconfig = state / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    simulator = sim.CapacitySimulator(kubeconfig, state, log=lambda _: None, gke=serve_pools([DWS_POOL]))
+    simulator.kube = api  # type: ignore[assignment]
+    return simulator
