@@ -1,4 +1,5 @@
-"""`planb gke-emulator serve|start|stop|...|set-quota|reservation create|validate`: the local GKE API, its switches
+"""`planb gke-emulator serve|start|stop|...|set-quota|withhold-permission|reservation create|validate`: the local GKE
+API, its switches
 and the check of its stored state against Google's discovery documents."""
 
 from __future__ import annotations
@@ -144,6 +145,15 @@ def cmd_set_quota(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_withhold_permission(args: argparse.Namespace) -> int:
+    _post_switch(
+        "/planb/v1/permissions", {"project": args.project, "permission": args.permission, "granted": args.grant}
+    )
+    how = "granted again" if args.grant else "withheld: projects.testIamPermissions leaves it out"
+    print(f"{args.permission} is {how} (project {args.project})")
+    return 0
+
+
 def cmd_reservation_create(args: argparse.Namespace) -> int:
     """Insert a Compute Engine reservation through the running emulator's Compute API (reservations.insert)."""
     try:
@@ -244,6 +254,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the preemptible quota (Spot and DWS flex-start pools) instead of the on-demand one",
     )
     quota.set_defaults(handler=cmd_set_quota)
+    withhold = actions.add_parser(
+        "withhold-permission",
+        help="make the caller lack an IAM permission on a project (Cloud Resource Manager testIamPermissions)",
+    )
+    withhold.add_argument("permission", help="e.g. container.clusters.create, serviceusage.services.enable")
+    withhold.add_argument("--project", default="*", help="project ID (default: every project)")
+    withhold.add_argument("--grant", action="store_true", help="give the permission back instead")
+    withhold.set_defaults(handler=cmd_withhold_permission)
     reservation = actions.add_parser("reservation", help="Compute Engine reservations a reservation plan consumes")
     verbs = reservation.add_subparsers(dest="verb", required=True, metavar="VERB")
     create = reservation_cli.add_parser(verbs)

@@ -38,7 +38,8 @@ STORED_SCHEMAS = {
 
 
 def _where(method: discovery.Method) -> str:
-    return f"{method.api} v1 (discovery revision {discovery.revision(method.api)}) {method.id}"
+    api = method.api
+    return f"{api} {discovery.version(api)} (discovery revision {discovery.revision(api)}) {method.id}"
 
 
 def checked_request(method: discovery.Method, body: Body) -> Body:

@@ -5,8 +5,10 @@ The documents are read from the installed ``googleapiclient`` package
 each is loaded once per process, on first use, so importing this module costs nothing
 (https://developers.google.com/discovery/v1/reference/apis describes their format).
 
-``API_DOCUMENTS`` names the three the emulator serves: GKE (container v1), Compute Engine (compute v1, for
-reservations and the instance groups behind pools) and Service Usage (serviceusage v1). Cloud Quotas has no
+``API_DOCUMENTS`` names the four the emulator serves: GKE (container v1), Compute Engine (compute v1, for
+reservations and the instance groups behind pools), Service Usage (serviceusage v1) and Cloud Resource Manager
+(cloudresourcemanager v3, for ``projects.testIamPermissions``,
+https://cloud.google.com/resource-manager/reference/rest/v3/projects/testIamPermissions). Cloud Quotas has no
 document in the package, so nothing the emulator serves under ``/cloudquotas/v1/`` is checked.
 
 ``find_method`` maps a request the emulator serves (its HTTP method and path) onto the document's method:
@@ -32,6 +34,8 @@ API_DOCUMENTS: dict[str, tuple[str, str]] = {
     "container": ("container.v1.json", "/"),
     "compute": ("compute.v1.json", "/"),
     "serviceusage": ("serviceusage.v1.json", "/serviceusage/"),
+    # rootUrl https://cloudresourcemanager.googleapis.com/, servicePath "": its paths (``v3/...``) under the prefix.
+    "cloudresourcemanager": ("cloudresourcemanager.v3.json", "/cloudresourcemanager/"),
 }
 #: Paths the emulator serves that no shipped document describes.
 UNDOCUMENTED_PREFIXES = ("/cloudquotas/v1/", "/planb/v1/")
@@ -75,11 +79,16 @@ def revision(api: str) -> str:
     return str(document(api).get("revision", ""))
 
 
+def version(api: str) -> str:
+    """The document's API version (``v1``; cloudresourcemanager ``v3``)."""
+    return str(document(api).get("version", ""))
+
+
 def schema(api: str, schema_id: str) -> Body:
     """A named schema of the API's document."""
     found = document(api).get("schemas", {}).get(schema_id)
     if found is None:
-        raise DiscoveryError(f"{api} v1 (revision {revision(api)}) has no schema {schema_id!r}")
+        raise DiscoveryError(f"{api} {version(api)} (revision {revision(api)}) has no schema {schema_id!r}")
     result: Body = found
     return result
 
@@ -120,6 +129,8 @@ def api_of(path: str) -> str | None:
         return "compute"
     if path.startswith("/serviceusage/v1/") or SERVICE_USAGE_ROOT_PATHS.fullmatch(path):
         return "serviceusage"
+    if path.startswith("/cloudresourcemanager/v3/"):
+        return "cloudresourcemanager"
     if path.startswith("/v1/"):
         return "container"
     return None

@@ -22,6 +22,9 @@ from planb.tls import ServingCert
 Body = dict[str, Any]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: POST methods that change nothing: Cloud Resource Manager's projects.testIamPermissions, which its discovery
+#: document (cloudresourcemanager.v3.json) allows under the cloud-platform.read-only scope.
+READ_ONLY_POSTS = (":testIamPermissions",)
 
 
 class RunningEmulator:
@@ -49,8 +52,13 @@ class RunningEmulator:
         return self.server.url
 
     def writes(self) -> list[Body]:
-        """Write requests (POST/PUT/PATCH/DELETE) the GKE API received so far."""
-        return [r for r in self.store.request_log() if r["method"] in WRITE_METHODS]
+        """Write requests (POST/PUT/PATCH/DELETE) the GKE API received so far; a POST that changes nothing
+        (``READ_ONLY_POSTS``: a rights check) is not one."""
+        return [
+            r
+            for r in self.store.request_log()
+            if r["method"] in WRITE_METHODS and not r["path"].endswith(READ_ONLY_POSTS)
+        ]
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -1,4 +1,5 @@
-"""The project-level Google APIs the GKE roles call before the cluster exists: Service Usage and Cloud Quotas.
+"""The project-level Google APIs the GKE roles call before the cluster exists: Service Usage, Cloud Quotas and
+Cloud Resource Manager's rights check.
 
 The emulator serves them under its own URL, each under a prefix named after the API's host:
 
@@ -9,13 +10,27 @@ The emulator serves them under its own URL, each under a prefix named after the 
   the emulator's root URL, as its GKE endpoint is
 * ``GET  /cloudquotas/v1/projects/P/locations/global/services/compute.googleapis.com/quotaInfos``
   QuotaInfos ``{quotaInfos, nextPageToken}``, ``pageSize``/``pageToken`` as the real API pages
+* ``POST /cloudresourcemanager/v3/projects/P:testIamPermissions`` ``{permissions: [...]}``
+  TestIamPermissionsResponse ``{permissions}``: the subset of the request the caller holds on the project
 
 (Service Usage: googleapis ``google/api/serviceusage/v1/serviceusage.proto``,
 https://cloud.google.com/service-usage/docs/reference/rest; Cloud Quotas:
-https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list.)
+https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list; Cloud Resource
+Manager v3: https://cloud.google.com/resource-manager/reference/rest/v3/projects/testIamPermissions, checked against
+``cloudresourcemanager.v3.json`` like the others, ``gke_emulator.discovery``.)
 
-By default every API is ENABLED and every accelerator quota is large, so local mode runs end to end.
-Two switches, like ``fail-next``:
+testIamPermissions as Google documents it: "There are no permissions required for making this API call"; the answer
+holds only the permissions the caller has (TestIamPermissionsResponse: "A subset of
+`TestPermissionsRequest.permissions` that the caller is allowed"), and an empty subset is ``{}`` (proto3's JSON
+mapping leaves an empty repeated field out, https://protobuf.dev/programming-guides/json/); "Permissions with
+wildcards (such as `*` or `storage.*`) are not allowed" (TestIamPermissionsRequest) and a permission that cannot be
+tested on a project is refused too (googleapis/google-cloud-java#722: ``resourcemanager.projects.create`` on a
+project, 400): both are 400 INVALID_ARGUMENT here. Google's wording of those refusals is not published; the
+emulator's names the permission. It refuses a name that is not ``service.resource.verb``; it cannot know which
+well-formed names Google lists, so it refuses none of those.
+
+By default every API is ENABLED, every accelerator quota is large and the caller holds every permission, so local
+mode runs end to end. Three switches, like ``fail-next``:
 
 * ``POST /planb/v1/services {"project": "P"|"*", "service": "S", "state": "DISABLED", "enableRefused": false}``
   (``planb gke-emulator disable-api S``): the API reads DISABLED until an ``:enable`` call flips it
@@ -25,6 +40,10 @@ Two switches, like ``fail-next``:
   (``planb gke-emulator set-quota [--preemptible]``): the quota M's pools of type T consume reads N in region R;
   T is ``on-demand`` (the default: on-demand pools) or ``preemptible`` (Spot and flex-start pools), the two quota
   types Google gives each accelerator (``planb.catalog.quotas``), each served as its own QuotaInfo.
+* ``POST /planb/v1/permissions {"project": "P"|"*", "permission": "container.clusters.create", "granted": false}``
+  (``planb gke-emulator withhold-permission PERMISSION``): testIamPermissions leaves the permission out of its answer
+  for that project until it is granted again (``"granted": true``, ``--grant``). While
+  ``cloudresourcemanager.googleapis.com`` is DISABLED for a project, testIamPermissions answers that project 403.
 
 The QuotaInfos are found by display name and dimensions from planb's catalog (``planb.catalog.quotas``),
 as the roles look them up; their ``quotaId`` and ``metric`` are the emulator's own (``planb-emulated-*``),
@@ -50,11 +69,17 @@ SERVICE_USAGE_AT_ROOT = "/v1/"
 #: The Service Usage paths served at the emulator's root URL too (gke_emulator.discovery checks them as Service Usage).
 SERVICE_USAGE_ROOT_PATHS = re.compile(r"/v1/(projects/[^/]+/services/[^/:]+(:enable)?|operations/[^/]+)")
 CLOUD_QUOTAS = "/cloudquotas/v1/"
+CLOUD_RESOURCE_MANAGER = "/cloudresourcemanager/v3/"
 #: Every accelerator quota's value unless set otherwise: enough for any profile of the catalog.
 DEFAULT_QUOTA = 100000
 #: QuotaInfos per page when the caller does not say (small, so clients must follow nextPageToken).
 PAGE_SIZE = 3
 _SERVICE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.googleapis\.com$")
+#: An IAM permission: ``service.resource.verb`` (https://cloud.google.com/iam/docs/overview#permissions).
+_PERMISSION = re.compile(r"^[a-z][a-z0-9]*(\.[a-zA-Z][a-zA-Z0-9]*){2,}$")
+#: Permissions that exist but are not tested on a project (googleapis/google-cloud-java#722: Google answers 400 for
+#: these in a project's testIamPermissions; they apply to an organization or folder).
+_NOT_ON_A_PROJECT = frozenset({"resourcemanager.projects.create", "resourcemanager.projects.list"})
 
 
 class ProjectApiError(Exception):
@@ -103,7 +128,7 @@ class ProjectApis:
     def state(self) -> Body:
         """The store's ``projectApis`` table (read each time: the store may have been reset)."""
         state = self.store.project_apis
-        for key, empty in (("services", {}), ("quotas", []), ("operations", {})):
+        for key, empty in (("services", {}), ("quotas", []), ("operations", {}), ("permissions", {})):
             state.setdefault(key, empty)
         return state
 
@@ -253,6 +278,53 @@ class ProjectApis:
             page["nextPageToken"] = str(start + size)
         return page
 
+    # ---- Cloud Resource Manager: the caller's rights --------------------------------------------
+    def holds(self, project: str, permission: str) -> bool:
+        """Whether the caller holds ``permission`` on the project (every one, unless withheld by the switch)."""
+        withheld: Body = self.state["permissions"]
+        found = withheld.get(f"{project}/{permission}") or withheld.get(f"*/{permission}")
+        return bool(found["granted"]) if found else True
+
+    def set_permission(self, request: Body) -> Body:
+        permission = str(request.get("permission") or "")
+        granted = request.get("granted", False)
+        if not _PERMISSION.fullmatch(permission) or not isinstance(granted, bool):
+            raise ProjectApiError(
+                400,
+                f"permission must be an IAM permission such as container.clusters.create and granted true or false, "
+                f"not {request!r}",
+                "INVALID_ARGUMENT",
+            )
+        project = str(request.get("project") or "*")
+        self.state["permissions"][f"{project}/{permission}"] = {"granted": granted}
+        return {"permissions": self.state["permissions"]}
+
+    def test_iam_permissions(self, project: str, request: Body) -> Body:
+        """cloudresourcemanager.projects.testIamPermissions: the subset of ``permissions`` the caller holds
+        (https://cloud.google.com/resource-manager/reference/rest/v3/projects/testIamPermissions)."""
+        if self.service_state(project, "cloudresourcemanager.googleapis.com") != "ENABLED":
+            # What Google answers while an API is disabled on the project (reason SERVICE_DISABLED), as for GKE.
+            raise ProjectApiError(
+                403,
+                f"Cloud Resource Manager API has not been used in project {project} before or it is disabled. Enable "
+                "it with `gcloud services enable cloudresourcemanager.googleapis.com` and retry.",
+                "PERMISSION_DENIED",
+            )
+        asked = [str(p) for p in request.get("permissions") or []]
+        for permission in asked:
+            if "*" in permission:
+                raise ProjectApiError(
+                    400,
+                    f"Permissions with wildcards (such as * or storage.*) are not allowed: {permission!r}.",
+                    "INVALID_ARGUMENT",
+                )
+            if not _PERMISSION.fullmatch(permission) or permission in _NOT_ON_A_PROJECT:
+                raise ProjectApiError(
+                    400, f"Permission {permission!r} is not valid for resource projects/{project}.", "INVALID_ARGUMENT"
+                )
+        held = [p for p in dict.fromkeys(asked) if self.holds(project, p)]
+        return {"permissions": held} if held else {}
+
     # ---- routing ----------------------------------------------------------------------------
     def _service_usage(self, method: str, rest: str) -> Body | None:
         """A Service Usage call by its path after ``v1/``; None when ``rest`` names none."""
@@ -265,8 +337,8 @@ class ProjectApis:
             return self.operation(rest)
         return None
 
-    def route(self, method: str, path: str, query: str) -> Body | None:
-        """The answer for a Service Usage or Cloud Quotas path, None for any other path."""
+    def route(self, method: str, path: str, query: str, body: Body | None = None) -> Body | None:
+        """The answer for a Service Usage, Cloud Quotas or Cloud Resource Manager path, None for any other path."""
         path = "/".join(unquote(segment).replace("/", "%2F") for segment in path.split("/"))
         if path.startswith(SERVICE_USAGE):
             answer = self._service_usage(method, path[len(SERVICE_USAGE) :])
@@ -285,6 +357,10 @@ class ProjectApis:
             m = re.fullmatch(r"projects/([^/]+)/locations/global/services/([^/]+)/quotaInfos", rest)
             if m and method == "GET":
                 return self.quota_infos(m.group(1), m.group(2), query)
+        elif path.startswith(CLOUD_RESOURCE_MANAGER):
+            m = re.fullmatch(r"projects/([^/:]+):testIamPermissions", path[len(CLOUD_RESOURCE_MANAGER) :])
+            if m and method == "POST":
+                return self.test_iam_permissions(m.group(1), body or {})
         else:
             return None
         raise ProjectApiError(404, f"Not found: {method} {path}", "NOT_FOUND")

@@ -28,6 +28,9 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
   ``POST /planb/v1/quotas`` ``{"project": "*", "region": "us-east5", "machineType": "ct6e-standard-4t", "value": 8}``:
   an API disabled until enabled, a quota too low (``gke_emulator.project``, which also serves Service Usage and
   Cloud Quotas under ``/serviceusage/v1/`` and ``/cloudquotas/v1/``)
+* ``POST /planb/v1/permissions`` ``{"project": "*", "permission": "container.clusters.create", "granted": false}``:
+  a permission the caller lacks, left out of Cloud Resource Manager's ``projects.testIamPermissions`` answer
+  (``POST /cloudresourcemanager/v3/projects/P:testIamPermissions``, ``gke_emulator.project``) until granted again
 * ``GET  /planb/v1/<cluster resource name>/kubeconfig``  the kubeconfig a cluster hands out:
   the local stack's (``planb.paths.local_kubeconfig()``); 404 while the stack is not up
 """
@@ -61,7 +64,7 @@ def dispatch(engine: Engine, method: str, path: str, request: Body, query: str =
     with engine.store.lock:
         engine.advance()
         try:
-            project_answer = engine.project_apis.route(method, path, query)
+            project_answer = engine.project_apis.route(method, path, query, request)
         except ProjectApiError as exc:
             raise ApiError(exc.code, exc.message, exc.status) from exc
         if project_answer is not None:
@@ -81,10 +84,12 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         return engine.add_fault(request)
     if path == "/planb/v1/http-faults" and method == "POST":
         return engine.add_http_fault(request)
-    if path in ("/planb/v1/services", "/planb/v1/quotas") and method == "POST":
+    if path in ("/planb/v1/services", "/planb/v1/quotas", "/planb/v1/permissions") and method == "POST":
         try:
             if path.endswith("/services"):
                 return engine.project_apis.set_service(request)
+            if path.endswith("/permissions"):
+                return engine.project_apis.set_permission(request)
             return engine.project_apis.set_quota(request)
         except ProjectApiError as exc:
             raise ApiError(exc.code, exc.message, exc.status) from exc
