@@ -131,21 +131,25 @@ def train_loop(
                 report_s += time.perf_counter() - t_report
         else:
             loss.block_until_ready()
-        ckpt.maybe_save(step + 1, state)
-        progress.record(step + 1)
+        saving = ckpt.maybe_save(step + 1, state)
+        now = time.perf_counter()
+        step_times.append(now - last)
+        progress.record(step + 1, now - last, saved=saving)  # the step's time, its save included
+        last = now
+        if progress.writer and (step % cfg.log_every == 0 or step == end - 1):
+            print(progress.line())
         if notice.signum is not None:
             saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
             ckpt.close()
-            progress.record(step + 1, force=True)
+            progress.record(step + 1, saved=saved, force=True)
             where = f"checkpoint step {step + 1} saved" if saved else "no checkpoint directory, nothing saved"
+            if progress.writer:
+                print(progress.line())
             print(f"Stop notice ({signal.Signals(notice.signum).name}) after step {step + 1}: {where}; stopping")
             notice.stop()
-        now = time.perf_counter()
-        step_times.append(now - last)
-        last = now
-    ckpt.maybe_save(end, state, force=True)
+    saving = ckpt.maybe_save(end, state, force=True)
     ckpt.close()
-    progress.record(end, force=True)
+    progress.record(end, saved=saving, force=True)
 
     steady = step_times[WARMUP_STEPS:] if len(step_times) > WARMUP_STEPS else step_times
     mean_step = float(np.mean(steady)) if steady else float("nan")

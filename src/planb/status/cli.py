@@ -27,7 +27,7 @@ def _kubeconfig(arg: str | None) -> Path:
 
 
 def _once(kube: Kube, args: argparse.Namespace) -> int:
-    jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job)
+    jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
     if not jobs:
         where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
         what = f"no RayJob {args.job!r}" if args.job else "no RayJob"

@@ -11,7 +11,8 @@ from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true
-from planb.status import lifecycle, variants
+from planb.status import admissions, lifecycle, trainlog, variants
+from planb.status import goodput as goodput_
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
@@ -111,6 +112,8 @@ class JobStatus:
     cluster_shapes: list[dict[str, str]] = field(default_factory=list)
     #: Their profiles ('-' when the flavors select no accelerator, or cannot be read).
     cluster_profile: str = "-"
+    #: Goodput and its terms per run (computed only when asked: it reads the submitter's log and the Events).
+    goodput: goodput_.Goodput | None = None
 
     @property
     def wrong_shape(self) -> bool:
@@ -287,8 +290,10 @@ def _queues(kube: Kube, ns_path: str, flavors: list[Obj]) -> _Queues:
     return _Queues(local, flavors_of, shapes)
 
 
-def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -> list[JobStatus]:
-    """The status of every RayJob (in one namespace, or one job)."""
+def collect(
+    kube: Kube, namespace: str | None = None, name: str | None = None, goodput: bool = False
+) -> list[JobStatus]:
+    """The status of every RayJob (in one namespace, or one job); with ``goodput``, each job's goodput too."""
     ns_path = f"/namespaces/{namespace}" if namespace else ""
     rayjobs = kube.items(f"{RAY}{ns_path}/rayjobs")
     if name:
@@ -305,6 +310,7 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
     nodes = kube.items("/api/v1/nodes")
     node_pools = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes}
     node_plans = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(PLAN_LABEL, "") for n in nodes}
+    events = admissions.events(kube, ns_path) if goodput else None
     out = []
     for rj in sorted(rayjobs, key=lambda r: (r["metadata"]["namespace"], r["metadata"]["name"])):
         meta = rj["metadata"]
@@ -396,12 +402,13 @@ def collect(kube: Kube, namespace: str | None = None, name: str | None = None) -
                     job.nodes[node] = node_pools.get(node, "-")
                     if node_plans.get(node):
                         job.node_plans[node] = node_plans[node]
+        mine = [p for p in pods if p["metadata"]["namespace"] == job.namespace]
+        submitters = [p for p in mine if p["metadata"].get("labels", {}).get("job-name") == job.name]
+        log = trainlog.submitter_log(kube, job.namespace, submitters) if goodput else None
         if wl is not None and variants.is_parent(wl):
-            mine = [p for p in pods if p["metadata"]["namespace"] == job.namespace]
-            submitters = [
-                p["metadata"]["name"] for p in mine if p["metadata"].get("labels", {}).get("job-name") == job.name
-            ]
-            job.concurrent = variants.fetch(kube, wl, submitters)
+            job.concurrent = variants.fetch(kube, wl, [p["metadata"]["name"] for p in submitters], log)
+        if goodput:
+            job.goodput = goodput_.of_job(rj, wl, workloads, events, requests, log)
         out.append(job)
     return out
 
@@ -439,7 +446,9 @@ def _move_note(annotations: dict[str, str]) -> str:
 
 def table(jobs: list[JobStatus]) -> str:
     """One line per job: where it landed."""
-    rows = [("JOB", "STATE", "PLAN", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES")]
+    rows = [
+        ("JOB", "STATE", "PLAN", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES", "GOODPUT")
+    ]
     for job in jobs:
         checks = ", ".join(f"{c.name}={c.state}" for c in job.checks) or "-"
         reqs = ", ".join(f"{r.name}={r.state}" for r in job.requests) or "-"
@@ -453,6 +462,7 @@ def table(jobs: list[JobStatus]) -> str:
                 reqs,
                 ",".join(job.node_pools) or "-",
                 str(len(job.nodes)),
+                job.goodput.percent if job.goodput is not None else "-",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -469,6 +479,8 @@ def explain(job: JobStatus) -> str:
         lines.append(f"  {job.off_dws}")
     if job.workload is None:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
+        if job.goodput is not None:
+            lines += goodput_.describe(job.goodput, job.flavor_plans)
         return "\n".join(lines)
     if job.moved:
         lines.append(f"  {job.moved}")
@@ -518,6 +530,8 @@ def explain(job: JobStatus) -> str:
         lines.append(f"  pod {pod}: {phase} on {node} (pool {pool}" + (f", plan {plan})" if plan else ")"))
     if not job.pods and job.state in ("Pending", "QuotaReserved") and not job.shape_note:
         lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
+    if job.goodput is not None:
+        lines += goodput_.describe(job.goodput, job.flavor_plans)
     return "\n".join(lines)
 
 

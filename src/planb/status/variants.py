@@ -87,7 +87,7 @@ def is_parent(wl: Obj) -> bool:
     return (wl.get("metadata", {}).get("labels") or {}).get(PARENT_LABEL) == "true"
 
 
-def _owned_by_workload(obj: Obj, name: str) -> bool:
+def owned_by_workload(obj: Obj, name: str) -> bool:
     return any(
         o.get("kind") == "Workload" and o.get("name") == name for o in obj["metadata"].get("ownerReferences", [])
     )
@@ -119,7 +119,7 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
     """The variants of ``parent`` in the ClusterQueue's flavor ``order``, and its migrations from ``events``."""
     name = parent["metadata"]["name"]
     ns = parent["metadata"]["namespace"]
-    mine = [w for w in workloads if w["metadata"]["namespace"] == ns and _owned_by_workload(w, name)]
+    mine = [w for w in workloads if w["metadata"]["namespace"] == ns and owned_by_workload(w, name)]
     found = [
         Variant(w["metadata"]["name"], (w["metadata"].get("annotations") or {}).get(FLAVOR_ANNOTATION, "-"), _state(w))
         for w in mine
@@ -146,17 +146,17 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
     return Variants(found, moves)
 
 
-def fetch(kube: Kube, parent: Obj, submitters: list[str]) -> Variants:
-    """Read the parent's variants, the namespace's Events, the ClusterQueue's flavor order and the submitters'
-    logs (train.py's output; a log the API cannot serve counts as empty)."""
+def fetch(kube: Kube, parent: Obj, submitters: list[str], log: str | None = None) -> Variants:
+    """Read the parent's variants, the namespace's Events, the ClusterQueue's flavor order and, unless the caller
+    has read it (``log``), the submitters' logs (train.py's output; a log the API cannot serve counts as empty)."""
     ns = parent["metadata"]["namespace"]
     kueue = "/apis/kueue.x-k8s.io/v1beta2"
     cq_name = (parent.get("status") or {}).get("admission", {}).get("clusterQueue", "")
     cq = kube.get(f"{kueue}/clusterqueues/{cq_name}") if cq_name else None
     groups = ((cq or {}).get("spec") or {}).get("resourceGroups") or [{}]
     order = [str(f["name"]) for f in groups[0].get("flavors", [])]
-    logs = []
-    for pod in submitters:
+    logs = [] if log is None else [log]
+    for pod in submitters if log is None else []:
         try:
             logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{pod}/log"))
         except KubeError:

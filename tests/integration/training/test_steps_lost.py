@@ -21,6 +21,9 @@ from tests.support.training import run_main, run_script, start_script
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
 LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
+TIME = re.compile(
+    r"^training time up to step (\d+): ([\d.]+) s kept(?:; the (\d+) lost step\(s\) took ([\d.]+) s)?$", re.MULTILINE
+)
 
 
 def reached(ckpt: Path) -> int:
@@ -46,6 +49,13 @@ def test_a_run_stopped_at_a_checkpoint_loses_nothing(
     assert second.returncode == 0, second.stdout[-3000:]
     assert LOST.findall(second.stdout) == [("12", "0")], second.stdout[-3000:]
     assert reached(ckpt) == 30
+    # The training time: the first run's figure at step 12 is where the second starts, with nothing lost; it grows.
+    ran, resumed = TIME.findall(first.stdout), TIME.findall(second.stdout)
+    assert [line[0] for line in ran] == ["1", "11", "12"] and float(ran[-1][1]) > 0, first.stdout[-3000:]
+    assert resumed[0] == ("12", ran[-1][1], "0", "0.0"), second.stdout[-3000:]
+    assert resumed[-1][0] == "30" and float(resumed[-1][1]) > float(ran[-1][1])
+    record = json.loads((ckpt / "planb-progress.json").read_text())
+    assert f"{record['train_s']:.1f}" == resumed[-1][1] and record["checkpoints"]["30"] == record["train_s"]
 
 
 def test_a_killed_run_reports_the_steps_past_its_newest_checkpoint(tmp_path: Path) -> None:
@@ -136,20 +146,45 @@ def test_progress_is_kept_only_with_a_checkpoint_directory(train: ModuleType, tm
 
 
 def test_a_resumed_run_prints_the_jobs_earlier_resumes_first(train: ModuleType, tmp_path: Path) -> None:
-    """The newest submitter pod's log is all `planb status` reads, so each run repeats the history before it."""
+    """The newest submitter pod's log is all `planb status` reads, so each run repeats the history before it, each
+    resume with its training time: kept up to the checkpoint, and what the lost steps took."""
     cfg = train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
     first = train.Progress(cfg, writer=True)
-    first.record(13)
+    for step in range(1, 14):  # 0.5 s a step, checkpoints at 5 and 10
+        first.record(step, 0.5, saved=step % 5 == 0)
     second = train.Progress(cfg, writer=True)
-    assert second.resume(10) == ["resumed from checkpoint step 10; 3 step(s) lost"]
-    second.record(27)
+    assert second.resume(10) == [
+        "resumed from checkpoint step 10; 3 step(s) lost",
+        "training time up to step 10: 5.0 s kept; the 3 lost step(s) took 1.5 s",
+    ]
+    for step in range(11, 28):  # 1 s a step, checkpoints at 15, 20 and 25
+        second.record(step, 1.0, saved=step % 5 == 0)
+    assert second.line() == "training time up to step 27: 22.0 s kept"
     third = train.Progress(cfg, writer=True)
     assert third.resume(20) == [
         "earlier: resumed from checkpoint step 10; 3 step(s) lost",
+        "earlier: training time up to step 10: 5.0 s kept; the 3 lost step(s) took 1.5 s",
         "resumed from checkpoint step 20; 7 step(s) lost",
+        "training time up to step 20: 15.0 s kept; the 7 lost step(s) took 7.0 s",
     ]
-    third.record(21)
+    third.record(21, 1.0)
     assert json.loads((tmp_path / "c" / "planb-progress.json").read_text()) == {
         "reached": 21,
-        "resumes": [[10, 3], [20, 7]],
+        "resumes": [[10, 3, 5.0, 1.5], [20, 7, 15.0, 7.0]],
+        "train_s": 16.0,
+        "checkpoints": {"10": 5.0, "15": 10.0, "20": 15.0},  # none past the step resumed from; at most keep + 1
     }
+
+
+def test_a_record_from_before_the_training_time_says_unknown(train: ModuleType, tmp_path: Path) -> None:
+    """A checkpoint directory of a run that recorded no training time: the figures are unknown, not guessed."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "planb-progress.json").write_text('{"reached": 13, "resumes": [[4, 1]]}')
+    progress = train.Progress(train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")}), writer=True)
+    assert progress.resume(10)[1:] == [
+        "earlier: training time up to step 4: unknown kept; the 1 lost step(s) took unknown",
+        "resumed from checkpoint step 10; 3 step(s) lost",
+        "training time up to step 10: unknown kept; the 3 lost step(s) took unknown",
+    ]
+    progress.record(11, 1.0, saved=True)
+    assert progress.line() == "training time up to step 11: unknown kept"

@@ -1,0 +1,137 @@
+"""train.py's output as `planb status` reads it: the submitter pod's log and train.py's training-time lines in it.
+
+train.py (training/planb_train_progress.py) prints ``training time up to step R: K s kept`` with its log lines
+and at its end, and after each resume ``training time up to step S: K s kept; the N lost step(s) took L s``,
+after the job's earlier resumes (``earlier: ...``), so the newest run's log holds every run of a job that
+checkpoints. K and L are "unknown" where train.py's record did not hold them. The submitter pod runs ``ray job
+logs --follow`` (KubeRay's submitter), so its log is the job's output; it is read with the kubelet's timestamps,
+whose first one says when the newest run's log began (docs/goodput.md). A training log grows with the run, so
+status reads its first HEAD_BYTES (the resumes come first) and, when the log is longer, its last TAIL_LINES lines
+for the latest figure: two bounded reads per submitter pod on each refresh.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from planb.kube import Kube, KubeError, Obj
+from planb.status import lifecycle, variants
+
+#: How much of the start of a log is read (the kubelet's limitBytes), and how many lines of its end after that.
+HEAD_BYTES = 1 << 20
+TAIL_LINES = 200
+_SECONDS = r"(unknown|\d+(?:\.\d+)?) ?s?"
+_TIME_LINE = re.compile(
+    rf"training time up to step (\d+): {_SECONDS} kept(?:; the (\d+) lost step\(s\) took {_SECONDS})?"
+)
+
+
+@dataclass(frozen=True)
+class Resume:
+    """One resume train.py reported: the checkpoint step, the steps lost, the seconds kept up to the checkpoint
+    and the seconds the lost steps took (None: train.py's record did not hold the figure)."""
+
+    step: int
+    lost: int
+    kept_s: float | None
+    lost_s: float | None
+
+
+@dataclass(frozen=True)
+class TrainRecord:
+    """What train.py printed: the job's resumes, oldest first, and its latest figure."""
+
+    resumes: list[Resume]
+    step: int
+    kept_s: float | None
+    #: When the newest run's log began (its first line's timestamp), None without timestamps.
+    started: float | None = None
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """One run of train.py: the steps it ran from, the training it kept, and what it lost at its end (lost is
+    None for the newest run: it has not been restarted)."""
+
+    from_step: int
+    to_step: int
+    kept_s: float | None
+    lost: int | None = None
+    lost_s: float | None = None
+
+
+def _number(text: str | None) -> float | None:
+    return None if text is None or text == "unknown" else float(text)
+
+
+def parse_log(text: str) -> TrainRecord | None:
+    """train.py's training-time lines in a submitter log (with or without kubelet's timestamps); None without any."""
+    resumes: list[Resume] = []
+    latest: tuple[int, float | None] | None = None
+    started = None
+    for line in text.splitlines():
+        head, _, rest = line.partition(" ")
+        at = lifecycle.parse_time(head) if head[:1].isdigit() else None
+        if started is None and at is not None:
+            started = at
+        found = _TIME_LINE.search(rest if at is not None else line)
+        if not found:
+            continue
+        step, kept = int(found.group(1)), _number(found.group(2))
+        if found.group(3) is not None:
+            resumes.append(Resume(step, int(found.group(3)), kept, _number(found.group(4))))
+        latest = (step, kept)
+    if latest is None:
+        return None
+    return TrainRecord(resumes, latest[0], latest[1], started)
+
+
+def train_runs(record: TrainRecord) -> list[TrainRun]:
+    """Each run of train.py, oldest first: a run ends where the next one resumed (what it kept) plus its lost
+    steps; the newest run goes to the latest figure."""
+    runs = []
+    begin: tuple[int, float | None] = (0, 0.0)
+    for resume in record.resumes:
+        kept = None if resume.kept_s is None or begin[1] is None else resume.kept_s - begin[1]
+        runs.append(TrainRun(begin[0], resume.step + resume.lost, kept, resume.lost, resume.lost_s))
+        begin = (resume.step, resume.kept_s)
+    kept = None if record.kept_s is None or begin[1] is None else record.kept_s - begin[1]
+    runs.append(TrainRun(begin[0], record.step, kept))
+    return runs
+
+
+def submitter_log(kube: Kube, namespace: str, pods: list[Obj]) -> str | None:
+    """The log of the job's newest run, with the kubelet's timestamps: of the submitter pods, the one with the most
+    resume lines of train.py's (each run repeats the job's earlier ones), then one with training-time lines (a new
+    pod's log is empty until train.py starts), then the newest; None without a submitter pod whose log the API
+    serves."""
+    found: list[tuple[int, bool, int, str]] = []
+    ordered = sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or ""))
+    for i, pod in enumerate(ordered):
+        path = f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}/log"
+        try:
+            text = _bounded(kube, path)
+        except KubeError:
+            continue
+        found.append((len(variants.steps_lost(text)), parse_log(text) is not None, i, text))
+    return max(found)[3] if found else None
+
+
+def _bounded(kube: Kube, path: str) -> str:
+    """The log's first HEAD_BYTES, its complete lines; if it goes on, then its last TAIL_LINES lines without resume
+    lines (the head holds those; a tail next to the head's end would repeat them)."""
+    head = kube.text(path, {"timestamps": "true", "limitBytes": str(HEAD_BYTES)})
+    if len(head.encode()) < HEAD_BYTES:
+        return head
+    tail = kube.text(path, {"timestamps": "true", "tailLines": str(TAIL_LINES)})
+    later = [line for line in tail.splitlines() if not _is_resume(line)]
+    return "\n".join([*head.splitlines()[:-1], *later]) + "\n"
+
+
+def _is_resume(line: str) -> bool:
+    found = _TIME_LINE.search(line)
+    return bool(variants.steps_lost(line)) or (found is not None and found.group(3) is not None)
+
+
+__all__ = ["HEAD_BYTES", "Resume", "TrainRecord", "TrainRun", "parse_log", "submitter_log", "train_runs"]
