@@ -13,7 +13,8 @@ from planb import paths
 from planb.argtypes import finite
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError
-from planb.status.report import admitted_on, collect, explain, provisioned, table, why_it_cannot_run
+from planb.status.render import explain, table
+from planb.status.report import admitted_on, collect, provisioned, why_it_cannot_run
 
 
 def _kubeconfig(arg: str | None) -> Path:

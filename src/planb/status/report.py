@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from planb.catalog import gpu, profiles, tpu
+from planb.catalog import profiles
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true
-from planb.status import admissions, lifecycle, trainlog, variants
+from planb.status import admissions, lifecycle, shapes, trainlog, variants
 from planb.status import goodput as goodput_
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -22,18 +20,8 @@ NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 PLAN_LABEL = "planb.dev/plan"
 #: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
 OFF_DWS_ANNOTATION = "planb.dev/off-dws"
-#: GKE's accelerator node labels, a profile's shape: what the job's workers select (charts/planb
-#: planb.workerNodeSelector) and what the queues chart's plan flavors select beside the plan (planb.profileLabels).
-SHAPE_LABELS = (tpu.ACCELERATOR_LABEL, tpu.TOPOLOGY_LABEL, gpu.ACCELERATOR_LABEL)
-#: What Kueue writes for a flavor whose nodeLabels a PodSet's nodeSelector contradicts (kueue v0.19.2,
-#: pkg/scheduler/flavorassigner/flavorassigner.go, checkFlavorForPodSets: "flavor %s doesn't match node affinity";
-#: the scheduler puts Assignment.Message(), "couldn't assign flavors to pod set <name>: <reasons>", in the
-#: Workload's QuotaReserved=False condition, pkg/scheduler/scheduler.go).
-NO_FLAVOR_MATCH = "doesn't match node affinity"
 #: A pending Workload's reason before Kueue has written one.
 WAITING = "waiting for Kueue"
-#: The profile the chart's values name, on every object it renders (charts/planb planb.labels).
-PROFILE_LABEL = "planb.io/profile"
 
 
 @dataclass(frozen=True)
@@ -217,79 +205,6 @@ def _flavor_plans(flavors: list[Obj]) -> dict[str, str]:
     return out
 
 
-def shape_of(labels: Mapping[str, Any]) -> dict[str, str]:
-    """GKE's accelerator labels among ``labels`` (a nodeSelector, a flavor's nodeLabels)."""
-    return {key: str(labels[key]) for key in SHAPE_LABELS if key in labels}
-
-
-def profile_of(shape: dict[str, str], named: str = "") -> str:
-    """The catalog's profile of a shape: ``named`` (the object's planb.io/profile) when that profile has this shape,
-    else every profile that has it (GPU machines of one GPU share a label: 'a or b'), else the labels themselves."""
-    if not shape:
-        return "-"
-    if named in profiles.PROFILES and profiles.PROFILES[named].node_selector == shape:
-        return named
-    names = [p.name for p in profiles.PROFILES.values() if p.node_selector == shape]
-    return " or ".join(names) if names else ",".join(f"{k}={v}" for k, v in sorted(shape.items()))
-
-
-def _job_shape(rayjob: Obj) -> dict[str, str]:
-    """The accelerator labels the RayJob's worker groups select (the first group that selects any)."""
-    groups = ((rayjob.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs") or []
-    for group in groups:
-        shape = shape_of(((group.get("template") or {}).get("spec") or {}).get("nodeSelector") or {})
-        if shape:
-            return shape
-    return {}
-
-
-@dataclass(frozen=True)
-class _Queues:
-    """What the job's queue selects: LocalQueue -> ClusterQueue -> its flavors' shapes."""
-
-    local: dict[tuple[str, str], str]
-    flavors_of: dict[str, list[str]]
-    #: ResourceFlavor -> its shape and that shape's profile.
-    shapes: dict[str, tuple[dict[str, str], str]]
-
-    def of(self, namespace: str, queue: str) -> tuple[str, list[dict[str, str]], str]:
-        """The ClusterQueue of LocalQueue ``namespace/queue``, the distinct shapes of its flavors and their profiles;
-        when either queue cannot be read, '' and the shapes of every flavor."""
-        cluster_queue = self.local.get((namespace, queue), "")
-        names = self.flavors_of.get(cluster_queue) if cluster_queue else None
-        if names is None:
-            cluster_queue, names = "", sorted(self.shapes)
-        shapes: list[dict[str, str]] = []
-        named: list[str] = []
-        for name in names:
-            shape, profile = self.shapes.get(name, ({}, "-"))
-            if shape and shape not in shapes:
-                shapes.append(shape)
-                named.append(profile)
-        return cluster_queue, shapes, " and ".join(named) or "-"
-
-
-def _queues(kube: Kube, ns_path: str, flavors: list[Obj]) -> _Queues:
-    local = {
-        (q["metadata"].get("namespace", ""), q["metadata"]["name"]): str((q.get("spec") or {}).get("clusterQueue", ""))
-        for q in _readable(kube, f"{KUEUE}{ns_path}/localqueues")
-    }
-    flavors_of = {
-        cq["metadata"]["name"]: [
-            str(f.get("name"))
-            for group in (cq.get("spec") or {}).get("resourceGroups") or []
-            for f in group.get("flavors") or []
-        ]
-        for cq in _readable(kube, f"{KUEUE}/clusterqueues")
-    }
-    shapes = {}
-    for flavor in flavors:
-        shape = shape_of((flavor.get("spec") or {}).get("nodeLabels") or {})
-        named = (flavor["metadata"].get("labels") or {}).get(PROFILE_LABEL, "")
-        shapes[flavor["metadata"]["name"]] = (shape, profile_of(shape, named))
-    return _Queues(local, flavors_of, shapes)
-
-
 def collect(
     kube: Kube, namespace: str | None = None, name: str | None = None, goodput: bool = False
 ) -> list[JobStatus]:
@@ -305,7 +220,9 @@ def collect(
     limits = _retry_limits(kube)
     flavors = _readable(kube, f"{KUEUE}/resourceflavors")
     flavor_plans = _flavor_plans(flavors)
-    queues = _queues(kube, ns_path, flavors)
+    queues = shapes.queues(
+        _readable(kube, f"{KUEUE}{ns_path}/localqueues"), _readable(kube, f"{KUEUE}/clusterqueues"), flavors
+    )
     pods = kube.items(f"/api/v1{ns_path}/pods")
     nodes = kube.items("/api/v1/nodes")
     node_pools = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes}
@@ -323,9 +240,9 @@ def collect(
             moved=_move_note(meta.get("annotations") or {}),
             flavor_plans=flavor_plans,
             off_dws=(meta.get("annotations") or {}).get(OFF_DWS_ANNOTATION, ""),
-            shape=_job_shape(rj),
+            shape=shapes.job_shape(rj),
         )
-        job.profile = profile_of(job.shape, meta.get("labels", {}).get(PROFILE_LABEL, ""))
+        job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
         job.cluster_queue, job.cluster_shapes, job.cluster_profile = queues.of(job.namespace, job.queue)
         wl = next(
             (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
@@ -444,95 +361,4 @@ def _move_note(annotations: dict[str, str]) -> str:
     return f"{move_message(after)} (at {annotations[FAILOVER_MOVED]})"
 
 
-def table(jobs: list[JobStatus]) -> str:
-    """One line per job: where it landed."""
-    rows = [
-        ("JOB", "STATE", "PLAN", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES", "GOODPUT")
-    ]
-    for job in jobs:
-        checks = ", ".join(f"{c.name}={c.state}" for c in job.checks) or "-"
-        reqs = ", ".join(f"{r.name}={r.state}" for r in job.requests) or "-"
-        rows.append(
-            (
-                f"{job.namespace}/{job.name}",
-                job.state,
-                job.plan,
-                job.accelerator_flavor,
-                checks,
-                reqs,
-                ",".join(job.node_pools) or "-",
-                str(len(job.nodes)),
-                job.goodput.percent if job.goodput is not None else "-",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
-    lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants.summary(j.concurrent)}" for j in jobs if j.concurrent]
-    return "\n".join(lines)
-
-
-def explain(job: JobStatus) -> str:
-    """The detail view: why the job is where it is."""
-    lines = [f"RayJob {job.namespace}/{job.name} (queue {job.queue}, {'suspended' if job.suspended else 'running'})"]
-    if job.off_dws:
-        lines.append(f"  {job.off_dws}")
-    if job.workload is None:
-        lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
-        if job.goodput is not None:
-            lines += goodput_.describe(job.goodput, job.flavor_plans)
-        return "\n".join(lines)
-    if job.moved:
-        lines.append(f"  {job.moved}")
-    if job.deactivated:
-        lines.append(f"  {job.deactivated}")
-    lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
-    if job.shape or job.cluster_shapes:
-        queue = f"ClusterQueue {job.cluster_queue}" if job.cluster_queue else "the cluster's flavors"
-        lines.append(f"    profile {job.profile} (the job's workers), {job.cluster_profile} ({queue})")
-    if job.shape_note:
-        lines.append(f"  {job.shape_note}")
-    if job.plan != "-":
-        lines.append(f"    plan {job.plan} (flavor {job.accelerator_flavor})")
-    if job.phases:
-        lines.append(f"    phases: {job.phases}")
-    if job.concurrent is not None:
-        lines += variants.describe(job.concurrent, job.flavor_plans)
-    for ps in job.podsets:
-        flavors = ", ".join(f"{r}={f}" for r, f in sorted(ps.flavors.items()))
-        lines.append(f"    podset {ps.name} x{ps.count}: {flavors}")
-    for check in job.checks:
-        extra = []
-        if check.name in job.retries and job.active:
-            extra.append(job.retries[check.name].describe())
-        if check.state == "Retry" and check.requeue_after is not None:
-            extra.append(f"next attempt after a {check.requeue_after}s backoff")
-        lines.append(
-            f"  admission check {check.name}: {check.state}"
-            + (f" ({'; '.join(extra)})" if extra else "")
-            + (f" — {check.message}" if check.message else "")
-        )
-    for req in job.requests:
-        detail = " ".join(x for x in (req.reason, req.message) if x)
-        lines.append(
-            f"  ProvisioningRequest {req.name}: {req.state}"
-            + (f" [{req.queued_for}]" if req.queued_for else "")
-            + (f" — {detail}" if detail else "")
-        )
-        hint = lifecycle.request_hint(req.reason, req.state, req.pods)
-        if hint:
-            lines.append(f"    {hint}")
-    if job.ray_status:
-        lines.append(f"  KubeRay: {job.ray_status}")
-    for pod, phase, node in job.pods:
-        pool = job.nodes.get(node, "-")
-        plan = job.node_plans.get(node)
-        lines.append(f"  pod {pod}: {phase} on {node} (pool {pool}" + (f", plan {plan})" if plan else ")"))
-    if not job.pods and job.state in ("Pending", "QuotaReserved") and not job.shape_note:
-        lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
-    if job.goodput is not None:
-        lines += goodput_.describe(job.goodput, job.flavor_plans)
-    return "\n".join(lines)
-
-
-__all__ = ["JobStatus", "admitted_on", "collect", "explain", "is_true", "provisioned", "table"]
+__all__ = ["JobStatus", "admitted_on", "collect", "is_true", "provisioned"]

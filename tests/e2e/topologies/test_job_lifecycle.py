@@ -15,7 +15,7 @@ import pytest
 from planb import paths
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.local.rayhead import settings as rayhead_settings
-from planb.status.report import NO_FLAVOR_MATCH
+from planb.status.shapes import NO_FLAVOR_MATCH
 from tests.support.jobs import planb_status, workload_of
 from tests.support.topologies import PROFILE, Run, install_job, no_quota, wait_jobs
 from tests.support.waits import holds_for, wait_until

@@ -13,7 +13,8 @@ import pytest
 from planb.kube import KubeError
 from planb.status import admissions, goodput, trainlog, variants
 from planb.status.lifecycle import parse_time
-from planb.status.report import KUEUE, collect, explain, table
+from planb.status.render import explain, table
+from planb.status.report import KUEUE, collect
 from tests.support.status_fakes import FakeKube
 
 Obj = dict[str, Any]

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from planb.status import lifecycle
-from planb.status.report import collect, explain, table
+from planb.status.render import explain, table
+from planb.status.report import collect
 from tests.support.status_fakes import FakeKube
 
 Obj = dict[str, Any]

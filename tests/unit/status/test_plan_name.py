@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planb.status.report import collect, explain, table
+from planb.status.render import explain, table
+from planb.status.report import collect
 from tests.support.status_fakes import FakeKube, pool_node, ray_pod
 
 Obj = dict[str, Any]

@@ -8,7 +8,8 @@ from typing import Any
 
 from planb.kube import KubeError
 from planb.status import variants
-from planb.status.report import KUEUE, collect, explain, table
+from planb.status.render import explain, table
+from planb.status.report import KUEUE, collect
 from tests.support.status_fakes import FakeKube
 
 Obj = dict[str, Any]

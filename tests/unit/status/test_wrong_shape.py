@@ -18,7 +18,8 @@ import pytest
 
 from planb.build import golden
 from planb.kube import KubeError
-from planb.status.report import collect, explain, table, why_it_cannot_run
+from planb.status.render import explain, table
+from planb.status.report import collect, why_it_cannot_run
 from tests.support.status_fakes import FakeKube
 
 Obj = dict[str, Any]

@@ -1,0 +1,99 @@
+"""`planb status`'s two views of the jobs `planb.status.report.collect` read: a table, one line per job, and the
+detail view of one job."""
+
+from __future__ import annotations
+
+from planb.status import goodput as goodput_
+from planb.status import lifecycle, variants
+from planb.status.report import JobStatus
+
+
+def table(jobs: list[JobStatus]) -> str:
+    """One line per job: where it landed."""
+    rows = [
+        ("JOB", "STATE", "PLAN", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES", "GOODPUT")
+    ]
+    for job in jobs:
+        checks = ", ".join(f"{c.name}={c.state}" for c in job.checks) or "-"
+        reqs = ", ".join(f"{r.name}={r.state}" for r in job.requests) or "-"
+        rows.append(
+            (
+                f"{job.namespace}/{job.name}",
+                job.state,
+                job.plan,
+                job.accelerator_flavor,
+                checks,
+                reqs,
+                ",".join(job.node_pools) or "-",
+                str(len(job.nodes)),
+                job.goodput.percent if job.goodput is not None else "-",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
+    lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants.summary(j.concurrent)}" for j in jobs if j.concurrent]
+    return "\n".join(lines)
+
+
+def explain(job: JobStatus) -> str:
+    """The detail view: why the job is where it is."""
+    lines = [f"RayJob {job.namespace}/{job.name} (queue {job.queue}, {'suspended' if job.suspended else 'running'})"]
+    if job.off_dws:
+        lines.append(f"  {job.off_dws}")
+    if job.workload is None:
+        lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
+        if job.goodput is not None:
+            lines += goodput_.describe(job.goodput, job.flavor_plans)
+        return "\n".join(lines)
+    if job.moved:
+        lines.append(f"  {job.moved}")
+    if job.deactivated:
+        lines.append(f"  {job.deactivated}")
+    lines.append(f"  Workload {job.workload}: {job.state}" + (f" — {job.reason}" if job.reason else ""))
+    if job.shape or job.cluster_shapes:
+        queue = f"ClusterQueue {job.cluster_queue}" if job.cluster_queue else "the cluster's flavors"
+        lines.append(f"    profile {job.profile} (the job's workers), {job.cluster_profile} ({queue})")
+    if job.shape_note:
+        lines.append(f"  {job.shape_note}")
+    if job.plan != "-":
+        lines.append(f"    plan {job.plan} (flavor {job.accelerator_flavor})")
+    if job.phases:
+        lines.append(f"    phases: {job.phases}")
+    if job.concurrent is not None:
+        lines += variants.describe(job.concurrent, job.flavor_plans)
+    for ps in job.podsets:
+        flavors = ", ".join(f"{r}={f}" for r, f in sorted(ps.flavors.items()))
+        lines.append(f"    podset {ps.name} x{ps.count}: {flavors}")
+    for check in job.checks:
+        extra = []
+        if check.name in job.retries and job.active:
+            extra.append(job.retries[check.name].describe())
+        if check.state == "Retry" and check.requeue_after is not None:
+            extra.append(f"next attempt after a {check.requeue_after}s backoff")
+        lines.append(
+            f"  admission check {check.name}: {check.state}"
+            + (f" ({'; '.join(extra)})" if extra else "")
+            + (f" — {check.message}" if check.message else "")
+        )
+    for req in job.requests:
+        detail = " ".join(x for x in (req.reason, req.message) if x)
+        lines.append(
+            f"  ProvisioningRequest {req.name}: {req.state}"
+            + (f" [{req.queued_for}]" if req.queued_for else "")
+            + (f" — {detail}" if detail else "")
+        )
+        hint = lifecycle.request_hint(req.reason, req.state, req.pods)
+        if hint:
+            lines.append(f"    {hint}")
+    if job.ray_status:
+        lines.append(f"  KubeRay: {job.ray_status}")
+    for pod, phase, node in job.pods:
+        pool = job.nodes.get(node, "-")
+        plan = job.node_plans.get(node)
+        lines.append(f"  pod {pod}: {phase} on {node} (pool {pool}" + (f", plan {plan})" if plan else ")"))
+    if not job.pods and job.state in ("Pending", "QuotaReserved") and not job.shape_note:
+        lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
+    if job.goodput is not None:
+        lines += goodput_.describe(job.goodput, job.flavor_plans)
+    return "\n".join(lines)
