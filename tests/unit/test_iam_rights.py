@@ -26,6 +26,7 @@ MODULE_PERMISSIONS: dict[str, set[str]] = {
     "gcp_service": {"serviceusage.services.get", "serviceusage.services.enable"},
     "gcp_quota_check": {"cloudquotas.quotas.get"},
     "gcp_reservation_info": {"compute.reservations.get"},
+    "gcp_storage_bucket": {"storage.buckets.get", "storage.buckets.create"},
     "gke_cluster": {
         "container.clusters.get",
         "container.clusters.create",

@@ -1,6 +1,5 @@
-"""`planb gke-emulator serve|start|stop|...|set-quota|withhold-permission|reservation create|validate`: the local GKE
-API, its switches
-and the check of its stored state against Google's discovery documents."""
+"""`planb gke-emulator serve|start|stop|...|set-quota|withhold-permission|reservation create|bucket create|validate`:
+the local GKE API, its switches and the check of its stored state against Google's discovery documents."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import os
 import signal
 import urllib.error
 import urllib.request
+from urllib.parse import quote
 
 from planb.argtypes import finite
 from planb.local.gke_emulator import conformance, reservation_cli
@@ -169,6 +169,24 @@ def cmd_reservation_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bucket_create(args: argparse.Namespace) -> int:
+    """Insert a Cloud Storage bucket through the running emulator's Storage API (buckets.insert): one the role then
+    refuses (another location, no uniform access) or finds ready."""
+    body = {
+        "name": args.name,
+        "location": args.location,
+        "iamConfiguration": {"uniformBucketLevelAccess": {"enabled": args.uniform_access}},
+    }
+    try:
+        _post_switch(f"/storage/v1/b?project={quote(args.project, safe='')}", body)
+    except EmulatorError as exc:
+        raise EmulatorError(str(exc).replace("refused the switch", "refused the bucket")) from exc
+    access = "on" if args.uniform_access else "off"
+    print(f"bucket gs://{args.name} in {args.location.upper()}, uniform bucket-level access {access} (project "
+          f"{args.project})")  # fmt: skip
+    return 0
+
+
 def cmd_workload_policy_create(args: argparse.Namespace) -> int:
     """Insert a Compute Engine workload policy through the running emulator's Compute API (resourcePolicies.insert)."""
     body = {
@@ -266,6 +284,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verbs = reservation.add_subparsers(dest="verb", required=True, metavar="VERB")
     create = reservation_cli.add_parser(verbs)
     create.set_defaults(handler=cmd_reservation_create)
+    bucket = actions.add_parser("bucket", help="Cloud Storage buckets (the checkpoint bucket the cluster play checks)")
+    bucket_verbs = bucket.add_subparsers(dest="verb", required=True, metavar="VERB")
+    bucket_create = bucket_verbs.add_parser("create", help="a bucket in any location, with or without uniform access")
+    bucket_create.add_argument("name", help="the bucket's name (planb_checkpoint_bucket)")
+    bucket_create.add_argument("--location", required=True, help="e.g. us-east5, europe-west4, US")
+    bucket_create.add_argument(
+        "--no-uniform-access", dest="uniform_access", action="store_false",
+        help="without uniform bucket-level access (which the cluster play refuses)",
+    )  # fmt: skip
+    bucket_create.add_argument(
+        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="owner project (default PROJECT_ID)"
+    )
+    bucket_create.set_defaults(handler=cmd_bucket_create)
     policy = actions.add_parser(
         "workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names"
     )

@@ -7,8 +7,8 @@
   int64 fields as Google answers them.
 * ``checked_response``: the emulator's answer through the method's response schema, in canonical form; an answer
   the schema refuses is the emulator's own bug, answered HTTP 500 with what is wrong.
-* ``state_violations`` / ``state_dir_violations``: every cluster, node pool, operation, reservation and instance
-  group the emulator stores, against its schema, values in canonical form (``planb gke-emulator validate``).
+* ``state_violations`` / ``state_dir_violations``: every cluster, node pool, operation, reservation, instance
+  group and bucket the emulator stores, against its schema, values in canonical form (``planb gke-emulator validate``).
 
 Emulator-only paths (``/planb/v1``) and Cloud Quotas (no document shipped) are not checked.
 """
@@ -34,6 +34,7 @@ STORED_SCHEMAS = {
     "reservations": ("compute", "Reservation"),
     "instanceGroupManagers": ("compute", "InstanceGroupManager"),
     "resourcePolicies": ("compute", "ResourcePolicy"),
+    "buckets": ("storage", "Bucket"),
 }
 
 
@@ -82,7 +83,7 @@ def state_violations(state: Body) -> list[str]:
         for name, body in sorted((state.get(table) or {}).items()):
             public = {k: v for k, v in body.items() if not k.startswith("_")} if isinstance(body, dict) else body
             _, violations = contract.conform(api, schema_id, public, output=True)
-            out += [f"{table} {name} ({api} v1 {schema_id}): {v.description}" for v in violations]
+            out += [f"{table} {name} ({api} {discovery.version(api)} {schema_id}): {v.description}" for v in violations]
     return out
 
 

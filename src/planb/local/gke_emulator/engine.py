@@ -3,10 +3,10 @@
 ``Engine`` holds the container/v1 resources (clusters, node pools and their actions), GKE's validation
 (``gke_emulator.rules``) and defaults (``gke_emulator.defaults``), the managed instance groups behind pools
 (``gke_emulator.instance_groups``), Compute Engine reservations (``gke_emulator.reservations``), the project-level
-APIs (``gke_emulator.project``), the endpoint and CA a cluster reads (``gke_emulator.access``), and the
-emulator-only switches: injected operation and HTTP faults and the kubeconfig a cluster hands out. Mutations
-return long-running operations (``gke_emulator.operations``); ``gke_emulator.routes`` maps REST paths onto these
-methods.
+APIs (``gke_emulator.project``), Cloud Storage buckets (``gke_emulator.buckets``), the endpoint and CA a cluster
+reads (``gke_emulator.access``), and the emulator-only switches: injected operation and HTTP faults and the
+kubeconfig a cluster hands out. Mutations return long-running operations (``gke_emulator.operations``);
+``gke_emulator.routes`` maps REST paths onto these methods.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from planb.local.gke_emulator import defaults, reservation_rules, reservations, resource_policies, rules
 from planb.local.gke_emulator.access import cluster_access
+from planb.local.gke_emulator.buckets import Buckets
 from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS, Operations, now
@@ -56,6 +57,8 @@ class Engine:
         self.kubeconfig = kubeconfig or local_kubeconfig()
         #: Service Usage and Cloud Quotas, the project-level APIs the roles call before the cluster exists.
         self.project_apis = ProjectApis(store, op_seconds)
+        #: Cloud Storage buckets.get and buckets.insert (the checkpoint bucket).
+        self.buckets = Buckets(store)
 
     @property
     def op_seconds(self) -> float:

@@ -9,6 +9,8 @@ Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``
 mismatched reservation is refused (``reservation_rules.check_reservation_affinity``).
 Compute Engine workload policies (``/compute/v1/projects/*/regions/*/resourcePolicies[/*]``: get, list, insert;
 ``planb.local.gke_emulator.resource_policies``) are what a multi-host TPU7x pool's ``placementPolicy.policyName`` names.
+Cloud Storage buckets (``GET /storage/v1/b/B``, ``POST /storage/v1/b?project=P``; ``gke_emulator.buckets``, errors in
+the JSON API's own shape) are the checkpoint bucket the gke_cluster role checks or creates.
 Mutations return long-running operations that finish after ``op_seconds`` (``gke_emulator.operations``); errors use
 GKE's JSON shape (``{"error": {"code", "message", "status"}}``, ``planb.local.gke_emulator.errors``) with 400/404/409.
 Paths under ``/v1/projects/P/...`` answer 403 while ``container.googleapis.com`` is disabled on project P.
@@ -69,6 +71,8 @@ def dispatch(engine: Engine, method: str, path: str, request: Body, query: str =
             raise ApiError(exc.code, exc.message, exc.status) from exc
         if project_answer is not None:
             engine.store.save()
+        else:
+            project_answer = engine.buckets.route(method, path, query, request)
         answer = project_answer if project_answer is not None else _route(engine, method, path, request)
     if documented is None or isinstance(answer, str):
         return answer

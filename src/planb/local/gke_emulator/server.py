@@ -4,12 +4,11 @@ The handler first refuses, on every path (the API's, the emulator's own and its 
 ``Host`` header that names no loopback address (403) and a POST, PUT or PATCH body that is not
 ``application/json`` (415), as planb's policy (``gke_emulator.guards``). It then reads the request (path, query,
 JSON body), answers an injected HTTP fault instead when one is pending for API paths (``API_PREFIXES``: ``/v1/``,
-``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``, ``/cloudresourcemanager/v3/``), otherwise
-routes it (``gke_emulator.routes``) and
-writes the answer: JSON, YAML for a kubeconfig, or GKE's error body with the error's HTTP status. API requests
-go into the store's request log with the status they got and the quota project a client named in
-``x-goog-user-project`` (https://cloud.google.com/apis/docs/system-parameters), which the emulator records but
-does not check.
+``/compute/v1/``, ``/serviceusage/v1/``, ``/cloudquotas/v1/``, ``/cloudresourcemanager/v3/``, ``/storage/v1/``),
+otherwise routes it (``gke_emulator.routes``) and writes the answer: JSON, YAML for a kubeconfig, or the API's error
+body (GKE's, Cloud Storage's) with the error's HTTP status. API requests go into the store's request log with the
+status they got and the quota project a client named in ``x-goog-user-project``
+(https://cloud.google.com/apis/docs/system-parameters), which the emulator records but does not check.
 
 The server speaks plain HTTP, or HTTPS with a serving pair (``tls``: a ``planb.tls.ServingCert``, whose CA a
 client must trust), which is how a client that sends a Google credential reaches it (tests of token handling).
@@ -30,7 +29,14 @@ from planb.local.gke_emulator.errors import ApiError, EmulatorError
 from planb.tls import ServingCert
 
 #: The paths of Google's APIs the emulator serves: logged, and answered by injected HTTP faults.
-API_PREFIXES = ("/v1/", "/compute/v1/", "/serviceusage/v1/", "/cloudquotas/v1/", "/cloudresourcemanager/v3/")
+API_PREFIXES = (
+    "/v1/",
+    "/compute/v1/",
+    "/serviceusage/v1/",
+    "/cloudquotas/v1/",
+    "/cloudresourcemanager/v3/",
+    "/storage/v1/",
+)
 
 
 class _Handler(BaseHTTPRequestHandler):

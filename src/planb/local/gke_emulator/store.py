@@ -4,7 +4,7 @@ Layout under ``<state_dir>/gke-emulator/``::
 
     state.json      {"clusters": {name: Cluster}, "nodePools": {name: NodePool}, "operations": {...},
                      "instanceGroupManagers": {name: InstanceGroupManager}, "reservations": {name: Reservation},
-                     "resourcePolicies": {name: ResourcePolicy},
+                     "resourcePolicies": {name: ResourcePolicy}, "buckets": {name: Bucket},
                      "faults": [...], "httpFaults": [...],
                      "projectApis": {"services": ..., "quotas": [...], "operations": ...}}
     requests.jsonl  one line per API request: method, path, status, time, and userProject when the request
@@ -53,6 +53,7 @@ _TABLES = (
     "instanceGroupManagers",
     "reservations",
     "resourcePolicies",
+    "buckets",
     "projectApis",
 )
 #: The top-level lists: injected faults (operations that fail, HTTP answers).
@@ -178,6 +179,12 @@ class Store:
     def resource_policies(self) -> dict[str, Body]:
         """Compute Engine workload policies (projects/P/regions/R/resourcePolicies/N) (resource_policies)."""
         result: dict[str, Body] = self.data["resourcePolicies"]
+        return result
+
+    @property
+    def buckets(self) -> dict[str, Body]:
+        """Cloud Storage buckets (name -> Bucket, storage v1), gke_emulator.buckets."""
+        result: dict[str, Body] = self.data["buckets"]
         return result
 
     @property

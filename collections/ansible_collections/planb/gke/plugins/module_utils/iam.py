@@ -19,6 +19,10 @@ Where the permissions come from, per API method the roles call:
   (https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/list).
 * Compute Engine (https://cloud.google.com/compute/docs/reference/rest/v1/reservations/get,
   .../instanceGroupManagers/get): ``compute.reservations.get``, ``compute.instanceGroupManagers.get``.
+* Cloud Storage (https://cloud.google.com/storage/docs/access-control/iam-json): buckets.get
+  ``storage.buckets.get`` on the bucket (which may be granted on the bucket alone), buckets.insert
+  ``storage.buckets.create`` on the project; roles: https://cloud.google.com/storage/docs/access-control/iam-roles
+  (storage.admin; storage.bucketViewer, which Google marks Beta, grants the read).
 * The roles: https://cloud.google.com/iam/docs/understanding-roles (container.admin, container.clusterAdmin,
   serviceusage.serviceUsageViewer and serviceUsageAdmin, cloudquotas.viewer, compute.viewer,
   iam.serviceAccountUser).
@@ -56,6 +60,8 @@ NEEDS = {
     "quota": "the accelerator quota read (gke_cluster_quota_check)",
     "reservations": "a reservation plan's reservation read",
     "recreate_on_error": "a cluster or pool in ERROR recreated (gke_cluster_recreate_on_error)",
+    "bucket": "the checkpoint bucket read (gke_cluster_bucket)",
+    "create_bucket": "the checkpoint bucket created when missing (gke_cluster_bucket_create)",
 }
 
 
@@ -149,6 +155,20 @@ RIGHTS: tuple[Right, ...] = (
         "count a cluster's or pool's nodes before one in ERROR is recreated (`planb_recreate_on_error`)",
         ("recreate_on_error",),
     ),
+    Right(
+        "storage.buckets.get",
+        ("roles/storage.admin", "roles/storage.bucketViewer"),
+        "read the checkpoint bucket's location and access before any write (`planb.gke.gcp_storage_bucket`, "
+        "`planb_checkpoint_bucket`)",
+        ("bucket", "create_bucket"),
+        on="the bucket",
+    ),
+    Right(
+        "storage.buckets.create",
+        ("roles/storage.admin",),
+        "create the checkpoint bucket when it is missing (`planb_checkpoint_bucket_create`)",
+        ("create_bucket",),
+    ),
 )
 
 
@@ -229,8 +249,7 @@ def run_iam_check(module: Any) -> Body:
     for right in elsewhere:
         module.warn(
             f"The caller does not hold {right.permission} on project {project} ({role_text(right)}); the run needs it "
-            f"to {right.task}, and Google checks it on {right.on}: if it is granted on that account alone, ignore "
-            "this."
+            f"to {right.task}, and Google checks it on {right.on}: if it is granted there alone, ignore this."
         )
     refused = [right for right in missing if right.on == "project"]
     if refused:

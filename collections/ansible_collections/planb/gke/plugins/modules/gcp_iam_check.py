@@ -11,8 +11,9 @@ description:
     subset the caller holds on the project and itself needs no permission.
   - Fails naming each missing permission, the predefined role that grants it and what in the run needs it, so a
     missing right stops the play before its first write instead of failing the call that needs it half-way.
-  - A permission Google checks on another resource (C(iam.serviceAccounts.actAs), on the nodes' service account)
-    may be granted there alone; when the project does not grant it the module warns instead of failing.
+  - A permission Google checks on another resource (C(iam.serviceAccounts.actAs), on the nodes' service account;
+    C(storage.buckets.get), on the checkpoint bucket) may be granted there alone; when the project does not grant
+    it the module warns instead of failing.
   - The permissions and roles are one table in the collection (C(module_utils/iam.py)), which planb's
     docs/first-run.md prints.
   - Read-only; runs in check mode too.
@@ -22,11 +23,12 @@ options:
       - What the run does, each naming the permissions it uses. V(cluster) the cluster and the plans' node pools,
         V(kubeconfig) the kubeconfig for C(gke-gcloud-auth-plugin), V(apis) the APIs' state read,
         V(enable_apis) APIs enabled, V(quota) plan A's quota read, V(reservations) a reservation plan's
-        reservation read, V(recreate_on_error) a cluster or pool in ERROR recreated.
+        reservation read, V(recreate_on_error) a cluster or pool in ERROR recreated, V(bucket) the checkpoint
+        bucket read, V(create_bucket) the checkpoint bucket created when missing.
     type: list
     elements: str
     required: true
-    choices: [cluster, kubeconfig, apis, enable_apis, quota, reservations, recreate_on_error]
+    choices: [cluster, kubeconfig, apis, enable_apis, quota, reservations, recreate_on_error, bucket, create_bucket]
   resourcemanager_endpoint:
     description:
       - Base URL of the Cloud Resource Manager API. Default C(https://cloudresourcemanager.googleapis.com), or

@@ -1,0 +1,89 @@
+#!/usr/bin/python
+# planb: the checkpoint bucket exists in the cluster's region with uniform access (Cloud Storage JSON API v1).
+
+DOCUMENTATION = r"""
+module: gcp_storage_bucket
+short_description: Check (or create) the checkpoint bucket before anything else is written
+description:
+  - Reads the Cloud Storage bucket O(name) (C(GET storage/v1/b/NAME),
+    U(https://cloud.google.com/storage/docs/json_api/v1/buckets/get)).
+  - When it exists, fails unless its location is the region of O(location) and it has uniform bucket-level access,
+    planb's policy (checkpoints that cross a region boundary pay egress and latency,
+    U(https://cloud.google.com/storage/docs/locations); with uniform access IAM is the only grant,
+    U(https://cloud.google.com/storage/docs/uniform-bucket-level-access)), naming the bucket and the fix. An existing
+    bucket is never changed.
+  - When it does not exist, creates it with O(create=true) (C(POST storage/v1/b?project=P),
+    U(https://cloud.google.com/storage/docs/json_api/v1/buckets/insert)) in that region, with uniform bucket-level
+    access and STANDARD storage, in O(project); otherwise fails naming the C(gcloud storage buckets create) command.
+  - In check mode nothing is created; the would-be bucket is reported as a change, with a diff.
+options:
+  name:
+    description: The bucket's name, or C(gs://NAME).
+    type: str
+    required: true
+  location:
+    description: The cluster's zone or region; the bucket must be in (or is created in) its region.
+    type: str
+    required: true
+  create:
+    description: Create the bucket when it does not exist, instead of failing.
+    type: bool
+    default: false
+  storage_endpoint:
+    description:
+      - Base URL of the Cloud Storage JSON API. Default C(https://storage.googleapis.com), or O(api_endpoint) itself
+        when that is a loopback address (planb's emulator serves the API at Google's paths).
+    type: str
+extends_documentation_fragment:
+  - planb.gke.gke_auth
+notes:
+  - Needs C(storage.buckets.get) on the bucket (C(roles/storage.bucketViewer) or C(roles/storage.admin)), and with
+    O(create=true) C(storage.buckets.create) on O(project) (C(roles/storage.admin)).
+  - The job's access to the bucket (its Workload Identity binding) is not granted here.
+author:
+  - planb engineers (@planb)
+"""
+
+EXAMPLES = r"""
+- name: The checkpoint bucket is in the cluster's region with uniform access, created if missing
+  planb.gke.gcp_storage_bucket:
+    project: my-project
+    auth_kind: application
+    name: my-checkpoints
+    location: us-east5-b
+    create: true
+"""
+
+RETURN = r"""
+bucket:
+  description: The Bucket as Cloud Storage answers it; in check mode, before it exists, the body that would be sent.
+  returned: always
+  type: dict
+actions:
+  description: V(create) when the bucket was (or, in check mode, would be) created; empty otherwise.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.storage import run_storage_bucket  # noqa: E402
+
+ARGUMENT_SPEC = dict(
+    AUTH_ARGSPEC,
+    name={"type": "str", "required": True},
+    location={"type": "str", "required": True},
+    create={"type": "bool", "default": False},
+    storage_endpoint={"type": "str"},
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    main_wrapper(module, run_storage_bucket)
+
+
+if __name__ == "__main__":
+    main()
