@@ -253,3 +253,29 @@ def test_a_gpu_pool_gets_the_gpu_taint(emulator: RunningEmulator) -> None:
     create(emulator, LOCATION, POOLS, {"nodePool": {"name": "gpu", "config": {"machineType": "a3-highgpu-8g"}}})
     taints = _pool(emulator, "gpu")["config"]["taints"]
     assert taints == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (
+            {
+                "networkConfig": {"defaultEnablePrivateNodes": True},
+                "privateClusterConfig": {"enablePrivateNodes": True},
+            },
+            "invalid to specify both",
+        ),
+        (
+            {"networkConfig": {"defaultEnablePrivateNodes": True}, "ipAllocationPolicy": {"useIpAliases": False}},
+            "must be VPC-native",
+        ),
+        ({"privateClusterConfig": {"masterIpv4CidrBlock": "172.16.0.0/24"}}, "must be a /28"),
+    ],
+    ids=["both-private-node-fields", "private-nodes-on-routes", "master-range-not-28"],
+)
+def test_private_node_settings_gke_refuses(emulator: RunningEmulator, extra: dict[str, Any], fragment: str) -> None:
+    body = {"cluster": {"name": "c", "initialClusterVersion": "1.34", **extra}}
+    message = refused(emulator, f"{LOCATION}/clusters", body)
+    assert fragment in message, message
+    assert "legacy/network-isolation" in message or "clusters#NetworkConfig" in message, message  # the rule's page
+    assert emulator.store.clusters == {}

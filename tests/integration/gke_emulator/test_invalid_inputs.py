@@ -88,6 +88,24 @@ CASES: list[tuple[str, str, dict[str, Any], list[str]]] = [
         ["queued_provisioning needs autoscaling enabled"],
     ),
     ("unknown reservation affinity", "gke_node_pool", {**DWS_ARGS, "reservation_affinity": "SPECIFIC"}, ["SPECIFIC"]),
+    (
+        "a control plane range that is not a /28",
+        "gke_cluster",
+        {**CLUSTER_ARGS, "private_nodes": True, "master_ipv4_cidr": "172.16.0.0/24"},
+        ["master_ipv4_cidr 172.16.0.0/24 must be a /28: GKE's rule", "legacy/network-isolation"],
+    ),
+    (
+        "a node service account that is not a service account's email",
+        "gke_node_pool",
+        {**ONDEMAND_ARGS, "node_service_account": "nodes@example.com"},
+        ["node_service_account 'nodes@example.com' is not a service account email"],
+    ),
+    (
+        "the deprecated release channel UNSPECIFIED",
+        "gke_cluster",
+        {**CLUSTER_ARGS, "release_channel": "UNSPECIFIED"},
+        ["release_channel UNSPECIFIED is refused: planb's policy, because"],
+    ),
 ]
 
 

@@ -167,12 +167,20 @@ def test_every_update_call_of_the_modules_validates(modules: ModuleRunner, emula
         "addonsConfig": {"rayOperatorConfig": {"enabled": False}},
         "nodePoolDefaults": {"nodeConfigDefaults": {"gcfsConfig": {"enabled": False}}},
         "workloadIdentityConfig": {"workloadPool": f"{PROJECT}.svc.id.goog"},
+        "releaseChannel": {"channel": "STABLE"},
     }
     cluster_params = {"name": CLUSTER, "version": "1.35", "default_pool_machine_type": "e2-standard-4"}
     current_cluster["nodePools"][0]["config"]["machineType"] = "e2-standard-4"
     cluster_diffs = ["addonsConfig.rayOperatorConfig.enabled", "nodePoolDefaults", "workloadIdentityConfig"]
+    cluster_diffs.append("releaseChannel.channel")
     calls += cluster_mod._cluster_updates(cluster_params, cluster_path, wanted, current_cluster, cluster_diffs, {}, {})
-    assert len(calls) == 7
+    assert [c[0] for c in calls[3:]] == [
+        "desiredAddonsConfig",
+        "desiredGcfsConfig",
+        "desiredWorkloadIdentityConfig",
+        "desiredReleaseChannel",
+        "desiredMasterVersion",
+    ]
     for _action, method, path, body in calls:
         api, schema_id = _request_schema(method, f"/v1/{path}")
         assert _violations(api, schema_id, body) == [], (method, path, body)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planb.local.gke_emulator import contract
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_node_pools
 from tests.support.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
@@ -173,4 +174,58 @@ def test_a_cluster_is_created_with_dataplane_v2_and_the_network_given(
         assert failed["msg"].startswith(f"{option} of cluster") and "cannot be changed in place" in failed["msg"], (
             failed
         )
+    assert len(emulator.writes()) == writes
+
+
+def test_a_cluster_is_created_with_private_nodes_its_service_account_and_a_release_channel(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    """Private nodes (networkConfig.defaultEnablePrivateNodes, VPC-native even with the legacy datapath), the control
+    plane's /28, the nodes' service account on default-pool and on the plans' pools, a release channel: every body
+    validates against the container v1 discovery document; the channel changes in place, the rest is create-only and
+    a change is refused naming the option before any write."""
+    account = "planb-nodes@planb-test.iam.gserviceaccount.com"
+    args = {
+        **CLUSTER_ARGS,
+        "dataplane_v2": False,
+        "private_nodes": True,
+        "master_ipv4_cidr": "172.16.0.32/28",
+        "node_service_account": account,
+        "release_channel": "REGULAR",
+    }
+    planned = modules.run("gke_cluster", args, check_mode=True)["cluster"]
+    assert contract.conform("container", "CreateClusterRequest", {"cluster": planned})[1] == []
+    created = modules.run("gke_cluster", args)["cluster"]
+    assert created["networkConfig"] == {"datapathProvider": "LEGACY_DATAPATH", "defaultEnablePrivateNodes": True}
+    assert created["ipAllocationPolicy"]["useIpAliases"] is True  # private nodes need a VPC-native cluster
+    assert created["privateClusterConfig"]["masterIpv4CidrBlock"] == "172.16.0.32/28"
+    assert created["releaseChannel"] == {"channel": "REGULAR"}
+    assert [p["config"]["serviceAccount"] for p in created["nodePools"]] == [account]
+    pool = modules.run("gke_node_pool", {**ONDEMAND_ARGS, "node_service_account": account})["node_pool"]
+    assert pool["config"]["serviceAccount"] == account
+    assert not modules.run("gke_cluster", args)["changed"]
+    moved = modules.run("gke_cluster", {**args, "release_channel": "RAPID"})
+    assert moved["actions"] == ["desiredReleaseChannel"] and moved["cluster"]["releaseChannel"] == {"channel": "RAPID"}
+    writes = len(emulator.writes())
+    for module, change, start in (
+        ("gke_cluster", {"private_nodes": False, "master_ipv4_cidr": None}, "planb's policy: private_nodes of cluster"),
+        ("gke_cluster", {"master_ipv4_cidr": "172.16.0.48/28"}, "master_ipv4_cidr of cluster"),
+        (
+            "gke_cluster",
+            {"node_service_account": "other-nodes@planb-test.iam.gserviceaccount.com"},
+            "node_service_account of cluster",
+        ),
+        (
+            "gke_node_pool",
+            {"node_service_account": "other-nodes@planb-test.iam.gserviceaccount.com"},
+            "node_service_account of node pool",
+        ),
+    ):
+        base = (
+            {**args, "release_channel": "RAPID"}
+            if module == "gke_cluster"
+            else {**ONDEMAND_ARGS, "node_service_account": account}
+        )
+        failed = modules.fail(module, {**base, **change})
+        assert failed["msg"].startswith(start), failed["msg"]
     assert len(emulator.writes()) == writes

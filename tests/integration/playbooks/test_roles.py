@@ -133,3 +133,24 @@ def test_gke_inventory_serviceaccount_without_key_names_it(tmp_path: Path) -> No
     assert rc != 0
     assert "auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE)" in out
     assert "Missing project" not in out
+
+
+def test_gke_inventory_checks_the_isolation_options_it_reads_before_any_call(tmp_path: Path) -> None:
+    """docs/first-run.md section 4: MASTER_IPV4_CIDR, NODE_SERVICE_ACCOUNT and RELEASE_CHANNEL reach gke_cluster through
+    the inventory and the cluster play, and a wrong one stops the preflight with no credential and nothing sent."""
+    env = _bare_env(
+        tmp_path,
+        PROJECT_ID="my-project",
+        ZONE="us-east5-b",
+        MASTER_IPV4_CIDR="172.16.0.0/24",
+        NODE_SERVICE_ACCOUNT="nodes@example.com",
+        RELEASE_CHANNEL="FAST",
+    )
+    rc, out, _ = _run_bare(env)
+    assert rc != 0
+    assert "Invalid cluster input (nothing was sent to GKE)" in out, out[-3000:]
+    assert "master_ipv4_cidr 172.16.0.0/24 must be a /28: GKE's rule" in out
+    assert "master_ipv4_cidr needs private_nodes true" in out  # planb_private_nodes is false in inventories/gke
+    assert "node_service_account 'nodes@example.com' is not a service account email" in out
+    assert "release_channel 'FAST' is not a GKE release channel" in out
+    assert "Create or update cluster" not in out

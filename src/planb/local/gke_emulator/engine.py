@@ -166,6 +166,8 @@ class Engine:
             defaults["gcfsConfig"] = update["desiredGcfsConfig"]
         if "desiredWorkloadIdentityConfig" in update:
             cluster["workloadIdentityConfig"] = dict(update["desiredWorkloadIdentityConfig"] or {})
+        if "desiredReleaseChannel" in update:  # ClusterUpdate.desiredReleaseChannel; no channel's versions modelled
+            cluster["releaseChannel"] = dict(update["desiredReleaseChannel"] or {})
         if "desiredMasterVersion" in update:
             cluster["currentMasterVersion"] = resolve_version(update["desiredMasterVersion"])
             op_type = "UPGRADE_MASTER"

@@ -12,6 +12,7 @@ pools, are ``planb.catalog.versions``', the one copy the planb.gke collection's 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
@@ -28,6 +29,14 @@ DOC_FLEX_START = "https://cloud.google.com/kubernetes-engine/docs/concepts/flex-
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
 DOC_NAMES = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
 DOC_VERSIONS = "https://cloud.google.com/kubernetes-engine/docs/release-notes"
+#: The container v1 NetworkConfig: defaultEnablePrivateNodes and the deprecated PrivateClusterConfig.enablePrivateNodes
+#: are never both given (the discovery document says the same).
+DOC_NETWORK_CONFIG = (
+    "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#NetworkConfig"
+)
+#: GKE's private clusters page (VPC Network Peering): "Private clusters must be VPC-native clusters", and the control
+#: plane's range is a /28.
+DOC_PRIVATE_CLUSTERS = "https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation"
 #: "About TPUs in GKE": a multi-host TPU slice node pool is atomic and immutable, one slice per pool.
 DOC_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"
 #: GKE's cluster autoscaler (GoogleCloudPlatform/cluster-autoscaler, the one GKE runs) at 7d25050:
@@ -119,8 +128,39 @@ def check_cluster(cluster: Body) -> None:
             f"Master version {version!r} is unsupported",
             DOC_VERSIONS,
         )
+    check_private_nodes(cluster)
     for pool in cluster.get("nodePools") or []:
         check_node_pool(pool, version)
+
+
+def check_private_nodes(cluster: Body) -> None:
+    """Private nodes and the control plane's range, as GKE documents them."""
+    network = cluster.get("networkConfig") or {}
+    private = cluster.get("privateClusterConfig") or {}
+    _check(
+        "defaultEnablePrivateNodes" not in network or "enablePrivateNodes" not in private,
+        "It is invalid to specify both PrivateClusterConfig.enablePrivateNodes and "
+        "NetworkConfig.defaultEnablePrivateNodes",
+        DOC_NETWORK_CONFIG,
+    )
+    allocation = cluster.get("ipAllocationPolicy") or {}
+    _check(
+        not (network.get("defaultEnablePrivateNodes") or private.get("enablePrivateNodes"))
+        or (allocation.get("useIpAliases") is not False and not allocation.get("useRoutes")),
+        "Private clusters must be VPC-native clusters (ipAllocationPolicy.useIpAliases)",
+        DOC_PRIVATE_CLUSTERS,
+    )
+    cidr = private.get("masterIpv4CidrBlock")
+    if cidr:
+        try:
+            block: ipaddress.IPv4Network | None = ipaddress.IPv4Network(cidr)
+        except ValueError:
+            block = None
+        _check(
+            block is not None and block.prefixlen == 28,
+            f"privateClusterConfig.masterIpv4CidrBlock {cidr!r} must be a /28 IPv4 CIDR block",
+            DOC_PRIVATE_CLUSTERS,
+        )
 
 
 def _autoscaling_rules(pool: Body, label: str, source: str) -> None:

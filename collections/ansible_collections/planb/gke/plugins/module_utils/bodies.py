@@ -35,12 +35,29 @@ def cluster_body(params: Params) -> Body:
     # Dataplane V2 enforces NetworkPolicy and needs a VPC-native cluster
     # (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2).
     dataplane_v2 = params.get("dataplane_v2", True)
-    body["networkConfig"] = {"datapathProvider": "ADVANCED_DATAPATH" if dataplane_v2 else "LEGACY_DATAPATH"}
-    if dataplane_v2:
+    private_nodes = bool(params.get("private_nodes"))
+    body["networkConfig"] = {
+        "datapathProvider": "ADVANCED_DATAPATH" if dataplane_v2 else "LEGACY_DATAPATH",
+        # Private nodes: NetworkConfig.defaultEnablePrivateNodes, which the container v1 discovery document names
+        # in place of the deprecated PrivateClusterConfig.enablePrivateNodes (never both, it says).
+        "defaultEnablePrivateNodes": private_nodes,
+    }
+    if dataplane_v2 or private_nodes:
+        # VPC-native (alias IPs): private nodes need it too ("Private clusters must be VPC-native clusters",
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation).
         body["ipAllocationPolicy"] = {"useIpAliases": True}
+    if params.get("master_ipv4_cidr"):
+        # The control plane's /28 (PrivateClusterConfig.masterIpv4CidrBlock, not deprecated).
+        body["privateClusterConfig"] = {"masterIpv4CidrBlock": params["master_ipv4_cidr"]}
     for option in ("network", "subnetwork"):
         if params.get(option):
             body[option] = params[option]
+    if params.get("release_channel"):
+        # Unset, GKE enrolls the cluster in a channel of its choice (container v1 Cluster.releaseChannel).
+        body["releaseChannel"] = {"channel": params["release_channel"]}
+    if params.get("node_service_account"):
+        # default-pool's nodes run as this service account (NodeConfig.serviceAccount; unset: Compute Engine's default).
+        body["nodePools"][0]["config"]["serviceAccount"] = params["node_service_account"]
     if params.get("labels"):
         body["resourceLabels"] = dict(params["labels"])
     if params.get("workload_identity") is not None:
@@ -92,6 +109,9 @@ def node_pool_body(params: Params) -> Body:
         config["maxRunDuration"] = f"{duration_seconds(params['max_run_duration'])}s"
     if params.get("workload_metadata_mode"):
         config["workloadMetadataConfig"] = {"mode": params["workload_metadata_mode"]}
+    if params.get("node_service_account"):
+        # The pool's nodes run as this service account (NodeConfig.serviceAccount; unset: Compute Engine's default).
+        config["serviceAccount"] = params["node_service_account"]
     accelerators = accelerators_body(params)
     if accelerators is not None:
         config["accelerators"] = accelerators

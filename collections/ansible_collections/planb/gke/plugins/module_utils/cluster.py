@@ -1,5 +1,6 @@
 # planb.gke: the gke_cluster module's logic.
-"""Converge a GKE cluster: create it, upgrade its version, update add-ons and image streaming in place."""
+"""Converge a GKE cluster: create it, upgrade its version, update add-ons, image streaming, Workload Identity and
+the release channel in place; refuse a change of what GKE (or planb's policy) sets at creation only."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.bodies import cluster_body
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
+from ansible_collections.planb.gke.plugins.module_utils.cluster_options import DOC_ISOLATION
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
@@ -22,14 +24,27 @@ from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
 from ansible_collections.planb.gke.plugins.module_utils.versions import parse_version
 
-#: Fields that cannot change in place: (API path prefix, option name).
+#: Fields that cannot change in place: (API path prefix, option name). A node pool's service account is not in
+#: container v1 UpdateNodePoolRequest; of PrivateClusterConfig, ClusterUpdate.desiredPrivateClusterConfig changes
+#: "master_global_access_config" only.
 CLUSTER_IMMUTABLE = [
+    ("nodePools.default-pool.config.serviceAccount", "node_service_account"),
     ("nodePools", "default_pool_machine_type / default_pool_node_count"),
     ("networkConfig.datapathProvider", "dataplane_v2"),
-    ("ipAllocationPolicy", "dataplane_v2"),
+    ("ipAllocationPolicy", "dataplane_v2 / private_nodes"),
+    ("privateClusterConfig.masterIpv4CidrBlock", "master_ipv4_cidr"),
     ("network", "network"),
     ("subnetwork", "subnetwork"),
 ]
+#: GKE changes networkConfig.defaultEnablePrivateNodes in place (ClusterUpdate.desiredDefaultEnablePrivateNodes),
+#: but only for "future created nodes", as the container v1 discovery document says: default-pool and the plans'
+#: pools would keep the addresses they have.
+PRIVATE_NODES_FIXED = (
+    "planb's policy: private_nodes of cluster {name} is not changed in place ({path} differs on GKE), because GKE's "
+    "desiredDefaultEnablePrivateNodes applies to nodes created afterwards only, and the nodes of default-pool and "
+    "of every plan's pools would keep the addresses they have ({doc}). Fix: delete the cluster and re-run to "
+    "recreate it (`playbooks/teardown.yml`), or keep the current value."
+)
 
 
 def _cluster_updates(
@@ -39,6 +54,12 @@ def _cluster_updates(
     default_pool = next((p for p in current.get("nodePools") or [] if p.get("name") == "default-pool"), None)
     if default_pool is not None and dig(default_pool, "config.machineType") != params["default_pool_machine_type"]:
         diffs.append("nodePools.default-pool.config.machineType")
+    account = params.get("node_service_account")
+    if default_pool is not None and account and dig(default_pool, "config.serviceAccount") != account:
+        diffs.append("nodePools.default-pool.config.serviceAccount")
+    private = next((d for d in diffs if d.startswith("networkConfig.defaultEnablePrivateNodes")), None)
+    if private:
+        raise GkeError(PRIVATE_NODES_FIXED.format(name=params["name"], path=private, doc=DOC_ISOLATION))
     version_wanted = params["version"]
     version_have = current.get("currentMasterVersion", "")
     have_parsed, want_parsed = parse_version(version_have), parse_version(version_wanted)
@@ -63,6 +84,10 @@ def _cluster_updates(
         updates.append(("desiredWorkloadIdentityConfig", desired["workloadIdentityConfig"]))
     if any(d.startswith("resourceLabels") for d in diffs):
         raise GkeError("labels of a cluster are not managed in place by planb yet; set them at creation")
+    if any(d.startswith("releaseChannel") for d in diffs):
+        # clusters.update with ClusterUpdate.desiredReleaseChannel; whether the cluster's version may move to that
+        # channel is GKE's check (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
+        updates.append(("desiredReleaseChannel", desired["releaseChannel"]))
     if upgrade:
         updates.append(("desiredMasterVersion", version_wanted))
     return [(field, "PUT", path, {"update": {field: value}}) for field, value in updates]

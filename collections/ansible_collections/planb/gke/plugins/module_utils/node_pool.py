@@ -35,6 +35,7 @@ NODE_POOL_IMMUTABLE = [
     ("placementPolicy", "tpu_topology"),
     ("config.reservationAffinity", "reservation_affinity"),
     ("config.spot", "spot"),
+    ("config.serviceAccount", "node_service_account"),
 ]
 #: Fields GKE can update in place (container v1 UpdateNodePoolRequest: machineType, accelerators, flexStart,
 #: queuedProvisioning) that planb does not: (API path prefix, option name, why).

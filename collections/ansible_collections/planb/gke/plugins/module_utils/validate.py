@@ -15,6 +15,10 @@ from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerator_problems
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
+from ansible_collections.planb.gke.plugins.module_utils.cluster_options import (
+    cluster_option_problems,
+    service_account_problem,
+)
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
@@ -129,6 +133,7 @@ def validate_cluster(params: Params) -> None:
             problems.append(f"default_pool_machine_type {machine!r} is not a machine type such as n2-standard-16")
         if params.get("default_pool_node_count", 1) < 1:
             problems.append("default_pool_node_count must be at least 1")
+        problems += cluster_option_problems(params)
     _raise("cluster", problems)
 
 
@@ -361,4 +366,7 @@ def validate_node_pool(params: Params) -> None:
                 machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True)
             )
         problems += accelerator_problems(params)
+        account = service_account_problem("node_service_account", params.get("node_service_account"))
+        if account:
+            problems.append(account)
     _raise("node pool", problems)

@@ -11,7 +11,10 @@ description:
   - Updates in place the RayOperator add-on, image streaming and the control-plane version (upgrades only);
     the default pool's machine type and size are immutable here and fail naming the fix.
   - Refuses versions older than 1.34 (planb's policy, from the seed's GKE_VERSION).
-  - Turns Workload Identity Federation for GKE on or off in place (O(workload_identity)).
+  - Turns Workload Identity Federation for GKE on or off in place (O(workload_identity)), and changes the
+    release channel in place (O(release_channel)).
+  - Network, subnetwork, Dataplane V2, private nodes, the control plane's range and the nodes' service account are
+    set at creation only; a change is refused naming the option.
 options:
   name:
     description: Cluster name.
@@ -83,6 +86,49 @@ options:
         subnetwork in that region.
       - Set at creation only; a cluster on another subnetwork is refused, naming the option.
     type: str
+  private_nodes:
+    description:
+      - Nodes with internal IP addresses only (C(networkConfig.defaultEnablePrivateNodes), the field the container
+        v1 discovery document names in place of the deprecated C(privateClusterConfig.enablePrivateNodes)). The
+        cluster is then VPC-native whatever O(dataplane_v2) says (C(ipAllocationPolicy.useIpAliases)), as GKE
+        requires of private nodes.
+      - Nodes without external addresses reach the internet (Docker Hub, PyPI) only through Cloud NAT or a mirror,
+        which planb does not create.
+      - Set at creation only, as planb's policy, because GKE's C(desiredDefaultEnablePrivateNodes) applies to nodes
+        created afterwards only; a cluster whose setting differs is refused, naming the option.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/network-isolation).
+    type: bool
+    default: false
+  master_ipv4_cidr:
+    description:
+      - The control plane's internal range (C(privateClusterConfig.masterIpv4CidrBlock)), with O(private_nodes)
+        only; omitted, GKE picks the control plane's address itself.
+      - A /28 (GKE's rule) within RFC 1918 (planb's policy), refused before any API call otherwise; that it
+        overlaps no range of the network is GKE's check.
+      - Set at creation only (GKE cannot change it); a cluster with another range is refused, naming the option.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation).
+    type: str
+  node_service_account:
+    description:
+      - The service account C(default-pool)'s nodes run as (C(nodePools[].config.serviceAccount)); omitted, Compute
+        Engine's default service account. Give the same to M(planb.gke.gke_node_pool)'s
+        O(planb.gke.gke_node_pool#module:node_service_account) for the other pools.
+      - An email C(SA_NAME@PROJECT_ID.iam.gserviceaccount.com) or
+        C(PROJECT_NUMBER-compute@developer.gserviceaccount.com), checked by shape before any API call; that it
+        exists and that the caller may act as it (C(iam.serviceAccounts.actAs)) is GKE's check.
+      - Set at creation only (GKE cannot change a node pool's service account); a cluster whose C(default-pool)
+        runs as another one is refused, naming the option.
+    type: str
+  release_channel:
+    description:
+      - The GKE release channel (C(releaseChannel.channel)) - V(RAPID), V(REGULAR), V(STABLE) or V(EXTENDED);
+        V(UNSPECIFIED), which the discovery document deprecates, is refused (planb's policy).
+      - Omitted, the module sends none and leaves the channel to GKE, which enrolls a new cluster in one of its
+        choice.
+      - Changed in place (C(desiredReleaseChannel)); whether the cluster's version may move to that channel is
+        GKE's check.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
+    type: str
   recreate_on_error:
     description:
       - Delete and recreate a cluster that GKE reports in status ERROR.
@@ -149,6 +195,10 @@ ARGUMENT_SPEC = dict(
     dataplane_v2={"type": "bool", "default": True},
     network={"type": "str"},
     subnetwork={"type": "str"},
+    private_nodes={"type": "bool", "default": False},
+    master_ipv4_cidr={"type": "str"},
+    node_service_account={"type": "str"},
+    release_channel={"type": "str"},
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )

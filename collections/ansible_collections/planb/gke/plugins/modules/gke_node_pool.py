@@ -10,7 +10,8 @@ description:
   - Waits for GKE's long-running operations and reports how long and how many polls each took.
   - Mutable fields (autoscaling, auto-repair/upgrade, labels, taints, max run duration) are updated in place;
     a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning,
-    flex-start, spot, GPU accelerators) fails naming the field and the fix (delete and recreate).
+    flex-start, spot, GPU accelerators, the nodes' service account) fails naming the field and the fix (delete
+    and recreate).
   - Refuses, before any API call, a TPU pool in a zone Google's list of TPU zones does not name for its
     generation, and a TPU pool of a regional cluster without exactly one zone in O(node_locations)
     (planb's policy based on Google's list; see O(check_tpu_zone)).
@@ -186,6 +187,17 @@ options:
       - Omit to leave it unmanaged. Changed in place.
     type: str
     choices: [GKE_METADATA, GCE_METADATA]
+  node_service_account:
+    description:
+      - The service account the pool's nodes run as (C(config.serviceAccount)); omitted, Compute Engine's default
+        service account. The same as the cluster's
+        (M(planb.gke.gke_cluster) O(planb.gke.gke_cluster#module:node_service_account)) in planb's playbooks.
+      - An email C(SA_NAME@PROJECT_ID.iam.gserviceaccount.com) or
+        C(PROJECT_NUMBER-compute@developer.gserviceaccount.com), checked by shape before any API call; that it
+        exists and that the caller may act as it is GKE's check.
+      - Set at creation only (container v1 UpdateNodePoolRequest has no service account); a pool that runs as
+        another one is refused, naming the option.
+    type: str
   accelerator_type:
     description:
       - GPU type attached to each node (C(config.accelerators[].acceleratorType)), for example C(nvidia-h100-80gb).
@@ -304,6 +316,7 @@ ARGUMENT_SPEC = dict(
     node_locations={"type": "list", "elements": "str"},
     check_tpu_zone={"type": "bool", "default": True},
     workload_metadata_mode={"type": "str", "choices": ["GKE_METADATA", "GCE_METADATA"]},
+    node_service_account={"type": "str"},
     accelerator_type={"type": "str"},
     accelerator_count={"type": "int"},
     gpu_driver_version={"type": "str", "choices": GPU_DRIVER_VERSIONS, "default": "DEFAULT"},
