@@ -126,7 +126,7 @@ if [[ "$SCENARIO" == concurrent ]]; then
   printf '  %s\n' "${timings[@]}"
   printf '  %-22s %4d s\n' "total" $((SECONDS - t0))
   if [[ $rc -ne 0 ]]; then echo "demo FAILED: the concurrent ladder did not do what it should (see above)" >&2; exit 1; fi
-  echo "demo OK: job-c started on spot, migrated to dws and then to the reservation, resumed from checkpoint each time"
+  echo "demo OK: job-c started on spot, migrated to dws and then to the reservation, resumed from checkpoint each time with at most the step in flight lost"
   exit 0
 fi
 if [[ "$SCENARIO" == stockout ]]; then
