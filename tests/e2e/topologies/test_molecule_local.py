@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from planb.local.gke_emulator.emulator import is_write
 from planb.local.gke_emulator.store import read_request_log
 from tests.support.molecule import run_scenario
 
@@ -51,4 +52,4 @@ def test_molecule_local_scenario_on_the_seeds_topology(site: Path, tmp_path: Pat
 
 def _writes() -> int:
     """How many writes (any method but GET) the GKE emulator has served."""
-    return len([entry for entry in read_request_log() if entry["method"] != "GET"])
+    return len([entry for entry in read_request_log() if is_write(entry)])

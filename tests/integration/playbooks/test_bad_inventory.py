@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.emulator import RunningEmulator, is_write
 from planb.local.gke_emulator.store import read_request_log
 from planb.local.stack.ports import free_port
 from planb.paths import REPO
@@ -70,7 +70,7 @@ def test_bad_inventory_value_fails_before_any_change(emulator: RunningEmulator, 
     out = done.stdout + done.stderr
     assert done.returncode != 0, out[-4000:]
     assert_plain_refusal(out, message)
-    writes = [r for r in read_request_log(state_dir) if r["method"] != "GET"]
+    writes = [r for r in read_request_log(state_dir) if is_write(r)]
     assert writes == [], f"the GKE emulator received a write: {writes}"
     recap = re.search(r"^localhost\s+: ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout, re.M)
     assert recap, done.stdout[-3000:]

@@ -27,6 +27,12 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 READ_ONLY_POSTS = (":testIamPermissions",)
 
 
+def is_write(entry: Body) -> bool:
+    """Whether a request of the emulator's log (``Store.request_log``, ``read_request_log``) was a write: a POST,
+    PUT, PATCH or DELETE, but not a POST that changes nothing (``READ_ONLY_POSTS``)."""
+    return entry["method"] in WRITE_METHODS and not str(entry["path"]).endswith(READ_ONLY_POSTS)
+
+
 class RunningEmulator:
     """An emulator served from a background thread (tests, in-process use); HTTPS when given a serving pair."""
 
@@ -54,11 +60,7 @@ class RunningEmulator:
     def writes(self) -> list[Body]:
         """Write requests (POST/PUT/PATCH/DELETE) the GKE API received so far; a POST that changes nothing
         (``READ_ONLY_POSTS``: a rights check) is not one."""
-        return [
-            r
-            for r in self.store.request_log()
-            if r["method"] in WRITE_METHODS and not r["path"].endswith(READ_ONLY_POSTS)
-        ]
+        return [r for r in self.store.request_log() if is_write(r)]
 
     def stop(self) -> None:
         self.server.shutdown()
