@@ -70,7 +70,7 @@ lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
 sanity: venv ## ansible-test sanity on the planb.gke collection (part of lint)
 	@hack/sanity.sh
 
-bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local loop: up, memory, no-op converge, demo; BENCH=concurrent: the ladder's two modes)
+bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local loop: up, memory, no-op converge, demo; BENCH=concurrent: the ladder's three columns; hack/bench.sh concurrent ARGS passes arguments)
 	@hack/bench.sh $(BENCH)
 
 values: venv ## regenerate charts/planb/values/*.yaml and the collection's catalog facts from the catalog

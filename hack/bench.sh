@@ -1,6 +1,20 @@
 #!/usr/bin/env bash
 # `make bench`: measure the figures BENCHMARKS.md reports, each printed with the command behind it.
 # Run on an otherwise idle machine; results go to stdout and to .state/bench-<date>.log.
+usage() {
+  cat <<'EOF'
+usage: hack/bench.sh [all | loop | concurrent [ARGS...]]
+  all (default)    every figure: the tool build, the local loop, admission latency, training step time
+  loop             the local loop only: up, memory, no-op converge, demo
+  concurrent ARGS  the ladder on one capacity trace, three columns: sequential, concurrent (train.py's save on
+                   notice off, PLANB_SAVE_ON_NOTICE=0) and concurrent+save (on); ARGS go to
+                   hack/bench_concurrent.py as they are (--reservation-frees T1, --dws-delivers T2, --steps N,
+                   --checkpoint-every M, --modes sequential,concurrent,concurrent+save, ...; --help lists them).
+                   Needs `planb local up`.
+EOF
+}
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then usage; exit 0; fi
+case "${1:-all}" in all | loop | concurrent) ;; *) usage >&2; exit 2 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
@@ -61,9 +75,9 @@ PY
   measure "make demo (warm tools)" make demo
 }
 
-if [[ "${1:-all}" == concurrent ]]; then  # the ladder's two modes on one capacity trace (BENCHMARKS.md)
+if [[ "${1:-all}" == concurrent ]]; then  # the ladder's three columns on one capacity trace (BENCHMARKS.md)
   shift
-  measure "sequential vs concurrent ladder" python hack/bench_concurrent.py "$@"
+  measure "ladder: sequential, concurrent, concurrent+save" python hack/bench_concurrent.py "$@"
   echo "log: $log"
   exit 0
 fi

@@ -1,11 +1,15 @@
-"""The ladder's two modes on one scripted capacity trace: time to first step, share on the preferred rung, steps lost.
+"""The ladder's two modes on one scripted capacity trace, with and without save on notice: time to first step,
+share on the preferred rung, steps lost, goodput.
 
     .venv/bin/python hack/bench_concurrent.py --reservation-frees 240 --dws-delivers 90
 
 Needs the local stack up (`planb local up`) with a Kueue that has the ConcurrentAdmission gate on for
-the concurrent run (`planb_ladder_mode=concurrent`). For each mode it converges site.yml with the
-four-rung ladder (reservation, on-demand, DWS, Spot; one slice each, as tests/e2e/conftest.py FOUR)
-and `-e planb_ladder_mode=<mode>`, then plays the same trace:
+the concurrent runs (`planb_ladder_mode=concurrent`). Three columns (--modes): `sequential` and
+`concurrent`, each with train.py's save on notice off (PLANB_SAVE_ON_NOTICE=0: SIGTERM ends it at once, as
+before issue 37), and `concurrent+save`, the concurrent ladder with save on notice on (train.py's default).
+For each ladder mode it converges site.yml once with the four-rung ladder (reservation, on-demand, DWS,
+Spot; one slice each, as tests/e2e/conftest.py FOUR) and `-e planb_ladder_mode=<mode>` (the two concurrent
+columns share it), waits until no Spot or DWS node of an earlier run is left, then plays the same trace:
 
 * the reservation is busy until T1 (--reservation-frees): a blocker job that may use no other rung
   holds it, and is uninstalled T1 seconds after the measured job is submitted;
@@ -18,29 +22,51 @@ The measured job runs the real training/train.py on this machine's CPU (the Ray 
 mode, plain runner), checkpointing every --checkpoint-every steps into a fresh directory. Every
 --poll seconds the script records the flavor the job's Workload is admitted on and whether the
 stand-in's log of the job shows its first step ("Epoch 0:"), until the RayJob completes. It then reads
-train.py's "resumed from checkpoint step S; N step(s) lost" lines and prints, per mode: the time
+train.py's "resumed from checkpoint step S; N step(s) lost" lines and its last "training time up to step
+R: K s kept" line (planb.status.trainlog, as `planb status` reads it) and prints, per column: the time
 from submission to the first training step, the share of the run (first step to completion) spent
-on the preferred rung, each migration, and the steps lost per migration. Choose --steps so that the
-run outlasts T1 (the script says when it did not). The figures are wall clock, to --poll's resolution.
+on the preferred rung, each migration, the steps lost per migration, and goodput as docs/goodput.md
+defines it, training kept / wall time, twice: since submission, and since the first admission (the
+first sample on a flavor) to completion. Choose --steps so that the run outlasts T1 (the script says
+when it did not). The figures are wall clock, to --poll's resolution.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODES = ("sequential", "concurrent")
+# The figures live beside this script (hack/ is no package); run as a script, its directory is on sys.path already.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+from bench_concurrent_figures import (  # noqa: E402
+    PREFERRED,
+    Figures,
+    Sample,
+    Timeline,
+    figures,
+    parse_kept,
+    parse_resumed,
+    table,
+)
+
+#: Column -> (the ladder mode converged, train.py's save on notice).
+MODES = {
+    "sequential": ("sequential", False),
+    "concurrent": ("concurrent", False),
+    "concurrent+save": ("concurrent", True),
+}
 JOB, BLOCKER = "bench-job", "bench-blocker"
-PREFERRED = "reserved"
 PROFILE = "tpu-v6e-4x4"
 RESERVATION = "planb-e2e-reservation"
 #: The four rungs, in ladder order (tests/e2e/conftest.py FOUR).
@@ -51,121 +77,10 @@ PLANS = [
     {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
 ]
 FIRST_STEP = "Epoch 0:"
-LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
 RAYJOBS = "/apis/ray.io/v1/namespaces/default/rayjobs"
-
-
-# --------------------------------------------------------------------------------------------------
-# The figures, from a timeline (pure; tests/test_bench_concurrent.py)
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One poll: seconds since submission, and the accelerator flavor the job is admitted on ('' for none)."""
-
-    t: float
-    flavor: str
-
-
-@dataclass
-class Timeline:
-    """What one run recorded; times are seconds since the job was submitted."""
-
-    samples: list[Sample] = field(default_factory=list)
-    first_step: float | None = None
-    finished: float | None = None
-    #: Per restart of train.py: (the step it resumed from, the steps it lost).
-    resumed: list[tuple[int, int]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Figures:
-    time_to_first_step: float | None
-    preferred_share: float | None
-    #: (when, from flavor, to flavor) per move of the admitted job.
-    migrations: list[tuple[float, str, str]]
-    steps_lost: list[int]
-
-
-def parse_resumed(text: str) -> list[tuple[int, int]]:
-    """train.py's resume lines in `text`: (the step it resumed from, the steps lost) each."""
-    return [(int(step), int(lost)) for step, lost in LOST.findall(text)]
-
-
-def segments(samples: Sequence[Sample], end: float) -> list[tuple[str, float, float]]:
-    """(flavor, start, stop) of each stretch the job stayed admitted on one flavor; a stretch ends at the next
-    sample that differs, the last one at `end`."""
-    out: list[tuple[str, float, float]] = []
-    for i, sample in enumerate(samples):
-        stop = samples[i + 1].t if i + 1 < len(samples) else max(end, sample.t)
-        if not sample.flavor:
-            continue
-        if out and out[-1][0] == sample.flavor and out[-1][2] == sample.t:
-            out[-1] = (sample.flavor, out[-1][1], stop)
-        else:
-            out.append((sample.flavor, sample.t, stop))
-    return out
-
-
-def migrations(samples: Sequence[Sample]) -> list[tuple[float, str, str]]:
-    """Each change of the admitted flavor, an unadmitted gap between two flavors included."""
-    moves: list[tuple[float, str, str]] = []
-    last = ""
-    for sample in samples:
-        if sample.flavor and last and sample.flavor != last:
-            moves.append((sample.t, last, sample.flavor))
-        last = sample.flavor or last
-    return moves
-
-
-def figures(timeline: Timeline, preferred: str = PREFERRED) -> Figures:
-    share: float | None = None
-    start, end = timeline.first_step, timeline.finished
-    if start is not None and end is not None and end > start:
-        on = sum(
-            max(0.0, min(stop, end) - max(begin, start))
-            for flavor, begin, stop in segments(timeline.samples, end)
-            if flavor == preferred
-        )
-        share = on / (end - start)
-    return Figures(
-        time_to_first_step=start,
-        preferred_share=share,
-        migrations=migrations(timeline.samples),
-        steps_lost=[lost for _, lost in timeline.resumed],
-    )
-
-
-def table(results: dict[str, Figures], checkpoint_every: int) -> str:
-    """The side-by-side table BENCHMARKS.md holds (markdown)."""
-
-    def cell(value: float | None, fmt: str) -> str:
-        return "-" if value is None else fmt.format(value)
-
-    def percent(share: float | None) -> float | None:
-        return None if share is None else 100 * share
-
-    def lost(f: Figures) -> str:
-        if not f.migrations:
-            return "no migration"
-        worst = max(f.steps_lost, default=0)
-        return f"{', '.join(map(str, f.steps_lost)) or '-'} (max {worst}; checkpoint interval {checkpoint_every})"
-
-    modes = list(results)
-    rows = [
-        "| figure | " + " | ".join(modes) + " |",
-        "|---|" + "---|" * len(modes),
-        "| time to first training step | " + " | ".join(cell(results[m].time_to_first_step, "{:.0f} s") for m in modes)
-        + " |",
-        f"| share of the run on {PREFERRED} | " + " | ".join(cell(percent(results[m].preferred_share), "{:.0f} %")
-                                                             for m in modes) + " |",
-        "| migrations | " + " | ".join(
-            ", ".join(f"{a} -> {b} at {t:.0f} s" for t, a, b in results[m].migrations) or "none" for m in modes
-        ) + " |",
-        "| steps lost per migration | " + " | ".join(lost(results[m]) for m in modes) + " |",
-    ]  # fmt: skip
-    return "\n".join(rows)
+#: The pools a run leaves nodes in that the next run's trace must not find (the capacity simulator removes idle ones).
+TRANSIENT_POOLS = ("dws-pool", "spot-pool")
+POOL_LABEL = "cloud.google.com/gke-nodepool"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -256,28 +171,46 @@ def read_all(paths: Iterable[Path]) -> str:
     return "\n".join(p.read_text(errors="replace") for p in paths)
 
 
+def settle(kube: Any, timeout: float = 180.0) -> None:
+    """Wait until no node of TRANSIENT_POOLS is left from an earlier run, so that each column starts alike."""
+    deadline = time.monotonic() + timeout
+    while True:
+        nodes = (kube.get("/api/v1/nodes") or {}).get("items") or []
+        pools = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(POOL_LABEL) for n in nodes}
+        left = sorted(name for name, pool in pools.items() if pool in TRANSIENT_POOLS)
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            print(f"nodes of an earlier run still there after {timeout:.0f} s: {', '.join(left)}", file=sys.stderr)
+            return
+        time.sleep(2)
+
+
 def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
+    """One column on the ladder mode converged last (main converges it)."""
     from planb.kube import Kube
     from planb.local.capacity import settings as capacity_settings
     from planb.local.rayhead import settings as rayhead_settings
     from planb.local.stack.stack import LocalStack
 
-    converge(mode)
+    ladder, save = MODES[mode]
     kube = Kube(LocalStack().kubeconfig)
     no_on_demand_quota()
+    settle(kube)
     capacity_settings.update(pools={"dws-pool": capacity_settings.Lifecycle(delay_seconds=args.dws_delivers)})
     rayhead_settings.set_payload(BLOCKER, rayhead_settings.Payload(seconds=24 * 3600))
     log_every = str(max(1, args.steps // 20))  # a few lines per run; step 0 is always printed
-    env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": log_every}
+    env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": log_every,
+           "PLANB_SAVE_ON_NOTICE": "1" if save else "0"}  # fmt: skip
     rayhead_settings.set_payload(f"default/{JOB}", rayhead_settings.Payload(mode="run", env=env))
-    mode_args = ("--set", f"job.ladderMode={mode}")
+    mode_args = ("--set", f"job.ladderMode={ladder}")
     install(BLOCKER, "--set", "job.avoidPlans={on-demand,dws,spot}", *mode_args)
     deadline = time.monotonic() + 180
     while admitted_flavor(kube, BLOCKER) != PREFERRED:
         if time.monotonic() > deadline:
             sys.exit(f"{BLOCKER} was not admitted on {PREFERRED} in 180 s")
         time.sleep(args.poll)
-    ckpt = workdir / mode
+    ckpt = workdir / mode.replace("+", "-")
     since = time.time()
     install(JOB, *mode_args, "--set", f"job.training.checkpointDir={ckpt}",
             "--set", f"job.training.epochs={args.steps}",
@@ -303,7 +236,8 @@ def run_mode(mode: str, args: argparse.Namespace, workdir: Path) -> Timeline:
             print(f"{mode}: the job did not finish in {args.timeout:.0f} s", file=sys.stderr)
             break
         time.sleep(args.poll)
-    timeline.resumed = parse_resumed(read_all(job_logs(JOB, since)))
+    logs = read_all(job_logs(JOB, since))
+    timeline.resumed, timeline.kept = parse_resumed(logs), parse_kept(logs)
     if timeline.finished is not None and timeline.finished < args.reservation_frees:
         print(f"{mode}: the job finished before the reservation freed; raise --steps", file=sys.stderr)
     for release in (JOB, BLOCKER):
@@ -330,7 +264,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--steps", type=int, default=3_000_000, help="training steps of the job (default 3000000)")
     parser.add_argument("--checkpoint-every", type=int, default=20_000, help="checkpoint interval (default 20000)")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated, from: " + ", ".join(MODES))
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="comma-separated columns, from: " + ", ".join(MODES) + " (default: all three)",
+    )
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for each run (default 1800)")
     parser.add_argument("--poll", type=float, default=0.5, help="seconds between samples (default 0.5)")
     args = parser.parse_args(argv)
@@ -338,16 +276,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not modes or any(m not in MODES for m in modes):
         parser.error(f"--modes: choose from {', '.join(MODES)}, got {args.modes!r}")
     args.modes = modes
-    return args  # fmt: skip
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     results: dict[str, Figures] = {}
+    converged = ""
     with tempfile.TemporaryDirectory(prefix="planb-bench-concurrent-") as tmp:
         for mode in args.modes:
-            results[mode] = figures(run_mode(mode, args, Path(tmp)))
-            print(f"RESULT {mode}: {results[mode]}")
+            if MODES[mode][0] != converged:  # once per ladder mode: the two concurrent columns share it
+                converged = MODES[mode][0]
+                converge(converged)
+            got = results[mode] = figures(run_mode(mode, args, Path(tmp)))
+            print(
+                f"RESULT {mode}: {got}; goodput {got.goodput}, after the first admission {got.goodput_after_admission}"
+            )
     print(f"trace: reservation frees at {args.reservation_frees:.0f} s, DWS delivers after "
           f"{args.dws_delivers:.0f} s, Spot from the start, on-demand full")  # fmt: skip
     print(table(results, args.checkpoint_every))

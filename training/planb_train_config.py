@@ -40,6 +40,10 @@ PLANB_CHECKPOINT_EVERY            100         save a checkpoint every N steps (a
 PLANB_CHECKPOINT_KEEP             3           checkpoints kept (older ones are deleted)
 PLANB_STOP_AFTER                  0           stop after N steps in this run, checkpointing first
                                               (simulates a preemption; 0 = never)
+PLANB_SAVE_ON_NOTICE              1           ``1``: SIGTERM (Kueue's eviction, a Spot notice, a DWS
+                                              booking's end) makes the loop save a checkpoint at the
+                                              next step boundary, then stop; ``0``: SIGTERM ends the
+                                              process at once, nothing saved (the benchmark's control)
 PLANB_SEED                        0           seed of parameters and of the synthetic data
 PLANB_LEARNING_RATE               0.1 / 3e-3  learning rate (linear: SGD as the seed; transformer:
                                               AdamW with global-norm clipping at 1.0)
@@ -83,6 +87,7 @@ ACCELERATORS = ("tpu", "gpu", "cpu")
 DTYPES = ("float32", "bfloat16")
 ATTENTION_IMPLS = ("xla", "cudnn")
 RESUME_MODES = ("auto", "never", "force")
+SWITCH_ON, SWITCH_OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 RUN_ID_RE = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # Ray's accelerator types, not ours: the GOOGLE_TPU_* and NVIDIA_* constants of
 # ray.util.accelerators in Ray 2.53.0, the version training/requirements.txt and the chart's image
@@ -137,6 +142,7 @@ class TrainConfig:
     run_id: str = ""
     resume: str = "auto"
     stop_after: int = 0
+    save_on_notice: bool = True
     seed: int = 0
     learning_rate: float = 0.1
     batch_per_device: int = 8
@@ -183,6 +189,11 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> i
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ConfigError(name, f"must be {kind}, got {value}")
     return value
+
+
+def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = _choice(env, name, "1" if default else "0", SWITCH_ON + SWITCH_OFF)
+    return value in SWITCH_ON
 
 
 def _float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
@@ -250,6 +261,7 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
         run_id=_run_id(env),
         resume=_choice(env, "PLANB_RESUME", "auto", RESUME_MODES),
         stop_after=_int(env, "PLANB_STOP_AFTER", 0, minimum=0),
+        save_on_notice=_switch(env, "PLANB_SAVE_ON_NOTICE", True),
         seed=_int(env, "PLANB_SEED", 0, minimum=0),
         learning_rate=learning_rate,
         batch_per_device=_int(env, "PLANB_BATCH_PER_DEVICE", 8),

@@ -38,7 +38,7 @@ class StopNotice:
     The loop then saves a checkpoint at the next step boundary, waits for Orbax to commit it and ends the process by
     the same signal, so whoever watches it sees the stop it asked for. A step in flight finishes first: at most that
     step is lost. Only the process's main thread can take signals, so a loop in a worker thread (a Ray actor) keeps
-    the default behaviour."""
+    the default behaviour, as does PLANB_SAVE_ON_NOTICE=0 (the benchmark's control: nothing saved on SIGTERM)."""
 
     def __init__(self) -> None:
         self.signum: int | None = None
@@ -102,7 +102,8 @@ def train_loop(
     step_times: list[float] = []
     report_s = 0.0  # time spent in ray.train.report
     notice = StopNotice()
-    notice.install()
+    if cfg.save_on_notice:  # PLANB_SAVE_ON_NOTICE=0: SIGTERM keeps its default, the process ends at once
+        notice.install()
     print("Starting training...")
     last = time.perf_counter()
     for step in range(start, end):

@@ -125,6 +125,16 @@ def test_other_bad_values(train: ModuleType, env: dict[str, str], variable: str,
         assert choice in err.value.choices
 
 
+def test_save_on_notice_is_on_unless_switched_off(train: ModuleType) -> None:
+    """PLANB_SAVE_ON_NOTICE: on by default; 0 (the benchmark's control column) keeps SIGTERM's default."""
+    assert train.load_config(CPU).save_on_notice is True
+    for value, expected in (("1", True), ("on", True), ("TRUE", True), ("0", False), ("off", False), ("no", False)):
+        assert train.load_config({**CPU, "PLANB_SAVE_ON_NOTICE": value}).save_on_notice is expected, value
+    with pytest.raises(train.ConfigError) as err:
+        train.load_config({**CPU, "PLANB_SAVE_ON_NOTICE": "sometimes"})
+    assert err.value.variable == "PLANB_SAVE_ON_NOTICE" and "0" in err.value.choices
+
+
 def test_accelerator_types_are_the_installed_rays(train: ModuleType) -> None:
     """train.py's TPU and GPU type lists are Ray's own (ray.util.accelerators), TPU7x aside."""
     from ray.util.accelerators import accelerators

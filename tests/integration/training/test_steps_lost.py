@@ -122,6 +122,34 @@ def test_a_run_told_to_stop_saves_first_and_loses_no_step(tmp_path: Path) -> Non
     assert LOST.findall(resumed.stdout) == [(str(saved[0]), "0")], resumed.stdout[-3000:]
 
 
+def test_with_save_on_notice_off_sigterm_ends_the_run_at_once_and_saves_nothing(tmp_path: Path) -> None:
+    """PLANB_SAVE_ON_NOTICE=0, the benchmark's control column: SIGTERM keeps its default action, as before save on
+    notice; the steps since the newest checkpoint (here: none yet) are lost."""
+    ckpt = tmp_path / "ckpt"
+    env = {
+        **LINEAR,
+        "PLANB_EPOCHS": "100000000",
+        "PLANB_LOG_EVERY": "100000",
+        "PLANB_CHECKPOINT_DIR": str(ckpt),
+        "PLANB_CHECKPOINT_EVERY": "1000000",
+        "PLANB_SAVE_ON_NOTICE": "0",
+    }
+    proc = start_script(env, output=True)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not ((ckpt / "planb-progress.json").is_file() and reached(ckpt) > 50):
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == -signal.SIGTERM, out[-3000:]
+    assert reached(ckpt) > 50 and checkpoints(ckpt) == [], out[-3000:]
+    assert "Stop notice" not in out
+
+
 def test_steps_lost_counts_from_the_restored_step(train: ModuleType) -> None:
     assert train.steps_lost(100, 137) == 37
     assert train.steps_lost(100, 100) == 0
