@@ -199,6 +199,17 @@ class Kube:
             resp.release_conn()
 
 
+def items_if_allowed(kube: Kube, path: str) -> list[Obj] | None:
+    """The collection's objects; None when the caller may not read them (401 or 403: a job author's credentials
+    often cannot list cluster-scoped Kueue objects or Events)."""
+    try:
+        return kube.items(path)
+    except KubeError as exc:
+        if exc.status in (401, 403):
+            return None
+        raise
+
+
 def conditions(obj: Obj) -> dict[str, Obj]:
     """An object's status conditions by type."""
     return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}

@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planb.kube import Kube, KubeError, Obj, conditions
+from planb.kube import Kube, Obj, conditions, items_if_allowed
 from planb.status import lifecycle
+from planb.status.lifecycle import since
 
 RESERVED_EVENT = "QuotaReserved"
 ADMITTED_EVENT = "Admitted"
@@ -101,11 +102,6 @@ def _flavor_now(wl: Obj) -> str:
     return next((f for r, f in flavors if r in ACCELERATORS), next((f for _, f in flavors), ""))
 
 
-def since(conds: dict[str, Obj], kind: str) -> float | None:
-    cond = conds.get(kind) or {}
-    return lifecycle.parse_time(cond.get("lastTransitionTime")) if cond.get("status") == "True" else None
-
-
 def admissions(workloads: list[Obj], events: list[Obj], variant_flavor: str = "") -> tuple[list[Admission], int]:
     """Every admission of ``workloads`` Kueue's Events and conditions show, oldest first, and the number of
     admissions the Events count without a time. ``variant_flavor`` names the annotation of a variant's one flavor."""
@@ -164,16 +160,11 @@ def attempt(pr: Obj, now: float) -> Attempt | None:
 
 def events(kube: Kube, ns_path: str) -> list[Obj] | None:
     """The Events of a namespace (``/namespaces/NS``) or of all; None when the caller may not read them."""
-    try:
-        return kube.items(f"/api/v1{ns_path}/events")
-    except KubeError as exc:
-        if exc.status in (401, 403):
-            return None
-        raise
+    return items_if_allowed(kube, f"/api/v1{ns_path}/events")
 
 
 def event_namespace(ev: Obj, default: str) -> str:
     return str((ev.get("metadata") or {}).get("namespace") or event_object(ev).get("namespace") or default)
 
 
-__all__ = ["Admission", "Attempt", "admissions", "attempt", "event_namespace", "events", "since"]
+__all__ = ["Admission", "Attempt", "admissions", "attempt", "event_namespace", "events"]

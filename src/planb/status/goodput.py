@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from planb.kube import Obj, conditions
 from planb.status import lifecycle, variants
-from planb.status.admissions import Admission, Attempt, admissions, attempt, event_namespace, since
+from planb.status.admissions import Admission, Attempt, admissions, attempt, event_namespace
+from planb.status.lifecycle import since
 from planb.status.trainlog import TrainRecord, TrainRun, parse_log, train_runs
 
 

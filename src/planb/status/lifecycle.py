@@ -198,6 +198,12 @@ def request_hint(reason: str, state: str, pods: int) -> str:
     return one_pool_hint(reason, pods) or backoff_hint(reason, state)
 
 
+def since(conds: dict[str, Obj], kind: str) -> float | None:
+    """When the condition ``kind`` last became True (its lastTransitionTime); None while it is not True."""
+    cond = conds.get(kind) or {}
+    return parse_time(cond.get("lastTransitionTime")) if cond.get("status") == "True" else None
+
+
 def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:
     """'queued 3s → provisioning 5s → admitted 1m02s (so far)': how long each phase of the Workload took.
 
@@ -210,13 +216,7 @@ def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:
     if created is None:
         return ""
 
-    def since(kind: str) -> float | None:
-        cond = conds.get(kind)
-        if cond and cond.get("status") == "True":
-            return parse_time(cond.get("lastTransitionTime"))
-        return None
-
-    reserved, admitted, finished = since("QuotaReserved"), since("Admitted"), since("Finished")
+    reserved, admitted, finished = (since(conds, kind) for kind in ("QuotaReserved", "Admitted", "Finished"))
     if reserved is None:
         return f"queued {duration(now - created)} (so far)"
     parts = [f"queued {duration(reserved - created)}"]

@@ -8,7 +8,7 @@ from planb.catalog import profiles
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
-from planb.kube import Kube, KubeError, Obj, conditions, is_true
+from planb.kube import Kube, KubeError, Obj, conditions, is_true, items_if_allowed
 from planb.status import admissions, lifecycle, shapes, trainlog, variants
 from planb.status import goodput as goodput_
 
@@ -187,12 +187,7 @@ def _retry_limits(kube: Kube) -> dict[str, int]:
 
 def _readable(kube: Kube, path: str) -> list[Obj]:
     """The items at ``path``; empty when the caller may not read them (cluster-scoped Kueue objects)."""
-    try:
-        return kube.items(path)
-    except KubeError as exc:
-        if exc.status in (401, 403):
-            return []
-        raise
+    return items_if_allowed(kube, path) or []
 
 
 def _flavor_plans(flavors: list[Obj]) -> dict[str, str]:
