@@ -21,8 +21,8 @@ declare -A folders=(
   [other]="tests/unit tests/integration --ignore=tests/integration/playbooks"
 )
 for half in playbook other; do
-  # At a lower priority: the e2e tests are the longest of the three, and the two others finish minutes before
-  # them even so.
+  # At the lowest priority: the e2e tests wait on controllers whose timers must not slip; the three processes
+  # together are CPU-bound on two cores and end within about a minute of each other (tests/README.md).
   # shellcheck disable=SC2086 # a list of paths and options
   nice -n 19 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
