@@ -27,6 +27,12 @@ class ProcessError(PlanbError):
     """A recorded process cannot be signalled (it belongs to another user)."""
 
 
+#: The children this process started and has not reaped, by pid. Holding the Popen keeps it from
+#: subprocess's own clean-up: a Popen dropped while its child runs is polled (waitpid) by the next Popen any
+#: thread creates, which would collect the exit code before ``reap`` asks for it.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
 @dataclass(frozen=True)
 class ManagedProcess:
     """A process known by name, with its pid file and log under a state directory."""
@@ -71,6 +77,7 @@ class ManagedProcess:
                 env=dict(env) if env is not None else None,
                 start_new_session=True,
             )
+        _CHILDREN[proc.pid] = proc
         write_atomic(self.pid_file, f"{proc.pid} {start_time(proc.pid)}\n")
         return proc.pid
 
@@ -125,8 +132,12 @@ def reap(pid: int) -> int | None:
     try:
         done, status = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
+        _CHILDREN.pop(pid, None)
         return None
-    return os.waitstatus_to_exitcode(status) if done == pid else None
+    if done != pid:
+        return None
+    _CHILDREN.pop(pid, None)
+    return os.waitstatus_to_exitcode(status)
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,9 @@ def test_a_zombie_counts_as_gone_and_reap_gives_its_exit_code(tmp_path: Path) ->
     deadline = time.monotonic() + 10
     while is_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
+    # Any Popen started meanwhile (another test's thread) runs subprocess's clean-up of dropped Popens; it must
+    # not collect our child's exit code first (it did, in CI, before ManagedProcess held on to its Popen).
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
     # Not reaped yet: the pid still exists, as a zombie, and is not taken for a running process.
     assert Path(f"/proc/{pid}").exists()
     assert proc.pid() is None
