@@ -5,6 +5,10 @@
 #   hack/build-tools.sh            build what is missing (a no-op when all is there)
 #   PLANB_CACHE_DIR=/path ...      put the cache somewhere else (default ~/.cache/planb)
 #
+# The chart's publishing tools (ct, helm-docs) are pinned in hack/chart-tools.env and cached under a key of
+# their own (its hash, in chart-tools/), then linked into the main cache's bin/: a new pin there rebuilds those
+# two only, not the whole toolchain.
+#
 # Each tool is built once; a stamp file records success, so a re-run only
 # checks the stamps. Progress is printed per tool with its build time.
 set -euo pipefail
@@ -13,6 +17,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 versions_file="$repo/hack/versions.env"
 # shellcheck source=versions.env
 source "$versions_file"
+chart_versions_file="$repo/hack/chart-tools.env"
+# shellcheck source=chart-tools.env
+source "$chart_versions_file"
 
 cache_root=${PLANB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/planb}
 key=$(sha256sum "$versions_file" | cut -c1-16)
@@ -165,6 +172,45 @@ copy_kwok_stages() {
   chmod -R u+w "$stages"
 }
 
+# The chart's publishing tools, in their own cache (keyed by chart-tools.env): chart-testing's ct with the
+# schema and yamllint configuration its lint reads (etc/ of its module, passed by `make lint`), and helm-docs.
+# They are linked into the main cache as chart-tools/ and bin/ct, bin/helm-docs.
+build_chart_tools() {
+  local chart_key chart_prefix saved_stamps saved_logs
+  chart_key=$(sha256sum "$chart_versions_file" | cut -c1-16)
+  chart_prefix="$cache_root/chart-tools/$chart_key"
+  mkdir -p "$chart_prefix/bin" "$chart_prefix/etc/ct" "$chart_prefix/logs" "$chart_prefix/stamps"
+  saved_stamps=$stamps saved_logs=$logs
+  stamps="$chart_prefix/stamps" logs="$chart_prefix/logs"
+  build_step ct build_chart_tool "$chart_prefix" ct github.com/helm/chart-testing/v3 "$CHART_TESTING_VERSION" \
+    github.com/helm/chart-testing/v3/ct "-X github.com/helm/chart-testing/v3/ct/cmd.Version=$CHART_TESTING_VERSION"
+  build_step ct-etc copy_ct_etc "$chart_prefix/etc/ct"
+  build_step helm-docs build_chart_tool "$chart_prefix" helm-docs github.com/norwoodj/helm-docs "$HELM_DOCS_VERSION" \
+    github.com/norwoodj/helm-docs/cmd/helm-docs "-X main.version=${HELM_DOCS_VERSION#v}"
+  stamps=$saved_stamps logs=$saved_logs
+  ln -sfn "$chart_prefix" "$prefix/chart-tools"
+  ln -sfn ../chart-tools/bin/ct "$bin/ct"
+  ln -sfn ../chart-tools/bin/helm-docs "$bin/helm-docs"
+}
+
+# build_chart_tool PREFIX NAME MODULE VERSION PACKAGE LDFLAGS: as build_wrapped, into PREFIX/bin. Not `go install
+# MODULE@VERSION`: that also reads the module's version list for deprecations, which the proxy refuses for
+# chart-testing (403 on @v/list), while a require of the exact version needs only that version.
+build_chart_tool() {
+  local out=$1 name=$2 module=$3 version=$4 pkg=$5 ldflags=$6 dir="$1/src/$2"
+  mkdir -p "$dir"
+  printf 'module planb.local/%s-wrapper\n\ngo 1.26\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w $ldflags" -o "$out/bin/$name" "$pkg")
+}
+
+# copy_ct_etc DIR: chart-testing's chart_schema.yaml (yamale) and lintconf.yaml (yamllint) from its module.
+copy_ct_etc() {
+  local ct
+  ct=$(module_dir "github.com/helm/chart-testing/v3@$CHART_TESTING_VERSION")
+  cp "$ct/etc/chart_schema.yaml" "$ct/etc/lintconf.yaml" "$1/"
+  chmod u+w "$1"/*.yaml
+}
+
 main() {
   local start=$SECONDS
   say "cache: $prefix"
@@ -187,6 +233,7 @@ main() {
   # The KubeRay operator turns admitted RayJobs into RayClusters and pods (KWOK runs the pods).
   build_step kuberay-operator build_wrapped kuberay-operator github.com/ray-project/kuberay/ray-operator \
     "$KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator
+  build_chart_tools
   # Link the cache into the checkout (ignored by git).
   ln -sfn "$prefix" "$repo/.tools"
   cp "$versions_file" "$prefix/versions.env"

@@ -34,12 +34,18 @@ def local_kubeconfig() -> Path:
     return state_dir() / "local" / "kubeconfig"
 
 
+#: The files that pin the tools hack/build-tools.sh builds: the toolchain's, and the chart's publishing tools' (ct,
+#: helm-docs), which have a cache key of their own so that pinning one does not rebuild the toolchain.
+VERSION_FILES = ("versions.env", "chart-tools.env")
+
+
 def versions() -> dict[str, str]:
-    """The pinned tool versions (hack/versions.env)."""
+    """The pinned tool versions (hack/versions.env and hack/chart-tools.env)."""
     out: dict[str, str] = {}
-    for line in (REPO / "hack" / "versions.env").read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
-            out[key.strip()] = value.strip()
+    for name in VERSION_FILES:
+        for line in (REPO / "hack" / name).read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                key, _, value = line.partition("=")
+                out[key.strip()] = value.strip()
     return out
