@@ -21,6 +21,7 @@ from ansible_collections.planb.gke.plugins.module_utils.credentials import (
     plain_http_problem,
 )
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.operation_progress import poll_entry
 
 Body = dict[str, Any]
 #: Statuses of a resource while an operation of an earlier run still works on it.
@@ -142,7 +143,7 @@ class GkeClient:
         self._expiry: float | None = None
         #: The quota project the Google credential carries (set when a token is fetched).
         self._credential_quota_project: str | None = None
-        #: Every operation waited for: name, operationType, target, polls, elapsed_s, status.
+        #: Every operation waited for: name, operationType, target, polls, elapsed_s, status, progress (one per poll).
         self.operations: list[Body] = []
         #: Requests retried (method, path, why), for tests and the module's result.
         self.retries: list[Body] = []
@@ -288,11 +289,18 @@ class GkeClient:
         return self.request("GET", path, allow_404=True)
 
     def wait(self, op: Body, location_path: str, what: str) -> Body:
-        """Poll an operation until DONE; record polls; raise on error or timeout."""
+        """Poll an operation until DONE; record each poll (operation_progress.poll_entry); raise on error or timeout."""
         name = op["name"]
         started = time.monotonic()
         polls = 0
-        record: Body = {"name": name, "operationType": op.get("operationType"), "target": what, "polls": 0}
+        seen: list[Body] = []
+        record: Body = {
+            "name": name,
+            "operationType": op.get("operationType"),
+            "target": what,
+            "polls": 0,
+            "progress": seen,
+        }
         self.operations.append(record)
         while op.get("status") != "DONE":
             if time.monotonic() - started > self.timeout:
@@ -304,6 +312,7 @@ class GkeClient:
             time.sleep(self.poll_interval)
             op = self.request("GET", f"{location_path}/{api_path('operations', name)}")
             polls += 1
+            seen.append(poll_entry(op, time.monotonic() - started))
         record.update(polls=polls, elapsed_s=round(time.monotonic() - started, 1), status="DONE")
         if op.get("error"):
             record["error"] = op["error"].get("message")
