@@ -94,6 +94,13 @@ k8s_ldflags() {
   echo "$flags"
 }
 
+build_helm() {
+  local kube
+  kube=$(helm_kube_ldflags)
+  go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
+    "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean$kube"
+}
+
 # The Kubernetes wrapper module: k8s.io/kubernetes maps its staging modules to
 # ./staging/src with replace lines, which a dependency cannot use; we replace
 # each of them with its published k8s.io/<name> v0.<minor>.<patch>.
@@ -134,6 +141,21 @@ build_wrapped() {
   mkdir -p "$dir"
   printf 'module planb.local/%s-wrapper\n\ngo 1.26\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
   (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$bin/$name" "$pkg")
+}
+
+# helm_kube_ldflags: the Kubernetes version helm assumes without a cluster (`helm template`, `helm lint`), set as
+# helm's own release build sets it: 1.<minor of the k8s.io/client-go it requires> (helm's Makefile, the
+# K8S_MODULES_VER lines). Without it helm assumes v1.20.0 and refuses every chart whose kubeVersion is newer
+# (charts/planb's is >=1.34.0-0), while the released helm v3.19 binaries assume v1.34.
+helm_kube_ldflags() {
+  local dir minor flags=""
+  dir=$(module_dir "helm.sh/helm/v3@$HELM_VERSION")
+  minor=$(sed -n 's|^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*|\1|p' "$dir/go.mod")
+  [[ -n $minor ]] || { say "no k8s.io/client-go in $dir/go.mod"; return 1; }
+  for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    flags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$minor"
+  done
+  echo "$flags"
 }
 
 go_install() {
@@ -216,8 +238,9 @@ main() {
   say "cache: $prefix"
   check_proxy
   build_step manifests copy_manifests
-  build_step helm go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
-    "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  # The step's name says what changed in how helm is built (here: its default Kubernetes version), so that an
+  # existing cache rebuilds helm alone.
+  build_step helm-default-kube-version build_helm
   build_step kwok go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
   build_step kwok-stages copy_kwok_stages
