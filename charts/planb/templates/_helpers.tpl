@@ -33,7 +33,7 @@ helm.sh/chart: {{ include "planb.chart" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: {{ .Values.mode }}
-planb.io/profile: {{ .Values.profile | quote }}
+planb.dev/profile: {{ .Values.profile | quote }}
 {{- end -}}
 
 {{/* Name of the job's ConfigMap holding the training script. */}}

@@ -19,7 +19,7 @@ SHAPE_LABELS = (tpu.ACCELERATOR_LABEL, tpu.TOPOLOGY_LABEL, gpu.ACCELERATOR_LABEL
 #: Workload's QuotaReserved=False condition, pkg/scheduler/scheduler.go).
 NO_FLAVOR_MATCH = "doesn't match node affinity"
 #: The profile the chart's values name, on every object it renders (charts/planb planb.labels).
-PROFILE_LABEL = "planb.io/profile"
+PROFILE_LABEL = "planb.dev/profile"
 
 
 def shape_of(labels: Mapping[str, Any]) -> dict[str, str]:
@@ -28,7 +28,7 @@ def shape_of(labels: Mapping[str, Any]) -> dict[str, str]:
 
 
 def profile_of(shape: dict[str, str], named: str = "") -> str:
-    """The catalog's profile of a shape: ``named`` (the object's planb.io/profile) when that profile has this shape,
+    """The catalog's profile of a shape: ``named`` (the object's planb.dev/profile) when that profile has this shape,
     else every profile that has it (GPU machines of one GPU share a label: 'a or b'), else the labels themselves."""
     if not shape:
         return "-"

@@ -230,15 +230,15 @@ def test_tpu7x_flex_start_and_queued_provisioning_are_refused_with_the_reason(
 # ---- what GKE adds by itself -------------------------------------------------------------------------
 def test_gke_adds_its_taints_and_labels_to_tpu_and_queued_pools(emulator: RunningEmulator) -> None:
     _cluster(emulator)
-    mine = {"key": "planb.io/plan", "value": "b", "effect": "NO_SCHEDULE"}
-    body = _with(DWS, config__taints=[mine], config__labels={"planb.io/plan": "b"})
+    mine = {"key": "planb.dev/plan", "value": "b", "effect": "NO_SCHEDULE"}
+    body = _with(DWS, config__taints=[mine], config__labels={"planb.dev/plan": "b"})
     create(emulator, LOCATION, POOLS, {"nodePool": body})
     config = _pool(emulator, "dws")["config"]
     assert sorted(config["taints"], key=lambda t: t["key"]) == sorted(
         [mine, TPU_TAINT, QUEUED_TAINT], key=lambda t: t["key"]
     )
     assert config["labels"] == {
-        "planb.io/plan": "b",
+        "planb.dev/plan": "b",
         "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
         "cloud.google.com/gke-tpu-topology": "4x4",
         "cloud.google.com/gke-accelerator-count": "4",

@@ -41,27 +41,27 @@ def test_gke_own_taints_and_labels_are_no_diff(modules: ModuleRunner, emulator: 
 
 def test_update_of_own_labels_and_taints_keeps_gke_ones(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     modules.run("gke_cluster", CLUSTER_ARGS)
-    mine = {"key": "planb.io/plan", "value": "b", "effect": "NoSchedule"}
-    modules.run("gke_node_pool", {**DWS_ARGS, "labels": {"planb.io/plan": "b"}, "taints": [mine]})
+    mine = {"key": "planb.dev/plan", "value": "b", "effect": "NoSchedule"}
+    modules.run("gke_node_pool", {**DWS_ARGS, "labels": {"planb.dev/plan": "b"}, "taints": [mine]})
     assert (
-        modules.run("gke_node_pool", {**DWS_ARGS, "labels": {"planb.io/plan": "b"}, "taints": [mine]})["changed"]
+        modules.run("gke_node_pool", {**DWS_ARGS, "labels": {"planb.dev/plan": "b"}, "taints": [mine]})["changed"]
         is False
     )
     changed = {**mine, "value": "dws"}
     result = modules.run(
-        "gke_node_pool", {**DWS_ARGS, "labels": {"planb.io/plan": "dws"}, "taints": [changed]}, diff=True
+        "gke_node_pool", {**DWS_ARGS, "labels": {"planb.dev/plan": "dws"}, "taints": [changed]}, diff=True
     )
     assert result["changed"] and result["actions"] == ["update"]
     # The diff names only the managed keys, not GKE's.
-    assert result["diff"]["after"]["config"]["labels"] == {"planb.io/plan": "dws"}
+    assert result["diff"]["after"]["config"]["labels"] == {"planb.dev/plan": "dws"}
     config = _pool(emulator, "dws-pool")["config"]
-    assert config["labels"]["planb.io/plan"] == "dws"
+    assert config["labels"]["planb.dev/plan"] == "dws"
     assert config["labels"]["cloud.google.com/gke-flex-start"] == "true"
     taints = config["taints"]
-    assert {"key": "planb.io/plan", "value": "dws", "effect": "NO_SCHEDULE"} in taints
-    assert {"key": "planb.io/plan", "value": "b", "effect": "NO_SCHEDULE"} not in taints
+    assert {"key": "planb.dev/plan", "value": "dws", "effect": "NO_SCHEDULE"} in taints
+    assert {"key": "planb.dev/plan", "value": "b", "effect": "NO_SCHEDULE"} not in taints
     assert TPU_TAINT in taints and QUEUED_TAINT in taints
-    again = modules.run("gke_node_pool", {**DWS_ARGS, "labels": {"planb.io/plan": "dws"}, "taints": [changed]})
+    again = modules.run("gke_node_pool", {**DWS_ARGS, "labels": {"planb.dev/plan": "dws"}, "taints": [changed]})
     assert again["changed"] is False
 
 

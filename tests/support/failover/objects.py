@@ -103,7 +103,7 @@ metadata:
     app.kubernetes.io/managed-by: Helm
     app.kubernetes.io/name: planb
     app.kubernetes.io/component: job
-    planb.io/profile: tpu-v6e-4x4
+    planb.dev/profile: tpu-v6e-4x4
     kueue.x-k8s.io/queue-name: user-queue
   annotations:
     meta.helm.sh/release-name: job-1

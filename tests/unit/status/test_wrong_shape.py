@@ -147,7 +147,7 @@ def test_flavors_that_select_no_accelerator_claim_no_shape(template: Render) -> 
 
 
 def test_a_gpu_profile_is_named_by_the_chart_s_label_where_gke_s_labels_cannot_tell(template: Render) -> None:
-    """GKE labels every H100 80GB node alike, whatever the GPUs per VM: the chart's planb.io/profile names which."""
+    """GKE labels every H100 80GB node alike, whatever the GPUs per VM: the chart's planb.dev/profile names which."""
     queues = template("-f", _values("gpu-a3-h100-8"), "--set", "mode=queues", release="planb-queues")
     (job,) = collect(_cluster(template, "gpu-a3-h100-8", NO_QUOTA, queues=queues), "default")  # type: ignore[arg-type]
     assert (job.profile, job.cluster_profile, job.wrong_shape) == ("gpu-a3-h100-8", "gpu-a3-h100-8", False)
@@ -157,6 +157,6 @@ def test_a_profile_label_that_contradicts_the_selector_is_not_believed(template:
     """The shape is what the workers select; a label edited by hand does not make a 2x4 job a 4x4 one."""
     kube = _cluster(template, "tpu-v6e-2x4", NO_FIT)
     (rayjob,) = kube.objects["/namespaces/default/rayjobs"]
-    rayjob["metadata"]["labels"]["planb.io/profile"] = "tpu-v6e-4x4"
+    rayjob["metadata"]["labels"]["planb.dev/profile"] = "tpu-v6e-4x4"
     (job,) = collect(kube, "default")  # type: ignore[arg-type]
     assert (job.profile, job.wrong_shape) == ("tpu-v6e-2x4", True)
