@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,14 @@ def registrar(module: str) -> Registrar:
     return register
 
 
+def version() -> str:
+    """The installed package's version (pyproject.toml's), as `pip show planb` prints it."""
+    try:
+        return importlib.metadata.version("planb")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (planb is not installed: pip install -e .)"
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The sub-command argv names: its first word that is not an option (`planb` itself takes none but -h)."""
     return next((word for word in argv if not word.startswith("-")), None)
@@ -60,6 +69,7 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="planb",
         description="TPU/GPU training on GKE: on-demand first, DWS flex-start as plan B.",
     )
+    parser.add_argument("--version", action="version", version=f"planb {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     modules = list(dict.fromkeys(c.module for c in COMMANDS))
     wanted = set(modules if load is None else load)
@@ -83,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except PlanbError as exc:
         print(f"planb: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except KeyboardInterrupt:
         return 130
 

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import urllib3
 
-from planb.errors import PlanbError
+from planb.errors import UnreachableError
 from planb.kubeconfig import Connection, KubeconfigError, load
 
 Obj = dict[str, Any]
@@ -24,8 +24,8 @@ JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 
 
-class KubeError(PlanbError):
-    """The API server answered an error."""
+class KubeError(UnreachableError):
+    """The API server answered an error, or could not be reached (status 0): the cluster cannot be read."""
 
     def __init__(self, status: int, reason: str, body: str) -> None:
         self.status = status

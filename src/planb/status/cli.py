@@ -1,4 +1,5 @@
-"""`planb status`: why is my job pending?"""
+"""`planb status`: why is my job pending? As a table and detail view, as JSON or YAML (``-o``), or as a picture of
+one job's life (``--timeline``); its exit codes are planb.errors' (0 ok, 1 a failed job, 2 usage, 3 unreachable)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from pathlib import Path
 
 from planb import paths
 from planb.argtypes import finite
-from planb.errors import PlanbError
+from planb.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, UnreachableError, UsageError
 from planb.kube import Kube, KubeError
+from planb.status import serialize
 from planb.status.render import explain, table
-from planb.status.report import admitted_on, collect, provisioned, why_it_cannot_run
+from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
+
+#: The pictures --timeline draws, by the file's suffix (matplotlib's Agg backend writes both).
+TIMELINE_SUFFIXES = (".svg", ".png")
 
 
 def _kubeconfig(arg: str | None) -> Path:
@@ -28,17 +33,39 @@ def _kubeconfig(arg: str | None) -> Path:
 
 
 def _once(kube: Kube, args: argparse.Namespace) -> int:
+    """One look: the report (text, or ``-o`` json/yaml) and, with --timeline, the job's picture. EXIT_FAILED when no
+    job matched or a job is in a failed state (JobStatus.failed), else EXIT_OK."""
+    output = getattr(args, "output", None)
     jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
     if not jobs:
         where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
         what = f"no RayJob {args.job!r}" if args.job else "no RayJob"
-        print(f"{what} found in {where}. Submit one with: helm install job-1 charts/planb")
-        return 1
-    print(table(jobs))
-    print()
-    for job in jobs:
-        print(explain(job))
-    return 0
+        message = f"{what} found in {where}. Submit one with: helm install job-1 charts/planb"
+        if output:
+            print(message, file=sys.stderr)
+            if not args.job:
+                print(serialize.dump(serialize.document(jobs), output), end="")
+        else:
+            print(message)
+        return EXIT_FAILED
+    if output:
+        print(serialize.dump(serialize.document(jobs, one=bool(args.job)), output), end="")
+    else:
+        print(table(jobs))
+        print()
+        for job in jobs:
+            print(explain(job))
+    if getattr(args, "timeline", None):
+        _draw(jobs[0], Path(args.timeline), quiet=bool(output))
+    return EXIT_FAILED if any(job.failed for job in jobs) else EXIT_OK
+
+
+def _draw(job: JobStatus, path: Path, quiet: bool) -> None:
+    """Write ``job``'s timeline and say where: on stdout, or on stderr when stdout holds a document (``quiet``)."""
+    from planb.status import timeline  # matplotlib loads only here: `planb status` stays fast without it
+
+    timeline.draw(job, path)
+    print(f"timeline of {job.namespace}/{job.name}: {path}", file=sys.stderr if quiet else sys.stdout)
 
 
 def _positive_int(text: str) -> int:
@@ -53,7 +80,7 @@ def _parse_expect(items: list[str]) -> dict[str, str]:
     for item in items:
         job, sep, flavor = item.partition("=")
         if not sep or not job or not flavor:
-            raise PlanbError(f"--expect {item!r} is not JOB=FLAVOR (e.g. job-1=on-demand)")
+            raise UsageError(f"--expect {item!r} is not JOB=FLAVOR (e.g. job-1=on-demand)")
         out[job] = flavor
     return out
 
@@ -92,20 +119,44 @@ def _expect(kube: Kube, args: argparse.Namespace) -> int:
         print(f"\nnot as expected, and waiting cannot change it: {'; '.join(lost)}")
         for job in jobs.values():
             print(explain(job))
-        return 1
+        return EXIT_FAILED
     if missing:
         print(f"\nnot as expected after {args.timeout:.0f} s: {'; '.join(missing)}")
         for job in jobs.values():
             print(explain(job))
-        return 1
+        return EXIT_FAILED
     print(f"\nall {len(wanted)} job(s) admitted as expected in {time.monotonic() - start:.1f} s")
-    return 0
+    return EXIT_OK
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    """Refuse options that do not go together (exit 2), before anything reads the cluster."""
+    if args.expect:
+        _parse_expect(args.expect)
+    if args.output and (args.watch or args.expect):
+        raise UsageError(
+            f"-o {args.output} prints one document: not with {'--watch' if args.watch else '--expect'}. "
+            "Fix: drop -o, or run `planb status -o ...` again each time"
+        )
+    if args.timeline:
+        if not args.job:
+            raise UsageError(
+                f"--timeline {args.timeline} draws one job. Fix: name it, e.g. planb status job-1 --timeline ..."
+            )
+        if args.watch or args.expect:
+            raise UsageError("--timeline draws one look at the job: not with --watch or --expect. Fix: drop one")
+        if Path(args.timeline).suffix.lower() not in TIMELINE_SUFFIXES:
+            raise UsageError(
+                f"--timeline {args.timeline}: the file must end in {' or '.join(TIMELINE_SUFFIXES)} (the picture's "
+                "format)"
+            )
 
 
 def _status(args: argparse.Namespace) -> int:
+    _check_usage(args)
     kubeconfig = _kubeconfig(args.kubeconfig)
     if not kubeconfig.is_file():
-        raise PlanbError(
+        raise UnreachableError(
             f"no kubeconfig at {kubeconfig}. Fix: pass --kubeconfig, set KUBECONFIG, or run 'planb local up'."
         )
     kube = Kube(kubeconfig)
@@ -139,14 +190,15 @@ def _watch(kube: Kube, args: argparse.Namespace) -> int:
     refreshes = 0
     while True:
         refreshes += 1
-        print("\033[2J\033[H", end="")
+        if sys.stdout.isatty():  # clear the screen on a terminal only: a pipe or a file gets plain text
+            print("\033[2J\033[H", end="")
         print(time.strftime("%H:%M:%S"), "planb status (Ctrl-C to stop)\n")
         try:
             result = _once(kube, args)
             failures = 0
         except KubeError as exc:
             failures += 1
-            result = 2
+            result = EXIT_UNREACHABLE
             print(f"{time.strftime('%H:%M:%S')} API error ({failures} in a row): {exc}")
         if args.count is not None and refreshes >= args.count:
             return result
@@ -179,4 +231,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="wait until JOB is admitted on FLAVOR (and its ProvisioningRequest provisioned, if any); exit 1 if not",
     )
     parser.add_argument("--timeout", type=finite, default=180.0, help="seconds to wait with --expect")
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=serialize.FORMATS,
+        help="print the report as json or yaml (schema: docs/status.schema.json); with JOB, that job's object",
+    )
+    parser.add_argument(
+        "--timeline",
+        metavar="FILE",
+        help="with JOB: draw its life on a time axis into FILE (.svg or .png; needs matplotlib)",
+    )
     parser.set_defaults(handler=_status)

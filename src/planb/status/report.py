@@ -56,6 +56,17 @@ class RequestInfo:
     pods: int = 0
 
 
+@dataclass(frozen=True)
+class ConditionInfo:
+    """One of the Workload's conditions, as Kueue last set it (a condition keeps only its latest transition)."""
+
+    type: str
+    status: str
+    reason: str
+    #: Its lastTransitionTime (seconds since the epoch; None when Kueue has not written one).
+    at: float | None
+
+
 @dataclass
 class JobStatus:
     """Everything `planb status` knows about one RayJob."""
@@ -102,6 +113,15 @@ class JobStatus:
     cluster_profile: str = "-"
     #: Goodput and its terms per run (computed only when asked: it reads the submitter's log and the Events).
     goodput: goodput_.Goodput | None = None
+    #: The Workload's conditions (the parent's, for a concurrent-ladder job).
+    conditions: list[ConditionInfo] = field(default_factory=list)
+    #: When planb's failover moved the job off plan A (its planb.dev/failover-moved-at annotation).
+    moved_at: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The job cannot go on without someone: Kueue deactivated its Workload, or KubeRay reports it Failed."""
+        return not self.active or self.ray_status.startswith("Failed")
 
     @property
     def wrong_shape(self) -> bool:
@@ -233,6 +253,7 @@ def collect(
             suspended=bool(rj["spec"].get("suspend", False)),
             ray_status=_ray_status(rj.get("status") or {}),
             moved=_move_note(meta.get("annotations") or {}),
+            moved_at=lifecycle.parse_time((meta.get("annotations") or {}).get(FAILOVER_MOVED)),
             flavor_plans=flavor_plans,
             off_dws=(meta.get("annotations") or {}).get(OFF_DWS_ANNOTATION, ""),
             shape=shapes.job_shape(rj),
@@ -247,6 +268,15 @@ def collect(
             job.workload = wl["metadata"]["name"]
             job.state, job.reason = _workload_state(wl)
             status = wl.get("status") or {}
+            job.conditions = [
+                ConditionInfo(
+                    str(c.get("type", "")),
+                    str(c.get("status", "")),
+                    str(c.get("reason", "")),
+                    lifecycle.parse_time(c.get("lastTransitionTime")),
+                )
+                for c in status.get("conditions") or []
+            ]
             for psa in (status.get("admission") or {}).get("podSetAssignments", []):
                 job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
             for check in status.get("admissionChecks", []):
@@ -356,4 +386,4 @@ def _move_note(annotations: dict[str, str]) -> str:
     return f"{move_message(after)} (at {annotations[FAILOVER_MOVED]})"
 
 
-__all__ = ["JobStatus", "admitted_on", "collect", "is_true", "provisioned"]
+__all__ = ["ConditionInfo", "JobStatus", "admitted_on", "collect", "is_true", "provisioned"]

@@ -36,6 +36,9 @@ class Resume:
     lost: int
     kept_s: float | None
     lost_s: float | None
+    #: When the resume happened: the kubelet's timestamp on train.py's line (None without timestamps, and for the
+    #: ``earlier:`` lines a later run repeats at its own start).
+    at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,8 @@ def parse_log(text: str) -> TrainRecord | None:
             continue
         step, kept = int(found.group(1)), _number(found.group(2))
         if found.group(3) is not None:
-            resumes.append(Resume(step, int(found.group(3)), kept, _number(found.group(4))))
+            when = None if "earlier:" in line else at
+            resumes.append(Resume(step, int(found.group(3)), kept, _number(found.group(4)), when))
         latest = (step, kept)
     if latest is None:
         return None

@@ -62,7 +62,7 @@ def test_watch_shows_each_error_with_its_time_and_keeps_trying(unreachable_kubec
     # Two retries announced with a growing wait; the third refresh was the last one --count allowed.
     assert re.findall(r"still watching: next try in ([\d.]+) s", out) == ["0.2", "0.4"], out
     assert out.count("planb status (Ctrl-C to stop)") == 3
-    assert proc.returncode == 2, "the last refresh failed, so the exit status says so"
+    assert proc.returncode == 3, "the last refresh could not reach the cluster, so the exit status says so"
 
 
 def test_ctrl_c_ends_the_watch_and_the_backoff_is_bounded(
