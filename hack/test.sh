@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# `make test`: every test, in three pytest processes at once, each a set of folders (tests/README.md, "Tiers"):
-#   * tests/e2e, the real local stack (one stack per machine, so one process), in the foreground with its
-#     output; it spends most of its time waiting for controllers;
+# `make test`: every test, in four pytest processes at once, each a set of folders (tests/README.md, "Tiers"):
+#   * tests/e2e, the real local stack, split by topology over two stacks side by side (`--e2e-topologies`): the
+#     tests that need no converge and the seed's topology on the usual ports and .state, in the foreground with
+#     their output; the failover, two-slice, ladder and concurrent topologies on a second stack whose every port is
+#     moved by PLANB_PORT_OFFSET (planb.loopback) and whose state is in a folder of its own. Both spend most of
+#     their time waiting for controllers;
 #   * tests/integration/playbooks, ansible-playbook against the GKE emulator, and
 #   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, the
 #     collection, training), each with its output in a file, printed when it ends.
@@ -27,16 +30,22 @@ for half in playbook other; do
   nice -n 19 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
+# The second stack: every fixed port 100 up, the GKE emulator on 8865, its state in the log folder.
+second=(env PLANB_PORT_OFFSET=100 PLANB_GKE_EMULATOR_PORT=8865 PLANB_STATE_DIR="$logdir/second-stack")
+"${second[@]}" "$PY" -m pytest -ra --durations=30 -p no:cacheprovider tests/e2e \
+  --e2e-topologies=failover_site,two_slices,ladder,concurrent >"$logdir/e2e-second.log" 2>&1 &
+pids[e2e-second]=$!
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
-echo "[planb test] the unit and integration tests run beside these (output: $logdir/playbook.log, $logdir/other.log)"
-"$PY" -m pytest -ra --durations=60 tests/e2e
+echo "[planb test] the unit and integration tests and the e2e tests of the failover, two-slice, ladder and" \
+  "concurrent topologies (a second stack) run beside these (output: $logdir/{playbook,other,e2e-second}.log)"
+"$PY" -m pytest -ra --durations=30 tests/e2e --e2e-topologies=stack,site
 stack_rc=$?
-echo "[planb test] e2e tests: exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
+echo "[planb test] e2e tests (the stack and the seed's topology): exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
 rc=$stack_rc
-for half in playbook other; do
+for half in e2e-second playbook other; do
   wait "${pids[$half]}"
   half_rc=$?
-  echo "[planb test] unit and integration tests ($half): exit $half_rc after $((SECONDS - start)) s; their summary:"
+  echo "[planb test] $half tests: exit $half_rc after $((SECONDS - start)) s; their summary:"
   sed -n '/short test summary info/,$p' "$logdir/$half.log"
   tail -n 1 "$logdir/$half.log"
   if ((half_rc != 0)); then

@@ -59,12 +59,41 @@ def _e2e_rank(item: pytest.Item) -> tuple[int, int]:
     return (max(ranks, default=0), 0)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test with its folder's tier, and order the e2e tests by topology so that each topology
-    converges once (a stable sort: within a topology, the files' own order)."""
+def e2e_group(item: pytest.Item) -> str:
+    """The topology an e2e test runs on ('stack' for the tests that need no converge and those that take the stack
+    down): what `--e2e-topologies` selects by."""
+    rank, _ = _e2e_rank(item)
+    return TOPOLOGY_ORDER[rank - 1] if 0 < rank <= len(TOPOLOGY_ORDER) else "stack"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--e2e-topologies",
+        default="",
+        help="comma-separated: run only the e2e tests of these topologies ('stack' for those that need no converge "
+        f"and the teardown tests; topologies: {', '.join(TOPOLOGY_ORDER)}); hack/test.sh splits tests/e2e so, over "
+        "two local stacks",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its folder's tier, keep the e2e tests of the topologies `--e2e-topologies` names, and
+    order the e2e tests by topology so that each topology converges once (a stable sort: within a topology, the
+    files' own order)."""
     for item in items:
         for marker in tier_of(Path(str(item.path))):
             item.add_marker(getattr(pytest.mark, marker))
+    wanted = {name.strip() for name in str(config.getoption("--e2e-topologies")).split(",") if name.strip()}
+    unknown = wanted - {"stack", *TOPOLOGY_ORDER}
+    if unknown:
+        raise pytest.UsageError(
+            f"--e2e-topologies: no topology {sorted(unknown)}; the names: stack, {', '.join(TOPOLOGY_ORDER)}"
+        )
+    if wanted:
+        dropped = [item for item in items if item.get_closest_marker("e2e") and e2e_group(item) not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item not in dropped]
     items.sort(key=_e2e_rank)
 
 

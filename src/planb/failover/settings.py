@@ -8,11 +8,13 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from planb import loopback
 from planb.errors import PlanbError
 from planb.statefile import private_dir, write_json
 
-#: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083.
-METRICS_PORT = 19084
+#: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083;
+#: PLANB_PORT_OFFSET moves it with them (planb.loopback).
+METRICS_PORT = loopback.port(19084)
 FILE_NAME = "failover.json"
 #: The kueue_queues role's release (planb-queues): the chart names the account <release>-failover, in the
 #: controller's own namespace (the chart's failover.namespace, planb-failover).

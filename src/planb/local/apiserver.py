@@ -17,13 +17,13 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
-from planb import kubeconfig
+from planb import kubeconfig, loopback
 from planb.errors import PlanbError
 
 #: The only address the local control plane listens on.
 ADDRESS = "127.0.0.1"
-#: The local API server's port (kubeconfigs point at https://ADDRESS:PORT).
-PORT = 26443
+#: The local API server's port (kubeconfigs point at https://ADDRESS:PORT); PLANB_PORT_OFFSET moves it (planb.loopback).
+PORT = loopback.port(26443)
 SERVER = f"https://{ADDRESS}:{PORT}"
 
 

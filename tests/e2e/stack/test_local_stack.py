@@ -161,19 +161,22 @@ def test_provisioning_admission_check_becomes_active(kubectl: Kubectl) -> None:
         kubectl("delete", "--ignore-not-found", "provisioningrequestconfig", "t-prc", check=False)
 
 
-def _stack_processes(*roots: Path) -> list[int]:
-    """Every live process whose executable lies under one of `roots` (the pinned binaries, and
-    the copies kwokctl runs from the stack's state directory, deleted or not)."""
+def _stack_processes(*roots: Path, state: Path) -> list[int]:
+    """Every live process of the stack kept in `state`: its executable lies under one of `roots` (the pinned
+    binaries, and the copies kwokctl runs from the stack's state directory, deleted or not), and its command line or
+    environment names `state` (a second stack beside this one, as `make test` runs, starts the same binaries)."""
     prefixes = [str(root.resolve()) for root in roots]
+    mark = str(state.resolve()).encode()
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             exe = os.readlink(proc / "exe")
+            names_state = mark in (proc / "cmdline").read_bytes() or mark in (proc / "environ").read_bytes()
         except OSError:
             continue
-        if any(exe.startswith(prefix) for prefix in prefixes) and is_alive(int(proc.name)):
+        if any(exe.startswith(prefix) for prefix in prefixes) and names_state and is_alive(int(proc.name)):
             found.append(int(proc.name))
     return found
 
@@ -188,7 +191,7 @@ def test_down_leaves_no_process(local_stack: Path) -> None:
     assert len(before) == 10, before
     stack.down()
     assert [pid for pid in before if is_alive(pid)] == []
-    assert _stack_processes(paths.tools_dir() / "bin", stack.state) == []
+    assert _stack_processes(paths.tools_dir() / "bin", stack.state, state=stack.state) == []
     assert not stack.state.exists()
 
 
@@ -269,7 +272,9 @@ def test_failed_up_leaves_nothing_half_created(tmp_path: Path) -> None:
     assert "(the partly started stack was stopped and removed)" in done.stderr
     assert "creating the control plane" in done.stderr  # it got that far before failing
     assert not LocalStack().state.exists()
-    assert _stack_processes(tools / "bin", paths.tools_dir() / "bin", LocalStack().state) == []
+    assert (
+        _stack_processes(tools / "bin", paths.tools_dir() / "bin", LocalStack().state, state=LocalStack().state) == []
+    )
 
 
 @pytest.mark.stack_teardown(order=5)  # needs the stack's ports free: after the teardown tests

@@ -29,11 +29,12 @@ from typing import Any
 
 import yaml
 
+from planb.local import apiserver as local_apiserver
 from planb.tls import ensure_serving_cert
 
-#: Where the local stack's API server listens (``planb.local.stack.control_plane.APISERVER_PORT`` on the
-#: control plane's bind address; tests/gke/test_cluster_access.py keeps the two equal).
-LOCAL_APISERVER = "127.0.0.1:26443"
+#: Where the local stack's API server listens (``planb.local.apiserver``, which the control plane starts it on;
+#: PLANB_PORT_OFFSET moves it).
+LOCAL_APISERVER = f"{local_apiserver.ADDRESS}:{local_apiserver.PORT}"
 
 
 @dataclass(frozen=True)

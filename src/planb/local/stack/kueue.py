@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from planb import paths
+from planb import loopback, paths
 from planb.kube import Kube, KubeError
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kueue_webhooks import webhook_configurations
@@ -44,9 +44,10 @@ HOST_REQUIRED_GATES = {"VisibilityOnDemand": False}
 class KueueSettings:
     """How the host Kueue is run."""
 
-    webhook_port: int = 19443
-    health_port: int = 19081
-    metrics_port: int = 19080
+    # PLANB_PORT_OFFSET moves all three (planb.loopback).
+    webhook_port: int = loopback.port(19443)
+    health_port: int = loopback.port(19081)
+    metrics_port: int = loopback.port(19080)
     frameworks: tuple[str, ...] = ("ray.io/rayjob", "ray.io/raycluster")
     feature_gates: dict[str, bool] = field(
         default_factory=lambda: {**HOST_REQUIRED_GATES, "ElasticJobsViaWorkloadSlices": True}

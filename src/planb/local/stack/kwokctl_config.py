@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from planb import paths
+from planb import loopback, paths
 from planb.local import apiserver as local_apiserver
 from planb.local.stack.errors import LocalStackError, ToolMissingError
 from planb.tls import ETCD_NAME, EtcdPKI
@@ -70,7 +70,8 @@ ETCD_PKI_DIR = "etcd-pki"
 ETCD_MEMBER = "node0"
 #: The control plane's ports but the API server's are the first free ones below this, downwards, as kwokctl picks them
 #: (pkg/utils/net/unused_port.go): below Linux's ephemeral range, so no outgoing connection holds one at a restart.
-PORTS_BELOW = 32767
+#: PLANB_PORT_OFFSET moves the start down (planb.loopback): two stacks started at once do not race for one port.
+PORTS_BELOW = 32767 - loopback.offset()
 #: The options of the ports kwokctl would otherwise pick (pkg/kwokctl/runtime/binary: setupPorts), etcd's first.
 PICKED_PORTS = ("etcdPort", "etcdPeerPort", "kwokControllerPort", "kubeControllerManagerPort", "kubeSchedulerPort")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from planb import paths
+from planb import loopback, paths
 from planb.failover import settings as failover_settings
 from planb.kube import Kube, KubeError
 from planb.local import apiserver as local_apiserver
@@ -32,8 +32,8 @@ from planb.local.stack.kueue import NAMESPACE, HostKueue
 from planb.process import ManagedProcess
 from planb.statefile import flocked
 
-KUBERAY_METRICS_PORT = 19082
-KUBERAY_PROBE_PORT = 19083
+KUBERAY_METRICS_PORT = loopback.port(19082)
+KUBERAY_PROBE_PORT = loopback.port(19083)
 
 
 def say(msg: str) -> None:
