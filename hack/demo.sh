@@ -17,6 +17,8 @@
 # ConcurrentAdmission): a job starts on Spot at once, migrates to dws when DWS has room and to the
 # reservation when it frees, train.py resuming from its newest checkpoint each time
 # (hack/demo_concurrent.py tells the story and exits 0 only if every step landed).
+# Every scenario ends by drawing its jobs' timelines (planb status JOB --timeline) into
+# .state/demo-<scenario>-<job>.svg and printing their paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
@@ -69,6 +71,20 @@ wait_quota_reserved() {  # wait_quota_reserved JOB: until Kueue reserved quota f
 }
 
 phase "1/5 local stack" "control plane, Kueue, KubeRay, GKE emulator, capacity simulator"
+# One job's life on a time axis (planb status JOB --timeline, docs/pending-jobs.md): written to .state/, its path
+# printed. A picture that cannot be drawn (matplotlib missing, say) is reported and does not fail the demo.
+draw_timeline() {
+  local picture="$PWD/.state/demo-$SCENARIO-$1.svg"
+  mkdir -p "$PWD/.state"
+  rm -f "$picture"
+  planb status "$1" --timeline "$picture" >/dev/null || true
+  if [[ -s "$picture" ]]; then
+    echo "[planb demo] timeline of $1: $picture"
+  else
+    echo "[planb demo] no timeline of $1: see planb status $1 --timeline $picture" >&2
+  fi
+}
+
 # Every scenario starts from a known state, whatever ran before (another scenario's jobs, pools, capacity
 # switches or reservation, a test's stack): a stack that is here already is taken down first, with its
 # local project, capacity settings and Ray payload settings.
@@ -170,8 +186,9 @@ else
   planb status --expect job-1=on-demand --expect job-2=dws --timeout "$TIMEOUT" || rc=$?
 fi
 
-phase "5/5 status" "where each job landed (planb status)"
+phase "5/5 status" "where each job landed (planb status), and each job's timeline in .state/"
 planb status || true
+for job in "${jobs[@]}"; do draw_timeline "$job"; done
 timings+=("$(printf '%-22s %4d s' "$phase_name" $((SECONDS - phase_start)))")
 printf '\nphase timings:\n'
 printf '  %s\n' "${timings[@]}"

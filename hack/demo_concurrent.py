@@ -165,9 +165,17 @@ def main(argv: list[str] | None = None) -> int:
         rayjob = f"/apis/ray.io/v1/namespaces/default/rayjobs/{JOB}"
         wait(f"{JOB} to succeed on the reservation",
              lambda: ((kube.get(rayjob) or {}).get("status") or {}).get("jobStatus") == "SUCCEEDED", 300)  # fmt: skip
-        shown = subprocess.run([str(Path(sys.executable).parent / "planb"), "status", JOB], check=False,
-                               capture_output=True, text=True).stdout  # fmt: skip
+        # The job's timeline (planb status JOB --timeline) from the same look: written to .state/, both moves on it.
+        picture = paths.REPO / ".state" / f"demo-concurrent-{JOB}.svg"
+        picture.parent.mkdir(parents=True, exist_ok=True)
+        picture.unlink(missing_ok=True)
+        looked = subprocess.run([str(Path(sys.executable).parent / "planb"), "status", JOB, "--timeline", str(picture)],
+                                check=False, capture_output=True, text=True)  # fmt: skip
+        shown = looked.stdout
         print(shown, flush=True)
+        drawn = picture.read_text().replace("&gt;", ">") if picture.is_file() else ""
+        if not all(f"move {i}: {m}" in drawn for i, m in enumerate(("spot -> dws", "dws -> reserved"), 1)):
+            raise DemoError(f"the timeline {picture} does not show both migrations {looked.stderr.strip()}")
         moves = [line.split(": ", 1)[1] for line in shown.splitlines() if line.strip().startswith("migrated at ")]
         if [m.split(" (")[0] for m in moves] != ["spot -> dws", "dws -> reserved"]:
             raise DemoError(f"planb status shows the migrations {moves}, not spot -> dws -> reserved")
@@ -181,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             raise DemoError("planb status shows no goodput for the job")
         print(f"[planb demo] started on spot after {first:.1f} s; 2 migrations (spot -> dws -> reserved); "
               f"{len(resumed)} resumes from checkpoint, {sum(lost)} step(s) lost", flush=True)  # fmt: skip
+        print(f"[planb demo] timeline of {JOB}: {picture}", flush=True)
     except DemoError as exc:
         print(f"demo FAILED: {exc}", file=sys.stderr)
         return 1
