@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,13 @@ def test_a_png_is_a_png(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     path = tmp_path / "job-m.png"
     timeline.draw(status_job.job_m(monkeypatch), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_planb_status_loads_matplotlib_only_to_draw() -> None:
+    code = (
+        "import sys; from planb import cli; from planb.status import cli as status, serialize, timeline; "
+        "cli.build_parser(['planb.status.cli']).parse_args(['status', '-o', 'json']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout == "[]\n", done.stdout
