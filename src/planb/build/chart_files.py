@@ -38,6 +38,7 @@ FAILOVER_MODULES = (
     "__main__.py",
     "controller.py",
     "decisions.py",
+    "exposition.py",
     "kubeapi.py",
     "metrics.py",
     "names.py",

@@ -22,14 +22,11 @@ It acts only on Workloads admitted by planb's ClusterQueue(s) (`--cluster-queues
 status.admission.clusterQueue), and reads and writes only in the namespaces it is given
 (`--namespaces`, the LocalQueues' namespaces; none: the whole cluster). A job admitted on plan B is
 never touched: only evictions from plan A's flavor are acted on, and the affinity only ever excludes
-plan A. It lists the Workloads of its namespaces every `--poll-seconds`. Metrics (Prometheus text) are
-computed from the cluster on each scrape, so they survive restarts.
+plan A. It lists the Workloads of its namespaces every `--poll-seconds`; each poll updates the metrics.
 
-The package needs nothing beyond the standard library (planb.failover.kubeapi talks to the API
-server): the queues chart ships its modules in a ConfigMap and runs them in a stock Python image with
-the pod's ServiceAccount token; local mode runs the same module on the host with a token of the same
-ServiceAccount.
-"""
+The package needs the standard library only (planb.failover.kubeapi talks to the API server): the queues chart
+runs its modules from a ConfigMap in a stock Python image with the pod's ServiceAccount token; local mode runs
+them on the host with a token of the same ServiceAccount."""
 
 from __future__ import annotations
 
@@ -119,6 +116,7 @@ class Config:
     #: Local mode only (KWOK pods run no Ray): copy a ready RayCluster's state into its RayJob, as
     #: KubeRay does once the Ray head's dashboard answers; Kueue reads PodsReady from it.
     emulate_ray_ready: bool = False
+    region: str = ""  #: the cluster's region: the `region` label of every metric
 
 
 class Controller:
@@ -133,8 +131,9 @@ class Controller:
         #: Workloads (uid) -> their PodsReadyTimeout counts when last seen not evicted (is_stockout).
         self.timeouts_before: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
-        #: What a scrape renders: the Workloads of the last poll, the RayJobs of the last metrics resync.
-        self.cached_workloads: list[Obj] = []
+        #: What a scrape renders (from each poll's Workloads and the last metrics resync's RayJobs); the probes.
+        self.prometheus = metrics.ControllerMetrics(cfg.accelerators, cfg.cluster_queues, cfg.region)
+        self.health = metrics.Health(max(60.0, 10 * cfg.poll_seconds))
         self.cached_rayjobs: list[Obj] = []
         self.rayjobs_listed_at = float("-inf")
         self.rayjobs_listed_after_moves = -1
@@ -371,6 +370,7 @@ class Controller:
         if self.cfg.emulate_ray_ready:
             threading.Thread(target=self.emulate_ray_ready_loop, args=(stop,), daemon=True, name="ray-ready").start()
         while not stop.is_set():
+            self.health.attempted()
             try:
                 self.poll_once()
             except ApiError as exc:
@@ -384,16 +384,16 @@ class Controller:
         poll, the RayJobs after a move and otherwise at most every METRICS_RESYNC_S), so a scrape costs the API
         server nothing."""
         workloads = self.list_workloads()
+        self.health.listed()
         for wl in workloads:
             self.safe_reconcile(wl)
-        self.cached_workloads = workloads
         stale = time.monotonic() - self.rayjobs_listed_at >= METRICS_RESYNC_S
         if stale or self.rayjobs_listed_after_moves != self.moves_done:
             self.cached_rayjobs = self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
             self.rayjobs_listed_at = time.monotonic()
             self.rayjobs_listed_after_moves = self.moves_done
+        self.prometheus.update(workloads, self.cached_rayjobs)
 
-    # ------------------------------------------------------------------ metrics
     def metrics(self) -> str:
-        """The metrics from the last resync's cache (no API call)."""
-        return metrics.render(self.cached_workloads, self.cached_rayjobs, self.cfg.accelerators, self.moves_done)
+        """The metrics as of the last poll (no API call)."""
+        return self.prometheus.render()

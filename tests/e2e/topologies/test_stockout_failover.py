@@ -127,16 +127,16 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     # The controller renders its metrics from the Workloads of its last poll: the one after job 1's re-admission
     # may still be to come (the poll before it saw the Workload evicted from plan A and not yet admitted again).
     wait_until(
-        lambda: 'planb_time_to_admission_seconds_count{plan="dws"} ' in metrics(),
+        lambda: 'planb_time_to_admission_seconds_count{plan="dws",region=""} ' in metrics(),
         "the failover controller's metrics to count job 1's admission on plan B (at its next poll)",
         timeout=30,
         explain=metrics,
     )
     text = metrics()
     assert sample(text, "planb_failover_moved_jobs") == 1
-    assert sample(text, "planb_failover_moves_total") == 1
-    assert sample(text, 'planb_time_to_admission_seconds_count{plan="dws"}') == 1
-    assert sample(text, 'planb_time_to_admission_seconds_sum{plan="dws"}') >= AFTER_SECONDS
+    assert sample(text, 'planb_failover_moves_total{plan="on-demand",region=""}') == 1
+    assert sample(text, 'planb_time_to_admission_seconds_count{plan="dws",region=""}') == 1
+    assert sample(text, 'planb_time_to_admission_seconds_sum{plan="dws",region=""}') >= AFTER_SECONDS
 
     # Plan A has machines again: a new job goes to plan A; job 1 stays on plan B (never moved back). Its nodes come
     # at once: plan A's N = 8 s must cover the scale-up, KubeRay's pods and their readiness, and on two loaded cores
@@ -160,7 +160,8 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     assert MOVED_ANNOTATION not in (rayjob(kube, "job-2")["metadata"].get("annotations") or {})  # type: ignore[attr-defined]
     assert len(move_events(kube, "job-1")) == 1
     text = metrics()
-    assert sample(text, 'planb_time_to_admission_seconds_count{plan="on-demand"}') == 1
+    # Each admission on plan A is observed once and stays: job 1's before its move, and job 2's.
+    assert sample(text, 'planb_time_to_admission_seconds_count{plan="on-demand",region=""}') == 2
 
 
 def test_without_a_stockout_job_1_stays_on_plan_a(failover: Path, helm: Run) -> None:

@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-host", default="127.0.0.1")
     parser.add_argument("--metrics-port", type=int, default=0)
     parser.add_argument("--poll-seconds", type=float, default=2.0)
+    parser.add_argument("--region", default="", help="the cluster's region: the metrics' region label")
     parser.add_argument(
         "--emulate-ray-ready",
         action="store_true",
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         poll_seconds=args.poll_seconds,
         pause_mid_move_seconds=float(os.environ.get("PLANB_FAILOVER_PAUSE_MID_MOVE", "0") or 0),
         emulate_ray_ready=args.emulate_ray_ready,
+        region=args.region,
     )
     try:
         api = KubeApi(credentials(args))
@@ -84,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"planb failover: {exc}") from exc
     controller = Controller(api, cfg)
     if cfg.metrics_port:
-        metrics.serve(cfg.metrics_host, cfg.metrics_port, controller.metrics)
-        log.info("metrics on http://%s:%d/metrics", cfg.metrics_host, cfg.metrics_port)
+        metrics.serve(cfg.metrics_host, cfg.metrics_port, controller.metrics, controller.health)
+        log.info("metrics on http://%s:%d/metrics (probes: /healthz, /readyz)", cfg.metrics_host, cfg.metrics_port)
     where = ",".join(cfg.namespaces) or "every namespace"
     log.info("failover on: a job of %s in %s evicted from %s after %s moves to plan B",
              ",".join(cfg.cluster_queues), where, cfg.plan_a_flavor, human(cfg.after_seconds))  # fmt: skip
