@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv lock tools up down status demo test test-fast lint sanity bench values golden collection clean
+.PHONY: help setup venv lock tools up down status demo test test-fast lint sanity chart-lint bench values golden collection chart chart-docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -59,13 +59,26 @@ test: setup ## all tests (pytest, molecule): the stack tests and the others side
 test-fast: setup ## the unit tier, tests/unit: no server, no binary beyond helm template (60 s or less)
 	@$(PY) -m pytest -ra -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
-lint: venv ## yamllint, ansible-lint (production profile), ruff, mypy
+lint: venv tools ## yamllint, ansible-lint (production profile), ruff, mypy, sanity, the chart (ct lint, helm lint --strict)
 	@yamllint -s .
 	@ansible-lint --profile production
 	@ruff check src tests collections training
 	@ruff format --check src tests collections training
 	@mypy
 	@hack/sanity.sh
+	@$(MAKE) --no-print-directory chart-lint
+
+# ct lint: chart-testing with ct.yaml (every chart under charts/, offline: no remote, no maintainer lookup), which runs
+# yamale on Chart.yaml, yamllint on Chart.yaml and values.yaml, and helm lint --strict. Then helm lint --strict with
+# each shipped values file, in both modes.
+CHART_VALUES := $(wildcard charts/planb/values/*.yaml)
+chart-lint: venv tools ## the chart alone: ct lint (chart-testing, ct.yaml) and helm lint --strict with every values file
+	@ct lint --config ct.yaml
+	@for values in $(CHART_VALUES); do for mode in job queues; do \
+	  helm lint --strict --quiet charts/planb -f "$$values" --set mode=$$mode || \
+	  { echo "[planb chart-lint] failed: helm lint --strict charts/planb -f $$values --set mode=$$mode"; exit 1; }; \
+	done; done
+	@echo "[planb chart-lint] helm lint --strict: $(words $(CHART_VALUES)) values files x 2 modes passed"
 
 sanity: venv ## ansible-test sanity on the planb.gke collection (part of lint)
 	@hack/sanity.sh
@@ -83,6 +96,12 @@ golden: venv values ## regenerate golden files (values, helm template, CLI outpu
 
 collection: venv ## the planb.gke collection's tarball with its roles, playbooks and the queues chart, in dist/
 	@$(PY) -m planb.build.collection_tarball --output-path dist
+
+chart: values ## the chart packaged for a registry: dist/planb-<version>.tgz (helm package; charts/planb/README.md shows helm push)
+	@$(PY) -m planb.build.chart_package --output-path dist
+
+chart-docs: venv tools ## regenerate charts/planb/README.md (helm-docs: README.md.gotmpl and values.yaml's `# --` comments)
+	@$(PY) -m planb.build.chart_docs
 
 clean: ## stop the stack and remove the venv and the .tools link (the tool cache stays)
 	-@planb local down 2>/dev/null
