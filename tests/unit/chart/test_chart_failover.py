@@ -59,6 +59,7 @@ def test_on_renders_namespaced_rights_a_digest_pinned_image_and_no_install(templ
         ("NetworkPolicy", OWN),
         ("Role", "default"),
         ("RoleBinding", "default"),
+        ("Service", OWN),
         ("ServiceAccount", OWN),
     ]
     assert one(objs, "Role")["rules"] == RULES
@@ -111,6 +112,7 @@ def test_cluster_wide_rights_only_when_asked(template: Render) -> None:
         "ConfigMap",
         "Deployment",
         "NetworkPolicy",
+        "Service",
         "ServiceAccount",
     ]
     assert one(objs, "ClusterRole")["rules"] == RULES
