@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv lock tools up down status demo test test-fast lint sanity chart-lint bench values golden collection chart chart-docs clean
+.PHONY: help setup venv lock tools chart-tools up down status demo test test-fast lint sanity chart-lint bench values golden collection chart chart-docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ lock: venv ## re-resolve requirements-all.lock and requirements.lock (hashes, ev
 tools: ## build the pinned toolchain from the Go module proxy (cached in ~/.cache/planb)
 	@hack/build-tools.sh
 
+chart-tools: ## build only helm and the chart's tools (ct, helm-docs; hack/chart-tools.env): what lint needs
+	@hack/build-tools.sh chart
+
 setup: venv tools ## everything demo and test need
 
 up: setup ## start the local stack (kwok control plane + Kueue)
@@ -59,7 +62,7 @@ test: setup ## all tests (pytest, molecule): the stack tests and the others side
 test-fast: setup ## the unit tier, tests/unit: no server, no binary beyond helm template (60 s or less)
 	@$(PY) -m pytest -ra -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
-lint: venv tools ## yamllint, ansible-lint (production profile), ruff, mypy, sanity, the chart (ct lint, helm lint --strict)
+lint: venv chart-tools ## yamllint, ansible-lint (production profile), ruff, mypy, sanity, the chart (ct lint, helm lint --strict)
 	@yamllint -s .
 	@ansible-lint --profile production
 	@ruff check src tests collections training
@@ -72,7 +75,7 @@ lint: venv tools ## yamllint, ansible-lint (production profile), ruff, mypy, san
 # yamale on Chart.yaml, yamllint on Chart.yaml and values.yaml, and helm lint --strict. Then helm lint --strict with
 # each shipped values file, in both modes.
 CHART_VALUES := $(wildcard charts/planb/values/*.yaml)
-chart-lint: venv tools ## the chart alone: ct lint (chart-testing, ct.yaml) and helm lint --strict with every values file
+chart-lint: venv chart-tools ## the chart alone: ct lint (chart-testing, ct.yaml) and helm lint --strict with every values file
 	@ct lint --config ct.yaml
 	@for values in $(CHART_VALUES); do for mode in job queues; do \
 	  helm lint --strict --quiet charts/planb -f "$$values" --set mode=$$mode || \
@@ -100,7 +103,7 @@ collection: venv ## the planb.gke collection's tarball with its roles, playbooks
 chart: values ## the chart packaged for a registry: dist/planb-<version>.tgz (helm package; charts/planb/README.md shows helm push)
 	@$(PY) -m planb.build.chart_package --output-path dist
 
-chart-docs: venv tools ## regenerate charts/planb/README.md (helm-docs: README.md.gotmpl and values.yaml's `# --` comments)
+chart-docs: venv chart-tools ## regenerate charts/planb/README.md (helm-docs: README.md.gotmpl and values.yaml's `# --` comments)
 	@$(PY) -m planb.build.chart_docs
 
 clean: ## stop the stack and remove the venv and the .tools link (the tool cache stays)

@@ -3,6 +3,7 @@
 # the checkout, keyed by the hash of hack/versions.env, and link it to .tools.
 #
 #   hack/build-tools.sh            build what is missing (a no-op when all is there)
+#   hack/build-tools.sh chart      only helm and the chart's tools (ct, helm-docs): what `make lint` needs
 #   PLANB_CACHE_DIR=/path ...      put the cache somewhere else (default ~/.cache/planb)
 #
 # The chart's publishing tools (ct, helm-docs) are pinned in hack/chart-tools.env and cached under a key of
@@ -237,10 +238,17 @@ main() {
   local start=$SECONDS
   say "cache: $prefix"
   check_proxy
-  build_step manifests copy_manifests
   # The step's name says what changed in how helm is built (here: its default Kubernetes version), so that an
   # existing cache rebuilds helm alone.
   build_step helm-default-kube-version build_helm
+  if [[ ${1:-} == chart ]]; then
+    # `make lint` needs only helm and the chart's tools: a clean clone lints without building the toolchain.
+    build_chart_tools
+    ln -sfn "$prefix" "$repo/.tools"
+    say "helm, ct and helm-docs ready in $((SECONDS - start)) s: $repo/.tools/bin"
+    return 0
+  fi
+  build_step manifests copy_manifests
   build_step kwok go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
   build_step kwok-stages copy_kwok_stages
