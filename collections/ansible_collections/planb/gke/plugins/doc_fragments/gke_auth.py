@@ -68,7 +68,9 @@ options:
   poll_interval:
     description:
       - Seconds between polls of a running operation.
-      - The converging modules report the number of polls in their C(operations) result.
+      - The converging modules report each operation's polls in their C(operations) result (how many and, at each
+        one, the seconds since the wait began, the operation's status and GKE's progress metrics), which
+        C(ansible-playbook -v) shows.
     type: float
     default: 5.0
 notes:

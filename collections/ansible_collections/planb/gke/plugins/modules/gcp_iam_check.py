@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gcp_iam_check
 short_description: Fail before anything is written when the caller lacks a permission the run uses
+version_added: "0.1.0"
 description:
   - Sends every IAM permission the run's O(needs) use in one Cloud Resource Manager v3 call,
     C(POST v3/projects/P:testIamPermissions)
@@ -34,7 +35,25 @@ options:
       - Base URL of the Cloud Resource Manager API. Default C(https://cloudresourcemanager.googleapis.com), or
         C(<api_endpoint>/cloudresourcemanager) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
 notes:
   - The Cloud Resource Manager API (C(cloudresourcemanager.googleapis.com)) must be enabled on the project that bills
@@ -57,11 +76,39 @@ checked:
   returned: always
   type: list
   elements: str
+  sample: [container.clusters.create, container.operations.get, iam.serviceAccounts.actAs]
 missing:
-  description: Each permission the caller lacks on the project (permission, roles, task, on); empty when none.
+  description: Each permission the caller lacks on the project; V([]) when none.
   returned: always
   type: list
   elements: dict
+  sample:
+    - permission: iam.serviceAccounts.actAs
+      roles: [roles/iam.serviceAccountUser]
+      task: create the nodes as their service account
+      "on": the nodes' service account
+  contains:
+    permission:
+      description: The permission.
+      returned: always
+      type: str
+      sample: iam.serviceAccounts.actAs
+    roles:
+      description: Predefined roles that grant it, planb's recommendation first.
+      returned: always
+      type: list
+      elements: str
+      sample: [roles/iam.serviceAccountUser]
+    task:
+      description: What in the run uses it.
+      returned: always
+      type: str
+      sample: create the nodes as their service account
+    "on":
+      description: Where Google checks it; a permission checked elsewhere than the project is a warning only.
+      returned: always
+      type: str
+      sample: project
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

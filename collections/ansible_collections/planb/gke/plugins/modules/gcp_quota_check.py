@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gcp_quota_check
 short_description: Fail before anything is created when the project's accelerator quota cannot fit one slice
+version_added: "0.1.0"
 description:
   - GKE TPU and GPU node pools consume Compute Engine quota (U(https://cloud.google.com/tpu/docs/consumption-options)).
     The module lists the project's Compute Engine QuotaInfos with the Cloud Quotas API v1
@@ -44,7 +45,25 @@ options:
       - Base URL of the Cloud Quotas API. Default C(https://cloudquotas.googleapis.com), or
         C(<api_endpoint>/cloudquotas) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
 notes:
   - Needs the Cloud Quotas API (C(cloudquotas.googleapis.com)) enabled and C(cloudquotas.quotas.get)
@@ -78,22 +97,58 @@ checked:
   description: Whether a quota was found and compared.
   returned: always
   type: bool
+  sample: true
 region:
   description: The region whose quota was read.
   returned: always
   type: str
+  sample: us-east5
 needed:
   description: The number that must fit.
   returned: always
   type: int
+  sample: 16
 quota_type:
   description: The type of quota read, on-demand or preemptible.
   returned: always
   type: str
+  sample: on-demand
 quota:
-  description: The quota compared (display_name, quota_id, dimensions, value, unit); empty when not checked.
+  description: The quota compared; V({}) when not checked.
   returned: always
   type: dict
+  sample:
+    display_name: TPUs per TPU family
+    quota_id: TPUS-PER-TPU-FAMILY-per-project-region
+    dimensions: {region: us-east5, tpu_family: CT6E}
+    value: 32
+    unit: chips
+  contains:
+    display_name:
+      description: The quota's name in the Cloud console.
+      returned: when checked
+      type: str
+      sample: TPUs per TPU family
+    quota_id:
+      description: The Cloud Quotas API's quota ID.
+      returned: when checked
+      type: str
+      sample: TPUS-PER-TPU-FAMILY-per-project-region
+    dimensions:
+      description: The dimensions the value applies to.
+      returned: when checked
+      type: dict
+      sample: {region: us-east5, tpu_family: CT6E}
+    value:
+      description: The quota's value; negative means no limit.
+      returned: when checked
+      type: int
+      sample: 32
+    unit:
+      description: What the value counts.
+      returned: when checked
+      type: str
+      sample: chips
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gcp_reservation_info
 short_description: Read a Compute Engine reservation and fail when a node pool could not consume it
+version_added: "0.1.0"
 description:
   - Reads C(projects/P/zones/Z/reservations/NAME) with the Compute Engine API v1 (or the planb GKE emulator's).
   - With O(machine_type) (and optionally O(vm_count), O(tpu_topology)) it also checks what a GKE node pool that
@@ -54,7 +55,25 @@ options:
       - Base URL of the Compute Engine API. Default C(https://compute.googleapis.com/compute), or
         C(<api_endpoint>/compute) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
 notes:
   - O(project) is the project of the cluster that consumes the reservation; the reservation is read from the owner
@@ -80,14 +99,25 @@ exists:
   description: Whether the reservation exists.
   returned: always
   type: bool
+  sample: true
 reservation:
-  description: The reservation as Compute Engine returns it; empty when it does not exist.
+  description: The reservation as Compute Engine returns it; V({}) when it does not exist.
   returned: always
   type: dict
+  sample:
+    name: v6e-reservation
+    zone: https://www.googleapis.com/compute/v1/projects/my-project/zones/us-east5-b
+    specificReservationRequired: true
+    status: READY
+    specificReservation:
+      count: "4"
+      inUseCount: "0"
+      instanceProperties: {machineType: ct6e-standard-4t}
 checked:
   description: Whether the consumption checks ran (O(machine_type) given) and passed.
   returned: always
   type: bool
+  sample: true
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gcp_service
 short_description: Make sure Google APIs are enabled on a project (the seed's "before you begin")
+version_added: "0.1.0"
 description:
   - Reads the state of each API with the Service Usage API v1 (C(GET projects/P/services/S)) and enables the
     disabled ones (C(POST projects/P/services/S:enable)), waiting for each long-running operation.
@@ -27,7 +28,25 @@ options:
       - Base URL of the Service Usage API. Default C(https://serviceusage.googleapis.com), or
         C(<api_endpoint>/serviceusage) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads each API's state and reports which would be enabled; enables none.
+  diff_mode:
+    support: full
+    details: Each API's state before and after.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
 notes:
   - The Service Usage API itself is enabled on new projects; reading needs C(serviceusage.services.get)
@@ -50,11 +69,13 @@ services:
   description: Each API's state (ENABLED or DISABLED) after the module ran (before it, in check mode).
   returned: always
   type: dict
+  sample: {container.googleapis.com: ENABLED, compute.googleapis.com: ENABLED}
 enabled:
   description: The APIs that were (or in check mode would be) enabled.
   returned: always
   type: list
   elements: str
+  sample: [container.googleapis.com]
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

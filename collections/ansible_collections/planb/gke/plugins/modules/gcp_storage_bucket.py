@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gcp_storage_bucket
 short_description: Check (or create) the checkpoint bucket before anything else is written
+version_added: "0.1.0"
 description:
   - Reads the Cloud Storage bucket O(name) (C(GET storage/v1/b/NAME),
     U(https://cloud.google.com/storage/docs/json_api/v1/buckets/get)).
@@ -34,7 +35,25 @@ options:
       - Base URL of the Cloud Storage JSON API. Default C(https://storage.googleapis.com), or O(api_endpoint) itself
         when that is a loopback address (planb's emulator serves the API at Google's paths).
     type: str
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads the bucket and reports the body that would be created; creates none.
+  diff_mode:
+    support: full
+    details: The bucket's body after a creation; an existing bucket is never changed, so no diff.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
 notes:
   - Needs C(storage.buckets.get) on the bucket (C(roles/storage.bucketViewer) or C(roles/storage.admin)), and with
@@ -59,11 +78,17 @@ bucket:
   description: The Bucket as Cloud Storage answers it; in check mode, before it exists, the body that would be sent.
   returned: always
   type: dict
+  sample:
+    name: my-project-planb-checkpoints
+    location: US-EAST5
+    storageClass: STANDARD
+    iamConfiguration: {uniformBucketLevelAccess: {enabled: true}}
 actions:
   description: V(create) when the bucket was (or, in check mode, would be) created; empty otherwise.
   returned: always
   type: list
   elements: str
+  sample: [create]
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gke_cluster
 short_description: Create, update or delete a GKE cluster
+version_added: "0.1.0"
 description:
   - Manages C(projects/*/locations/*/clusters/*) of the GKE REST API v1 (or the planb GKE emulator).
   - Idempotent; supports check mode and diff (server-only fields are ignored in the comparison).
@@ -138,7 +139,28 @@ options:
         it refuses.
     type: bool
     default: false
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads the cluster and reports what would be created, updated or deleted; sends no write.
+  diff_mode:
+    support: full
+    details: C(before) and C(after) of the fields the module manages; server-only fields are left out.
+  platform:
+    platforms: all
+  action:
+    description: An action plugin answers O(validate_only=true) on the controller; anything else runs the module.
+    support: full
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
   - planb.gke.gke_auth.converge
 author:
@@ -160,19 +182,132 @@ EXAMPLES = r"""
 
 RETURN = r"""
 cluster:
-  description: The cluster as GKE returns it (the desired body in check mode when it would be created).
+  description:
+    - The cluster as GKE returns it (a GKE v1 Cluster); in check mode, the body that would be sent when it would be
+      created; V({}) when O(state=absent).
   returned: always
   type: dict
+  sample:
+    name: tpu-cluster
+    location: us-east5-b
+    status: RUNNING
+    currentMasterVersion: 1.34.1-gke.1829001
+    addonsConfig: {rayOperatorConfig: {enabled: true}}
+    nodePoolDefaults: {nodeConfigDefaults: {gcfsConfig: {enabled: true}}}
+    networkConfig: {datapathProvider: ADVANCED_DATAPATH, defaultEnablePrivateNodes: false}
+  contains:
+    name:
+      description: The cluster's name.
+      returned: when the cluster exists or would be created
+      type: str
+      sample: tpu-cluster
+    status:
+      description: GKE's status of the cluster (C(PROVISIONING), C(RUNNING), C(RECONCILING), C(STOPPING), C(ERROR)).
+      returned: when the cluster exists
+      type: str
+      sample: RUNNING
+    currentMasterVersion:
+      description: The control plane's GKE version.
+      returned: when the cluster exists
+      type: str
+      sample: 1.34.1-gke.1829001
+    location:
+      description: The cluster's zone or region.
+      returned: when the cluster exists
+      type: str
+      sample: us-east5-b
 actions:
-  description: What was (or in check mode would be) done.
+  description: What was (or in check mode would be) done, in order.
   returned: always
   type: list
   elements: str
+  sample: [create]
 operations:
-  description: GKE operations waited for, with operationType, polls, elapsed_s and status.
+  description:
+    - The GKE operations waited for, in order; V([]) when nothing was sent, in check mode, or with O(wait=false).
+    - Modules cannot print while they run; C(ansible-playbook -v) shows this list, each poll in
+      RV(operations[].progress).
   returned: always
   type: list
   elements: dict
+  sample:
+    - name: operation-1718000000000-5f1c2a7e
+      operationType: CREATE_CLUSTER
+      target: cluster tpu-cluster
+      polls: 3
+      elapsed_s: 15.1
+      status: DONE
+      progress:
+        - {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 0, nodes total: 4}}
+        - {elapsed_s: 10.1, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}
+        - {elapsed_s: 15.1, status: DONE}
+  contains:
+    name:
+      description: The operation's name.
+      returned: always
+      type: str
+      sample: operation-1718000000000-5f1c2a7e
+    operationType:
+      description: GKE's type of the operation.
+      returned: always
+      type: str
+      sample: CREATE_CLUSTER
+    target:
+      description: What the operation acts on, in words.
+      returned: always
+      type: str
+      sample: cluster tpu-cluster
+    polls:
+      description: How many times the operation was read until it was C(DONE).
+      returned: always
+      type: int
+      sample: 37
+    elapsed_s:
+      description: Seconds from the first wait to C(DONE).
+      returned: always
+      type: float
+      sample: 184.6
+    status:
+      description: C(DONE); a failed or timed-out operation fails the module instead.
+      returned: always
+      type: str
+      sample: DONE
+    progress:
+      description:
+        - One entry per poll, oldest first.
+        - GKE's C(Operation.progress) (an C(OperationProgress) in the container v1 discovery document) is reduced to
+          its metrics by name, and its stages when it has any.
+      returned: always
+      type: list
+      elements: dict
+      sample:
+        - {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 0, nodes total: 4}}
+        - {elapsed_s: 10.1, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}
+        - {elapsed_s: 15.1, status: DONE}
+      contains:
+        elapsed_s:
+          description: Seconds since the wait began when this poll's answer came.
+          returned: always
+          type: float
+          sample: 10.1
+        status:
+          description: The operation's status at this poll (C(PENDING), C(RUNNING), C(DONE) or C(ABORTING)).
+          returned: always
+          type: str
+          sample: RUNNING
+        metrics:
+          description:
+            - The progress metrics by name; an integer metric (an C(intValue), a string in GKE's JSON) as a number.
+            - V({}) when GKE sent C(progress) without metrics.
+          returned: when GKE sent C(progress)
+          type: dict
+          sample: {nodes done: 3, nodes total: 4}
+        stages:
+          description: The stages of a multi-stage operation, each with C(name), C(status) and C(metrics).
+          returned: when GKE's C(progress) has stages
+          type: list
+          elements: dict
+          sample: [{name: CREATING_NODES, status: RUNNING, metrics: {nodes done: 3}}]
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

@@ -4,13 +4,32 @@
 DOCUMENTATION = r"""
 module: gke_cluster_info
 short_description: Read one GKE cluster or list the clusters of a location
+version_added: "0.1.0"
 description:
   - Read-only; runs in check mode too.
 options:
   name:
     description: Cluster name; omit to list every cluster in O(location).
     type: str
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
   - planb.gke.gke_auth.info
 author:
@@ -26,14 +45,41 @@ EXAMPLES = r"""
 
 RETURN = r"""
 clusters:
-  description: The clusters found (GKE v1 Cluster bodies).
+  description: The clusters found (GKE v1 Cluster bodies); V([]) when the named one does not exist.
   returned: always
   type: list
   elements: dict
+  sample:
+    - name: tpu-cluster
+      location: us-east5-b
+      status: RUNNING
+      currentMasterVersion: 1.34.1-gke.1829001
+  contains:
+    name:
+      description: The cluster's name.
+      returned: always
+      type: str
+      sample: tpu-cluster
+    status:
+      description: GKE's status of the cluster (C(PROVISIONING), C(RUNNING), C(RECONCILING), C(STOPPING), C(ERROR)).
+      returned: always
+      type: str
+      sample: RUNNING
+    currentMasterVersion:
+      description: The control plane's GKE version.
+      returned: always
+      type: str
+      sample: 1.34.1-gke.1829001
+    location:
+      description: The cluster's zone or region.
+      returned: always
+      type: str
+      sample: us-east5-b
 exists:
   description: Whether the named cluster exists.
-  returned: when name is given
+  returned: when O(name) is given
   type: bool
+  sample: true
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

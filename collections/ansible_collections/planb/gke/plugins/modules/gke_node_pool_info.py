@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: gke_node_pool_info
 short_description: Read one GKE node pool or list the node pools of a cluster
+version_added: "0.1.0"
 description:
   - Read-only; runs in check mode too.
 options:
@@ -14,7 +15,25 @@ options:
     description: Cluster name.
     type: str
     required: true
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  check_mode:
+    support: full
+    details: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
   - planb.gke.gke_auth.info
 author:
@@ -31,14 +50,37 @@ EXAMPLES = r"""
 
 RETURN = r"""
 node_pools:
-  description: The node pools found (GKE v1 NodePool bodies).
+  description: The node pools found (GKE v1 NodePool bodies); V([]) when the named one does not exist.
   returned: always
   type: list
   elements: dict
+  sample:
+    - name: dws-pool
+      status: RUNNING
+      version: 1.34.1-gke.1829001
+      config: {machineType: ct6e-standard-4t, flexStart: true}
+      queuedProvisioning: {enabled: true}
+  contains:
+    name:
+      description: The node pool's name.
+      returned: always
+      type: str
+      sample: dws-pool
+    status:
+      description: GKE's status of the node pool (C(PROVISIONING), C(RUNNING), C(RECONCILING), C(STOPPING), C(ERROR)).
+      returned: always
+      type: str
+      sample: RUNNING
+    config:
+      description: The nodes' configuration; C(config.flexStart) tells a flex-start pool.
+      returned: always
+      type: dict
+      sample: {machineType: ct6e-standard-4t, flexStart: true}
 exists:
   description: Whether the named node pool exists.
-  returned: when name is given
+  returned: when O(name) is given
   type: bool
+  sample: true
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402

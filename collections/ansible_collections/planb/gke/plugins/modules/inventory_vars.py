@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: inventory_vars
 short_description: Resolve the inventory variables a play acts on, failing with the inventory's own sentence
+version_added: "0.1.0"
 description:
   - Templates each variable of O(names) on the controller before the play uses any of them. An inventory that
     refuses a value while it is templated (C(inventories/gke) reads C(PROJECT_ID) and C(ZONE) with
@@ -17,13 +18,22 @@ options:
     type: list
     elements: str
     required: true
+requirements:
+  - nothing beyond ansible-core on the controller, where the action runs
 attributes:
-  action:
-    support: full
-    description: Runs on the controller as an action plugin; there is no module code.
   check_mode:
     support: full
-    description: Reads variables only.
+    details: Reads variables only.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action:
+    description: Runs on the controller as an action plugin; there is no module code.
+    support: full
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 notes:
   - An action plugin; this file documents it for C(ansible-doc).
 author:
@@ -42,4 +52,5 @@ resolved:
   returned: success
   type: list
   elements: str
+  sample: [planb_project_id, planb_zone, planb_cluster_name]
 """

@@ -4,6 +4,7 @@
 DOCUMENTATION = r"""
 module: node_pool_layout
 short_description: One node pool's catalog sizing and zones, checked by a task
+version_added: "0.1.0"
 description:
   - Runs the P(planb.gke.node_pool#filter) and P(planb.gke.node_locations#filter) filters on the controller, in that
     order, and returns their results.
@@ -44,13 +45,22 @@ options:
     description: The pool's state; zones are worked out for V(present) only.
     type: str
     default: present
+requirements:
+  - nothing beyond ansible-core on the controller, where the action runs
 attributes:
-  action:
-    support: full
-    description: Runs on the controller as an action plugin; there is no module code.
   check_mode:
     support: full
-    description: Computes only.
+    details: Computes only.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+  platform:
+    platforms: all
+  action:
+    description: Runs on the controller as an action plugin; there is no module code.
+    support: full
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 notes:
   - An action plugin; this file documents it for C(ansible-doc).
 author:
@@ -73,9 +83,11 @@ catalog:
   description: P(planb.gke.node_pool#filter)'s settings of the profile's pool; V({}) without a profile.
   returned: success
   type: dict
+  sample: {profile: tpu-v6e-4x4, machine_type: ct6e-standard-4t, tpu_topology: 4x4, multi_host: true, max_nodes: 4}
 node_locations:
   description: The pool's zones - V([]) in a zonal cluster or for V(absent), the one TPU zone in a regional one.
   returned: success
   type: list
   elements: str
+  sample: [us-east5-b]
 """
