@@ -205,7 +205,10 @@ class HostKueue:
         try:
             missing = [d for d in (METRICS_CERT_DIR, *METRICS_CERT_DIR.parents) if not d.exists()]
             for directory in reversed(missing):
-                directory.mkdir(mode=0o700)
+                try:
+                    directory.mkdir(mode=0o700)
+                except FileExistsError:
+                    continue  # a second stack starting beside this one (make test runs two) made it first: not ours
                 created.append(str(directory))
             if METRICS_CERT_DIR.stat().st_uid == os.getuid():
                 METRICS_CERT_DIR.chmod(0o700)  # holds a private key; one made by an older planb was 0755
