@@ -231,68 +231,50 @@ operations:
   type: list
   elements: dict
   sample:
-    - name: operation-1718000000000-5f1c2a7e
-      operationType: CREATE_CLUSTER
-      target: cluster tpu-cluster
-      polls: 3
-      elapsed_s: 15.1
-      status: DONE
-      progress:
-        - {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 0, nodes total: 4}}
-        - {elapsed_s: 10.1, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}
-        - {elapsed_s: 15.1, status: DONE}
+    - {name: operation-1718000000000-5f1c2a7e, operationType: CREATE_CLUSTER, target: cluster tpu-cluster,
+       polls: 2, elapsed_s: 10.1, status: DONE, progress: [
+         {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}, {elapsed_s: 10.1, status: DONE}]}
   contains:
     name:
       description: The operation's name.
-      returned: always
       type: str
       sample: operation-1718000000000-5f1c2a7e
     operationType:
       description: GKE's type of the operation.
-      returned: always
       type: str
       sample: CREATE_CLUSTER
     target:
       description: What the operation acts on, in words.
-      returned: always
       type: str
       sample: cluster tpu-cluster
     polls:
       description: How many times the operation was read until it was C(DONE).
-      returned: always
       type: int
       sample: 37
     elapsed_s:
       description: Seconds from the first wait to C(DONE).
-      returned: always
       type: float
       sample: 184.6
     status:
       description: C(DONE); a failed or timed-out operation fails the module instead.
-      returned: always
       type: str
       sample: DONE
     progress:
-      description:
-        - One entry per poll, oldest first.
-        - GKE's C(Operation.progress) (an C(OperationProgress) in the container v1 discovery document) is reduced to
-          its metrics by name, and its stages when it has any.
-      returned: always
+      description: >-
+        One entry per poll, oldest first; GKE's C(Operation.progress) (an C(OperationProgress) in the container v1
+        discovery document) reduced to its metrics by name, and its stages when it has any.
       type: list
       elements: dict
       sample:
-        - {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 0, nodes total: 4}}
         - {elapsed_s: 10.1, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}
         - {elapsed_s: 15.1, status: DONE}
       contains:
         elapsed_s:
           description: Seconds since the wait began when this poll's answer came.
-          returned: always
           type: float
           sample: 10.1
         status:
           description: The operation's status at this poll (C(PENDING), C(RUNNING), C(DONE) or C(ABORTING)).
-          returned: always
           type: str
           sample: RUNNING
         metrics:

@@ -287,7 +287,6 @@ node_pool:
       reservationAffinity: {consumeReservationType: NO_RESERVATION}
     queuedProvisioning: {enabled: true}
     autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: 4, locationPolicy: ANY}
-    placementPolicy: {tpuTopology: 4x4}
   contains:
     name:
       description: The node pool's name.
@@ -304,11 +303,6 @@ node_pool:
       returned: when the node pool exists or would be created
       type: dict
       sample: {machineType: ct6e-standard-4t, flexStart: true}
-    autoscaling:
-      description: The pool's autoscaling (node counts per zone or in total, location policy).
-      returned: when the node pool exists or would be created
-      type: dict
-      sample: {enabled: true, minNodeCount: 0, maxNodeCount: 4, locationPolicy: ANY}
 actions:
   description: What was (or in check mode would be) done, in order, for example C(create), C(setAutoscaling), C(update).
   returned: always
@@ -324,68 +318,50 @@ operations:
   type: list
   elements: dict
   sample:
-    - name: operation-1718000000000-5f1c2a7e
-      operationType: CREATE_NODE_POOL
-      target: node pool dws-pool of cluster tpu-cluster
-      polls: 3
-      elapsed_s: 15.1
-      status: DONE
-      progress:
-        - {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 0, nodes total: 4}}
-        - {elapsed_s: 10.1, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}
-        - {elapsed_s: 15.1, status: DONE}
+    - {name: operation-1718000000000-5f1c2a7e, operationType: CREATE_NODE_POOL,
+       target: node pool dws-pool of cluster tpu-cluster, polls: 2, elapsed_s: 10.1, status: DONE, progress: [
+         {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}, {elapsed_s: 10.1, status: DONE}]}
   contains:
     name:
       description: The operation's name.
-      returned: always
       type: str
       sample: operation-1718000000000-5f1c2a7e
     operationType:
       description: GKE's type of the operation.
-      returned: always
       type: str
       sample: CREATE_NODE_POOL
     target:
       description: What the operation acts on, in words.
-      returned: always
       type: str
       sample: node pool dws-pool of cluster tpu-cluster
     polls:
       description: How many times the operation was read until it was C(DONE).
-      returned: always
       type: int
       sample: 37
     elapsed_s:
       description: Seconds from the first wait to C(DONE).
-      returned: always
       type: float
       sample: 184.6
     status:
       description: C(DONE); a failed or timed-out operation fails the module instead.
-      returned: always
       type: str
       sample: DONE
     progress:
-      description:
-        - One entry per poll, oldest first.
-        - GKE's C(Operation.progress) (an C(OperationProgress) in the container v1 discovery document) is reduced to
-          its metrics by name, and its stages when it has any.
-      returned: always
+      description: >-
+        One entry per poll, oldest first; GKE's C(Operation.progress) (an C(OperationProgress) in the container v1
+        discovery document) reduced to its metrics by name, and its stages when it has any.
       type: list
       elements: dict
       sample:
-        - {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 0, nodes total: 4}}
         - {elapsed_s: 10.1, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}
         - {elapsed_s: 15.1, status: DONE}
       contains:
         elapsed_s:
           description: Seconds since the wait began when this poll's answer came.
-          returned: always
           type: float
           sample: 10.1
         status:
           description: The operation's status at this poll (C(PENDING), C(RUNNING), C(DONE) or C(ABORTING)).
-          returned: always
           type: str
           sample: RUNNING
         metrics:
@@ -404,63 +380,11 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.accelerators import GPU_DRIVER_VERSIONS  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC, TAINT_EFFECTS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.node_pool import run_node_pool  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_spec import NODE_POOL_ARGSPEC  # noqa: E402
 
-ARGUMENT_SPEC = dict(
-    AUTH_ARGSPEC,
-    name={"type": "str", "required": True},
-    cluster={"type": "str", "required": True},
-    location={"type": "str", "required": True},
-    state={"type": "str", "choices": ["present", "absent"], "default": "present"},
-    machine_type={"type": "str"},
-    tpu_topology={"type": "str"},
-    placement_policy={"type": "str"},
-    initial_node_count={"type": "int", "default": 0},
-    autoscaling={
-        "type": "dict",
-        "options": {
-            "enabled": {"type": "bool", "default": True},
-            "min_node_count": {"type": "int"},
-            "max_node_count": {"type": "int"},
-            "total_min_node_count": {"type": "int"},
-            "total_max_node_count": {"type": "int"},
-            "location_policy": {"type": "str", "choices": ["BALANCED", "ANY"]},
-        },
-    },
-    reservation_affinity={"type": "str", "choices": ["NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION"]},
-    reservation={"type": "str"},
-    reservation_require_specific={"type": "bool", "default": True},
-    compute_endpoint={"type": "str"},
-    queued_provisioning={"type": "bool", "default": False},
-    flex_start={"type": "bool", "default": False},
-    spot={"type": "bool", "default": False},
-    auto_repair={"type": "bool", "default": True},
-    auto_upgrade={"type": "bool", "default": True},
-    labels={"type": "dict"},
-    taints={
-        "type": "list",
-        "elements": "dict",
-        "options": {
-            "key": {"type": "str", "required": True, "no_log": False},
-            "value": {"type": "str"},
-            "effect": {"type": "str", "required": True, "choices": list(TAINT_EFFECTS)},
-        },
-    },
-    max_run_duration={"type": "str"},
-    cluster_version={"type": "str"},
-    node_locations={"type": "list", "elements": "str"},
-    check_tpu_zone={"type": "bool", "default": True},
-    workload_metadata_mode={"type": "str", "choices": ["GKE_METADATA", "GCE_METADATA"]},
-    node_service_account={"type": "str"},
-    accelerator_type={"type": "str"},
-    accelerator_count={"type": "int"},
-    gpu_driver_version={"type": "str", "choices": GPU_DRIVER_VERSIONS, "default": "DEFAULT"},
-    recreate_on_error={"type": "bool", "default": False},
-    **CONVERGE_ARGSPEC,
-)
+ARGUMENT_SPEC = NODE_POOL_ARGSPEC
 
 
 def main() -> None:
