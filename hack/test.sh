@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # `make test`: every test, in four pytest processes at once, each a set of folders (tests/README.md, "Tiers"):
-#   * tests/e2e, the real local stack, split by topology over two stacks side by side (`--e2e-topologies`): the
-#     tests that need no converge and the seed's topology on the usual ports and .state, in the foreground with
-#     their output; the failover, two-slice, ladder and concurrent topologies on a second stack whose every port is
-#     moved by PLANB_PORT_OFFSET (planb.loopback) and whose state is in a folder of its own. Both spend most of
-#     their time waiting for controllers;
-#   * tests/integration/playbooks, ansible-playbook against the GKE emulator, and
+#   * tests/e2e, the real local stack, split over two stacks side by side (`--e2e-groups`, tests/conftest.py): the
+#     seed's topology, the stack's own tests and those that take it down on the usual ports and .state, in the
+#     foreground with their output; the chart's stack tests and the failover, two-slice, ladder and concurrent
+#     topologies on a second stack whose every port is moved by PLANB_PORT_OFFSET (planb.loopback) and whose state
+#     is in a folder of its own. Both spend most of their time waiting for controllers;
+#   * tests/integration/playbooks, ansible-playbook against the GKE emulator, over two pytest-xdist workers (one
+#     process would be a chain of about 430 CPU-seconds on its own), and
 #   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, the
-#     collection, training), each with its output in a file, printed when it ends.
+#     collection, training), over two workers that each take whole files (module fixtures are made once),
+#   each with its output in a file, printed when it ends.
 # PYTEST_ARGS=... (a path, -k, -x ...) runs one pytest process with them instead.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +22,11 @@ logdir=$(mktemp -d -t planb-test.XXXXXX)
 start=$SECONDS
 declare -A pids=()
 declare -A folders=(
-  [playbook]="tests/integration/playbooks"
-  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks"
+  [playbook]="-n 2 tests/integration/playbooks"
+  [other]="-n 2 --dist loadfile tests/unit tests/integration --ignore=tests/integration/playbooks"
 )
 for half in playbook other; do
-  # At the lowest priority: the e2e tests wait on controllers whose timers must not slip; the three processes
-  # together are CPU-bound on two cores and end within about a minute of each other (tests/README.md).
+  # At the lowest priority: the e2e tests wait on controllers whose timers must not slip (tests/README.md).
   # shellcheck disable=SC2086 # a list of paths and options
   nice -n 19 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
@@ -33,14 +34,14 @@ done
 # The second stack: every fixed port 100 up, the GKE emulator on 8865, its state in the log folder.
 second=(env PLANB_PORT_OFFSET=100 PLANB_GKE_EMULATOR_PORT=8865 PLANB_STATE_DIR="$logdir/second-stack")
 "${second[@]}" "$PY" -m pytest -ra --durations=30 -p no:cacheprovider tests/e2e \
-  --e2e-topologies=failover_site,two_slices,ladder,concurrent >"$logdir/e2e-second.log" 2>&1 &
+  --e2e-groups=test_chart_stack.py,failover_site,two_slices,ladder,concurrent >"$logdir/e2e-second.log" 2>&1 &
 pids[e2e-second]=$!
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
-echo "[planb test] the unit and integration tests and the e2e tests of the failover, two-slice, ladder and" \
-  "concurrent topologies (a second stack) run beside these (output: $logdir/{playbook,other,e2e-second}.log)"
-"$PY" -m pytest -ra --durations=30 tests/e2e --e2e-topologies=stack,site
+echo "[planb test] the unit and integration tests and the e2e tests of the chart and of the failover, two-slice," \
+  "ladder and concurrent topologies (a second stack) run beside these (output: $logdir/{playbook,other,e2e-second}.log)"
+"$PY" -m pytest -ra --durations=30 tests/e2e --e2e-groups=test_local_stack.py,test_loopback.py,test_dws_binding.py,site,teardown
 stack_rc=$?
-echo "[planb test] e2e tests (the stack and the seed's topology): exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
+echo "[planb test] e2e tests (the stack's own and the seed's topology): exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
 rc=$stack_rc
 for half in e2e-second playbook other; do
   wait "${pids[$half]}"

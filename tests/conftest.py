@@ -60,36 +60,37 @@ def _e2e_rank(item: pytest.Item) -> tuple[int, int]:
 
 
 def e2e_group(item: pytest.Item) -> str:
-    """The topology an e2e test runs on ('stack' for the tests that need no converge and those that take the stack
-    down): what `--e2e-topologies` selects by."""
+    """What `--e2e-groups` selects an e2e test by: its topology; 'teardown' for the tests that take the stack down;
+    the file's name (test_chart_stack.py) for a test that needs no converge."""
     rank, _ = _e2e_rank(item)
-    return TOPOLOGY_ORDER[rank - 1] if 0 < rank <= len(TOPOLOGY_ORDER) else "stack"
+    if rank > len(TOPOLOGY_ORDER):
+        return "teardown"
+    return TOPOLOGY_ORDER[rank - 1] if rank > 0 else Path(str(item.path)).name
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--e2e-topologies",
+        "--e2e-groups",
         default="",
-        help="comma-separated: run only the e2e tests of these topologies ('stack' for those that need no converge "
-        f"and the teardown tests; topologies: {', '.join(TOPOLOGY_ORDER)}); hack/test.sh splits tests/e2e so, over "
-        "two local stacks",
+        help="comma-separated: run only these e2e tests: topologies "
+        f"({', '.join(TOPOLOGY_ORDER)}), 'teardown' (the tests that take the stack down) and, for tests that need "
+        "no converge, their file's name (test_chart_stack.py); hack/test.sh splits tests/e2e so, over two stacks",
     )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with its folder's tier, keep the e2e tests of the topologies `--e2e-topologies` names, and
+    """Mark every test with its folder's tier, keep the e2e tests of the groups `--e2e-groups` names, and
     order the e2e tests by topology so that each topology converges once (a stable sort: within a topology, the
     files' own order)."""
     for item in items:
         for marker in tier_of(Path(str(item.path))):
             item.add_marker(getattr(pytest.mark, marker))
-    wanted = {name.strip() for name in str(config.getoption("--e2e-topologies")).split(",") if name.strip()}
-    unknown = wanted - {"stack", *TOPOLOGY_ORDER}
-    if unknown:
-        raise pytest.UsageError(
-            f"--e2e-topologies: no topology {sorted(unknown)}; the names: stack, {', '.join(TOPOLOGY_ORDER)}"
-        )
+    wanted = {name.strip() for name in str(config.getoption("--e2e-groups")).split(",") if name.strip()}
     if wanted:
+        groups = {e2e_group(item) for item in items if item.get_closest_marker("e2e")}
+        unknown = wanted - groups - {*TOPOLOGY_ORDER, "teardown"}
+        if unknown:
+            raise pytest.UsageError(f"--e2e-groups: no e2e test in {sorted(unknown)}; the groups: {sorted(groups)}")
         dropped = [item for item in items if item.get_closest_marker("e2e") and e2e_group(item) not in wanted]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
