@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv lock tools chart-tools up down status demo test test-fast lint sanity chart-lint bench values golden collection chart chart-docs clean
+.PHONY: help setup venv lock tools chart-tools operator-venv up down status demo test test-fast lint sanity chart-lint bench values golden collection chart chart-docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -42,7 +42,10 @@ tools: ## build the pinned toolchain from the Go module proxy (cached in ~/.cach
 chart-tools: ## build only helm and the chart's tools (ct, helm-docs; hack/chart-tools.env): what lint needs
 	@hack/build-tools.sh chart
 
-setup: venv tools ## everything demo and test need
+operator-venv: ## the operator's virtual environment from requirements.lock alone, outside the checkout (the rehearsal test's; cached)
+	@hack/operator-venv.sh
+
+setup: venv tools operator-venv ## everything demo and test need
 
 up: setup ## start the local stack (kwok control plane + Kueue)
 	@planb local up

@@ -1,0 +1,130 @@
+"""The first run on a real project, rehearsed (docs/first-run.md): an operator's fresh virtual environment with only
+what the first-run page installs (`.operator-venv`: requirements.lock alone, made by `make setup` through
+hack/operator-venv.sh), the collection's tarball, a copy of inventories/gke, and the tarball's cluster playbook, all
+outside the checkout, against the GKE emulator set up as a locked-down project: the caller lacks a right it needs,
+and the preemptible quota DWS flex-start pools consume is 0.
+
+Preflight refuses first, naming the right and its role and then the quota, with nothing written; once the emulator
+grants both, the play converges, and a second run changes nothing. What the emulator does not model of a locked-down
+project (an organisation policy that forbids the default network or external IPs) is Google-only and written down in
+docs/first-run.md section 4; the inventory names a network, a subnetwork and private nodes, as such a project needs,
+and the cluster body carries them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb import paths
+from planb.build import collection_tarball
+from planb.local.gke_emulator.emulator import RunningEmulator
+from planb.local.gke_emulator.store import list_clusters
+
+OPERATOR_BIN = paths.REPO / ".operator-venv" / "bin"
+PROJECT = "rehearsal-project"
+PLAYBOOK = "- name: planb's cluster and plans\n  ansible.builtin.import_playbook: planb.gke.cluster\n"
+WITHHELD = "container.clusters.create"
+
+
+def _switch(emulator: RunningEmulator, path: str, body: dict[str, Any]) -> None:
+    request = urllib.request.Request(
+        f"{emulator.url}{path}", data=json.dumps(body).encode(), method="POST",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request) as response:
+        assert response.status == 200
+
+
+@pytest.fixture
+def controller(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """The operator's folder (tarball installed, inventory, playbook) and an environment that knows no checkout."""
+    if not (OPERATOR_BIN / "ansible-playbook").is_file():
+        pytest.fail(f"{OPERATOR_BIN.parent} is missing: `make setup` makes it (hack/operator-venv.sh)")
+    home = tmp_path / "operator"
+    home.mkdir()
+    keep = ("PATH", "LANG", "LC_ALL", "TMPDIR")
+    env = {key: value for key, value in os.environ.items() if key in keep}
+    env.update(HOME=str(home), ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=str(home / "ansible.cfg"))
+    (home / "ansible.cfg").write_text(
+        "[defaults]\ncollections_path = ./collections\ninterpreter_python = auto_silent\n"
+    )
+    tarball = collection_tarball.build(home / "dist")
+    installed = subprocess.run(
+        [str(OPERATOR_BIN / "ansible-galaxy"), "collection", "install", str(tarball), "-p", str(home / "collections")],
+        cwd=home, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    shutil.copytree(paths.REPO / "inventories" / "gke", home / "inventory")
+    (home / "cluster.yml").write_text(PLAYBOOK)
+    yield home, env
+
+
+def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_granted(
+    controller: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    home, env = controller
+    # Only requirements.lock is in the operator's environment: not planb, not the test tools.
+    bare = subprocess.run([str(OPERATOR_BIN / "python"), "-c", "import planb"], capture_output=True, check=False)
+    assert bare.returncode != 0
+    emulator = RunningEmulator(tmp_path / "emulator", port=0, op_seconds=0.05, kubeconfig=tmp_path / "none")
+    try:
+        _switch(emulator, "/planb/v1/permissions", {"project": PROJECT, "permission": WITHHELD, "granted": False})
+        quota = {
+            "project": PROJECT,
+            "region": "us-east5",
+            "machineType": "ct6e-standard-4t",
+            "quotaType": "preemptible",
+        }
+        _switch(emulator, "/planb/v1/quotas", {**quota, "value": 0})
+        env.update(
+            PROJECT_ID=PROJECT, ZONE="us-east5-b", GKE_API_ENDPOINT=emulator.url, GCP_AUTH_KIND="none",
+            NETWORK="planb-net", SUBNETWORK="planb-subnet", MASTER_IPV4_CIDR="172.16.0.32/28",
+        )  # fmt: skip
+
+        def play() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [str(OPERATOR_BIN / "ansible-playbook"), "-i", "inventory", "cluster.yml",
+                 "-e", "planb_private_nodes=true"],
+                cwd=home, env=env, capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+
+        rights = play()
+        out = " ".join((rights.stdout + rights.stderr).split())
+        assert rights.returncode != 0, out[-3000:]
+        assert f"Missing rights on project {PROJECT}" in out, out[-3000:]
+        assert f"{WITHHELD} (role roles/container.admin or roles/container.clusterAdmin)" in out, out[-3000:]
+        assert emulator.writes() == []
+
+        _switch(emulator, "/planb/v1/permissions", {"project": PROJECT, "permission": WITHHELD, "granted": True})
+        quota_refused = play()
+        out = " ".join((quota_refused.stdout + quota_refused.stderr).split())
+        assert quota_refused.returncode != 0, out[-3000:]
+        assert "Quota too low for the preemptible plans" in out, out[-3000:]
+        assert emulator.writes() == [] and list_clusters(emulator.store.root.parent) == []
+
+        _switch(emulator, "/planb/v1/quotas", {**quota, "value": 64})
+        converged = play()
+        assert converged.returncode == 0, converged.stdout[-4000:] + converged.stderr[-2000:]
+        clusters = list_clusters(emulator.store.root.parent)
+        assert [c["name"] for c in clusters] == ["tpu-cluster"]
+        cluster = clusters[0]
+        assert (cluster["network"], cluster["subnetwork"]) == ("planb-net", "planb-subnet"), cluster
+        network = cluster["networkConfig"]
+        assert network["datapathProvider"] == "ADVANCED_DATAPATH"
+        assert network.get("defaultEnablePrivateNodes") is True, network
+        writes = len(emulator.writes())
+        again = play()
+        assert again.returncode == 0, again.stdout[-4000:]
+        assert "changed=0" in again.stdout, again.stdout[-3000:]
+        assert len(emulator.writes()) == writes
+    finally:
+        emulator.stop()
