@@ -5,11 +5,11 @@
 #     foreground with their output; the chart's stack tests and the failover, two-slice, ladder and concurrent
 #     topologies on a second stack whose every port is moved by PLANB_PORT_OFFSET (planb.loopback) and whose state
 #     is in a folder of its own. Both spend most of their time waiting for controllers;
-#   * tests/integration/playbooks, ansible-playbook against the GKE emulator, over two pytest-xdist workers (one
-#     process would be a chain of about 430 CPU-seconds on its own), and
+#   * tests/integration/playbooks, ansible-playbook against the GKE emulator, and
 #   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, the
-#     collection, training), over two workers that each take whole files (module fixtures are made once),
-#   each with its output in a file, printed when it ends.
+#     collection, training), each with its output in a file, printed when it ends.
+# pytest-xdist workers for the last two were tried and measured: they added about 140 CPU-seconds (each worker
+# imports and collects again) on a machine whose two cores the suite already fills, and the run took 901 s.
 # PYTEST_ARGS=... (a path, -k, -x ...) runs one pytest process with them instead.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +22,8 @@ logdir=$(mktemp -d -t planb-test.XXXXXX)
 start=$SECONDS
 declare -A pids=()
 declare -A folders=(
-  [playbook]="-n 2 tests/integration/playbooks"
-  [other]="-n 2 --dist loadfile tests/unit tests/integration --ignore=tests/integration/playbooks"
+  [playbook]="tests/integration/playbooks"
+  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks"
 )
 for half in playbook other; do
   # At the lowest priority: the e2e tests wait on controllers whose timers must not slip (tests/README.md).
