@@ -75,10 +75,14 @@ def test_scaling_plan_a_up_creates_one_pool_and_down_needs_confirmation(
     # The seed's single slice keeps the seed's pool name.
     assert sorted(_pools(emulator)) == ["default-pool", "dws-pool", "on-demand-pool"]
 
-    # 1 -> 2 slices: the second pool is created, and nothing else is written.
+    # 1 -> 2 slices, by the README's pool-only run (`--tags gke_node_pool_converge`): the rights, left-over pool and
+    # quota checks and the pools run, the cluster's tasks do not; the second pool is created, and nothing else.
     writes = len(emulator.writes())
-    rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_slices=2")
+    rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_slices=2", "--tags", "gke_node_pool_converge")
     assert rc == 0, out[-3000:]
+    assert "Create or update cluster" not in out and "Enable the Kubernetes Engine" not in out, out[-3000:]
+    for task in ("Check the caller holds every permission", "Refuse to scale down", "Validate the node pool"):
+        assert task in out, f"{task!r} did not run:\n{out[-3000:]}"
     assert _writes_since(emulator, writes) == [("POST", POOLS)]
     assert _pools(emulator)["on-demand-pool-2"]["config"]["labels"]["planb.dev/plan"] == "on-demand"
 
@@ -143,3 +147,13 @@ def test_a_rerun_from_the_one_pool_per_plan_state_keeps_every_pool(
     writes = len(emulator.writes())
     rc, out = _run(emulator, tmp_path)
     assert rc == 0 and _changed(out) == 0 and _writes_since(emulator, writes) == [], out[-3000:]
+
+
+def test_the_preflight_tag_checks_every_input_and_sends_nothing(emulator: RunningEmulator, tmp_path: Path) -> None:
+    """The README's `--tags planb_preflight`: the cluster's and every pool's inputs checked, no API call."""
+    rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_slices=2", "--tags", "planb_preflight")
+    assert rc == 0, out[-3000:]
+    for pool in ("on-demand-pool", "on-demand-pool-2", "dws-pool"):
+        assert f"Validate the node pool and the credentials without any API call - {pool}" in out, out[-3000:]
+    assert "Validate the cluster inputs and credentials (no API call)" in out, out[-3000:]
+    assert emulator.store.request_log() == []
