@@ -4,7 +4,9 @@ ansible-test's validate-modules (``make sanity``) checks the documentation's sch
 shows a ``sample``; this test does: each module's RETURN gives a sample for every value, and for every value it
 lists under ``contains``. It also checks what the schema leaves optional: ``version_added`` (a release of the
 collection, no later than galaxy.yml's version), ``requirements``, and the ``check_mode`` and ``diff_mode``
-attributes with their support level. The files are read as text (ast and YAML), so no module is imported.
+attributes with their support level, counting what the module takes from planb.gke's own doc fragments
+(``extends_documentation_fragment``), as ansible-doc shows it. The files are read as text (ast and YAML), so no
+module is imported.
 """
 
 from __future__ import annotations
@@ -31,6 +33,30 @@ def doc_strings(path: Path) -> dict[str, Any]:
                 if isinstance(target, ast.Name) and target.id in ("DOCUMENTATION", "EXAMPLES", "RETURN"):
                     found[target.id] = yaml.safe_load(node.value.value)
     return found
+
+
+def fragment(name: str) -> dict[str, Any]:
+    """A planb.gke doc fragment by the name a module extends it with: ``planb.gke.gke_auth`` is the DOCUMENTATION of
+    doc_fragments/gke_auth.py, ``planb.gke.gke_auth.reader`` its READER."""
+    file, _, variant = name.removeprefix("planb.gke.").partition(".")
+    wanted = variant.upper() or "DOCUMENTATION"
+    for node in ast.walk(ast.parse((COLLECTION_DIR / "plugins/doc_fragments" / f"{file}.py").read_text())):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == wanted for t in node.targets):
+            assert isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            return dict(yaml.safe_load(node.value.value))
+    raise AssertionError(f"no doc fragment {name}")
+
+
+def documentation(path: Path) -> dict[str, Any]:
+    """The module's DOCUMENTATION with the requirements and attributes of the planb.gke fragments it extends
+    merged in (lists extended, mappings joined), as ansible-doc merges them."""
+    doc = dict(doc_strings(path)["DOCUMENTATION"])
+    for name in doc.get("extends_documentation_fragment") or []:
+        if name.startswith("planb.gke."):
+            part = fragment(name)
+            doc["requirements"] = [*(doc.get("requirements") or []), *(part.get("requirements") or [])]
+            doc["attributes"] = {**(doc.get("attributes") or {}), **(part.get("attributes") or {})}
+    return doc
 
 
 def without_sample(returns: dict[str, Any] | None, prefix: str = "") -> list[str]:
@@ -74,7 +100,7 @@ def test_every_return_value_has_a_sample(path: Path) -> None:
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.stem)
 def test_documentation_has_version_requirements_and_attributes(path: Path) -> None:
-    doc = doc_strings(path)["DOCUMENTATION"]
+    doc = documentation(path)
     assert "version_added" in doc, f"{path.name}: add version_added (the release that first ships the module)"
     assert version(doc["version_added"]) <= galaxy_version(), f"{path.name}: version_added is after galaxy.yml's"
     assert doc.get("requirements"), f"{path.name}: add requirements (what the module needs where it runs)"

@@ -1,9 +1,22 @@
 # planb: documentation shared by the gke_* modules: authentication and endpoint (every module),
-# the options of the converging modules (gke_auth.converge) and of the info modules (gke_auth.info).
+# the options of the converging modules (gke_auth.converge) and of the info modules (gke_auth.info), the
+# requirements, platform and action group of every one, and the check and diff modes of those that only read
+# (gke_auth.reader).
 
 
 class ModuleDocFragment:
     DOCUMENTATION = r"""
+requirements:
+  - python >= 3.11
+  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
+attributes:
+  platform:
+    platforms: all
+  action_group:
+    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
+    support: full
+    membership:
+      - planb.gke.gke
 options:
   project:
     description:
@@ -83,6 +96,17 @@ notes:
 """
 
     # gke_cluster, gke_node_pool
+    #: The check_mode and diff_mode of the modules that only read (gcp_*_check, gcp_reservation_info, gke_*_info).
+    READER = r"""
+attributes:
+  check_mode:
+    support: full
+    details: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: N/A
+    details: Changes nothing, so there is no diff.
+"""
+
     CONVERGE = r"""
 options:
   wait:

@@ -35,26 +35,10 @@ options:
       - Base URL of the Cloud Resource Manager API. Default C(https://cloudresourcemanager.googleapis.com), or
         C(<api_endpoint>/cloudresourcemanager) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; the result is the same in check mode.
-  diff_mode:
-    support: N/A
-    details: Changes nothing, so there is no diff.
-  platform:
-    platforms: all
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
+  - planb.gke.gke_auth.reader
 notes:
   - The Cloud Resource Manager API (C(cloudresourcemanager.googleapis.com)) must be enabled on the project that bills
     the call; a 403 names the command that enables it.

@@ -45,26 +45,10 @@ options:
       - Base URL of the Cloud Quotas API. Default C(https://cloudquotas.googleapis.com), or
         C(<api_endpoint>/cloudquotas) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; the result is the same in check mode.
-  diff_mode:
-    support: N/A
-    details: Changes nothing, so there is no diff.
-  platform:
-    platforms: all
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
+  - planb.gke.gke_auth.reader
 notes:
   - Needs the Cloud Quotas API (C(cloudquotas.googleapis.com)) enabled and C(cloudquotas.quotas.get)
     (C(roles/cloudquotas.viewer)).

@@ -55,26 +55,10 @@ options:
       - Base URL of the Compute Engine API. Default C(https://compute.googleapis.com/compute), or
         C(<api_endpoint>/compute) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; the result is the same in check mode.
-  diff_mode:
-    support: N/A
-    details: Changes nothing, so there is no diff.
-  platform:
-    platforms: all
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
+  - planb.gke.gke_auth.reader
 notes:
   - O(project) is the project of the cluster that consumes the reservation; the reservation is read from the owner
     project its path names, which needs C(compute.reservations.get) there.

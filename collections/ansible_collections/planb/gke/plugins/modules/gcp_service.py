@@ -28,9 +28,6 @@ options:
       - Base URL of the Service Usage API. Default C(https://serviceusage.googleapis.com), or
         C(<api_endpoint>/serviceusage) when O(api_endpoint) is a loopback address (planb's emulator).
     type: str
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
 attributes:
   check_mode:
     support: full
@@ -38,13 +35,6 @@ attributes:
   diff_mode:
     support: full
     details: Each API's state before and after.
-  platform:
-    platforms: all
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth

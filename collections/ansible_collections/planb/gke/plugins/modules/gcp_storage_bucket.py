@@ -35,9 +35,6 @@ options:
       - Base URL of the Cloud Storage JSON API. Default C(https://storage.googleapis.com), or O(api_endpoint) itself
         when that is a loopback address (planb's emulator serves the API at Google's paths).
     type: str
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
 attributes:
   check_mode:
     support: full
@@ -45,13 +42,6 @@ attributes:
   diff_mode:
     support: full
     details: The bucket's body after a creation; an existing bucket is never changed, so no diff.
-  platform:
-    platforms: all
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth

@@ -11,26 +11,10 @@ options:
   name:
     description: Cluster name; omit to list every cluster in O(location).
     type: str
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; the result is the same in check mode.
-  diff_mode:
-    support: N/A
-    details: Changes nothing, so there is no diff.
-  platform:
-    platforms: all
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
+  - planb.gke.gke_auth.reader
   - planb.gke.gke_auth.info
 author:
   - planb engineers (@planb)

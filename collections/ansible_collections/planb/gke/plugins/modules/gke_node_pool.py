@@ -225,9 +225,6 @@ options:
         (Compute Engine API, needs C(compute.instanceGroupManagers.get)); if it cannot read them, it refuses.
     type: bool
     default: false
-requirements:
-  - python >= 3.11
-  - google-auth, for O(auth_kind=application), O(auth_kind=serviceaccount) or O(auth_kind=machineaccount)
 attributes:
   check_mode:
     support: full
@@ -235,16 +232,9 @@ attributes:
   diff_mode:
     support: full
     details: C(before) and C(after) of the fields the module manages; server-only fields are left out.
-  platform:
-    platforms: all
   action:
     description: An action plugin answers O(validate_only=true) on the controller; anything else runs the module.
     support: full
-  action_group:
-    description: Use C(group/planb.gke.gke) in C(module_defaults) to set the endpoint, credentials and waits once.
-    support: full
-    membership:
-      - planb.gke.gke
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - planb.gke.gke_auth
