@@ -18,6 +18,7 @@ from planb.status import variants
 from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, JobStatus, collect
 from tests.support.status_fakes import FakeKube
+from tests.support.workload_objects import admitted, condition, event, reserved, variant
 
 Obj = dict[str, Any]
 NOW = "2026-11-29T10:15:00Z"
@@ -38,48 +39,20 @@ LOG = """\
 """
 
 
-def _cond(kind: str, status: str, at: str, reason: str = "") -> Obj:
-    return {"type": kind, "status": status, "lastTransitionTime": at, "reason": reason or kind, "message": ""}
-
-
 def _variant(flavor: str, conds: list[Obj], active: bool) -> Obj:
-    return {
-        "metadata": {
-            "namespace": "default",
-            "name": f"rayjob-job-m-{flavor}",
-            "creationTimestamp": "2026-11-29T10:00:01Z",
-            "annotations": {variants.FLAVOR_ANNOTATION: flavor},
-            "ownerReferences": [{"kind": "Workload", "name": PARENT}],
-        },
-        "spec": {"active": active},
-        "status": {"conditions": conds},
-    }
+    return variant(f"rayjob-job-m-{flavor}", flavor, PARENT, conds, active)
 
 
 def _event(reason: str, flavor: str, at: str, message: str) -> Obj:
-    workload = f"rayjob-job-m-{flavor}"
-    return {
-        "metadata": {"namespace": "default", "name": f"{workload}.{reason}.{at}"},
-        "reason": reason,
-        "involvedObject": {"kind": "Workload", "namespace": "default", "name": workload},
-        "eventTime": at,
-        "message": message,
-    }
+    return event(reason, f"rayjob-job-m-{flavor}", at, message)
 
 
 def _admitted(flavor: str, at: str, checks: int) -> Obj:
-    return _event(
-        "Admitted", flavor, at, f"Admitted by ClusterQueue cluster-queue, wait time since reservation was {checks}s"
-    )
+    return admitted(f"rayjob-job-m-{flavor}", at, checks)
 
 
 def _reserved(flavor: str, at: str, waited: int) -> Obj:
-    return _event(
-        "QuotaReserved",
-        flavor,
-        at,
-        f"Quota reserved in ClusterQueue cluster-queue, wait time since queued was {waited}s",
-    )
+    return reserved(f"rayjob-job-m-{flavor}", at, waited)
 
 
 RAYJOB = {
@@ -103,8 +76,8 @@ PARENT_WL = {
     "spec": {"active": True},
     "status": {
         "conditions": [
-            _cond("QuotaReserved", "True", "2026-11-29T10:09:05Z"),
-            _cond("Admitted", "True", "2026-11-29T10:09:06Z"),
+            condition("QuotaReserved", "True", "2026-11-29T10:09:05Z"),
+            condition("Admitted", "True", "2026-11-29T10:09:06Z"),
         ],
         "admission": {
             "clusterQueue": "cluster-queue",
@@ -114,11 +87,14 @@ PARENT_WL = {
 }
 WORKLOADS = [
     PARENT_WL,
-    _variant("spot", [_cond("Admitted", "False", "2026-11-29T10:02:08Z", "Evicted")], active=False),
-    _variant("dws", [_cond("Admitted", "False", "2026-11-29T10:09:04Z", "Evicted")], active=False),
+    _variant("spot", [condition("Admitted", "False", "2026-11-29T10:02:08Z", "Evicted")], active=False),
+    _variant("dws", [condition("Admitted", "False", "2026-11-29T10:09:04Z", "Evicted")], active=False),
     _variant(
         "reserved",
-        [_cond("QuotaReserved", "True", "2026-11-29T10:09:05Z"), _cond("Admitted", "True", "2026-11-29T10:09:06Z")],
+        [
+            condition("QuotaReserved", "True", "2026-11-29T10:09:05Z"),
+            condition("Admitted", "True", "2026-11-29T10:09:06Z"),
+        ],
         active=True,
     ),
 ]
@@ -142,8 +118,8 @@ REQUEST = {
     "spec": {"podSets": [{"count": 4}]},
     "status": {
         "conditions": [
-            _cond("Accepted", "True", "2026-11-29T10:02:13Z"),
-            _cond("Provisioned", "True", "2026-11-29T10:02:15Z"),
+            condition("Accepted", "True", "2026-11-29T10:02:13Z"),
+            condition("Provisioned", "True", "2026-11-29T10:02:15Z"),
         ]
     },
 }

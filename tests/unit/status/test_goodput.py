@@ -16,6 +16,7 @@ from planb.status.lifecycle import parse_time
 from planb.status.render import explain, table
 from planb.status.report import KUEUE, collect
 from tests.support.status_fakes import FakeKube
+from tests.support.workload_objects import admitted, condition, event, reserved, variant
 
 Obj = dict[str, Any]
 NOW = "2026-11-29T10:05:00Z"
@@ -36,48 +37,7 @@ LOG = """\
 
 
 def _variant(flavor: str, conds: list[Obj], active: bool = True) -> Obj:
-    return {
-        "metadata": {
-            "namespace": "default",
-            "name": f"rayjob-job-c-{flavor}",
-            "creationTimestamp": "2026-11-29T10:00:01Z",
-            "annotations": {variants.FLAVOR_ANNOTATION: flavor},
-            "ownerReferences": [{"kind": "Workload", "name": PARENT}],
-        },
-        "spec": {"active": active},
-        "status": {"conditions": conds},
-    }
-
-
-def _cond(kind: str, status: str, at: str, reason: str = "") -> Obj:
-    return {"type": kind, "status": status, "lastTransitionTime": at, "reason": reason or kind, "message": ""}
-
-
-def _event(reason: str, workload: str, at: str, message: str, **extra: Any) -> Obj:
-    """An Event as the core API lists one Kueue recorded through events.k8s.io (eventTime, series)."""
-    return {
-        "metadata": {"namespace": "default", "name": f"{workload}.{reason}"},
-        "reason": reason,
-        "involvedObject": {"kind": "Workload", "namespace": "default", "name": workload},
-        "eventTime": at,
-        "message": message,
-        **extra,
-    }
-
-
-def _reserved(workload: str, at: str, waited: int) -> Obj:
-    return _event(
-        "QuotaReserved",
-        workload,
-        at,
-        f"Quota reserved in ClusterQueue cluster-queue, wait time since queued was {waited}s",
-    )
-
-
-def _admitted(workload: str, at: str, checks: int) -> Obj:
-    return _event(
-        "Admitted", workload, at, f"Admitted by ClusterQueue cluster-queue, wait time since reservation was {checks}s"
-    )
+    return variant(f"rayjob-job-c-{flavor}", flavor, PARENT, conds, active)
 
 
 RAYJOB = {
@@ -100,7 +60,7 @@ PARENT_WL = {
     },
     "spec": {"active": True},
     "status": {
-        "conditions": [_cond("Admitted", "True", "2026-11-29T10:02:15Z")],
+        "conditions": [condition("Admitted", "True", "2026-11-29T10:02:15Z")],
         "admission": {
             "clusterQueue": "cluster-queue",
             "podSetAssignments": [{"name": "workers", "count": 1, "flavors": {"google.com/tpu": "dws"}}],
@@ -112,19 +72,22 @@ PARENT_WL = {
 # admission is in its Events alone.
 SPOT = _variant(
     "spot",
-    [_cond("QuotaReserved", "False", "2026-11-29T10:02:08Z"), _cond("Admitted", "False", "2026-11-29T10:02:08Z")],
+    [
+        condition("QuotaReserved", "False", "2026-11-29T10:02:08Z"),
+        condition("Admitted", "False", "2026-11-29T10:02:08Z"),
+    ],
     active=False,
 )
 DWS = _variant(
     "dws",
-    [_cond("QuotaReserved", "True", "2026-11-29T10:02:13Z"), _cond("Admitted", "True", "2026-11-29T10:02:15Z")],
+    [condition("QuotaReserved", "True", "2026-11-29T10:02:13Z"), condition("Admitted", "True", "2026-11-29T10:02:15Z")],
 )
 EVENTS = [
-    _reserved("rayjob-job-c-spot", "2026-11-29T10:00:03.100000Z", 2),
-    _admitted("rayjob-job-c-spot", "2026-11-29T10:00:03.200000Z", 0),
-    _event("EvictedDueToFlavorMigration", "rayjob-job-c-spot", "2026-11-29T10:02:08.000000Z", "Evicted"),
-    _reserved("rayjob-job-c-dws", "2026-11-29T10:02:13.500000Z", 132),
-    _admitted("rayjob-job-c-dws", "2026-11-29T10:02:15.300000Z", 2),
+    reserved("rayjob-job-c-spot", "2026-11-29T10:00:03.100000Z", 2),
+    admitted("rayjob-job-c-spot", "2026-11-29T10:00:03.200000Z", 0),
+    event("EvictedDueToFlavorMigration", "rayjob-job-c-spot", "2026-11-29T10:02:08.000000Z", "Evicted"),
+    reserved("rayjob-job-c-dws", "2026-11-29T10:02:13.500000Z", 132),
+    admitted("rayjob-job-c-dws", "2026-11-29T10:02:15.300000Z", 2),
 ]
 REQUEST = {
     "metadata": {
@@ -135,8 +98,8 @@ REQUEST = {
     },
     "status": {
         "conditions": [
-            _cond("Accepted", "True", "2026-11-29T10:02:13Z"),
-            _cond("Provisioned", "True", "2026-11-29T10:02:15Z"),
+            condition("Accepted", "True", "2026-11-29T10:02:13Z"),
+            condition("Provisioned", "True", "2026-11-29T10:02:15Z"),
         ]
     },
 }
@@ -242,16 +205,16 @@ def test_a_sequential_job_earlier_run_from_kueues_events_the_latest_from_its_con
         "metadata": {"namespace": "default", "name": "rayjob-job-1", "creationTimestamp": "2026-11-29T10:00:00Z"},
         "status": {
             "conditions": [
-                _cond("Requeued", "True", "2026-11-29T10:10:00Z"),
-                _cond("QuotaReserved", "True", "2026-11-29T10:10:30Z"),
-                _cond("Admitted", "True", "2026-11-29T10:11:00Z"),
+                condition("Requeued", "True", "2026-11-29T10:10:00Z"),
+                condition("QuotaReserved", "True", "2026-11-29T10:10:30Z"),
+                condition("Admitted", "True", "2026-11-29T10:11:00Z"),
             ],
             "admission": {"podSetAssignments": [{"name": "workers", "flavors": {"google.com/tpu": "dws"}}]},
         },
     }
     events = [
-        _reserved("rayjob-job-1", "2026-11-29T10:00:05.000000Z", 5),
-        _admitted("rayjob-job-1", "2026-11-29T10:00:05.100000Z", 0),
+        reserved("rayjob-job-1", "2026-11-29T10:00:05.000000Z", 5),
+        admitted("rayjob-job-1", "2026-11-29T10:00:05.100000Z", 0),
     ]
     found, hidden = admissions.admissions([wl], events)
     assert found == [
