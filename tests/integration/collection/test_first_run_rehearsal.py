@@ -13,11 +13,9 @@ and the cluster body carries them.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from planb import paths
 from planb.build import collection_tarball
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters
+from tests.support.gke.gke_api import call
 
 OPERATOR_BIN = paths.REPO / ".operator-venv" / "bin"
 PROJECT = "rehearsal-project"
@@ -36,12 +35,8 @@ WITHHELD = "container.clusters.create"
 
 
 def _switch(emulator: RunningEmulator, path: str, body: dict[str, Any]) -> None:
-    request = urllib.request.Request(
-        f"{emulator.url}{path}", data=json.dumps(body).encode(), method="POST",
-        headers={"Content-Type": "application/json"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request) as response:
-        assert response.status == 200
+    """Set one of the emulator's project switches (planb's own /planb/v1 paths)."""
+    assert call(emulator, "POST", path, body)[0] == 200
 
 
 @pytest.fixture
