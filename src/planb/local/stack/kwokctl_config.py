@@ -61,6 +61,12 @@ GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}
 #: window, about 150 MiB here. CRDs are read rarely after start-up (their informers in the API server and
 #: Kueue's start-up probe), so lists and watches of them go to etcd instead; every other resource keeps its cache.
 API_SERVER_ARGS = {"watch-cache-sizes": "customresourcedefinitions.apiextensions.k8s.io#0"}
+#: The components that run once per local stack and so elect no leader (``--leader-elect=false``; both default to
+#: true, k8s.io/component-base config/v1alpha1 RecommendedDefaultLeaderElectionConfiguration). On two loaded cores a
+#: lease renewal can miss its 10 s deadline; the controller-manager then exits ("leaderelection lost") and, until
+#: kwokctl restarts it, nothing garbage-collects, which made resets in the e2e tests time out. Kueue already runs
+#: without election here (planb.local.stack.kueue).
+SINGLE_INSTANCE = ("kube-controller-manager", "kube-scheduler")
 
 
 #: etcd's certificates (planb.tls.ensure_etcd_pki), in the cluster's directory inside the state directory: they live
@@ -200,6 +206,7 @@ def kwokctl_configuration(
             ),
             {"name": "etcd", "extraArgs": tls["etcd"]},
             {"name": "kwok-controller", "extraArgs": [{"key": "node-ip", "value": BIND_ADDRESS}]},
+            *({"name": name, "extraArgs": [{"key": "leader-elect", "value": "false"}]} for name in SINGLE_INSTANCE),
             {
                 "name": "kube-apiserver",
                 "extraArgs": [
