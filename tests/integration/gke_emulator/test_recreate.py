@@ -8,6 +8,7 @@ from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.support.waits import wait_until
 
 POOL = f"projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}/nodePools/on-demand-pool"
 
@@ -73,8 +74,14 @@ def test_opted_in_a_cluster_in_error_is_recreated_only_without_nodes(
         method="POST",
         headers={"Content-Type": "application/json"},
     )
-    urllib.request.urlopen(request, timeout=10).read()
-    emulator.engine.advance()
+    resize = json.loads(urllib.request.urlopen(request, timeout=10).read())
+
+    def resized() -> bool:  # the operation's op_seconds pass; GKE refuses a delete while it runs
+        emulator.engine.advance()
+        full = resize["selfLink"].split("/v1/", 1)[1]
+        return bool(emulator.engine.get_operation(full)["status"] == "DONE")
+
+    wait_until(resized, "the setSize operation to finish", 10)
     result = modules.run("gke_cluster", {**CLUSTER_ARGS, "recreate_on_error": True})
     assert result["actions"] == ["delete (status ERROR, no nodes)", "create"]
     assert result["cluster"]["status"] == "RUNNING"

@@ -192,9 +192,13 @@ class GkeClient:
         self.retries.append({"request": what, "try": tries, "why": why, "delay_s": round(delay, 3)})
         time.sleep(delay * random.uniform(0.8, 1.0))
 
-    def _tls_context(self) -> ssl.SSLContext:
+    def _tls_context(self, url: str) -> ssl.SSLContext:
         """One TLS context per client, made as ansible's open_url makes it (the system's CAs, certificates verified):
-        open_url would make a new one, reading the CA store again (about 30 ms), for every request."""
+        open_url would make a new one, reading the CA store again (about 30 ms), for every request. An ``http://``
+        endpoint (the local emulator) speaks no TLS and planb follows no redirect, so its requests get a context that
+        never reads the CA store: ansible's Request makes one for every request that passes none."""
+        if not url.startswith("https://"):
+            return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         if self._tls is None:
             self._tls = make_context()
         return self._tls
@@ -210,7 +214,7 @@ class GkeClient:
             try:
                 response = Request().open(
                     method, url, data=data, headers=headers, timeout=self.HTTP_TIMEOUT_S, follow_redirects="none",
-                    context=self._tls_context(),
+                    context=self._tls_context(url),
                 )  # fmt: skip
                 text = response.read()
                 return json.loads(text) if text else {}

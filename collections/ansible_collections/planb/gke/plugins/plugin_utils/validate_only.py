@@ -5,7 +5,8 @@ A task with ``validate_only: true`` makes no API call: it checks the arguments a
 argument spec and runs the module's own rules (``validate_*`` and ``check_auth`` from module_utils). Those are
 pure Python, so the action runs them in the task's worker on the controller instead of shipping and starting
 the module; the result, and every refusal's message, is the module's. Every other task runs the module as
-usual. planb's plays target localhost, so the controller is where the module would have run.
+planb.gke.plugins.plugin_utils.in_worker describes. planb's plays target localhost, so the controller is where
+the module would have run.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any, ClassVar
 from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.plugin_utils.in_worker import InWorkerModuleAction
 
 
-class ValidateOnlyAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+class ValidateOnlyAction(InWorkerModuleAction):
     """Answer ``validate_only`` on the controller; run the module for everything else."""
 
     #: The module's argument spec and the key its result carries the resource under.
@@ -31,11 +32,10 @@ class ValidateOnlyAction(ActionBase):  # type: ignore[misc]  # ansible-core ship
         """The module's own rules for its validated arguments; raise GkeError to refuse."""
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = super().run(tmp, task_vars)
         args = dict(self._task.args)
         if not boolean(args.get("validate_only", False), strict=False):
-            result.update(self._execute_module(module_args=args, task_vars=task_vars or {}))
-            return result
+            return super().run(tmp, task_vars)
+        result: dict[str, Any] = super(InWorkerModuleAction, self).run(tmp, task_vars)
         checked = ModuleArgumentSpecValidator(self.ARGUMENT_SPEC).validate(args)
         # As AnsibleModule reports them: the errors object is a sequence without a truth value of its own.
         if len(checked.errors.errors) > 0:

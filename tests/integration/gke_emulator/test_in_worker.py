@@ -1,0 +1,90 @@
+"""The planb.gke API modules run inside the task's worker (plugins/plugin_utils/in_worker.py) with the results,
+failures and masking the same module gives when Ansible runs it in an interpreter of its own.
+
+The same play runs twice, each time against a fresh emulator: as planb's plays run (local connection, the
+controller's Python), and with an ``environment`` keyword, which sends every module the usual way (AnsiballZ,
+a new interpreter). ``-vvv`` shows which: Ansible names each AnsiballZ payload it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planb.local.gke_emulator.emulator import RunningEmulator
+from tests.support.gke.modules import CLUSTER, LOCATION, PROJECT, ansible_playbook
+
+SECRET = "ya29.in-worker-test-token"  # an access token; the module refuses it over http before sending it
+
+
+def _play(endpoint: str, out: Path, usual_way: bool) -> list[dict[str, Any]]:
+    auth = {"project": PROJECT, "location": LOCATION, "api_endpoint": endpoint, "poll_interval": 0.05}
+    keep = {"register": "result", "ignore_errors": True}
+    tasks: list[dict[str, Any]] = [
+        {"name": "create", "planb.gke.gke_cluster": {**auth, "auth_kind": "none", "name": CLUSTER, "version": "1.34"}},
+        {"name": "read", "planb.gke.gke_cluster_info": {**auth, "auth_kind": "none", "name": CLUSTER}},
+        {"name": "unknown option", "planb.gke.gke_cluster_info": {**auth, "auth_kind": "none", "bogus": 1}},
+        {"name": "token over http", "planb.gke.gke_cluster_info": {**auth, "auth_kind": "accesstoken",
+                                                                    "access_token": SECRET, "name": CLUSTER}},
+    ]  # fmt: skip
+    steps: list[dict[str, Any]] = []
+    for task in tasks:
+        steps += [
+            {**task, **keep},
+            {"ansible.builtin.set_fact": {"results": "{{ (results | default([])) + [result] }}"}},
+        ]
+    steps.append({"ansible.builtin.copy": {"content": "{{ results | to_json }}", "dest": str(out)}})
+    play = {
+        "hosts": "localhost",
+        "gather_facts": False,
+        "connection": "local",
+        "vars": {"ansible_python_interpreter": sys.executable},
+        "environment": {"PLANB_USUAL_WAY": "1"} if usual_way else {},
+        "tasks": steps,
+    }
+    return [play]
+
+
+def _run(tmp_path: Path, name: str, usual_way: bool) -> tuple[list[dict[str, Any]], str]:
+    emulator = RunningEmulator(tmp_path / name / "state", port=0, op_seconds=0.05, kubeconfig=tmp_path / "none")
+    try:
+        playbook, out = tmp_path / f"{name}.yml", tmp_path / f"{name}.json"
+        playbook.write_text(yaml.safe_dump(_play(emulator.url, out, usual_way)))
+        done = ansible_playbook(str(playbook), "-i", "localhost,", "-vvv")
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        return json.loads(out.read_text()), done.stdout + done.stderr
+    finally:
+        emulator.stop()
+
+
+def _stable(result: dict[str, Any]) -> dict[str, Any]:
+    """What does not change from one emulator to the next: no operation names, times or poll counts, and the
+    emulator's address (a free port) as ENDPOINT."""
+    kept = {key: result.get(key) for key in ("changed", "failed", "actions", "invocation")}
+    kept["msg"] = re.sub(r"http://127\.0\.0\.1:\d+", "ENDPOINT", str(result.get("msg")))
+    cluster = result.get("cluster") or (result.get("clusters") or [{}])[0]
+    kept["cluster"] = {key: cluster.get(key) for key in ("name", "status", "location", "initialClusterVersion")}
+    return kept
+
+
+def test_the_modules_run_in_the_worker_and_answer_as_in_their_own_interpreter(tmp_path: Path) -> None:
+    here, here_out = _run(tmp_path, "in-worker", usual_way=False)
+    usual, usual_out = _run(tmp_path, "usual", usual_way=True)
+    # Which way each run took: the usual one ran AnsiballZ payloads, the in-worker one ran none.
+    assert "AnsiballZ_gke_cluster.py" in usual_out and "AnsiballZ_gke_cluster_info.py" in usual_out
+    assert "AnsiballZ_gke" not in here_out, here_out[-3000:]
+    assert [_stable(r) for r in here] == [_stable(r) for r in usual]
+
+    made, read, unknown, token = here
+    assert made["changed"] is True and made["cluster"]["status"] == "RUNNING"
+    assert read["changed"] is False and [c["name"] for c in read["clusters"]] == [CLUSTER]
+    assert unknown["failed"] is True
+    assert unknown["msg"].startswith("Unsupported parameters for (planb.gke.gke_cluster_info) module: bogus")
+    assert token["failed"] is True and "plain http://" in token["msg"]
+    # The no_log option: printed nowhere, either way (-vvv prints every result).
+    assert SECRET not in here_out and SECRET not in usual_out
