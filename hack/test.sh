@@ -5,9 +5,11 @@
 #     PLANB_PORT_OFFSET, planb.loopback) was measured on 2026-12-03: each half took 470-540 s instead of 660-750 s,
 #     but the four processes overloaded two cores (etcd request timeouts, jobs that never ran) and the whole run
 #     took longer (802-1111 s); tests/README.md, "Tiers", has the figures.
-#   * tests/integration/playbooks, ansible-playbook against the GKE emulator, and
-#   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, the
-#     collection, training), each with its output in a file, printed when it ends.
+#   * tests/integration/playbooks and tests/integration/collection, ansible-playbook against the GKE emulator from
+#     the checkout and from the collection's tarball, and
+#   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, Kueue, the
+#     chart, training), each with its output in a file, printed when it ends. The two are split so that they
+#     end about together (tests/README.md, "Tiers").
 # PYTEST_ARGS=... (a path, -k, -x ...) runs one pytest process with them instead.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,8 +22,8 @@ logdir=$(mktemp -d -t planb-test.XXXXXX)
 start=$SECONDS
 declare -A pids=()
 declare -A folders=(
-  [playbook]="tests/integration/playbooks"
-  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks"
+  [playbook]="tests/integration/playbooks tests/integration/collection"
+  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks --ignore=tests/integration/collection"
 )
 for half in playbook other; do
   # At the lowest priority: the e2e tests wait on controllers whose timers must not slip; the three processes
