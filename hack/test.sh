@@ -25,19 +25,18 @@ declare -A folders=(
   [playbook]="tests/integration/playbooks tests/integration/collection"
   [other]="tests/unit tests/integration --ignore=tests/integration/playbooks --ignore=tests/integration/collection"
 )
-# The other two run at the lowest priority: the e2e tests wait on controllers whose timers must not slip. Each in
-# a session of its own whose group is at nice 19 too: with the kernel's autogroup scheduling (on here; sched(7),
-# "The autogroup feature") every session shares the CPU equally whatever its members' nice values, and the stack's
-# components each run in a session of their own (planb.process.inherit_niceness gives the ones these tiers start
-# their nice value). SCHED_IDLE (chrt --idle) was measured instead of nice 19: no faster e2e, slower others (670 s).
-# pytest-xdist workers were measured too: about 140 CPU-seconds more (each worker imports and collects again), and
-# a slower run (901 s).
-lowest() {
-  exec setsid --wait bash -c 'echo 19 >"/proc/$$/autogroup" 2>/dev/null; exec nice -n 19 "$@"' lowest "$@"
-}
+# The other two run at the lowest priority: the e2e tests wait on controllers whose timers must not slip.
+# SCHED_IDLE (chrt --idle) rather than nice 19: the scheduler counts a core that runs only SCHED_IDLE tasks as
+# idle when it places a waking task, so the stack's processes, which wake for every request, do not queue behind
+# them (tests/README.md, "Tiers", has the figures). nice 19 where chrt is missing. pytest-xdist workers were
+# measured too: about 140 CPU-seconds more (each worker imports and collects again), and a slower run (901 s).
+lowest=(nice -n 19)
+if command -v chrt >/dev/null && chrt --idle 0 true 2>/dev/null; then
+  lowest=(chrt --idle 0)
+fi
 for half in playbook other; do
   # shellcheck disable=SC2086 # a list of paths and options
-  lowest "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
+  "${lowest[@]}" "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM

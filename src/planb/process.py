@@ -3,8 +3,7 @@
 The one home of these rules for every part that runs in the background (the local stack's
 components, the GKE emulator, the capacity simulator):
 
-* started detached in their own session, output appended to ``<name>.log``, as nice as their parent
-  (``inherit_niceness``);
+* started detached in their own session, output appended to ``<name>.log``;
 * recorded as ``<pid> <start time>`` in ``<name>.pid``, so a recycled pid is not taken for ours;
 * alive means the pid exists, is not a zombie and started when recorded;
 * stopped with SIGTERM to the process group, then SIGKILL after a timeout.
@@ -12,7 +11,6 @@ components, the GKE emulator, the capacity simulator):
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -80,7 +78,6 @@ class ManagedProcess:
                 start_new_session=True,
             )
         _CHILDREN[proc.pid] = proc
-        inherit_niceness(proc.pid)
         write_atomic(self.pid_file, f"{proc.pid} {start_time(proc.pid)}\n")
         return proc.pid
 
@@ -92,21 +89,6 @@ class ManagedProcess:
             return False
         terminate(pid, timeout)
         return True
-
-
-def inherit_niceness(pid: int) -> None:
-    """Give a child this process started in a session of its own this process's niceness, where the kernel groups
-    sessions: with autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, sched(7) "The autogroup
-    feature"), each session is a group that gets an equal share of the CPU whatever its members' nice values, and a
-    new session's group starts at nice 0. So a background component started from a niced process (``nice planb
-    local up``, a test tier at nice 19) would compete at full weight; its group is given the parent's nice value
-    instead (written to ``/proc/PID/autogroup``). Only a lower priority is ever given; without autogroups, or where
-    the kernel refuses, nothing changes (the child's own nice value, inherited at fork, still applies)."""
-    niceness = os.nice(0)
-    if niceness <= 0:
-        return
-    with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/autogroup").write_text(f"{niceness}\n")
 
 
 def start_time(pid: int) -> str:

@@ -14,8 +14,6 @@ from types import ModuleType
 
 import pytest
 
-from planb.process import inherit_niceness
-
 TRAINING = Path(__file__).resolve().parents[2] / "training"
 TRAIN_PY = TRAINING / "train.py"
 
@@ -42,9 +40,8 @@ def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 def start_script(extra_env: Mapping[str, str], *, output: bool = False) -> subprocess.Popen[str]:
-    """train.py started in its own process group (a test stops it with os.killpg), as nice as this process
-    (planb.process.inherit_niceness); its output piped when `output`."""
-    proc = subprocess.Popen(
+    """train.py started in its own process group (a test stops it with os.killpg); its output piped when `output`."""
+    return subprocess.Popen(
         [sys.executable, str(TRAIN_PY)],
         env=clean_env(extra_env),
         stdout=subprocess.PIPE if output else subprocess.DEVNULL,
@@ -52,8 +49,6 @@ def start_script(extra_env: Mapping[str, str], *, output: bool = False) -> subpr
         text=True,
         start_new_session=True,
     )
-    inherit_niceness(proc.pid)
-    return proc
 
 
 def run_script(
@@ -68,7 +63,6 @@ def run_script(
         text=True,
         start_new_session=True,
     )
-    inherit_niceness(proc.pid)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -8,8 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from planb.process import ManagedProcess, is_alive, reap, start_time, terminate
 
 SLEEPER = [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"]
@@ -77,29 +75,3 @@ def test_a_zombie_counts_as_gone_and_reap_gives_its_exit_code(tmp_path: Path) ->
     assert proc.pid() is None
     assert reap(pid) == 3
     assert not Path(f"/proc/{pid}").exists()
-
-
-_STARTS_ONE = """
-import sys
-from pathlib import Path
-from planb.process import ManagedProcess
-proc = ManagedProcess("sleeper", Path(sys.argv[1]))
-pid = proc.start([sys.executable, "-c", "import time; time.sleep(60)"])
-try:
-    print(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
-finally:
-    proc.stop()
-"""
-
-
-@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="the kernel groups no sessions (no autogroup)")
-@pytest.mark.parametrize("more_nice", [19, 0])
-def test_a_child_in_a_session_of_its_own_is_as_nice_as_its_parent(tmp_path: Path, more_nice: int) -> None:
-    # The parent: this test's niceness (0 alone, 19 in make test's background tier) plus `more_nice`. Its child's
-    # new session group gets the parent's nice value; a parent at 0 leaves the group at the kernel's default, 0.
-    parent = min(19, os.nice(0) + more_nice)
-    done = subprocess.run(
-        ["nice", "-n", str(more_nice), sys.executable, "-c", _STARTS_ONE, str(tmp_path)],
-        capture_output=True, text=True, timeout=30, check=True,
-    )  # fmt: skip
-    assert done.stdout.strip() == str(parent), done.stderr

@@ -23,7 +23,6 @@ from typing import Any
 from planb.local.rayhead import payloads
 from planb.local.rayhead.launch import Launch
 from planb.local.rayhead.settings import Payload
-from planb.process import inherit_niceness
 
 PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"
 TERMINAL = frozenset({SUCCEEDED, FAILED, STOPPED})
@@ -216,7 +215,6 @@ class JobTable:
             return
         out.close()
         pid = record.process.pid
-        inherit_niceness(pid)
         if self.payloads_dir is not None:
             payloads.record(self.payloads_dir, pid)
         with record.changed:

@@ -62,7 +62,7 @@ from planb.local.stack.kwokctl_config import (
     kwokctl_configuration,
     unused_ports,
 )
-from planb.process import inherit_niceness, is_alive, terminate
+from planb.process import is_alive, terminate
 from planb.statefile import write_atomic
 from planb.tls import EtcdPKI, ensure_etcd_pki, private_dir
 
@@ -196,9 +196,6 @@ class ControlPlane:
             "--timeout=240s",
             config=self.config_file,
         )
-        if not dry_run:
-            for pid in self.component_pids().values():  # kwokctl starts each in a session of its own
-                inherit_niceness(pid)
         if not dry_run and not self.etcd_secured():
             # A kwokctl that no longer has a flag an override names drops the override with a warning only.
             self.delete()
@@ -221,8 +218,6 @@ class ControlPlane:
                 self._kwokctl("stop", "cluster", timeout=120)
             ensure_etcd_pki(self.etcd_pki.directory)
         self._kwokctl("start", "cluster", "--wait=120s")
-        for pid in self.component_pids().values():
-            inherit_niceness(pid)
 
     def etcd_secured(self) -> bool:
         """The existing cluster's etcd requires client certificates on https (a cluster created by an older planb
