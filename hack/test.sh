@@ -25,18 +25,12 @@ declare -A folders=(
   [playbook]="tests/integration/playbooks tests/integration/collection"
   [other]="tests/unit tests/integration --ignore=tests/integration/playbooks --ignore=tests/integration/collection"
 )
-# The other two run at the lowest priority: the e2e tests wait on controllers whose timers must not slip.
-# SCHED_IDLE (chrt --idle) rather than nice 19: the scheduler counts a core that runs only SCHED_IDLE tasks as
-# idle when it places a waking task, so the stack's processes, which wake for every request, do not queue behind
-# them (tests/README.md, "Tiers", has the figures). nice 19 where chrt is missing. pytest-xdist workers were
-# measured too: about 140 CPU-seconds more (each worker imports and collects again), and a slower run (901 s).
-lowest=(nice -n 19)
-if command -v chrt >/dev/null && chrt --idle 0 true 2>/dev/null; then
-  lowest=(chrt --idle 0)
-fi
 for half in playbook other; do
+  # At the lowest priority: the e2e tests wait on controllers whose timers must not slip; the three processes
+  # together fill two cores (tests/README.md). pytest-xdist workers were measured too: about 140 CPU-seconds more
+  # (each worker imports and collects again), and a slower run (901 s).
   # shellcheck disable=SC2086 # a list of paths and options
-  "${lowest[@]}" "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
+  nice -n 19 "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
