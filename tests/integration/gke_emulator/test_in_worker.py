@@ -105,6 +105,7 @@ def _stable(result: dict[str, Any]) -> dict[str, Any]:
 def test_the_modules_run_in_the_worker_and_answer_as_in_their_own_interpreter(tmp_path: Path, not_json: str) -> None:
     here, here_out = _run(tmp_path, "in-worker", usual_way=False, junk=not_json)
     usual, usual_out = _run(tmp_path, "usual", usual_way=True, junk=not_json)
+
     # Which way each run took: the usual one sent an AnsiballZ payload for each task, the in-worker one only for
     # the async task.
     def payloads(output: str, module: str) -> int:
