@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
+from tests.support.gke.gke_api import call, wait_done
 from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
-from tests.support.waits import wait_until
 
 POOL = f"projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}/nodePools/on-demand-pool"
 
@@ -68,20 +66,10 @@ def test_opted_in_a_cluster_in_error_is_recreated_only_without_nodes(
     assert "default-pool: 1" in failed["msg"] and "planb's policy" in failed["msg"], failed["msg"]
     assert _deletes(emulator) == []
     # Once the node is gone (setSize 0), opting in deletes and recreates it.
-    request = urllib.request.Request(
-        f"{emulator.url}/v1/{cluster}/nodePools/default-pool:setSize",
-        data=json.dumps({"nodeCount": 0}).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    resize = json.loads(urllib.request.urlopen(request, timeout=10).read())
-
-    def resized() -> bool:  # the operation's op_seconds pass; GKE refuses a delete while it runs
-        emulator.engine.advance()
-        full = resize["selfLink"].split("/v1/", 1)[1]
-        return bool(emulator.engine.get_operation(full)["status"] == "DONE")
-
-    wait_until(resized, "the setSize operation to finish", 10)
+    status, resize = call(emulator, "POST", f"/v1/{cluster}/nodePools/default-pool:setSize", {"nodeCount": 0})
+    assert status == 200, resize
+    # GKE refuses a delete while another operation runs on the cluster: the resize finishes first.
+    assert wait_done(emulator, f"projects/{PROJECT}/locations/{LOCATION}", resize)["status"] == "DONE"
     result = modules.run("gke_cluster", {**CLUSTER_ARGS, "recreate_on_error": True})
     assert result["actions"] == ["delete (status ERROR, no nodes)", "create"]
     assert result["cluster"]["status"] == "RUNNING"
