@@ -6,5 +6,3 @@ from ansible_collections.planb.gke.plugins.plugin_utils.in_worker import InWorke
 
 class ActionModule(InWorkerModuleAction):
     """gcp_storage_bucket, run as planb.gke.plugins.plugin_utils.in_worker describes."""
-
-    MODULE = "ansible_collections.planb.gke.plugins.modules.gcp_storage_bucket"

@@ -6,5 +6,3 @@ from ansible_collections.planb.gke.plugins.plugin_utils.in_worker import InWorke
 
 class ActionModule(InWorkerModuleAction):
     """gke_cluster_info, run as planb.gke.plugins.plugin_utils.in_worker describes."""
-
-    MODULE = "ansible_collections.planb.gke.plugins.modules.gke_cluster_info"

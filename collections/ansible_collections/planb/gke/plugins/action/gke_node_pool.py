@@ -11,7 +11,6 @@ from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import Val
 class ActionModule(ValidateOnlyAction):
     """gke_node_pool: ``validate_only`` checked here with the module's spec and rules; anything else runs the module."""
 
-    MODULE = "ansible_collections.planb.gke.plugins.modules.gke_node_pool"
     ARGUMENT_SPEC = ARGUMENT_SPEC
     RESULT_KEY = "node_pool"
 

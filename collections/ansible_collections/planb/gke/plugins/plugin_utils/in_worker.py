@@ -32,7 +32,7 @@ import json
 import shutil
 import sys
 from contextlib import redirect_stderr, redirect_stdout, suppress
-from typing import Any, ClassVar
+from typing import Any
 
 from ansible.module_utils import basic
 from ansible.module_utils._internal._ansiballz import _loader
@@ -71,9 +71,6 @@ class InWorkerModuleAction(ActionBase):  # type: ignore[misc]
     #: As ansible.builtin.normal, which ran these modules before: an ``async`` task runs the module the usual way.
     _supports_async = True
 
-    #: The module this action fronts, as Python imports it (its ``main()`` is run).
-    MODULE: ClassVar[str] = ""
-
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = super().run(tmp, task_vars)
         result.update(self.run_module(dict(self._task.args), task_vars or {}))
@@ -97,7 +94,7 @@ class InWorkerModuleAction(ActionBase):  # type: ignore[misc]
         payload = ""
         with redirect_stdout(stdout), redirect_stderr(stderr):
             try:
-                module: Any = importlib.import_module(self.MODULE)
+                module: Any = importlib.import_module(self.module_import_name())
                 original = module.AnsibleModule
                 module.AnsibleModule = _WorkerModule
                 try:
@@ -115,6 +112,12 @@ class InWorkerModuleAction(ActionBase):  # type: ignore[misc]
         data = self._parse_returned_data(res, PROFILE)
         remove_internal_keys(data)
         return data
+
+    def module_import_name(self) -> str:
+        """The Python name of the module the task resolved to (``planb.gke.gcp_service`` is
+        ``ansible_collections.planb.gke.plugins.modules.gcp_service``), whose ``main()`` runs here."""
+        namespace, collection, name = self._task.resolved_action.split(".")
+        return f"ansible_collections.{namespace}.{collection}.plugins.modules.{name}"
 
     def in_worker(self, task_vars: dict[str, Any]) -> bool:
         """Whether the module would run on this controller with this Python, as this worker's user, unchanged."""
