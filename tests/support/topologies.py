@@ -20,7 +20,7 @@ import pytest
 from ansible_collections.planb.gke.plugins.filter.ladder import surplus_pools
 
 from planb import paths
-from planb.kube import Kube
+from planb.kube import METADATA_LIST, Kube
 from planb.local.capacity import settings as capacity_settings
 from planb.local.gke_emulator.conformance import state_dir_violations
 from planb.local.gke_emulator.store import list_node_pools
@@ -232,11 +232,23 @@ class Topologies:
     def helm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return run(str(paths.tool("helm")), f"--kubeconfig={self.stack.kubeconfig}", *args, check=check)
 
+    def _release_revisions(self) -> dict[str, int]:
+        """Each Helm release in `default` and its newest revision, read from the Secrets Helm keeps them in (its
+        storage driver labels each owner=helm, name=RELEASE, version=REVISION; helm/pkg/storage/driver/secrets.go),
+        as one metadata-only list: `helm list` and `helm history` would each cost a Helm process per reset."""
+        found = Kube(self.stack.kubeconfig).request(
+            "GET", "/api/v1/namespaces/default/secrets", query={"labelSelector": "owner=helm"}, accept=METADATA_LIST
+        )
+        revisions: dict[str, int] = {}
+        for item in found.get("items", []):
+            labels = item["metadata"].get("labels") or {}
+            if labels.get("status") != "uninstalled":
+                name, version = labels.get("name", ""), int(labels.get("version", "0"))
+                revisions[name] = max(revisions.get(name, 0), version)
+        return revisions
+
     def _queues_revision(self) -> int:
-        done = self.helm("history", "planb-queues", "-o", "json", "--max", "1", check=False)
-        if done.returncode != 0:
-            return 0
-        return int(json.loads(done.stdout)[-1]["revision"])
+        return self._release_revisions().get("planb-queues", 0)
 
     def reset(self) -> None:
         """What a test may have changed, back as the converge left it: job releases uninstalled (one call), no
@@ -252,7 +264,7 @@ class Topologies:
         rayhead_settings.settings_file().unlink(missing_ok=True)
         # Idle nodes go at once while resetting; TEST_CAPACITY's 5 s again once they are gone.
         capacity_settings.save(replace(TEST_CAPACITY, scale_down_after_seconds=0.0))
-        releases = [r for r in self.helm("list", "-q", "-n", "default").stdout.split() if r.startswith("job-")]
+        releases = sorted(r for r in self._release_revisions() if r.startswith("job-"))
         if releases:
             self.helm("uninstall", *releases, "-n", "default")
         if self.queues_revision and self._queues_revision() != self.queues_revision:

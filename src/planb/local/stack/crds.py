@@ -6,6 +6,8 @@ files into the throwaway one whose etcd becomes the snapshot.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +49,35 @@ def files() -> list[Path]:
         for path in sorted(directory.glob("*.yaml"))
         if path.name not in SKIPPED_CRDS
     ]
+
+
+def digest(manifests: Sequence[Path]) -> str:
+    """What a set of CRD files holds: their names and bytes (a stack that took them in keeps them in its etcd)."""
+    sha = hashlib.sha256()
+    for path in manifests:
+        sha.update(f"{path.parent.name}/{path.name}\n".encode())
+        sha.update(hashlib.sha256(path.read_bytes()).digest())
+    return sha.hexdigest()[:16]
+
+
+def applied(stamp: Path, manifests: Sequence[Path]) -> frozenset[str] | None:
+    """The CRDs (PLURAL.GROUP) this stack's etcd took in from exactly these files, as `record` wrote them in
+    `stamp`; None when it took in other files, or none, or the stamp is unreadable."""
+    try:
+        recorded = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(recorded, dict) or recorded.get("digest") != digest(manifests):
+        return None
+    names = recorded.get("names")
+    if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
+        return None
+    return frozenset(names)
+
+
+def record(stamp: Path, manifests: Sequence[Path], names: Sequence[str]) -> None:
+    """Write in `stamp` that this stack's etcd holds these files' CRDs, served under these names."""
+    stamp.write_text(json.dumps({"digest": digest(manifests), "names": sorted(names)}) + "\n")
 
 
 def apply(kubeconfig: Path, manifests: Sequence[Path], stdin: str | None = None) -> None:
