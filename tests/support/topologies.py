@@ -240,7 +240,7 @@ class Topologies:
             "GET", "/api/v1/namespaces/default/secrets", query={"labelSelector": "owner=helm"}, accept=METADATA_LIST
         )
         revisions: dict[str, int] = {}
-        for item in found.get("items", []):
+        for item in found.get("items") or []:  # a metadata list of nothing has "items": null
             labels = item["metadata"].get("labels") or {}
             if labels.get("status") != "uninstalled":
                 name, version = labels.get("name", ""), int(labels.get("version", "0"))
