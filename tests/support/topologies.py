@@ -233,9 +233,8 @@ class Topologies:
         return run(str(paths.tool("helm")), f"--kubeconfig={self.stack.kubeconfig}", *args, check=check)
 
     def _release_revisions(self) -> dict[str, int]:
-        """Each Helm release in `default` and its newest revision, read from the Secrets Helm keeps them in (its
-        storage driver labels each owner=helm, name=RELEASE, version=REVISION; helm/pkg/storage/driver/secrets.go),
-        as one metadata-only list: `helm list` and `helm history` would each cost a Helm process per reset."""
+        """Each Helm release in `default` and its newest revision from the labels of Helm's release Secrets (owner,
+        name, version; helm pkg/storage/driver/secrets.go) in one list: no helm list or helm history process."""
         found = Kube(self.stack.kubeconfig).request(
             "GET", "/api/v1/namespaces/default/secrets", query={"labelSelector": "owner=helm"}, accept=METADATA_LIST
         )
@@ -243,8 +242,7 @@ class Topologies:
         for item in found.get("items") or []:  # a metadata list of nothing has "items": null
             labels = item["metadata"].get("labels") or {}
             if labels.get("status") != "uninstalled":
-                name, version = labels.get("name", ""), int(labels.get("version", "0"))
-                revisions[name] = max(revisions.get(name, 0), version)
+                revisions[labels["name"]] = max(revisions.get(labels["name"], 0), int(labels.get("version", "0")))
         return revisions
 
     def _queues_revision(self) -> int:
@@ -257,9 +255,8 @@ class Topologies:
         switches), and the queues release rolled back to the converge's revision without a playbook.
 
         `helm uninstall --wait` polls every 2 s, so the wait is ours (0.2 s). A job pod whose node the simulator
-        has deleted (a DWS request's nodes go with it) stays Terminating: nothing runs it any more, and the pod
-        garbage collector takes it only after its 40 s quarantine, so the reset deletes it as that collector
-        would (grace period 0)."""
+        has deleted (a DWS request's nodes go with it) stays Terminating: the pod garbage collector takes it only
+        after its 40 s quarantine, so the reset deletes it as that collector would (grace period 0)."""
         kube = Kube(self.stack.kubeconfig)
         rayhead_settings.settings_file().unlink(missing_ok=True)
         # Idle nodes go at once while resetting; TEST_CAPACITY's 5 s again once they are gone.

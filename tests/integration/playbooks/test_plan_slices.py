@@ -43,6 +43,8 @@ def _changed(output: str) -> int:
 def test_k_slices_per_plan_are_k_pools_labelled_by_plan(emulator: RunningEmulator, tmp_path: Path) -> None:
     rc, out = _run(emulator, tmp_path, "-e", "planb_ondemand_slices=3", "-e", "planb_dws_slices=2")
     assert rc == 0, out[-3000:]
+    # No local stack runs for this emulator: the play says so in the emulator's words (planb.gke.emulator_reply).
+    assert "No kubeconfig written to" in out and "does not exist yet; start the local stack" in out, out[-3000:]
     pools = _pools(emulator)
     assert sorted(pools) == [
         "default-pool",
