@@ -224,7 +224,7 @@ class Topologies:
             running = self.stack.failover.pid() is not None
             assert running == (name == "failover_site"), f"failover controller running={running} after {name}"
             self.current, self.stamp = name, self._stack_stamp()
-            self.queues_revision = self._queues_revision()
+            self.queues_revision = self._release_revisions().get("planb-queues", 0)
         self.reset()
         return self.stack.kubeconfig
 
@@ -245,9 +245,6 @@ class Topologies:
                 revisions[labels["name"]] = max(revisions.get(labels["name"], 0), int(labels.get("version", "0")))
         return revisions
 
-    def _queues_revision(self) -> int:
-        return self._release_revisions().get("planb-queues", 0)
-
     def reset(self) -> None:
         """What a test may have changed, back as the converge left it: job releases uninstalled (one call), no
         Workload, RayJob, RayCluster, ProvisioningRequest, job pod or plan node left, the capacity simulator's and
@@ -261,12 +258,13 @@ class Topologies:
         rayhead_settings.settings_file().unlink(missing_ok=True)
         # Idle nodes go at once while resetting; TEST_CAPACITY's 5 s again once they are gone.
         capacity_settings.save(replace(TEST_CAPACITY, scale_down_after_seconds=0.0))
-        releases = sorted(r for r in self._release_revisions() if r.startswith("job-"))
+        revisions = self._release_revisions()
+        releases = sorted(r for r in revisions if r.startswith("job-"))
         if releases:
             self.helm("uninstall", *releases, "-n", "default")
-        if self.queues_revision and self._queues_revision() != self.queues_revision:
+        if self.queues_revision and revisions.get("planb-queues", 0) != self.queues_revision:
             self.helm("rollback", "planb-queues", str(self.queues_revision))
-            self.queues_revision = self._queues_revision()
+            self.queues_revision = self._release_revisions().get("planb-queues", 0)
 
         def left() -> dict[str, list[str]]:
             nodes = kube.items("/api/v1/nodes")

@@ -21,20 +21,20 @@ def manifests(tmp_path: Path) -> list[Path]:
 
 def test_the_names_recorded_for_these_files_are_read_back(manifests: list[Path], tmp_path: Path) -> None:
     stamp = tmp_path / "crds.applied"
-    crds.record(stamp, manifests, ["workloads.kueue.x-k8s.io", "rayjobs.ray.io"])
-    assert crds.applied(stamp, manifests) == frozenset({"workloads.kueue.x-k8s.io", "rayjobs.ray.io"})
+    crds.record(stamp, crds.digest(manifests), ["workloads.kueue.x-k8s.io", "rayjobs.ray.io"])
+    assert crds.applied(stamp, crds.digest(manifests)) == frozenset({"workloads.kueue.x-k8s.io", "rayjobs.ray.io"})
 
 
 def test_a_changed_renamed_or_missing_file_makes_the_stamp_say_nothing(manifests: list[Path], tmp_path: Path) -> None:
     stamp = tmp_path / "crds.applied"
-    crds.record(stamp, manifests, ["workloads.kueue.x-k8s.io"])
+    crds.record(stamp, crds.digest(manifests), ["workloads.kueue.x-k8s.io"])
     manifests[1].write_text("kind: CustomResourceDefinition # changed\n")
-    assert crds.applied(stamp, manifests) is None
-    crds.record(stamp, manifests, ["workloads.kueue.x-k8s.io"])
+    assert crds.applied(stamp, crds.digest(manifests)) is None
+    crds.record(stamp, crds.digest(manifests), ["workloads.kueue.x-k8s.io"])
     renamed = manifests[1].with_name("c.yaml")
     manifests[1].rename(renamed)
-    assert crds.applied(stamp, [manifests[0], renamed]) is None
-    assert crds.applied(stamp, manifests[:1]) is None
+    assert crds.applied(stamp, crds.digest([manifests[0], renamed])) is None
+    assert crds.applied(stamp, crds.digest(manifests[:1])) is None
 
 
 @pytest.mark.parametrize("text", ["", "not json", "[]", '{"digest": "x", "names": ["a"]}', None])
@@ -42,10 +42,10 @@ def test_no_stamp_or_an_unreadable_one_says_nothing(manifests: list[Path], tmp_p
     stamp = tmp_path / "crds.applied"
     if text is not None:
         stamp.write_text(text)
-    assert crds.applied(stamp, manifests) is None
+    assert crds.applied(stamp, crds.digest(manifests)) is None
 
 
 def test_a_stamp_with_no_names_says_nothing(manifests: list[Path], tmp_path: Path) -> None:
     stamp = tmp_path / "crds.applied"
-    crds.record(stamp, manifests, [])
-    assert crds.applied(stamp, manifests) is None
+    crds.record(stamp, crds.digest(manifests), [])
+    assert crds.applied(stamp, crds.digest(manifests)) is None

@@ -9,13 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kubectl import kubectl
+from planb.statefile import write_json
 
 #: CRDs of the pinned modules the stack leaves out: KubeRay runs its RayCronJob controller only behind its
 #: RayCronJob feature gate (off; ray-operator main.go), and Kueue integrates no RayCronJob, so nothing here
@@ -51,23 +52,29 @@ def files() -> list[Path]:
     ]
 
 
-def digest(manifests: Sequence[Path]) -> str:
-    """What a set of CRD files holds: their names and bytes (a stack that took them in keeps them in its etcd)."""
-    sha = hashlib.sha256()
+def hash_files(sha: hashlib._Hash, manifests: Sequence[Path]) -> None:
+    """Feed `sha` each file's folder and name, and the hash of its bytes, in order (what a CRD set is keyed by:
+    here, and in planb.local.stack.snapshot's key)."""
     for path in manifests:
         sha.update(f"{path.parent.name}/{path.name}\n".encode())
         sha.update(hashlib.sha256(path.read_bytes()).digest())
+
+
+def digest(manifests: Sequence[Path]) -> str:
+    """What a set of CRD files holds: their names and bytes (a stack that took them in keeps them in its etcd)."""
+    sha = hashlib.sha256()
+    hash_files(sha, manifests)
     return sha.hexdigest()[:16]
 
 
-def applied(stamp: Path, manifests: Sequence[Path]) -> frozenset[str] | None:
-    """The CRDs (PLURAL.GROUP) this stack's etcd took in from exactly these files, as `record` wrote them in
-    `stamp`; None when it took in other files, or none, or the stamp is unreadable."""
+def applied(stamp: Path, files_digest: str) -> frozenset[str] | None:
+    """The CRDs (PLURAL.GROUP) this stack's etcd took in from the files of this `digest`, as `record` wrote them
+    in `stamp`; None when it took in other files, or none, or the stamp is unreadable."""
     try:
         recorded = json.loads(stamp.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(recorded, dict) or recorded.get("digest") != digest(manifests):
+    if not isinstance(recorded, dict) or recorded.get("digest") != files_digest:
         return None
     names = recorded.get("names")
     if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
@@ -75,9 +82,10 @@ def applied(stamp: Path, manifests: Sequence[Path]) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def record(stamp: Path, manifests: Sequence[Path], names: Sequence[str]) -> None:
-    """Write in `stamp` that this stack's etcd holds these files' CRDs, served under these names."""
-    stamp.write_text(json.dumps({"digest": digest(manifests), "names": sorted(names)}) + "\n")
+def record(stamp: Path, files_digest: str, names: Iterable[str]) -> None:
+    """Write in `stamp` that this stack's etcd holds the CRDs of the files of this `digest`, served under these
+    names."""
+    write_json(stamp, {"digest": files_digest, "names": sorted(names)})
 
 
 def apply(kubeconfig: Path, manifests: Sequence[Path], stdin: str | None = None) -> None:
@@ -93,10 +101,11 @@ def apply(kubeconfig: Path, manifests: Sequence[Path], stdin: str | None = None)
     )
 
 
-def wait_served(kubeconfig: Path, timeout: float = 60, expected: frozenset[str] | None = None) -> None:
+def wait_served(kubeconfig: Path, timeout: float = 60, expected: frozenset[str] | None = None) -> frozenset[str]:
     """Every CRD (and every one `expected` names, each of which must exist) is served: each is in the discovery
     of its group, which the API server's discovery controller adds a CRD to once it is Established, and only
-    then (apiextensions-apiserver, pkg/apiserver/customresource_discovery_controller.go: sync).
+    then (apiextensions-apiserver, pkg/apiserver/customresource_discovery_controller.go: sync). Returns the CRDs
+    it waited on.
 
     Asked of discovery and of a metadata-only list of the CRDs, in this process, instead of by `kubectl wait
     --for=condition=Established`: that lists the CRDs and watches them, so the API server encodes and sends
@@ -104,20 +113,21 @@ def wait_served(kubeconfig: Path, timeout: float = 60, expected: frozenset[str] 
     """
     kube = Kube(kubeconfig)
     deadline = time.monotonic() + timeout
-    missing = set(kube.names(CRDS))  # listed once: each list decodes every CRD
+    names = set(kube.names(CRDS))  # listed once: each list decodes every CRD
     if expected is not None:
-        absent = expected - missing
+        absent = expected - names
         if absent:
             raise LocalStackError(
                 f"the API server has no CRD {', '.join(sorted(absent))}, which etcd's snapshot recorded. "
                 f"Fix: remove the snapshots in {paths.tools_dir().resolve() / 'etcd-snapshots'} (the next up makes a "
                 "new one), then 'planb local down' and 'planb local up'"
             )
-        missing |= expected
+        names |= expected
+    missing = set(names)
     while True:
         missing -= served(kube, missing)
         if not missing:
-            return
+            return frozenset(names)
         if time.monotonic() > deadline:
             raise StartupTimeoutError(
                 f"the API server serves no {', '.join(sorted(missing))} after {timeout:.0f} s "

@@ -31,9 +31,9 @@ from planb.process import ManagedProcess
 from planb.statefile import flocked
 
 KUBERAY_METRICS_PORT = loopback.port(19082)
+KUBERAY_PROBE_PORT = loopback.port(19083)
 #: The state directory's record of the CRD files this stack's etcd took in (planb.local.stack.crds.record).
 CRDS_STAMP = "crds.applied"
-KUBERAY_PROBE_PORT = loopback.port(19083)
 
 
 def say(msg: str) -> None:
@@ -98,8 +98,9 @@ class StackParts:
         """
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
         manifests = crds.files()
+        files_digest = crds.digest(manifests)
         stamp = self.state / CRDS_STAMP
-        held = from_snapshot if from_snapshot is not None else crds.applied(stamp, manifests)
+        held = from_snapshot if from_snapshot is not None else crds.applied(stamp, files_digest)
         if held is None:
             say("installing the ProvisioningRequest, KubeRay and Kueue CRDs and Kueue's webhook configurations ...")
         elif from_snapshot is None:
@@ -109,15 +110,15 @@ class StackParts:
         others = yaml.safe_dump_all([namespace, *self.kueue.webhook_manifests()])
         try:
             crds.apply(self.kubeconfig, manifests if held is None else [], stdin=others)
-            crds.wait_served(self.kubeconfig, expected=held)
+            served = crds.wait_served(self.kubeconfig, expected=held)
         except LocalStackError:
             if held is None or from_snapshot is not None:
                 raise
             # The stamp said more than etcd holds (a CRD deleted by hand): every CRD goes in again.
             say("a CRD the stamp names is gone; installing every CRD again ...")
             crds.apply(self.kubeconfig, manifests, stdin=others)
-            crds.wait_served(self.kubeconfig)
-        crds.record(stamp, manifests, Kube(self.kubeconfig).names(crds.CRDS))
+            served = crds.wait_served(self.kubeconfig)
+        crds.record(stamp, files_digest, served)
 
     def start_kuberay(self) -> None:
         """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""

@@ -95,9 +95,7 @@ def snapshot_key(manifests: Sequence[Path], versions_env: bytes) -> str:
     # The configuration's flags, etcd's TLS included, but not one throwaway cluster's certificate paths and ports.
     recipe = {"configuration": configuration_recipe(kwok_crds=False), "without": WITHOUT}
     digest.update(json.dumps(recipe, sort_keys=True).encode())
-    for path in manifests:
-        digest.update(f"{path.parent.name}/{path.name}\n".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    crds.hash_files(digest, manifests)
     return digest.hexdigest()[:16]
 
 

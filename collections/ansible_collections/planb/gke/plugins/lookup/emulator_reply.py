@@ -89,7 +89,7 @@ def reply(url: str, timeout: float) -> dict[str, Any]:
     except urllib.error.HTTPError as exc:
         status, reason, body = exc.code, str(exc.reason), exc.read()
     except (urllib.error.URLError, OSError) as exc:
-        return {"status": 0, "content": "", "msg": f"Status code was -1 and not [200, 404]: {exc}"}
+        return {"status": 0, "content": "", "msg": f"nothing answered at {url}: {exc}"}
     answer: dict[str, Any] = {"status": status, "content": body.decode(errors="replace"), "msg": reason}
     with contextlib.suppress(ValueError):
         answer["json"] = json.loads(body)
