@@ -50,8 +50,9 @@ setup: venv tools operator-venv ## everything demo and test need
 up: setup ## start the local stack (kwok control plane + Kueue)
 	@planb local up
 
-down: venv ## stop the local stack and remove its state
+down: venv ## stop the local stack (and a regions demo's stacks) and remove its state
 	@planb local down
+	@planb local down --regions
 
 status: venv ## local stack status
 	@planb local status

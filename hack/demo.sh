@@ -17,7 +17,10 @@
 # ConcurrentAdmission): a job starts on Spot at once, migrates to dws when DWS has room and to the
 # reservation when it frees, train.py resuming from its newest checkpoint each time
 # (hack/demo_concurrent.py tells the story and exits 0 only if every step landed).
-# Every scenario ends by drawing its jobs' timelines (planb status JOB --timeline) into
+# PLANB_DEMO_SCENARIO=regions: a MultiKueue manager and three regions, each a local stack (planb local up --regions
+# 3, docs/regions.md); two regions stocked out, the third grants, the job runs there (hack/demo_regions.py;
+# PLANB_DEMO_REGIONS_RUNS=10 repeats it with the regions shuffled). planb local down --regions stops them.
+# Every other scenario ends by drawing its jobs' timelines (planb status JOB --timeline) into
 # .state/demo-<scenario>-<job>.svg and printing their paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +48,12 @@ JSON
     site_args=(-e "@$LADDER_VARS")
     if [[ "$SCENARIO" == concurrent ]]; then site_args+=(-e planb_ladder_mode=concurrent); fi
     ;;
-  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default), stockout, ladder or concurrent" >&2; exit 2 ;;
+  regions)
+    # The manager takes the single stack's ports: a stack left up from another scenario goes first.
+    planb local down >/dev/null
+    exec python hack/demo_regions.py
+    ;;
+  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default), stockout, ladder, concurrent or regions" >&2; exit 2 ;;
 esac
 
 t0=$SECONDS
@@ -92,6 +100,8 @@ if .venv/bin/python -c 'import sys; from planb.local.stack.stack import LocalSta
   echo "[planb demo] a local stack is here from an earlier run: 'planb local down' first, so this demo starts clean"
   planb local down
 fi
+# A regions scenario's stacks (planb local up --regions) hold this stack's ports: down too, when there.
+planb local down --regions
 # `up` runs in the background while site.yml starts: its longest part is the API server taking in the CRDs,
 # which only the kueue play needs (that play's `planb local kueue` takes the stack's lock, so it waits for up to
 # finish). site.yml starts once the control plane has written its kubeconfig: the GKE emulator then knows the

@@ -8,11 +8,15 @@ from dataclasses import replace
 
 from planb.argtypes import finite
 from planb.failover import settings as failover_settings
+from planb.local import regions
 from planb.local.stack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.local.stack.stack import LocalStack, component_versions
 
 
 def _up(args: argparse.Namespace) -> int:
+    if args.regions:
+        regions.up(args.regions)
+        return 0
     stack = LocalStack()
     stack.up()
     if args.versions:
@@ -21,11 +25,19 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
+    if args.regions:
+        regions.down()
+        return 0
     LocalStack().down()
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
+    if args.regions:
+        members = regions.status()
+        for member, running in members:
+            print(f"{member.name:<16}  {'running' if running else 'stopped':<8}  KUBECONFIG={member.kubeconfig}")
+        return 0 if members and all(running for _, running in members) else 1
     stack = LocalStack()
     rows = stack.status()
     width = max(len(r.name) for r in rows)
@@ -96,9 +108,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verbs = local.add_subparsers(dest="verb", required=True, metavar="VERB")
     up = verbs.add_parser("up", help="start the stack (a no-op when it runs)")
     up.add_argument("--versions", action="store_true", help="print each component's version afterwards")
+    up.add_argument(
+        "--regions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="a MultiKueue manager and N worker regions, each a stack of its own (docs/regions.md)",
+    )
     up.set_defaults(handler=_up)
-    verbs.add_parser("down", help="stop every process of the stack and remove its state").set_defaults(handler=_down)
-    verbs.add_parser("status", help="what runs; exit 1 unless all is up").set_defaults(handler=_status)
+    down = verbs.add_parser("down", help="stop every process of the stack and remove its state")
+    down.add_argument("--regions", action="store_true", help="the manager and the regions `up --regions` started")
+    down.set_defaults(handler=_down)
+    status = verbs.add_parser("status", help="what runs; exit 1 unless all is up")
+    status.add_argument("--regions", action="store_true", help="each member `up --regions` started")
+    status.set_defaults(handler=_status)
     verbs.add_parser("versions", help="each component's own version").set_defaults(handler=_versions)
     kueue = verbs.add_parser("kueue", help="run the host Kueue with these feature gates and integrations")
     kueue.add_argument("--feature-gates", help="NAME=true|false,... (replaces the current set)")

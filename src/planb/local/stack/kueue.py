@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -25,7 +26,7 @@ from planb.kube import Kube, KubeError
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kueue_webhooks import webhook_configurations
 from planb.process import ManagedProcess
-from planb.statefile import private_dir, write_atomic, write_json
+from planb.statefile import flocked, private_dir, write_atomic, write_json
 from planb.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
@@ -33,6 +34,10 @@ NAMESPACE = "kueue-system"
 #: Where Kueue v0.19 looks for its metrics certificate when internal cert management is off
 #: (a fixed path in cmd/kueue/main.go).
 METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+#: The lock stacks on this machine take in turn while one writes its pair there and its Kueue reads it (start).
+METRICS_LOCK = Path(tempfile.gettempdir()) / f"planb-kueue-metrics-cert-{os.getuid()}.lock"
+#: The longest one stack holds METRICS_LOCK; Kueue reads the pair within milliseconds of its start.
+METRICS_LOCK_SECONDS = 30.0
 
 
 #: Gates local mode must set: the visibility API needs an aggregated API service and its own
@@ -282,7 +287,6 @@ class HostKueue:
         if running is not None:
             return running
         binary = self.binary()
-        self._install_metrics_cert()
         config = self.state / "kueue-config.yaml"
         write_atomic(config, yaml.safe_dump(configuration(self.settings, self.cert.directory)))
         argv = [
@@ -292,7 +296,17 @@ class HostKueue:
             f"--kubeconfig={self.kubeconfig}",
             "--zap-log-level=2",
         ]
-        return self.process.start(argv)
+        # Every stack's Kueue reads its metrics pair from the one fixed METRICS_CERT_DIR at start-up. Stacks
+        # started side by side (`planb local up --regions`) would otherwise write their pairs over each other's,
+        # and a Kueue could read one stack's certificate with another's key ("private key does not match public
+        # key"): one stack at a time writes its pair and starts its Kueue, until that Kueue answers or exits.
+        with flocked(METRICS_LOCK):
+            self._install_metrics_cert()
+            pid = self.process.start(argv)
+            deadline = time.monotonic() + METRICS_LOCK_SECONDS
+            while time.monotonic() < deadline and self.process.pid() is not None and not self.ready():
+                time.sleep(0.05)
+        return pid
 
     def ready(self) -> bool:
         url = f"http://127.0.0.1:{self.settings.health_port}/readyz"

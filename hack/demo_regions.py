@@ -1,0 +1,179 @@
+"""`PLANB_DEMO_SCENARIO=regions make demo`: a job goes to the region whose DWS request GKE grants (issue 38).
+
+1. `planb local up --regions 3`: the MultiKueue manager and three regions (us-east5, europe-west4, asia-northeast1),
+   each a local stack of its own (planb.local.regions);
+2. each region converged by site.yml with a capacity-backed ladder, DWS alone (docs/regions.md, option C:
+   a dispatched copy is admitted only once its ProvisioningRequest is provisioned), the three side by side;
+3. playbooks/regions.yml connects the manager's Kueue to the three (roles/multikueue);
+4. each run: two regions stocked out (their DWS requests wait for resources), the third grants after
+   ``--grant-delay`` seconds; the regions' order is shuffled every run, and so is which one grants. job-1 is
+   installed on the manager with the unchanged chart. The run passes if the manager's Workload names the granting
+   region, the job runs within ``--grant-delay`` + 60 s of its submission, and the losing regions hold no copy
+   and no ProvisioningRequest of it within 30 s after the win.
+
+Each losing region's last word (its copy's DWS check message) is printed: why it lost. The stacks are left up
+(`planb local down --regions` stops them). Exits 0 only if every run passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from planb import paths
+from planb.kube import Kube, KubeError
+from planb.local import regions
+from planb.local.regions import Member
+
+JOB = "job-1"
+CHART = paths.REPO / "charts" / "planb"
+#: Each region's ladder: DWS alone, the capacity-backed rung a dispatched copy may take (docs/regions.md, option C).
+DWS_ONLY = {"planb_plans": [{"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"}]}
+#: A DWS request in a stocked-out region waits for resources for longer than any run.
+STOCKED_OUT = 100000.0
+WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads"
+REQUESTS = "/apis/autoscaling.x-k8s.io/v1/namespaces/default/provisioningrequests"
+RAYJOB = f"/apis/ray.io/v1/namespaces/default/rayjobs/{JOB}"
+
+
+def say(msg: str) -> None:
+    print(f"[planb demo regions] {msg}", flush=True)
+
+
+def run(command: list[str], member: Member | None = None, log: Path | None = None) -> None:
+    env = {**os.environ, **(member.env() if member else {})}
+    done = subprocess.run(command, env=env, cwd=paths.REPO, capture_output=True, text=True, check=False)
+    if log:
+        log.write_text(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(command[:3])} ... failed ({member.name if member else 'here'}):\n"
+            f"{(done.stdout + done.stderr)[-3000:]}"
+        )
+
+
+def converge(member: Member) -> float:
+    start = time.monotonic()
+    log = member.state / "site.log"
+    run([str(paths.REPO / ".venv/bin/ansible-playbook"), "site.yml", "-e", json.dumps(DWS_ONLY)], member, log)
+    return time.monotonic() - start
+
+
+def kubeconfig(member: Member) -> Path:
+    """The region's cluster kubeconfig site.yml wrote (local mode: planb_state_dir/gke/<cluster>.kubeconfig)."""
+    return member.state / "gke" / "tpu-cluster.kubeconfig"
+
+
+def copies(kube: Kube) -> list[dict]:
+    return [w for w in kube.items(WORKLOADS) if w["metadata"]["name"].startswith(f"rayjob-{JOB}-")]
+
+
+def one_run(number: int, manager: Member, workers: list[Member], grant_delay: float, rng: random.Random) -> bool:
+    order = workers[:]
+    rng.shuffle(order)
+    granting = rng.choice(order)
+    for member in order:
+        delay = grant_delay if member is granting else STOCKED_OUT
+        run([sys.executable, "-m", "planb.cli", "capacity", "set", "--pool", "dws-pool", "--delay", str(delay)], member)
+    say(
+        f"run {number}: regions in order {', '.join(m.name for m in order)}; only {granting.name} grants, "
+        f"after {grant_delay:.0f} s"
+    )
+    boss = Kube(manager.kubeconfig)
+    kubes = {m.name: Kube(kubeconfig(m)) for m in workers}
+    helm = [str(paths.tool("helm")), "--kubeconfig", str(manager.kubeconfig)]
+    submitted = time.monotonic()
+    run([*helm, "install", JOB, str(CHART)])
+    last_word: dict[str, str] = {}
+    winner, running_after, won_at = "", None, None
+    deadline = submitted + grant_delay + 60
+    while time.monotonic() < deadline and running_after is None:
+        for name, kube in kubes.items():
+            for copy in copies(kube):
+                for check in copy.get("status", {}).get("admissionChecks", []):
+                    last_word[name] = check.get("message", "")
+        (workload, *_) = [w for w in boss.items(WORKLOADS) if w["metadata"]["name"].startswith(f"rayjob-{JOB}-")] or [
+            {}
+        ]
+        winner = workload.get("status", {}).get("clusterName", "") or winner
+        if winner and won_at is None:
+            won_at = time.monotonic()
+        job = boss.get(RAYJOB) or {}
+        if job.get("status", {}).get("jobDeploymentStatus") == "Running":
+            running_after = time.monotonic() - submitted
+        time.sleep(0.2)
+    gone_after = None
+    if won_at is not None:
+        while time.monotonic() < won_at + 30:
+            left = [n for n, k in kubes.items() if n != winner and (copies(k) or _requests(k))]
+            if not left:
+                gone_after = time.monotonic() - won_at
+                break
+            time.sleep(0.2)
+    for member in workers:
+        if member.name != winner:
+            say(f"  {member.name} lost: {last_word.get(member.name) or 'no copy seen'}")
+    ok = winner == granting.name and running_after is not None and gone_after is not None
+    ran = "not running" if running_after is None else f"running {running_after:.1f} s after submission"
+    gone = "NOT within 30 s" if gone_after is None else f"after {gone_after:.1f} s"
+    say(
+        f"  -> ran in {winner or 'no region'}; {ran} (grant delay {grant_delay:.0f} s); losing copies and requests "
+        f"gone {gone}: {'PASS' if ok else 'FAIL'}"
+    )
+    run([*helm, "uninstall", JOB, "--wait"])
+    _wait_clean(boss, kubes)
+    return ok
+
+
+def _requests(kube: Kube) -> list[dict]:
+    try:
+        return [r for r in kube.items(REQUESTS) if f"-{JOB}-" in r["metadata"]["name"]]
+    except KubeError:
+        return []
+
+
+def _wait_clean(boss: Kube, kubes: dict[str, Kube]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if not copies(boss) and not any(copies(k) or _requests(k) for k in kubes.values()):
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"{JOB} left Workloads or ProvisioningRequests behind 60 s after its uninstall")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=int(os.environ.get("PLANB_DEMO_REGIONS_RUNS", "1")))
+    parser.add_argument("--grant-delay", type=float, default=8.0, help="seconds the granting region's DWS takes")
+    parser.add_argument("--seed", type=int, default=None, help="the shuffle's seed (default: a new one each time)")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    regions.down()
+    manager, *workers = regions.up(len(regions.REGIONS))
+    say("converging the three regions side by side (site.yml, DWS alone) ...")
+    with ThreadPoolExecutor(len(workers)) as pool:
+        for member, seconds in zip(workers, pool.map(converge, workers), strict=True):
+            say(f"  {member.name} converged in {seconds:.1f} s")
+    variables = {
+        "planb_manager_kubeconfig": str(manager.kubeconfig),
+        "planb_regions": [{"name": m.name, "kubeconfig": str(kubeconfig(m))} for m in workers],
+    }
+    say("connecting the manager's Kueue to the regions (playbooks/regions.yml) ...")
+    run([str(paths.REPO / ".venv/bin/ansible-playbook"), "playbooks/regions.yml", "-e", json.dumps(variables)])
+    passed = sum(one_run(n, manager, workers, args.grant_delay, rng) for n in range(1, args.runs + 1))
+    say(
+        f"{passed} of {args.runs} run(s) landed in the granting region in time. The stacks stay up: "
+        f"planb local down --regions stops them."
+    )
+    return 0 if passed == args.runs else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
