@@ -92,7 +92,7 @@ def one_run(number: int, manager: Member, workers: list[Member], grant_delay: fl
     submitted = time.monotonic()
     run([*helm, "install", JOB, str(CHART)])
     last_word: dict[str, str] = {}
-    winner, running_after, won_at = "", None, None
+    winner, running_after, won_at, told = "", None, None, False
     deadline = submitted + grant_delay + 60
     while time.monotonic() < deadline and running_after is None:
         for name, kube in kubes.items():
@@ -105,6 +105,9 @@ def one_run(number: int, manager: Member, workers: list[Member], grant_delay: fl
         winner = workload.get("status", {}).get("clusterName", "") or winner
         if winner and won_at is None:
             won_at = time.monotonic()
+        if not told and (winner or time.monotonic() > submitted + grant_delay / 2):
+            say(f"  while they race, planb status on the manager says: {region_line(manager)}")
+            told = True
         job = boss.get(RAYJOB) or {}
         if job.get("status", {}).get("jobDeploymentStatus") == "Running":
             running_after = time.monotonic() - submitted
@@ -120,7 +123,11 @@ def one_run(number: int, manager: Member, workers: list[Member], grant_delay: fl
     for member in workers:
         if member.name != winner:
             say(f"  {member.name} lost: {last_word.get(member.name) or 'no copy seen'}")
+    status_line = region_line(manager)
+    say(f"  planb status on the manager: {status_line}")
     ok = winner == granting.name and running_after is not None and gone_after is not None
+    # The REGION line names the winner and every region that lost.
+    ok = ok and status_line.startswith(f"runs in {granting.name} ") and all(m.name in status_line for m in workers)
     ran = "not running" if running_after is None else f"running {running_after:.1f} s after submission"
     gone = "NOT within 30 s" if gone_after is None else f"after {gone_after:.1f} s"
     say(
@@ -130,6 +137,19 @@ def one_run(number: int, manager: Member, workers: list[Member], grant_delay: fl
     run([*helm, "uninstall", JOB, "--wait"])
     _wait_clean(boss, kubes)
     return ok
+
+
+def region_line(manager: Member) -> str:
+    """`planb status`'s REGION line for the job, as a developer on the manager sees it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "status"],
+        env={**os.environ, "KUBECONFIG": str(manager.kubeconfig)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith(f"REGION default/{JOB}:")]
+    return lines[0].split(": ", 1)[1] if lines else f"(no REGION line; planb status said: {done.stdout[-300:]!r})"
 
 
 def _requests(kube: Kube) -> list[dict]:

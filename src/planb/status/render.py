@@ -33,6 +33,7 @@ def table(jobs: list[JobStatus]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
     lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants.summary(j.concurrent)}" for j in jobs if j.concurrent]
+    lines += [f"REGION {j.namespace}/{j.name}: {j.regions.line()}" for j in jobs if j.regions]
     return "\n".join(lines)
 
 
@@ -58,6 +59,11 @@ def explain(job: JobStatus) -> str:
         lines.append(f"  {job.shape_note}")
     if job.plan != "-":
         lines.append(f"    plan {job.plan} (flavor {job.accelerator_flavor})")
+    if job.regions is not None:
+        lines.append(f"  region: {job.regions.line()}")
+        for copy in job.regions.regions:
+            if copy.state != "lost":
+                lines += [f"    {copy.region}: {copy.state}"] + [f"      {check}" for check in copy.checks]
     if job.phases:
         lines.append(f"    phases: {job.phases}")
     if job.concurrent is not None:

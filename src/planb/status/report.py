@@ -11,6 +11,7 @@ from planb.failover.names import move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true, items_if_allowed
 from planb.status import admissions, lifecycle, shapes, trainlog, variants
 from planb.status import goodput as goodput_
+from planb.status import regions as regions_
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
@@ -117,6 +118,8 @@ class JobStatus:
     conditions: list[ConditionInfo] = field(default_factory=list)
     #: When planb's failover moved the job off plan A (its planb.dev/failover-moved-at annotation).
     moved_at: float | None = None
+    #: On a MultiKueue manager: which region runs the job, or how each region's copy stands (planb.status.regions).
+    regions: regions_.Dispatch | None = None
 
     @property
     def failed(self) -> bool:
@@ -316,6 +319,7 @@ def collect(
             job.requests.sort(key=lambda r: (r.attempt or 0, r.name))
             wl_conds = conditions(wl)
             job.active = (wl.get("spec") or {}).get("active", True) is not False
+            job.regions = regions_.dispatch(kube, wl) if regions_.is_dispatched(wl) else None
             job.phases = lifecycle.phases(wl, wl_conds) if job.active else ""
             for check in job.checks:
                 attempts = [

@@ -1,0 +1,108 @@
+"""`planb status` on a MultiKueue manager: which region runs a job, how each region's copy stands, why the others lost.
+
+A Workload Kueue's MultiKueue dispatches carries ``status.nominatedClusterNames`` while its copies race and
+``status.clusterName`` once one copy is admitted (Kueue v0.19.2, apis/kueue/v1beta2/workload_types.go; the race:
+docs/regions.md). Each region is a MultiKueueCluster whose Secret holds the kubeconfig the manager's Kueue uses;
+planb reads each region's copy of the Workload with it (same namespace and name): its admission checks say how its
+ladder stands (for a DWS rung, GKE's "Waiting for resources ..." until the request is provisioned).
+
+Once one region is admitted, Kueue deletes the other copies in the same reconcile
+(pkg/controller/admissionchecks/multikueue/workload.go, reconcileGroup); what they last said is gone with them, so
+the losing regions are named with the only reason the race has: they had not granted when the winner did.
+"""
+
+from __future__ import annotations
+
+import base64
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planb.errors import PlanbError
+from planb.kube import Kube, KubeError, Obj
+
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+#: Kueue's namespace on the manager, where the MultiKueueClusters' Secrets live (its configuration's `namespace`).
+KUEUE_NAMESPACE = "kueue-system"
+
+
+@dataclass
+class RegionCopy:
+    """One region's copy of the Workload, as that region's API server reports it."""
+
+    region: str
+    #: "admitted", "waiting", "no copy" or "unreadable: <why>".
+    state: str
+    #: Its admission checks, "name=State: message", one per check.
+    checks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Dispatch:
+    """Where MultiKueue sent one job."""
+
+    #: The region that won (its copy admitted first), "" while they race.
+    winner: str
+    regions: list[RegionCopy] = field(default_factory=list)
+
+    def line(self) -> str:
+        """One line: the winner and why the others lost, or how each region stands."""
+        if self.winner:
+            others = [r.region for r in self.regions if r.region != self.winner]
+            lost = f"; {', '.join(others)} lost: not granted before {self.winner} was" if others else ""
+            return f"runs in {self.winner} (admitted there first){lost}"
+        return "waits in every region: " + "; ".join(
+            f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions
+        )
+
+
+def is_dispatched(workload: Obj) -> bool:
+    status = workload.get("status") or {}
+    return bool(status.get("clusterName") or status.get("nominatedClusterNames"))
+
+
+def dispatch(kube: Kube, workload: Obj) -> Dispatch:
+    """The job's dispatch: the winner, and each region's copy read from that region (the winner's only, once won)."""
+    status = workload.get("status") or {}
+    winner = str(status.get("clusterName") or "")
+    nominated = [str(n) for n in status.get("nominatedClusterNames") or []]
+    everyone = _clusters(kube) or sorted({*nominated, *([winner] if winner else [])})
+    out = Dispatch(winner)
+    for region in everyone:
+        if winner and region != winner:
+            out.regions.append(RegionCopy(region, "lost"))
+            continue
+        out.regions.append(_copy(kube, region, workload["metadata"]["namespace"], workload["metadata"]["name"]))
+    return out
+
+
+def _clusters(kube: Kube) -> list[str]:
+    try:
+        return sorted(c["metadata"]["name"] for c in kube.items(f"{KUEUE}/multikueueclusters"))
+    except KubeError:
+        return []
+
+
+def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
+    try:
+        cluster = kube.get(f"{KUEUE}/multikueueclusters/{region}") or {}
+        location = (((cluster.get("spec") or {}).get("clusterSource") or {}).get("kubeConfig") or {}).get("location")
+        secret = kube.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets/{location}") if location else None
+        data = ((secret or {}).get("data") or {}).get("kubeconfig")
+        if not data:
+            return RegionCopy(region, "unreadable: no kubeconfig Secret for it on the manager")
+        with tempfile.TemporaryDirectory(prefix="planb-region-") as folder:
+            path = Path(folder) / "kubeconfig"
+            path.write_bytes(base64.b64decode(data))
+            path.chmod(0o600)
+            copy = Kube(path).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}")
+    except (PlanbError, OSError, ValueError) as exc:  # a region that does not answer, a bad kubeconfig
+        return RegionCopy(region, f"unreadable: {exc}")
+    if copy is None:
+        return RegionCopy(region, "no copy")
+    conditions = {c.get("type"): c.get("status") for c in (copy.get("status") or {}).get("conditions") or []}
+    checks = [
+        f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": ")
+        for c in (copy.get("status") or {}).get("admissionChecks") or []
+    ]
+    return RegionCopy(region, "admitted" if conditions.get("Admitted") == "True" else "waiting", checks)
