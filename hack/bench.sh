@@ -3,9 +3,11 @@
 # Run on an otherwise idle machine; results go to stdout and to .state/bench-<date>.log.
 usage() {
   cat <<'EOF'
-usage: hack/bench.sh [all | loop | concurrent [ARGS...]]
+usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...]]
   all (default)    every figure: the tool build, the local loop, admission latency, training step time
   loop             the local loop only: up, memory, no-op converge, demo
+  regions          planb local up --regions 3 (time, idle PSS of the four stacks), then the regions demo with
+                   10 shuffled runs (PLANB_DEMO_SCENARIO=regions PLANB_DEMO_REGIONS_RUNS=10 make demo)
   concurrent ARGS  the ladder on one capacity trace, three columns: sequential, concurrent (train.py's save on
                    notice off, PLANB_SAVE_ON_NOTICE=0) and concurrent+save (on); ARGS go to
                    hack/bench_concurrent.py as they are (--reservation-frees T1, --dws-delivers T2, --steps N,
@@ -14,7 +16,7 @@ usage: hack/bench.sh [all | loop | concurrent [ARGS...]]
 EOF
 }
 if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then usage; exit 0; fi
-case "${1:-all}" in all | loop | concurrent) ;; *) usage >&2; exit 2 ;; esac
+case "${1:-all}" in all | loop | regions | concurrent) ;; *) usage >&2; exit 2 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
@@ -75,6 +77,36 @@ PY
   measure "make demo (warm tools)" make demo
 }
 
+# Regions (issue 38; BENCHMARKS.md "Regions"): the four stacks' start and idle memory, then the demo's runs.
+regions_figures() {
+  planb local down >/dev/null 2>&1 || true
+  planb local down --regions >/dev/null 2>&1 || true
+  measure "local up --regions 3" planb local up --regions 3
+  sleep 30
+  echo "--- memory of the four idle stacks (the sum of Pss of every process started with a regions state directory)"
+  python - <<'PY'
+import os
+
+total, count = 0, 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if b"/regions/" not in open(f"/proc/{pid}/environ", "rb").read():
+            continue
+        total += next(int(l.split()[1]) for l in open(f"/proc/{pid}/smaps_rollup") if l.startswith("Pss:"))
+        count += 1
+    except (OSError, StopIteration):
+        continue
+print(f"RESULT regions PSS                    {total / 1024 / 1024:7.2f} GiB   ({count} processes, idle, 30 s after up)")
+PY
+  planb local down --regions >/dev/null
+  PLANB_DEMO_SCENARIO=regions PLANB_DEMO_REGIONS_RUNS=10 measure "regions demo, 10 runs" make demo
+}
+
+if [[ "${1:-all}" == regions ]]; then
+  regions_figures
+  echo "log: $log"
+  exit 0
+fi
 if [[ "${1:-all}" == concurrent ]]; then  # the ladder's three columns on one capacity trace (BENCHMARKS.md)
   shift
   measure "ladder: sequential, concurrent, concurrent+save" python hack/bench_concurrent.py "$@"
