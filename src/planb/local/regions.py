@@ -32,6 +32,7 @@ from pathlib import Path
 from planb import loopback, paths
 from planb.errors import PlanbError
 from planb.local.gke_emulator.address import DEFAULT_PORT as EMULATOR_PORT
+from planb.statefile import write_json
 
 #: The regions a local run takes, in order: each with the v6e zone its TPU pools use (planb.catalog.zones lists
 #: v6e in all three), so a region's site.yml converge passes the TPU-zone check as on Google Cloud.
@@ -135,7 +136,7 @@ def up(count: int) -> list[Member]:
             f"{len(previous) - 1} region(s) run already ({_record()}). Fix: planb local down --regions, then up again"
         )
     _record().parent.mkdir(parents=True, exist_ok=True)
-    _record().write_text(json.dumps({"regions": count}))
+    write_json(_record(), {"regions": count})
     _say(f"starting {', '.join(m.name for m in members)} (each a local stack; logs: <state>/regions/*/up.log) ...")
     start = time.monotonic()
     running = {m.name: (m, _planb(m, "up")) for m in members}
