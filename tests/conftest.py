@@ -34,7 +34,7 @@ SUB_MARKERS = {("integration", "playbooks"): "playbook"}
 #: The order the e2e tests run in, by the topology fixture they use (tests/e2e/topologies/conftest.py): tests that
 #: need no converge first, then each inventory topology in turn (each converges once per session and is never
 #: returned to), and the tests that take the stack down last (marker `stack_teardown`).
-TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder", "concurrent")
+TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder", "concurrent", "regions")
 TESTS = Path(__file__).parent
 
 

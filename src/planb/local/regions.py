@@ -137,14 +137,21 @@ def up(count: int) -> list[Member]:
         )
     _record().parent.mkdir(parents=True, exist_ok=True)
     write_json(_record(), {"regions": count})
+    start(members)  # on a failure it takes them all down, the record with them
+    return members
+
+
+def start(members: Sequence[Member]) -> None:
+    """Start `members` side by side (no layout record: the caller stops them with `down(members)`); on any failure
+    take every one of them down again. The e2e tests start two regions beside their own stack, the manager."""
     _say(f"starting {', '.join(m.name for m in members)} (each a local stack; logs: <state>/regions/*/up.log) ...")
-    start = time.monotonic()
+    begun = time.monotonic()
     running = {m.name: (m, _planb(m, "up")) for m in members}
     failed: list[str] = []
     while running:
         time.sleep(0.5)
         for name, (member, process) in list(running.items()):
-            elapsed = time.monotonic() - start
+            elapsed = time.monotonic() - begun
             if process.poll() is None and elapsed < UP_TIMEOUT:
                 continue
             if process.returncode is None:
@@ -159,8 +166,7 @@ def up(count: int) -> list[Member]:
         _say("a member did not start; taking every member down again ...")
         down(members)
         raise RegionsError("`planb local up` failed for " + "\n".join(failed))
-    _say(f"all {len(members)} up in {time.monotonic() - start:.1f} s")
-    return members
+    _say(f"all {len(members)} up in {time.monotonic() - begun:.1f} s")
 
 
 def down(members: Sequence[Member] | None = None) -> None:

@@ -1,8 +1,9 @@
 """The converged topologies, each converged once per session, and Helm against the stack
-(tests/support/topologies.py)."""
+(tests/support/topologies.py; the regions topology: tests/support/regions_topology.py)."""
 
 import pytest
 
+from tests.support.regions_topology import regions, regions_up
 from tests.support.topologies import (
     concurrent,
     failover_site,
@@ -14,7 +15,7 @@ from tests.support.topologies import (
     two_slices,
 )
 
-__all__ = ["concurrent", "failover_site", "helm", "ladder", "site", "topologies", "two_slices"]
+__all__ = ["concurrent", "failover_site", "helm", "ladder", "regions", "regions_up", "site", "topologies", "two_slices"]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -1,0 +1,185 @@
+"""One job's race across local regions (issue 38): each region's DWS switches, where the job runs, what the losers
+said, and that nothing of it is left after its uninstall. The regions demo (hack/demo_regions.py) and the e2e
+regions topology (tests/support/regions_topology.py) both run it.
+
+Each region is converged by site.yml with a ladder of DWS alone (docs/regions.md, option C: a dispatched copy is
+admitted only once its ProvisioningRequest is provisioned), and playbooks/regions.yml connects the manager to them.
+A stocked-out region is a DWS request delay longer than any run (the capacity simulator's model of a queued request
+waiting for resources, planb.local.capacity.dws); a failing one is `planb capacity set --fail`
+(QueuingInfeasibleNoCapacity).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planb import paths
+from planb.kube import Kube, KubeError
+from planb.local.regions import Member, RegionsError
+
+JOB = "job-1"
+CHART = paths.REPO / "charts" / "planb"
+#: Each region's ladder: DWS alone, the capacity-backed rung a dispatched copy may take (docs/regions.md, option C).
+DWS_ONLY = {"planb_plans": [{"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"}]}
+#: A DWS request in a stocked-out region waits for resources for longer than any run.
+STOCKED_OUT = 100000.0
+#: The switches of a region that never grants, and of one whose request fails.
+NEVER = ("--delay", str(STOCKED_OUT))
+FAILS = ("--fail",)
+WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads"
+REQUESTS = "/apis/autoscaling.x-k8s.io/v1/namespaces/default/provisioningrequests"
+RAYJOB = f"/apis/ray.io/v1/namespaces/default/rayjobs/{JOB}"
+#: The losing regions' copies and requests go within this many seconds of the win (issue 38), and nothing of the job
+#: is left anywhere this long after its uninstall.
+GONE_WITHIN = 30.0
+CLEAN_WITHIN = 60.0
+
+
+def _run(command: list[str], env: Mapping[str, str] | None = None, log: Path | None = None) -> str:
+    done = subprocess.run(
+        command, env={**os.environ, **(env or {})}, cwd=paths.REPO, capture_output=True, text=True, check=False
+    )
+    if log:
+        log.write_text(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise RegionsError(
+            f"{' '.join(command[:3])} ... failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}"
+        )
+    return done.stdout
+
+
+def _playbook() -> str:
+    return str(Path(sys.executable).parent / "ansible-playbook")
+
+
+def worker_kubeconfig(member: Member) -> Path:
+    """The region's cluster kubeconfig site.yml wrote (local mode: planb_state_dir/gke/<cluster>.kubeconfig)."""
+    return member.state / "gke" / "tpu-cluster.kubeconfig"
+
+
+def converge(member: Member) -> float:
+    """site.yml on one region with DWS alone; seconds it took (its output in the region's site.log)."""
+    start = time.monotonic()
+    _run([_playbook(), "site.yml", "-e", json.dumps(DWS_ONLY)], member.env(), member.state / "site.log")
+    return time.monotonic() - start
+
+
+def connect(manager_kubeconfig: Path, workers: Iterable[Member]) -> None:
+    """playbooks/regions.yml: the manager's Kueue connected to every region's (roles/multikueue)."""
+    variables = {
+        "planb_manager_kubeconfig": str(manager_kubeconfig),
+        "planb_regions": [{"name": m.name, "kubeconfig": str(worker_kubeconfig(m))} for m in workers],
+    }
+    _run([_playbook(), "playbooks/regions.yml", "-e", json.dumps(variables)])
+
+
+def set_dws(member: Member, switches: Iterable[str]) -> None:
+    """The region's DWS pool switches, from clear (`planb capacity set --pool dws-pool --clear ...`)."""
+    cli = [sys.executable, "-m", "planb.cli", "capacity", "set", "--pool", "dws-pool", "--clear", *switches]
+    _run(cli, member.env())
+
+
+def copies(kube: Kube) -> list[dict[str, Any]]:
+    return [w for w in kube.items(WORKLOADS) if w["metadata"]["name"].startswith(f"rayjob-{JOB}-")]
+
+
+def requests(kube: Kube) -> list[dict[str, Any]]:
+    try:
+        return [r for r in kube.items(REQUESTS) if f"-{JOB}-" in r["metadata"]["name"]]
+    except KubeError:
+        return []
+
+
+def region_line(manager_kubeconfig: Path) -> str:
+    """`planb status`'s REGION line for the job, as a developer on the manager sees it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "status"],
+        env={**os.environ, "KUBECONFIG": str(manager_kubeconfig)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith(f"REGION default/{JOB}:")]
+    return lines[0].split(": ", 1)[1] if lines else f"(no REGION line; planb status said: {done.stdout[-300:]!r})"
+
+
+@dataclass
+class Race:
+    """What one race showed: the region the manager's Workload names, when the RayJob ran, when the losers' copies
+    and requests were gone, each region's last DWS check message, and `planb status`'s REGION line (while racing
+    and at the end)."""
+
+    winner: str = ""
+    running_after: float | None = None
+    gone_after: float | None = None
+    last_word: dict[str, str] = field(default_factory=dict)
+    racing_line: str = ""
+    status_line: str = ""
+
+
+def race(
+    manager_kubeconfig: Path,
+    workers: list[Member],
+    switches: Mapping[str, Iterable[str]],
+    watch_for: float,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> Race:
+    """Set each region's DWS switches, `helm install` the job on the manager with the unchanged chart, and watch for
+    up to `watch_for` seconds where it runs; then wait up to GONE_WITHIN for the losers' copies and requests to go.
+    The job stays installed: `uninstall` is the caller's next step."""
+    for member in workers:
+        set_dws(member, switches[member.name])
+    boss = Kube(manager_kubeconfig)
+    kubes = {m.name: Kube(worker_kubeconfig(m)) for m in workers}
+    submitted = time.monotonic()
+    _run([str(paths.tool("helm")), "--kubeconfig", str(manager_kubeconfig), "install", JOB, str(CHART)])
+    out = Race()
+    won_at = None
+    while time.monotonic() < submitted + watch_for and out.running_after is None:
+        for name, kube in kubes.items():
+            for copy in copies(kube):
+                for check in copy.get("status", {}).get("admissionChecks", []):
+                    out.last_word[name] = check.get("message", "")
+        for workload in copies(boss):
+            out.winner = workload.get("status", {}).get("clusterName", "") or out.winner
+        if out.winner and won_at is None:
+            won_at = time.monotonic()
+        if not out.racing_line and (out.winner or time.monotonic() > submitted + watch_for / 2):
+            out.racing_line = region_line(manager_kubeconfig)
+            progress(f"while they race, planb status on the manager says: {out.racing_line}")
+        job = boss.get(RAYJOB) or {}
+        if job.get("status", {}).get("jobDeploymentStatus") == "Running":
+            out.running_after = time.monotonic() - submitted
+        time.sleep(0.2)
+    if won_at is not None:
+        while time.monotonic() < won_at + GONE_WITHIN:
+            if not [n for n, k in kubes.items() if n != out.winner and (copies(k) or requests(k))]:
+                out.gone_after = time.monotonic() - won_at
+                break
+            time.sleep(0.2)
+    out.status_line = region_line(manager_kubeconfig)
+    return out
+
+
+def uninstall(manager_kubeconfig: Path, workers: list[Member]) -> float:
+    """`helm uninstall` the job on the manager; seconds until no Workload, RayJob or ProvisioningRequest of it is
+    left on the manager or in any region (Kueue's MultiKueue deletes the copies: docs/regions.md, section 4)."""
+    _run([str(paths.tool("helm")), "--kubeconfig", str(manager_kubeconfig), "uninstall", JOB, "--wait"])
+    boss = Kube(manager_kubeconfig)
+    kubes = [Kube(worker_kubeconfig(m)) for m in workers]
+    start = time.monotonic()
+    while time.monotonic() < start + CLEAN_WITHIN:
+        if not copies(boss) and not any(copies(k) or requests(k) or k.get(RAYJOB) for k in kubes):
+            return time.monotonic() - start
+        time.sleep(0.2)
+    raise RegionsError(
+        f"{JOB} left Workloads, RayJobs or ProvisioningRequests behind {CLEAN_WITHIN:.0f} s after its uninstall"
+    )
