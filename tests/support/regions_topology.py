@@ -9,6 +9,7 @@ them and go when the file's tests end, so they cost nothing to the rest of the t
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,20 +20,30 @@ from planb import paths
 from planb.local import regions as local_regions
 from planb.local.regions import Member
 from planb.local.regions_race import connect, converge
-from tests.support.topologies import CONVERGES, Topologies, run
+from tests.support.topologies import CONVERGES, Topologies, ansible_playbook, run
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]
+#: The manager's Kueue settings (docs/regions.md, "The manager's Kueue"): only the integrations every region serves.
+MANAGER_KUEUE = {"integrations": {"frameworks": ["ray.io/rayjob", "ray.io/raycluster"]}}
 
 
 def _converge_manager(current: str | None) -> None:
-    """The e2e stack becomes the manager: the ladder's queues release and ClusterQueue go (the manager's ClusterQueue
-    and LocalQueue take their names, `cluster-queue` and `user-queue`, so the unchanged chart submits to them), then
-    the regions playbook connects it to the regions `regions_up` converged."""
+    """The e2e stack becomes the manager, the operator's way (docs/regions.md, "The manager's Kueue"): its Kueue
+    re-converged with only the integrations every region serves (playbooks/kueue.yml with MANAGER_KUEUE), the ladder's
+    queues release and ClusterQueue gone (the manager's ClusterQueue and LocalQueue take their names, `cluster-queue`
+    and `user-queue`, so the unchanged chart submits to them), then the regions playbook connects it to the regions
+    `regions_up` converged."""
     kubeconfig = paths.local_kubeconfig()
-    run(str(paths.tool("helm")), f"--kubeconfig={kubeconfig}", "uninstall", "planb-queues", "--ignore-not-found")
-    run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={kubeconfig}", "delete", "clusterqueue",
-        "cluster-queue", "--ignore-not-found", "--wait=true")  # fmt: skip
+
+    def drop_queues() -> None:
+        run(str(paths.tool("helm")), f"--kubeconfig={kubeconfig}", "uninstall", "planb-queues", "--ignore-not-found")
+        run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={kubeconfig}", "delete", "clusterqueue",
+            "cluster-queue", "--ignore-not-found", "--wait=true")  # fmt: skip
+
+    drop_queues()  # a concurrent ladder's queue: the role refuses a change of mode
+    ansible_playbook("playbooks/kueue.yml", "-e", json.dumps({"planb_kueue_manager_config": MANAGER_KUEUE}))
+    drop_queues()
     connect(kubeconfig, WORKERS)
 
 
