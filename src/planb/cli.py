@@ -3,7 +3,7 @@
 ``COMMANDS`` names every sub-command, its help line and the module that registers it (a ``register(sub)``
 function). ``planb --help`` lists them from this table alone; ``planb status ...`` imports
 ``planb.status.cli`` and nothing of the GKE emulator, the capacity simulator, the local stack or the Ray
-head stand-in. tests/test_cli.py checks that the help lines here are the ones each module registers.
+head stand-in. tests/unit/test_cli.py checks that the help lines here are the ones each module registers.
 """
 
 from __future__ import annotations

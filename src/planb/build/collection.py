@@ -118,7 +118,7 @@ def render(doc: str, data: Any) -> str:
     text = json.dumps(data, indent=1, sort_keys=True)
     return (
         "# Generated from planb's accelerator catalog (src/planb/catalog) by `make values`. Do not edit:\n"
-        "# change the catalog and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.\n"
+        "# change the catalog and regenerate; tests/unit/catalog/test_collection_facts.py fails when this is stale.\n"
         f'"""{doc}"""\n'
         "\n"
         "from __future__ import annotations\n"
@@ -134,7 +134,7 @@ def copied(source: Path) -> str:
     """The generated copy of the catalog module ``source``: its text under a 'generated' header."""
     return (
         f"# Generated: a copy of src/planb/catalog/{source.name} made by `make values`. Do not edit:\n"
-        "# change that file and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.\n"
+        "# change that file and regenerate; tests/unit/catalog/test_collection_facts.py fails when this is stale.\n"
         + source.read_text()
     )
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from planb import paths
 from planb.build import collection_tarball
@@ -116,6 +117,16 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         network = cluster["networkConfig"]
         assert network["datapathProvider"] == "ADVANCED_DATAPATH"
         assert network.get("defaultEnablePrivateNodes") is True, network
+        # docs/first-run.md, 6: the kubeconfig every later command reads, as `gcloud container clusters
+        # get-credentials` writes it (the plugin's token exchange is Google-only).
+        written = yaml.safe_load((home / ".kube" / "planb-tpu-cluster.yaml").read_text())
+        status, served = call(emulator, "GET", f"/v1/projects/{PROJECT}/locations/{cluster['location']}/clusters/tpu-cluster")
+        assert status == 200, served
+        assert written["clusters"][0]["cluster"] == {
+            "server": f"https://{served['endpoint']}",
+            "certificate-authority-data": served["masterAuth"]["clusterCaCertificate"],
+        }
+        assert written["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
         writes = len(emulator.writes())
         again = play()
         assert again.returncode == 0, again.stdout[-4000:]

@@ -3,7 +3,7 @@ job.avoidPlans keeps a job's workers off some plans.
 
 An empty ladder must render what the chart rendered before the ladder existed: the golden files of
 tests/golden (chart-queues-*.yaml) were written before it and are compared here and in
-tests/catalog/test_catalog_golden.py; and the seed's two plans spelled out as a ladder render the
+tests/unit/catalog/test_catalog_golden.py; and the seed's two plans spelled out as a ladder render the
 same objects.
 """
 

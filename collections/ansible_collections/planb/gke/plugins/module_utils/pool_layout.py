@@ -1,5 +1,5 @@
 # Generated: a copy of src/planb/catalog/pool_layout.py made by `make values`. Do not edit:
-# change that file and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.
+# change that file and regenerate; tests/unit/catalog/test_collection_facts.py fails when this is stale.
 """How a plan's slices become node pools: the pools' names, which pools a plan owns, and each pool's size.
 
 A plan with K slices of a profile is a list of node pools:

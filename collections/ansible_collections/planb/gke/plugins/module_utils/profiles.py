@@ -1,5 +1,5 @@
 # Generated from planb's accelerator catalog (src/planb/catalog) by `make values`. Do not edit:
-# change the catalog and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.
+# change the catalog and regenerate; tests/unit/catalog/test_collection_facts.py fails when this is stale.
 """planb's profiles: PROFILES[name] -> one slice's node pool and chart values; ALIASES."""
 
 from __future__ import annotations

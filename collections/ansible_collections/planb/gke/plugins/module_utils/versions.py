@@ -1,5 +1,5 @@
 # Generated: a copy of src/planb/catalog/versions.py made by `make values`. Do not edit:
-# change that file and regenerate; tests/catalog/test_collection_facts.py fails when this is stale.
+# change that file and regenerate; tests/unit/catalog/test_collection_facts.py fails when this is stale.
 """GKE versions: how one is read and compared with a minimum, and the minimums GKE documents for TPU node pools.
 
 A GKE version is ``major.minor``, ``major.minor.patch`` or ``major.minor.patch-gke.N`` (1.34, 1.34.1,
