@@ -120,7 +120,8 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         # docs/first-run.md, 6: the kubeconfig every later command reads, as `gcloud container clusters
         # get-credentials` writes it (the plugin's token exchange is Google-only).
         written = yaml.safe_load((home / ".kube" / "planb-tpu-cluster.yaml").read_text())
-        status, served = call(emulator, "GET", f"/v1/projects/{PROJECT}/locations/{cluster['location']}/clusters/tpu-cluster")
+        where = f"/v1/projects/{PROJECT}/locations/{cluster['location']}/clusters/tpu-cluster"
+        status, served = call(emulator, "GET", where)
         assert status == 200, served
         assert written["clusters"][0]["cluster"] == {
             "server": f"https://{served['endpoint']}",
