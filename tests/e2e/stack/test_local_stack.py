@@ -277,6 +277,8 @@ def test_failed_up_leaves_nothing_half_created(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "broken.planb.dev" in done.stderr, done.stderr[-3000:]
     assert "(the partly started stack was stopped and removed)" in done.stderr
+    # Its state (logs included) is gone, so the error keeps the newest logs' last lines (planb.local.stack.logtails).
+    assert "the last lines of its newest logs:" in done.stderr, done.stderr[-3000:]
     assert "creating the control plane" in done.stderr  # it got that far before failing
     assert not LocalStack().state.exists()
     assert (

@@ -18,6 +18,7 @@ from planb.local.rayhead import address as rayhead_address
 from planb.local.stack import ports, statedir
 from planb.local.stack.control_plane import BIND_ADDRESS
 from planb.local.stack.errors import LocalStackError
+from planb.local.stack.logtails import log_tails
 from planb.local.stack.parts import KUBERAY_METRICS_PORT, KUBERAY_PROBE_PORT, say
 from planb.local.stack.snapshot import SWITCH, EtcdSnapshot, switched_off
 from planb.local.stack.teardown import StackTeardown
@@ -69,6 +70,8 @@ class LocalStack(StackTeardown):
                 if fresh:
                     started = self.state.exists()
                     note = "(the partly started stack was stopped and removed)" if started else "(nothing was started)"
+                    tails = log_tails(self.state) if started else ""
+                    note = f"{note}\n{tails}" if tails else note
                     try:
                         self._down(quiet=True)
                     except LocalStackError as cleanup:
