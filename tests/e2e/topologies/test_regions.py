@@ -14,7 +14,7 @@ import pytest
 
 from planb import paths
 from planb.local.regions import Member
-from planb.local.regions_race import FAILS, GONE_WITHIN, NEVER, race, uninstall
+from planb.local.regions_race import FAILS, GONE_WITHIN, NEVER, Race, race, uninstall
 
 pytestmark = [pytest.mark.slow]
 
@@ -22,13 +22,19 @@ pytestmark = [pytest.mark.slow]
 GRANT_AFTER = 6.0
 
 
-def test_the_job_runs_in_the_region_that_grants_and_the_other_regions_copy_goes(regions: list[Member]) -> None:
-    stocked_out, granting = regions
-    out = race(
-        paths.local_kubeconfig(), regions, {stocked_out.name: NEVER, granting.name: ("--delay", str(GRANT_AFTER))}, 90
-    )
+def race_to(granting: Member, other: Member, other_switches: tuple[str, ...], regions: list[Member]) -> Race:
+    """One race in which `granting` grants after GRANT_AFTER and `other` has `other_switches`; the job must run in
+    `granting` (the manager's Workload names it and the manager's RayJob reports Running)."""
+    switches = {other.name: other_switches, granting.name: ("--delay", str(GRANT_AFTER))}
+    out = race(paths.local_kubeconfig(), regions, switches, 90)
     assert out.winner == granting.name, f"the manager's Workload names {out.winner or 'no region'}: {out}"
     assert out.running_after is not None, f"the RayJob on the manager never reported Running: {out}"
+    return out
+
+
+def test_the_job_runs_in_the_region_that_grants_and_the_other_regions_copy_goes(regions: list[Member]) -> None:
+    stocked_out, granting = regions
+    out = race_to(granting, stocked_out, NEVER, regions)
     assert out.gone_after is not None, f"{stocked_out.name}'s copy or request was still there {GONE_WITHIN} s on"
     assert "waiting for resources" in out.last_word.get(stocked_out.name, "").lower(), out.last_word
     assert out.status_line.startswith(f"runs in {granting.name} "), out.status_line
@@ -47,11 +53,7 @@ def test_every_region_stocked_out_the_job_waits_and_status_says_so_per_region(re
 
 def test_a_request_failing_after_dispatch_leaves_the_job_to_the_region_that_grants(regions: list[Member]) -> None:
     failing, granting = regions
-    out = race(
-        paths.local_kubeconfig(), regions, {failing.name: FAILS, granting.name: ("--delay", str(GRANT_AFTER))}, 90
-    )
-    assert out.winner == granting.name, f"the manager's Workload names {out.winner or 'no region'}: {out}"
-    assert out.running_after is not None, f"the RayJob on the manager never reported Running: {out}"
+    out = race_to(granting, failing, FAILS, regions)
     # Kueue's provisioning check retries the failed request (its copy keeps racing, it is not held there).
     assert out.last_word.get(failing.name, "").startswith("Retrying after failure: "), out.last_word
     uninstall(paths.local_kubeconfig(), regions)
