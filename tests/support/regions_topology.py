@@ -42,7 +42,9 @@ def _converge_manager(current: str | None) -> None:
             "cluster-queue", "--ignore-not-found", "--wait=true")  # fmt: skip
 
     drop_queues()  # a concurrent ladder's queue: the role refuses a change of mode
-    ansible_playbook("playbooks/kueue.yml", "-e", json.dumps({"planb_kueue_manager_config": MANAGER_KUEUE}))
+    # The stack's own kubeconfig: a manager has no GKE cluster of this inventory (run alone, no site.yml wrote one).
+    manager = {"planb_kueue_manager_config": MANAGER_KUEUE, "planb_kubeconfig": str(kubeconfig)}
+    ansible_playbook("playbooks/kueue.yml", "-e", json.dumps(manager))
     drop_queues()
     connect(kubeconfig, WORKERS)
 
