@@ -10,7 +10,6 @@ them and go when the file's tests end, so they cost nothing to the rest of the t
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,7 +19,7 @@ from planb import paths
 from planb.local import regions as local_regions
 from planb.local.regions import Member
 from planb.local.regions_race import connect, converge
-from tests.support.topologies import CONVERGES, Topologies, ansible_playbook, run
+from tests.support.topologies import CONVERGES, Topologies, ansible_playbook, delete_cluster_queue, run
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]
@@ -38,8 +37,7 @@ def _converge_manager(current: str | None) -> None:
 
     def drop_queues() -> None:
         run(str(paths.tool("helm")), f"--kubeconfig={kubeconfig}", "uninstall", "planb-queues", "--ignore-not-found")
-        run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={kubeconfig}", "delete", "clusterqueue",
-            "cluster-queue", "--ignore-not-found", "--wait=true")  # fmt: skip
+        delete_cluster_queue(check=True)
 
     drop_queues()  # a concurrent ladder's queue: the role refuses a change of mode
     # The stack's own kubeconfig: a manager has no GKE cluster of this inventory (run alone, no site.yml wrote one).

@@ -167,19 +167,19 @@ def _converge_ladder(current: str | None) -> None:
     assert violations == [], "\n".join(violations)
 
 
-def _delete_cluster_queue() -> None:
+def delete_cluster_queue(check: bool = False) -> None:
     run(shutil.which("kubectl") or "kubectl", f"--kubeconfig={paths.local_kubeconfig()}", "delete", "clusterqueue",
-        "cluster-queue", "--ignore-not-found", "--wait=true", check=False)  # fmt: skip
+        "cluster-queue", "--ignore-not-found", "--wait=true", check=check)  # fmt: skip
 
 
 def _converge_concurrent(current: str | None) -> None:
     # Kueue refuses to change an existing ClusterQueue's concurrentAdmissionPolicy (clusterqueue_webhook.go
     # ValidateClusterQueueUpdate), and the role refuses a mode change: the queue goes first, the converge makes
     # it anew (also a concurrent queue a stack reused from an earlier session may hold).
-    _delete_cluster_queue()
+    delete_cluster_queue()
     if current != "ladder":
         _converge_ladder(current)  # the four rungs' pools and reservation
-        _delete_cluster_queue()
+        delete_cluster_queue()
     # The ladder's pools are there: only Kueue (its ConcurrentAdmission gate) and the queues change, which is
     # what the operator's kueue playbook does.
     ansible_playbook("playbooks/kueue.yml", "-e", json.dumps({"planb_plans": FOUR, "planb_ladder_mode": "concurrent"}))
