@@ -20,3 +20,11 @@ def finite(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above zero (argparse ``type=``): a number of seconds to wait or poll."""
+    value = finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not above zero")
+    return value

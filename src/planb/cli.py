@@ -41,6 +41,7 @@ COMMANDS: tuple[Command, ...] = (
         "planb.local.rayhead.cli",
     ),
     Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
+    Command("regions", "across regions: the MultiKueue manager's keeper (docs/regions.md)", "planb.regions.cli"),
 )
 
 

@@ -13,17 +13,11 @@ the losing regions are named with the only reason the race has: they had not gra
 
 from __future__ import annotations
 
-import base64
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj
-
-KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
-#: Kueue's namespace on the manager, where the MultiKueueClusters' Secrets live (its configuration's `namespace`).
-KUEUE_NAMESPACE = "kueue-system"
+from planb.regions.access import KUEUE, region_kube
 
 
 @dataclass
@@ -85,18 +79,8 @@ def _clusters(kube: Kube) -> list[str]:
 
 def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
     try:
-        cluster = kube.get(f"{KUEUE}/multikueueclusters/{region}") or {}
-        location = (((cluster.get("spec") or {}).get("clusterSource") or {}).get("kubeConfig") or {}).get("location")
-        secret = kube.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets/{location}") if location else None
-        data = ((secret or {}).get("data") or {}).get("kubeconfig")
-        if not data:
-            return RegionCopy(region, "unreadable: no kubeconfig Secret for it on the manager")
-        with tempfile.TemporaryDirectory(prefix="planb-region-") as folder:
-            path = Path(folder) / "kubeconfig"
-            path.write_bytes(base64.b64decode(data))
-            path.chmod(0o600)
-            copy = Kube(path).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}")
-    except (PlanbError, OSError, ValueError) as exc:  # a region that does not answer, a bad kubeconfig
+        copy = region_kube(kube, region).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}")
+    except PlanbError as exc:  # a region that does not answer, no kubeconfig for it, a bad one
         return RegionCopy(region, f"unreadable: {exc}")
     if copy is None:
         return RegionCopy(region, "no copy")
