@@ -2,9 +2,10 @@
 
 1. `planb local up --regions 3`: the MultiKueue manager and three regions (us-east5, europe-west4, asia-northeast1),
    each a local stack of its own (planb.local.regions);
-2. each region converged by site.yml with a capacity-backed ladder, DWS alone (docs/regions.md, option C:
-   a dispatched copy is admitted only once its ProvisioningRequest is provisioned), the three side by side;
-3. playbooks/regions.yml connects the manager's Kueue to the three (roles/multikueue);
+2. `ansible-playbook site.yml -i inventories/regions`: each region's cluster with a capacity-backed ladder, DWS alone
+   (docs/regions.md, option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), the
+   three side by side,
+3. then, in the same run, the manager's cluster and Kueue, connected to the three (playbooks/regions.yml);
 4. each run: two regions stocked out (their DWS requests wait for resources), the third grants after
    ``--grant-delay`` seconds; the regions' order is shuffled every run, and so is which one grants. job-1 is
    installed on the manager with the unchanged chart. The run passes if the manager's Workload names the granting
@@ -26,13 +27,11 @@ import argparse
 import os
 import random
 import sys
-import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 from planb.local import regions
 from planb.local.regions import Member
-from planb.local.regions_race import FAILS, NEVER, Race, connect, converge, race, uninstall
+from planb.local.regions_race import FAILS, NEVER, Race, converge, race, uninstall
 
 
 def say(msg: str) -> None:
@@ -115,14 +114,11 @@ def main() -> int:
     rng = random.Random(args.seed)
     regions.down()
     manager, *workers = regions.up(len(regions.REGIONS))
-    say("converging the three regions side by side (site.yml, DWS alone) ...")
-    with ThreadPoolExecutor(len(workers)) as pool:
-        for member, seconds in zip(workers, pool.map(converge, workers), strict=True):
-            say(f"  {member.name} converged in {seconds:.1f} s")
-    say("connecting the manager's Kueue to the regions (playbooks/regions.yml) ...")
-    start = time.monotonic()
-    connect(manager.kubeconfig, workers)
-    say(f"  connected in {time.monotonic() - start:.1f} s")
+    log = manager.state / "site.log"
+    say(
+        f"ansible-playbook site.yml -i inventories/regions: the three regions side by side, then the manager ({log})"
+    )
+    say(f"  converged in {converge(workers, log=log):.1f} s")
     passed = sum(one_run(n, manager, workers, args.grant_delay, rng) for n in range(1, args.runs + 1))
     paths_passed = failure_paths(manager, workers, args.grant_delay)
     say(

@@ -1,6 +1,6 @@
 """The `regions` topology (issue 38, item 5): the e2e session's stack as the MultiKueue manager and two regions beside
-it, us-east5 and europe-west4 (planb.local.regions: each a local stack of its own, ports +100 and +200), each
-converged by site.yml with DWS alone and connected to the manager by playbooks/regions.yml (planb.local.regions_race).
+it, us-east5 and europe-west4 (planb.local.regions: each a local stack of its own, ports +100 and +200), all three
+converged by one site.yml run on inventories/regions (planb.local.regions_race.converge).
 
 It comes last among the topologies (TOPOLOGY_ORDER): the manager gives up the ladder's queues for MultiKueue's, as
 Google's manager cluster runs no ladder of its own. The two regions start when the first regions test asks for
@@ -9,42 +9,42 @@ them and go when the file's tests end, so they cost nothing to the rest of the t
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from planb import paths
 from planb.local import regions as local_regions
 from planb.local.regions import Member
-from planb.local.regions_race import connect, converge
-from tests.support.topologies import CONVERGES, Topologies, ansible_playbook, delete_cluster_queue, run
+from planb.local.regions_race import converge
+from tests.support.topologies import CONVERGES, Topologies, delete_cluster_queue, run
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]
-#: The manager's Kueue settings (docs/regions.md, "The manager's Kueue"): only the integrations every region serves.
-MANAGER_KUEUE = {"integrations": {"frameworks": ["ray.io/rayjob", "ray.io/raycluster"]}}
+#: The regions keeper's settings here (planb.regions.keeper; an operator's defaults are 300 s and 30 s): a region
+#: lost for 5 s is quarantined, an evicted RayJob holding quota for 10 s is released.
+KEEPER = ("--lost-after", "5", "--release-after", "10", "--poll-seconds", "1")
+
+
+def keeper_log() -> Path:
+    return paths.state_dir() / "regions" / "keeper.log"
 
 
 def _converge_manager(current: str | None) -> None:
-    """The e2e stack becomes the manager, the operator's way (docs/regions.md, "The manager's Kueue"): its Kueue
-    re-converged with only the integrations every region serves (playbooks/kueue.yml with MANAGER_KUEUE), the ladder's
-    queues release and ClusterQueue gone (the manager's ClusterQueue and LocalQueue take their names, `cluster-queue`
-    and `user-queue`, so the unchanged chart submits to them), then the regions playbook connects it to the regions
-    `regions_up` converged."""
+    """The e2e stack becomes the manager, the operator's way: the ladder's queues release and ClusterQueue go (the
+    manager's ClusterQueue and LocalQueue take their names, `cluster-queue` and `user-queue`, so the unchanged chart
+    submits to them), then one site.yml run on inventories/regions, limited to the manager and WORKERS, converges both
+    regions side by side and then the manager (its cluster, its Kueue with only the integrations every region serves,
+    MultiKueue: docs/regions.md, "Ansible")."""
     kubeconfig = paths.local_kubeconfig()
-
-    def drop_queues() -> None:
-        run(str(paths.tool("helm")), f"--kubeconfig={kubeconfig}", "uninstall", "planb-queues", "--ignore-not-found")
-        delete_cluster_queue(check=True)
-
-    drop_queues()  # a concurrent ladder's queue: the role refuses a change of mode
-    # The stack's own kubeconfig: a manager has no GKE cluster of this inventory (run alone, no site.yml wrote one).
-    manager = {"planb_kueue_manager_config": MANAGER_KUEUE, "planb_kubeconfig": str(kubeconfig)}
-    ansible_playbook("playbooks/kueue.yml", "-e", json.dumps(manager))
-    drop_queues()
-    connect(kubeconfig, WORKERS)
+    run(str(paths.tool("helm")), f"--kubeconfig={kubeconfig}", "uninstall", "planb-queues", "--ignore-not-found")
+    delete_cluster_queue(check=True)  # a concurrent ladder's queue: the kueue role refuses a change of mode
+    log = paths.state_dir() / "regions" / "site.log"
+    took = converge(WORKERS, manager_state=paths.state_dir(), log=log)
+    print(f"\n[e2e] site.yml -i inventories/regions (manager, {', '.join(m.name for m in WORKERS)}): {took:.1f} s")
 
 
 CONVERGES["regions"] = _converge_manager
@@ -52,15 +52,19 @@ CONVERGES["regions"] = _converge_manager
 
 @pytest.fixture(scope="module")
 def regions_up(topologies: Topologies) -> Iterator[list[Member]]:
-    """The two regions started side by side and converged side by side (site.yml, DWS alone); down at the end."""
+    """The two regions' stacks started side by side (the topology's converge sets them up); down at the end."""
     local_regions.down(WORKERS)  # a run stopped half-way may have left them
     local_regions.start(WORKERS)
     try:
-        with ThreadPoolExecutor(len(WORKERS)) as pool:
-            seconds = list(pool.map(converge, WORKERS))
-        took = ", ".join(f"{m.name} {s:.1f} s" for m, s in zip(WORKERS, seconds, strict=True))
-        print(f"\n[e2e] regions converged: {took}")
-        yield WORKERS
+        # The regions keeper on the manager, as an operator runs it (`planb regions keep`), for the whole file.
+        with keeper_log().open("wb") as log:
+            command = [sys.executable, "-m", "planb.cli", "regions", "keep", "--kubeconfig"]
+            keeper = subprocess.Popen([*command, str(paths.local_kubeconfig()), *KEEPER], stdout=log, stderr=log)
+        try:
+            yield WORKERS
+        finally:
+            keeper.terminate()
+            keeper.wait(10)
     finally:
         local_regions.down(WORKERS)
 

@@ -2,8 +2,8 @@
 said, and that nothing of it is left after its uninstall. The regions demo (hack/demo_regions.py) and the e2e
 regions topology (tests/support/regions_topology.py) both run it.
 
-Each region is converged by site.yml with a ladder of DWS alone (docs/regions.md, option C: a dispatched copy is
-admitted only once its ProvisioningRequest is provisioned), and playbooks/regions.yml connects the manager to them.
+One site.yml run on inventories/regions converges every region, each with a ladder of DWS alone (docs/regions.md,
+option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), and then the manager.
 A stocked-out region is a DWS request delay longer than any run (the capacity simulator's model of a queued request
 waiting for resources, planb.local.capacity.dws); a failing one is `planb capacity set --fail`
 (QueuingInfeasibleNoCapacity).
@@ -11,7 +11,6 @@ waiting for resources, planb.local.capacity.dws); a failing one is `planb capaci
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -27,8 +26,9 @@ from planb.local.regions import Member, RegionsError
 
 JOB = "job-1"
 CHART = paths.REPO / "charts" / "planb"
-#: Each region's ladder: DWS alone, the capacity-backed rung a dispatched copy may take (docs/regions.md, option C).
-DWS_ONLY = {"planb_plans": [{"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"}]}
+#: The manager and the regions, each with its ladder: DWS alone, the capacity-backed rung a dispatched copy may take
+#: (docs/regions.md, option C).
+INVENTORY = paths.REPO / "inventories" / "regions"
 #: A DWS request in a stocked-out region waits for resources for longer than any run.
 STOCKED_OUT = 100000.0
 #: The switches of a region that never grants, and of one whose request fails.
@@ -65,20 +65,15 @@ def worker_kubeconfig(member: Member) -> Path:
     return member.state / "gke" / "tpu-cluster.kubeconfig"
 
 
-def converge(member: Member) -> float:
-    """site.yml on one region with DWS alone; seconds it took (its output in the region's site.log)."""
+def converge(workers: Iterable[Member], manager_state: Path | None = None, log: Path | None = None) -> float:
+    """site.yml on inventories/regions, limited to the manager and `workers`: every region's cluster, ladder (DWS
+    alone) and Kueue, side by side, then the manager's cluster, Kueue and MultiKueue; seconds it took. The manager is
+    the stack of <state>/regions/manager, or the one whose state root `manager_state` names (the e2e stack)."""
     start = time.monotonic()
-    _run([_playbook(), "site.yml", "-e", json.dumps(DWS_ONLY)], member.env(), member.state / "site.log")
+    limit = ",".join(["manager", *(m.name for m in workers)])
+    env = {"PLANB_MANAGER_STATE_DIR": str(manager_state)} if manager_state else {}
+    _run([_playbook(), "site.yml", "-i", str(INVENTORY), "--limit", limit], env, log)
     return time.monotonic() - start
-
-
-def connect(manager_kubeconfig: Path, workers: Iterable[Member]) -> None:
-    """playbooks/regions.yml: the manager's Kueue connected to every region's (roles/multikueue)."""
-    variables = {
-        "planb_manager_kubeconfig": str(manager_kubeconfig),
-        "planb_regions": [{"name": m.name, "kubeconfig": str(worker_kubeconfig(m))} for m in workers],
-    }
-    _run([_playbook(), "playbooks/regions.yml", "-e", json.dumps(variables)])
 
 
 def set_dws(member: Member, switches: Iterable[str]) -> None:

@@ -7,6 +7,7 @@ Each refusal is planb's sentence alone (the input, what is wrong, the fix), not 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -117,3 +118,21 @@ def test_site_yml_with_nothing_at_the_local_endpoint_names_the_gke_inventory(tmp
     assert "inventories/local" in out and "`ansible-playbook site.yml -i inventories/gke`" in out, out[-4000:]
     recap = re.search(r"localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout)
     assert recap and recap.groups() == ("0", "0", "1"), done.stdout[-3000:]
+
+
+def test_a_region_of_a_multikueue_manager_with_an_on_demand_rung_is_refused_before_any_change(tmp_path: Path) -> None:
+    """inventories/regions: a region's ladder with an on-demand rung stops site.yml at its first task, in that region,
+    with planb's policy and the fix; nothing is asked of any GKE API (none answers here)."""
+    ladder = {"planb_plans": [{"name": "on-demand", "kind": "on-demand", "slices": 1}, {"name": "dws", "kind": "dws"}]}
+    limit = ["--limit", "manager,us-east5"]
+    env = {"PLANB_STATE_DIR": str(tmp_path)}
+    done = ansible_playbook(
+        "site.yml", "-i", "inventories/regions", *limit, "-e", json.dumps(ladder), env=env, timeout=120
+    )
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0, out[-4000:]
+    assert "planb: region us-east5 has on-demand rung(s) in planb_plans. planb's policy:" in out, out[-4000:]
+    assert "Fix: remove those rungs from this region's planb_plans in the inventory" in out, out[-4000:]
+    recap = re.search(r"^us-east5\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout, re.M)
+    assert recap and recap.groups() == ("0", "0", "1"), done.stdout[-3000:]
+    assert "PLAY [GKE cluster and the node pools" not in done.stdout, done.stdout[-3000:]
