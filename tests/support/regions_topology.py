@@ -25,8 +25,8 @@ from tests.support.topologies import CONVERGES, Topologies, delete_cluster_queue
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]
 #: The regions keeper's settings here (planb.regions.keeper; an operator's defaults are 300 s and 30 s): a region
-#: lost for 5 s is quarantined, an evicted RayJob holding quota for 10 s is released.
-KEEPER = ("--lost-after", "5", "--release-after", "10", "--poll-seconds", "1")
+#: lost for 4 s is quarantined, an evicted RayJob holding quota for 6 s is released.
+KEEPER = ("--lost-after", "4", "--release-after", "6", "--poll-seconds", "1")
 
 
 def keeper_log() -> Path:

@@ -86,16 +86,17 @@ def _until(what: str, check, within: float) -> float:
 def test_a_region_lost_while_its_job_runs_there_the_job_moves_no_quota_stays_held_and_it_comes_back_clean(
     regions: list[Member],
 ) -> None:
-    """The job runs in region A; A's API server is killed (the local "unreachable": Kueue, KubeRay and the nodes there
-    keep running). planb's regions keeper quarantines A (Kueue's own workerLostTimeout is 15 min), A is brought back
-    at once, the job moves to B while A is out of the MultiKueueConfig, the manager's ClusterQueue holds quota for that
-    one Workload only, and A rejoins the config only once the keeper has deleted its stale copy and RayJob."""
+    """The job runs in region A, B is stocked out; A's API server is killed (the local "unreachable": Kueue, KubeRay
+    and the nodes there keep running). planb's regions keeper quarantines A (Kueue's own workerLostTimeout is 15 min)
+    and A is brought back at once. Kueue evicts the job on the manager, where its RayJob, suspended, still reads
+    Running and so keeps the quota (kueue#15380) until the keeper releases it. B then grants: the job runs there, the
+    manager's ClusterQueue holds quota for that one Workload, and A rejoins the config only once the keeper has
+    deleted its stale copy and RayJob."""
     # A is the region the failing-request test below has grant: a region whose API server was restarted may take its
     # time over its next request, and that test needs the failing region's request failed within GRANT_AFTER.
     other, lost = regions
     race_to(lost, other, NEVER, regions)
     boss = Kube(paths.local_kubeconfig())
-    set_dws(other, ("--delay", "1"))
     pid_file = lost.state / "local" / "kwok" / "clusters" / "planb" / "pids" / "kube-apiserver.pid"
     os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
     killed = time.monotonic()
@@ -107,6 +108,11 @@ def test_a_region_lost_while_its_job_runs_there_the_job_moves_no_quota_stays_hel
     _until(f"{lost.name} quarantined", lambda: not listed(), 60)
     assert f"quarantining {lost.name}: Kueue has not reached it" in keeper_log().read_text()
     local_regions.start([lost])  # `planb local up` there restarts its API server
+    set_dws(lost, NEVER)  # when it rejoins, its fresh copy must not win: the job is to run in the other region
+
+    released = f"released the quota of default/{JOB}: its Workload was evicted"
+    _until("the keeper releasing the quota the evicted RayJob holds", lambda: released in keeper_log().read_text(), 60)
+    set_dws(other, ("--delay", "1"))
 
     def moved() -> bool:
         workload = next(iter(copies(boss)), {})
