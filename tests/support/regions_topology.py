@@ -25,8 +25,8 @@ from tests.support.topologies import CONVERGES, Topologies, delete_cluster_queue
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]
 #: The regions keeper's settings here (planb.regions.keeper; an operator's defaults are 300 s and 30 s): a region
-#: lost for 4 s is quarantined, an evicted RayJob holding quota for 6 s is released.
-KEEPER = ("--lost-after", "4", "--release-after", "6", "--poll-seconds", "1")
+#: lost for 3 s is quarantined, an evicted RayJob holding quota for 3 s is released.
+KEEPER = ("--lost-after", "3", "--release-after", "3", "--poll-seconds", "1")
 
 
 def keeper_log() -> Path:
@@ -53,7 +53,8 @@ CONVERGES["regions"] = _converge_manager
 @pytest.fixture(scope="module")
 def regions_up(topologies: Topologies) -> Iterator[list[Member]]:
     """The two regions' stacks started side by side (the topology's converge sets them up); down at the end."""
-    local_regions.down(WORKERS)  # a run stopped half-way may have left them
+    if any((m.state / "local").exists() for m in WORKERS):  # a run stopped half-way may have left them
+        local_regions.down(WORKERS)
     local_regions.start(WORKERS)
     try:
         # The regions keeper on the manager, as an operator runs it (`planb regions keep`), for the whole file.
