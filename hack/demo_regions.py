@@ -93,7 +93,7 @@ def checked(
     else:
         ok = out.winner == granting.name and out.running_after is not None and out.gone_after is not None
         # The REGION line names the winner and every region that lost.
-        ok = ok and out.status_line.startswith(f"runs in {granting.name} ")
+        ok = ok and out.status_line.startswith(f"runs in {granting.name} on rung dws ")
         ok = ok and all(m.name in out.status_line for m in workers)
         ran = "not running" if out.running_after is None else f"running {out.running_after:.1f} s after submission"
         gone = "NOT within 30 s" if out.gone_after is None else f"after {out.gone_after:.1f} s"

@@ -29,6 +29,8 @@ class RegionCopy:
     state: str
     #: Its admission checks, "name=State: message", one per check.
     checks: list[str] = field(default_factory=list)
+    #: The rung (Kueue flavor) of the region's ladder its quota is reserved on, "" before that.
+    rung: str = ""
 
 
 @dataclass
@@ -44,7 +46,8 @@ class Dispatch:
         if self.winner:
             others = [r.region for r in self.regions if r.region != self.winner]
             lost = f"; {', '.join(others)} lost: not granted before {self.winner} was" if others else ""
-            return f"runs in {self.winner} (admitted there first){lost}"
+            rung = next((f" on rung {r.rung}" for r in self.regions if r.region == self.winner and r.rung), "")
+            return f"runs in {self.winner}{rung} (admitted there first){lost}"
         return "waits in every region: " + "; ".join(
             f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions
         )
@@ -89,4 +92,9 @@ def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
         f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": ")
         for c in (copy.get("status") or {}).get("admissionChecks") or []
     ]
-    return RegionCopy(region, "admitted" if conditions.get("Admitted") == "True" else "waiting", checks)
+    # The flavors of its admission (Kueue v0.19.2, apis/kueue/v1beta2/workload_types.go: Admission.PodSetAssignments),
+    # one per resource: planb's ladder names each rung's flavor after the plan.
+    assignments = (((copy.get("status") or {}).get("admission") or {}).get("podSetAssignments")) or []
+    rung = ", ".join(dict.fromkeys(str(f) for a in assignments for f in (a.get("flavors") or {}).values()))
+    state = "admitted" if conditions.get("Admitted") == "True" else "waiting"
+    return RegionCopy(region, state, checks, rung)

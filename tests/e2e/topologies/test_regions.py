@@ -89,7 +89,7 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     out = race_to(lost, other, NEVER, regions)
     assert out.gone_after is not None, f"{other.name}'s copy or request was still there {GONE_WITHIN} s on"
     assert "waiting for resources" in out.last_word.get(other.name, "").lower(), out.last_word
-    assert out.status_line.startswith(f"runs in {lost.name} "), out.status_line
+    assert out.status_line.startswith(f"runs in {lost.name} on rung dws "), out.status_line
     assert f"{other.name} lost" in out.status_line, out.status_line
 
     boss = Kube(paths.local_kubeconfig())

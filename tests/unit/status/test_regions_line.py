@@ -36,3 +36,10 @@ def test_only_a_workload_multikueue_nominated_or_placed_is_dispatched() -> None:
     assert is_dispatched({"status": {"clusterName": "us-east5"}})
     assert not is_dispatched({"status": {"admissionChecks": [{"name": "dws-prov", "state": "Pending"}]}})
     assert not is_dispatched({})
+
+
+def test_a_won_job_names_the_rung_its_region_admitted_it_on() -> None:
+    won = Dispatch(
+        "us-east5", [RegionCopy("us-east5", "admitted", ["dws-prov=Ready"], "dws"), RegionCopy("eu", "lost")]
+    )
+    assert won.line() == "runs in us-east5 on rung dws (admitted there first); eu lost: not granted before us-east5 was"
