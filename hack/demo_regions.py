@@ -115,9 +115,7 @@ def main() -> int:
     regions.down()
     manager, *workers = regions.up(len(regions.REGIONS))
     log = manager.state / "site.log"
-    say(
-        f"ansible-playbook site.yml -i inventories/regions: the three regions side by side, then the manager ({log})"
-    )
+    say(f"ansible-playbook site.yml -i inventories/regions: the three regions side by side, then the manager ({log})")
     say(f"  converged in {converge(workers, log=log):.1f} s")
     passed = sum(one_run(n, manager, workers, args.grant_delay, rng) for n in range(1, args.runs + 1))
     paths_passed = failure_paths(manager, workers, args.grant_delay)
