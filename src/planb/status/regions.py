@@ -19,6 +19,9 @@ from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj
 from planb.regions.access import KUEUE, region_kube
 
+#: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
+ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
+
 
 @dataclass
 class RegionCopy:
@@ -92,9 +95,11 @@ def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
         f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": ")
         for c in (copy.get("status") or {}).get("admissionChecks") or []
     ]
-    # The flavors of its admission (Kueue v0.19.2, apis/kueue/v1beta2/workload_types.go: Admission.PodSetAssignments),
-    # one per resource: planb's ladder names each rung's flavor after the plan.
+    # The flavors of its admission for the accelerators (Kueue v0.19.2, apis/kueue/v1beta2/workload_types.go:
+    # Admission.PodSetAssignments, a flavor per resource; the head's CPU flavor is not a rung): planb's ladder names
+    # each rung's flavor after the plan.
     assignments = (((copy.get("status") or {}).get("admission") or {}).get("podSetAssignments")) or []
-    rung = ", ".join(dict.fromkeys(str(f) for a in assignments for f in (a.get("flavors") or {}).values()))
+    flavors = [(str(r), str(f)) for a in assignments for r, f in (a.get("flavors") or {}).items()]
+    rung = ", ".join(dict.fromkeys(f for r, f in flavors if r in ACCELERATORS))
     state = "admitted" if conditions.get("Admitted") == "True" else "waiting"
     return RegionCopy(region, state, checks, rung)
