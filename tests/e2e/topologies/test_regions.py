@@ -39,12 +39,18 @@ pytestmark = [pytest.mark.slow]
 
 #: The granting region's DWS delay: long enough that a failing region's request has failed before it grants.
 GRANT_AFTER = 6.0
+#: The same where no region fails: long enough that the stocked-out region's request says it waits before the win.
+GRANT_SOON = 3.0
+#: How long a job no region grants is watched: its copies' requests say they wait well within it.
+WAIT_WATCH = 7.0
 
 
-def race_to(granting: Member, other: Member, other_switches: tuple[str, ...], regions: list[Member]) -> Race:
-    """One race in which `granting` grants after GRANT_AFTER and `other` has `other_switches`; the job must run in
+def race_to(
+    granting: Member, other: Member, other_switches: tuple[str, ...], regions: list[Member], after: float = GRANT_AFTER
+) -> Race:
+    """One race in which `granting` grants after `after` seconds and `other` has `other_switches`; the job must run in
     `granting` (the manager's Workload names it and the manager's RayJob reports Running)."""
-    switches = {other.name: other_switches, granting.name: ("--delay", str(GRANT_AFTER))}
+    switches = {other.name: other_switches, granting.name: ("--delay", str(after))}
     out = race(paths.local_kubeconfig(), regions, switches, 90)
     assert out.winner == granting.name, f"the manager's Workload names {out.winner or 'no region'}: {out}"
     assert out.running_after is not None, f"the RayJob on the manager never reported Running: {out}"
@@ -52,7 +58,7 @@ def race_to(granting: Member, other: Member, other_switches: tuple[str, ...], re
 
 
 def test_every_region_stocked_out_the_job_waits_and_status_says_so_per_region(regions: list[Member]) -> None:
-    out = race(paths.local_kubeconfig(), regions, {m.name: NEVER for m in regions}, GRANT_AFTER + 4)
+    out = race(paths.local_kubeconfig(), regions, {m.name: NEVER for m in regions}, WAIT_WATCH)
     assert (out.winner, out.running_after) == ("", None), f"the job ran although no region granted: {out}"
     assert out.status_line.startswith("waits in every region: "), out.status_line
     for region in regions:
@@ -86,7 +92,7 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     # A is the region the failing-request test below has grant: a region whose API server was restarted may take its
     # time over its next request, and that test needs the failing region's request failed within GRANT_AFTER.
     other, lost = regions
-    out = race_to(lost, other, NEVER, regions)
+    out = race_to(lost, other, NEVER, regions, GRANT_SOON)
     assert out.gone_after is not None, f"{other.name}'s copy or request was still there {GONE_WITHIN} s on"
     assert "waiting for resources" in out.last_word.get(other.name, "").lower(), out.last_word
     assert out.status_line.startswith(f"runs in {lost.name} on rung dws "), out.status_line
