@@ -25,8 +25,19 @@ class RegionAccessError(UnreachableError):
 
 
 def kubeconfig_source(cluster: Obj) -> tuple[str, str]:
-    """A MultiKueueCluster's (locationType, location): ("Secret", name) or ("Path", file)."""
-    source = ((cluster.get("spec") or {}).get("clusterSource") or {}).get("kubeConfig") or {}
+    """A MultiKueueCluster's (locationType, location): ("Secret", name) or ("Path", file).
+
+    Kueue takes exactly one of ``kubeConfig`` and ``clusterProfileRef`` (apis/kueue/v1beta2/multikueue_types.go#L82).
+    planb's policy: a region reached through a ClusterProfile is refused by name, because planb's roles write only
+    kubeconfig Secrets and planb does not read ClusterProfiles."""
+    cluster_source = (cluster.get("spec") or {}).get("clusterSource") or {}
+    name = str((cluster.get("metadata") or {}).get("name", ""))
+    if cluster_source.get("clusterProfileRef") and not cluster_source.get("kubeConfig"):
+        raise RegionAccessError(
+            f"MultiKueueCluster {name} uses clusterProfileRef, which planb cannot read: give it a kubeConfig Secret "
+            "(the planb.gke multikueue role writes one per region)"
+        )
+    source = cluster_source.get("kubeConfig") or {}
     return str(source.get("locationType") or "Secret"), str(source.get("location") or "")
 
 

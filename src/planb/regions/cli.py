@@ -24,6 +24,7 @@ def _keep(args: argparse.Namespace) -> int:
         admission_check=args.admission_check or args.config,
         lost_after=args.lost_after,
         release_after=args.release_after,
+        origin=args.origin,
     )
     keeper = Keeper(Kube(kubeconfig), settings)
     keeper.say(
@@ -58,6 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=positive_float,
         default=DEFAULTS.release_after,
         help="seconds an evicted RayJob may hold its quota before it is released",
+    )
+    keep.add_argument(
+        "--origin",
+        default=DEFAULTS.origin,
+        help="the manager Kueue's multiKueue.origin: only a region's objects with this origin label are cleaned",
     )
     keep.add_argument("--poll-seconds", type=positive_float, default=2.0)
     keep.add_argument("--once", action="store_true", help="one look, then exit")

@@ -10,7 +10,8 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
   (apis/kueue/v1beta2/multikueue_types.go#L155).
 * **Release.** An evicted Workload's quota is released only once its job is inactive
   (pkg/controller/jobframework/reconciler.go#L580-L610); a RayJob is inactive only when its status says Suspended or
-  New (pkg/controller/jobs/rayjob/rayjob_controller.go#L107-L110), and on the manager that status is only ever copied
+  is empty, KubeRay's New (pkg/controller/jobs/rayjob/rayjob_controller.go#L107-L110; kuberay v1.6.2
+  ray-operator/apis/ray/v1/rayjob_types.go#L48), and on the manager that status is only ever copied
   from a region (pkg/controller/jobs/ray/ray_multikueue_adapter.go#L188-L200), so with the region gone it never comes
   (kueue#15380). planb's policy: a manager RayJob whose Workload has been evicted and still holds quota for
   ``release_after`` seconds, suspended, gets ``status.jobDeploymentStatus: Suspended``, because no KubeRay acts on a
@@ -34,12 +35,18 @@ from planb.kube import Obj
 #: The MultiKueueConfig's annotation listing the regions planb took out of it (a JSON list), so they come back.
 QUARANTINED = "planb.dev/quarantined-regions"
 #: Kueue's marks on what MultiKueue creates in a region: the origin label (apis/kueue/v1beta2/multikueue_types.go#L29)
-#: and the copy's name, a label, or an annotation of the same key when the name is too long for a label
-#: (pkg/controller/jobframework/utils.go#L231-L259; pkg/controller/constants/constants.go#L33-L39).
+#: and the copy's name: an annotation of the same key whenever the WorkloadIdentifierAnnotations gate is on (Beta, on
+#: by default since 0.18: pkg/features/kube_features.go#L884-L886) or the name is too long for a label, a label
+#: otherwise (pkg/controller/jobframework/utils.go#L231-L259; pkg/controller/constants/constants.go#L33-L39).
 ORIGIN = "kueue.x-k8s.io/multikueue-origin"
+#: The origin label's value when the manager's Kueue configuration sets no ``multiKueue.origin``, as planb's roles do
+#: not (apis/config/v1beta2/defaults.go#L49); Kueue's GC lists by the value too
+#: (pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L693).
+DEFAULT_ORIGIN = "multikueue"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
-#: RayJob deployment states Kueue counts as inactive (rayjob_controller.go#L107-L110).
-INACTIVE = ("Suspended", "New")
+#: RayJob deployment states Kueue counts as inactive (rayjob_controller.go#L107-L110): Suspended, and New, which
+#: KubeRay spells as the empty string (ray-operator/apis/ray/v1/rayjob_types.go#L48).
+INACTIVE = ("Suspended", "")
 
 
 def condition(obj: Obj, kind: str) -> Obj:
@@ -99,12 +106,15 @@ def needs_release(rayjob: Obj) -> bool:
     return bool(spec.get("suspend")) and deployment not in INACTIVE
 
 
-def stale_copies(region: str, copies: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj]) -> list[Obj]:
-    """The region's MultiKueue copies whose manager Workload (same namespace and name) is gone or runs elsewhere."""
+def stale_copies(
+    region: str, copies: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str = DEFAULT_ORIGIN
+) -> list[Obj]:
+    """The region's copies this manager's MultiKueue made (its `origin`) whose manager Workload (same namespace and
+    name) is gone or runs elsewhere."""
     stale = []
     for copy in copies:
         meta = copy.get("metadata") or {}
-        if ORIGIN not in (meta.get("labels") or {}):
+        if (meta.get("labels") or {}).get(ORIGIN) != origin:
             continue
         home = manager_workloads.get((str(meta.get("namespace")), str(meta.get("name"))))
         if home is None or (home.get("status") or {}).get("clusterName") != region:
@@ -112,14 +122,16 @@ def stale_copies(region: str, copies: Sequence[Obj], manager_workloads: Mapping[
     return stale
 
 
-def stale_jobs(region: str, jobs: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj]) -> list[Obj]:
-    """The region's RayJobs MultiKueue made whose manager Workload (named by their prebuilt-workload mark) is gone or
-    runs elsewhere."""
+def stale_jobs(
+    region: str, jobs: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str = DEFAULT_ORIGIN
+) -> list[Obj]:
+    """The region's RayJobs this manager's MultiKueue made (its `origin`) whose manager Workload (named by their
+    prebuilt-workload mark) is gone or runs elsewhere."""
     stale = []
     for job in jobs:
         meta = job.get("metadata") or {}
         labels = meta.get("labels") or {}
-        if ORIGIN not in labels:
+        if labels.get(ORIGIN) != origin:
             continue
         copy_name = labels.get(PREBUILT) or (meta.get("annotations") or {}).get(PREBUILT, "")
         home = manager_workloads.get((str(meta.get("namespace")), str(copy_name)))

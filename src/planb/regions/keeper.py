@@ -37,6 +37,8 @@ class KeeperSettings:
     lost_after: float = 300.0
     #: Seconds an evicted Workload may hold its quota, its RayJob suspended, before the keeper releases it.
     release_after: float = 30.0
+    #: The manager Kueue's ``multiKueue.origin``: the keeper deletes in a region only what carries it.
+    origin: str = d.DEFAULT_ORIGIN
 
 
 class Keeper:
@@ -146,9 +148,10 @@ class Keeper:
     def _clean(self, region: str, homes: dict[tuple[str, str], Obj]) -> bool:
         """Delete the region's stale copies and RayJobs; True when there were none left to delete."""
         kube = region_kube(self.manager, region)
-        selector = {"labelSelector": d.ORIGIN}
-        copies = d.stale_copies(region, kube.items(f"{KUEUE}/workloads", selector), homes)
-        jobs = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes)
+        origin = self.settings.origin
+        selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
+        copies = d.stale_copies(region, kube.items(f"{KUEUE}/workloads", selector), homes, origin)
+        jobs = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin)
         for obj, kind in [*((c, "workloads") for c in copies), *((j, "rayjobs") for j in jobs)]:
             meta = obj["metadata"]
             if meta.get("deletionTimestamp"):  # going: its finalizers are Kueue's or KubeRay's to clear there

@@ -160,12 +160,12 @@ class Kueue:
         )
 
     def kuberay_retries(self, at: str = "2026-05-04T09:58:00Z") -> Obj:
-        """KubeRay v1.6.2 retries the job (Retrying: cluster deleted, status.rayClusterStatus reset); Kueue's RayJob
-        PodsReady reads that status, so PodsReady goes False with WaitForRecovery (jobframework
-        generatePodsReadyCondition)."""
+        """KubeRay v1.6.2 retries the job (Retrying: cluster deleted, status.rayClusterStatus reset, status
+        jobDeploymentStatus New, which is the empty string); Kueue's RayJob PodsReady reads that status, so PodsReady
+        goes False with WaitForRecovery (jobframework generatePodsReadyCondition)."""
 
         def retry(job: Obj) -> None:
-            job["status"].update(rayClusterStatus={}, rayClusterName="", jobId="", jobDeploymentStatus="New")
+            job["status"].update(rayClusterStatus={}, rayClusterName="", jobId="", jobDeploymentStatus="")
 
         self.cluster.update("rayjobs", JOB, retry)
         waiting = "At least one pod has failed, waiting for recovery"

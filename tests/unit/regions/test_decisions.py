@@ -51,9 +51,12 @@ def test_only_an_evicted_workload_of_the_multikueue_check_that_still_holds_quota
     assert not d.holds_quota_evicted(workload("w", "Evicted", "QuotaReserved", check="dws-prov"), CHECK)
 
 
-def test_a_suspended_rayjob_still_reading_running_needs_release_and_a_suspended_one_does_not() -> None:
+def test_a_suspended_rayjob_still_reading_running_needs_release_and_a_suspended_or_new_one_does_not() -> None:
     assert d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": "Running"}})
     assert not d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": "Suspended"}})
+    # KubeRay's New is the empty string, and Kueue counts it inactive: its quota is released without planb.
+    assert not d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": ""}})
+    assert not d.needs_release({"spec": {"suspend": True}})
     assert not d.needs_release({"spec": {"suspend": False}, "status": {"jobDeploymentStatus": "Running"}})
 
 
@@ -64,9 +67,9 @@ def test_the_workloads_rayjob_owner_is_found_and_another_owner_is_not_one() -> N
     assert d.owner_rayjob(batch) == ""
 
 
-def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there() -> None:
-    def copy(name: str, origin: bool = True) -> dict:
-        labels = {d.ORIGIN: "multikueue"} if origin else {}
+def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_or_another_manager_made_them() -> None:
+    def copy(name: str, origin: str | None = "multikueue") -> dict:
+        labels = {d.ORIGIN: origin} if origin else {}
         return {"metadata": {"namespace": "default", "name": name, "labels": labels}}
 
     homes = {
@@ -75,7 +78,9 @@ def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there(
         ("default", "racing"): workload("racing"),
     }
     found = d.stale_copies(
-        "us-east5", [copy("moved"), copy("home"), copy("racing"), copy("gone"), copy("own", False)], homes
+        "us-east5",
+        [copy("moved"), copy("home"), copy("racing"), copy("gone"), copy("own", None), copy("theirs", "other-manager")],
+        homes,
     )
     assert [c["metadata"]["name"] for c in found] == ["moved", "racing", "gone"]
 
@@ -91,5 +96,6 @@ def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annot
             "annotations": {d.PREBUILT: "wl-b"},
         }
     }
-    found = d.stale_jobs("us-east5", [by_label, by_note], homes)
+    found = d.stale_jobs("us-east5", [by_label, by_note], homes, origin="mk")
     assert [j["metadata"]["name"] for j in found] == ["b"]
+    assert d.stale_jobs("us-east5", [by_label, by_note], homes) == []
