@@ -28,7 +28,7 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from planb.kube import Obj
 
@@ -111,15 +111,7 @@ def stale_copies(
 ) -> list[Obj]:
     """The region's copies this manager's MultiKueue made (its `origin`) whose manager Workload (same namespace and
     name) is gone or runs elsewhere."""
-    stale = []
-    for copy in copies:
-        meta = copy.get("metadata") or {}
-        if (meta.get("labels") or {}).get(ORIGIN) != origin:
-            continue
-        home = manager_workloads.get((str(meta.get("namespace")), str(meta.get("name"))))
-        if home is None or (home.get("status") or {}).get("clusterName") != region:
-            stale.append(copy)
-    return stale
+    return _stale(region, copies, manager_workloads, origin, lambda meta: str(meta.get("name")))
 
 
 def stale_jobs(
@@ -127,14 +119,28 @@ def stale_jobs(
 ) -> list[Obj]:
     """The region's RayJobs this manager's MultiKueue made (its `origin`) whose manager Workload (named by their
     prebuilt-workload mark) is gone or runs elsewhere."""
+
+    def prebuilt(meta: Obj) -> str:
+        return str((meta.get("labels") or {}).get(PREBUILT) or (meta.get("annotations") or {}).get(PREBUILT, ""))
+
+    return _stale(region, jobs, manager_workloads, origin, prebuilt)
+
+
+def _stale(
+    region: str,
+    objs: Sequence[Obj],
+    manager_workloads: Mapping[tuple[str, str], Obj],
+    origin: str,
+    workload_name: Callable[[Obj], str],
+) -> list[Obj]:
+    """The objects carrying `origin` whose manager Workload (same namespace, `workload_name` of their metadata) is
+    gone or runs in another region than `region`."""
     stale = []
-    for job in jobs:
-        meta = job.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        if labels.get(ORIGIN) != origin:
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        if (meta.get("labels") or {}).get(ORIGIN) != origin:
             continue
-        copy_name = labels.get(PREBUILT) or (meta.get("annotations") or {}).get(PREBUILT, "")
-        home = manager_workloads.get((str(meta.get("namespace")), str(copy_name)))
+        home = manager_workloads.get((str(meta.get("namespace")), workload_name(meta)))
         if home is None or (home.get("status") or {}).get("clusterName") != region:
-            stale.append(job)
+            stale.append(obj)
     return stale
