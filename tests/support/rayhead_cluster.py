@@ -64,6 +64,8 @@ OBJECTS: dict[str, Obj] = {
     f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc": {
         "metadata": {"name": "rc", "uid": "rc-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]},
         "spec": {},
+        # KubeRay's status subresource: the one head pod it found (raycluster_controller.go updateHeadInfo).
+        "status": {"head": {"podName": "rc-head", "serviceName": "rc-head-svc"}},
     },
     f"/apis/batch/v1/namespaces/{NS}/jobs/rj": {
         "metadata": {"name": "rj", "uid": "job-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]}

@@ -10,15 +10,18 @@ process with the head container's ConfigMap volumes and environment, when planb.
 a refused one ends FAILED with the refusal as its message.
 
 planb's policy, because a `run` payload executes on this machine: the stand-in acts only for the chain KubeRay
-itself made, each link checked by its controller ownerReference and uid (KubeRay v1.6 sets both with
-controllerutil.SetControllerReference: a RayJob's RayCluster in rayjob_controller.go, a RayCluster's head pod in
-raycluster_controller.go; at tag v1.6.2, rayjob_controller.go L993 for the RayCluster, L716 for the submitter Job,
-raycluster_controller.go L1420 for the head pod) and the RayJob's ``status.rayClusterName`` (set in the New state,
-initRayJobStatusIfNeed, before the cluster is made in Initializing):
-RayJob → its RayCluster → that cluster's head pod. A pod that only carries the head service's labels, or a
-RayCluster that names a RayJob it was not made by, is refused, naming the link that does not hold
-(`ChainRefusedError`), and nothing of it is written or run. A RayJob with ``clusterSelector`` (a RayCluster it
-did not make) is refused too: planb's choice, KubeRay allows it.
+itself made: RayJob → its RayCluster → that cluster's head pod. The first link is checked by the RayCluster's
+controller ownerReference and uid (KubeRay v1.6 sets both with controllerutil.SetControllerReference; at tag v1.6.2,
+rayjob_controller.go L993 for the RayCluster, L716 for the submitter Job) and the RayJob's ``status.rayClusterName``
+(set in the New state, initRayJobStatusIfNeed, before the cluster is made in Initializing). The head pod is the one
+the RayCluster's ``status.head.podName`` names (`head_pod`), because labels and ownerReferences are whatever the
+pod's creator wrote, a forged controller reference with the cluster's uid included, while only KubeRay writes a
+RayCluster's status: it is a subresource (ray-project/kuberay@v1.6.2 ray-operator/apis/ray/v1/raycluster_types.go#L402),
+which a user allowed to write RayClusters or pods does not write through them, and KubeRay fills ``head.podName``
+from the one head pod it found, none when it finds two (raycluster_controller.go#L1801-L1812,
+common/association.go#L179-L196). A pod that is not that head, or a RayCluster that names a RayJob it was not made
+by, is refused, naming the link that does not hold (`ChainRefusedError`), and nothing of it is written or run. A
+RayJob with ``clusterSelector`` (a RayCluster it did not make) is refused too: planb's choice, KubeRay allows it.
 """
 
 from __future__ import annotations
@@ -121,20 +124,31 @@ class RayHeads:
 
     # ------------------------------------------------------------------ heads
     def head_pod(self, namespace: str, service: str) -> Obj | None:
-        """The running head pod behind a head service (None when the service or its pod is missing); a
-        `ChainRefusedError` naming each mismatch when pods match the service's selector but none is the head pod
-        KubeRay made for its RayCluster."""
+        """The running head pod behind a head service (None when the service, its RayCluster's head or that pod is
+        missing or not running yet): the pod its RayCluster's ``status.head.podName`` names, the RayCluster being
+        the one the service selects (``ray.io/cluster``). A `ChainRefusedError` naming each mismatch when that pod
+        is not the RayCluster's head (its labels, its controller), or when pods match the service's selector but
+        the RayCluster's status names none of them."""
         svc = self.kube.get(f"/api/v1/namespaces/{namespace}/services/{service}")
         selector = ((svc or {}).get("spec") or {}).get("selector") or {}
         if not selector:
             return None
-        refusals = []
-        for pod in self.pods.snapshot():
-            if matches(pod, namespace, selector) and running(pod):
-                why = self.head_refusal(pod)
-                if not why:
-                    return pod
-                refusals.append(why)
+        cluster = str(selector.get("ray.io/cluster") or "")
+        rc = (
+            self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") if cluster else None
+        ) or {}
+        named = str(((rc.get("status") or {}).get("head") or {}).get("podName") or "")
+        candidates = [p for p in self.pods.snapshot() if matches(p, namespace, selector) and running(p)]
+        head = next((p for p in candidates if (p.get("metadata") or {}).get("name") == named), None) if named else None
+        if head is not None:
+            why = self.head_refusal(head, rc)
+            if not why:
+                return head
+            refusals = [why]
+        else:
+            whose = f"RayCluster {cluster or '(none)'}'s status.head.podName names ({named or 'none yet'})"
+            names = [str((p.get("metadata") or {}).get("name")) for p in candidates]
+            refusals = [f"pod {namespace}/{name} is not the head {whose}" for name in names]
         if refusals:
             raise ChainRefusedError(
                 f"planb's policy: no pod behind service {namespace}/{service} is a Ray head KubeRay made, because a "
@@ -142,22 +156,16 @@ class RayHeads:
             )
         return None
 
-    def head_refusal(self, pod: Obj) -> str:
-        """Why `pod` is not the head pod of the RayCluster its ``ray.io/cluster`` label names ('' when it is):
-        its controller ownerReference must be that RayCluster, by name and uid."""
+    def head_refusal(self, pod: Obj, rc: Obj) -> str:
+        """Why `pod`, the pod RayCluster `rc`'s status names as its head, is still not taken ('' when it is): it must
+        carry that cluster's head labels and have the cluster as its controller, by name and uid, as KubeRay's own
+        head pod does (raycluster_controller.go L1420 at v1.6.2)."""
         meta = pod.get("metadata") or {}
         name = f"pod {meta.get('namespace')}/{meta.get('name')}"
         labels = meta.get("labels") or {}
-        if labels.get("ray.io/node-type") != "head":
-            return f"{name} is not labelled ray.io/node-type=head"
-        cluster = str(labels.get("ray.io/cluster") or "")
-        rc = (
-            self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{meta.get('namespace')}/rayclusters/{cluster}")
-            if cluster
-            else None
-        )
-        if rc is None:
-            return f"{name} names RayCluster {cluster!r}, which does not exist"
+        cluster = str((rc.get("metadata") or {}).get("name") or "")
+        if labels.get("ray.io/node-type") != "head" or labels.get("ray.io/cluster") != cluster:
+            return f"{name} is not labelled ray.io/node-type=head, ray.io/cluster={cluster}"
         owner, uid = controller_of(pod), (rc.get("metadata") or {}).get("uid")
         if owner.get("kind") != "RayCluster" or owner.get("name") != cluster or not uid or owner.get("uid") != uid:
             return (

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import copy
 import hmac
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as settings_mod
-from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.heads import ChainRefusedError, RayHeads
 from planb.local.rayhead.jobs import FAILED, SUCCEEDED
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
@@ -226,14 +227,46 @@ def test_a_decoy_pod_with_the_heads_labels_runs_nothing_of_its_own(serve: Any, t
     code, answer = proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": ENTRYPOINT}, AUTH)
     assert code == 403, answer
     assert "planb's policy: no pod behind service team-a/rc-head-svc is a Ray head KubeRay made" in answer
-    assert "pod team-a/decoy's controller is none" in answer and "not RayCluster rc uid rc-uid" in answer, answer
-    assert "pod team-a/forged's controller is RayCluster rc uid x" in answer, answer
+    assert "pod team-a/decoy is not the head RayCluster rc's status.head.podName names (rc-head)" in answer, answer
+    assert "pod team-a/forged is not the head" in answer, answer
     assert heads.tables == {}
     assert not settings_mod.work_dir(NS, "rj", tmp_path).exists()  # not a file of the decoy's written
     # The real head beside them is the one that answers.
     feed(heads, decoy, _head())
     assert proxied(server, "POST", "/api/jobs/", {"submission_id": "s2", "entrypoint": ENTRYPOINT}, AUTH)[0] == 200
     assert _wait_job(server, "s2", AUTH)["status"] == SUCCEEDED
+    time.sleep(0.3)
+    assert not marker.exists(), "the decoy's ConfigMap ran on the host"
+
+
+def test_a_decoy_pod_owned_by_the_clusters_uid_is_not_the_head_its_status_names(serve: Any, tmp_path: Path) -> None:
+    """Issue 50, item 4: a decoy with the head's labels whose controller ownerReference carries the RayCluster's
+    real name and uid (anyone who may create pods may write one) is still not the head: KubeRay's status subresource
+    names the head pod, and only the pod of that name is taken, whichever the informer lists first."""
+    marker = tmp_path / "owned"
+    objects = _objects()
+    objects[f"/api/v1/namespaces/{NS}/configmaps/evil-app"] = {"data": {"train.py": _evil_train(marker)}}
+    decoy = _head()
+    decoy["metadata"].update(name="a-decoy", uid="decoy-1")  # the same labels and ownerReferences as the head
+    assert decoy["metadata"]["ownerReferences"] == [controller("RayCluster", "rc", "rc-uid")]
+    decoy["spec"]["volumes"] = [{"name": "app", "configMap": {"name": "evil-app"}}]
+    heads, _, server = serve(objects)
+    feed(heads, decoy)  # alone: refused, naming the head KubeRay's status names
+    code, answer = proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": ENTRYPOINT}, AUTH)
+    assert code == 403, answer
+    assert "pod team-a/a-decoy is not the head RayCluster rc's status.head.podName names (rc-head)" in answer, answer
+    assert heads.tables == {}
+    assert not settings_mod.work_dir(NS, "rj", tmp_path).exists()
+    feed(heads, decoy, _head())  # beside the real head, listed first: the real head answers
+    assert proxied(server, "POST", "/api/jobs/", {"submission_id": "s2", "entrypoint": ENTRYPOINT}, AUTH)[0] == 200
+    assert _wait_job(server, "s2", AUTH)["status"] == SUCCEEDED
+    assert [t.head for t in heads.tables.values()] == [f"{NS}/rc-head"]
+    # The submitter pod's path (rayhead.submitter) takes the same head.
+    assert heads.head_pod(NS, "rc-head-svc")["metadata"]["name"] == "rc-head"  # type: ignore[index]
+    # No status yet (KubeRay has not seen a head): nothing is taken, the decoy included.
+    del objects[RAYCLUSTER]["status"]
+    with pytest.raises(ChainRefusedError, match=re.escape("status.head.podName names (none yet)")):
+        heads.head_pod(NS, "rc-head-svc")
     time.sleep(0.3)
     assert not marker.exists(), "the decoy's ConfigMap ran on the host"
 
@@ -248,6 +281,7 @@ def test_a_raycluster_that_claims_the_rayjob_runs_nothing_of_its_own(serve: Any,
     objects[f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/evil"] = {
         "metadata": {"name": "evil", "uid": "evil-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]},
         "spec": {"authOptions": {"mode": "token"}},
+        "status": {"head": {"podName": "evil-head"}},
     }
     objects[f"/api/v1/namespaces/{NS}/secrets/evil"] = {
         "data": {"auth_token": base64.b64encode(b"evil-token").decode()}
