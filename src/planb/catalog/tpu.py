@@ -22,6 +22,20 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 PLAN_TPUS_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
 #: Compute Engine's TPU machine types (TPU7x, v6e, v5p): vCPUs and memory per VM.
 GCE_TPU_MACHINES_URL = "https://cloud.google.com/compute/docs/tpus/tpu-machines"
+#: GKE's cluster autoscaler's machine-type table (GoogleCloudPlatform/cluster-autoscaler, the one GKE runs, at 7d25050):
+#: ``NewMachineTypeInfo(name, vCPUs, memory in GiB)`` per machine type, the shape it gives a node of a pool scaled up
+#: from zero. Every TPU machine type of this catalog has the vCPUs and memory it gives there
+#: (tests/unit/catalog/test_tpu_shapes.py holds them to it); the two below cite it as their source.
+_GKE_CA_MACHINES = (
+    "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
+    "pkg/cloudprovider/gke/machinetypes/deprecated_machine_types_config.go"
+)
+#: ct6e-standard-8t: 180 vCPUs (one thread per core, ``withThreadsPerCoreOverride(1)``), 1440 GiB.
+GKE_CA_CT6E_8T_URL = _GKE_CA_MACHINES + "#L1575-L1577"
+#: tpu7x-standard-4t: 224 vCPUs, 992 GiB. Cloud TPU's TPU7x page (https://cloud.google.com/tpu/docs/tpu7x) gives the
+#: 4-chip VM "960" GB of RAM, which the table gives another family's tpu7-standard-4t; a node's size on GKE is the
+#: autoscaler's, so the catalog follows the table.
+GKE_CA_TPU7X_4T_URL = _GKE_CA_MACHINES + "#L2768"
 #: GKE's TPU flex-start page: which TPU generations and GKE versions offer flex-start.
 TPU_FLEX_START_URL = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start"
 #: GKE's Ironwood (TPU7x) page: versions, the workload policy instead of --tpu-topology.
@@ -238,8 +252,9 @@ V6E = TpuGeneration(
     machine_types=(
         TpuMachineType("ct6e-standard-1t", 1, ("1x1",), 44, 176, GCE_TPU_MACHINES_URL),
         TpuMachineType("ct6e-standard-4t", 4, _2D_4T, 180, 720, GCE_TPU_MACHINES_URL),
-        # The 8-chip VM is a whole v6e host: twice the 4-chip VM's vCPUs and memory.
-        TpuMachineType("ct6e-standard-8t", 8, ("2x4",), 360, 1440, GCE_TPU_MACHINES_URL),
+        # The 8-chip VM is a whole v6e host: twice the 4-chip VM's memory, but the same 180 vCPUs (one thread per
+        # core instead of two), as GKE's autoscaler gives its nodes.
+        TpuMachineType("ct6e-standard-8t", 8, ("2x4",), 180, 1440, GKE_CA_CT6E_8T_URL),
     ),
     flex_start=True,
     uses_placement_policy=False,
@@ -257,9 +272,7 @@ TPU7X = TpuGeneration(
     gke_accelerator="tpu7x",
     ray_accelerator_type="TPU-V7X",
     dimensions=3,
-    machine_types=(
-        TpuMachineType("tpu7x-standard-4t", 4, _3D_4T, 224, 960, "https://cloud.google.com/tpu/docs/tpu7x"),
-    ),
+    machine_types=(TpuMachineType("tpu7x-standard-4t", 4, _3D_4T, 224, 992, GKE_CA_TPU7X_4T_URL),),
     # GKE's documentation does not document flex-start or queued provisioning for TPU7x: neither the Ironwood
     # page nor GKE's flex-start and queued provisioning pages name it. Google's
     # cluster-toolkit ships a TPU7x DWS example, but that is a tool's example, not GKE's documentation, so
