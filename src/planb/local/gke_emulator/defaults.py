@@ -48,6 +48,22 @@ DOC_GPU_TAINT = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus"
 #: fixtures show a flex-start pool's gke-flex-start / gke-provisioning labels (GKE_CA_POOL_FIXTURES).
 DOC_SPOT_LABELS = "https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms"
 
+#: container v1 Cluster.releaseChannel: "If left unspecified on cluster creation and a version is specified, the cluster
+#: is enrolled in the most mature release channel where the version is available (first checking STABLE, then
+#: REGULAR, and finally RAPID). Otherwise, if no release channel configuration and no version is specified, the
+#: cluster is enrolled in the REGULAR channel with its default version." Only a body that names a channel (or
+#: ``UNSPECIFIED``, no channel) keeps its own.
+DOC_RELEASE_CHANNEL_DEFAULT = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster.FIELDS.release_channel"
+#: The minor versions each channel offers, most mature first, from GKE's release notes' "Current versions" table
+#: ("Available minor versions": Stable 1.32 to 1.33, Regular 1.32 to 1.34, Rapid 1.32 to 1.35;
+#: https://cloud.google.com/kubernetes-engine/docs/release-notes). By minor only: which patches a channel offers,
+#: and how the table moves over time, is not modelled.
+CHANNEL_MINORS: tuple[tuple[str, tuple[int, int]], ...] = (
+    ("STABLE", (32, 33)),
+    ("REGULAR", (32, 34)),
+    ("RAPID", (32, 35)),
+)
+
 TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NO_SCHEDULE"}
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NO_SCHEDULE"}
@@ -129,3 +145,18 @@ def add_gke_owned(pool: Body, policy_topology: str = "") -> None:
         _add_taint(config, QUEUED_TAINT)  # DOC_QUEUED_TAINT
     if not labels:
         config.pop("labels")
+
+
+def release_channel(requested_version: object, version: str) -> Body:
+    """The channel GKE enrolls a cluster created without ``releaseChannel`` in (DOC_RELEASE_CHANNEL_DEFAULT).
+
+    ``requested_version`` is the body's initialClusterVersion (none, or "latest"/"-": GKE's default, so REGULAR);
+    ``version`` the one it resolved to: the most mature channel whose minors hold it, else RAPID.
+    """
+    if not requested_version or str(requested_version) in ("latest", "-"):
+        return {"channel": "REGULAR"}
+    minor = int(version.split(".")[1])
+    for channel, (oldest, newest) in CHANNEL_MINORS:
+        if oldest <= minor <= newest:
+            return {"channel": channel}
+    return {"channel": "RAPID"}

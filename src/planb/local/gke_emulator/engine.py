@@ -130,6 +130,9 @@ class Engine:
         if name in self.store.clusters:
             raise ApiError(409, f"Already exists: {name}.")
         version = resolve_version(body.get("initialClusterVersion"))
+        if "releaseChannel" not in body:
+            # GKE enrolls a cluster created without one in a channel (defaults.DOC_RELEASE_CHANNEL_DEFAULT).
+            body["releaseChannel"] = defaults.release_channel(body.get("initialClusterVersion"), version)
         pools = body.pop("nodePools", None) or [
             {
                 "name": "default-pool",

@@ -1,0 +1,65 @@
+"""A cluster created without ``releaseChannel`` is enrolled in a channel, as GKE does.
+
+container v1 Cluster.releaseChannel (defaults.DOC_RELEASE_CHANNEL_DEFAULT): no channel and no version, REGULAR; a
+version, the most mature channel that offers it (STABLE, then REGULAR, then RAPID); a body that names a channel, or
+UNSPECIFIED (no channel), keeps its own.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.local.gke_emulator import defaults
+from planb.local.gke_emulator.emulator import RunningEmulator
+
+BASE = "/v1/projects/p/locations/us-east5-b/clusters"
+
+
+def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        f"{emulator.url}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+@pytest.mark.parametrize(
+    ("extra", "channel"),
+    [
+        ({}, {"channel": "REGULAR"}),
+        ({"initialClusterVersion": "latest"}, {"channel": "REGULAR"}),
+        ({"initialClusterVersion": "1.33"}, {"channel": "STABLE"}),
+        ({"initialClusterVersion": "1.34.1-gke.1829001"}, {"channel": "REGULAR"}),
+        ({"initialClusterVersion": "1.35"}, {"channel": "RAPID"}),
+        ({"releaseChannel": {"channel": "EXTENDED"}}, {"channel": "EXTENDED"}),
+        ({"releaseChannel": {"channel": "UNSPECIFIED"}}, {"channel": "UNSPECIFIED"}),
+    ],
+)
+def test_a_cluster_without_a_channel_is_enrolled_in_one(
+    tmp_path: Path, extra: dict[str, Any], channel: dict[str, str]
+) -> None:
+    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
+    try:
+        status, answer = _call(emulator, "POST", BASE, {"cluster": {"name": "c", **extra}})
+        assert status == 200, answer
+        status, cluster = _call(emulator, "GET", f"{BASE}/c")
+        assert status == 200 and cluster["releaseChannel"] == channel, cluster
+    finally:
+        emulator.stop()
+
+
+def test_the_rule_cites_googles_reference() -> None:
+    assert defaults.DOC_RELEASE_CHANNEL_DEFAULT.startswith(
+        "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
+    )
+    assert [c for c, _ in defaults.CHANNEL_MINORS] == ["STABLE", "REGULAR", "RAPID"]
