@@ -39,12 +39,16 @@ class KubeError(UnreachableError):
 class Kube:
     """JSON requests against the API server a kubeconfig points at."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, kubeconfig: Path, connection: Connection | None = None) -> None:
+        """`kubeconfig` is read with planb.kubeconfig.load, unless `connection` is given (one already read and checked,
+        a region's: planb.kubeconfig.load_region); then `kubeconfig` only names where it came from, in messages."""
         self.kubeconfig = kubeconfig
-        try:
-            self.conn: Connection = load(kubeconfig)
-        except KubeconfigError as exc:
-            raise KubeError(0, "bad kubeconfig", str(exc)) from exc
+        if connection is None:
+            try:
+                connection = load(kubeconfig)
+            except KubeconfigError as exc:
+                raise KubeError(0, "bad kubeconfig", str(exc)) from exc
+        self.conn: Connection = connection
         tls: dict[str, Any] = {}
         if self.conn.server.startswith("https://"):
             # The API server's certificate is checked (against the kubeconfig's CA, else the system's), except for
@@ -54,6 +58,8 @@ class Kube:
             tls = {"cert_reqs": "CERT_NONE" if self.conn.insecure else "CERT_REQUIRED"}
             if self.conn.ca_file:
                 tls["ca_certs"] = self.conn.ca_file
+            if self.conn.ca_data:
+                tls["ca_cert_data"] = self.conn.ca_data  # a region's CA, held in memory (urllib3's ssl_wrap_socket)
             if self.conn.cert_file:
                 tls.update(cert_file=self.conn.cert_file, key_file=self.conn.key_file)
         self.http = urllib3.PoolManager(maxsize=4, retries=False, **tls)

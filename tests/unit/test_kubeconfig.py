@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from planb.kube import Kube, KubeError
-from planb.kubeconfig import KubeconfigError, load
+from planb.kubeconfig import KubeconfigError, _data_file, load
 from planb.tls import ServingCert, ensure_serving_cert
 
 
@@ -171,3 +171,42 @@ def test_the_api_servers_certificate_is_checked_against_the_kubeconfigs_ca(
     stranger = Kube(_write(tmp_path / "other", {}, {"server": url, "certificate-authority": str(other_ca.ca_crt)}))
     with pytest.raises(KubeError, match=r"API server unreachable.*CERTIFICATE_VERIFY_FAILED"):
         stranger.get("/version")
+
+
+def test_a_yaml_error_names_the_line_and_column_but_never_quotes_the_line(tmp_path: Path) -> None:
+    """yaml's own message quotes the line it stopped at, which may be a token: planb says where, not what."""
+    path = tmp_path / "kubeconfig"
+    path.write_text("current-context: here\nusers:\n- name: u\n  user:\n    token: s3cr3t-operator-token: oops\n")
+    with pytest.raises(KubeconfigError) as caught:
+        load(path)
+    assert "line 5, column" in str(caught.value) and str(path) in str(caught.value)
+    chain = [caught.value, caught.value.__cause__, caught.value.__context__]
+    assert not any("s3cr3t" in f"{e} {e!r}" for e in chain if e is not None)
+
+
+def test_data_files_never_share_a_name_even_after_one_is_removed() -> None:
+    """Each `*-data` field gets a file of its own: a second load never overwrites the CA or key of a first."""
+    first = _data_file("certificate-authority", base64.b64encode(b"first").decode())
+    second = _data_file("certificate-authority", base64.b64encode(b"second").decode())
+    Path(first).unlink()  # a name derived from the folder's count would now be the second's again
+    third = _data_file("certificate-authority", base64.b64encode(b"third").decode())
+    assert len({first, second, third}) == 3
+    assert Path(second).read_bytes() == b"second" and Path(third).read_bytes() == b"third"
+    assert stat.S_IMODE(Path(third).stat().st_mode) == 0o600
+
+
+def test_concurrent_loads_write_each_data_field_to_a_file_of_its_own() -> None:
+    barrier = threading.Barrier(16)
+    written: dict[int, str] = {}
+
+    def write(n: int) -> None:
+        barrier.wait()
+        written[n] = _data_file("client-key", base64.b64encode(f"key {n}".encode()).decode())
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(written.values())) == 16
+    assert all(Path(path).read_text() == f"key {n}" for n, path in written.items())

@@ -4,16 +4,24 @@ Each region is a MultiKueueCluster on the manager whose ``spec.clusterSource.kub
 namespace (key ``kubeconfig``) or a file (Kueue v0.19.2, apis/kueue/v1beta2/multikueue_types.go#L58-L112). planb's
 ``multikueue`` role writes the Secret: a ServiceAccount token with MultiKueue's rights there (workloads, rayjobs,
 rayclusters), CA inline. planb reads and deletes with exactly those rights, never more.
+
+Whoever can write Secrets in the manager's ``kueue-system`` writes the kubeconfig planb reaches a region with, on the
+operator's machine. So the kubeconfig is read by planb.kubeconfig.load_region (an https server,
+certificate-authority-data and a token; nothing else, nothing run, read or written here), the Secret's name must be
+a DNS-1123 subdomain and is quoted into the URL, and a ``Path`` location is refused (docs/security.md, "A region's
+kubeconfig").
 """
 
 from __future__ import annotations
 
 import base64
-import tempfile
+import binascii
 from pathlib import Path
+from urllib.parse import quote
 
 from planb.errors import UnreachableError
 from planb.kube import Kube, KubeError, Obj
+from planb.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 #: Kueue's namespace on the manager, where the MultiKueueClusters' Secrets live (its configuration's `namespace`).
@@ -42,25 +50,45 @@ def kubeconfig_source(cluster: Obj) -> tuple[str, str]:
 
 
 def region_kube(manager: Kube, region: str) -> Kube:
-    """A client for `region`, with the kubeconfig its MultiKueueCluster names (raises RegionAccessError)."""
+    """A client for `region`, with the kubeconfig its MultiKueueCluster names (raises RegionAccessError).
+
+    A kubeconfig planb's policy refuses is a RegionAccessError whose cause is the RegionKubeconfigError that names
+    the field and the fix: `planb status` reports the region unreadable and the keeper goes on with the others."""
     try:
-        cluster = manager.get(f"{KUEUE}/multikueueclusters/{region}")
+        cluster = manager.get(f"{KUEUE}/multikueueclusters/{quote(region, safe='')}")
         if cluster is None:
             raise RegionAccessError(f"no MultiKueueCluster {region} on the manager")
         kind, location = kubeconfig_source(cluster)
-        if kind == "Path":
-            return Kube(Path(location))
-        secret = manager.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets/{location}") if location else None
+        if kind != "Secret":
+            # Kueue reads a Path on the kueue-controller-manager's own disk (multikueue_types.go#L50-L51), under
+            # /etc/multikueue/kubeconfigs only once the alpha gate MultiKueueKubeConfigPathValidation is on (off by
+            # default in 0.19: pkg/features/kube_features.go#L779-L781, multikueuecluster.go#L1090-L1138).
+            # planb's policy: refused, because here the same path is a file of the operator's machine, which the
+            # writer of the MultiKueueCluster would have planb read and use.
+            raise RegionAccessError(
+                f"MultiKueueCluster {region} names its kubeconfig by locationType {kind} ({location!r}), which planb "
+                "does not read: that path is on Kueue's controller, not on this machine. Fix: keep the kubeconfig in "
+                f"a Secret in {KUEUE_NAMESPACE} (the planb.gke multikueue role writes one per region)"
+            )
+        if not is_dns_subdomain(location):
+            raise RegionAccessError(
+                f"MultiKueueCluster {region} names the kubeconfig Secret {location!r}, which is not a DNS-1123 "
+                "subdomain as a Secret's name must be (lower-case letters, digits, '-' and '.'; at most 253). "
+                f"Fix: name the Secret in {KUEUE_NAMESPACE} that holds the region's kubeconfig"
+            )
+        secret = manager.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets/{quote(location, safe='')}")
         data = ((secret or {}).get("data") or {}).get("kubeconfig")
         if not data:
             raise RegionAccessError(f"no kubeconfig Secret for {region} on the manager ({KUEUE_NAMESPACE}/{location})")
-        # Kube reads the file (and writes its inline CA and keys to private files) when it is made.
-        with tempfile.TemporaryDirectory(prefix="planb-region-") as folder:
-            path = Path(folder) / "kubeconfig"
-            path.write_bytes(base64.b64decode(data))
-            path.chmod(0o600)
-            return Kube(path)
+        source = f"Secret {KUEUE_NAMESPACE}/{location}"
+        try:
+            raw = base64.b64decode(str(data), validate=True)
+        except (binascii.Error, ValueError):
+            raise RegionAccessError(f"{region}: {source} holds a kubeconfig that is not base64") from None
+        try:
+            conn = load_region(raw, source)
+        except RegionKubeconfigError as exc:
+            raise RegionAccessError(f"{region}: {exc}") from exc
+        return Kube(Path(source), conn)
     except KubeError as exc:
         raise RegionAccessError(f"{region}: {exc}") from exc
-    except (OSError, ValueError) as exc:
-        raise RegionAccessError(f"{region}: its kubeconfig cannot be used: {exc}") from exc
