@@ -32,7 +32,7 @@ from pathlib import Path
 from planb import loopback, paths
 from planb.errors import PlanbError
 from planb.local.gke_emulator.address import DEFAULT_PORT as EMULATOR_PORT
-from planb.statefile import write_json
+from planb.statefile import open_private, private_dir, write_json
 
 #: The regions a local run takes, in order: each with the v6e zone its TPU pools use (planb.catalog.zones lists
 #: v6e in all three), so a region's site.yml converge passes the TPU-zone check as on Google Cloud.
@@ -108,9 +108,11 @@ def _say(msg: str) -> None:
 
 
 def _planb(member: Member, *args: str) -> subprocess.Popen[bytes]:
-    member.state.mkdir(parents=True, exist_ok=True)
-    log = (member.state / f"{args[0]}.log").open("wb")
-    with log:
+    # planb's policy: a member's state and its logs are this user's alone (0700, 0600), whatever the umask, because
+    # they hold what the stack says; each start's log is its own (the last one removed first).
+    log_file = private_dir(member.state) / f"{args[0]}.log"
+    log_file.unlink(missing_ok=True)
+    with open_private(log_file, "ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "planb.cli", "local", *args],
             env={**os.environ, **member.env()},
@@ -135,7 +137,7 @@ def up(count: int) -> list[Member]:
         raise RegionsError(
             f"{len(previous) - 1} region(s) run already ({_record()}). Fix: planb local down --regions, then up again"
         )
-    _record().parent.mkdir(parents=True, exist_ok=True)
+    private_dir(_record().parent)
     write_json(_record(), {"regions": count})
     start(members)  # on a failure it takes them all down, the record with them
     return members

@@ -23,6 +23,7 @@ from typing import Any
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local.regions import Member, RegionsError
+from planb.statefile import write_atomic
 
 JOB = "job-1"
 CHART = paths.REPO / "charts" / "planb"
@@ -48,7 +49,7 @@ def _run(command: list[str], env: Mapping[str, str] | None = None, log: Path | N
         command, env={**os.environ, **(env or {})}, cwd=paths.REPO, capture_output=True, text=True, check=False
     )
     if log:
-        log.write_text(done.stdout + done.stderr)
+        write_atomic(log, done.stdout + done.stderr)  # 0600: a playbook's output is this user's alone
     if done.returncode != 0:
         raise RegionsError(
             f"{' '.join(command[:3])} ... failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}"

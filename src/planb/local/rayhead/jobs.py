@@ -23,6 +23,7 @@ from typing import Any
 from planb.local.rayhead import payloads
 from planb.local.rayhead.launch import Launch
 from planb.local.rayhead.settings import Payload
+from planb.statefile import open_private, private_dir
 
 PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"
 TERMINAL = frozenset({SUCCEEDED, FAILED, STOPPED})
@@ -124,7 +125,7 @@ class JobTable:
             if existing is not None or self.closed:
                 return existing or record, False
             self.jobs[record.submission_id] = record
-        record.log_file.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(record.log_file.parent)  # a job's log is this user's alone: 0700, its file 0600
         if refused:
             self._refuse(record, refused)
         elif payload.mode == "run" and launch is not None:
@@ -170,13 +171,13 @@ class JobTable:
 
     # ------------------------------------------------------------------ payloads
     def _refuse(self, record: RayJobRecord, why: str) -> None:
-        with record.log_file.open("a") as out:
+        with open_private(record.log_file, "a") as out:
             out.write(f"planb local: the entrypoint {record.entrypoint!r} was not run: {why}\n")
         record.finish(FAILED, f"Job entrypoint command was not run on this machine: {why}")
         self.log(f"{self.head}: job {record.submission_id} FAILED: {why}")
 
     def _start_simulated(self, record: RayJobRecord, payload: Payload) -> None:
-        with record.log_file.open("a") as out:
+        with open_private(record.log_file, "a") as out:
             out.write(
                 f"planb local: simulated payload of {record.entrypoint!r} ({payload.seconds:g} s"
                 + (f", then FAILED: {payload.fail}" if payload.fail else ", then SUCCEEDED")
@@ -198,7 +199,7 @@ class JobTable:
         threading.Thread(target=end, name=f"job {record.submission_id}", daemon=True).start()
 
     def _start_process(self, record: RayJobRecord, launch: Launch) -> None:
-        out = record.log_file.open("ab")
+        out = open_private(record.log_file, "ab")
         try:
             record.process = subprocess.Popen(
                 launch.argv,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from planb.errors import PlanbError
 from planb.process import is_alive, start_time, terminate
-from planb.statefile import write_atomic
+from planb.statefile import private_dir, write_atomic
 
 
 class PayloadStopError(PlanbError):
@@ -22,7 +22,7 @@ class PayloadStopError(PlanbError):
 
 
 def record(directory: Path, pid: int) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(directory)
     write_atomic(directory / f"{pid}.pid", f"{pid} {start_time(pid)}\n", private=True)
 
 

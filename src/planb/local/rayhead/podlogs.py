@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from planb.kube import Kube, KubeError, Obj
+from planb.statefile import open_private
 
 LOGS_PATH = "/apis/kwok.x-k8s.io/v1alpha1/namespaces/{namespace}/logs"
 
@@ -43,8 +44,7 @@ class PodLog:
 
         Without the object the pod's log stays empty, as it was before the stack served logs; the job runs
         the same."""
-        self.target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.target.touch(mode=0o600, exist_ok=True)
+        open_private(self.target, "a").close()  # 0600 in 0700 folders down from the state, whatever the umask
         meta = self.pod["metadata"]
         body = {
             "apiVersion": "kwok.x-k8s.io/v1alpha1",
@@ -78,7 +78,7 @@ class PodLog:
         self.offset += end + 1
         lines = chunk[:end].decode(errors="replace").split("\n")
         now = time.time()
-        with self.target.open("a") as out:
+        with open_private(self.target, "a") as out:
             out.write("".join(cri_line(line, now) for line in lines))
 
 
