@@ -128,3 +128,46 @@ def test_cli_withholds_and_grants_a_permission(
     assert emulator.engine.project_apis.holds(PROJECT, "compute.reservations.get")
     assert planb_main(["gke-emulator", "withhold-permission", "compute.*"]) != 0
     assert "the GKE emulator refused the switch" in capsys.readouterr().err
+
+
+QUOTA_PROJECT = "billing-project"
+
+
+def test_a_quota_project_is_checked_for_the_right_to_bill_it(
+    project_modules: ProjectRunner, emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 50, item 10: every call names the quota project (x-goog-user-project), which Google refuses unless the
+    # caller holds serviceusage.services.use there, so the rights check asks for it on that project.
+    monkeypatch.delenv("GOOGLE_CLOUD_QUOTA_PROJECT", raising=False)
+    modules = project_modules
+    plain = modules.run("gcp_iam_check", {"needs": ["cluster"]})
+    assert not any("serviceusage.services.use" in c for c in plain["checked"]), plain
+    done = modules.run("gcp_iam_check", {"needs": ["cluster"], "quota_project": QUOTA_PROJECT})
+    assert done["checked"][-1] == f"serviceusage.services.use on project {QUOTA_PROJECT}", done
+    asked = [r["path"] for r in emulator.store.request_log()]
+    assert asked == [TEST, TEST, TEST.replace(PROJECT, QUOTA_PROJECT)], asked
+    assert [r.get("userProject") for r in emulator.store.request_log()] == [None, QUOTA_PROJECT, QUOTA_PROJECT]
+    _withhold(emulator, "serviceusage.services.use", project=QUOTA_PROJECT)
+    msg = modules.fail("gcp_iam_check", {"needs": ["cluster"], "quota_project": QUOTA_PROJECT})["msg"]
+    assert f"Missing right on quota project {QUOTA_PROJECT}" in msg, msg
+    assert "serviceusage.services.use" in msg and "roles/serviceusage.serviceUsageConsumer" in msg
+    assert "https://cloud.google.com/docs/quotas/set-quota-project" in msg
+    assert emulator.writes() == []
+
+
+def test_only_a_service_disabled_403_is_called_an_api_to_enable(
+    project_modules: ProjectRunner, emulator: RunningEmulator
+) -> None:
+    modules = project_modules
+    # A 403 with another reason (here one the emulator injects, with no ErrorInfo) is Google's words, no more.
+    assert call(emulator, "POST", "/planb/v1/http-faults", {"status": 403, "method": "POST"})[0] == 200
+    msg = modules.fail("gcp_iam_check", {"needs": ["cluster"]})["msg"]
+    assert "answered 403" in msg and "Google refused the rights check itself" in msg, msg
+    assert "gcloud services enable" not in msg and "API enabled" not in msg
+    # SERVICE_DISABLED (the ErrorInfo reason): the API to enable, on the project the answer says is billed.
+    body = {"service": "cloudresourcemanager.googleapis.com", "state": "DISABLED"}
+    assert call(emulator, "POST", "/planb/v1/services", body)[0] == 200
+    status, answer = call(emulator, "POST", TEST, {"permissions": ASKED})
+    assert status == 403 and answer["error"]["details"][0]["reason"] == "SERVICE_DISABLED", answer
+    msg = modules.fail("gcp_iam_check", {"needs": ["cluster"]})["msg"]
+    assert f"gcloud services enable cloudresourcemanager.googleapis.com --project {PROJECT}" in msg, msg

@@ -85,9 +85,23 @@ _NOT_ON_A_PROJECT = frozenset({"resourcemanager.projects.create", "resourcemanag
 class ProjectApiError(Exception):
     """An answer in Google's error shape (the emulator's ApiError is built from it)."""
 
-    def __init__(self, code: int, message: str, status: str) -> None:
+    def __init__(self, code: int, message: str, status: str, details: list[Body] | None = None) -> None:
         super().__init__(message)
         self.code, self.message, self.status = code, message, status
+        #: Google's typed error details (a google.rpc.ErrorInfo naming the reason), when there are any.
+        self.details = details or []
+
+
+def service_disabled(project: str, service: str) -> Body:
+    """The google.rpc.ErrorInfo Google sends with a call to an API that is off on the project billed for it
+    (https://cloud.google.com/apis/design/errors#error_info: reason SERVICE_DISABLED, domain googleapis.com, the
+    service and the consumer in its metadata). The emulator bills the project named in the path."""
+    return {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "SERVICE_DISABLED",
+        "domain": "googleapis.com",
+        "metadata": {"service": service, "consumer": f"projects/{project}"},
+    }
 
 
 def _slug(text: str) -> str:
@@ -309,6 +323,7 @@ class ProjectApis:
                 f"Cloud Resource Manager API has not been used in project {project} before or it is disabled. Enable "
                 "it with `gcloud services enable cloudresourcemanager.googleapis.com` and retry.",
                 "PERMISSION_DENIED",
+                [service_disabled(project, "cloudresourcemanager.googleapis.com")],
             )
         asked = [str(p) for p in request.get("permissions") or []]
         for permission in asked:

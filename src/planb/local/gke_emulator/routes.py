@@ -68,7 +68,7 @@ def dispatch(engine: Engine, method: str, path: str, request: Body, query: str =
         try:
             project_answer = engine.project_apis.route(method, path, query, request)
         except ProjectApiError as exc:
-            raise ApiError(exc.code, exc.message, exc.status) from exc
+            raise ApiError(exc.code, exc.message, exc.status, exc.details) from exc
         if project_answer is not None:
             engine.store.save()
         else:

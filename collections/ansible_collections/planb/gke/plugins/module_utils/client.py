@@ -89,6 +89,18 @@ def google_token(params: dict[str, Any]) -> tuple[str, float | None, str | None]
     return str(creds.token), (expiry.replace(tzinfo=UTC).timestamp() if expiry else None), quota_project
 
 
+#: google.rpc.ErrorInfo, the error detail whose ``reason`` says why Google refused (https://google.aip.dev/193).
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def error_info(error: Body) -> Body:
+    """The ErrorInfo detail of a Google error body ({} when it carries none)."""
+    for detail in error.get("details") or []:
+        if isinstance(detail, dict) and detail.get("@type") == ERROR_INFO:
+            return detail
+    return {}
+
+
 def _error_of(exc: HTTPError) -> Body:
     """GKE's error body ({"error": {"code", "message", "status"}}) of an HTTP error, or its text."""
     text = exc.read() or b""
@@ -178,6 +190,11 @@ class GkeClient:
             )
         return {"x-goog-user-project": str(project)}
 
+    def quota_project(self) -> str | None:
+        """The project sent as ``x-goog-user-project`` (the option, else the credential's; known once a token is
+        fetched), or None when none is sent."""
+        return self._quota_header().get("x-goog-user-project")
+
     # ---- requests ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
         """The JSON answer of ``method`` on ``v1/path`` (built by api_path); None for a 404 when allowed."""
@@ -250,10 +267,14 @@ class GkeClient:
                     hint = (
                         " Not retried: GKE may have applied the write; re-run the play, it converges from what exists."
                     )
-                raise GkeError(
+                failure = GkeError(
                     f"{what} answered {code} {error.get('status', '')}: {error.get('message', '')}"
                     f"{f' (after {tries} tries)' if tries > 1 else ''}.{hint}"
-                ) from exc
+                )
+                info = error_info(error)
+                failure.code, failure.reason = code, str(info.get("reason") or "")
+                failure.metadata = {str(k): str(v) for k, v in (info.get("metadata") or {}).items()}
+                raise failure from exc
             except URLError as exc:
                 # Refused: the connection never opened, nothing was sent, so even a write is safe to repeat.
                 refused = isinstance(exc.reason, ConnectionRefusedError)

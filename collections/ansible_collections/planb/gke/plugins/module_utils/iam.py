@@ -33,6 +33,15 @@ run's needs name; Google answers the subset the caller holds on the project
 call it, wildcards are refused). A permission Google checks on another resource than the project
 (``iam.serviceAccounts.actAs``: on the nodes' service account) may be granted there alone, so its absence at the
 project is a warning, not a failure.
+
+A request that names a quota project (``x-goog-user-project``: the ``quota_project`` option or the credential's) is
+billed to it, and Google refuses it unless the caller holds ``serviceusage.services.use`` on that project
+(https://cloud.google.com/docs/quotas/set-quota-project, https://cloud.google.com/apis/docs/system-parameters; role
+``roles/serviceusage.serviceUsageConsumer``); so whenever one is sent, the check asks for that permission there too.
+
+A 403 from testIamPermissions is read by its google.rpc.ErrorInfo reason: SERVICE_DISABLED (the Cloud Resource
+Manager API is off on the project billed for the call, which the answer names), USER_PROJECT_DENIED (the caller may
+not bill the quota project), or anything else, reported as Google's own words and nothing more.
 """
 
 from __future__ import annotations
@@ -48,6 +57,13 @@ from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiC
 Body = dict[str, Any]
 
 RESOURCEMANAGER_ENDPOINT = "https://cloudresourcemanager.googleapis.com"
+#: Using a project as the quota project (x-goog-user-project) needs this permission on it, granted by this role.
+QUOTA_PROJECT_RIGHT = "serviceusage.services.use"
+QUOTA_PROJECT_ROLE = "roles/serviceusage.serviceUsageConsumer"
+DOC_QUOTA_PROJECT = "https://cloud.google.com/docs/quotas/set-quota-project"
+#: Google's message for a call to an API that is off on the project billed for it (reason SERVICE_DISABLED), for an
+#: answer that carries no ErrorInfo.
+_SERVICE_DISABLED_TEXT = "has not been used in project"
 DOC_TEST = "https://cloud.google.com/resource-manager/reference/rest/v3/projects/testIamPermissions"
 DOC_GRANT = "https://cloud.google.com/iam/docs/granting-changing-revoking-access"
 
@@ -206,22 +222,48 @@ class ResourceManagerClient(ApiClient):
         return self._call(method, f"{self.endpoint}/v3/{path}", f"{self.API_NAME} {method} {path}", body, allow_404)
 
 
-def held_permissions(client: ResourceManagerClient, project: str, permissions: list[str]) -> list[str]:
+def _skip() -> str:
+    return "or skip this check with gke_cluster_iam_check: false (playbooks: -e planb_iam_check=false)."
+
+
+def refusal(exc: GkeError, project: str, quota_project: str | None) -> GkeError:
+    """What a 403 from testIamPermissions means, by its ErrorInfo reason; any other error as it is."""
+    if exc.code != 403 and " answered 403" not in str(exc):
+        return exc
+    disabled = exc.reason == "SERVICE_DISABLED" or (not exc.reason and _SERVICE_DISABLED_TEXT in str(exc))
+    if disabled:
+        billed = exc.metadata.get("consumer", "").removeprefix("projects/") or quota_project or project
+        return GkeError(
+            f"{exc} The rights check calls Cloud Resource Manager's projects.testIamPermissions, which needs no "
+            f"permission but the Cloud Resource Manager API enabled on the project billed for the call (project "
+            f"{billed}): `gcloud services enable cloudresourcemanager.googleapis.com --project {billed}`; " + _skip()
+        )
+    if exc.reason == "USER_PROJECT_DENIED":
+        named = quota_project or "(the credential's)"
+        return GkeError(
+            f"{exc} The call names quota project {named} (x-goog-user-project), "
+            f"which the caller may not bill: grant it {QUOTA_PROJECT_RIGHT} there (role {QUOTA_PROJECT_ROLE}, "
+            f"{DOC_QUOTA_PROJECT}), or name a quota project it may use (quota_project, GOOGLE_CLOUD_QUOTA_PROJECT); "
+            + _skip()
+        )
+    return GkeError(
+        f"{exc} Google refused the rights check itself (projects.testIamPermissions on project {project}"
+        + (f", billed to quota project {quota_project}" if quota_project else "")
+        + "), for the reason it gives above; "
+        + _skip()
+    )
+
+
+def held_permissions(
+    client: ResourceManagerClient, project: str, permissions: list[str], quota_project: str | None = None
+) -> list[str]:
     """The subset of ``permissions`` the caller holds on the project (one testIamPermissions call)."""
     try:
         answer = client.request(
             "POST", api_path("projects", project) + ":testIamPermissions", {"permissions": permissions}
         )
     except GkeError as exc:
-        if " answered 403" not in str(exc):
-            raise
-        raise GkeError(
-            f"{exc} The rights check calls Cloud Resource Manager's projects.testIamPermissions, which needs no "
-            "permission but the Cloud Resource Manager API enabled on the project that bills the call (project "
-            f"{project}, or the quota project): `gcloud services enable cloudresourcemanager.googleapis.com "
-            f"--project {project}`; or skip this check with gke_cluster_iam_check: false (playbooks: "
-            "-e planb_iam_check=false)."
-        ) from exc
+        raise refusal(exc, project, quota_project or client.quota_project()) from exc
     held = (answer or {}).get("permissions") or []
     return [str(permission) for permission in held]
 
@@ -240,9 +282,22 @@ def run_iam_check(module: Any) -> Body:
     asked = list(dict.fromkeys(right.permission for right in rights))
     held = set(held_permissions(client, project, asked))
     missing = [right for right in rights if right.permission not in held]
+    # Known once the first call has fetched the token: the option, else the credential's quota project. Every call
+    # names it, so without the right to bill it the run stops here, before the project's own missing rights.
+    quota_project = client.quota_project()
+    if quota_project and QUOTA_PROJECT_RIGHT not in held_permissions(
+        client, quota_project, [QUOTA_PROJECT_RIGHT], quota_project
+    ):
+        raise GkeError(
+            f"Missing right on quota project {quota_project}: every call of this run names it as x-goog-user-project, "
+            f"and the caller lacks {QUOTA_PROJECT_RIGHT} there, so nothing was written. Fix: grant the caller "
+            f"{QUOTA_PROJECT_ROLE} on project {quota_project} (`gcloud projects add-iam-policy-binding "
+            f"{quota_project} --member=user:EMAIL --role={QUOTA_PROJECT_ROLE}`, {DOC_QUOTA_PROJECT}), or name a "
+            "quota project it may use (quota_project, GOOGLE_CLOUD_QUOTA_PROJECT); " + _skip()
+        )
     result: Body = {
         "changed": False,
-        "checked": asked,
+        "checked": asked + ([f"{QUOTA_PROJECT_RIGHT} on project {quota_project}"] if quota_project else []),
         "missing": [{"permission": r.permission, "roles": list(r.roles), "task": r.task, "on": r.on} for r in missing],
     }
     elsewhere = [right for right in missing if right.on != "project"]

@@ -15,6 +15,9 @@ description:
   - A permission Google checks on another resource (C(iam.serviceAccounts.actAs), on the nodes' service account;
     C(storage.buckets.get), on the checkpoint bucket) may be granted there alone; when the project does not grant
     it the module warns instead of failing.
+  - When the calls name a quota project (C(x-goog-user-project), from O(quota_project) or the credential), the caller
+    must hold C(serviceusage.services.use) on it (role C(roles/serviceusage.serviceUsageConsumer),
+    U(https://cloud.google.com/docs/quotas/set-quota-project)); the module asks for it there too and fails without it.
   - The permissions and roles are one table in the collection (C(module_utils/iam.py)), which planb's
     docs/first-run.md prints.
   - Read-only; runs in check mode too.
@@ -41,7 +44,8 @@ extends_documentation_fragment:
   - planb.gke.gke_auth.reader
 notes:
   - The Cloud Resource Manager API (C(cloudresourcemanager.googleapis.com)) must be enabled on the project that bills
-    the call; a 403 names the command that enables it.
+    the call; a 403 whose reason is C(SERVICE_DISABLED) names the command that enables it, one whose reason is
+    C(USER_PROJECT_DENIED) the quota project's missing right, any other is reported as Google words it.
 author:
   - planb engineers (@planb)
 """
@@ -56,7 +60,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 checked:
-  description: The permissions sent to testIamPermissions.
+  description: The permissions sent to testIamPermissions; C(serviceusage.services.use on project Q) when a quota
+    project Q is named.
   returned: always
   type: list
   elements: str
