@@ -224,16 +224,16 @@ def load(path: Path) -> Connection:
 
 
 # A region's kubeconfig: what planb takes from a Secret that whoever writes kueue-system's Secrets on the manager
-# controls. Kueue refuses much of the rest for MultiKueue itself (v0.19.2,
+# controls. Kueue refuses much of the rest for MultiKueue itself (kubernetes-sigs/kueue@v0.19.2
 # pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L950-L1040: validateKubeconfig refuses tokenFile,
 # insecure-skip-tls-verify, certificate-authority paths and an empty server; validateRestConfig bearer token files,
 # a host that is neither an IP nor a DNS-1123 subdomain, basic auth, exec plugins and auth providers; the gate that
-# allowed such kubeconfigs, MultiKueueAllowInsecureKubeconfigs, is locked off in 0.19, pkg/features/kube_features.go
-# #L773-L777). Kueue still takes client certificate and key files, an http server and no CA at all.
-# planb's policy is narrower: the three fields the planb.gke multikueue role writes (an https server, the region's
-# CA inline, a ServiceAccount token), because each other one either runs a command here (exec), reads a file here
-# (tokenFile, client-certificate, client-key, certificate-authority), sends the token in the clear or to anyone
-# (http, insecure-skip-tls-verify, no CA, proxy-url) or authenticates as someone else (as, username, ...).
+# allowed such kubeconfigs, MultiKueueAllowInsecureKubeconfigs, is locked off in 0.19: kubernetes-sigs/kueue@v0.19.2
+# pkg/features/kube_features.go#L773-L777). Kueue still takes client certificate and key files, an http server and
+# no CA at all. planb's policy is narrower: the three fields the planb.gke multikueue role writes (an https server,
+# the region's CA inline, a ServiceAccount token), because each other one either runs a command here (exec), reads a
+# file here (tokenFile, client-certificate, client-key, certificate-authority), sends the token in the clear or to
+# anyone (http, insecure-skip-tls-verify, no CA, proxy-url) or authenticates as someone else (as, username, ...).
 REGION_CLUSTER_FIELDS = frozenset({"server", "certificate-authority-data"})
 REGION_USER_FIELDS = frozenset({"token"})
 REGION_CONTEXT_FIELDS = frozenset({"cluster", "user", "namespace"})

@@ -60,9 +60,10 @@ def region_kube(manager: Kube, region: str) -> Kube:
             raise RegionAccessError(f"no MultiKueueCluster {region} on the manager")
         kind, location = kubeconfig_source(cluster)
         if kind != "Secret":
-            # Kueue reads a Path on the kueue-controller-manager's own disk (multikueue_types.go#L50-L51), under
-            # /etc/multikueue/kubeconfigs only once the alpha gate MultiKueueKubeConfigPathValidation is on (off by
-            # default in 0.19: pkg/features/kube_features.go#L779-L781, multikueuecluster.go#L1090-L1138).
+            # Kueue reads a Path on the kueue-controller-manager's own disk (kubernetes-sigs/kueue@v0.19.2
+            # apis/kueue/v1beta2/multikueue_types.go#L50-L51), under /etc/multikueue/kubeconfigs only once the alpha
+            # gate MultiKueueKubeConfigPathValidation is on (off by default in 0.19: pkg/features/kube_features.go
+            # #L779-L781, pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L1090-L1138).
             # planb's policy: refused, because here the same path is a file of the operator's machine, which the
             # writer of the MultiKueueCluster would have planb read and use.
             raise RegionAccessError(
