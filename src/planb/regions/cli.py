@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keep.add_argument(
         "--origin",
         default=DEFAULTS.origin,
-        help="the manager Kueue's multiKueue.origin: only a region's objects with this origin label are cleaned",
+        help="the manager Kueue's multiKueue.origin: only a region's objects with this origin label are cleaned; "
+        "default: the one the regions playbook wrote in the ConfigMap kueue-system/<config>-keeper",
     )
     keep.add_argument("--poll-seconds", type=positive_float, default=2.0)
     keep.add_argument("--once", action="store_true", help="one look, then exit")

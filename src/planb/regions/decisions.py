@@ -16,13 +16,31 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
   (kueue#15380). planb's policy: a manager RayJob whose Workload has been evicted and still holds quota for
   ``release_after`` seconds, suspended, gets ``status.jobDeploymentStatus: Suspended``, because no KubeRay acts on a
   RayJob MultiKueue manages (kuberay v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L108-L110) and the
-  next region's status replaces it once the job runs there.
+  next region's status replaces it once the job runs there; but only once no region Kueue reaches still holds the
+  job's RayJob (`release_blocker`). A region's KubeRay reads ``Suspending`` while it deletes the job's RayCluster and
+  submitter, and stays there until both are gone (rayjob_controller.go#L369-L407, the RayCluster's deletion awaited
+  in deleteClusterResources, #L771-L807; only Running and Initializing go to Suspending, #L1015-L1031), and its pods
+  keep their grace period meanwhile: released earlier, the job could start in a second region while it still runs
+  in the first. Kueue resets the Workload's ``clusterName`` at eviction (pkg/workload/evict/evict.go#L205-L217), so
+  every region is asked, not only the one that admitted it. Where that RayJob is gone Kueue will copy nothing more;
+  where its region is not Active Kueue hears nothing more: either way, only planb releases.
 * **Rejoin.** Kueue's GC deletes a region's copy only when the manager's Workload is gone
   (pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L699-L711), and the earliest Admitted copy wins
   (workload.go#L140-L155): a stale copy on a region that comes back could take the job from its new home. planb's
-  policy: a quarantined region comes back into the config only after every copy and RayJob there that Kueue's
-  MultiKueue made (label ``kueue.x-k8s.io/multikueue-origin``) and whose manager Workload is gone or runs elsewhere
-  has been deleted.
+  policy: a quarantined region comes back into the config only after every copy there that this manager's
+  MultiKueue made and whose manager Workload is gone or runs elsewhere is gone, and the RayJobs Kueue made for them.
+
+What the keeper deletes in a region, and why no more (issue 50, item 5): only an object whose origin label carries
+this manager's own value (the regions playbook gives each manager's Kueue its own ``multiKueue.origin``; Kueue's
+default ``multikueue`` would be every manager's) and that Kueue made for a Workload this manager still has under
+its MultiKueue check: a copy of the same namespace and name (cloneForCreate,
+pkg/controller/admissionchecks/multikueue/workload.go#L1348-L1356), a RayJob of the name of that Workload's RayJob
+that names the Workload as its prebuilt one (the adapter creates the remote job under the manager job's own key,
+pkg/controller/jobs/ray/ray_multikueue_adapter.go#L188 and #L211-L220; utils.go#L250-L259). A copy whose manager
+Workload is gone is Kueue's own GC's to delete, with its job (multikueuecluster.go#L675-L733, run for every
+MultiKueueCluster, in a config or not, #L1170-L1189), as Kueue itself deletes only what carries its origin
+(pkg/controller/jobframework/utils.go#L292-L340): the keeper waits for it and touches nothing a label alone names.
+The label is anyone's to write in a region, the Workload's name the manager's alone.
 """
 
 from __future__ import annotations
@@ -32,16 +50,21 @@ from collections.abc import Callable, Mapping, Sequence
 
 from planb.kube import Obj
 
-#: The MultiKueueConfig's annotation listing the regions planb took out of it (a JSON list), so they come back.
-QUARANTINED = "planb.dev/quarantined-regions"
+#: The keeper's ConfigMap (in Kueue's namespace on the manager, written only by the operator's regions playbook and
+#: the keeper): ``origin``, the manager Kueue's multiKueue.origin, and ``quarantined``, the regions the keeper took
+#: out of the MultiKueueConfig (a JSON list), so they come back. planb's policy: not an annotation of the
+#: MultiKueueConfig, because whoever may edit that config (a batch admin) would then choose which regions the keeper
+#: cleans and adds back.
+ORIGIN_KEY, QUARANTINED_KEY = "origin", "quarantined"
+#: Where earlier planb kept the quarantine list; no longer read (see above), only removed when the keeper writes.
+OLD_QUARANTINED = "planb.dev/quarantined-regions"
 #: Kueue's marks on what MultiKueue creates in a region: the origin label (apis/kueue/v1beta2/multikueue_types.go#L29)
 #: and the copy's name: an annotation of the same key whenever the WorkloadIdentifierAnnotations gate is on (Beta, on
 #: by default since 0.18: pkg/features/kube_features.go#L884-L886) or the name is too long for a label, a label
 #: otherwise (pkg/controller/jobframework/utils.go#L231-L259; pkg/controller/constants/constants.go#L33-L39).
 ORIGIN = "kueue.x-k8s.io/multikueue-origin"
-#: The origin label's value when the manager's Kueue configuration sets no ``multiKueue.origin``, as planb's roles do
-#: not (apis/config/v1beta2/defaults.go#L49); Kueue's GC lists by the value too
-#: (pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L693).
+#: The origin label's value when a manager's Kueue configuration sets no ``multiKueue.origin``
+#: (apis/config/v1beta2/defaults.go#L49, #L136): the same for every such manager, so never the keeper's.
 DEFAULT_ORIGIN = "multikueue"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 #: RayJob deployment states Kueue counts as inactive (rayjob_controller.go#L107-L110): Suspended, and New, which
@@ -61,14 +84,20 @@ def is_active(cluster: Obj) -> bool:
     return condition(cluster, "Active").get("status") == "True"
 
 
-def quarantined(config: Obj) -> list[str]:
-    """The regions planb took out of this MultiKueueConfig (its annotation), in the order they left."""
-    text = ((config.get("metadata") or {}).get("annotations") or {}).get(QUARANTINED, "")
+def quarantined(state: Obj) -> list[str]:
+    """The regions the keeper took out of the MultiKueueConfig (its ConfigMap's ``quarantined``), in the order they
+    left."""
+    text = (state.get("data") or {}).get(QUARANTINED_KEY, "")
     try:
         names = json.loads(text) if text else []
     except ValueError:
         return []
     return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def origin_of(state: Obj) -> str:
+    """This manager's origin value as the regions playbook wrote it in the keeper's ConfigMap ("" without one)."""
+    return str((state.get("data") or {}).get(ORIGIN_KEY) or "")
 
 
 def to_quarantine(
@@ -81,11 +110,15 @@ def to_quarantine(
     return lost
 
 
+def under_check(workload: Obj, check: str) -> bool:
+    """A manager Workload of MultiKueue check `check`: one this manager dispatches to its regions."""
+    return check in [c.get("name") for c in (workload.get("status") or {}).get("admissionChecks") or []]
+
+
 def holds_quota_evicted(workload: Obj, check: str) -> bool:
     """A manager Workload under MultiKueue check `check`, evicted, whose quota is still reserved."""
-    checks = [c.get("name") for c in (workload.get("status") or {}).get("admissionChecks") or []]
     return (
-        check in checks
+        under_check(workload, check)
         and condition(workload, "Evicted").get("status") == "True"
         and condition(workload, "QuotaReserved").get("status") == "True"
     )
@@ -106,24 +139,57 @@ def needs_release(rayjob: Obj) -> bool:
     return bool(spec.get("suspend")) and deployment not in INACTIVE
 
 
+def made_by(obj: Obj | None, origin: str) -> bool:
+    """An object carrying this manager's origin label (never true for an empty origin)."""
+    return bool(origin) and ((obj or {}).get("metadata") or {}).get("labels", {}).get(ORIGIN) == origin
+
+
+def release_blocker(clusters: Mapping[str, Obj], region_jobs: Mapping[str, Obj | None], origin: str) -> str:
+    """Why an evicted Workload's quota may not be released yet ('' when it may): a region Kueue reaches (its
+    MultiKueueCluster Active) whose RayJob of the job (`region_jobs`, read there: None when it is gone) this manager
+    made still exists, whatever it reads (``Suspending`` included). A region that is Active but was not read (absent
+    from `region_jobs`) blocks too: planb cannot tell."""
+    for region, cluster in clusters.items():
+        if not is_active(cluster):
+            continue
+        if region not in region_jobs:
+            return f"{region} answers Kueue but was not read by planb"
+        job = region_jobs[region]
+        if made_by(job, origin):
+            meta = (job or {}).get("metadata") or {}
+            state = ((job or {}).get("status") or {}).get("jobDeploymentStatus", "")
+            going = ", being deleted" if meta.get("deletionTimestamp") else ""
+            return f"{region} still has its RayJob, reading {state!r}{going}"
+    return ""
+
+
 def stale_copies(
-    region: str, copies: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str = DEFAULT_ORIGIN
-) -> list[Obj]:
-    """The region's copies this manager's MultiKueue made (its `origin`) whose manager Workload (same namespace and
-    name) is gone or runs elsewhere."""
-    return _stale(region, copies, manager_workloads, origin, lambda meta: str(meta.get("name")))
+    region: str, copies: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str, check: str
+) -> tuple[list[Obj], list[Obj]]:
+    """The region's copies this manager's MultiKueue made (its `origin`), as (the keeper's to delete, Kueue's GC's):
+    the keeper's are copies of a Workload the manager has under its MultiKueue `check` (same namespace and name)
+    that runs elsewhere or nowhere yet; Kueue's GC's are copies whose manager Workload is gone or being deleted."""
+
+    def name(meta: Obj) -> str:
+        return str(meta.get("name"))
+
+    return _stale(region, copies, manager_workloads, origin, check, name, lambda meta, home: True)
 
 
 def stale_jobs(
-    region: str, jobs: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str = DEFAULT_ORIGIN
-) -> list[Obj]:
-    """The region's RayJobs this manager's MultiKueue made (its `origin`) whose manager Workload (named by their
-    prebuilt-workload mark) is gone or runs elsewhere."""
+    region: str, jobs: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str, check: str
+) -> tuple[list[Obj], list[Obj]]:
+    """The region's RayJobs this manager's MultiKueue made (its `origin`), as (the keeper's to delete, Kueue's GC's):
+    the keeper's name by their prebuilt-workload mark a Workload the manager has under its MultiKueue `check`, carry
+    the name of that Workload's RayJob, and run where that Workload does not."""
 
     def prebuilt(meta: Obj) -> str:
         return str((meta.get("labels") or {}).get(PREBUILT) or (meta.get("annotations") or {}).get(PREBUILT, ""))
 
-    return _stale(region, jobs, manager_workloads, origin, prebuilt)
+    def own(meta: Obj, home: Obj) -> bool:
+        return bool(meta.get("name")) and owner_rayjob(home) == meta.get("name")
+
+    return _stale(region, jobs, manager_workloads, origin, check, prebuilt, own)
 
 
 def _stale(
@@ -131,16 +197,22 @@ def _stale(
     objs: Sequence[Obj],
     manager_workloads: Mapping[tuple[str, str], Obj],
     origin: str,
+    check: str,
     workload_name: Callable[[Obj], str],
-) -> list[Obj]:
-    """The objects carrying `origin` whose manager Workload (same namespace, `workload_name` of their metadata) is
-    gone or runs in another region than `region`."""
-    stale = []
+    own: Callable[[Obj, Obj], bool],
+) -> tuple[list[Obj], list[Obj]]:
+    """Of the objects carrying `origin`: those whose manager Workload (same namespace, `workload_name` of their
+    metadata) is under `check`, `own`s them and runs in another region than `region` or none; and those whose
+    manager Workload is gone or being deleted. Nothing for an empty origin."""
+    delete: list[Obj] = []
+    gc: list[Obj] = []
     for obj in objs:
-        meta = obj.get("metadata") or {}
-        if (meta.get("labels") or {}).get(ORIGIN) != origin:
+        if not made_by(obj, origin):
             continue
+        meta = obj.get("metadata") or {}
         home = manager_workloads.get((str(meta.get("namespace")), workload_name(meta)))
-        if home is None or (home.get("status") or {}).get("clusterName") != region:
-            stale.append(obj)
-    return stale
+        if home is None or (home.get("metadata") or {}).get("deletionTimestamp"):
+            gc.append(obj)
+        elif under_check(home, check) and own(meta, home) and (home.get("status") or {}).get("clusterName") != region:
+            delete.append(obj)
+    return delete, gc

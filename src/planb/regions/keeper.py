@@ -2,11 +2,13 @@
 evicted RayJob holds, and lets a region back only once nothing stale of it is left (planb.regions.decisions says
 when, and why; docs/regions.md, section 4).
 
-Each `tick()` reads everything again (MultiKueueClusters, the MultiKueueConfig, the manager's Workloads) and acts on
-what it finds, so a keeper restarted at any point picks up where the cluster stands; only the time a region has
-been lost and a Workload has held its quota while evicted are kept in memory (a restart counts them again). It
-writes the MultiKueueConfig with its resourceVersion (a conflict is retried at the next tick), never
-``nominatedClusterNames`` and never a Workload.
+Each `tick()` reads everything again (MultiKueueClusters, the MultiKueueConfig, the keeper's ConfigMap, the manager's
+Workloads) and acts on what it finds, so a keeper restarted at any point picks up where the cluster stands; only the
+time a region has been lost and a Workload has held its quota while evicted are kept in memory (a restart counts
+them again). It writes the MultiKueueConfig and its ConfigMap with their resourceVersions (a conflict is retried at
+the next tick), never ``nominatedClusterNames`` and never a Workload. The ConfigMap (``<config>-keeper`` in Kueue's
+namespace, which only the operator and Kueue write) holds the manager's origin, which the regions playbook wrote,
+and the quarantined regions: a region leaves it only after it is back in the config, and joins it before it leaves.
 """
 
 from __future__ import annotations
@@ -37,8 +39,15 @@ class KeeperSettings:
     lost_after: float = 300.0
     #: Seconds an evicted Workload may hold its quota, its RayJob suspended, before the keeper releases it.
     release_after: float = 30.0
-    #: The manager Kueue's ``multiKueue.origin``: the keeper deletes in a region only what carries it.
-    origin: str = d.DEFAULT_ORIGIN
+    #: The manager Kueue's ``multiKueue.origin``: the keeper deletes in a region only what carries it. Empty: the one
+    #: the regions playbook wrote in the keeper's ConfigMap (the keeper acts on nothing without one).
+    origin: str = ""
+    #: Kueue's namespace on the manager, where the keeper's ConfigMap lives.
+    namespace: str = "kueue-system"
+
+
+class KeeperStateError(RuntimeError):
+    """The keeper's ConfigMap is missing or names no origin: the keeper would not know what is its manager's."""
 
 
 class Keeper:
@@ -55,14 +64,37 @@ class Keeper:
         self.clock = clock
         self.inactive_since: dict[str, float] = {}
         self.evicted_since: dict[str, float] = {}
+        #: Workloads (uid) whose release waits, and the reason last said (each said once).
+        self.waiting: dict[str, str] = {}
+        #: Per quarantined region, how many copies of gone Workloads were last said to wait for Kueue's GC.
+        self.orphans_said: dict[str, int] = {}
 
     @property
     def config_path(self) -> str:
         return f"{KUEUE}/multikueueconfigs/{self.settings.config}"
 
+    @property
+    def state_path(self) -> str:
+        return f"/api/v1/namespaces/{self.settings.namespace}/configmaps/{self.settings.config}-keeper"
+
+    def state(self) -> tuple[Obj, str]:
+        """The keeper's ConfigMap and this manager's origin (the settings' if given, else the ConfigMap's)."""
+        state = self.manager.get(self.state_path)
+        origin = self.settings.origin or d.origin_of(state or {})
+        if state is None or not origin:
+            raise KeeperStateError(
+                f"the ConfigMap {self.settings.namespace}/{self.settings.config}-keeper on the manager "
+                f"{'names no origin' if state is not None else 'is missing'}: the keeper acts on nothing, because it "
+                "would not know which of a region's objects its manager's Kueue made. Fix: converge the manager with "
+                "the regions playbook (site.yml's last play), which gives its Kueue an origin of its own and writes it "
+                "there"
+            )
+        return state, origin
+
     def tick(self) -> None:
         """One look at the manager and the quarantined regions, and what it calls for."""
         now = self.clock()
+        state, origin = self.state()
         clusters = {str(c["metadata"]["name"]): c for c in self.manager.items(f"{KUEUE}/multikueueclusters")}
         for name, cluster in clusters.items():
             if d.is_active(cluster):
@@ -70,16 +102,16 @@ class Keeper:
             else:
                 self.inactive_since.setdefault(name, now)
         workloads = self.manager.items(f"{KUEUE}/workloads")
-        self.release(workloads, now)
+        self.release(workloads, clusters, origin, now)
         config = self.manager.get(self.config_path)
         if config is None:
             return
-        if not self.quarantine(config, clusters, now):
-            self.rejoin(config, clusters, workloads)
+        if not self.quarantine(config, state, clusters, now):
+            self.rejoin(config, state, clusters, workloads, origin)
 
     # ------------------------------------------------------------------ quarantine
-    def quarantine(self, config: Obj, clusters: dict[str, Obj], now: float) -> bool:
-        """Take the lost regions out of the config; True when it wrote it."""
+    def quarantine(self, config: Obj, state: Obj, clusters: dict[str, Obj], now: float) -> bool:
+        """Take the lost regions out of the config (the ConfigMap's list first); True when it wrote them."""
         listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
         lost = d.to_quarantine(listed, self.inactive_since, now, self.settings.lost_after)
         if not lost:
@@ -91,12 +123,15 @@ class Keeper:
                 f"({active.get('reason', 'no Active condition')}: {active.get('message', '')}); it leaves the "
                 f"MultiKueueConfig {self.settings.config} until it answers again and nothing stale is left there"
             )
-        self._write_config(config, [c for c in listed if c not in lost], d.quarantined(config) + lost)
+        away = d.quarantined(state)
+        if self._write_state(state, away + [n for n in lost if n not in away]):
+            self._write_config(config, [c for c in listed if c not in lost])
         return True
 
     # ------------------------------------------------------------------ release
-    def release(self, workloads: list[Obj], now: float) -> None:
-        """Mark Suspended the manager RayJobs whose evicted Workloads have held their quota for release_after."""
+    def release(self, workloads: list[Obj], clusters: dict[str, Obj], origin: str, now: float) -> None:
+        """Mark Suspended the manager RayJobs whose evicted Workloads have held their quota for release_after, once
+        no region Kueue reaches still holds the job's RayJob (planb.regions.decisions.release_blocker)."""
         holding = set()
         for workload in workloads:
             meta = workload["metadata"]
@@ -111,6 +146,12 @@ class Keeper:
             job = self.manager.get(path)
             if job is None or not d.needs_release(job):
                 continue
+            blocker = d.release_blocker(clusters, self._region_jobs(clusters, meta["namespace"], owner), origin)
+            if blocker:
+                if self.waiting.get(uid) != blocker:
+                    self.say(f"not releasing the quota of {meta['namespace']}/{owner} yet: {blocker}")
+                    self.waiting[uid] = blocker
+                continue
             self.manager.merge_patch(f"{path}/status", {"status": {"jobDeploymentStatus": "Suspended"}})
             self.say(
                 f"released the quota of {meta['namespace']}/{owner}: its Workload was evicted "
@@ -118,11 +159,26 @@ class Keeper:
                 f"{(job.get('status') or {}).get('jobDeploymentStatus', '')!r} (kueue#15380); it now reads Suspended"
             )
         self.evicted_since = {k: v for k, v in self.evicted_since.items() if k in holding}
+        self.waiting = {k: v for k, v in self.waiting.items() if k in holding}
+
+    def _region_jobs(self, clusters: dict[str, Obj], namespace: str, name: str) -> dict[str, Obj | None]:
+        """The job's RayJob in each region Kueue reaches (None where it is gone); a region planb cannot read is
+        left out, and so blocks the release."""
+        found: dict[str, Obj | None] = {}
+        for region, cluster in clusters.items():
+            if not d.is_active(cluster):
+                continue
+            try:
+                found[region] = region_kube(self.manager, region).get(f"{RAY}/namespaces/{namespace}/rayjobs/{name}")
+            except (RegionAccessError, KubeError) as exc:
+                self.say(f"{region} answers Kueue but not planb: {exc}")
+        return found
 
     # ------------------------------------------------------------------ rejoin
-    def rejoin(self, config: Obj, clusters: dict[str, Obj], workloads: list[Obj]) -> None:
-        """Delete what is stale on each quarantined region that answers again; let back those left clean."""
-        away = d.quarantined(config)
+    def rejoin(self, config: Obj, state: Obj, clusters: dict[str, Obj], workloads: list[Obj], origin: str) -> None:
+        """Delete what is stale on each quarantined region that answers again; let back those left clean (into the
+        config first, then out of the ConfigMap's list)."""
+        away = d.quarantined(state)
         homes = {(str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): w for w in workloads}
         back = []
         for name in away:
@@ -132,26 +188,33 @@ class Keeper:
             if not d.is_active(clusters[name]):
                 continue
             try:
-                if self._clean(name, homes):
+                if self._clean(name, homes, origin):
                     back.append(name)
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{name} answers Kueue again but not planb yet: {exc}")
         if back:
             listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
             returning = [n for n in back if n in clusters and n not in listed]
-            self._write_config(config, listed + returning, [n for n in away if n not in back])
+            if returning and not self._write_config(config, listed + returning):
+                return
+            self._write_state(state, [n for n in away if n not in back])
             if returning:
                 self.say(
                     f"{', '.join(returning)} back in the MultiKueueConfig {self.settings.config}: nothing stale left"
                 )
 
-    def _clean(self, region: str, homes: dict[tuple[str, str], Obj]) -> bool:
-        """Delete the region's stale copies and RayJobs; True when there were none left to delete."""
+    def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str) -> bool:
+        """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; True when none
+        is left, nor a copy of a gone Workload (Kueue's GC deletes those, with their jobs)."""
         kube = region_kube(self.manager, region)
-        origin = self.settings.origin
         selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
-        copies = d.stale_copies(region, kube.items(f"{KUEUE}/workloads", selector), homes, origin)
-        jobs = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin)
+        check = self.settings.admission_check
+        copies, orphans = d.stale_copies(region, kube.items(f"{KUEUE}/workloads", selector), homes, origin, check)
+        jobs, _ = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin, check)
+        if orphans and self.orphans_said.get(region) != len(orphans):
+            names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
+            self.say(f"{region}: waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
+        self.orphans_said[region] = len(orphans)
         for obj, kind in [*((c, "workloads") for c in copies), *((j, "rayjobs") for j in jobs)]:
             meta = obj["metadata"]
             if meta.get("deletionTimestamp"):  # going: its finalizers are Kueue's or KubeRay's to clear there
@@ -162,31 +225,48 @@ class Keeper:
             )
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
-        return not copies and not jobs
+        return not copies and not jobs and not orphans
 
-    def _write_config(self, config: Obj, clusters: list[str], away: list[str]) -> None:
+    def _write_config(self, config: Obj, clusters: list[str]) -> bool:
+        """The config's clusters (the old annotation removed); False when it changed meanwhile."""
+        annotations = (config.get("metadata") or {}).get("annotations") or {}
+        metadata: Obj = {"resourceVersion": config["metadata"]["resourceVersion"]}
+        if d.OLD_QUARANTINED in annotations:
+            metadata["annotations"] = {d.OLD_QUARANTINED: None}
+        return self._patch(self.config_path, {"metadata": metadata, "spec": {"clusters": clusters}}, "MultiKueueConfig")
+
+    def _write_state(self, state: Obj, away: list[str]) -> bool:
+        """The ConfigMap's quarantine list; False when it changed meanwhile."""
         body = {
-            "metadata": {
-                "resourceVersion": config["metadata"]["resourceVersion"],
-                "annotations": {d.QUARANTINED: json.dumps(away) if away else None},
-            },
-            "spec": {"clusters": clusters},
+            "metadata": {"resourceVersion": state["metadata"]["resourceVersion"]},
+            "data": {d.QUARANTINED_KEY: json.dumps(away) if away else None},
         }
+        return self._patch(self.state_path, body, "ConfigMap")
+
+    def _patch(self, path: str, body: Obj, kind: str) -> bool:
         try:
-            self.manager.merge_patch(self.config_path, body)
+            self.manager.merge_patch(path, body)
         except KubeError as exc:
             if exc.status != 409:
                 raise
-            self.say(f"the MultiKueueConfig {self.settings.config} changed meanwhile; trying again")
+            self.say(f"the {kind} {path.rsplit('/', 1)[-1]} changed meanwhile; trying again")
+            return False
+        return True
 
 
 def run(keeper: Keeper, poll_seconds: float, once: bool = False) -> None:
     """Tick every poll_seconds until interrupted; a manager that does not answer is said and tried again."""
+    said = ""
     while True:
         try:
             keeper.tick()
+            said = ""
         except (KubeError, RegionAccessError) as exc:
             keeper.say(f"the manager did not answer: {exc}")
+        except KeeperStateError as exc:
+            if str(exc) != said:  # said once, until it changes
+                keeper.say(str(exc))
+            said = str(exc)
         if once:
             return
         time.sleep(poll_seconds)

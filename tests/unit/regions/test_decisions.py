@@ -37,11 +37,14 @@ def test_a_region_not_in_the_config_is_not_quarantined_again() -> None:
     assert d.to_quarantine(["europe-west4"], {"us-east5": 0.0}, 60, 5) == []
 
 
-def test_the_quarantined_regions_are_read_from_the_configs_annotation() -> None:
-    config = {"metadata": {"annotations": {d.QUARANTINED: json.dumps(["us-east5"])}}}
-    assert d.quarantined(config) == ["us-east5"]
-    assert d.quarantined({"metadata": {"annotations": {d.QUARANTINED: "not json"}}}) == []
-    assert d.quarantined({"metadata": {}}) == []
+def test_the_quarantined_regions_are_read_from_the_keepers_configmap_and_never_from_the_configs_annotation() -> None:
+    state = {"data": {d.QUARANTINED_KEY: json.dumps(["us-east5"]), d.ORIGIN_KEY: "planb-mgr"}}
+    assert (d.quarantined(state), d.origin_of(state)) == (["us-east5"], "planb-mgr")
+    assert d.quarantined({"data": {d.QUARANTINED_KEY: "not json"}}) == []
+    assert (d.quarantined({}), d.origin_of({})) == ([], "")
+    # Issue 50, item 5: whoever may edit the MultiKueueConfig does not choose what the keeper cleans and adds back.
+    forged = {"metadata": {"annotations": {d.OLD_QUARANTINED: json.dumps(["us-east5"])}}}
+    assert d.quarantined(forged) == []
 
 
 def test_only_an_evicted_workload_of_the_multikueue_check_that_still_holds_quota_is_released() -> None:
@@ -67,8 +70,11 @@ def test_the_workloads_rayjob_owner_is_found_and_another_owner_is_not_one() -> N
     assert d.owner_rayjob(batch) == ""
 
 
+ORIGIN = "planb-mgr"
+
+
 def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_or_another_manager_made_them() -> None:
-    def copy(name: str, origin: str | None = "multikueue") -> dict:
+    def copy(name: str, origin: str | None = ORIGIN) -> dict:
         labels = {d.ORIGIN: origin} if origin else {}
         return {"metadata": {"namespace": "default", "name": name, "labels": labels}}
 
@@ -81,12 +87,38 @@ def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_
         "us-east5",
         [copy("moved"), copy("home"), copy("racing"), copy("gone"), copy("own", None), copy("theirs", "other-manager")],
         homes,
+        ORIGIN,
+        CHECK,
     )
-    assert [c["metadata"]["name"] for c in found] == ["moved", "racing", "gone"]
+    delete, gc = found
+    assert [c["metadata"]["name"] for c in delete] == ["moved", "racing"]
+    assert [c["metadata"]["name"] for c in gc] == ["gone"]  # Kueue's GC deletes it, by the same origin
+
+
+def test_the_keeper_deletes_only_copies_kueue_made_for_a_workload_of_its_own_manager() -> None:
+    """Issue 50, item 5: the origin label alone (anyone's to write in a region) names nothing for deletion; the copy
+    must be of a Workload this manager has under its MultiKueue check, and never under Kueue's shared default."""
+    homes = {
+        ("default", "other-check"): workload("other-check", check="dws-prov", cluster="europe-west4"),
+        ("default", "ours"): workload("ours", cluster="europe-west4"),
+    }
+
+    def copy(name: str, origin: str = ORIGIN) -> dict:
+        return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: origin}}}
+
+    delete, gc = d.stale_copies("us-east5", [copy("other-check"), copy("ours")], homes, ORIGIN, CHECK)
+    assert ([c["metadata"]["name"] for c in delete], gc) == (["ours"], [])
+    # Another manager's copies of a Workload of the same name (Kueue's default origin, shared): not this keeper's.
+    assert d.stale_copies("us-east5", [copy("ours", d.DEFAULT_ORIGIN)], homes, ORIGIN, CHECK) == ([], [])
+    # No origin known: nothing at all.
+    assert d.stale_copies("us-east5", [copy("ours", "")], homes, "", CHECK) == ([], [])
 
 
 def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annotation() -> None:
-    homes = {("default", "wl-a"): workload("wl-a", cluster="us-east5"), ("default", "wl-b"): workload("wl-b")}
+    homes = {
+        ("default", "wl-a"): workload("wl-a", cluster="us-east5", owner="a"),
+        ("default", "wl-b"): workload("wl-b", owner="b"),
+    }
     by_label = {"metadata": {"namespace": "default", "name": "a", "labels": {d.ORIGIN: "mk", d.PREBUILT: "wl-a"}}}
     by_note = {
         "metadata": {
@@ -96,6 +128,45 @@ def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annot
             "annotations": {d.PREBUILT: "wl-b"},
         }
     }
-    found = d.stale_jobs("us-east5", [by_label, by_note], homes, origin="mk")
-    assert [j["metadata"]["name"] for j in found] == ["b"]
-    assert d.stale_jobs("us-east5", [by_label, by_note], homes) == []
+    delete, _ = d.stale_jobs("us-east5", [by_label, by_note], homes, "mk", CHECK)
+    assert [j["metadata"]["name"] for j in delete] == ["b"]
+    assert d.stale_jobs("us-east5", [by_label, by_note], homes, ORIGIN, CHECK) == ([], [])
+
+
+def test_a_rayjob_is_deleted_only_under_the_name_of_the_rayjob_that_owns_its_manager_workload() -> None:
+    """Kueue's adapter creates the region's RayJob under the manager RayJob's own name: a RayJob of another name
+    that names the Workload as its prebuilt one (anyone's label to write) is not the keeper's."""
+    homes = {("default", "wl-b"): workload("wl-b", owner="b")}
+
+    def job(name: str) -> dict:
+        return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: ORIGIN, d.PREBUILT: "wl-b"}}}
+
+    delete, gc = d.stale_jobs("us-east5", [job("b"), job("someone-elses")], homes, ORIGIN, CHECK)
+    assert ([j["metadata"]["name"] for j in delete], gc) == (["b"], [])
+
+
+def _cluster(active: bool) -> dict:
+    return {"status": {"conditions": [{"type": "Active", "status": "True" if active else "False"}]}}
+
+
+def _rayjob(state: str, origin: str = ORIGIN) -> dict:
+    return {"metadata": {"name": "job-1", "labels": {d.ORIGIN: origin}}, "status": {"jobDeploymentStatus": state}}
+
+
+def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota() -> None:
+    """Issue 50, item 8: KubeRay holds Suspending until the RayCluster is gone; released before that, the job could
+    run in two regions at once. Released only when the region is not Active or its RayJob is gone."""
+    clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
+    held = d.release_blocker(clusters, {"us-east5": _rayjob("Suspending"), "europe-west4": None}, ORIGIN)
+    assert held == "us-east5 still has its RayJob, reading 'Suspending'"
+    assert d.release_blocker(clusters, {"us-east5": None, "europe-west4": None}, ORIGIN) == ""
+    lost = {"us-east5": _cluster(False), "europe-west4": _cluster(True)}
+    assert d.release_blocker(lost, {"europe-west4": None}, ORIGIN) == ""  # Kueue hears nothing more from us-east5
+    # A region planb could not read, while Kueue reaches it: planb cannot tell, so it waits.
+    assert (
+        d.release_blocker(clusters, {"europe-west4": None}, ORIGIN)
+        == "us-east5 answers Kueue but was not read by planb"
+    )
+    # A RayJob of the same name another manager made is not this job.
+    other = {"us-east5": _rayjob("Running", "other-manager"), "europe-west4": None}
+    assert d.release_blocker(clusters, other, ORIGIN) == ""

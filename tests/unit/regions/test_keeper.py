@@ -1,0 +1,246 @@
+"""The regions keeper's ticks (planb.regions.keeper) against fake manager and region API servers: what it writes,
+releases and deletes (issue 50, items 5 and 8)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from planb.regions import decisions as d
+from planb.regions import keeper as keeper_mod
+from planb.regions.keeper import Keeper, KeeperSettings
+
+Obj = dict[str, Any]
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+RAY = "/apis/ray.io/v1"
+ORIGIN = "planb-mgr"
+STATE = "/api/v1/namespaces/kueue-system/configmaps/planb-regions-keeper"
+CONFIG = f"{KUEUE}/multikueueconfigs/planb-regions"
+MANAGER_JOB = f"{RAY}/namespaces/default/rayjobs/job-1"
+
+
+class FakeKube:
+    """Objects by path; a collection is every object under it (a labelSelector `k=v` filters)."""
+
+    def __init__(self, objects: dict[str, Obj]) -> None:
+        self.objects = copy.deepcopy(objects)
+        self.patches: list[tuple[str, Obj]] = []
+        self.deleted: list[str] = []
+
+    def get(self, path: str) -> Obj | None:
+        return copy.deepcopy(self.objects.get(path))
+
+    def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
+        key, _, value = ((query or {}).get("labelSelector") or "").partition("=")
+        kind = path.rsplit("/", 1)[-1]
+        found = [o for p, o in self.objects.items() if p.split("/")[-2] == kind]
+        return [copy.deepcopy(o) for o in found if not key or (o["metadata"].get("labels") or {}).get(key) == value]
+
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        self.patches.append((path, body))
+        return body
+
+    def delete(self, path: str, options: Obj | None = None) -> bool:
+        self.deleted.append(path)
+        self.objects.pop(path, None)
+        return True
+
+
+def cluster(name: str, active: bool) -> Obj:
+    status = "True" if active else "False"
+    return {"metadata": {"name": name}, "status": {"conditions": [{"type": "Active", "status": status}]}}
+
+
+def manager_workload(*conditions: str, cluster_name: str = "") -> Obj:
+    status: Obj = {
+        "conditions": [{"type": c, "status": "True"} for c in conditions],
+        "admissionChecks": [{"name": "planb-regions", "state": "Retry"}],
+    }
+    if cluster_name:
+        status["clusterName"] = cluster_name
+    owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1"}
+    meta = {"namespace": "default", "name": "rayjob-job-1-abcde", "uid": "wl-1", "ownerReferences": [owner]}
+    return {"metadata": meta, "status": status}
+
+
+def manager(*, regions: dict[str, bool], state: Obj | None, workload: Obj, config: Obj | None = None) -> FakeKube:
+    objects: dict[str, Obj] = {f"{KUEUE}/multikueueclusters/{n}": cluster(n, a) for n, a in regions.items()}
+    objects[f"{KUEUE}/namespaces/default/workloads/{workload['metadata']['name']}"] = workload
+    objects[MANAGER_JOB] = {
+        "metadata": {"namespace": "default", "name": "job-1"},
+        "spec": {"suspend": True},
+        "status": {"jobDeploymentStatus": "Suspending"},
+    }
+    objects[CONFIG] = config or {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": list(regions)}}
+    if state is not None:
+        objects[STATE] = state
+    return FakeKube(objects)
+
+
+def keeper_state(quarantined: list[str] | None = None, origin: str = ORIGIN) -> Obj:
+    data = {d.ORIGIN_KEY: origin}
+    if quarantined:
+        data[d.QUARANTINED_KEY] = json.dumps(quarantined)
+    return {"metadata": {"resourceVersion": "3"}, "data": data}
+
+
+def region_rayjob(state: str, origin: str = ORIGIN) -> Obj:
+    labels = {d.ORIGIN: origin, d.PREBUILT: "rayjob-job-1-abcde"}
+    return {
+        "metadata": {"namespace": "default", "name": "job-1", "labels": labels},
+        "status": {"jobDeploymentStatus": state},
+    }
+
+
+def region_copy(origin: str = ORIGIN, name: str = "rayjob-job-1-abcde") -> Obj:
+    return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: origin}}}
+
+
+@pytest.fixture
+def regions(monkeypatch: pytest.MonkeyPatch) -> dict[str, FakeKube]:
+    """Each region's fake API server, as planb.regions.access.region_kube would reach it."""
+    found: dict[str, FakeKube] = {}
+    monkeypatch.setattr(keeper_mod, "region_kube", lambda manager, region: found[region])
+    return found
+
+
+def ticks(keeper: Keeper, clock: list[float], *at: float) -> None:
+    for now in at:
+        clock[0] = now
+        keeper.tick()
+
+
+def make(kube: FakeKube, said: list[str], clock: list[float]) -> Keeper:
+    settings = KeeperSettings(lost_after=5, release_after=3)
+    return Keeper(kube, settings, say=said.append, clock=lambda: clock[0])  # type: ignore[arg-type]
+
+
+def released(kube: FakeKube) -> bool:
+    return any(path == f"{MANAGER_JOB}/status" for path, _ in kube.patches)
+
+
+def test_a_suspending_rayjob_is_not_released_while_its_region_is_active(regions: dict[str, FakeKube]) -> None:
+    """Issue 50, item 8: the manager's RayJob reads Suspending (copied from the region, where KubeRay is still
+    deleting the RayCluster); the region is Active and still has the RayJob, so the quota stays held. Once the
+    region's RayJob is gone, the keeper releases it."""
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    kube = manager(regions={"us-east5": True, "europe-west4": True}, state=keeper_state(), workload=evicted)
+    regions["us-east5"] = FakeKube({MANAGER_JOB: region_rayjob("Suspending")})
+    regions["europe-west4"] = FakeKube({})
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0, 10, 20, 60)
+    assert not released(kube), kube.patches
+    assert said == ["not releasing the quota of default/job-1 yet: us-east5 still has its RayJob, reading 'Suspending'"]
+    del regions["us-east5"].objects[MANAGER_JOB]  # KubeRay suspended it and Kueue deleted it there
+    ticks(keeper, clock, 61)
+    assert released(kube), kube.patches
+    assert said[-1].startswith("released the quota of default/job-1: its Workload was evicted")
+
+
+def test_a_suspending_rayjob_in_a_region_kueue_no_longer_reaches_is_released(regions: dict[str, FakeKube]) -> None:
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    kube = manager(regions={"us-east5": False, "europe-west4": True}, state=keeper_state(), workload=evicted)
+    regions["europe-west4"] = FakeKube({})  # us-east5 is not read: Kueue does not reach it
+    said: list[str] = []
+    clock = [0.0]
+    ticks(make(kube, said, clock), clock, 0, 4)
+    assert released(kube), said
+
+
+def test_the_quarantine_list_lives_in_the_keepers_configmap(regions: dict[str, FakeKube]) -> None:
+    """Issue 50, item 5: a lost region is written to the keeper's ConfigMap (before it leaves the config), and an
+    annotation on the MultiKueueConfig, which a user allowed to edit the config writes, makes the keeper neither
+    clean a region nor add it back."""
+    running = manager_workload("QuotaReserved", "Admitted", cluster_name="europe-west4")
+    forged = {
+        "metadata": {"resourceVersion": "7", "annotations": {d.OLD_QUARANTINED: json.dumps(["asia-northeast1"])}},
+        "spec": {"clusters": ["us-east5", "europe-west4"]},
+    }
+    kube = manager(
+        regions={"us-east5": False, "europe-west4": True, "asia-northeast1": True},
+        state=keeper_state(),
+        workload=running,
+        config=forged,
+    )
+    regions["asia-northeast1"] = FakeKube({f"{KUEUE}/namespaces/default/workloads/x": region_copy(name="x")})
+    said: list[str] = []
+    clock = [0.0]
+    ticks(make(kube, said, clock), clock, 0, 6)
+    state_writes = [body for path, body in kube.patches if path == STATE]
+    config_writes = [body for path, body in kube.patches if path == CONFIG]
+    assert state_writes == [{"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: '["us-east5"]'}}]
+    assert config_writes == [
+        {
+            "metadata": {"resourceVersion": "7", "annotations": {d.OLD_QUARANTINED: None}},
+            "spec": {"clusters": ["europe-west4"]},
+        }
+    ]
+    assert kube.patches.index((STATE, state_writes[0])) < kube.patches.index((CONFIG, config_writes[0]))
+    assert regions["asia-northeast1"].deleted == []  # named only by the forged annotation: not touched
+
+
+def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_workloads(
+    regions: dict[str, FakeKube],
+) -> None:
+    """Issue 50, item 5: in the returning region the keeper deletes the copy and RayJob of its own Workload, which
+    runs elsewhere now; another manager's copy (Kueue's default origin) and a RayJob that only carries the labels
+    stay; a copy of a gone Workload is left to Kueue's GC, and the region comes back once that is gone."""
+    moved = manager_workload("QuotaReserved", "Admitted", cluster_name="europe-west4")
+    config = {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["europe-west4"]}}
+    kube = manager(
+        regions={"us-east5": True, "europe-west4": True},
+        state=keeper_state(["us-east5"]),
+        workload=moved,
+        config=config,
+    )
+    ours_copy = f"{KUEUE}/namespaces/default/workloads/rayjob-job-1-abcde"
+    theirs_copy = f"{KUEUE}/namespaces/team-b/workloads/rayjob-job-1-abcde"
+    orphan = f"{KUEUE}/namespaces/default/workloads/rayjob-gone-fghij"
+    forged_job = f"{RAY}/namespaces/default/rayjobs/not-job-1"
+    theirs = region_copy(d.DEFAULT_ORIGIN)
+    theirs["metadata"]["namespace"] = "team-b"
+    fake = region_rayjob("Running")
+    fake["metadata"]["name"] = "not-job-1"
+    regions["us-east5"] = FakeKube(
+        {
+            ours_copy: region_copy(),
+            MANAGER_JOB: region_rayjob("Running"),
+            theirs_copy: theirs,
+            orphan: region_copy(name="rayjob-gone-fghij"),
+            forged_job: fake,
+        }
+    )
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0)
+    assert sorted(regions["us-east5"].deleted) == sorted([ours_copy, MANAGER_JOB])
+    assert not [p for p, _ in kube.patches if p == CONFIG], "back before Kueue's GC deleted the orphan copy"
+    assert "us-east5: waiting for Kueue's GC to delete the copies of gone Workloads: default/rayjob-gone-fghij" in said
+    del regions["us-east5"].objects[orphan]  # Kueue's GC, by the same origin
+    ticks(keeper, clock, 1)
+    assert sorted(regions["us-east5"].deleted) == sorted([ours_copy, MANAGER_JOB])
+    assert (CONFIG, {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["europe-west4", "us-east5"]}}) in (
+        kube.patches
+    )
+    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None}}) in kube.patches
+    assert said[-1] == "us-east5 back in the MultiKueueConfig planb-regions: nothing stale left"
+
+
+def test_without_the_keepers_configmap_the_keeper_acts_on_nothing(regions: dict[str, FakeKube]) -> None:
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    kube = manager(regions={"us-east5": False, "europe-west4": True}, state=None, workload=evicted)
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    with pytest.raises(keeper_mod.KeeperStateError, match="is missing: the keeper acts on nothing"):
+        ticks(keeper, clock, 0, 10)
+    kube.objects[STATE] = keeper_state(origin="")
+    with pytest.raises(keeper_mod.KeeperStateError, match="names no origin"):
+        ticks(keeper, clock, 20)
+    assert kube.patches == [] and kube.deleted == []
