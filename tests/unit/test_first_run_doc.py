@@ -39,3 +39,32 @@ def test_every_test_the_page_names_exists() -> None:
     assert named, "the page names no test"
     missing = sorted(path for path in named if not (paths.REPO / path).is_file())
     assert missing == []
+
+
+def test_the_spot_notice_paragraph_is_the_catalog_s() -> None:
+    """Issue 50, item 10: the 120 s Spot notice, its GKE version and its fields, as planb.catalog.versions holds
+    them (the capacity simulator runs the same function)."""
+    from planb.catalog import versions
+
+    text = _sections()["10. The first job"]
+    start = text.index("**A Spot plan's termination notice.**")
+    paragraph = " ".join(text[start:].split())
+    assert f"{versions.SPOT_SHUTDOWN_SECONDS} s after the preemption notice" in paragraph
+    assert f"first {versions.SPOT_SHUTDOWN_SECONDS - versions.SPOT_CRITICAL_PODS_SECONDS} s" in paragraph
+    assert f"extend that to {versions.SPOT_EXTENDED_SHUTDOWN_SECONDS} s" in paragraph
+    assert f"GKE {versions.version_text(versions.SPOT_EXTENDED_SHUTDOWN_MIN)} or later" in paragraph
+    assert versions.DOC_SPOT_TERMINATION in paragraph and versions.DOC_NODE_SYSTEM_CONFIG in paragraph
+    assert f"shutdownGracePeriodSeconds: {versions.SPOT_EXTENDED_SHUTDOWN_SECONDS}" in paragraph
+    assert f"shutdownGracePeriodCriticalPodsSeconds: {versions.SPOT_CRITICAL_PODS_SECONDS}" in paragraph
+    assert versions.spot_shutdown_seconds(
+        {"shutdownGracePeriodSeconds": 120, "shutdownGracePeriodCriticalPodsSeconds": 15},
+        versions.version_text(versions.SPOT_EXTENDED_SHUTDOWN_MIN),
+    ) == (120, 15)
+
+
+def test_the_rights_step_names_the_quota_project_s_right() -> None:
+    from ansible_collections.planb.gke.plugins.module_utils import iam
+
+    text = " ".join(_sections()["3. Rights"].split())
+    assert f"`{iam.QUOTA_PROJECT_RIGHT}` there (role `{iam.QUOTA_PROJECT_ROLE}`, {iam.DOC_QUOTA_PROJECT})" in text
+    assert "`SERVICE_DISABLED`" in text and "any other 403 is reported in Google's words" in text

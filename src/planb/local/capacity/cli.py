@@ -212,7 +212,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--spot-notice",
         type=finite,
         metavar="S",
-        help="seconds between a Spot preemption notice and the nodes going (GKE: the VM ends 30 s after it)",
+        help="seconds between a Spot preemption notice and the nodes going, for every pool (default: GKE's own, 30 s, "
+        "or 120 s for a pool whose kubeletConfig extends it on a 1.35.0-gke.1171000 or later control plane)",
     )
     setp.set_defaults(handler=_set)
     verbs.add_parser("show", help="print the switches").set_defaults(handler=_show)

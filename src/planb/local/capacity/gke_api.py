@@ -95,7 +95,8 @@ class NodePoolReader:
         return [c for c in answer.get("clusters") or [] if isinstance(c, dict)]
 
     def node_pools(self) -> list[Body]:
-        """Every pool of the project's clusters, each with ``cluster`` set to its cluster's resource name."""
+        """Every pool of the project's clusters, each with ``cluster`` set to its cluster's resource name and
+        ``clusterMasterVersion`` to its control plane's version (what a Spot pool's shutdown depends on)."""
         out: list[Body] = []
         for cluster in self.clusters():
             name, location = str(cluster.get("name", "")), str(cluster.get("location", ""))
@@ -103,5 +104,11 @@ class NodePoolReader:
             answer = self._get(*parent, "nodePools", allow_404=True)
             for pool in (answer or {}).get("nodePools") or []:
                 if isinstance(pool, dict):
-                    out.append(dict(pool, cluster="/".join(parent)))
+                    out.append(
+                        dict(
+                            pool,
+                            cluster="/".join(parent),
+                            clusterMasterVersion=str(cluster.get("currentMasterVersion", "")),
+                        )
+                    )
         return out

@@ -47,6 +47,9 @@ class NodePool:
     spot: bool = False
     #: The pool's zone: its first ``locations`` entry, else its cluster's location ("" when neither is known).
     zone: str = ""
+    #: Seconds GKE gives a Spot node between the preemption notice and its end: 30, or 120 when the pool's
+    #: kubeletConfig extends it on a control plane that allows it (planb.catalog.versions.spot_shutdown_seconds).
+    spot_notice_seconds: float = spot_mod.GKE_NOTICE_SECONDS
 
     def node_labels(self) -> dict[str, str]:
         """The labels GKE puts on a node of this pool."""
@@ -161,6 +164,7 @@ def from_gke(body: dict[str, Any]) -> NodePool:
         ),
         spot=spot_mod.is_spot(body),
         zone=_zone(body),
+        spot_notice_seconds=spot_mod.notice_seconds(body),
     )
 
 

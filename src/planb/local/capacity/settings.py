@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from planb import paths
-from planb.local.capacity.spot import GKE_NOTICE_SECONDS
 from planb.statefile import JsonSettings
 from planb.statefile import SettingsError as SettingsError
 
@@ -95,8 +94,9 @@ class Settings(JsonSettings):
     booking_window_seconds: float = GKE_BOOKING_WINDOW_SECONDS
     #: Spot pools to preempt: each gets the preemption notice on the next pass (then it is taken off this list).
     preempt: tuple[str, ...] = ()
-    #: Seconds between a Spot preemption notice and the nodes going (GKE: 30; planb.local.capacity.spot).
-    spot_notice_seconds: float = GKE_NOTICE_SECONDS
+    #: Seconds between a Spot preemption notice and the nodes going, for every pool; None (the default): GKE's own
+    #: per pool, 30 or the 120 a pool may ask for (planb.local.capacity.spot.notice_seconds).
+    spot_notice_seconds: float | None = None
     #: GKE's rollout flag ``ProvisioningRequestMultiplePodSets::Enabled`` (GoogleCloudPlatform/cluster-autoscaler
     #: pkg/experiments/flags.go L25). On, its default (feature_guard_reconciler.go L90: the failsafe is true), a
     #: request of several PodSets is scaled up like any other, all its pods in one node pool; off, the feature guard
@@ -135,8 +135,9 @@ class Settings(JsonSettings):
             "spot_notice_seconds",
             "node_group_backoff_seconds",
         ):
-            if getattr(self, name) < 0:
-                raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if value is not None and value < 0:  # only spot_notice_seconds may be None (GKE's own, per pool)
+                raise SettingsError(f"{name} must be >= 0, got {value}")
         if self.interval_seconds <= 0:
             raise SettingsError(f"interval_seconds must be > 0, got {self.interval_seconds}")
         if self.fail_next < 0:
@@ -169,6 +170,8 @@ class Settings(JsonSettings):
             "node_group_backoff_seconds",
         ):
             value = getattr(settings, name)
+            if value is None and name == "spot_notice_seconds":
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise TypeError(f"{name} is {value!r}, not a finite number")
         return settings

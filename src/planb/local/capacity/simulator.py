@@ -5,7 +5,7 @@ the GKE emulator in local mode) and the simulator's nodes, and then has its reco
 
 * nodes (planb.local.capacity.nodes): removes the nodes of pools that no longer exist;
 * Spot (planb.local.capacity.spot_reconciler, with planb.local.capacity.spot's rules): notices to the pools
-  ``preempt`` names, then their nodes go after ``spot_notice_seconds``;
+  ``preempt`` names, then their nodes go after the pool's notice (GKE's 30 or 120 s, or ``spot_notice_seconds``);
 * nodes again: fixed-size pools (autoscaling off, e.g. the cluster's default pool) get their node count, and
   autoscaled pools at least their minimum;
 * queued provisioning (planb.local.capacity.provisioning, its bookings planb.local.capacity.booking):

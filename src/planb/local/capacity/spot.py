@@ -19,6 +19,11 @@
   pods, for which the pool scales up again. (Kueue keeps a RayJob admitted meanwhile: docs/capacity-ladder.md,
   "Spot preemption".)
 
+The notice is GKE's own per pool (``notice_seconds``): 30 seconds, or 120 for a Spot pool whose node system config
+extends the shutdown (``kubeletConfig.shutdownGracePeriodSeconds: 120``) on a cluster whose control plane runs
+1.35.0-gke.1171000 or later (planb.catalog.versions.spot_shutdown_seconds, which cites Google's pages). The setting
+``spot_notice_seconds``, when given, replaces it for every pool, so tests need not wait.
+
 Where this differs from GKE: preemption is a switch, not Compute Engine's need for the capacity,
 the pods end with the VM instead of within the kubelet's 15 seconds, and the pool gets its VMs back
 as soon as pods are pending (unless the pool is in ``stockout``).
@@ -31,12 +36,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from planb.catalog.versions import SPOT_SHUTDOWN_SECONDS, spot_shutdown_seconds
 from planb.kube import Kube, KubeError, Obj
 
 #: The node label GKE puts on every node of a Spot pool.
 SPOT_LABEL = "cloud.google.com/gke-spot"
-#: GKE: a Spot VM terminates this long after its preemption notice (its non-system pods get about 15 s of it).
-GKE_NOTICE_SECONDS = 30.0
+#: GKE: by default a Spot VM terminates this long after its preemption notice (its non-system pods get about 15 s of
+#: it); a pool may extend it (``notice_seconds``).
+GKE_NOTICE_SECONDS = float(SPOT_SHUTDOWN_SECONDS)
 #: When the preemption notice reached a node (ISO time; set by the simulator).
 NOTICE_ANNOTATION = "planb.dev/spot-preemption-notice"
 #: What the kubelet's graceful node shutdown writes on the pods it terminated.
@@ -47,6 +54,13 @@ SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
 def is_spot(body: dict[str, Any]) -> bool:
     """Whether a GKE v1 NodePool body is a Spot pool."""
     return bool((body.get("config") or {}).get("spot", False))
+
+
+def notice_seconds(body: dict[str, Any]) -> float:
+    """Seconds GKE gives a node of this GKE v1 NodePool body between a preemption notice and its end: the pool's
+    kubeletConfig on its cluster's control plane (``clusterMasterVersion``, which planb.local.capacity.gke_api adds)."""
+    config = body.get("config") or {}
+    return float(spot_shutdown_seconds(config.get("kubeletConfig"), body.get("clusterMasterVersion", ""))[0])
 
 
 def _iso(when: float) -> str:

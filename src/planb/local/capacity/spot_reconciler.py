@@ -1,5 +1,6 @@
 """The Spot reconciler: preemption notices to the pools ``planb capacity set --preempt`` names, then their nodes go
-after ``spot_notice_seconds`` (planb.local.capacity.spot holds the rules and `Preemption`, which does it).
+after the pool's notice, GKE's own (30 s, or the 120 s a pool may ask for) unless ``spot_notice_seconds`` sets one for
+every pool (planb.local.capacity.spot holds the rules and `Preemption`, which does it).
 
 Its own module because planb.local.capacity.settings imports spot's constants: the switch it reads and clears
 lives there.
@@ -13,7 +14,14 @@ from planb.kube import Obj
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity.context import Context
 from planb.local.capacity.pools import NodePool
-from planb.local.capacity.spot import Preemption
+from planb.local.capacity.spot import GKE_NOTICE_SECONDS, Preemption
+
+
+def notice(pool: NodePool | None, settings: settings_mod.Settings) -> float:
+    """Seconds between a preemption notice and the pool's nodes going: the setting, else GKE's for the pool."""
+    if settings.spot_notice_seconds is not None:
+        return settings.spot_notice_seconds
+    return pool.spot_notice_seconds if pool is not None else GKE_NOTICE_SECONDS
 
 
 class Spot:
@@ -34,10 +42,10 @@ class Spot:
                     self.ctx.log(f"pool {name}: not preempted: {why}; GKE preempts Spot VMs only")
                     continue
                 if self.preemption.notify(name, by_pool.get(name, [])):
-                    self.ctx.deadline(time.time() + settings.spot_notice_seconds)
+                    self.ctx.deadline(time.time() + notice(pool, settings))
             settings_mod.update(self.ctx.state_dir, preempt=())
         for name, nodes in list(by_pool.items()):
-            gone, deadline = self.preemption.reclaim(nodes, settings.spot_notice_seconds)
+            gone, deadline = self.preemption.reclaim(nodes, notice(pools.get(name), settings))
             self.ctx.deadline(deadline)
             if gone:
                 by_pool[name] = [n for n in nodes if n["metadata"]["name"] not in gone]

@@ -50,6 +50,12 @@ def test_the_pools_of_every_location_of_the_project_with_their_cluster(tmp_path:
     assert NodePoolReader(reader.endpoint, PROJECT, "us-east5").node_pools()[0]["name"] == "np"
 
 
+def test_each_pool_carries_its_control_plane_s_version(serve_pools: ServePools) -> None:
+    # A Spot pool's notice depends on it (planb.local.capacity.spot.notice_seconds); serve_pools' cluster runs 1.34.
+    reader = serve_pools([FIXED])
+    assert [p["clusterMasterVersion"] for p in reader.node_pools()] == ["1.34"]
+
+
 def test_an_error_answer_names_the_endpoint_and_gke_s_message(serve_pools: ServePools) -> None:
     reader = serve_pools([FIXED])
     body = {"project": PROJECT, "service": "container.googleapis.com", "state": "DISABLED"}

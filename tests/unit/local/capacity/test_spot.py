@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from planb.catalog import versions
 from planb.kube import KubeError
 from planb.local.capacity import spot
 from planb.local.capacity.pools import from_gke
 from planb.local.capacity.settings import Settings, SettingsError, load, save, settings_file, update
+from planb.local.capacity.spot_reconciler import notice
 
 Obj = dict[str, Any]
 
@@ -39,7 +41,8 @@ def test_spot_pool_nodes_carry_gke_s_spot_label() -> None:
 
 
 def test_preempt_and_the_notice_are_saved_and_checked(tmp_path: Path) -> None:
-    assert Settings().spot_notice_seconds == spot.GKE_NOTICE_SECONDS == 30.0
+    # None: GKE's own notice, per pool (test_a_spot_pool_may_ask_for_gke_s_120_s_notice).
+    assert Settings().spot_notice_seconds is None and spot.GKE_NOTICE_SECONDS == 30.0
     update(tmp_path, preempt=("spot-pool",), spot_notice_seconds=2.0)
     got = load(tmp_path)
     assert (got.preempt, got.spot_notice_seconds) == (("spot-pool",), 2.0)
@@ -48,6 +51,39 @@ def test_preempt_and_the_notice_are_saved_and_checked(tmp_path: Path) -> None:
     settings_file(tmp_path).write_text('{"preempt": "spot-pool"}')
     with pytest.raises(SettingsError, match="preempt is not a list of pool names"):
         load(tmp_path)
+
+
+EXTENDED = {"shutdownGracePeriodSeconds": 120, "shutdownGracePeriodCriticalPodsSeconds": 15}
+
+
+@pytest.mark.parametrize(
+    ("kubelet", "version", "seconds"),
+    [
+        (None, "1.35.0-gke.1171000", 30.0),
+        (EXTENDED, "1.35.0-gke.1171000", 120.0),
+        (EXTENDED, "1.36.1-gke.1000000", 120.0),
+        # GKE grants the extension from 1.35.0-gke.1171000 on (Google's Spot VMs page): older, the default.
+        (EXTENDED, "1.35.0-gke.1170000", 30.0),
+        (EXTENDED, "1.34.1-gke.1829001", 30.0),
+        (EXTENDED, "", 30.0),
+        ({"shutdownGracePeriodSeconds": 30}, "1.35.0-gke.1171000", 30.0),
+    ],
+)
+def test_a_spot_pool_may_ask_for_gke_s_120_s_notice(kubelet: Obj | None, version: str, seconds: float) -> None:
+    config = dict(SPOT_POOL["config"], **({"kubeletConfig": kubelet} if kubelet else {}))  # type: ignore[arg-type]
+    pool = from_gke({**SPOT_POOL, "config": config, "clusterMasterVersion": version})
+    assert pool.spot_notice_seconds == seconds
+    # GKE's notice unless the setting gives one for every pool.
+    assert notice(pool, Settings()) == seconds
+    assert notice(pool, Settings(spot_notice_seconds=2.0)) == 2.0
+    assert notice(None, Settings()) == 30.0
+
+
+def test_the_catalog_holds_what_google_says_of_the_extension() -> None:
+    assert versions.spot_shutdown_seconds(EXTENDED, "1.35.0-gke.1171000") == (120, 15)
+    assert versions.spot_shutdown_seconds({}, "1.35.0-gke.1171000") == (30, 15)
+    assert versions.version_text(versions.SPOT_EXTENDED_SHUTDOWN_MIN) == "1.35.0-gke.1171000"
+    assert versions.DOC_SPOT_TERMINATION == "https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms"
 
 
 class FakeKube:
