@@ -136,3 +136,23 @@ def test_a_region_of_a_multikueue_manager_with_an_on_demand_rung_is_refused_befo
     recap = re.search(r"^us-east5\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout, re.M)
     assert recap and recap.groups() == ("0", "0", "1"), done.stdout[-3000:]
     assert "PLAY [GKE cluster and the node pools" not in done.stdout, done.stdout[-3000:]
+
+
+def test_a_region_of_a_multikueue_manager_with_failover_on_is_refused_before_any_change(tmp_path: Path) -> None:
+    """Issue 50, item 9: a region's failover controller would move the manager's copies by editing their spec, which
+    makes Kueue on the manager delete them (docs/regions.md, option C, point 3): refused in that region at the first
+    play, with planb's policy and the fix; nothing is asked of any GKE API."""
+    limit = ["--limit", "manager,us-east5"]
+    env = {"PLANB_STATE_DIR": str(tmp_path)}
+    done = ansible_playbook(
+        "site.yml", "-i", "inventories/regions", *limit, "-e", "planb_failover_after_minutes=10", env=env, timeout=120
+    )
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0, out[-4000:]
+    said = "planb: region us-east5 has planb_failover_after_minutes=10. planb's policy: a region of a"
+    assert said in out, out[-4000:]
+    assert "Fix: set planb_failover_after_minutes to 0 for this region in the inventory" in out, out[-4000:]
+    recap = re.search(r"^us-east5\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout, re.M)
+    assert recap and recap.groups() == ("1", "0", "1"), done.stdout[-3000:]
+    assert "PLAY [GKE cluster and the node pools" not in done.stdout, done.stdout[-3000:]
+    assert "ignores Workloads carrying" not in (REPO / "docs" / "regions.md").read_text()  # the page says what runs
