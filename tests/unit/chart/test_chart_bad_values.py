@@ -268,3 +268,18 @@ def test_every_catalog_profile_passes_the_chart_checks(helm: Helm, tmp_path: Pat
     vfile.write_text(values.render(profile))
     done = helm("template", "job-1", str(golden.CHART_DIR), "-f", str(vfile))
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize("key", ["job.image", "job.test.image"])
+def test_an_image_may_be_pinned_by_digest_and_a_malformed_digest_is_refused(helm: Helm, key: str) -> None:
+    # Issue 50, item 7: NAME[:TAG]@sha256:<64 hex digits> renders, as a tag alone does (NOTES warn of that).
+    for image in (f"rayproject/ray:2.53.0-py311@{DIGEST}", f"rayproject/ray@{DIGEST}", "rayproject/ray:2.53.0-py311"):
+        done = helm("template", "job-1", str(golden.CHART_DIR), "--set", f"{key}={image}")
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert f'image: "{image}"' in done.stdout
+    for image in ("rayproject/ray@sha256:abc", "rayproject/ray:2.53@md5:" + "0" * 32, "ray project/ray"):
+        done = helm("template", "job-1", str(golden.CHART_DIR), "--set", f"{key}={image}")
+        assert done.returncode == 1 and SCHEMA in done.stderr and "/" + key.replace(".", "/") in done.stderr, image

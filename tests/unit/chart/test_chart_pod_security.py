@@ -179,4 +179,30 @@ def test_notes_warn_when_ray_auth_is_disabled(notes: Callable[..., str]) -> None
     off = notes("--set", "job.rayAuth=disabled")
     assert "WARNING: Ray token authentication is disabled (job.rayAuth=disabled)" in off
     assert "anyone who reaches these pods can run code in" in off
-    assert "WARNING" not in notes()
+    # Without job.rayAuth=disabled there is no such warning (the default images' tag warning is another).
+    assert "Ray token authentication is disabled" not in notes()
+
+
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+def test_notes_warn_of_images_pinned_by_tag_only(notes: Callable[..., str]) -> None:
+    # Issue 50, item 7: job.image and job.test.image may be pinned by digest; NOTES warn of a tag alone.
+    by_tag = notes()
+    assert "WARNING: job.image=rayproject/ray:2.53.0-py311, job.test.image=rayproject/ray:2.53.0-py311" in by_tag
+    assert "pinned by tag only" in by_tag and "NAME[:TAG]@sha256:<digest>" in by_tag
+    pinned = notes(
+        "--set", f"job.image=rayproject/ray:2.53.0-py311@{DIGEST}",
+        "--set", f"job.test.image=rayproject/ray@{DIGEST}",
+    )  # fmt: skip
+    assert "pinned by tag only" not in pinned
+    one = notes("--set", f"job.image=rayproject/ray:2.53.0-py311@{DIGEST}")
+    assert "WARNING: job.test.image=rayproject/ray:2.53.0-py311 pinned by tag only" in one
+
+
+def test_notes_warn_of_pip_packages_without_an_exact_version(notes: Callable[..., str]) -> None:
+    # Issue 50, item 7: the shipped job.pip pins every package with ==, so no warning; an unpinned one is named.
+    assert "without an exact version" not in notes()
+    loose = notes("--set", "job.pip={jax[tpu]==0.8.2,pandas,optax>=0.2}")
+    assert "WARNING: job.pip installs pandas, optax>=0.2 without an exact version (==)" in loose
+    assert "jax[tpu]==0.8.2 without" not in loose
