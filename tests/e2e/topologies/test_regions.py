@@ -37,6 +37,7 @@ from tests.support.regions_topology import keeper_log
 
 pytestmark = [pytest.mark.slow]
 
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 #: The granting region's DWS delay: long enough that a failing region's request has failed before it grants.
 GRANT_AFTER = 6.0
 #: The same where no region fails: long enough that the stocked-out region's request says it waits before the win.
@@ -57,6 +58,13 @@ def race_to(
     return out
 
 
+def test_the_managers_cluster_queue_admits_only_its_local_queue_namespace(regions: list[Member]) -> None:
+    """docs/security.md: the manager's ClusterQueue admits only the LocalQueue's namespace, the one namespace where
+    the region token may write (issue 50, item 6); an empty selector would admit a LocalQueue of any namespace."""
+    queue = Kube(paths.local_kubeconfig()).get(f"{KUEUE}/clusterqueues/cluster-queue")
+    assert queue["spec"]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "default"}}, queue
+
+
 def test_every_region_stocked_out_the_job_waits_and_status_says_so_per_region(regions: list[Member]) -> None:
     out = race(paths.local_kubeconfig(), regions, {m.name: NEVER for m in regions}, WAIT_WATCH)
     assert (out.winner, out.running_after) == ("", None), f"the job ran although no region granted: {out}"
@@ -64,9 +72,6 @@ def test_every_region_stocked_out_the_job_waits_and_status_says_so_per_region(re
     for region in regions:
         assert f"{region.name} waiting" in out.status_line, out.status_line
     uninstall(paths.local_kubeconfig(), regions)
-
-
-KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 
 
 def _until(what: str, check, within: float) -> float:
