@@ -1,0 +1,258 @@
+"""The multikueue role's worker part (tasks/worker.yml) on a real API server: the region token it hands the manager
+expires, is renewed, reads cluster-wide and writes only in the LocalQueue's namespace, and never shows in -v output,
+in plain text or base64-encoded (issue 50, items 2 and 3; docs/security.md, "The region token").
+
+One throwaway etcd, kube-apiserver and kube-controller-manager on free loopback ports (the controller manager fills
+legacy token Secrets and publishes kube-root-ca.crt, as on GKE) serves as both the worker and the manager. It starts
+with what an earlier planb made there, a never-expiring token Secret and cluster-wide write rights, so the first run
+is the upgrade an operator's next converge does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from planb import paths
+from planb.local.stack.control_plane import ControlPlane
+from planb.local.stack.ports import free_port
+
+pytestmark = [pytest.mark.tools]
+
+ROLES = paths.REPO / "collections/ansible_collections/planb/gke/roles"
+NAMESPACE = "kueue-system"
+ACCOUNT = "planb-multikueue"
+WORKER = "region-a"
+DURATION = 3600
+
+PLAYBOOK = """\
+- name: One worker's MultiKueue access, as roles/multikueue does it for each
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Give the manager access to the worker
+      ansible.builtin.include_role:
+        name: multikueue
+        tasks_from: worker.yml
+"""
+
+#: What the multikueue role made on a worker before issue 50: a token Secret that never expires, and writes anywhere.
+EARLIER = f"""\
+apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: {ACCOUNT}, namespace: {NAMESPACE}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {ACCOUNT}}}
+rules:
+  - {{apiGroups: [ray.io], resources: [rayjobs, rayclusters], verbs: [create, delete, get, list, watch, update, patch]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {ACCOUNT}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {ACCOUNT}}}
+subjects: [{{kind: ServiceAccount, name: {ACCOUNT}, namespace: {NAMESPACE}}}]
+---
+apiVersion: v1
+kind: Secret
+type: kubernetes.io/service-account-token
+metadata:
+  name: {ACCOUNT}
+  namespace: {NAMESPACE}
+  annotations: {{kubernetes.io/service-account.name: {ACCOUNT}}}
+"""
+
+
+def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    done = subprocess.run(
+        ["kubectl", f"--kubeconfig={kubeconfig}", *args],
+        input=stdin, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 or not check, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def run_role(tmp_path: Path, kubeconfig: Path, *args: str, **extra: Any) -> subprocess.CompletedProcess[str]:
+    playbook = tmp_path / "worker.yml"
+    playbook.write_text(PLAYBOOK)
+    variables = {
+        "ansible_python_interpreter": sys.executable,
+        "multikueue_worker": {"name": WORKER, "kubeconfig": str(kubeconfig)},
+        "multikueue_manager_kubeconfig": str(kubeconfig),
+        "multikueue_token_duration": DURATION,
+        "multikueue_token_renew_before": DURATION // 2,
+        **extra,
+    }
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         "-e", json.dumps(variables), *args, str(playbook)],
+        cwd=paths.REPO,
+        env={**os.environ, "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"), "ANSIBLE_ROLES_PATH": str(ROLES),
+             "ANSIBLE_NOCOLOR": "1"},
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def recap(done: subprocess.CompletedProcess[str]) -> dict[str, int]:
+    line = next(line for line in done.stdout.splitlines() if line.startswith("localhost") and "ok=" in line)
+    return {k: int(v) for k, v in (field.split("=") for field in line.split(":", 1)[1].split())}
+
+
+def stored_kubeconfig(kubeconfig: Path) -> dict[str, Any]:
+    """The kubeconfig the manager's Secret holds for the worker."""
+    secret = json.loads(kubectl(kubeconfig, "get", "secret", f"{WORKER}-multikueue", "-n", NAMESPACE, "-o", "json"))
+    return yaml.safe_load(base64.b64decode(secret["data"]["kubeconfig"]))
+
+
+def as_region(kubeconfig: Path, tmp_path: Path, token: str | None = None) -> Path:
+    """A kubeconfig file that acts as the region token does (or as `token`, on the same server)."""
+    config = stored_kubeconfig(kubeconfig)
+    if token is not None:
+        config["users"][0]["user"]["token"] = token
+    path = tmp_path / "region.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+def token_of(kubeconfig: Path) -> str:
+    return str(stored_kubeconfig(kubeconfig)["users"][0]["user"]["token"])
+
+
+def claims(token: str) -> dict[str, Any]:
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def leaks(output: str, token: str) -> list[str]:
+    """Each form of the token found in `output`: itself, base64-encoded (a Secret's data), and any JWT's opening in
+    either form (`eyJ` is base64 of '{"', `ZXlK` that again)."""
+    forms = {"token": token, "token, base64": base64.b64encode(token.encode()).decode(), "eyJ": "eyJ", "ZXlK": "ZXlK"}
+    return [name for name, form in forms.items() if form in output]
+
+
+@dataclass
+class Converged:
+    kubeconfig: Path
+    legacy_token: str = field(repr=False)
+    first: subprocess.CompletedProcess[str] = field(repr=False)
+    second: subprocess.CompletedProcess[str] = field(repr=False)
+    token: str = field(repr=False)
+
+
+@pytest.fixture(scope="module")
+def converged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Converged]:
+    """The earlier objects, then the role twice, the second time with -v (each result printed)."""
+    tmp_path = tmp_path_factory.mktemp("multikueue")
+    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    kubeconfig = tmp_path / "local" / "kubeconfig"
+    try:
+        plane.create(kubeconfig, without=("kube-scheduler", "kwok-controller"))
+        kubectl(kubeconfig, "create", "namespace", NAMESPACE)
+        kubectl(kubeconfig, "apply", "-f", "-", stdin=EARLIER)
+        deadline = time.monotonic() + 60
+        legacy = ""
+        while not legacy and time.monotonic() < deadline:
+            out = kubectl(kubeconfig, "get", "secret", ACCOUNT, "-n", NAMESPACE, "-o", "jsonpath={.data.token}")
+            legacy = base64.b64decode(out).decode() if out else ""
+            time.sleep(0.5)
+        assert legacy, "the controller manager never filled the legacy token Secret"
+        first = run_role(tmp_path, kubeconfig)
+        assert first.returncode == 0, (first.stdout + first.stderr)[-4000:]
+        second = run_role(tmp_path, kubeconfig, "-v")
+        assert second.returncode == 0, (second.stdout + second.stderr)[-4000:]
+        yield Converged(kubeconfig, legacy, first, second, token_of(kubeconfig))
+    finally:
+        plane.delete()
+
+
+def test_a_second_run_changes_nothing_and_prints_no_token_in_any_form(converged: Converged) -> None:
+    assert recap(converged.second)["changed"] == 0, converged.second.stdout[-4000:]
+    for done in (converged.first, converged.second):
+        found = leaks(done.stdout + done.stderr, converged.token) + leaks(done.stdout, converged.legacy_token)
+        assert not found, f"the region token shows in the output ({', '.join(found)})"
+
+
+def test_the_token_expires_and_the_never_expiring_one_is_revoked(converged: Converged, tmp_path: Path) -> None:
+    said = claims(converged.token)
+    assert said["sub"] == f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}", said
+    assert 0 < said["exp"] - said["iat"] <= DURATION, said  # a TokenRequest token; a legacy one has no exp
+    types = kubectl(converged.kubeconfig, "get", "secrets", "-n", NAMESPACE, "-o", "jsonpath={.items[*].type}")
+    assert "kubernetes.io/service-account-token" not in types, "the legacy token Secret is still there"
+    # The API server no longer takes the legacy token: its Secret is gone.
+    as_legacy = as_region(converged.kubeconfig, tmp_path, converged.legacy_token)
+    done = subprocess.run(
+        ["kubectl", f"--kubeconfig={as_legacy}", "auth", "can-i", "list", "rayjobs.ray.io", "-A"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode != 0 and "Unauthorized" in done.stderr, done.stdout + done.stderr
+
+
+#: (verb, resource, namespace or "-A" for every namespace, allowed): Kueue's calls on a worker are allowed
+#: (docs/security.md, "The region token"), and writes are refused outside the LocalQueue's namespace.
+RIGHTS = [
+    ("watch", "workloads.kueue.x-k8s.io", "-A", True),
+    ("list", "rayjobs.ray.io", "-A", True),
+    ("list", "rayclusters.ray.io", "-A", True),
+    ("list", "localqueues.kueue.x-k8s.io", "-A", True),
+    ("create", "workloads.kueue.x-k8s.io", "default", True),
+    ("update", "workloads.kueue.x-k8s.io/status", "default", True),
+    ("delete", "workloads.kueue.x-k8s.io", "default", True),
+    ("create", "rayjobs.ray.io", "default", True),
+    ("delete", "rayjobs.ray.io", "default", True),
+    ("patch", "rayclusters.ray.io", "default", True),
+    ("create", "rayclusters.ray.io", "kube-system", False),
+    ("create", "rayjobs.ray.io", "kueue-system", False),
+    ("create", "rayclusters.ray.io", "-A", False),
+    ("delete", "workloads.kueue.x-k8s.io", "kueue-system", False),
+    ("patch", "rayjobs.ray.io", "default", False),
+    ("create", "pods", "default", False),
+    ("get", "secrets", "kueue-system", False),
+]
+
+
+def test_the_token_reads_cluster_wide_and_writes_only_in_the_local_queue_namespace(
+    converged: Converged, tmp_path: Path
+) -> None:
+    region = as_region(converged.kubeconfig, tmp_path)
+    wrong = []
+    for verb, resource, namespace, allowed in RIGHTS:
+        # A SelfSubjectAccessReview names the group itself: `kubectl auth can-i` would need the CRDs to resolve it.
+        name, _, subresource = resource.partition("/")
+        plural, _, group = name.partition(".")
+        attributes = {"verb": verb, "group": group, "resource": plural, "subresource": subresource}
+        if namespace != "-A":
+            attributes["namespace"] = namespace
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview"}
+        review["spec"] = {"resourceAttributes": attributes}
+        answer = kubectl(
+            region, "create", "--validate=false", "-o=jsonpath={.status.allowed}", "-f", "-", stdin=json.dumps(review)
+        )
+        if answer != str(allowed).lower():
+            wrong.append(f"{verb} {resource} in {namespace}: {answer or 'no answer'}")
+    assert not wrong, "the region token's rights differ: " + "; ".join(wrong)
+
+
+def test_a_run_renews_a_token_that_nears_its_expiry_and_prints_it_nowhere(converged: Converged, tmp_path: Path) -> None:
+    # Last in this file: it replaces the token. Every token is within DURATION - 1 s of its expiry a second on.
+    time.sleep(1)
+    done = run_role(tmp_path, converged.kubeconfig, "-v", multikueue_token_renew_before=DURATION - 1)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    renewed = token_of(converged.kubeconfig)
+    assert renewed != converged.token
+    assert claims(renewed)["exp"] > claims(converged.token)["exp"]
+    assert recap(done)["changed"] == 2, done.stdout[-3000:]  # the token requested, the Secret rewritten
+    found = leaks(done.stdout + done.stderr, renewed) + leaks(done.stdout + done.stderr, converged.token)
+    assert not found, f"a region token shows in the output ({', '.join(found)})"
