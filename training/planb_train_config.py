@@ -56,8 +56,25 @@ PLANB_NUM_LAYERS                  2           transformer: decoder blocks
 PLANB_NUM_HEADS                   4           transformer: attention heads (must divide D_MODEL)
 PLANB_DTYPE                       float32     transformer compute dtype: float32 or bfloat16
                                               (parameters and optimizer state stay float32)
-PLANB_ATTENTION                   xla         ``jax.nn.dot_product_attention`` implementation:
-                                              ``xla`` or ``cudnn`` (GPU flash attention)
+PLANB_ATTENTION                   auto        attention implementation: ``splash`` (JAX's Pallas
+                                              splash-attention kernel for TPU, causal blocks only),
+                                              ``xla`` or ``cudnn`` (``jax.nn.dot_product_attention``;
+                                              cudnn: GPU flash attention); ``auto``: splash on TPU,
+                                              xla elsewhere
+PLANB_REMAT                       none        rematerialisation of each decoder block
+                                              (``jax.checkpoint``): ``none`` keeps every activation;
+                                              ``minimal`` keeps the matmul outputs and recomputes the
+                                              rest (``dots_with_no_batch_dims_saveable``); ``full``
+                                              keeps only each block's input (``nothing_saveable``)
+PLANB_COMPILATION_CACHE_DIR       (empty)     JAX's persistent compilation cache
+                                              (``jax_compilation_cache_dir``; a gs:// URL or an
+                                              absolute path): a restart loads its step from there
+                                              instead of compiling it; the chart puts it beside the
+                                              checkpoints. Empty: no persistent cache
+PLANB_NOTICE_FILE                 (empty)     a file whose appearance is a stop notice, polled at
+                                              every step boundary (the chart's preStop hook creates
+                                              it; under Ray the driver creates it on SIGTERM): the
+                                              loop saves, writes ``<file>.saved``, and stops
 PLANB_PEAK_TFLOPS                 (unset)     peak dense bf16 TFLOP/s of one chip or GPU, for MFU;
                                               the chart sets it from the catalog's profile
                                               (accelerator.peakTflops); unset: no MFU
@@ -85,7 +102,8 @@ MODELS = ("linear", "transformer")
 RUNNERS = ("ray", "plain")
 ACCELERATORS = ("tpu", "gpu", "cpu")
 DTYPES = ("float32", "bfloat16")
-ATTENTION_IMPLS = ("xla", "cudnn")
+ATTENTION_IMPLS = ("auto", "xla", "cudnn", "splash")
+REMAT_POLICIES = ("none", "minimal", "full")
 RESUME_MODES = ("auto", "never", "force")
 SWITCH_ON, SWITCH_OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 RUN_ID_RE = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
@@ -152,7 +170,10 @@ class TrainConfig:
     num_layers: int = 2
     num_heads: int = 4
     dtype: str = "float32"
-    attention: str = "xla"
+    attention: str = "auto"
+    remat: str = "none"
+    compilation_cache_dir: str = ""
+    notice_file: str = ""
     peak_tflops: float | None = None
     metrics_file: str = ""
 
@@ -271,7 +292,10 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
         num_layers=_int(env, "PLANB_NUM_LAYERS", 2),
         num_heads=_int(env, "PLANB_NUM_HEADS", 4),
         dtype=_choice(env, "PLANB_DTYPE", "float32", DTYPES),
-        attention=_choice(env, "PLANB_ATTENTION", "xla", ATTENTION_IMPLS),
+        attention=_choice(env, "PLANB_ATTENTION", "auto", ATTENTION_IMPLS),
+        remat=_choice(env, "PLANB_REMAT", "none", REMAT_POLICIES),
+        compilation_cache_dir=_location(env, "PLANB_COMPILATION_CACHE_DIR"),
+        notice_file=_location(env, "PLANB_NOTICE_FILE", urls=False),
         peak_tflops=_float(env, "PLANB_PEAK_TFLOPS", None),
         metrics_file=env.get("PLANB_METRICS_FILE", "").strip(),
     )
@@ -283,13 +307,17 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
 
 
 def _checkpoint_dir(env: Mapping[str, str]) -> str:
-    directory = env.get("PLANB_CHECKPOINT_DIR", "").strip()
-    # A relative directory would depend on where the process starts (the submitter, a retry).
-    if directory and "://" not in directory and not os.path.isabs(directory):
-        raise ConfigError(
-            "PLANB_CHECKPOINT_DIR", f"must be an absolute path or a URL such as gs://bucket/path, got {directory!r}"
-        )
-    return directory
+    return _location(env, "PLANB_CHECKPOINT_DIR")
+
+
+def _location(env: Mapping[str, str], name: str, urls: bool = True) -> str:
+    """An absolute path (or, with ``urls``, a URL such as gs://bucket/path); empty when unset."""
+    where = env.get(name, "").strip()
+    # A relative path would depend on where the process starts (the submitter, a retry).
+    if where and not (urls and "://" in where) and not os.path.isabs(where):
+        kind = "an absolute path or a URL such as gs://bucket/path" if urls else "an absolute path"
+        raise ConfigError(name, f"must be {kind}, got {where!r}")
+    return where
 
 
 def _run_id(env: Mapping[str, str]) -> str:

@@ -1,12 +1,18 @@
 """planb training job, the loop both runners share: restore, steps, logging, checkpoints, metrics.
 
 Throughput. Tokens/s = global batch x seq_len / mean steady-state step time (steps after the first
-two, which include compilation). Model FLOPs per step (PaLM, appendix B; causal masking not
-discounted) = tokens x (6 x N + 12 x L x D x T), N = parameters used in matrix multiplies (all
-parameters except the token and position embedding tables; the output projection counts), L layers,
-D width, T sequence length. MFU = model FLOPs/s / (peak per chip x jax.device_count()), printed when
+two, which include compilation). Model FLOPs per step, as MaxText counts them (causal attention
+counted at half the full score matrix; planb_train_models.model_flops_per_step) = tokens x (6 x N + 6 x L x
+D x T), N = parameters used in matrix multiplies (all parameters except the token and position embedding
+tables; the output projection counts), L layers, D width, T sequence length; recomputation under
+PLANB_REMAT is not model FLOPs. MFU = model FLOPs/s / (peak per chip x jax.device_count()), printed when
 PLANB_PEAK_TFLOPS gives the peak (the accelerator catalog, src/planb/catalog, holds it per TPU
 generation and GPU machine with the vendor's page; this script keeps no table of its own).
+
+Restarts. With a checkpoint the loop restores into the model's abstract state and never builds an initial one;
+it prints the restore's seconds and, for every run, the seconds from the process's start to its first step
+(imports, restore, compilation or a hit in PLANB_COMPILATION_CACHE_DIR). The metrics file keeps both, and each
+save's blocking seconds (the device-to-host copy) and seconds to its commit.
 """
 
 from __future__ import annotations
@@ -25,23 +31,65 @@ import jax
 import numpy as np
 from planb_train_checkpoints import Checkpointer
 from planb_train_config import TrainConfig
-from planb_train_models import linear_task, transformer_task
+from planb_train_models import attention_impl, linear_task, transformer_task
 from planb_train_progress import Progress
 
 WARMUP_STEPS = 2  # steps excluded from throughput (compilation)
+
+
+def process_age_s() -> float:
+    """Seconds since this process started (Linux: /proc/self/stat's start time against /proc/uptime), so that the
+    time to the first step counts Python's and JAX's imports too; elsewhere, since this module was imported."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime, in clock ticks
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter() - _IMPORTED
+
+
+_IMPORTED = time.perf_counter()
+
+
+def configure_compilation_cache(cfg: TrainConfig) -> None:
+    """JAX's persistent compilation cache in PLANB_COMPILATION_CACHE_DIR: a restarted job loads its compiled step
+    from there instead of compiling it again (https://docs.jax.dev/en/latest/persistent_compilation_cache.html).
+    Every compiled function is kept (the default keeps only those that took a second or more)."""
+    if not cfg.compilation_cache_dir:
+        return
+    jax.config.update("jax_compilation_cache_dir", cfg.compilation_cache_dir)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
 class StopNotice:
     """A stop the job is told of first: SIGTERM, then a grace period. Kueue's eviction deletes the pods, a Spot VM's
     preemption notice and a DWS booking's end drain the node; each reaches the containers as SIGTERM followed by
     terminationGracePeriodSeconds (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination).
-    The loop then saves a checkpoint at the next step boundary, waits for Orbax to commit it and ends the process by
-    the same signal, so whoever watches it sees the stop it asked for. A step in flight finishes first: at most that
-    step is lost. Only the process's main thread can take signals, so a loop in a worker thread (a Ray actor) keeps
-    the default behaviour, as does PLANB_SAVE_ON_NOTICE=0 (the benchmark's control: nothing saved on SIGTERM)."""
+    The loop then saves a checkpoint at the next step boundary, waits for Orbax to commit it and stops. A step in
+    flight finishes first: at most that step is lost.
 
-    def __init__(self) -> None:
+    Two ways in. Only the process's main thread can take signals: the plain runner's loop takes SIGTERM itself and
+    ends the process by the same signal, so whoever watches it sees the stop it asked for. A loop in a worker thread
+    (a Ray actor's) cannot, and on GKE its pod's SIGTERM goes to ``ray start``, not to it: it polls PLANB_NOTICE_FILE
+    at every step boundary instead. The chart's preStop hook creates that file in each Ray pod before the kubelet
+    sends SIGTERM and waits for ``<file>.saved`` (https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/);
+    the Ray driver creates it on its own SIGTERM. The loop then returns normally after the save. With several
+    processes (jax.distributed) they agree at each step, so that all of them save the same step. A notice file
+    older than this process is a previous container's and is removed. PLANB_SAVE_ON_NOTICE=0 (the benchmark's
+    control) leaves SIGTERM's default and ignores the file."""
+
+    def __init__(self, notice_file: str = "") -> None:
         self.signum: int | None = None
+        self.file = notice_file
+        if self.file:
+            for stale in (self.file, self.file + ".saved"):
+                try:
+                    if os.path.getmtime(stale) < time.time() - process_age_s():
+                        os.remove(stale)
+                except OSError:
+                    pass
 
     def install(self) -> bool:
         if threading.current_thread() is not threading.main_thread():
@@ -51,6 +99,21 @@ class StopNotice:
 
     def _noticed(self, signum: int, _frame: object) -> None:
         self.signum = signum
+
+    def noticed(self) -> bool:
+        """Whether this process (or, under jax.distributed, any process) has been told to stop."""
+        local = self.signum is not None or bool(self.file and os.path.exists(self.file))
+        if jax.process_count() > 1:
+            from jax.experimental import multihost_utils
+
+            return bool(np.max(multihost_utils.process_allgather(np.array([int(local)], np.int32))))
+        return local
+
+    def acknowledge(self, saved_step: int | None) -> None:
+        """Tell the preStop hook waiting on ``<file>.saved`` that the save is committed (or that nothing was saved)."""
+        if self.file:
+            with open(self.file + ".saved", "w", encoding="utf-8") as fh:
+                fh.write(f"{saved_step if saved_step is not None else ''}\n")
 
     def stop(self) -> None:
         """End the process by the signal it was told of, after its output is out."""
@@ -69,6 +132,7 @@ class RunResult:
     losses: dict[int, float]
     step_times: list[float]
     metrics: dict[str, Any]
+    stopped: bool = False  # stopped on a notice (after saving), before PLANB_EPOCHS
 
 
 def train_loop(
@@ -78,22 +142,28 @@ def train_loop(
     report: Callable[[dict[str, Any]], None] | None = None,
 ) -> RunResult:
     """Train ``cfg.model`` from the newest checkpoint (if any) up to ``cfg.epochs`` steps."""
+    configure_compilation_cache(cfg)
     print(f"Local Devices: {jax.local_devices()}")
     task = linear_task(cfg) if cfg.model == "linear" else transformer_task(cfg)
     print(f"Model: {task.describe}")
     # With jax.distributed every process takes part in saving; independent replicas: worker 0 only.
     ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0)
     progress = Progress(cfg, writer=rank == 0)
-    state, start = task.state, 0
+    start, restore_s = 0, None
     latest = ckpt.latest_step()
     if latest is not None:
-        state = ckpt.restore(latest, state)
+        t_restore = time.perf_counter()
+        state = ckpt.restore(latest, task.abstract)  # into the abstract state: no initial state is ever built
+        jax.block_until_ready(state)
+        restore_s = time.perf_counter() - t_restore
         start = latest
-        print(f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir}")
+        print(f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir} ({restore_s:.1f} s)")
         if progress.writer:
             print("\n".join(progress.resume(latest)))
-    elif ckpt.enabled:
-        print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
+    else:
+        if ckpt.enabled:
+            print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
+        state = task.init()
 
     peak = cfg.peak_tflops if cfg.model == "transformer" else None
     n_dev = jax.device_count()
@@ -101,9 +171,11 @@ def train_loop(
     losses: dict[int, float] = {}
     step_times: list[float] = []
     report_s = 0.0  # time spent in ray.train.report
-    notice = StopNotice()
+    first_step_s = None
+    notice = StopNotice(cfg.notice_file if cfg.save_on_notice else "")
     if cfg.save_on_notice:  # PLANB_SAVE_ON_NOTICE=0: SIGTERM keeps its default, the process ends at once
         notice.install()
+    stopped = False
     print("Starting training...")
     last = time.perf_counter()
     for step in range(start, end):
@@ -132,6 +204,9 @@ def train_loop(
                 report_s += time.perf_counter() - t_report
         else:
             loss.block_until_ready()
+        if first_step_s is None:
+            first_step_s = process_age_s()
+            print(f"First step ({step + 1}) done {first_step_s:.1f} s after the process started")
         saving = ckpt.maybe_save(step + 1, state)
         now = time.perf_counter()
         step_times.append(now - last)
@@ -139,18 +214,27 @@ def train_loop(
         last = now
         if progress.writer and (step % cfg.log_every == 0 or step == end - 1):
             print(progress.line())
-        if notice.signum is not None:
+        if cfg.save_on_notice and notice.noticed():
             saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
             ckpt.close()
             progress.record(step + 1, saved=saved, force=True)
-            where = f"checkpoint step {step + 1} saved" if saved else "no checkpoint directory, nothing saved"
+            notice.acknowledge(step + 1 if saved else None)
+            if saved:
+                where = f"checkpoint step {step + 1} saved"
+            elif ckpt.enabled and not ckpt.writer:
+                where = "worker 0 saves the checkpoints"
+            else:
+                where = "no checkpoint directory, nothing saved"
             if progress.writer:
                 print(progress.line())
-            print(f"Stop notice ({signal.Signals(notice.signum).name}) after step {step + 1}: {where}; stopping")
-            notice.stop()
-    saving = ckpt.maybe_save(end, state, force=True)
-    ckpt.close()
-    progress.record(end, saved=saving, force=True)
+            how = signal.Signals(notice.signum).name if notice.signum is not None else f"file {notice.file}"
+            print(f"Stop notice ({how}) after step {step + 1}: {where}; stopping")
+            end, stopped = step + 1, True
+            break
+    if not stopped:
+        saving = ckpt.maybe_save(end, state, force=True)
+        ckpt.close()
+        progress.record(end, saved=saving, force=True)
 
     steady = step_times[WARMUP_STEPS:] if len(step_times) > WARMUP_STEPS else step_times
     mean_step = float(np.mean(steady)) if steady else float("nan")
@@ -160,8 +244,10 @@ def train_loop(
         "rank": rank,
         "world_size": world_size,
         "devices": n_dev,
+        "platform": jax.default_backend(),
         "start_step": start,
         "end_step": end,
+        "stopped_on_notice": stopped,
         "first_loss": losses[min(losses)] if losses else None,
         "final_loss": losses[max(losses)] if losses else None,
         "steady_steps": len(steady),
@@ -170,15 +256,24 @@ def train_loop(
         "p25_step_s": float(np.percentile(steady, 25)) if steady else float("nan"),
         "max_step_s": float(np.max(steady)) if steady else float("nan"),
         "report_s": report_s,
+        "state_bytes": task.state_bytes,
+        "restore_s": restore_s,
+        "first_step_s": first_step_s,
+        "saves": len(ckpt.blocking_s),
+        "save_blocking_s": ckpt.blocking_s,
+        "save_committed_s": ckpt.committed_s,
     }
     if cfg.model == "transformer" and steady:
         tps = task.tokens_per_step / mean_step
         summary.update(tokens_per_step=task.tokens_per_step, tokens_per_s=tps)
         summary["model_tflops_per_step"] = task.flops_per_step / 1e12
         summary["peak_tflops_per_chip"] = peak
+        summary.update(attention=attention_impl(cfg), remat=cfg.remat)
         if peak:
             summary["mfu"] = tps / task.tokens_per_step * task.flops_per_step / (peak * 1e12 * n_dev)
     if cfg.metrics_file and rank == 0:
         with open(cfg.metrics_file, "w", encoding="utf-8") as fh:
             json.dump(summary, fh)
-    return RunResult(state, start, end, losses, step_times, summary)
+    if stopped and notice.signum is not None:
+        notice.stop()  # the plain runner's main thread: end by the signal, as before
+    return RunResult(state, start, end, losses, step_times, summary, stopped)

@@ -24,18 +24,37 @@ from typing import Any, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
-from planb_train_config import TrainConfig
+from planb_train_config import ConfigError, TrainConfig
 
 
 @dataclasses.dataclass
 class Task:
-    """What the generic loop needs from a model."""
+    """What the generic loop needs from a model.
 
-    state: Any  # pytree with the parameters (and optimizer state); what is checkpointed
+    The state is not built here: ``init`` materialises the initial state on the devices, and ``abstract`` describes
+    it (shapes, dtypes and shardings, from ``jax.eval_shape``) without allocating it, so that a run with a checkpoint
+    restores into ``abstract`` and never holds an initial state beside the restored one.
+    """
+
+    init: Callable[[], Any]  # () -> the initial state (a pytree of jax.Arrays); what is checkpointed
+    abstract: Any  # the same pytree of jax.ShapeDtypeStruct with shardings: Orbax's restore target
     step_fn: Callable[[Any, int], tuple[Any, jax.Array]]  # (state, step) -> (state, loss)
     tokens_per_step: int = 0
     flops_per_step: float = 0.0
     describe: str = ""
+
+    @property
+    def state_bytes(self) -> int:
+        """Bytes of the training state (parameters and optimizer state), from its abstract description."""
+        return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(self.abstract))
+
+
+def abstract_state(init: Callable[[], Any], sharding: Any) -> Any:
+    """``init``'s output as ShapeDtypeStructs with ``sharding``: traced, never run (nothing is allocated)."""
+    return jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),  # type: ignore[no-untyped-call]
+        jax.eval_shape(init),
+    )
 
 
 def linear_task(cfg: TrainConfig) -> Task:
@@ -63,8 +82,11 @@ def linear_task(cfg: TrainConfig) -> Task:
     def step_fn(state: Any, step: int) -> tuple[Any, jax.Array]:
         return cast(tuple[Any, jax.Array], jitted(state))
 
-    state = {"w": jax.make_array_from_callback(w0.shape, replicated, lambda idx: w0[idx])}
-    return Task(state=state, step_fn=step_fn, describe="linear regression 10 -> 1")
+    def init() -> dict[str, jax.Array]:
+        return {"w": jax.make_array_from_callback(w0.shape, replicated, lambda idx: w0[idx])}
+
+    abstract = {"w": jax.ShapeDtypeStruct(w0.shape, w0.dtype, sharding=replicated)}  # type: ignore[no-untyped-call]
+    return Task(init=init, abstract=abstract, step_fn=step_fn, describe="linear regression 10 -> 1")
 
 
 def _replicated_sharding() -> Any:
@@ -82,13 +104,85 @@ def synthetic_batch(seed: int, step: int, batch: int, seq_len: int, vocab: int) 
     return ((start + stride * np.arange(seq_len)[None, :]) % vocab).astype(np.int32)
 
 
-def make_lm(cfg: TrainConfig) -> Any:
-    """A pre-norm decoder-only transformer LM (Flax linen)."""
+def attention_impl(cfg: TrainConfig, platform: str | None = None) -> str:
+    """The attention implementation a run uses: PLANB_ATTENTION, with ``auto`` resolved for the platform."""
+    if cfg.attention != "auto":
+        return cfg.attention
+    platform = platform or jax.default_backend()
+    return "splash" if platform == "tpu" and cfg.seq_len % SPLASH_BLOCK_MIN == 0 else "xla"
+
+
+#: Splash attention's tiles: at most 512 query and key positions (MaxText's default sa_block_* for TPU), at least
+#: 128 (a TPU lane); the sequence must be a multiple of the tile.
+SPLASH_BLOCK_MAX, SPLASH_BLOCK_MIN = 512, 128
+
+
+def splash_attention(num_heads: int, seq_len: int, interpret: bool = False) -> Callable[..., jax.Array]:
+    """Causal multi-head attention over (batch, heads, seq, head_dim) by JAX's Pallas splash kernel for TPU.
+
+    The kernel skips the key blocks a causal mask hides (about half of them), keeps no (seq x seq) score matrix in
+    memory, and applies no 1/sqrt(head_dim) scale: the caller scales the queries. ``interpret`` runs the kernel in
+    Pallas' interpreter (CPU tests compare it with XLA's attention)."""
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as kernel_lib
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as mask_lib
+
+    block = max(SPLASH_BLOCK_MIN, min(SPLASH_BLOCK_MAX, seq_len))
+    if seq_len % block:
+        raise ConfigError("PLANB_SEQ_LEN", f"splash attention needs a multiple of {block}, got {seq_len}")
+    mask = mask_lib.MultiHeadMask(tuple(mask_lib.CausalMask(shape=(seq_len, seq_len)) for _ in range(num_heads)))
+    sizes = kernel_lib.BlockSizes(
+        block_q=block,
+        block_kv=block,
+        block_kv_compute=block,
+        block_q_dkv=block,
+        block_kv_dkv=block,
+        block_kv_dkv_compute=block,
+        use_fused_bwd_kernel=True,  # dq in the dk/dv kernel: one backward pass over the blocks
+    )
+    mha = kernel_lib.make_splash_mha(
+        mask=mask,
+        block_sizes=sizes,
+        head_shards=1,
+        q_seq_shards=1,
+        residual_checkpoint_name=ATTENTION_RESIDUALS,
+        interpret=interpret,
+    )
+    return cast(Callable[..., jax.Array], jax.vmap(mha))
+
+
+#: Names (jax.ad_checkpoint.checkpoint_name) of the attention's output and of the splash kernel's residuals (its
+#: log-sum-exp per query), which PLANB_REMAT=minimal keeps so that the backward pass never reruns the kernel.
+ATTENTION_OUT, ATTENTION_RESIDUALS = "attention_out", "attention_residuals"
+
+#: PLANB_REMAT -> the jax.checkpoint policy of each decoder block (None: no rematerialisation). ``minimal`` keeps
+#: the outputs of the weight matmuls (dots without batch dimensions) and the attention's, and recomputes the layer
+#: norms, the GELU and XLA attention's score matrix; ``full`` keeps nothing but the block's input.
+REMAT_POLICIES: dict[str, Callable[..., Any] | None] = {
+    "none": None,
+    "minimal": jax.checkpoint_policies.save_from_both_policies(
+        jax.checkpoint_policies.dots_with_no_batch_dims_saveable,
+        jax.checkpoint_policies.save_only_these_names(ATTENTION_OUT, ATTENTION_RESIDUALS),
+    ),
+    "full": jax.checkpoint_policies.nothing_saveable,
+}
+
+
+def make_lm(cfg: TrainConfig, interpret: bool = False) -> Any:
+    """A pre-norm decoder-only transformer LM (Flax linen); each block rematerialised by PLANB_REMAT."""
     import flax.linen as nn
 
     dtype = jnp.bfloat16 if cfg.dtype == "bfloat16" else jnp.float32
     d, h = cfg.d_model, cfg.num_heads
-    impl: Any = cfg.attention
+    from jax.ad_checkpoint import checkpoint_name
+
+    impl = attention_impl(cfg, "tpu" if interpret else None)
+    if impl == "splash" and not interpret and jax.default_backend() != "tpu":
+        raise ConfigError(
+            "PLANB_ATTENTION",
+            f"splash is a TPU kernel, and this run's devices are {jax.default_backend()}: set auto (splash on TPU, "
+            "xla elsewhere) or xla",
+        )
+    splash = splash_attention(h, cfg.seq_len, interpret) if impl == "splash" else None
 
     class Block(nn.Module):
         @nn.compact
@@ -97,12 +191,20 @@ def make_lm(cfg: TrainConfig) -> Any:
             y = nn.LayerNorm(dtype=dtype)(x)
             qkv = nn.Dense(3 * d, use_bias=False, dtype=dtype, name="qkv")(y)
             q, k, v = (a.reshape(b, t, h, d // h) for a in jnp.split(qkv, 3, axis=-1))
-            att = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=impl)
+            if splash is not None:
+                q = q * jnp.asarray((d // h) ** -0.5, q.dtype)
+                att = splash(*(a.transpose(0, 2, 1, 3) for a in (q, k, v))).transpose(0, 2, 1, 3)
+            else:
+                att = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=cast(Any, impl))
+            att = checkpoint_name(att, ATTENTION_OUT)
             x = x + nn.Dense(d, use_bias=False, dtype=dtype, name="proj")(att.reshape(b, t, d))
             y = nn.LayerNorm(dtype=dtype)(x)
             y = nn.Dense(4 * d, dtype=dtype, name="mlp_in")(y)
             y = nn.Dense(d, dtype=dtype, name="mlp_out")(nn.gelu(y))
             return x + y
+
+    policy = REMAT_POLICIES[cfg.remat]
+    block_cls: Any = Block if cfg.remat == "none" else nn.remat(Block, policy=policy, prevent_cse=True)
 
     class LM(nn.Module):
         @nn.compact
@@ -111,7 +213,7 @@ def make_lm(cfg: TrainConfig) -> Any:
             pos = self.param("pos_embed", nn.initializers.normal(0.02), (cfg.seq_len, d))
             x = x + pos[None, : tokens.shape[1]].astype(dtype)
             for i in range(cfg.num_layers):
-                x = Block(name=f"block_{i}")(x)
+                x = block_cls(name=f"block_{i}")(x)
             x = nn.LayerNorm(dtype=dtype)(x)
             return nn.Dense(cfg.vocab_size, use_bias=False, dtype=dtype, name="head")(x)
 
@@ -129,11 +231,16 @@ def matmul_params(params: Any) -> int:
 
 
 def model_flops_per_step(cfg: TrainConfig, n_matmul: int, global_batch: int) -> float:
+    """Model FLOPs of one training step, as MaxText counts them (``calculate_tflops_training_per_device`` in
+    AI-Hypercomputer/maxtext, src/MaxText/maxtext_utils.py): 6 x N per token for the weight matmuls (forward and
+    backward; N counts the output projection, not the embedding lookups), plus the attention's score and value
+    matmuls with causal masking counted: MaxText halves the non-causal 4 x T^2 x D per layer and sequence, then
+    triples it for the backward pass, i.e. 6 x L x D x T per token. Rematerialisation is never counted."""
     tokens = global_batch * cfg.seq_len
-    return float(tokens) * (6.0 * n_matmul + 12.0 * cfg.num_layers * cfg.d_model * cfg.seq_len)
+    return float(tokens) * (6.0 * n_matmul + 6.0 * cfg.num_layers * cfg.d_model * cfg.seq_len)
 
 
-def transformer_task(cfg: TrainConfig) -> Task:
+def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
     import optax
     from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P
@@ -144,14 +251,17 @@ def transformer_task(cfg: TrainConfig) -> Task:
     replicated = NamedSharding(mesh, P())  # type: ignore[no-untyped-call]
     global_batch = cfg.batch_per_device * devices.size
 
-    model = make_lm(cfg)
+    model = make_lm(cfg, interpret)
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(cfg.learning_rate, b2=0.95))
 
-    def init() -> dict[str, Any]:
+    def init_fn() -> dict[str, Any]:
         params = model.init(jax.random.PRNGKey(cfg.seed), jnp.zeros((1, cfg.seq_len), jnp.int32))
         return {"params": params, "opt_state": tx.init(params)}
 
-    state = jax.jit(init, out_shardings=replicated)()
+    init_jitted = jax.jit(init_fn, out_shardings=replicated)
+
+    def init() -> Any:
+        return init_jitted()
 
     def loss_fn(params: Any, tokens: jax.Array) -> jax.Array:
         logits = model.apply(params, tokens[:, :-1]).astype(jnp.float32)
@@ -175,16 +285,19 @@ def transformer_task(cfg: TrainConfig) -> Task:
         tokens = jax.make_array_from_callback(shape, batch_sharding, lambda idx: host[idx])
         return cast(tuple[Any, jax.Array], jitted(state, tokens))
 
-    n_matmul = matmul_params(state["params"])
-    n_total = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(state["params"]))
+    abstract = abstract_state(init_fn, replicated)
+    n_matmul = matmul_params(abstract["params"])
+    n_total = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(abstract["params"]))
     return Task(
-        state=state,
+        init=init,
+        abstract=abstract,
         step_fn=step_fn,
         tokens_per_step=global_batch * cfg.seq_len,
         flops_per_step=model_flops_per_step(cfg, n_matmul, global_batch),
         describe=(
             f"transformer LM: {n_total:,} params ({n_matmul:,} in matmuls), {cfg.num_layers} layers, "
             f"d_model {cfg.d_model}, {cfg.num_heads} heads, seq {cfg.seq_len}, vocab {cfg.vocab_size}, "
-            f"global batch {global_batch} over {devices.size} device(s), {cfg.dtype}"
+            f"global batch {global_batch} over {devices.size} device(s), {cfg.dtype}, "
+            f"attention {attention_impl(cfg, 'tpu' if interpret else None)}, remat {cfg.remat}"
         ),
     )

@@ -9,8 +9,12 @@ named differently in every pod.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import signal
 import sys
+import tempfile
+import threading
 import time
 from typing import Any
 
@@ -30,8 +34,8 @@ def train_func(config: dict[str, Any]) -> None:
 
     cfg = TrainConfig.from_dict(config)
     ctx = ray.train.get_context()
-    train_loop(cfg, ctx.get_world_rank(), ctx.get_world_size(), report=ray.train.report)
-    print("Training Complete!")
+    result = train_loop(cfg, ctx.get_world_rank(), ctx.get_world_size(), report=ray.train.report)
+    print("Training stopped on notice" if result.stopped else "Training Complete!")
     time.sleep(3)  # as the seed: let the log lines reach the driver before the worker exits
 
 
@@ -100,10 +104,48 @@ def ship_modules_by_value() -> list[str]:
     return names
 
 
+class DriverNotice:
+    """The Ray driver's side of a stop notice (planb_train_loop.StopNotice): its workers' loops run in threads
+    that cannot take a signal, so the driver's SIGTERM creates PLANB_NOTICE_FILE, which every worker on this
+    machine polls at each step boundary (on GKE each Ray pod's preStop hook creates the file in its own pod). The
+    workers save and return, and the driver then ends by the signal it was told of. Without PLANB_NOTICE_FILE the
+    driver picks a private file for its workers."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        self.signum: int | None = None
+        self.file = cfg.notice_file
+        if cfg.save_on_notice and not self.file:
+            self.file = os.path.join(tempfile.mkdtemp(prefix="planb-notice-"), "stop")
+        self.enabled = cfg.save_on_notice and threading.current_thread() is threading.main_thread()
+
+    def arm(self) -> None:
+        """Take SIGTERM: after ray.init, which installs a handler of its own that ends the driver at once."""
+        if self.enabled:
+            signal.signal(signal.SIGTERM, self._noticed)
+
+    def _noticed(self, signum: int, _frame: object) -> None:
+        self.signum = signum
+        with open(self.file, "a", encoding="utf-8"):
+            pass
+
+    def stop(self) -> None:
+        """End the process by the signal it was told of (once the workers have saved), or restore the default."""
+        if not self.enabled:
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if self.signum is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.kill(os.getpid(), self.signum)
+
+
 def run_ray(cfg: TrainConfig) -> None:
     import ray
     from ray.train.v2.api.config import RunConfig, ScalingConfig
     from ray.train.v2.jax import JaxTrainer
+
+    notice = DriverNotice(cfg)
+    cfg = dataclasses.replace(cfg, notice_file=notice.file)
 
     # Each ray.train.report blocks until the controller has collected the previous one, and the
     # controller looks once per health-check interval (Ray's default 2 s): reporting every 10 fast
@@ -120,6 +162,7 @@ def run_ray(cfg: TrainConfig) -> None:
             # A private single-machine cluster on loopback only, without the dashboard.
             ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
         started_here = True
+    notice.arm()
     try:
         trainer = JaxTrainer(
             train_loop_per_worker=train_func,
@@ -132,6 +175,9 @@ def run_ray(cfg: TrainConfig) -> None:
     finally:
         if started_here:
             ray.shutdown()
+    if notice.signum is not None:
+        print(f"Stop notice ({signal.Signals(notice.signum).name}) reached the driver: the workers saved; stopping")
+    notice.stop()
 
 
 def run_plain(cfg: TrainConfig) -> RunResult:

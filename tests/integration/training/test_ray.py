@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.support.training import run_main, run_script
+from tests.support.training import run_main, run_script, start_script
+
+
+def reached(ckpt: Path) -> int:
+    """The step worker 0 last recorded in the progress file (0 before it writes one)."""
+    path = ckpt / "planb-progress.json"
+    return int(json.loads(path.read_text())["reached"]) if path.is_file() else 0
+
+
+def checkpoints(ckpt: Path) -> list[int]:
+    return sorted(int(p.name) for p in ckpt.iterdir() if p.is_dir() and p.name.isdigit())
+
 
 RAY_CPU = {
     "PLANB_ACCELERATOR": "cpu",
@@ -41,11 +55,13 @@ def test_seed_job_on_two_cpu_workers(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_transformer_resumes_under_ray(
+def test_transformer_resumes_under_ray_and_saves_on_notice(
     train: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A plain run (train.py's command line, in this process) stops at step 12 (as if preempted); the Ray job
-    resumes it and finishes at 30."""
+    resumes it. Then SIGTERM reaches the Ray driver alone, as a pod's process gets it: the workers' loops run in
+    threads that cannot take the signal, so the driver creates the notice file they poll; worker 0 saves the step
+    it reached and the driver ends by SIGTERM. A plain run resumes from there with 0 steps lost and finishes."""
     ckpt, metrics = tmp_path / "ckpt", tmp_path / "metrics.json"
     lm = {
         "PLANB_MODEL": "transformer",
@@ -55,9 +71,10 @@ def test_transformer_resumes_under_ray(
         "PLANB_SEQ_LEN": "16",
         "PLANB_VOCAB_SIZE": "32",
         "PLANB_LEARNING_RATE": "0.01",
-        "PLANB_EPOCHS": "30",
+        "PLANB_EPOCHS": "100000000",
+        "PLANB_LOG_EVERY": "10",
         "PLANB_CHECKPOINT_DIR": str(ckpt),
-        "PLANB_CHECKPOINT_EVERY": "100",
+        "PLANB_CHECKPOINT_EVERY": "100000000",
     }
     plain = run_main(
         train,
@@ -66,13 +83,33 @@ def test_transformer_resumes_under_ray(
         capsys,
     )
     assert plain.returncode == 0, plain.stdout[-3000:]
-    proc = run_script({**RAY_CPU, **lm, "PLANB_METRICS_FILE": str(metrics)}, timeout=240)
-    out = proc.stdout
-    assert proc.returncode == 0, out[-4000:]
-    assert out.count(f"Resumed from checkpoint step 12 in {ckpt}") == 2  # both workers restore
+    proc = start_script({**RAY_CPU, **lm, "PLANB_METRICS_FILE": str(metrics)}, output=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None and reached(ckpt) < 40:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the Ray job ended before its notice"
+        assert checkpoints(ckpt) == [12], "a checkpoint before the notice: the interval is too short for this test"
+        os.kill(proc.pid, signal.SIGTERM)  # the driver alone, as the kubelet signals a container's process
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == -signal.SIGTERM, out[-4000:]  # the driver ended by the signal it was told of
+    assert out.count(f"Resumed from checkpoint step 12 in {ckpt}") == 2, out[-4000:]  # both workers restore
     assert out.count("resumed from checkpoint step 12; 0 step(s) lost") == 1  # worker 0 alone counts the loss
-    assert out.count("Training Complete!") == 2
+    assert out.count("Training stopped on notice") == 2, out[-4000:]
+    saved = [step for step in checkpoints(ckpt) if step != 12]
+    assert len(saved) == 1 and saved[0] == reached(ckpt) >= 40, (checkpoints(ckpt), out[-4000:])
+    assert re.search(rf"Stop notice \(file [^)]*\) after step {saved[0]}: checkpoint step {saved[0]} saved", out)
     m = json.loads(metrics.read_text())
-    assert (m["start_step"], m["end_step"], m["world_size"]) == (12, 30, 2)
-    assert m["tokens_per_s"] > 0
-    assert sorted(int(p.name) for p in ckpt.iterdir() if p.name.isdigit()) == [12, 30]
+    assert (m["start_step"], m["end_step"], m["world_size"], m["stopped_on_notice"]) == (12, saved[0], 2, True)
+    resumed = run_main(
+        train,
+        {**lm, "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain", "PLANB_EPOCHS": str(saved[0] + 5)},
+        monkeypatch,
+        capsys,
+    )
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert f"resumed from checkpoint step {saved[0]}; 0 step(s) lost" in resumed.stdout, resumed.stdout[-3000:]

@@ -1,0 +1,400 @@
+"""planb's training job on one TPU chip: the figures BENCHMARKS.md's "TPU v5e, one chip" table holds.
+
+Run by hack/tpu_bench.sh on a TPU machine (no network, no sockets: the plain runner, no Ray). Each measurement is
+one train.py process (its own chip open, imports, restore and compilation, as a restarted pod has), and prints one
+JSON line: {"measure": ..., ...figures..., "env": the PLANB_* settings}. ``--smoke`` runs the same plan with tiny
+models on CPU (what tests/unit/hack checks, and a dry run before spending device time); ``--only NAME[,NAME]``
+runs some measurements; ``sweep`` runs sizes, attention and remat side by side in one process (exploration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN_PY = ROOT / "training" / "train.py"
+#: One v5e chip: 197 bf16 TFLOP/s peak (the catalog's, https://cloud.google.com/tpu/docs/v5e), 16 GiB HBM.
+CHIP = {
+    "PLANB_MODEL": "transformer",
+    "PLANB_RUNNER": "plain",
+    "PLANB_ACCELERATOR": "tpu",
+    "PLANB_ACCELERATOR_TYPE": "TPU-V5LITEPOD",
+    "PLANB_TOPOLOGY": "1x1",
+    "PLANB_CHIPS_PER_WORKER": "1",
+    "PLANB_NUM_WORKERS": "1",
+    "PLANB_PEAK_TFLOPS": "197",
+    "PLANB_DTYPE": "bfloat16",
+    "PLANB_VOCAB_SIZE": "32768",
+    "PLANB_LOG_EVERY": "10",
+}
+
+
+def size(d: int, layers: int, heads: int, seq: int, batch: int, remat: str = "none", **extra: str) -> dict[str, str]:
+    return {
+        "PLANB_D_MODEL": str(d),
+        "PLANB_NUM_LAYERS": str(layers),
+        "PLANB_NUM_HEADS": str(heads),
+        "PLANB_SEQ_LEN": str(seq),
+        "PLANB_BATCH_PER_DEVICE": str(batch),
+        "PLANB_REMAT": remat,
+        **extra,
+    }
+
+
+#: The v5e profile's default transformer (the catalog's, planb.catalog.training) and the documented large size.
+PROFILE = size(1024, 12, 8, 1024, 16)
+LARGE = size(2048, 8, 16, 2048, 8)
+#: A training state over half of the chip's HBM: 738 M parameters x 12 bytes (float32 weights, Adam's two moments).
+HALF_HBM = size(2048, 12, 16, 1024, 4, "full")
+#: The sizes that did not fit before rematerialisation (issue 49's table).
+TABLE = {
+    "d2048-l8-seq2048-b8": LARGE,
+    "d1536-l12-seq1024-b16": size(1536, 12, 12, 1024, 16, "minimal"),
+    "d1024-l12-seq1024-b32": size(1024, 12, 8, 1024, 32, "full"),
+    "d1024-l12-seq2048-b16": size(1024, 12, 8, 2048, 16, "full"),
+}
+SMOKE = {  # the same plan on CPU, tiny
+    "PLANB_ACCELERATOR": "cpu",
+    "PLANB_ACCELERATOR_TYPE": "",
+    "PLANB_DTYPE": "float32",
+    "PLANB_VOCAB_SIZE": "64",
+}
+
+
+def tiny(env: dict[str, str]) -> dict[str, str]:
+    return {
+        **env,
+        "PLANB_D_MODEL": "32",
+        "PLANB_NUM_LAYERS": "1",
+        "PLANB_NUM_HEADS": "2",
+        "PLANB_SEQ_LEN": "16",
+        "PLANB_BATCH_PER_DEVICE": "2",
+    }
+
+
+class Bench:
+    def __init__(self, work: Path, smoke: bool) -> None:
+        self.work = work
+        self.smoke = smoke
+        self.cache = work / "jax-cache"  # the warm cache every measurement shares (beside the checkpoints)
+        self.n = 0
+
+    def env(self, settings: dict[str, str]) -> dict[str, str]:
+        base = {**CHIP, **(SMOKE if self.smoke else {})}
+        merged = {**base, **(tiny(settings) if self.smoke else settings)}
+        return {k: v for k, v in merged.items() if v != "" or k == "PLANB_ACCELERATOR_TYPE"}
+
+    def start(self, settings: dict[str, str]) -> tuple[subprocess.Popen[str], Path, dict[str, str]]:
+        self.n += 1
+        metrics = self.work / f"metrics-{self.n}.json"
+        env = self.env({"PLANB_COMPILATION_CACHE_DIR": str(self.cache), **settings, "PLANB_METRICS_FILE": str(metrics)})
+        full = {k: v for k, v in os.environ.items() if not k.startswith("PLANB_")}
+        full.update(env)
+        proc = subprocess.Popen(
+            [sys.executable, str(TRAIN_PY)], env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        return proc, metrics, env
+
+    def run(self, settings: dict[str, str], timeout: float = 540) -> dict[str, Any]:
+        started = time.monotonic()
+        proc, metrics, env = self.start(settings)
+        out, _ = proc.communicate(timeout=timeout)
+        return self.result(proc, out, metrics, env, time.monotonic() - started)
+
+    def result(
+        self, proc: subprocess.Popen[str], out: str, metrics: Path, env: dict[str, str], wall: float
+    ) -> dict[str, Any]:
+        shown = {k: v for k, v in env.items() if k.removeprefix("PLANB_") in SHOWN}
+        if proc.returncode not in (0, -signal.SIGTERM) or not metrics.is_file():
+            return {"ok": False, "returncode": proc.returncode, "tail": out[-1500:], "wall_s": wall, "env": shown}
+        m = json.loads(metrics.read_text())
+        m.update(ok=True, returncode=proc.returncode, wall_s=wall, env=shown, log=out)
+        return m
+
+
+SHOWN = {
+    "D_MODEL",
+    "NUM_LAYERS",
+    "NUM_HEADS",
+    "SEQ_LEN",
+    "BATCH_PER_DEVICE",
+    "REMAT",
+    "ATTENTION",
+    "VOCAB_SIZE",
+    "CHECKPOINT_EVERY",
+    "EPOCHS",
+}
+HBM_BYTES = 16 * 2**30  # one v5e chip (jax reports 15.75 GiB usable)
+
+
+def emit(measure: str, figures: dict[str, Any]) -> None:
+    print(json.dumps({"measure": measure, **figures}, sort_keys=False), flush=True)
+
+
+def throughput(m: dict[str, Any]) -> dict[str, Any]:
+    keys = (
+        "ok",
+        "tokens_per_s",
+        "mfu",
+        "mean_step_s",
+        "median_step_s",
+        "steady_steps",
+        "state_bytes",
+        "attention",
+        "remat",
+        "first_step_s",
+        "platform",
+        "env",
+        "tail",
+        "returncode",
+    )
+    return {k: m[k] for k in keys if k in m}
+
+
+def measure_mfu(b: Bench) -> None:
+    for name, settings in (("profile-default", PROFILE), ("large", LARGE)):
+        m = b.run({**settings, "PLANB_EPOCHS": "40"})
+        emit(f"mfu-{name}", throughput(m))
+
+
+def measure_table(b: Bench) -> None:
+    for name, settings in TABLE.items():
+        if settings == LARGE:
+            continue  # measured by mfu-large
+        emit(f"fits-{name}", throughput(b.run({**settings, "PLANB_EPOCHS": "12"})))
+
+
+def checkpoint_settings(b: Bench, name: str, every: int) -> dict[str, str]:
+    return {
+        "PLANB_CHECKPOINT_DIR": str(b.work / name),
+        "PLANB_CHECKPOINT_EVERY": str(every),
+        "PLANB_RUN_ID": "bench/" + name,
+    }
+
+
+def measure_saves_and_restarts(b: Bench) -> None:
+    """Saves at the chart's default interval (100 steps) against the same run without; then resumes of that
+    checkpoint with the warm cache and with a cold one."""
+    steps = "230"
+    plain = b.run({**PROFILE, "PLANB_EPOCHS": steps})
+    saving = b.run({**PROFILE, "PLANB_EPOCHS": steps, **checkpoint_settings(b, "saves", 100)})
+    figures: dict[str, Any] = {"ok": plain.get("ok") and saving.get("ok")}
+    if figures["ok"]:
+        overhead = saving["mean_step_s"] / plain["mean_step_s"] - 1
+        figures.update(
+            interval_steps=100,
+            saves=saving["saves"],
+            blocking_s=saving["save_blocking_s"],
+            committed_s=saving["save_committed_s"],
+            state_bytes=saving["state_bytes"],
+            mean_step_s_without=plain["mean_step_s"],
+            mean_step_s_with=saving["mean_step_s"],
+            overhead=overhead,
+            save_rate_bytes_per_s=saving["state_bytes"] / max(saving["save_committed_s"] or [float("nan")]),
+        )
+    else:
+        figures.update(plain=throughput(plain), saving=throughput(saving))
+    emit("save", figures)
+    for cache, name in ((b.cache, "warm"), (b.work / "cold-cache", "cold")):
+        m = b.run(
+            {
+                **PROFILE,
+                "PLANB_EPOCHS": "100000",
+                "PLANB_STOP_AFTER": "3",
+                **checkpoint_settings(b, "saves", 100),
+                "PLANB_COMPILATION_CACHE_DIR": str(cache),
+            }
+        )
+        emit(
+            f"restart-{name}-cache",
+            {k: m.get(k) for k in ("ok", "start_step", "restore_s", "first_step_s", "state_bytes", "tail")},
+        )
+
+
+def measure_half_hbm(b: Bench) -> None:
+    """A state over half of HBM: trains from scratch, saves, and resumes on the same chip."""
+    ckpt = checkpoint_settings(b, "half-hbm", 100)
+    first = b.run({**HALF_HBM, "PLANB_EPOCHS": "100", "PLANB_STOP_AFTER": "8", **ckpt})
+    second = b.run({**HALF_HBM, "PLANB_EPOCHS": "100", "PLANB_STOP_AFTER": "4", **ckpt})
+    emit(
+        "resume-half-hbm",
+        {
+            "ok": bool(first.get("ok") and second.get("ok") and second.get("start_step") == 8),
+            "state_bytes": first.get("state_bytes"),
+            "state_share_of_hbm": (first.get("state_bytes") or 0) / HBM_BYTES,
+            "first": throughput(first) | {"saves": first.get("saves"), "blocking_s": first.get("save_blocking_s")},
+            "resume": {k: second.get(k) for k in ("ok", "start_step", "end_step", "restore_s", "first_step_s", "tail")},
+        },
+    )
+
+
+def measure_preemptions(b: Bench, count: int = 3, run_s: float = 15.0) -> None:
+    """SIGTERM ``count`` times, ``run_s`` after each (re)start's first step, as a preemption notice; each restart
+    resumes. Goodput = training kept (the progress record's seconds up to the last step) / the wall time from the
+    first start to the end, restarts included; steps lost from the progress record's resume lines."""
+    ckpt = checkpoint_settings(b, "preempted", 100)
+    total_steps = 100000
+    t0 = time.monotonic()
+    lost: list[int] = []
+    runs = []
+    for i in range(count + 1):
+        settings = {**PROFILE, **ckpt, "PLANB_EPOCHS": str(total_steps)}
+        if i == count:
+            settings["PLANB_STOP_AFTER"] = str(int(run_s / 0.2))  # the last run ends on its own
+        started = time.monotonic()
+        proc, metrics, env = b.start(settings)
+        out_lines: list[str] = []
+        assert proc.stdout is not None
+        first_at = None
+        for line in _lines(proc):
+            out_lines.append(line)
+            if first_at is None and line.startswith("First step"):
+                first_at = time.monotonic()
+            if i < count and first_at is not None and time.monotonic() - first_at > run_s:
+                proc.send_signal(signal.SIGTERM)
+                first_at = float("inf")
+        proc.wait()
+        out = "".join(out_lines)
+        runs.append(b.result(proc, out, metrics, env, time.monotonic() - started))
+        lost += [int(n) for s, n in _lost(out)]
+    wall = time.monotonic() - t0
+    record = json.loads((Path(ckpt["PLANB_CHECKPOINT_DIR"]) / "planb-progress.json").read_text())
+    kept = float(record.get("train_s") or 0.0)
+    emit(
+        "preemptions",
+        {
+            "ok": all(r.get("ok") for r in runs) and len(lost) == count,
+            "preemptions": count,
+            "steps_lost": lost,
+            "reached": record.get("reached"),
+            "training_kept_s": kept,
+            "wall_s": wall,
+            "goodput": kept / wall,
+            "per_run": [
+                {
+                    k: r.get(k)
+                    for k in (
+                        "returncode",
+                        "start_step",
+                        "end_step",
+                        "restore_s",
+                        "first_step_s",
+                        "wall_s",
+                        "stopped_on_notice",
+                    )
+                }
+                for r in runs
+            ],
+        },
+    )
+
+
+def _lines(proc: subprocess.Popen[str]) -> Iterator[str]:
+    assert proc.stdout is not None
+    yield from proc.stdout
+
+
+def _lost(out: str) -> list[tuple[str, str]]:
+    import re
+
+    return re.findall(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", out, re.MULTILINE)
+
+
+def sweep(b: Bench, names: list[str]) -> None:
+    """Many sizes in one process (exploration only: one chip open, each size compiled and run for a few steps)."""
+    sys.path.insert(0, str(TRAIN_PY.parent))
+    import gc
+
+    import jax
+    import numpy as np
+    import planb_train_config as config
+    import planb_train_models as models
+
+    grid: dict[str, dict[str, str]] = {
+        "profile-xla": {**PROFILE, "PLANB_ATTENTION": "xla"},
+        "profile-splash": PROFILE,
+        "large-minimal": size(2048, 8, 16, 2048, 8, "minimal"),
+        "large-none": LARGE,
+        "large-full": size(2048, 8, 16, 2048, 8, "full"),
+        "large-minimal-b4": size(2048, 8, 16, 2048, 4, "minimal"),
+        "large-minimal-xla": {**LARGE, "PLANB_ATTENTION": "xla"},
+        **{f"table-{k}": v for k, v in TABLE.items()},
+        "half-hbm": HALF_HBM,
+    }
+    for name in names or list(grid):
+        settings = grid[name]
+        env = b.env(settings)
+        try:
+            cfg = config.load_config(env)
+            task = models.transformer_task(cfg)
+            state = task.init()
+            times = []
+            for step in range(8):
+                t = time.perf_counter()
+                state, loss = task.step_fn(state, step)
+                loss.block_until_ready()
+                times.append(time.perf_counter() - t)
+            mean = float(np.mean(times[3:]))
+            mfu = task.flops_per_step / mean / (197e12)
+            emit(
+                f"sweep-{name}",
+                {
+                    "ok": True,
+                    "mean_step_s": mean,
+                    "mfu": mfu,
+                    "compile_s": times[0],
+                    "tokens_per_s": task.tokens_per_step / mean,
+                    "state_bytes": task.state_bytes,
+                    "loss": float(loss),
+                },
+            )
+            del state, loss
+        except Exception as exc:  # an out-of-memory size is a result here
+            emit(f"sweep-{name}", {"ok": False, "error": str(exc)[:400]})
+        gc.collect()
+        jax.clear_caches()
+
+
+MEASURES: dict[str, Callable[[Bench], None]] = {
+    "mfu": measure_mfu,
+    "table": measure_table,
+    "saves": measure_saves_and_restarts,
+    "half-hbm": measure_half_hbm,
+    "preemptions": measure_preemptions,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", nargs="?", default="bench", choices=("bench", "sweep"))
+    parser.add_argument("--smoke", action="store_true", help="tiny models on CPU (a dry run)")
+    parser.add_argument("--only", default="", help="comma-separated measurements or sweep entries")
+    parser.add_argument("--work", default="", help="working directory (default: a fresh temporary one)")
+    args = parser.parse_args(argv)
+    work = Path(args.work or tempfile.mkdtemp(prefix="planb-tpu-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    b = Bench(work, args.smoke)
+    only = [n for n in args.only.split(",") if n]
+    if args.mode == "sweep":
+        sweep(b, only)
+        return 0
+    for name, fn in MEASURES.items():
+        if not only or name in only:
+            started = time.monotonic()
+            fn(b)
+            print(f"# {name}: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# planb's training job on one TPU chip: every figure of BENCHMARKS.md's "TPU v5e, one chip" table, one JSON line
+# per measurement (hack/tpu_bench.py says what each is). For a TPU machine with no network and no sockets: flax,
+# optax and orbax-checkpoint come from the machine's own package index (PLANB_TPU_INDEX, default
+# file:///opt/pypi/simple) or, where it has none, from wheels in .whl-tpu/; they go to a directory of their own
+# at the END of PYTHONPATH, so the machine's JAX stays the one imported.
+#   hack/tpu_bench.sh                 all measurements (about 9 minutes on a v5e chip)
+#   hack/tpu_bench.sh --only mfu,saves
+#   hack/tpu_bench.sh sweep           sizes x attention x remat in one process (exploration)
+#   hack/tpu_bench.sh --smoke         the same plan with tiny models on CPU (a dry run, no chip)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SITE="${PLANB_TPU_SITE:-/tmp/planb-tpu-site}"
+INDEX="${PLANB_TPU_INDEX:-file:///opt/pypi/simple}"
+PACKAGES=(flax optax orbax-checkpoint)
+if ! python3 -c 'import flax, optax, orbax.checkpoint' 2>/dev/null; then
+  if [ ! -d "$SITE/orbax" ]; then
+    echo "[tpu-bench] installing ${PACKAGES[*]} into $SITE ..." >&2
+    if [ -d .whl-tpu ]; then
+      PIP_CONFIG_FILE=/dev/null python3 -m pip install --isolated -q --no-index --no-deps --no-compile \
+        --no-cache-dir --target "$SITE" .whl-tpu/*.whl >&2
+    else
+      PIP_CONFIG_FILE=/dev/null python3 -m pip install --isolated -q --only-binary=:all: --no-cache-dir \
+        --index-url "$INDEX" --target "$SITE" "${PACKAGES[@]}" >&2
+    fi
+  fi
+  export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$SITE"
+fi
+python3 -c 'import jax; print("[tpu-bench] jax", jax.__version__, jax.devices())' >&2
+exec python3 -u hack/tpu_bench.py "$@"
