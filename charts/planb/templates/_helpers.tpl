@@ -103,6 +103,51 @@ as 1e+09; whole numbers are printed as integers.
   value: {{ printf "%s/%s" .Release.Namespace .Release.Name | quote }}
 - name: PLANB_RESUME
   value: {{ .Values.job.training.resume | quote }}
+{{- with .Values.job.training.transformer }}
+- name: PLANB_D_MODEL
+  value: {{ .dModel | quote }}
+- name: PLANB_NUM_LAYERS
+  value: {{ .numLayers | quote }}
+- name: PLANB_NUM_HEADS
+  value: {{ .numHeads | quote }}
+- name: PLANB_SEQ_LEN
+  value: {{ .seqLen | quote }}
+- name: PLANB_BATCH_PER_DEVICE
+  value: {{ .batchPerDevice | quote }}
+- name: PLANB_VOCAB_SIZE
+  value: {{ .vocabSize | quote }}
+- name: PLANB_REMAT
+  value: {{ .remat | quote }}
+- name: PLANB_DTYPE
+  value: {{ .dtype | quote }}
+- name: PLANB_ATTENTION
+  value: {{ .attention | quote }}
+{{- end }}
+- name: PLANB_COMPILATION_CACHE_DIR
+  value: {{ include "planb.compilationCacheDir" . | quote }}
+- name: PLANB_NOTICE_FILE
+  value: {{ include "planb.noticeFile" . | quote }}
+{{- end -}}
+
+{{/*
+JAX's persistent compilation cache: job.training.compilationCacheDir, or <checkpointDir>/jax-cache beside every
+release's checkpoints (shared: XLA keys each entry by the computation and the devices), or empty.
+*/}}
+{{- define "planb.compilationCacheDir" -}}
+{{- if .Values.job.training.compilationCacheDir -}}
+{{- .Values.job.training.compilationCacheDir -}}
+{{- else if .Values.job.training.checkpointDir -}}
+{{- printf "%s/jax-cache" (trimSuffix "/" .Values.job.training.checkpointDir) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The stop-notice file train.py polls at each step boundary (PLANB_NOTICE_FILE): the workers' preStop hook creates
+it in the pod and waits for train.py's <file>.saved, since the training loop runs in a Ray worker's thread, which
+the pod's SIGTERM never reaches.
+*/}}
+{{- define "planb.noticeFile" -}}
+/tmp/planb-stop-notice
 {{- end -}}
 
 {{/*

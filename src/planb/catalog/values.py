@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from planb.catalog import counts, pool_layout, profiles
+from planb.catalog import counts, pool_layout, profiles, training
 from planb.paths import REPO
 
 #: Ray of the job's images. KubeRay needs it as the RayCluster's rayVersion for token
@@ -110,9 +110,11 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
             "image": RAY_IMAGE if prof.kind == "tpu" else RAY_GPU_IMAGE,
             "rayVersion": RAY_VERSION,
             "pip": runtime_pip(jax_extra),
+            "training": {"transformer": training.default_transformer(prof.name).values()},
             "workers": {
                 "replicas": replicas,
                 "resources": {"cpu": str(worker_cpu), "memory": f"{worker_mem}Gi"},
+                "terminationGracePeriodSeconds": training.grace_period_seconds(prof.name),
             },
         },
     }

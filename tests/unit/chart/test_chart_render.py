@@ -194,6 +194,18 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_RUN_ID": "default/job-1",  # the release's namespace/name: whose checkpoints they are
         "PLANB_RESUME": "auto",
         "PLANB_PEAK_TFLOPS": "197",  # the catalog's v5e peak, from the values file
+        # The v5e profile's transformer (planb.catalog.training), for PLANB_MODEL=transformer.
+        "PLANB_D_MODEL": "1024",
+        "PLANB_NUM_LAYERS": "12",
+        "PLANB_NUM_HEADS": "8",
+        "PLANB_SEQ_LEN": "1024",
+        "PLANB_BATCH_PER_DEVICE": "16",
+        "PLANB_VOCAB_SIZE": "32768",
+        "PLANB_REMAT": "none",
+        "PLANB_DTYPE": "bfloat16",
+        "PLANB_ATTENTION": "auto",
+        "PLANB_COMPILATION_CACHE_DIR": "",  # no checkpoint directory, no cache beside it
+        "PLANB_NOTICE_FILE": "/tmp/planb-stop-notice",
     }
     for container in (head, worker):
         assert {e["name"]: e["value"] for e in container["env"]} == expected

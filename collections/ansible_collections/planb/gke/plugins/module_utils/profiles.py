@@ -97,12 +97,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "2",
        "memory": "4Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a3-h100-1",
@@ -189,12 +201,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "4",
        "memory": "8Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a3-h100-2",
@@ -281,12 +305,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a3-h100-4",
@@ -373,12 +409,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a3-h100-8",
@@ -465,12 +513,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a3-mega-h100-8",
@@ -557,12 +617,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a3-ultra-h200-8",
@@ -649,12 +721,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "gpu-a4-b200-8",
@@ -741,12 +825,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-2x2x1",
@@ -834,12 +930,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-2x2x2",
@@ -927,12 +1035,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-2x2x4",
@@ -1020,12 +1140,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-2x4x4",
@@ -1113,12 +1245,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-4x4x4",
@@ -1206,12 +1350,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-4x4x8",
@@ -1299,12 +1455,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-4x8x8",
@@ -1392,12 +1560,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-8x16x16",
@@ -1485,12 +1665,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-8x8x16",
@@ -1578,12 +1770,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v4-8x8x8",
@@ -1671,12 +1875,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-16x16",
@@ -1764,12 +1980,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "2",
        "memory": "4Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-1x1",
@@ -1857,12 +2085,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-2x2",
@@ -1950,12 +2190,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-2x4",
@@ -2071,12 +2323,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-4x4",
@@ -2164,12 +2428,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-4x8",
@@ -2257,12 +2533,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-8x16",
@@ -2350,12 +2638,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 16,
+       "dModel": 1024,
+       "numHeads": 8,
+       "numLayers": 12,
+       "remat": "none",
+       "seqLen": 1024,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 50
      }
     },
     "profile": "tpu-v5e-8x8",
@@ -2443,12 +2743,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-16x16x16",
@@ -2536,12 +2848,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-2x2x1",
@@ -2629,12 +2953,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-2x2x2",
@@ -2722,12 +3058,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-2x2x4",
@@ -2815,12 +3163,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-2x4x4",
@@ -2908,12 +3268,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-4x4x4",
@@ -3001,12 +3373,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-4x4x8",
@@ -3094,12 +3478,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-4x8x8",
@@ -3187,12 +3583,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-8x16x16",
@@ -3280,12 +3688,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-8x8x16",
@@ -3373,12 +3793,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v5p-8x8x8",
@@ -3466,12 +3898,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-16x16",
@@ -3559,12 +4003,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "2",
        "memory": "4Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-1x1",
@@ -3652,12 +4108,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-2x2",
@@ -3745,12 +4213,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-2x4",
@@ -3866,12 +4346,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-4x4",
@@ -3959,12 +4451,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-4x8",
@@ -4052,12 +4556,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-8x16",
@@ -4145,12 +4661,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu-v6e-8x8",
@@ -4238,12 +4766,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-2x2x1",
@@ -4331,12 +4871,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-2x2x2",
@@ -4424,12 +4976,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-2x2x4",
@@ -4517,12 +5081,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-2x4x4",
@@ -4610,12 +5186,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-4x4x4",
@@ -4703,12 +5291,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-4x4x8",
@@ -4796,12 +5396,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-4x8x8",
@@ -4889,12 +5501,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-8x16x16",
@@ -4982,12 +5606,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-8x8x16",
@@ -5075,12 +5711,24 @@ FACTS: dict[str, Any] = json.loads(
       "gcsfs==2026.10.1"
      ],
      "rayVersion": "2.53.0",
+     "training": {
+      "transformer": {
+       "batchPerDevice": 8,
+       "dModel": 2048,
+       "numHeads": 16,
+       "numLayers": 8,
+       "remat": "none",
+       "seqLen": 2048,
+       "vocabSize": 32768
+      }
+     },
      "workers": {
       "replicas": 1,
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      }
+      },
+      "terminationGracePeriodSeconds": 75
      }
     },
     "profile": "tpu7x-8x8x8",

@@ -1,0 +1,124 @@
+"""The training job's defaults per profile: a transformer that fits the accelerator's memory with margin, and the
+workers' termination grace period a save on notice needs.
+
+Measured, not guessed. Every size here trained on one TPU v5e chip (16 GiB of HBM) through ``hack/tpu_bench.sh``
+(BENCHMARKS.md, "TPU v5e, one chip"; the raw lines in docs/tpu-v5e-bench-2026-12-04.jsonl). A profile's default
+is one of them, chosen so that its training state (float32 parameters and Adam's two moments, 12 bytes a
+parameter) is at most a quarter of one chip's or GPU's memory: on a 16 GiB v5e it is the 1024-wide model that
+trains at 65% MFU beside a 1536-wide one with twice its state; on every larger accelerator the 2048-wide model
+with sequences of 2048, which trains without rematerialisation on 16 GiB, at 68.5% MFU there.
+
+The grace period. A save on notice (training/planb_train_loop.py, StopNotice) waits for the step in flight, copies
+the state to host memory and writes it; the worker's pod must outlive that. planb's policy: the grace period is
+30 s for the pod's own shutdown and the step in flight, plus three times the state's write at the rate measured
+on the chip (the slowest commit seen: 2.63 GB in 5.8 s to local disk), rounded up to 5 s, because gs:// writes
+and a busy host are slower than the bench's disk and a grace period too short loses the whole save.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planb.catalog import profiles
+
+#: Memory of one chip or GPU in GiB, with Google's page for it.
+HBM_GIB: dict[str, tuple[float, str]] = {
+    "v4": (32, "https://cloud.google.com/tpu/docs/v4"),
+    "v5e": (16, "https://cloud.google.com/tpu/docs/v5e"),
+    "v5p": (95, "https://cloud.google.com/tpu/docs/v5p"),
+    "v6e": (32, "https://cloud.google.com/tpu/docs/v6e"),
+    "tpu7x": (192, "https://cloud.google.com/tpu/docs/tpu7x"),
+    "H100": (80, "https://cloud.google.com/compute/docs/gpus#h100-gpus"),
+    "H200": (141, "https://cloud.google.com/compute/docs/gpus#h200-gpus"),
+    "B200": (180, "https://cloud.google.com/compute/docs/gpus#b200-gpus"),
+}
+#: Bytes of training state per parameter: float32 weights and Adam's first and second moments.
+STATE_BYTES_PER_PARAM = 12
+#: The largest share of one chip's memory a profile's default state may take.
+MAX_STATE_SHARE = 0.25
+#: The slowest commit of a save measured on the chip (bytes/s): 2,631,180,292 bytes in 5.787 s.
+MEASURED_SAVE_BYTES_PER_S = 2_631_180_292 / 5.787
+#: planb's policy for the grace period (module docstring): fixed seconds, and the factor on the measured write.
+GRACE_FIXED_S = 30
+GRACE_WRITE_FACTOR = 3
+
+
+@dataclass(frozen=True)
+class TransformerSize:
+    """One transformer configuration of train.py (the PLANB_* variables of the same names)."""
+
+    d_model: int
+    num_layers: int
+    num_heads: int
+    seq_len: int
+    batch_per_device: int
+    vocab_size: int = 32768
+    remat: str = "none"
+
+    @property
+    def params(self) -> int:
+        """Parameters: 12 d^2 per block plus its biases and layer norms, the embeddings and the output head."""
+        d = self.d_model
+        block = 12 * d * d + 4 * d + d + 4 * d  # qkv, proj, mlp (4d bias, d bias), two layer norms (4d)
+        return self.num_layers * block + 2 * self.vocab_size * d + self.seq_len * d + 2 * d
+
+    @property
+    def state_bytes(self) -> int:
+        """What train.py reports as state_bytes: 12 bytes a parameter and Adam's int32 step count."""
+        return STATE_BYTES_PER_PARAM * self.params + 4
+
+    def values(self) -> dict[str, int | str]:
+        """The chart's job.training.transformer for this size."""
+        return {
+            "dModel": self.d_model,
+            "numLayers": self.num_layers,
+            "numHeads": self.num_heads,
+            "seqLen": self.seq_len,
+            "batchPerDevice": self.batch_per_device,
+            "vocabSize": self.vocab_size,
+            "remat": self.remat,
+        }
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A size's run on one TPU v5e chip (hack/tpu_bench.sh, 2026-12-04): MFU as MaxText counts it, seconds a step."""
+
+    mfu: float
+    step_s: float
+    measure: str
+
+
+#: Sizes that trained on one 16 GiB v5e chip, bfloat16, splash attention.
+V5E_PROFILE_SIZE = TransformerSize(1024, 12, 8, 1024, 16)
+V5E_LARGE_SIZE = TransformerSize(2048, 8, 16, 2048, 8)
+MEASURED_ON_V5E: dict[TransformerSize, Measured] = {
+    V5E_PROFILE_SIZE: Measured(0.653, 0.151, "mfu-profile-default"),
+    V5E_LARGE_SIZE: Measured(0.685, 0.367, "mfu-large"),
+    TransformerSize(1536, 12, 12, 1024, 16, remat="minimal"): Measured(0.638, 0.320, "fits-d1536-l12-seq1024-b16"),
+    TransformerSize(1024, 12, 8, 1024, 32, remat="full"): Measured(0.510, 0.386, "fits-d1024-l12-seq1024-b32"),
+    TransformerSize(1024, 12, 8, 2048, 16, remat="full"): Measured(0.498, 0.421, "fits-d1024-l12-seq2048-b16"),
+}
+
+
+def hbm_gib(profile: str) -> float:
+    """Memory of one chip or GPU of ``profile``."""
+    prof = profiles.get(profile)
+    key = prof.generation if prof.kind == "tpu" else prof.ray_accelerator_type
+    return HBM_GIB[key][0]
+
+
+def default_transformer(profile: str) -> TransformerSize:
+    """The profile's default transformer: the largest measured default whose state fits MAX_STATE_SHARE."""
+    budget = MAX_STATE_SHARE * hbm_gib(profile) * 2**30
+    for size in (V5E_LARGE_SIZE, V5E_PROFILE_SIZE):
+        if size.state_bytes <= budget:
+            return size
+    raise ValueError(f"no measured transformer size fits a quarter of {profile}'s memory")
+
+
+def grace_period_seconds(profile: str) -> int:
+    """terminationGracePeriodSeconds for the profile's workers (module docstring: planb's policy)."""
+    write_s = default_transformer(profile).state_bytes / MEASURED_SAVE_BYTES_PER_S
+    return 5 * math.ceil((GRACE_FIXED_S + GRACE_WRITE_FACTOR * write_s) / 5)

@@ -1,0 +1,86 @@
+"""The job chart's training defaults against the catalog: each profile's transformer fits its accelerator's memory
+with margin and is a size measured on the chip; the workers' grace period covers a save on notice of its state at
+the measured rate, and their preStop hook hands train.py the notice it polls."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from planb.build import golden
+from planb.catalog import training, values
+
+Render = Callable[..., list[dict[str, Any]]]
+BENCH = Path(__file__).resolve().parents[3] / "docs" / "tpu-v5e-bench-2026-12-04.jsonl"
+
+
+def worker_pod(objs: list[dict[str, Any]]) -> dict[str, Any]:
+    (job,) = [o for o in objs if o["kind"] == "RayJob"]
+    (group,) = job["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    return dict(group["template"]["spec"])
+
+
+def bench_lines() -> dict[str, dict[str, Any]]:
+    return {line["measure"]: line for line in map(json.loads, BENCH.read_text().splitlines())}
+
+
+@pytest.mark.parametrize("profile", values.SHIPPED)
+def test_each_profile_s_transformer_is_measured_and_fits_a_quarter_of_its_memory(profile: str) -> None:
+    size = training.default_transformer(profile)
+    assert size in training.MEASURED_ON_V5E  # trained on a 16 GiB chip (BENCHMARKS.md)
+    assert training.hbm_gib(profile) >= 16
+    assert size.state_bytes <= training.MAX_STATE_SHARE * training.hbm_gib(profile) * 2**30
+    shipped = yaml.safe_load((golden.CHART_DIR / "values" / f"{profile}.yaml").read_text())
+    assert shipped["job"]["training"]["transformer"] == size.values()
+
+
+def test_the_catalog_s_sizes_and_figures_are_the_chip_s() -> None:
+    """State sizes as train.py reported them on the chip, and the MFU and save rate the catalog quotes."""
+    lines = bench_lines()
+    for size, measured in training.MEASURED_ON_V5E.items():
+        line = lines[measured.measure]
+        assert line["ok"] and line["state_bytes"] == size.state_bytes
+        assert line["mfu"] == pytest.approx(measured.mfu, abs=5e-4)
+        assert line["env"]["PLANB_REMAT"] == size.remat and int(line["env"]["PLANB_D_MODEL"]) == size.d_model
+    save = lines["save"]
+    assert pytest.approx(save["state_bytes"] / max(save["committed_s"]), 1e-3) == training.MEASURED_SAVE_BYTES_PER_S
+
+
+@pytest.mark.parametrize("profile", values.SHIPPED)
+def test_workers_get_the_grace_period_a_save_of_their_state_needs(template: Render, profile: str) -> None:
+    grace = training.grace_period_seconds(profile)
+    write_s = training.default_transformer(profile).state_bytes / training.MEASURED_SAVE_BYTES_PER_S
+    assert grace >= training.GRACE_FIXED_S + training.GRACE_WRITE_FACTOR * write_s > 30  # above Kubernetes' 30 s
+    pod = worker_pod(template("-f", str(golden.CHART_DIR / "values" / f"{profile}.yaml")))
+    assert pod["terminationGracePeriodSeconds"] == grace
+    (container,) = pod["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    size = training.default_transformer(profile)
+    assert (env["PLANB_D_MODEL"], env["PLANB_SEQ_LEN"], env["PLANB_REMAT"]) == (
+        str(size.d_model),
+        str(size.seq_len),
+        size.remat,
+    )
+    hook = " ".join(container["lifecycle"]["preStop"]["exec"]["command"])
+    assert env["PLANB_NOTICE_FILE"].startswith("/")
+    assert 'touch "$PLANB_NOTICE_FILE"' in hook and '"$PLANB_NOTICE_FILE.saved"' in hook
+    (limit,) = re.findall(r"-lt (\d+)", hook)
+    assert int(limit) < grace  # the hook gives up before the kubelet's SIGKILL
+
+
+def test_the_compilation_cache_sits_beside_the_checkpoints_unless_set(template: Render) -> None:
+    def env(*args: str) -> dict[str, str]:
+        (container,) = worker_pod(template(*args))["containers"]
+        return {e["name"]: e["value"] for e in container["env"]}
+
+    assert env()["PLANB_COMPILATION_CACHE_DIR"] == ""
+    root = ("--set", "job.training.checkpointDir=gs://planb-ckpt/runs/")
+    assert env(*root)["PLANB_COMPILATION_CACHE_DIR"] == "gs://planb-ckpt/runs/jax-cache"
+    own = ("--set", "job.training.compilationCacheDir=/cache")
+    assert env(*root, *own)["PLANB_COMPILATION_CACHE_DIR"] == "/cache"
