@@ -3,7 +3,7 @@
 Run by hack/tpu_bench.sh on a TPU machine (no network, no sockets: the plain runner, no Ray). Each measurement is
 one train.py process (its own chip open, imports, restore and compilation, as a restarted pod has), and prints one
 JSON line: {"measure": ..., ...figures..., "env": the PLANB_* settings}. ``--smoke`` runs the same plan with tiny
-models on CPU (what tests/unit/hack checks, and a dry run before spending device time); ``--only NAME[,NAME]``
+models on CPU (a dry run before spending device time); ``--only NAME[,NAME]``
 runs some measurements; ``sweep`` runs sizes, attention and remat side by side in one process (exploration).
 """
 
@@ -88,6 +88,8 @@ class Bench:
         self.smoke = smoke
         self.cache = work / "jax-cache"  # the warm cache every measurement shares (beside the checkpoints)
         self.n = 0
+        self.save_every = 500  # the chart's default interval
+        self.run_s = 15.0  # seconds each preempted run trains before its SIGTERM
 
     def env(self, settings: dict[str, str]) -> dict[str, str]:
         base = {**CHIP, **(SMOKE if self.smoke else {})}
@@ -183,16 +185,17 @@ def checkpoint_settings(b: Bench, name: str, every: int) -> dict[str, str]:
 
 
 def measure_saves_and_restarts(b: Bench) -> None:
-    """Saves at the chart's default interval (100 steps) against the same run without; then resumes of that
+    """Saves every ``b.save_every`` steps (2026-12-04: 100) against the same run without; then resumes of that
     checkpoint with the warm cache and with a cold one."""
-    steps = "230"
+    every = b.save_every
+    steps = str(2 * every + 30)
     plain = b.run({**PROFILE, "PLANB_EPOCHS": steps})
-    saving = b.run({**PROFILE, "PLANB_EPOCHS": steps, **checkpoint_settings(b, "saves", 100)})
+    saving = b.run({**PROFILE, "PLANB_EPOCHS": steps, **checkpoint_settings(b, "saves", every)})
     figures: dict[str, Any] = {"ok": plain.get("ok") and saving.get("ok")}
     if figures["ok"]:
         overhead = saving["mean_step_s"] / plain["mean_step_s"] - 1
         figures.update(
-            interval_steps=100,
+            interval_steps=every,
             saves=saving["saves"],
             blocking_s=saving["save_blocking_s"],
             committed_s=saving["save_committed_s"],
@@ -238,11 +241,12 @@ def measure_half_hbm(b: Bench) -> None:
     )
 
 
-def measure_preemptions(b: Bench, count: int = 3, run_s: float = 15.0) -> None:
+def measure_preemptions(b: Bench, count: int = 3) -> None:
     """SIGTERM ``count`` times, ``run_s`` after each (re)start's first step, as a preemption notice; each restart
     resumes. Goodput = training kept (the progress record's seconds up to the last step) / the wall time from the
     first start to the end, restarts included; steps lost from the progress record's resume lines."""
     ckpt = checkpoint_settings(b, "preempted", 100)
+    run_s = b.run_s  # 2026-12-04: 15 s
     total_steps = 100000
     t0 = time.monotonic()
     lost: list[int] = []
@@ -380,10 +384,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny models on CPU (a dry run)")
     parser.add_argument("--only", default="", help="comma-separated measurements or sweep entries")
     parser.add_argument("--work", default="", help="working directory (default: a fresh temporary one)")
+    parser.add_argument("--save-every", type=int, default=500, help="the saves measurement's interval (steps)")
+    parser.add_argument("--run-s", type=float, default=15.0, help="seconds each preempted run trains")
     args = parser.parse_args(argv)
     work = Path(args.work or tempfile.mkdtemp(prefix="planb-tpu-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     b = Bench(work, args.smoke)
+    b.save_every, b.run_s = args.save_every, args.run_s
     only = [n for n in args.only.split(",") if n]
     if args.mode == "sweep":
         sweep(b, only)
