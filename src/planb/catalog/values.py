@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from planb.catalog import counts, pool_layout, profiles, training
-from planb.paths import REPO
 
 #: Ray of the job's images. KubeRay needs it as the RayCluster's rayVersion for token
 #: authentication (2.52.0 or later), so the image tag and that field come from one constant.
@@ -16,8 +16,9 @@ RAY_VERSION = "2.53.0"
 RAY_IMAGE = f"rayproject/ray:{RAY_VERSION}-py311"
 RAY_GPU_IMAGE = f"rayproject/ray:{RAY_VERSION}-py311-gpu"
 #: training/requirements.txt pins what train.py runs with; the job's Ray runtime env installs
-#: the same versions (jax with the accelerator's extra).
-TRAINING_REQUIREMENTS = REPO / "training" / "requirements.txt"
+#: the same versions (jax with the accelerator's extra). Package data (a link to training/requirements.txt in the
+#: checkout, the file itself in a wheel), read through importlib.resources so `planb values` works installed.
+TRAINING_REQUIREMENTS = importlib.resources.files("planb.catalog") / "training-requirements.txt"
 RUNTIME_PACKAGES = ("pandas", "flax", "optax", "orbax-checkpoint")
 #: Only the cluster needs it: Orbax writes gs:// checkpoints through gcsfs.
 GCSFS_VERSION = "2026.10.1"
