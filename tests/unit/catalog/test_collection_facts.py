@@ -71,13 +71,25 @@ def test_the_collection_runs_the_generated_copies() -> None:
     copy = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.pool_layout")
     assert _filters().pool_layout is copy
     assert copy.plan_pools(["p-2", "p", "q"], "p") == pool_layout.plan_pools(["p-2", "p", "q"], "p") == ["p", "p-2"]
-    # The modules' validation and the GKE emulator's rules read and compare GKE versions alike: the generated copy
-    # of versions and the catalog's.
+    # The modules' validation and the GKE emulator's rules read and compare GKE versions alike: the emulator runs
+    # the catalog's functions, the modules the generated copy, and both give the versions' known answers.
     validate = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.validate")
+    assert (rules.parse_version, rules.version_at_least) == (versions.parse_version, versions.version_at_least)
     ironwood = versions.TPU_MIN_VERSION["tpu7x"][0]
-    for version in ("1.34", "1.34.0-gke.2201000", "1.34.0-gke.1000000", "1.33.9", "1.35", "1.34\n", "latest"):
-        assert validate.parse_version(version) == rules.parse_version(version) == versions.parse_version(version)
-        assert validate.version_at_least(version, ironwood) == rules.version_at_least(version, ironwood)
+    assert ironwood == (1, 34, 0, 2201000)
+    # (version, parsed, at least Ironwood's minimum): a prefix like 1.34 stands for its newest release.
+    known = [
+        ("1.34", (1, 34), True),
+        ("1.34.0-gke.2201000", (1, 34, 0, 2201000), True),
+        ("1.34.0-gke.1000000", (1, 34, 0, 1000000), False),
+        ("1.33.9", (1, 33, 9), False),
+        ("1.35", (1, 35), True),
+        ("1.34\n", None, False),
+        ("latest", None, False),
+    ]
+    for module in (validate, versions):
+        answers = [(v, module.parse_version(v), module.version_at_least(v, ironwood)) for v, _, _ in known]
+        assert answers == known, module.__name__
     # The Ironwood page the minimum names is the catalog's.
     assert versions.TPU_MIN_VERSION["tpu7x"][1] == versions.DOC_IRONWOOD == tpu.IRONWOOD_URL
 
