@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from planb.catalog import profiles
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
-from planb.failover.names import move_message
+from planb.failover.names import PLAN_LABEL, move_message
 from planb.kube import Kube, KubeError, Obj, conditions, is_true, items_if_allowed
 from planb.status import admissions, lifecycle, shapes, trainlog, variants
 from planb.status import goodput as goodput_
@@ -17,8 +17,6 @@ KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
 RAY = "/apis/ray.io/v1"
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
-#: The plan of a node's pool (playbooks/cluster.yml labels every pool of a plan; a plan of K slices is K pools).
-PLAN_LABEL = "planb.dev/plan"
 #: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
 OFF_DWS_ANNOTATION = "planb.dev/off-dws"
 #: A pending Workload's reason before Kueue has written one.

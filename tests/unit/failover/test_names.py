@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from planb.catalog import gpu, tpu
+from planb.catalog import gpu, pool_layout, tpu
 from planb.failover import names
 from planb.status import report
 from tests.support.failover.fake_api import FakeCluster
@@ -64,6 +64,11 @@ def test_status_shows_the_move_the_controller_wrote(cluster: FakeCluster, kueue:
     assert report._move_note(annotations) == f"{said} (at 2026-05-04T10:00:02Z)"
     (event,) = cluster.events()
     assert (event["reason"], event["message"]) == ("MovedToPlanB", said)
+
+
+def test_the_plan_label_is_the_one_the_collection_puts_on_the_pools() -> None:
+    """The catalog's pool layout runs standalone in the collection, so it writes the plan label itself."""
+    assert pool_layout.PLAN_LABEL == names.PLAN_LABEL
 
 
 def test_the_profile_labels_are_the_catalog_s() -> None:

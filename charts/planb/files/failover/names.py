@@ -15,7 +15,9 @@ FROM_ANNOTATION = "planb.dev/failover-from"
 AFTER_ANNOTATION = "planb.dev/failover-after"
 EVENT_REASON = "MovedToPlanB"
 EVICTED_REASON = "PodsReadyTimeout"
-#: The plan label planb's pools carry; preferred when plan A's flavor has several node labels.
+#: The plan label planb's pools carry (a plan of K slices is K pools, each labelled with the plan); preferred when
+#: plan A's flavor has several node labels. planb status reads it from here. planb.catalog.pool_layout, which labels
+#: the pools, runs standalone in the collection and so writes it too (tests/unit/failover/test_names.py).
 PLAN_LABEL = "planb.dev/plan"
 #: GKE's accelerator node labels (TPU: accelerator and topology; GPU: accelerator), which the queues chart adds
 #: to every plan's flavor (planb.profileLabels): the profile's shape, the same on every plan, so never the label
