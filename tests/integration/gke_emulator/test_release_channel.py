@@ -17,6 +17,7 @@ import pytest
 
 from planb.local.gke_emulator import defaults
 from planb.local.gke_emulator.emulator import RunningEmulator
+from tests.support.gke.modules import CLUSTER_ARGS, ModuleRunner
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 
@@ -63,3 +64,23 @@ def test_the_rule_cites_googles_reference() -> None:
         "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
     )
     assert [c for c, _ in defaults.CHANNEL_MINORS] == ["STABLE", "REGULAR", "RAPID"]
+
+
+def test_the_version_is_a_floor_a_cluster_gke_upgraded_is_left_there(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    """issue 51, item 3: GKE upgrades a channel's clusters by itself (Engine.auto_upgrade cites the pages), so
+    gke_cluster's version is a minimum: a cluster above it changes nothing, one below it is upgraded to it."""
+    assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]
+    (name,) = emulator.store.clusters
+    status, answer = _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})
+    assert status == 200 and answer["currentMasterVersion"].startswith("1.35."), answer
+    # GKE never downgrades: the switch refuses an older version.
+    assert _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.34"})[0] == 400
+    again = modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.34"}, check_mode=True, diff=True)
+    assert not again["changed"] and again["actions"] == [], again
+    assert not modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.34"})["changed"]
+    # A floor above the cluster's version upgrades its control plane (clusters.update, desiredMasterVersion).
+    raised = modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.35.1-gke.1000000"})
+    assert raised["changed"], raised
+    assert _call(emulator, "GET", f"/v1/{name}")[1]["currentMasterVersion"] == "1.35.1-gke.1000000"

@@ -17,6 +17,7 @@ from ansible.errors import AnsibleFilterError
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
+from tests.support.gke.gke_api import call
 from tests.support.gke.modules import CLUSTER, ModuleRunner, ansible_playbook
 from tests.support.gke.refusals import assert_plain_refusal
 
@@ -97,7 +98,9 @@ def test_playbook_refuses_a_region_as_zone_before_any_api_call(emulator: Running
     assert emulator.store.request_log() == []
 
 
-def test_playbook_regional_cluster_with_tpu_zone(emulator: RunningEmulator, tmp_path: Path) -> None:
+def test_playbook_regional_cluster_with_tpu_zone_reconverges_after_gke_upgrades_it(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
     env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
     args = (
         "playbooks/cluster.yml",
@@ -115,5 +118,12 @@ def test_playbook_regional_cluster_with_tpu_zone(emulator: RunningEmulator, tmp_
     pools = {p["name"]: p for p in list_node_pools(state)}
     accelerator = [p for name, p in pools.items() if name != "default-pool"]
     assert accelerator and all(p["locations"] == ["us-east5-b"] for p in accelerator)
+    # Between the two runs GKE upgrades the cluster on its release channel, unasked (1.34 -> 1.35): GKE_VERSION is a
+    # floor, so the next run leaves it there, changing nothing and sending no write (issue 51, item 3).
+    cluster = f"projects/planb-local/locations/us-east5/clusters/{list_clusters(state)[0]['name']}"
+    assert call(emulator, "POST", "/planb/v1/upgrades", {"cluster": cluster, "version": "1.35"})[0] == 200
+    writes = len(emulator.writes())
     again = ansible_playbook(*args, env=env)
     assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-3000:]
+    assert len(emulator.writes()) == writes
+    assert list_clusters(state)[0]["currentMasterVersion"].startswith("1.35.")

@@ -1,5 +1,5 @@
-"""`planb gke-emulator serve|start|stop|...|set-quota|withhold-permission|reservation create|bucket create|validate`:
-the local GKE API, its switches and the check of its stored state against Google's discovery documents."""
+"""`planb gke-emulator serve|start|stop|...|set-quota|withhold-permission|upgrade|reservation create|bucket create|
+validate`: the local GKE API, its switches and the check of its stored state against Google's discovery documents."""
 
 from __future__ import annotations
 
@@ -145,6 +145,13 @@ def cmd_set_quota(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    cluster = f"projects/{args.project}/locations/{args.location}/clusters/{args.cluster}"
+    _post_switch("/planb/v1/upgrades", {"cluster": cluster, "version": args.version})
+    print(f"GKE upgraded {cluster} to {args.version} (control plane and nodes, as a release channel does)")
+    return 0
+
+
 def cmd_withhold_permission(args: argparse.Namespace) -> int:
     _post_switch(
         "/planb/v1/permissions", {"project": args.project, "permission": args.permission, "granted": args.grant}
@@ -272,6 +279,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the preemptible quota (Spot and DWS flex-start pools) instead of the on-demand one",
     )
     quota.set_defaults(handler=cmd_set_quota)
+    upgrade = actions.add_parser(
+        "upgrade", help="upgrade a cluster as GKE does on its release channel (control plane and nodes), unasked"
+    )
+    upgrade.add_argument("cluster", help="the cluster's name (CLUSTER_NAME)")
+    upgrade.add_argument("--version", required=True, help="a newer GKE version or minor, e.g. 1.35")
+    upgrade.add_argument("--location", required=True, help="the cluster's zone or region, e.g. us-east5-b")
+    upgrade.add_argument(
+        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="its project (default PROJECT_ID)"
+    )
+    upgrade.set_defaults(handler=cmd_upgrade)
     withhold = actions.add_parser(
         "withhold-permission",
         help="make the caller lack an IAM permission on a project (Cloud Resource Manager testIamPermissions)",

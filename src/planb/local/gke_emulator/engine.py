@@ -177,6 +177,32 @@ class Engine:
         cluster["status"] = "RECONCILING"
         return self.operations.start(project, location, op_type, name, {"kind": "update_cluster", "target": name})
 
+    def auto_upgrade(self, request: Body) -> Body:
+        """GKE's own upgrade of a cluster on a release channel (emulator-only switch, ``POST /planb/v1/upgrades``).
+
+        GKE upgrades a channel's clusters by itself, the control plane first and then the nodes
+        (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels, "What versions are available in a
+        channel"; https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades), and never downgrades
+        one: a version older than the cluster's is refused (400). A pool whose
+        ``maintenancePolicy.exclusionUntilEndOfSupport`` is enabled keeps its nodes' version (container v1
+        NodePoolMaintenancePolicy; https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+        Which versions a channel offers on which date is not modelled: the switch stands for an upgrade GKE made
+        later, to the version named.
+        """
+        name = str(request.get("cluster") or "")
+        cluster = self._cluster(name)
+        version = resolve_version(str(request.get("version") or ""))
+        have, want = rules.parse_version(cluster["currentMasterVersion"]), rules.parse_version(version)
+        if have is None or want is None or want <= have:
+            raise ApiError(400, f"Cannot upgrade {name} from {cluster['currentMasterVersion']} to {version}.")
+        cluster["currentMasterVersion"] = cluster["currentNodeVersion"] = version
+        for key, pool in self.store.node_pools.items():
+            excluded = ((pool.get("maintenancePolicy") or {}).get("exclusionUntilEndOfSupport") or {}).get("enabled")
+            if key.startswith(name + "/") and not excluded:
+                pool["version"] = version
+        self.store.save()
+        return {"cluster": name, "currentMasterVersion": version}
+
     def delete_cluster(self, project: str, location: str, name: str) -> Body:
         cluster = self._cluster(name)
         self.operations.busy(name)

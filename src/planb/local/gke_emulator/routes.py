@@ -30,6 +30,8 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
   ``POST /planb/v1/quotas`` ``{"project": "*", "region": "us-east5", "machineType": "ct6e-standard-4t", "value": 8}``:
   an API disabled until enabled, a quota too low (``gke_emulator.project``, which also serves Service Usage and
   Cloud Quotas under ``/serviceusage/v1/`` and ``/cloudquotas/v1/``)
+* ``POST /planb/v1/upgrades`` ``{"cluster": "projects/P/locations/L/clusters/C", "version": "1.35"}``: GKE's own
+  upgrade of a cluster on a release channel (``Engine.auto_upgrade``)
 * ``POST /planb/v1/permissions`` ``{"project": "*", "permission": "container.clusters.create", "granted": false}``:
   a permission the caller lacks, left out of Cloud Resource Manager's ``projects.testIamPermissions`` answer
   (``POST /cloudresourcemanager/v3/projects/P:testIamPermissions``, ``gke_emulator.project``) until granted again
@@ -88,6 +90,8 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         return engine.add_fault(request)
     if path == "/planb/v1/http-faults" and method == "POST":
         return engine.add_http_fault(request)
+    if path == "/planb/v1/upgrades" and method == "POST":
+        return engine.auto_upgrade(request)
     if path in ("/planb/v1/services", "/planb/v1/quotas", "/planb/v1/permissions") and method == "POST":
         try:
             if path.endswith("/services"):

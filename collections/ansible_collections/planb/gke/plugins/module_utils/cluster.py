@@ -1,6 +1,6 @@
 # planb.gke: the gke_cluster module's logic.
-"""Converge a GKE cluster: create it, upgrade its version, update add-ons, image streaming, Workload Identity and
-the release channel in place; refuse a change of what GKE (or planb's policy) sets at creation only."""
+"""Converge a GKE cluster: create it, upgrade it to the version floor, update add-ons, image streaming, Workload
+Identity and the release channel in place; refuse a change of what GKE (or planb's policy) sets at creation only."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ PRIVATE_NODES_FIXED = (
 def _cluster_updates(
     params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
 ) -> list[Call]:
-    """The cluster's in-place updates, one desired* field per PUT; fails on an immutable change or a downgrade."""
+    """The cluster's in-place updates, one desired* field per PUT; fails on an immutable change."""
     default_pool = next((p for p in current.get("nodePools") or [] if p.get("name") == "default-pool"), None)
     if default_pool is not None and dig(default_pool, "config.machineType") != params["default_pool_machine_type"]:
         diffs.append("nodePools.default-pool.config.machineType")
@@ -60,17 +60,15 @@ def _cluster_updates(
     private = next((d for d in diffs if d.startswith("networkConfig.defaultEnablePrivateNodes")), None)
     if private:
         raise GkeError(PRIVATE_NODES_FIXED.format(name=params["name"], path=private, doc=DOC_ISOLATION))
+    # The version is a floor, not a pin: GKE upgrades a cluster on a release channel by itself, control plane and
+    # nodes (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels,
+    # https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades), so a cluster at or above it is left
+    # as it is; only one below it is upgraded (clusters.update, desiredMasterVersion).
     version_wanted = params["version"]
     version_have = current.get("currentMasterVersion", "")
     have_parsed, want_parsed = parse_version(version_have), parse_version(version_wanted)
-    upgrade = False
-    if have_parsed and want_parsed and have_parsed[: len(want_parsed)] != want_parsed:
-        if have_parsed[: len(want_parsed)] > want_parsed:
-            raise GkeError(
-                f"version {version_wanted} is older than the cluster's {version_have}; GKE cannot downgrade "
-                "(set version to the current one or newer)."
-            )
-        upgrade = True
+    upgrade = bool(have_parsed and want_parsed and have_parsed[: len(want_parsed)] < want_parsed)
+    if upgrade:
         before["currentMasterVersion"], after["currentMasterVersion"] = version_have, version_wanted
     error = immutable_error("cluster", params["name"], diffs, CLUSTER_IMMUTABLE)
     if error:

@@ -9,8 +9,11 @@ description:
   - Manages C(projects/*/locations/*/clusters/*) of the GKE REST API v1 (or the planb GKE emulator).
   - Idempotent; supports check mode and diff (server-only fields are ignored in the comparison).
   - Waits for GKE's long-running operations (status RUNNING) and reports polls per operation.
-  - Updates in place the RayOperator add-on, image streaming and the control-plane version (upgrades only);
-    the default pool's machine type and size are immutable here and fail naming the fix.
+  - Updates in place the RayOperator add-on and image streaming; the default pool's machine type and size are
+    immutable here and fail naming the fix.
+  - O(version) is a floor, not a pin. A new cluster is created at it; an existing one below it is upgraded to it
+    (C(desiredMasterVersion)); one at or above it (GKE upgrades a cluster on a release channel by itself,
+    U(https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades)) is left as it is.
   - Refuses versions older than 1.34 (planb's policy, from the seed's GKE_VERSION).
   - Turns Workload Identity Federation for GKE on or off in place (O(workload_identity)), and changes the
     release channel in place (O(release_channel)).
@@ -31,7 +34,9 @@ options:
     choices: [present, absent]
     default: present
   version:
-    description: GKE version or prefix (C(1.34), C(1.34.1-gke.1829001)); at least 1.34.
+    description:
+      - The oldest GKE version the cluster may run, a version or prefix (C(1.34), C(1.34.1-gke.1829001)); at
+        least 1.34. A cluster already newer (GKE's own upgrade on its release channel) is not changed.
     type: str
     default: "1.34"
   default_pool_machine_type:
