@@ -1,16 +1,18 @@
 """Local mode's failover switch: `.state/local/failover.json`, written by `planb local failover`
 (the kueue_queues role runs it from the inventory's planb_failover_after_minutes) and read by
-`planb local up`, which starts the host controller only when it is on."""
+`planb local up`, which starts the host controller only when it is on.
+
+The controller never imports this module, and the queues chart does not ship it (planb.build.chart_files),
+so it may use planb's own state files (planb.statefile.JsonSettings)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from planb import loopback
-from planb.errors import PlanbError
-from planb.statefile import private_dir, write_json
+from planb.statefile import JsonSettings, SettingsError
 
 #: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083;
 #: PLANB_PORT_OFFSET moves it with them (planb.loopback).
@@ -21,13 +23,12 @@ FILE_NAME = "failover.json"
 SERVICE_ACCOUNT = "planb-failover/planb-queues-failover"
 
 
-class FailoverSettingsError(PlanbError):
-    """The failover settings file cannot be used."""
-
-
 @dataclass(frozen=True)
-class FailoverSettings:
-    #: Kueue's waitForPodsReady timeout in seconds; 0: failover off (the seed's quota-only fallback).
+class FailoverSettings(JsonSettings):
+    OWNER = "local mode's failover"
+    ON_DELETE = "failover is off until planb local failover turns it on"
+
+    #: Kueue's waitForPodsReady timeout in seconds; 0: failover off (the tutorial's quota-only fallback).
     after_seconds: float = 0.0
     plan_a_flavor: str = "on-demand"
     metrics_port: int = METRICS_PORT
@@ -41,30 +42,33 @@ class FailoverSettings:
     def enabled(self) -> bool:
         return self.after_seconds > 0
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FailoverSettings:
+        defaults = cls()
+        return cls(
+            after_seconds=float(data.get("after_seconds", defaults.after_seconds)),
+            plan_a_flavor=str(data.get("plan_a_flavor", defaults.plan_a_flavor)),
+            metrics_port=int(data.get("metrics_port", defaults.metrics_port)),
+            service_account=str(data.get("service_account", defaults.service_account)),
+            cluster_queues=str(data.get("cluster_queues", defaults.cluster_queues)),
+            namespaces=str(data.get("namespaces", defaults.namespaces)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
 
 def path(state: Path) -> Path:
     return state / FILE_NAME
 
 
 def load(state: Path) -> FailoverSettings:
-    file = path(state)
-    if not file.is_file():
-        return FailoverSettings()
-    try:
-        data = json.loads(file.read_text())
-        return FailoverSettings(
-            after_seconds=float(data.get("after_seconds", 0.0)),
-            plan_a_flavor=str(data.get("plan_a_flavor", "on-demand")),
-            metrics_port=int(data.get("metrics_port", METRICS_PORT)),
-            service_account=str(data.get("service_account", SERVICE_ACCOUNT)),
-            cluster_queues=str(data.get("cluster_queues", "cluster-queue")),
-            namespaces=str(data.get("namespaces", "default")),
-        )
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
-        raise FailoverSettingsError(f"{file} is not a valid failover settings file ({exc}). Fix: delete it") from exc
+    """The saved switch (off when there is no file); a SettingsError names a file it cannot use."""
+    return FailoverSettings.load(path(state))
 
 
 def save(state: Path, settings: FailoverSettings) -> None:
-    file = path(state)
-    private_dir(file.parent)
-    write_json(file, asdict(settings))
+    settings.save(path(state))
+
+
+__all__ = ["METRICS_PORT", "SERVICE_ACCOUNT", "FailoverSettings", "SettingsError", "load", "path", "save"]
