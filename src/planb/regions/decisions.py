@@ -23,7 +23,10 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
   keep their grace period meanwhile: released earlier, the job could start in a second region while it still runs
   in the first. Kueue resets the Workload's ``clusterName`` at eviction (pkg/workload/evict/evict.go#L205-L217), so
   every region is asked, not only the one that admitted it. Where that RayJob is gone Kueue will copy nothing more;
-  where its region is not Active Kueue hears nothing more: either way, only planb releases.
+  where its region is lost Kueue hears nothing more: either way, only planb releases. A region counts as lost only
+  once it has not been Active for ``lost_after`` (as the quarantine counts it): Kueue turns Active False on any
+  failed reconnect (multikueuecluster.go#L911-L918) and itself waits ``workerLostTimeout`` before it takes a job
+  from an unreachable region, "the remote is likely still running" (workload.go#L541-L560).
 * **Rejoin.** Kueue's GC deletes a region's copy only when the manager's Workload is gone
   (pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L699-L711), and the earliest Admitted copy wins
   (workload.go#L140-L155): a stale copy on a region that comes back could take the job from its new home. planb's
@@ -46,9 +49,10 @@ The label is anyone's to write in a region, the Workload's name the manager's al
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from planb.kube import Obj
+from planb.kubeconfig import is_dns_subdomain
 
 #: The keeper's ConfigMap (in Kueue's namespace on the manager, written only by the operator's regions playbook and
 #: the keeper): ``origin``, the manager Kueue's multiKueue.origin, and ``quarantined``, the regions the keeper took
@@ -124,12 +128,27 @@ def holds_quota_evicted(workload: Obj, check: str) -> bool:
     )
 
 
-def owner_rayjob(workload: Obj) -> str:
-    """The name of the RayJob that owns this Workload, "" if a RayJob does not."""
+def _rayjob_reference(workload: Obj) -> Obj:
     for owner in (workload.get("metadata") or {}).get("ownerReferences") or []:
         if owner.get("kind") == "RayJob" and str(owner.get("apiVersion", "")).startswith("ray.io/"):
-            return str(owner.get("name", ""))
-    return ""
+            return dict(owner)
+    return {}
+
+
+def owner_rayjob(workload: Obj) -> str:
+    """The name of the RayJob that owns this Workload, "" if a RayJob does not or the name is not a Kubernetes name:
+    the API server does not check an ownerReference's name, and the keeper puts it into a URL (``../`` would reach
+    another namespace's RayJob)."""
+    name = str(_rayjob_reference(workload).get("name") or "")
+    return name if is_dns_subdomain(name) else ""
+
+
+def owns(workload: Obj, rayjob: Obj) -> bool:
+    """Whether `rayjob` is the one this Workload's RayJob ownerReference names by uid, as Kueue writes it
+    (ctrl.SetControllerReference, pkg/controller/jobframework/reconciler.go#L1630): a name alone is whatever whoever
+    may edit Workloads wrote."""
+    uid = _rayjob_reference(workload).get("uid")
+    return bool(uid) and (rayjob.get("metadata") or {}).get("uid") == uid
 
 
 def needs_release(rayjob: Obj) -> bool:
@@ -144,14 +163,19 @@ def made_by(obj: Obj | None, origin: str) -> bool:
     return bool(origin) and ((obj or {}).get("metadata") or {}).get("labels", {}).get(ORIGIN) == origin
 
 
-def release_blocker(clusters: Mapping[str, Obj], region_jobs: Mapping[str, Obj | None], origin: str) -> str:
+def release_blocker(
+    clusters: Mapping[str, Obj], region_jobs: Mapping[str, Obj | None], origin: str, lost: Collection[str] = ()
+) -> str:
     """Why an evicted Workload's quota may not be released yet ('' when it may): a region Kueue reaches (its
     MultiKueueCluster Active) whose RayJob of the job (`region_jobs`, read there: None when it is gone) this manager
     made still exists, whatever it reads (``Suspending`` included). A region that is Active but was not read (absent
-    from `region_jobs`) blocks too: planb cannot tell."""
+    from `region_jobs`) blocks too: planb cannot tell; so does one not Active that is not `lost` yet (not Active for
+    lost_after): it may still run the job."""
     for region, cluster in clusters.items():
-        if not is_active(cluster):
+        if region in lost:
             continue
+        if not is_active(cluster):
+            return f"{region} is not Active in Kueue, but not lost yet: it may still run the job"
         if region not in region_jobs:
             return f"{region} answers Kueue but was not read by planb"
         job = region_jobs[region]

@@ -131,8 +131,10 @@ class Keeper:
     # ------------------------------------------------------------------ release
     def release(self, workloads: list[Obj], clusters: dict[str, Obj], origin: str, now: float) -> None:
         """Mark Suspended the manager RayJobs whose evicted Workloads have held their quota for release_after, once
-        no region Kueue reaches still holds the job's RayJob (planb.regions.decisions.release_blocker)."""
+        no region Kueue reaches, or lost less than lost_after ago, still holds the job's RayJob
+        (planb.regions.decisions.release_blocker). Only the RayJob the Workload's ownerReference names by uid."""
         holding = set()
+        lost = {n for n, since in self.inactive_since.items() if now - since >= self.settings.lost_after}
         for workload in workloads:
             meta = workload["metadata"]
             owner = d.owner_rayjob(workload)
@@ -144,9 +146,9 @@ class Keeper:
                 continue
             path = f"{RAY}/namespaces/{meta['namespace']}/rayjobs/{owner}"
             job = self.manager.get(path)
-            if job is None or not d.needs_release(job):
+            if job is None or not d.owns(workload, job) or not d.needs_release(job):
                 continue
-            blocker = d.release_blocker(clusters, self._region_jobs(clusters, meta["namespace"], owner), origin)
+            blocker = d.release_blocker(clusters, self._region_jobs(clusters, meta["namespace"], owner), origin, lost)
             if blocker:
                 if self.waiting.get(uid) != blocker:
                     self.say(f"not releasing the quota of {meta['namespace']}/{owner} yet: {blocker}")
@@ -220,9 +222,10 @@ class Keeper:
             if meta.get("deletionTimestamp"):  # going: its finalizers are Kueue's or KubeRay's to clear there
                 continue
             group = KUEUE if kind == "workloads" else RAY
-            kube.delete(
-                f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", {"propagationPolicy": "Background"}
-            )
+            # Preconditioned on the uid listed: an object of the same name made meanwhile (another manager's RayJob
+            # under the same key) is not this one.
+            options = {"propagationPolicy": "Background", "preconditions": {"uid": meta.get("uid")}}
+            kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
         return not copies and not jobs and not orphans

@@ -65,6 +65,14 @@ def test_a_suspended_rayjob_still_reading_running_needs_release_and_a_suspended_
 
 def test_the_workloads_rayjob_owner_is_found_and_another_owner_is_not_one() -> None:
     assert d.owner_rayjob(workload("w")) == "job-1"
+    # An ownerReference's name is not checked by the API server; one that is not a Kubernetes name is none.
+    assert d.owner_rayjob(workload("w", owner="../../team-b/rayjobs/victim")) == ""
+    assert d.owner_rayjob(workload("w", owner="job-1?dryRun=All")) == ""
+    owned = workload("w")
+    owned["metadata"]["ownerReferences"][0]["uid"] = "rj-uid"
+    assert d.owns(owned, {"metadata": {"name": "job-1", "uid": "rj-uid"}})
+    assert not d.owns(owned, {"metadata": {"name": "job-1", "uid": "a-new-job-1"}})
+    assert not d.owns(workload("w"), {"metadata": {"name": "job-1", "uid": "rj-uid"}})  # no uid: not Kueue's
     batch = workload("w", owner="")
     batch["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j"}]
     assert d.owner_rayjob(batch) == ""
@@ -161,7 +169,13 @@ def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota
     assert held == "us-east5 still has its RayJob, reading 'Suspending'"
     assert d.release_blocker(clusters, {"us-east5": None, "europe-west4": None}, ORIGIN) == ""
     lost = {"us-east5": _cluster(False), "europe-west4": _cluster(True)}
-    assert d.release_blocker(lost, {"europe-west4": None}, ORIGIN) == ""  # Kueue hears nothing more from us-east5
+    # Lost (not Active for lost_after): Kueue hears nothing more from us-east5.
+    assert d.release_blocker(lost, {"europe-west4": None}, ORIGIN, lost={"us-east5"}) == ""
+    # Not Active, not lost yet (a failed reconnect): it may still run the job.
+    assert (
+        d.release_blocker(lost, {"europe-west4": None}, ORIGIN)
+        == "us-east5 is not Active in Kueue, but not lost yet: it may still run the job"
+    )
     # A region planb could not read, while Kueue reaches it: planb cannot tell, so it waits.
     assert (
         d.release_blocker(clusters, {"europe-west4": None}, ORIGIN)

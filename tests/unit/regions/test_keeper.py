@@ -29,8 +29,11 @@ class FakeKube:
         self.objects = copy.deepcopy(objects)
         self.patches: list[tuple[str, Obj]] = []
         self.deleted: list[str] = []
+        self.delete_options: dict[str, Obj | None] = {}
+        self.gets: list[str] = []
 
     def get(self, path: str) -> Obj | None:
+        self.gets.append(path)
         return copy.deepcopy(self.objects.get(path))
 
     def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
@@ -45,6 +48,7 @@ class FakeKube:
 
     def delete(self, path: str, options: Obj | None = None) -> bool:
         self.deleted.append(path)
+        self.delete_options[path] = options
         self.objects.pop(path, None)
         return True
 
@@ -61,7 +65,7 @@ def manager_workload(*conditions: str, cluster_name: str = "") -> Obj:
     }
     if cluster_name:
         status["clusterName"] = cluster_name
-    owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1"}
+    owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": "rj-uid", "controller": True}
     meta = {"namespace": "default", "name": "rayjob-job-1-abcde", "uid": "wl-1", "ownerReferences": [owner]}
     return {"metadata": meta, "status": status}
 
@@ -70,7 +74,7 @@ def manager(*, regions: dict[str, bool], state: Obj | None, workload: Obj, confi
     objects: dict[str, Obj] = {f"{KUEUE}/multikueueclusters/{n}": cluster(n, a) for n, a in regions.items()}
     objects[f"{KUEUE}/namespaces/default/workloads/{workload['metadata']['name']}"] = workload
     objects[MANAGER_JOB] = {
-        "metadata": {"namespace": "default", "name": "job-1"},
+        "metadata": {"namespace": "default", "name": "job-1", "uid": "rj-uid"},
         "spec": {"suspend": True},
         "status": {"jobDeploymentStatus": "Suspending"},
     }
@@ -90,7 +94,7 @@ def keeper_state(quarantined: list[str] | None = None, origin: str = ORIGIN) -> 
 def region_rayjob(state: str, origin: str = ORIGIN) -> Obj:
     labels = {d.ORIGIN: origin, d.PREBUILT: "rayjob-job-1-abcde"}
     return {
-        "metadata": {"namespace": "default", "name": "job-1", "labels": labels},
+        "metadata": {"namespace": "default", "name": "job-1", "uid": "region-rj-uid", "labels": labels},
         "status": {"jobDeploymentStatus": state},
     }
 
@@ -148,8 +152,39 @@ def test_a_suspending_rayjob_in_a_region_kueue_no_longer_reaches_is_released(reg
     regions["europe-west4"] = FakeKube({})  # us-east5 is not read: Kueue does not reach it
     said: list[str] = []
     clock = [0.0]
-    ticks(make(kube, said, clock), clock, 0, 4)
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0, 4)
+    # Not Active for less than lost_after (5 s): a failed reconnect turns Active False at once, and Kueue itself
+    # waits workerLostTimeout before it takes a job from an unreachable region, which likely still runs it.
+    assert not released(kube), said
+    assert said == [
+        "not releasing the quota of default/job-1 yet: us-east5 is not Active in Kueue, but not lost yet: it may "
+        "still run the job"
+    ]
+    ticks(keeper, clock, 5)
     assert released(kube), said
+
+
+def test_only_the_rayjob_the_workloads_owner_reference_names_by_uid_is_released(regions: dict[str, FakeKube]) -> None:
+    """A Workload's ownerReference is whatever whoever may edit Workloads wrote: the keeper patches the RayJob it
+    names only when the uid matches, as Kueue writes it, and never puts a name that is not a Kubernetes name into
+    a URL (urllib3 resolves ``..``: the name below would reach team-b's RayJob)."""
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    evicted["metadata"]["ownerReferences"][0]["uid"] = "another-rayjobs-uid"
+    kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
+    regions["europe-west4"] = FakeKube({})
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0, 10)
+    assert not released(kube), said
+    victim = f"{RAY}/namespaces/team-b/rayjobs/victim"
+    kube.objects[victim] = copy.deepcopy(kube.objects[MANAGER_JOB])
+    evicted["metadata"]["ownerReferences"][0].update(name="../../team-b/rayjobs/victim", uid="rj-uid")
+    kube.objects[f"{KUEUE}/namespaces/default/workloads/rayjob-job-1-abcde"] = evicted
+    ticks(keeper, clock, 20)
+    assert kube.patches == [], kube.patches
+    assert not [p for p in kube.gets if "victim" in p], kube.gets
 
 
 def test_the_quarantine_list_lives_in_the_keepers_configmap(regions: dict[str, FakeKube]) -> None:
@@ -220,6 +255,11 @@ def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_work
     keeper = make(kube, said, clock)
     ticks(keeper, clock, 0)
     assert sorted(regions["us-east5"].deleted) == sorted([ours_copy, MANAGER_JOB])
+    # Each deletion is of the object listed, by uid: not one of the same name made meanwhile.
+    assert regions["us-east5"].delete_options[MANAGER_JOB] == {
+        "propagationPolicy": "Background",
+        "preconditions": {"uid": "region-rj-uid"},
+    }
     assert not [p for p, _ in kube.patches if p == CONFIG], "back before Kueue's GC deleted the orphan copy"
     assert "us-east5: waiting for Kueue's GC to delete the copies of gone Workloads: default/rayjob-gone-fghij" in said
     del regions["us-east5"].objects[orphan]  # Kueue's GC, by the same origin
