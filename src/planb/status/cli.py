@@ -62,9 +62,9 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
 
 def _draw(job: JobStatus, path: Path, quiet: bool) -> None:
     """Write ``job``'s timeline and say where: on stdout, or on stderr when stdout holds a document (``quiet``)."""
-    from planb.status import timeline  # matplotlib loads only here: `planb status` stays fast without it
+    from planb.status import timeline_draw  # matplotlib loads only here: `planb status` stays fast without it
 
-    timeline.draw(job, path)
+    timeline_draw.draw(job, path)
     print(f"timeline of {job.namespace}/{job.name}: {path}", file=sys.stderr if quiet else sys.stdout)
 
 

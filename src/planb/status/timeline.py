@@ -11,13 +11,12 @@
 * **resumes**: each resume from a checkpoint train.py reported (planb.status.trainlog), at the kubelet's time of
   its line, else at the admission of the run that resumed.
 
-``draw`` renders it with matplotlib (planb.status.timeline_draw), imported only then.
+planb.status.timeline_draw draws it with matplotlib; this module knows nothing of the picture.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from planb.errors import EXIT_FAILED, PlanbError
 from planb.status import lifecycle
@@ -122,11 +121,4 @@ def build(job: JobStatus) -> Timeline:
     return out
 
 
-def draw(job: JobStatus, path: Path) -> None:
-    """Write ``job``'s timeline to ``path`` (.svg or .png)."""
-    from planb.status import timeline_draw  # matplotlib: loaded only to draw
-
-    timeline_draw.render(build(job), path)
-
-
-__all__ = ["LANES", "Mark", "Span", "Timeline", "TimelineError", "build", "draw"]
+__all__ = ["LANES", "Mark", "Span", "Timeline", "TimelineError", "build"]

@@ -1,7 +1,7 @@
 """The timeline's picture: matplotlib on its Agg canvas (no pyplot, no display), an SVG with its text kept as text
 (rcParams ``svg.fonttype: none``, so the labels can be searched and read) or a PNG.
 
-matplotlib is imported here only; `planb status` without --timeline never loads it.
+matplotlib is imported here only, and only by ``render``: `planb status` without --timeline never loads it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import datetime
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.status.timeline import LANES, Timeline
+from planb.status.report import JobStatus
+from planb.status.timeline import LANES, Timeline, build
 
 #: Colours of the spans by kind (matplotlib's tab10 palette names); each rung takes the next of RUNG_COLOURS.
 COLOURS = {
@@ -34,6 +35,11 @@ class TimelineDrawError(PlanbError):
 
 def _when(epoch: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(epoch, datetime.UTC)
+
+
+def draw(job: JobStatus, path: Path) -> None:
+    """Write ``job``'s timeline (planb.status.timeline.build) to ``path`` (.svg or .png)."""
+    render(build(job), path)
 
 
 def render(timeline: Timeline, path: Path) -> None:

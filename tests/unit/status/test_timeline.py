@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from planb.status import cli as status_cli
-from planb.status import timeline
+from planb.status import timeline, timeline_draw
 from planb.status.lifecycle import parse_time
 from tests.support import status_job
 
@@ -64,13 +64,14 @@ def test_planb_status_job_timeline_writes_an_svg_that_shows_both_moves(
 
 def test_a_png_is_a_png(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = tmp_path / "job-m.png"
-    timeline.draw(status_job.job_m(monkeypatch), path)
+    timeline_draw.draw(status_job.job_m(monkeypatch), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_planb_status_loads_matplotlib_only_to_draw() -> None:
     code = (
-        "import sys; from planb import cli; from planb.status import cli as status, serialize, timeline; "
+        "import sys; from planb import cli; "
+        "from planb.status import cli as status, serialize, timeline, timeline_draw; "
         "cli.build_parser(['planb.status.cli']).parse_args(['status', '-o', 'json']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
     )
