@@ -61,7 +61,7 @@ class ExecPlugin:
     args: list[str]
     env: dict[str, str]
     api_version: str
-    token: str = ""
+    token: str = field(default="", repr=False)  # never in a repr (a log line, a traceback's locals)
     expires: dt.datetime | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -106,7 +106,7 @@ class Connection:
     insecure: bool = False
     cert_file: str | None = None
     key_file: str | None = None
-    token: str = ""
+    token: str = field(default="", repr=False)  # never in a repr (a log line, a traceback's locals)
     token_file: str | None = None
     exec_plugin: ExecPlugin | None = None
 

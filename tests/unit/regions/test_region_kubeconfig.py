@@ -263,3 +263,4 @@ def test_the_roles_shape_is_one_connection_with_nothing_on_disk() -> None:
     )
     assert conn.ca_data == base64.b64decode(CA).decode()
     assert conn.exec_plugin is None and not conn.insecure
+    assert TOKEN not in repr(conn)  # a repr (a log line, pytest's or a traceback's locals) never shows the token
