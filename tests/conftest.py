@@ -20,11 +20,6 @@ import pytest
 from planb import paths
 from tests.support.chart.helm import helm, helm_bin, notes, template
 
-# The checkout's collection joins the `ansible_collections` namespace package, as ansible.cfg's collections_path
-# provides at run time; this conftest loads before every test module and conftest below it.
-if str(paths.REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(paths.REPO / "collections"))
-
 __all__ = ["helm", "helm_bin", "notes", "template"]
 
 #: The tiers, by the folder under tests/ a test file sits in.

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
-
-from planb import paths
-
-if str(paths.REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(paths.REPO / "collections"))
 
 
 @pytest.fixture(scope="module")

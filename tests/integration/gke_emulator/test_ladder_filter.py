@@ -7,17 +7,11 @@ refuses a bad list naming the entry and the fix, and returns each plan's pools w
 from __future__ import annotations
 
 import importlib
-import sys
 from types import ModuleType
 from typing import Any
 
 import pytest
 from ansible.errors import AnsibleFilterError
-
-from planb import paths
-
-if str(paths.REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(paths.REPO / "collections"))
 
 PROFILE = "tpu-v6e-4x4"
 SEED: list[dict[str, Any]] = [

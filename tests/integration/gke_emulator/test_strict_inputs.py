@@ -8,21 +8,16 @@ plan is one node pool per slice.
 from __future__ import annotations
 
 import importlib
-import sys
 from types import ModuleType
 from typing import Any
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from planb import paths
 from planb.catalog import pool_layout, values
 from planb.catalog.errors import CatalogError
 from planb.catalog.tpu import TopologyError, topology_chips
 from planb.local.gke_emulator import rules
-
-if str(paths.REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(paths.REPO / "collections"))
 
 PROFILE = "tpu-v6e-4x4"
 

@@ -19,11 +19,6 @@ from ansible.module_utils.testing import patch_module_args
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
 
-# The modules import `ansible_collections.planb.gke...`: the checkout's collections/ folder joins the
-# `ansible_collections` namespace package, as ansible.cfg's collections_path provides at run time.
-if str(REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(REPO / "collections"))
-
 PROJECT, LOCATION, CLUSTER = "planb-test", "us-east5-b", "tpu-cluster"
 
 

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
-from planb import paths
 from planb.build import collection
 from planb.catalog import gpu, quotas, tpu, zones
-
-if str(paths.REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(paths.REPO / "collections"))
 
 _ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$")
 

@@ -25,9 +25,6 @@ from planb.catalog import nodepool as catalog_nodepool
 from planb.catalog.errors import CatalogError
 from planb.local.gke_emulator import rules
 
-if str(paths.REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(paths.REPO / "collections"))
-
 
 def _filters() -> ModuleType:
     return importlib.import_module("ansible_collections.planb.gke.plugins.filter.catalog")

@@ -6,20 +6,13 @@ the catalog marks flex-start off with that reason and URL, and every consumer re
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from ansible.errors import AnsibleFilterError
+from ansible_collections.planb.gke.plugins.filter import catalog as filters
+from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS
 
 from planb.catalog import PROFILES, node_pool, tpu
 from planb.catalog.errors import FlexStartError
-from planb.paths import REPO
-
-if str(REPO / "collections") not in sys.path:
-    sys.path.insert(0, str(REPO / "collections"))
-
-from ansible_collections.planb.gke.plugins.filter import catalog as filters
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS
 
 IRONWOOD = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood"
 
