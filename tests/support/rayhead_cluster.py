@@ -1,6 +1,7 @@
 """A fake API server for the Ray head stand-in's tests: one RayJob's chain of objects, answered from a dict.
 
-The chain: the RayJob, its RayCluster, the head service and pod, and the submitter pod's Job. The stand-in's
+The chain: the RayJob, its RayCluster (its spec.headGroupSpec.template the chart's head, `head_template`, which
+KubeRay copies from the RayJob), the head service and pod, and the submitter pod's Job. The stand-in's
 pod informer is fed by hand (`feed`), as its watch would; `proxied` sends a request through the stand-in as
 KubeRay does (the stand-in as its HTTP proxy).
 """
@@ -51,6 +52,19 @@ def controller(kind: str, name: str, uid: str) -> Obj:
     return {"kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}
 
 
+def head_template(env: list[Obj] | None = None, config_map: str = "rj-app") -> Obj:
+    """The head's pod template as the chart writes it: a ConfigMap mounted at /app, literal env. KubeRay puts the
+    RayJob's into the RayCluster's spec.headGroupSpec.template and makes the head pod from it."""
+    return {
+        "spec": {
+            "containers": [
+                {"name": "ray-head", "env": env or [], "volumeMounts": [{"name": "app", "mountPath": "/app"}]}
+            ],
+            "volumes": [{"name": "app", "configMap": {"name": config_map}}],
+        }
+    }
+
+
 HEAD = pod(
     "rc-head",
     "head-1",
@@ -63,7 +77,7 @@ OBJECTS: dict[str, Obj] = {
     f"/api/v1/namespaces/{NS}/services/rc-head-svc": {"spec": {"selector": {"ray.io/cluster": "rc"}}},
     f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc": {
         "metadata": {"name": "rc", "uid": "rc-uid", "ownerReferences": [controller("RayJob", "rj", "rj-uid")]},
-        "spec": {},
+        "spec": {"headGroupSpec": {"template": head_template()}},
         # KubeRay's status subresource: the one head pod it found (raycluster_controller.go updateHeadInfo).
         "status": {"head": {"podName": "rc-head", "serviceName": "rc-head-svc"}},
     },

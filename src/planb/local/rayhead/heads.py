@@ -6,8 +6,9 @@ head's cluster that ran and is gone fails the head's running jobs (``RayHeads.ch
 with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.local.rayhead.server) checks
 it. Submitting a job to a head (from the REST API or a submitter pod, planb.local.rayhead.submitter) records it in
 the head's table and, for payloads set to run (``planb rayhead set --run``), launches the entrypoint as a host
-process with the head container's ConfigMap volumes and environment, when planb.local.rayhead.launch accepts it;
-a refused one ends FAILED with the refusal as its message.
+process with the ConfigMap volumes and environment of the RayCluster's head template (spec.headGroupSpec.template,
+KubeRay's copy of the RayJob's; never the head pod's own spec, `RayHeads.head_template`), when
+planb.local.rayhead.launch accepts it; a refused one ends FAILED with the refusal as its message.
 
 planb's policy, because a `run` payload executes on this machine: the stand-in acts only for the chain KubeRay
 itself made: RayJob → its RayCluster → that cluster's head pod. The first link is checked by the RayCluster's
@@ -259,11 +260,11 @@ class RayHeads:
     def launch(
         self, head: Obj, rayjob: str, entrypoint: str, runtime_env: dict[str, Any], payload: settings_mod.Payload
     ) -> Launch:
-        """The entrypoint as a host process (planb.local.rayhead.launch says what is accepted): the head container's
-        ConfigMap volumes written to the RayJob's work directory, its literal environment, the runtime env's
-        env_vars and the payload's overrides."""
+        """The entrypoint as a host process (planb.local.rayhead.launch says what is accepted): the ConfigMap volumes
+        of the head's template (`head_template`) written to the RayJob's work directory, its container's literal
+        environment, the runtime env's env_vars and the payload's overrides."""
         namespace = head["metadata"]["namespace"]
-        spec = head.get("spec") or {}
+        spec = self.head_template(head).get("spec") or {}
         container = (spec.get("containers") or [{}])[0]
         workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -285,6 +286,24 @@ class RayHeads:
         }
         env_vars = {str(k): str(v) for k, v in (runtime_env.get("env_vars") or {}).items()}
         return launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
+
+    def head_template(self, head: Obj) -> Obj:
+        """The pod template a launch takes its volumes, mounts and env from: the RayCluster's
+        spec.headGroupSpec.template, which KubeRay wrote from the RayJob `maker` checked, never the head pod's own
+        spec. The pod is only the liveness and identity check: with no head pod, KubeRay adopts whatever single pod
+        carries the head labels and names it in status.head.podName (v1.6.2 common/association.go#L83-L91,
+        raycluster_controller.go#L1801-L1812, #L689-L728), so a pod's creator can be named there with a forged
+        controller ownerReference. A `LaunchRefusedError` when the RayCluster read now is not the one the head's
+        controller names by uid (deleted and made again meanwhile)."""
+        namespace, cluster = str(head["metadata"]["namespace"]), self.cluster_name(head)
+        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
+        uid, owner = (rc.get("metadata") or {}).get("uid"), controller_of(head).get("uid")
+        if not uid or uid != owner:
+            raise LaunchRefusedError(
+                f"planb's policy: RayCluster {namespace}/{cluster}'s uid is {uid or '(no such RayCluster)'}, not "
+                f"{owner or '-'}, the one its head pod was checked against; nothing is run from another cluster"
+            )
+        return dict(((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {})
 
     # ------------------------------------------------------------------ reconcile (pod events)
     def reconcile(self) -> None:

@@ -19,10 +19,20 @@ from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.heads import ChainRefusedError, RayHeads
 from planb.local.rayhead.jobs import FAILED, SUCCEEDED
+from planb.local.rayhead.launch import LaunchRefusedError
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
 from planb.process import start_time
-from tests.support.rayhead_cluster import NS, OBJECTS, SUBMITTER, FakeKube, controller, feed, proxied
+from tests.support.rayhead_cluster import (
+    NS,
+    OBJECTS,
+    SUBMITTER,
+    FakeKube,
+    controller,
+    feed,
+    head_template,
+    proxied,
+)
 
 RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
 RAYCLUSTER = f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc"
@@ -43,6 +53,7 @@ TRAIN = (
 
 
 def _head(env: list[Obj] | None = None) -> Obj:
+    """The head pod KubeRay makes from the RayCluster's head template (`head_template`)."""
     return {
         "metadata": {
             "name": "rc-head",
@@ -51,22 +62,20 @@ def _head(env: list[Obj] | None = None) -> Obj:
             "labels": {"ray.io/cluster": "rc", "ray.io/node-type": "head"},
             "ownerReferences": [controller("RayCluster", "rc", "rc-uid")],
         },
-        "spec": {
-            "containers": [
-                {"name": "ray-head", "env": env or [], "volumeMounts": [{"name": "app", "mountPath": "/app"}]}
-            ],
-            "volumes": [{"name": "app", "configMap": {"name": "rj-app"}}],
-        },
+        "spec": head_template(env)["spec"],
         "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"},
     }
 
 
-def _objects(entrypoint: str = ENTRYPOINT, token: str | None = TOKEN, train: str = TRAIN) -> dict[str, Obj]:
+def _objects(
+    entrypoint: str = ENTRYPOINT, token: str | None = TOKEN, train: str = TRAIN, env: list[Obj] | None = None
+) -> dict[str, Obj]:
     objects = copy.deepcopy(OBJECTS)
     objects[RAYJOB]["spec"]["entrypoint"] = entrypoint
+    objects[RAYCLUSTER]["spec"]["headGroupSpec"]["template"] = head_template(env)
     objects[f"/api/v1/namespaces/{NS}/configmaps/rj-app"] = {"data": {"train.py": train}}
     if token is not None:
-        objects[RAYCLUSTER]["spec"] = {"authOptions": {"mode": "token"}}
+        objects[RAYCLUSTER]["spec"]["authOptions"] = {"mode": "token"}
         objects[SECRET] = {"data": {"auth_token": base64.b64encode(token.encode()).decode()}}
     return objects
 
@@ -158,8 +167,9 @@ def test_every_submission_of_a_rayjob_runs_in_the_rayjobs_work_directory(serve: 
 
 def test_a_running_payload_is_recorded_until_it_ends(serve: Any, tmp_path: Path) -> None:
     release = tmp_path / "release"
-    heads, _, server = serve(_objects())
-    feed(heads, _head(env=[{"name": "WAIT_FOR", "value": str(release)}]))
+    wait_for = [{"name": "WAIT_FOR", "value": str(release)}]
+    heads, _, server = serve(_objects(env=wait_for))
+    feed(heads, _head(env=wait_for))
     body = {"submission_id": "s1", "entrypoint": ENTRYPOINT}
     assert proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
     job = next(iter(heads.tables.values())).get("s1")
@@ -269,6 +279,38 @@ def test_a_decoy_pod_owned_by_the_clusters_uid_is_not_the_head_its_status_names(
         heads.head_pod(NS, "rc-head-svc")
     time.sleep(0.3)
     assert not marker.exists(), "the decoy's ConfigMap ran on the host"
+
+
+def test_a_decoy_the_status_names_runs_only_the_rayclusters_head_template(serve: Any, tmp_path: Path) -> None:
+    """Issue 50, review finding 5: with no head pod, KubeRay adopts the one pod carrying the head labels and names it
+    in status.head.podName (v1.6.2 common/association.go#L83-L91, raycluster_controller.go#L1801-L1812), so a decoy
+    with a forged controller ownerReference passes as the head. The launch still takes its ConfigMap volumes and env
+    from the RayCluster's spec.headGroupSpec.template (KubeRay's copy of the RayJob's), never from the pod."""
+    marker = tmp_path / "owned"
+    train = TRAIN + "print('from', os.environ.get('FROM'), 'startup', os.environ.get('PYTHONSTARTUP'))\n"
+    objects = _objects(train=train, env=[{"name": "FROM", "value": "the-spec"}])
+    objects[RAYCLUSTER]["status"]["head"]["podName"] = "decoy"
+    objects[f"/api/v1/namespaces/{NS}/configmaps/evil-app"] = {"data": {"train.py": _evil_train(marker)}}
+    decoy = _head(env=[{"name": "FROM", "value": "the-decoy"}, {"name": "PYTHONSTARTUP", "value": "/x.py"}])
+    decoy["metadata"].update(name="decoy", uid="decoy-1")  # the head's labels, RayCluster rc uid rc-uid as controller
+    decoy["spec"]["volumes"] = [{"name": "app", "configMap": {"name": "evil-app"}}]
+    heads, _, server = serve(objects)
+    feed(heads, decoy)
+    assert heads.head_pod(NS, "rc-head-svc") is decoy  # what KubeRay's status names passes as the head
+    assert proxied(server, "POST", "/api/jobs/", {"submission_id": "s1", "entrypoint": ENTRYPOINT}, AUTH)[0] == 200
+    job = _wait_job(server, "s1", AUTH)
+    [log] = settings_mod.logs_dir(tmp_path).glob("*s1.log")
+    assert job["status"] == SUCCEEDED, log.read_text()
+    work = settings_mod.work_dir(NS, "rj", tmp_path)
+    assert f"script {work / 'app' / 'train.py'}" in log.read_text()
+    assert "from the-spec startup None" in log.read_text(), log.read_text()
+    assert (work / "app" / "train.py").read_text() == train
+    time.sleep(0.3)
+    assert not marker.exists(), "the decoy's ConfigMap ran on the host"
+    # The RayCluster read at launch is the one the head's controller names by uid, not another of the same name.
+    objects[RAYCLUSTER]["metadata"]["uid"] = "rc-uid-2"
+    with pytest.raises(LaunchRefusedError, match=r"planb's policy: RayCluster team-a/rc's uid is rc-uid-2"):
+        heads.launch(decoy, "rj", ENTRYPOINT, {}, settings_mod.Payload(mode="run"))
 
 
 def test_a_raycluster_that_claims_the_rayjob_runs_nothing_of_its_own(serve: Any, tmp_path: Path) -> None:
