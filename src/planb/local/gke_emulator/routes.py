@@ -35,6 +35,9 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
 * ``POST /planb/v1/permissions`` ``{"project": "*", "permission": "container.clusters.create", "granted": false}``:
   a permission the caller lacks, left out of Cloud Resource Manager's ``projects.testIamPermissions`` answer
   (``POST /cloudresourcemanager/v3/projects/P:testIamPermissions``, ``gke_emulator.project``) until granted again
+* ``POST /planb/v1/capacity-signals`` ``{"zone", "machineType", "provisioningModel", "outcome": "STOCKOUT"}`` and
+  ``POST /planb/v1/advice`` ``{"machineType": "ct6e-*", "refuse": true}``: what planb's capacity model has seen, and
+  a shape Compute Engine's ``advice.capacity`` refuses (``gke_emulator.advice``, which serves the advice methods)
 * ``GET  /planb/v1/<cluster resource name>/kubeconfig``  the kubeconfig a cluster hands out:
   the local stack's (``planb.paths.local_kubeconfig()``); 404 while the stack is not up
 """
@@ -45,7 +48,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from planb.local.gke_emulator import conformance, discovery
+from planb.local.gke_emulator import advice, conformance, discovery
 from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.project import ProjectApiError
@@ -75,6 +78,8 @@ def dispatch(engine: Engine, method: str, path: str, request: Body, query: str =
             engine.store.save()
         else:
             project_answer = engine.buckets.route(method, path, query, request)
+            if project_answer is None:  # Compute Engine's capacity advice (gke_emulator.advice)
+                project_answer = advice.route(engine.store, method, path, request)
         answer = project_answer if project_answer is not None else _route(engine, method, path, request)
     if documented is None or isinstance(answer, str):
         return answer

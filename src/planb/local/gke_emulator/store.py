@@ -6,7 +6,8 @@ Layout under ``<state_dir>/gke-emulator/``::
                      "instanceGroupManagers": {name: InstanceGroupManager}, "reservations": {name: Reservation},
                      "resourcePolicies": {name: ResourcePolicy}, "buckets": {name: Bucket},
                      "faults": [...], "httpFaults": [...],
-                     "projectApis": {"services": ..., "quotas": [...], "operations": ...}}
+                     "projectApis": {"services": ..., "quotas": [...], "operations": ...},
+                     "capacityAdvice": {"signals": [...], "refusedMachineTypes": [...]}}
     requests.jsonl  one line per API request: method, path, status, time, and userProject when the request
                     carried x-goog-user-project (the quota project, https://cloud.google.com/apis/docs/system-parameters)
     emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
@@ -55,6 +56,7 @@ _TABLES = (
     "resourcePolicies",
     "buckets",
     "projectApis",
+    "capacityAdvice",
 )
 #: The top-level lists: injected faults (operations that fail, HTTP answers).
 _LISTS = ("faults", "httpFaults")
