@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--release-after",
         type=positive_float,
         default=DEFAULTS.release_after,
-        help="seconds an evicted RayJob may hold its quota before it is released",
+        help="seconds an evicted RayJob may hold its quota, counted from the last look at which a region still held "
+        "its RayJob or RayCluster, before it is released; default: the largest workers' grace period plus 30 s",
     )
     keep.add_argument(
         "--origin",

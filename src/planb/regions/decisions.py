@@ -17,11 +17,15 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
   ``release_after`` seconds, suspended, gets ``status.jobDeploymentStatus: Suspended``, because no KubeRay acts on a
   RayJob MultiKueue manages (kuberay v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L108-L110) and the
   next region's status replaces it once the job runs there; but only once no region Kueue reaches still holds the
-  job's RayJob (`release_blocker`). A region's KubeRay reads ``Suspending`` while it deletes the job's RayCluster and
-  submitter, and stays there until both are gone (rayjob_controller.go#L369-L407, the RayCluster's deletion awaited
-  in deleteClusterResources, #L771-L807; only Running and Initializing go to Suspending, #L1015-L1031), and its pods
-  keep their grace period meanwhile: released earlier, the job could start in a second region while it still runs
-  in the first. Kueue resets the Workload's ``clusterName`` at eviction (pkg/workload/evict/evict.go#L205-L217), so
+  job's RayJob or a RayCluster of it (`release_blocker`), and ``release_after`` has passed since one last did
+  (`still_held`, counted by the keeper). A region's KubeRay reads ``Suspending`` while it deletes the job's RayCluster
+  and submitter, and stays there until both objects are gone (rayjob_controller.go#L369-L407, the RayCluster's
+  deletion awaited in deleteClusterResources, #L771-L807; only Running and Initializing go to Suspending,
+  #L1015-L1031), not their pods; Kueue deletes the region's RayJob with background propagation
+  (pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299), so the RayCluster can outlive it; and the pods keep
+  their grace period (the chart's workers: planb.catalog.training.grace_period_seconds, 50-75 s, the preStop save
+  included) after the RayCluster is gone: released earlier, the job could start in a second region while it still
+  runs in the first. Kueue resets the Workload's ``clusterName`` at eviction (pkg/workload/evict/evict.go#L205-L217), so
   every region is asked, not only the one that admitted it. Where that RayJob is gone Kueue will copy nothing more;
   where its region is lost Kueue hears nothing more: either way, only planb releases. A region counts as lost only
   once it has not been Active for ``lost_after`` (as the quarantine counts it): Kueue turns Active False on any
@@ -71,6 +75,9 @@ ORIGIN = "kueue.x-k8s.io/multikueue-origin"
 #: (apis/config/v1beta2/defaults.go#L49, #L136): the same for every such manager, so never the keeper's.
 DEFAULT_ORIGIN = "multikueue"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
+#: KubeRay's labels on the RayCluster it makes for a RayJob: the RayJob's name and kind (kuberay v1.6.2
+#: ray-operator/controllers/ray/utils/constant.go#L17-L18, set in rayjob_controller.go#L970-L973).
+RAY_ORIGIN_NAME, RAY_ORIGIN_CRD = "ray.io/originated-from-cr-name", "ray.io/originated-from-crd"
 #: RayJob deployment states Kueue counts as inactive (rayjob_controller.go#L107-L110): Suspended, and New, which
 #: KubeRay spells as the empty string (ray-operator/apis/ray/v1/rayjob_types.go#L48).
 INACTIVE = ("Suspended", "")
@@ -163,27 +170,87 @@ def made_by(obj: Obj | None, origin: str) -> bool:
     return bool(origin) and ((obj or {}).get("metadata") or {}).get("labels", {}).get(ORIGIN) == origin
 
 
+def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj], origin: str) -> list[Obj]:
+    """Of a region's RayClusters, those KubeRay made for its RayJob `rayjob` of this manager: carrying this manager's
+    origin (KubeRay copies the RayJob's labels onto its RayCluster, kuberay v1.6.2
+    ray-operator/controllers/ray/rayjob_controller.go#L969-L995) and naming the RayJob by their controller reference or
+    by KubeRay's originated-from labels. Not by the RayJob's uid: the RayCluster outlives the RayJob Kueue deleted,
+    and one an earlier RayJob of the name left still has pods; a false match only holds the release longer."""
+
+    def made_for(rc: Obj) -> bool:
+        meta = rc.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if labels.get(RAY_ORIGIN_CRD) == "RayJob" and labels.get(RAY_ORIGIN_NAME) == rayjob:
+            return True
+        owners = meta.get("ownerReferences") or []
+        return any(
+            o.get("controller") is True and o.get("kind") == "RayJob" and o.get("name") == rayjob for o in owners
+        )
+
+    return [rc for rc in rayclusters if made_by(rc, origin) and made_for(rc)]
+
+
+def _held_in(
+    region: str, region_jobs: Mapping[str, Obj | None], region_clusters: Mapping[str, Sequence[Obj]], origin: str
+) -> str:
+    """Why `region`, which Kueue reaches, may still run the job ('' when it does not): it was not read, or it still has
+    the job's RayJob this manager made, or a RayCluster of it (`region_clusters`, from `rayclusters_of`)."""
+    if region not in region_jobs or region not in region_clusters:
+        return f"{region} answers Kueue but was not read by planb"
+    job = region_jobs[region]
+    if made_by(job, origin):
+        meta = (job or {}).get("metadata") or {}
+        state = ((job or {}).get("status") or {}).get("jobDeploymentStatus", "")
+        going = ", being deleted" if meta.get("deletionTimestamp") else ""
+        return f"{region} still has its RayJob, reading {state!r}{going}"
+    for rc in region_clusters[region]:
+        meta = rc.get("metadata") or {}
+        going = ", being deleted" if meta.get("deletionTimestamp") else ""
+        return f"{region} still has RayCluster {meta.get('name')} of its RayJob{going}: its pods may still run"
+    return ""
+
+
+def still_held(
+    clusters: Mapping[str, Obj],
+    region_jobs: Mapping[str, Obj | None],
+    origin: str,
+    *,
+    region_clusters: Mapping[str, Sequence[Obj]],
+) -> str:
+    """Why a region Kueue reaches may still run the job ('' when none may): `_held_in` for each Active region. The
+    keeper counts release_after from the last time this was said, because the RayCluster's pods keep running for
+    their grace period after the RayCluster is gone (docs/regions.md, section 4)."""
+    for region, cluster in clusters.items():
+        held = _held_in(region, region_jobs, region_clusters, origin) if is_active(cluster) else ""
+        if held:
+            return held
+    return ""
+
+
 def release_blocker(
-    clusters: Mapping[str, Obj], region_jobs: Mapping[str, Obj | None], origin: str, lost: Collection[str] = ()
+    clusters: Mapping[str, Obj],
+    region_jobs: Mapping[str, Obj | None],
+    origin: str,
+    lost: Collection[str] = (),
+    *,
+    region_clusters: Mapping[str, Sequence[Obj]],
 ) -> str:
     """Why an evicted Workload's quota may not be released yet ('' when it may): a region Kueue reaches (its
     MultiKueueCluster Active) whose RayJob of the job (`region_jobs`, read there: None when it is gone) this manager
-    made still exists, whatever it reads (``Suspending`` included). A region that is Active but was not read (absent
-    from `region_jobs`) blocks too: planb cannot tell; so does one not Active that is not `lost` yet (not Active for
-    lost_after): it may still run the job."""
+    made still exists, whatever it reads (``Suspending`` included), or whose RayCluster of that RayJob
+    (`region_clusters`, `rayclusters_of` each region's) does: Kueue deletes a region's RayJob with background
+    propagation (kueue v0.19.2 pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299) and KubeRay's Suspended
+    waits for the RayCluster object only, not its pods (rayjob_controller.go#L369-L407, #L771-L807). A region that is
+    Active but was not read (absent from either mapping) blocks too: planb cannot tell; so does one not Active that is
+    not `lost` yet (not Active for lost_after): it may still run the job."""
     for region, cluster in clusters.items():
         if region in lost:
             continue
         if not is_active(cluster):
             return f"{region} is not Active in Kueue, but not lost yet: it may still run the job"
-        if region not in region_jobs:
-            return f"{region} answers Kueue but was not read by planb"
-        job = region_jobs[region]
-        if made_by(job, origin):
-            meta = (job or {}).get("metadata") or {}
-            state = ((job or {}).get("status") or {}).get("jobDeploymentStatus", "")
-            going = ", being deleted" if meta.get("deletionTimestamp") else ""
-            return f"{region} still has its RayJob, reading {state!r}{going}"
+        held = _held_in(region, region_jobs, region_clusters, origin)
+        if held:
+            return held
     return ""
 
 

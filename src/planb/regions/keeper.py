@@ -19,11 +19,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from planb.catalog import profiles, training
 from planb.kube import Kube, KubeError, Obj
 from planb.regions import decisions as d
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 
 RAY = "/apis/ray.io/v1"
+#: Seconds past the largest workers' grace period the keeper waits by default: for the garbage collector to delete
+#: the pods of a RayCluster that is gone and their kubelets to see it, and for the keeper's own polls.
+RELEASE_MARGIN_S = 30
+#: The default release_after: the largest terminationGracePeriodSeconds of the chart's workers over the catalog's
+#: profiles (planb.catalog.training; 75 s, its preStop save included) plus the margin. A job whose workers are given
+#: more (job.workers.terminationGracePeriodSeconds) wants --release-after raised to match (docs/regions.md).
+RELEASE_AFTER_S = float(max(training.grace_period_seconds(p) for p in profiles.names()) + RELEASE_MARGIN_S)
 
 
 def _say(line: str) -> None:
@@ -37,8 +45,10 @@ class KeeperSettings:
     admission_check: str = "planb-regions"
     #: Seconds a region may be not Active before it is quarantined (Kueue's own workerLostTimeout is 15 min).
     lost_after: float = 300.0
-    #: Seconds an evicted Workload may hold its quota, its RayJob suspended, before the keeper releases it.
-    release_after: float = 30.0
+    #: Seconds an evicted Workload may hold its quota, its RayJob suspended, before the keeper releases it, counted
+    #: from the eviction and from the last tick at which a region still held its RayJob or RayCluster: past the
+    #: largest grace period of the chart's workers, whose pods outlive their RayCluster (`RELEASE_AFTER_S`).
+    release_after: float = RELEASE_AFTER_S
     #: The manager Kueue's ``multiKueue.origin``: the keeper deletes in a region only what carries it. Empty: the one
     #: the regions playbook wrote in the keeper's ConfigMap (the keeper acts on nothing without one).
     origin: str = ""
@@ -64,6 +74,8 @@ class Keeper:
         self.clock = clock
         self.inactive_since: dict[str, float] = {}
         self.evicted_since: dict[str, float] = {}
+        #: Workloads (uid) and the last tick at which a region Kueue reaches still held their RayJob or RayCluster.
+        self.held_at: dict[str, float] = {}
         #: Workloads (uid) whose release waits, and the reason last said (each said once).
         self.waiting: dict[str, str] = {}
         #: Per quarantined region, how many copies of gone Workloads were last said to wait for Kueue's GC.
@@ -130,9 +142,11 @@ class Keeper:
 
     # ------------------------------------------------------------------ release
     def release(self, workloads: list[Obj], clusters: dict[str, Obj], origin: str, now: float) -> None:
-        """Mark Suspended the manager RayJobs whose evicted Workloads have held their quota for release_after, once
-        no region Kueue reaches, or lost less than lost_after ago, still holds the job's RayJob
-        (planb.regions.decisions.release_blocker). Only the RayJob the Workload's ownerReference names by uid."""
+        """Mark Suspended the manager RayJobs whose evicted Workloads still hold their quota, once no region Kueue
+        reaches, or lost less than lost_after ago, still holds the job's RayJob or a RayCluster of it
+        (planb.regions.decisions.release_blocker), and release_after has passed since the eviction and since the last
+        tick at which a region still held either (`held_at`): the RayCluster's pods keep running for their grace
+        period after it is gone. Only the RayJob the Workload's ownerReference names by uid."""
         holding = set()
         lost = {n for n, since in self.inactive_since.items() if now - since >= self.settings.lost_after}
         for workload in workloads:
@@ -142,39 +156,55 @@ class Keeper:
                 continue
             uid = str(meta.get("uid"))
             holding.add(uid)
-            if now - self.evicted_since.setdefault(uid, now) < self.settings.release_after:
-                continue
+            evicted = self.evicted_since.setdefault(uid, now)
             path = f"{RAY}/namespaces/{meta['namespace']}/rayjobs/{owner}"
             job = self.manager.get(path)
             if job is None or not d.owns(workload, job) or not d.needs_release(job):
                 continue
-            blocker = d.release_blocker(clusters, self._region_jobs(clusters, meta["namespace"], owner), origin, lost)
+            jobs, rayclusters = self._region_holds(clusters, meta["namespace"], owner, origin)
+            if d.still_held(clusters, jobs, origin, region_clusters=rayclusters):
+                self.held_at[uid] = now
+            blocker = d.release_blocker(clusters, jobs, origin, lost, region_clusters=rayclusters)
             if blocker:
                 if self.waiting.get(uid) != blocker:
                     self.say(f"not releasing the quota of {meta['namespace']}/{owner} yet: {blocker}")
                     self.waiting[uid] = blocker
                 continue
+            quiet_since = max(evicted, self.held_at.get(uid, evicted))
+            if now - quiet_since < self.settings.release_after:
+                continue
             self.manager.merge_patch(f"{path}/status", {"status": {"jobDeploymentStatus": "Suspended"}})
             self.say(
                 f"released the quota of {meta['namespace']}/{owner}: its Workload was evicted "
-                f"{now - self.evicted_since[uid]:.0f} s ago and still held it, its RayJob suspended but reading "
+                f"{now - evicted:.0f} s ago and still held it, no region has held its RayJob or RayCluster for "
+                f"{now - quiet_since:.0f} s, its RayJob suspended but reading "
                 f"{(job.get('status') or {}).get('jobDeploymentStatus', '')!r} (kueue#15380); it now reads Suspended"
             )
         self.evicted_since = {k: v for k, v in self.evicted_since.items() if k in holding}
+        self.held_at = {k: v for k, v in self.held_at.items() if k in holding}
         self.waiting = {k: v for k, v in self.waiting.items() if k in holding}
 
-    def _region_jobs(self, clusters: dict[str, Obj], namespace: str, name: str) -> dict[str, Obj | None]:
-        """The job's RayJob in each region Kueue reaches (None where it is gone); a region planb cannot read is
-        left out, and so blocks the release."""
-        found: dict[str, Obj | None] = {}
+    def _region_holds(
+        self, clusters: dict[str, Obj], namespace: str, name: str, origin: str
+    ) -> tuple[dict[str, Obj | None], dict[str, list[Obj]]]:
+        """The job's RayJob in each region Kueue reaches (None where it is gone), and the RayClusters of it there
+        (planb.regions.decisions.rayclusters_of; the region token lists RayClusters cluster-wide); a region planb
+        cannot read is left out of both, and so blocks the release."""
+        jobs: dict[str, Obj | None] = {}
+        rayclusters: dict[str, list[Obj]] = {}
+        selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
         for region, cluster in clusters.items():
             if not d.is_active(cluster):
                 continue
             try:
-                found[region] = region_kube(self.manager, region).get(f"{RAY}/namespaces/{namespace}/rayjobs/{name}")
+                kube = region_kube(self.manager, region)
+                job = kube.get(f"{RAY}/namespaces/{namespace}/rayjobs/{name}")
+                listed = kube.items(f"{RAY}/namespaces/{namespace}/rayclusters", selector)
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{region} answers Kueue but not planb: {exc}")
-        return found
+                continue
+            jobs[region], rayclusters[region] = job, d.rayclusters_of(name, listed, origin)
+        return jobs, rayclusters
 
     # ------------------------------------------------------------------ rejoin
     def rejoin(self, config: Obj, state: Obj, clusters: dict[str, Obj], workloads: list[Obj], origin: str) -> None:

@@ -161,26 +161,65 @@ def _rayjob(state: str, origin: str = ORIGIN) -> dict:
     return {"metadata": {"name": "job-1", "labels": {d.ORIGIN: origin}}, "status": {"jobDeploymentStatus": state}}
 
 
+def _raycluster(rayjob: str = "job-1", origin: str = ORIGIN, owned: bool = True, labelled: bool = True) -> dict:
+    """A RayCluster as KubeRay makes it for a RayJob: the RayJob's labels (its origin) and KubeRay's own, the RayJob
+    as its controller (v1.6.2 rayjob_controller.go#L969-L995)."""
+    labels = {d.ORIGIN: origin}
+    if labelled:
+        labels |= {d.RAY_ORIGIN_NAME: rayjob, d.RAY_ORIGIN_CRD: "RayJob"}
+    owners = [{"kind": "RayJob", "name": rayjob, "uid": "gone", "controller": True}] if owned else []
+    return {"metadata": {"name": f"{rayjob}-raycluster-x", "labels": labels, "ownerReferences": owners}}
+
+
 def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota() -> None:
     """Issue 50, item 8: KubeRay holds Suspending until the RayCluster is gone; released before that, the job could
     run in two regions at once. Released only when the region is not Active or its RayJob is gone."""
     clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
-    held = d.release_blocker(clusters, {"us-east5": _rayjob("Suspending"), "europe-west4": None}, ORIGIN)
+    none = {"us-east5": [], "europe-west4": []}
+    held = d.release_blocker(
+        clusters, {"us-east5": _rayjob("Suspending"), "europe-west4": None}, ORIGIN, region_clusters=none
+    )
     assert held == "us-east5 still has its RayJob, reading 'Suspending'"
-    assert d.release_blocker(clusters, {"us-east5": None, "europe-west4": None}, ORIGIN) == ""
+    assert d.release_blocker(clusters, {"us-east5": None, "europe-west4": None}, ORIGIN, region_clusters=none) == ""
     lost = {"us-east5": _cluster(False), "europe-west4": _cluster(True)}
     # Lost (not Active for lost_after): Kueue hears nothing more from us-east5.
-    assert d.release_blocker(lost, {"europe-west4": None}, ORIGIN, lost={"us-east5"}) == ""
+    assert d.release_blocker(lost, {"europe-west4": None}, ORIGIN, lost={"us-east5"}, region_clusters=none) == ""
     # Not Active, not lost yet (a failed reconnect): it may still run the job.
     assert (
-        d.release_blocker(lost, {"europe-west4": None}, ORIGIN)
+        d.release_blocker(lost, {"europe-west4": None}, ORIGIN, region_clusters=none)
         == "us-east5 is not Active in Kueue, but not lost yet: it may still run the job"
     )
     # A region planb could not read, while Kueue reaches it: planb cannot tell, so it waits.
     assert (
-        d.release_blocker(clusters, {"europe-west4": None}, ORIGIN)
+        d.release_blocker(clusters, {"europe-west4": None}, ORIGIN, region_clusters=none)
         == "us-east5 answers Kueue but was not read by planb"
     )
     # A RayJob of the same name another manager made is not this job.
     other = {"us-east5": _rayjob("Running", "other-manager"), "europe-west4": None}
-    assert d.release_blocker(clusters, other, ORIGIN) == ""
+    assert d.release_blocker(clusters, other, ORIGIN, region_clusters=none) == ""
+
+
+def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its_quota() -> None:
+    """Issue 50 review, finding 6: Kueue deletes a region's RayJob with background propagation (kueue v0.19.2
+    ray_multikueue_adapter.go#L294-L299), so its RayCluster, and the pods in their grace period, outlive it: the
+    release waits for the RayCluster too, whether its controller reference or KubeRay's labels name the RayJob."""
+    clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
+    jobs = {"us-east5": None, "europe-west4": None}
+    for left in (_raycluster(), _raycluster(owned=False), _raycluster(labelled=False)):
+        assert d.rayclusters_of("job-1", [left], ORIGIN) == [left]
+        found = {"us-east5": [left], "europe-west4": []}
+        assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters=found) == (
+            "us-east5 still has RayCluster job-1-raycluster-x of its RayJob: its pods may still run"
+        )
+    going = _raycluster()
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters={"us-east5": [going], "europe-west4": []}) == (
+        "us-east5 still has RayCluster job-1-raycluster-x of its RayJob, being deleted: its pods may still run"
+    )
+    # Another RayJob's RayCluster, another manager's, or one of neither: not this job's.
+    others = [_raycluster("job-2"), _raycluster(origin="other-manager"), _raycluster(owned=False, labelled=False)]
+    assert d.rayclusters_of("job-1", others, ORIGIN) == []
+    # A region read for its RayJob but not for its RayClusters is not known to be free.
+    assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters={"europe-west4": []}) == (
+        "us-east5 answers Kueue but was not read by planb"
+    )

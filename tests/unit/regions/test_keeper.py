@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from planb.catalog import profiles, training
 from planb.regions import decisions as d
 from planb.regions import keeper as keeper_mod
 from planb.regions.keeper import Keeper, KeeperSettings
@@ -141,9 +142,56 @@ def test_a_suspending_rayjob_is_not_released_while_its_region_is_active(regions:
     assert not released(kube), kube.patches
     assert said == ["not releasing the quota of default/job-1 yet: us-east5 still has its RayJob, reading 'Suspending'"]
     del regions["us-east5"].objects[MANAGER_JOB]  # KubeRay suspended it and Kueue deleted it there
-    ticks(keeper, clock, 61)
+    ticks(keeper, clock, 61, 62)
+    assert not released(kube), "released before release_after passed since the region last held the job"
+    ticks(keeper, clock, 63)
     assert released(kube), kube.patches
     assert said[-1].startswith("released the quota of default/job-1: its Workload was evicted")
+
+
+REGION_CLUSTER = f"{RAY}/namespaces/default/rayclusters/job-1-raycluster-x"
+
+
+def region_raycluster(origin: str = ORIGIN) -> Obj:
+    """The RayCluster KubeRay made for the region's RayJob: its labels copied, the RayJob its controller."""
+    labels = {d.ORIGIN: origin, "ray.io/originated-from-cr-name": "job-1", "ray.io/originated-from-crd": "RayJob"}
+    owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": "region-rj-uid", "controller": True}
+    meta = {"namespace": "default", "name": "job-1-raycluster-x", "labels": labels, "ownerReferences": [owner]}
+    return {"metadata": meta}
+
+
+def test_the_quota_is_held_while_a_region_still_has_the_rayjobs_raycluster(regions: dict[str, FakeKube]) -> None:
+    """Issue 50 review, finding 6: Kueue deleted the region's RayJob with background propagation, so its RayCluster
+    (and its pods, in their grace period) is still there: the quota stays held, and release_after counts from the
+    last tick at which a region held the RayJob or its RayCluster, not from the eviction."""
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    kube = manager(regions={"us-east5": True, "europe-west4": True}, state=keeper_state(), workload=evicted)
+    regions["us-east5"] = FakeKube({REGION_CLUSTER: region_raycluster()})
+    regions["europe-west4"] = FakeKube({f"{RAY}/namespaces/default/rayclusters/theirs": region_raycluster("other")})
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0, 10, 20)
+    assert not released(kube), kube.patches
+    assert said == [
+        "not releasing the quota of default/job-1 yet: us-east5 still has RayCluster job-1-raycluster-x of its "
+        "RayJob: its pods may still run"
+    ]
+    del regions["us-east5"].objects[REGION_CLUSTER]  # the garbage collector deleted it; its pods may still stop
+    ticks(keeper, clock, 21, 22)
+    assert not released(kube), kube.patches
+    ticks(keeper, clock, 23)
+    assert released(kube), kube.patches
+
+
+def test_the_default_release_after_outlasts_the_largest_workers_grace_period() -> None:
+    """Issue 50 review, finding 6: a RayCluster's pods keep running for their grace period after it is gone (the
+    chart's workers: planb.catalog.training.grace_period_seconds, 50-75 s), so by default the keeper waits past the
+    largest of them, with a margin, before a second region may start the job."""
+    largest = max(training.grace_period_seconds(name) for name in profiles.names())
+    assert largest >= 75
+    assert KeeperSettings().release_after >= largest + 15
+    assert keeper_mod.KeeperSettings.release_after == largest + keeper_mod.RELEASE_MARGIN_S  # the class default
 
 
 def test_a_suspending_rayjob_in_a_region_kueue_no_longer_reaches_is_released(regions: dict[str, FakeKube]) -> None:
