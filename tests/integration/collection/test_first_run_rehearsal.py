@@ -4,11 +4,13 @@ hack/operator-venv.sh), the collection's tarball, a copy of inventories/gke, and
 outside the checkout, against the GKE emulator set up as a locked-down project: the caller lacks a right it needs,
 and the preemptible quota DWS flex-start pools consume is 0.
 
-Preflight refuses first, naming the right and its role and then the quota, with nothing written; once the emulator
-grants both, the play converges, and a second run changes nothing. What the emulator does not model of a locked-down
-project (an organisation policy that forbids the default network or external IPs) is Google-only and written down in
-docs/first-run.md section 4; the inventory names a network, a subnetwork and private nodes, as such a project needs,
-and the cluster body carries them.
+Preflight refuses first, naming the right and its role, with nothing written; once the emulator grants it, the play
+converges the cluster and plan A and names plan B's pool, which waits for the preemptible quota (issue 51: quota gates
+the pools that draw on it, not the cluster); once that is granted too, the pool is created, and after GKE upgrades
+the cluster on its release channel a further run changes nothing (GKE_VERSION is a floor). What the emulator does
+not model of a locked-down project (an organisation policy that forbids the default network or external IPs) is
+Google-only and written down in docs/first-run.md section 4; the inventory names a network, a subnetwork and private
+nodes, as such a project needs, and the cluster body carries them.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import yaml
 from planb import paths
 from planb.build import collection_tarball
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.local.gke_emulator.store import list_clusters
+from planb.local.gke_emulator.store import list_clusters, list_node_pools
 from tests.support.gke.gke_api import call
 
 OPERATOR_BIN = paths.REPO / ".operator-venv" / "bin"
@@ -101,15 +103,20 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         assert emulator.writes() == []
 
         _switch(emulator, "/planb/v1/permissions", {"project": PROJECT, "permission": WITHHELD, "granted": True})
-        quota_refused = play()
-        out = " ".join((quota_refused.stdout + quota_refused.stderr).split())
-        assert quota_refused.returncode != 0, out[-3000:]
-        assert "Quota too low for the preemptible plans" in out, out[-3000:]
-        assert emulator.writes() == [] and list_clusters(emulator.store.root.parent) == []
+        # The preemptible quota gates plan B's pool, not the CPU cluster (issue 51, item 2): the run converges the
+        # cluster and plan A, and names the pool that waits for Google's approval with the request link.
+        quota_short = play()
+        out = " ".join((quota_short.stdout + quota_short.stderr).split())
+        assert quota_short.returncode == 0, out[-3000:]
+        assert "Quota too low for the preemptible plans" in out and "can take days" in out, out[-3000:]
+        assert "Waiting for quota: pool dws-pool of plan dws (dws) was not created" in out, out[-3000:]
+        state = emulator.store.root.parent
+        assert sorted(p["name"] for p in list_node_pools(state)) == ["default-pool", "on-demand-pool"]
 
         _switch(emulator, "/planb/v1/quotas", {**quota, "value": 64})
         converged = play()
         assert converged.returncode == 0, converged.stdout[-4000:] + converged.stderr[-2000:]
+        assert sorted(p["name"] for p in list_node_pools(state)) == ["default-pool", "dws-pool", "on-demand-pool"]
         clusters = list_clusters(emulator.store.root.parent)
         assert [c["name"] for c in clusters] == ["tpu-cluster"]
         cluster = clusters[0]
@@ -128,6 +135,9 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
             "certificate-authority-data": served["masterAuth"]["clusterCaCertificate"],
         }
         assert written["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+        # GKE upgrades the cluster on its release channel between two runs (issue 51, item 3): GKE_VERSION is a floor,
+        # so the next run changes nothing.
+        _switch(emulator, "/planb/v1/upgrades", {"cluster": where.removeprefix("/v1/"), "version": "1.35"})
         writes = len(emulator.writes())
         again = play()
         assert again.returncode == 0, again.stdout[-4000:]

@@ -40,6 +40,8 @@ SERVICEUSAGE_ENDPOINT = "https://serviceusage.googleapis.com"
 CLOUDQUOTAS_ENDPOINT = "https://cloudquotas.googleapis.com"
 DOC_ENABLE = "https://cloud.google.com/service-usage/docs/enable-disable"
 DOC_QUOTA_INCREASE = "https://cloud.google.com/docs/quotas/help/request_increase"
+#: Google's quotas overview, "About quota adjustments": an increase is a request Google approves, not a setting.
+DOC_QUOTA_APPROVAL = "https://cloud.google.com/docs/quotas/overview#about_increase_requests"
 #: GKE's TPU page: the on-demand and the preemptible (Spot, flex-start) quota of each TPU version, and how to ask.
 DOC_GKE_QUOTAS = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#ensure-quota"
 #: gcp_quota_check's quota_type -> the machine type fact (module_utils/machine_types.py) that names the quota.
@@ -255,6 +257,7 @@ def run_quota_check(module: Any) -> Body:
         "needed": needed,
         "quota_type": quota_type,
         "quota": {},
+        "short": False,
     }
     if key is None:
         out["msg"] = (
@@ -292,14 +295,24 @@ def run_quota_check(module: Any) -> Body:
     # as either: 0 fits no slice in any unit, at least `needed` fits in both, anything between is not decidable.
     floor = needed if documented else 1
     if 0 <= value < floor:
-        raise GkeError(
+        refusal = (
             f"Quota too low for {plans}: project {params['project']} has {value} {unit} of {quota_type} Compute "
             f"Engine quota {label} (quota ID {quota_id}) in {region}, and one slice of {machine} needs {needed} "
-            f"{key['unit'] if documented else 'chips'}. Nothing was created. Fix: request an increase of {quota_id} "
-            f"in {region} to at least {needed} ({DOC_QUOTA_INCREASE}; the quotas GKE's TPU and GPU pools draw on: "
-            f"{DOC_GKE_QUOTAS}), or pick a region/zone or a smaller profile that fits (or skip the check: "
-            "gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
+            f"{key['unit'] if documented else 'chips'}."
         )
+        fix = (
+            f"Fix: request an increase of {quota_id} in {region} to at least {needed} ({DOC_QUOTA_INCREASE}; the "
+            f"quotas GKE's TPU and GPU pools draw on: {DOC_GKE_QUOTAS}); Google reviews each request, and approval "
+            f"can take days ({DOC_QUOTA_APPROVAL})."
+        )
+        if params.get("fail_when_short", True):
+            raise GkeError(
+                f"{refusal} Nothing was created. {fix} Or pick a region/zone or a smaller profile that fits (or skip "
+                "the check: gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
+            )
+        out.update(short=True, request_url=DOC_QUOTA_INCREASE, msg=f"{refusal} {fix}")
+        module.warn(out["msg"])
+        return out
     if 0 <= value < needed:
         out["msg"] = (
             f"Not decidable: project {params['project']} has {value} of {quota_type} quota {label} in {region}, and "

@@ -40,6 +40,14 @@ options:
     type: str
     choices: [on-demand, preemptible]
     default: on-demand
+  fail_when_short:
+    description:
+      - V(true) fails when one slice does not fit. V(false) reports it instead (RV(short), a warning naming the quota,
+        the request link and that Google's approval can take days), for a play that creates what needs no such quota
+        and leaves the pools that do (the cluster play, where the quota gates the pools that draw on it, not the
+        cluster).
+    type: bool
+    default: true
   quota_endpoint:
     description:
       - Base URL of the Cloud Quotas API. Default C(https://cloudquotas.googleapis.com), or
@@ -97,6 +105,16 @@ quota_type:
   returned: always
   type: str
   sample: on-demand
+short:
+  description: Whether one slice does not fit the quota (only with O(fail_when_short=false); else the module fails).
+  returned: always
+  type: bool
+  sample: false
+request_url:
+  description: Google's page on requesting a quota increase.
+  returned: when short
+  type: str
+  sample: https://cloud.google.com/docs/quotas/help/request_increase
 quota:
   description: The quota compared; V({}) when not checked.
   returned: always
@@ -146,6 +164,7 @@ ARGUMENT_SPEC = dict(
     machine_type={"type": "str", "required": True},
     needed={"type": "int", "required": True},
     quota_type={"type": "str", "choices": ["on-demand", "preemptible"], "default": "on-demand"},
+    fail_when_short={"type": "bool", "default": True},
     quota_endpoint={"type": "str"},
 )
 
