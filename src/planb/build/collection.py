@@ -63,6 +63,9 @@ def _machine_types() -> dict[str, dict[str, Any]]:
                 "zones": list(zones.zones(gen.name)),
                 "zones_url": zones.REGIONS_ZONES_URL,
                 "zones_as_of": zones.REGIONS_ZONES_AS_OF,
+                "flex_start_zones": list(zones.flex_start_zones(gen.name)),
+                "flex_start_zones_url": zones.FLEX_START_ZONES_URL,
+                "flex_start_zones_as_of": zones.FLEX_START_ZONES_AS_OF,
                 "quota": _quota(quotas.TPU_ON_DEMAND.get(gen.name)),
                 "preemptible_quota": _quota(quotas.TPU_PREEMPTIBLE.get(gen.name)),
             }

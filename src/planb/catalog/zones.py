@@ -7,10 +7,12 @@ is only as complete as the copy that was read (rows that could not be read are n
 and carried nowhere). A zone Google adds later is refused until this table is updated; the modules
 and roles have a switch (``check_tpu_zone`` / ``gke_node_pool_check_tpu_zone``) to skip the check.
 
-Flex-start: Google's Cloud TPU page "Request TPUs using flex-start" lists zones for the **Cloud TPU
-queued-resources API** only, and the seed (Google's own GKE tutorial) runs GKE flex-start v6e in
-us-east5-b, which that list does not name; there is no GKE flex-start zone list. So plan B is held
-to the generation's TPU zones below, never to a flex-start zone list.
+Flex-start (plan B, a DWS rung): GKE's flex-start page ("About flex-start provisioning", section
+"Requirements") lists the zones where GKE offers flex-start TPUs, per generation. A DWS rung in any
+other zone is refused before any API call, as **Google's requirement**, not planb's policy; the list
+below is the one planb read, dated (``FLEX_START_ZONES``). The Cloud TPU page "Request TPUs using
+flex-start" is a different list, for the Cloud TPU queued-resources API, and is not used. GPUs are
+held to no flex-start zone list: GKE's page lists zones for TPUs only.
 """
 
 from __future__ import annotations
@@ -65,6 +67,29 @@ TPU_ZONES: dict[str, TpuZones] = {
         _zones("v4", table=("us-central2-b",)),
     )
 }
+
+
+#: GKE's flex-start page; its "Requirements" section lists, per TPU generation, the zones flex-start supports.
+FLEX_START_ZONES_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model"
+#: The date planb read that list (a stored copy of the page; the copy carries no "last updated" date).
+FLEX_START_ZONES_AS_OF = "2026-12-04"
+
+#: TPU generation -> the zones GKE's flex-start page lists for it: "To run TPUs, use GKE version
+#: 1.33.0-gke.1712000 or later. Flex-start supports the following version and zones", then three items, then
+#: "TPU v3 and v4 are not supported". The copy read had lost each item's generation label, so each is named
+#: by the TPU zone table above, which it must agree with: asia-northeast1-b is a zone of v6e alone, us-west4-a
+#: of v5e alone, and the third item (us-east5-a, after v6e's own item) of v5p. TPU7x is not on the page, as
+#: planb's catalog already says (tpu.TPU7X.flex_start is false). A generation missing here gets no flex-start.
+FLEX_START_ZONES: dict[str, tuple[str, ...]] = {
+    "v6e": ("asia-northeast1-b", "us-east5-a", "us-east5-b"),
+    "v5e": ("us-west4-a",),
+    "v5p": ("us-east5-a",),
+}
+
+
+def flex_start_zones(generation: str) -> tuple[str, ...]:
+    """The zones GKE's flex-start page lists for TPU ``generation`` (empty for one it does not list)."""
+    return FLEX_START_ZONES.get(generation, ())
 
 
 def zones(generation: str) -> tuple[str, ...]:

@@ -156,3 +156,32 @@ def test_a_region_of_a_multikueue_manager_with_failover_on_is_refused_before_any
     assert recap and recap.groups() == ("1", "0", "1"), done.stdout[-3000:]
     assert "PLAY [GKE cluster and the node pools" not in done.stdout, done.stdout[-3000:]
     assert "ignores Workloads carrying" not in (REPO / "docs" / "regions.md").read_text()  # the page says what runs
+
+
+def test_a_dws_rung_outside_gkes_flex_start_zones_is_refused_by_name_with_the_page(emulator: RunningEmulator) -> None:
+    """Issue 51, item 5: the tutorial's ladder (on-demand, then DWS) in europe-west4-a, a zone with TPU v6e but not
+    one GKE's flex-start page lists for it: the DWS pool is refused by name with the page and its date, as Google's
+    requirement, before any API call, and the emulator receives no write."""
+    from planb.catalog import zones
+
+    state_dir = emulator.store.root.parent
+    env = {
+        "GKE_API_ENDPOINT": emulator.url,
+        "PLANB_GKE_EMULATOR_PORT": emulator.url.rsplit(":", 1)[1],
+        "PLANB_STATE_DIR": str(state_dir),
+        "ZONE": "europe-west4-a",
+    }
+    done = ansible_playbook("site.yml", "-i", "inventories/local", env=env, timeout=120)
+    out = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0, out[-4000:]
+    assert_plain_refusal(
+        out,
+        "zone europe-west4-a is not a zone where GKE offers flex-start for TPU v6e (ct6e-standard-4t)",
+        f'({zones.FLEX_START_ZONES_URL}, "Requirements", as read {zones.FLEX_START_ZONES_AS_OF})',
+        "This is Google's requirement, not planb's policy.",
+    )
+    assert "dws/dws-pool" in out, out[-4000:]  # the pool refused, by its plan and name
+    writes = [r for r in read_request_log(state_dir) if is_write(r)]
+    assert writes == [], f"the GKE emulator received a write: {writes}"
+    recap = re.search(r"^localhost\s+: ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", done.stdout, re.M)
+    assert recap and (recap.group(1), recap.group(2)) == ("0", "1"), done.stdout[-3000:]

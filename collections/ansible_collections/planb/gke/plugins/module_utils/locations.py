@@ -6,9 +6,11 @@ regions and zones" page lists (https://cloud.google.com/tpu/docs/regions-zones).
 before any API call, a TPU pool in a zone that list does not name for its generation, and a TPU pool
 of a regional cluster that does not name its one zone (NodePool ``locations``). Both are planb's
 policy, not refusals GKE documents; the zone list is the catalog's, dated, generated into
-``machine_types.py`` (``zones``, ``zones_url``, ``zones_as_of``). There is no GKE flex-start zone
-list (Google's flex-start zones are for the Cloud TPU API, and the seed runs GKE flex-start v6e in
-us-east5-b, outside that list), so plan B is held to the same TPU zones and nothing more.
+``machine_types.py`` (``zones``, ``zones_url``, ``zones_as_of``).
+
+A flex-start or queued provisioning (DWS) TPU pool is also held to the zones GKE's flex-start page lists
+for its generation (``flex_start_zones``, ``flex_start_zones_url``, ``flex_start_zones_as_of``). That one
+is Google's requirement, not planb's policy, and its refusal says so (``flex_start_zone_problems``).
 """
 
 from __future__ import annotations
@@ -86,6 +88,32 @@ def zone_problems(machine_type: str, location: str, node_locations: list[str] | 
             "check_tpu_zone false (playbooks: -e planb_check_tpu_zone=false)"
         )
     return problems
+
+
+def flex_start_zone_problems(
+    machine_type: str, location: str, node_locations: list[str] | None, check_list: bool
+) -> list[str]:
+    """Why a flex-start (DWS) pool of ``machine_type`` cannot live where it would (empty when it can).
+
+    Only a TPU pool whose zone is known (a zonal cluster's, or the one zone of ``node_locations``) is
+    checked; ``check_list`` false skips it, as it skips the TPU zone list (a zone Google added later).
+    """
+    facts = tpu_facts(machine_type)
+    if facts is None or not facts["flex_start"] or not check_list:
+        return []
+    zone = node_locations[0] if node_locations and len(node_locations) == 1 else location
+    if not is_zone(zone) or zone in facts["flex_start_zones"]:
+        return []
+    generation = facts["generation"]
+    return [
+        f"zone {zone} is not a zone where GKE offers flex-start for TPU {generation} ({machine_type}): GKE's "
+        f"flex-start page lists {', '.join(facts['flex_start_zones']) or 'none'} "
+        f'({facts["flex_start_zones_url"]}, "Requirements", as read {facts["flex_start_zones_as_of"]}). '
+        "This is Google's requirement, not planb's policy. Fix: give this DWS rung's cluster (planb_zone) or TPU "
+        f"pools (planb_tpu_zone) one of those zones, or leave the DWS rung out of the ladder in {zone}; if Google's "
+        f"page lists {zone} for TPU {generation} now, set check_tpu_zone false (playbooks: "
+        "-e planb_check_tpu_zone=false)"
+    ]
 
 
 def node_locations(machine_type: str, location: str, tpu_zone: str = "", check_list: bool = True) -> list[str]:

@@ -128,6 +128,9 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": false,
   "flex_start_note": "GKE's TPU flex-start excludes TPU v3 and v4",
   "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-flex-start",
+  "flex_start_zones": [],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v4",
   "kind": "tpu",
   "preemptible_quota": {
@@ -170,6 +173,11 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "us-west4-a"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v5e",
   "kind": "tpu",
   "preemptible_quota": {
@@ -207,6 +215,11 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "us-west4-a"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v5e",
   "kind": "tpu",
   "preemptible_quota": {
@@ -250,6 +263,11 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "us-west4-a"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v5e",
   "kind": "tpu",
   "preemptible_quota": {
@@ -287,6 +305,11 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "us-east5-a"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v5p",
   "kind": "tpu",
   "preemptible_quota": {
@@ -331,6 +354,13 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "asia-northeast1-b",
+   "us-east5-a",
+   "us-east5-b"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v6e",
   "kind": "tpu",
   "preemptible_quota": {
@@ -372,6 +402,13 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "asia-northeast1-b",
+   "us-east5-a",
+   "us-east5-b"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v6e",
   "kind": "tpu",
   "preemptible_quota": {
@@ -419,6 +456,13 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": true,
   "flex_start_note": "",
   "flex_start_url": "",
+  "flex_start_zones": [
+   "asia-northeast1-b",
+   "us-east5-a",
+   "us-east5-b"
+  ],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "v6e",
   "kind": "tpu",
   "preemptible_quota": {
@@ -460,6 +504,9 @@ FACTS: dict[str, Any] = json.loads(
   "flex_start": false,
   "flex_start_note": "GKE does not document flex-start or queued provisioning for TPU7x",
   "flex_start_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood",
+  "flex_start_zones": [],
+  "flex_start_zones_as_of": "2026-12-04",
+  "flex_start_zones_url": "https://cloud.google.com/kubernetes-engine/docs/concepts/provisioning-model",
   "generation": "tpu7x",
   "kind": "tpu",
   "preemptible_quota": {

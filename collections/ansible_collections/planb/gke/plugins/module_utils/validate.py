@@ -20,7 +20,7 @@ from ansible_collections.planb.gke.plugins.module_utils.cluster_options import (
     service_account_problem,
 )
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.locations import zone_problems
+from ansible_collections.planb.gke.plugins.module_utils.locations import flex_start_zone_problems, zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.versions import (
     DOC_IRONWOOD,
@@ -362,9 +362,13 @@ def validate_node_pool(params: Params) -> None:
         _check_config(params, problems)
         _check_reservation(params, problems)
         if _LOCATION.fullmatch(params.get("location") or ""):
-            problems += zone_problems(
-                machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True)
-            )
+            where = (machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True))
+            misplaced = zone_problems(*where)
+            # A pool in a zone without its TPUs is told that first; a DWS pool in a TPU zone is then held to the
+            # zones GKE's flex-start page lists (Google's requirement).
+            if not misplaced and (params.get("flex_start") or params.get("queued_provisioning")):
+                misplaced = flex_start_zone_problems(*where)
+            problems += misplaced
         problems += accelerator_problems(params)
         account = service_account_problem("node_service_account", params.get("node_service_account"))
         if account:
