@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv lock tools chart-tools operator-venv up down status demo test test-fast lint sanity chart-lint bench values golden collection chart chart-docs clean
+.PHONY: help setup venv lock tools chart-tools operator-venv up down status demo test test-fast lint sanity chart-lint bench values golden collection dist chart chart-docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -103,6 +103,11 @@ golden: venv values ## regenerate golden files (values, helm template, CLI outpu
 
 collection: venv ## the planb.gke collection's tarball with its roles, playbooks and the queues chart, in dist/
 	@$(PY) -m planb.build.collection_tarball --output-path dist
+
+# The wheel is built with the locked setuptools, its dependencies left to the installer: the core (PyYAML,
+# urllib3) and the extras [timeline] (matplotlib) and [local] (the stand-ins' libraries), as pyproject.toml says.
+dist: collection ## the planb wheel (pip install dist/planb-*.whl; extras [timeline], [local]) and the collection's tarball, in dist/
+	@$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
 
 chart: values ## the chart packaged for a registry: dist/planb-<version>.tgz (helm package; charts/planb/README.md shows helm push)
 	@$(PY) -m planb.build.chart_package --output-path dist

@@ -4,6 +4,10 @@
 function). ``planb --help`` lists them from this table alone; ``planb status ...`` imports
 ``planb.status.cli`` and nothing of the GKE emulator, the capacity simulator, the local stack or the Ray
 head stand-in. tests/unit/test_cli.py checks that the help lines here are the ones each module registers.
+
+The local stack's, the GKE emulator's and the capacity simulator's commands need the ``[local]`` extra
+(``pip install 'planb[local]'``); without it they say so. The product's commands (``status``, ``values``,
+``profiles``, ``regions``) need no extra.
 """
 
 from __future__ import annotations
@@ -22,19 +26,27 @@ Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], No
 
 @dataclass(frozen=True)
 class Command:
-    """One `planb` sub-command: its name, its line in `planb --help`, the module whose register() adds it."""
+    """One `planb` sub-command: its name, its line in `planb --help`, the module whose register() adds it.
+
+    ``extra`` names the package extra whose libraries the module imports (pyproject.toml), None for the core's.
+    """
 
     name: str
     help: str
     module: str
+    extra: str | None = None
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("local", "the local stack (kwok control plane + the real Kueue)", "planb.local.stack.cli"),
+    Command("local", "the local stack (kwok control plane + the real Kueue)", "planb.local.stack.cli", "local"),
     Command("profiles", "list the accelerator profiles of the catalog", "planb.catalog.cli"),
     Command("values", "print Helm values for charts/planb derived from a profile", "planb.catalog.cli"),
-    Command("gke-emulator", "the local GKE API (container/v1 subset) on 127.0.0.1", "planb.local.gke_emulator.cli"),
-    Command("capacity", "the capacity simulator (GKE autoscaler + DWS, local mode)", "planb.local.capacity.cli"),
+    Command(
+        "gke-emulator", "the local GKE API (container/v1 subset) on 127.0.0.1", "planb.local.gke_emulator.cli", "local"
+    ),
+    Command(
+        "capacity", "the capacity simulator (GKE autoscaler + DWS, local mode)", "planb.local.capacity.cli", "local"
+    ),
     Command(
         "rayhead",
         "local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
@@ -43,6 +55,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
     Command("regions", "across regions: the MultiKueue manager's keeper (docs/regions.md)", "planb.regions.cli"),
 )
+
+
+class MissingExtraError(PlanbError):
+    """A sub-command's module imports a library of an extra that is not installed."""
 
 
 def registrar(module: str) -> Registrar:
@@ -87,16 +103,30 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = _command_of(argv)
-    parser = build_parser([c.module for c in COMMANDS if c.name == name])
-    args = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
+        parser = _parser_for(name)
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except PlanbError as exc:
         print(f"planb: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _parser_for(name: str | None) -> argparse.ArgumentParser:
+    """build_parser with the module of command `name` loaded; a library of its extra missing is a MissingExtraError."""
+    commands = [c for c in COMMANDS if c.name == name]
+    try:
+        return build_parser([c.module for c in commands])
+    except ModuleNotFoundError as exc:
+        extra = next((c.extra for c in commands if c.extra), None)
+        if extra is None or (exc.name or "planb").split(".")[0] == "planb":
+            raise
+        raise MissingExtraError(
+            f"planb {name} needs {exc.name}, which is not installed. Fix: pip install 'planb[{extra}]'"
+        ) from exc
 
 
 if __name__ == "__main__":

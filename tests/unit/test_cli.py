@@ -67,3 +67,37 @@ def test_a_subcommand_still_gets_its_own_arguments(capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit):
         cli.main(["gke-emulator", "--help"])
     assert "set-quota" in capsys.readouterr().out
+
+
+#: Each extra's libraries (pyproject.toml's [project.optional-dependencies]), as the modules planb imports.
+EXTRA_MODULES = ("cryptography", "googleapiclient", "matplotlib")
+
+
+def _run_without_extras(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`planb ARGV` in a fresh interpreter that cannot import any extra's library (as `pip install planb` leaves it)."""
+    code = (
+        "import json, sys\n"
+        f"sys.modules.update(dict.fromkeys({EXTRA_MODULES!r}))\n"  # None in sys.modules: the import fails
+        "from planb import cli\nsys.exit(cli.main(json.loads(sys.argv[1])))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(paths.REPO / "src")}
+    return subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+@pytest.mark.parametrize("command", cli.COMMANDS, ids=lambda c: c.name)
+def test_a_command_names_an_extra_exactly_when_it_needs_one(command: cli.Command) -> None:
+    """Without the extras the product's commands answer, and one that needs an extra's library names the fix."""
+    done = _run_without_extras([command.name, "--help"])
+    if command.extra is None:
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert done.stdout.startswith("usage: planb " + command.name), done.stdout
+    else:
+        assert (done.returncode, done.stdout) == (2, ""), done.stdout + done.stderr
+        assert done.stderr.startswith(f"planb: error: planb {command.name} needs "), done.stderr
+        assert done.stderr.rstrip().endswith(f"Fix: pip install 'planb[{command.extra}]'"), done.stderr
+
+
+def test_the_product_needs_no_extra() -> None:
+    assert {c.name for c in cli.COMMANDS if c.extra is None} >= {"status", "values", "profiles", "regions"}

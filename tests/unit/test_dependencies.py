@@ -1,8 +1,12 @@
 """Dependencies as they are: what planb declares is what its code uses, no more and no less.
 
-* ``pyproject.toml``'s ``[project] dependencies`` are the third-party distributions ``src/planb`` imports (an
+* ``pyproject.toml``'s ``[project] dependencies`` are the third-party distributions the product imports (an
   ``import`` or ``from`` statement, or a package named to ``importlib``, e.g. the discovery documents
   ``importlib.resources.files("googleapiclient.discovery_cache")`` reads), unpinned: requirements.txt pins them.
+  Each extra of ``[project.optional-dependencies]`` is what its part of ``src/planb`` imports beyond the core:
+  ``local`` the local wing's (``planb.local``), ``timeline`` the timeline's picture's
+  (``planb.status.timeline_draw``). A module that only a part imports belongs to that part (``planb.tls``, whose
+  cryptography only the local wing needs), so ``pip install planb`` pulls nothing of the extras.
 * The failover controller's package (``src/planb/failover``, shipped in the queues chart's ConfigMap and run in a
   stock Python image) imports the standard library only.
 * The planb.gke collection's ``galaxy.yml`` ``dependencies`` are the collections its roles, playbooks and plugins
@@ -16,6 +20,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -24,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from ansible.galaxy.dependency_resolution.versioning import meets_requirements
 
@@ -129,37 +135,122 @@ def distributions(modules: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def declared() -> list[str]:
-    """pyproject.toml's [project] dependencies, as written."""
-    deps: list[str] = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
-    return deps
+def declared() -> dict[str, list[str]]:
+    """pyproject.toml's dependencies as written: the core under CORE, then each extra under its name."""
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    return {CORE: project["dependencies"], **project.get("optional-dependencies", {})}
+
+
+# -- Python: the core and the extras -------------------------------------------------------------------------
+
+#: The part of src/planb whose imports are the core dependencies: the product, the failover controller and the
+#: generators.
+CORE = "core"
+#: Each extra and the modules (with what is under them) whose imports it holds.
+EXTRA_ROOTS = {"local": ("planb.local",), "timeline": ("planb.status.timeline_draw",)}
+
+
+def _module_files() -> dict[str, str]:
+    """Every planb module's dotted name -> its file, relative to the repository (as imported_modules names it)."""
+    root = SRC.parent
+    return {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): str(p.relative_to(paths.REPO))
+        for p in SRC.rglob("*.py")
+    }
+
+
+def _importers() -> dict[str, set[str]]:
+    """planb module -> the planb modules that import it (``from planb import x`` imports planb.x)."""
+    files = _module_files()
+    found: dict[str, set[str]] = {}
+    for importer, file in files.items():
+        for node in ast.walk(ast.parse((paths.REPO / file).read_text(), filename=file)):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            for name in names:
+                if name in files:
+                    found.setdefault(name, set()).add(importer)
+    return found
+
+
+@functools.cache
+def parts() -> dict[str, str]:
+    """File under src/planb -> the part whose dependencies it needs: CORE or an extra's name.
+
+    An extra holds its roots and every module that only that extra's modules import (none other, not even a
+    lazy import inside a function), so that the core never reaches it.
+    """
+    files = _module_files()
+    part = {
+        name: next(
+            (extra for extra, roots in EXTRA_ROOTS.items() for root in roots if (name + ".").startswith(root + ".")),
+            CORE,
+        )
+        for name in files
+    }
+    importers = _importers()
+    moved = True
+    while moved:
+        moved = False
+        for name in files:
+            users = {part[user] for user in importers.get(name, set()) - {name}}
+            if part[name] == CORE and len(users) == 1 and (extra := users.pop()) != CORE:
+                part[name], moved = extra, True
+    return {files[name]: owner for name, owner in part.items()}
+
+
+@functools.cache
+def needed() -> dict[str, dict[str, set[str]]]:
+    """Part -> distribution -> the files of that part that import it; an extra's lists only what the core lacks."""
+    owner = parts()
+    found = third_party(imported_modules(SRC))
+    dists = distributions(found)
+    out: dict[str, dict[str, set[str]]] = {CORE: {}, **{extra: {} for extra in EXTRA_ROOTS}}
+    for module, files in found.items():
+        for file in files:
+            out[owner[file]].setdefault(dists[module], set()).add(file)
+    for extra in EXTRA_ROOTS:
+        out[extra] = {dist: files for dist, files in out[extra].items() if dist not in out[CORE]}
+    return out
 
 
 def test_the_scan_finds_planbs_imports() -> None:
-    """An empty or broken scan would make the test below pass on nothing."""
+    """An empty or broken scan would make the tests below pass on nothing."""
     found = {_top(module) for module in third_party(imported_modules(SRC))}
-    assert {"yaml", "urllib3", "cryptography", "googleapiclient"} <= found, sorted(found)
+    assert {"yaml", "urllib3", "cryptography", "googleapiclient", "matplotlib"} <= found, sorted(found)
     assert "planb" in {_top(module) for module in imported_modules(SRC)} and "json" not in found
 
 
-def test_pyproject_declares_exactly_what_src_planb_imports() -> None:
-    found = third_party(imported_modules(SRC))
-    used = distributions(found)
-    names = {_normalize(re.split(r"[\s\[<>=!~;@]", dep, maxsplit=1)[0]) for dep in declared()}
-    missing: dict[str, set[str]] = {}
-    for module, dist in used.items():
-        if dist not in names:
-            missing.setdefault(dist, set()).update(found[module])
-    unused = names - set(used.values())
+def test_the_parts_follow_the_imports() -> None:
+    """planb.tls joins the local wing, which alone imports it; what the product imports too stays in the core."""
+    owner = parts()
+    assert owner["src/planb/local/gke_emulator/discovery.py"] == "local"
+    assert owner["src/planb/tls.py"] == "local"
+    assert owner["src/planb/status/timeline_draw.py"] == "timeline"
+    core = ("kube", "kubeconfig", "catalog/values", "status/cli", "status/report", "failover/controller", "cli")
+    assert {name: owner[f"src/planb/{name}.py"] for name in core} == dict.fromkeys(core, CORE)
+
+
+@pytest.mark.parametrize("part", [CORE, *EXTRA_ROOTS])
+def test_pyproject_declares_exactly_what_each_part_imports(part: str) -> None:
+    used = needed()[part]
+    names = {_normalize(re.split(r"[\s\[<>=!~;@]", dep, maxsplit=1)[0]) for dep in declared().get(part, [])}
+    missing = {dist: sorted(files) for dist, files in used.items() if dist not in names}
+    unused = names - set(used)
+    where = "[project] dependencies" if part == CORE else f"[project.optional-dependencies] {part}"
     assert (missing, unused) == ({}, set()), (
-        f"pyproject.toml [project] dependencies: add what these files import: "
-        f"{ {dist: sorted(files) for dist, files in missing.items()} }; "
-        f"remove what nothing under src/planb imports: {sorted(unused)}"
+        f"pyproject.toml {where}: add what these files import: {missing}; "
+        f"remove what this part of src/planb does not import (or the core already has): {sorted(unused)}"
     )
 
 
 def test_pyproject_leaves_versions_to_the_requirements_and_locks() -> None:
-    pinned = [dep for dep in declared() if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", dep)]
+    pinned = [
+        dep for deps in declared().values() for dep in deps if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", dep)
+    ]
     assert pinned == [], f"pyproject.toml: {pinned} carry versions; requirements.txt pins, the locks hash"
 
 

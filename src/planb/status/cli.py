@@ -240,6 +240,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--timeline",
         metavar="FILE",
-        help="with JOB: draw its life on a time axis into FILE (.svg or .png; needs matplotlib)",
+        help="with JOB: draw its life on a time axis into FILE (.svg or .png; needs the [timeline] extra, matplotlib)",
     )
     parser.set_defaults(handler=_status)

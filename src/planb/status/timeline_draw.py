@@ -51,7 +51,7 @@ def render(timeline: Timeline, path: Path) -> None:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise TimelineDrawError(
-            f"--timeline {path} needs matplotlib, which is not installed: {exc}. Fix: pip install matplotlib"
+            f"--timeline {path} needs matplotlib, which is not installed: {exc}. Fix: pip install 'planb[timeline]'"
         ) from exc
 
     def x(epoch: float) -> float:

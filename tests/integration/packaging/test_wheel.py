@@ -2,9 +2,10 @@
 
 The wheel is built from a copy of the files setuptools reads (``src/``, ``pyproject.toml``, the readme, the licence
 and training/requirements.txt, which ``src/planb/catalog/training-requirements.txt`` links to), never in the
-checkout, and installed without planb's dependencies but PyYAML and urllib3, all that ``planb values`` imports.
+checkout, and installed as ``pip install planb`` installs it: with its core dependencies (PyYAML and urllib3) and
+none of its extras', neither ``[timeline]``'s matplotlib nor ``[local]``'s cryptography and Google's API client.
 Nothing then can read the checkout: the command runs in a folder of its own, and the package data comes through
-importlib.resources.
+importlib.resources. The product's commands answer without the extras; a local wing's command names its extra.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from planb import paths
 
 pytestmark = pytest.mark.slow
 PIP_TIMEOUT = 180
+#: The distributions of the extras (pyproject.toml's [project.optional-dependencies]), by PEP 503 name.
+EXTRAS_ONLY = {"matplotlib", "google-api-python-client", "cryptography"}
 #: The environment of every command: none of Python's variables (PYTHONPATH would let the venv import the checkout).
 ENV = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON") and key != "VIRTUAL_ENV"}
 
@@ -57,6 +60,14 @@ def test_the_wheel_carries_its_data_and_licence(wheel: Path) -> None:
     assert "planb/catalog/training-requirements.txt" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: Apache-2.0" in metadata
+    requires = sorted(line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if "Requires-Dist" in line)
+    assert requires == [
+        "PyYAML",
+        'cryptography; extra == "local"',
+        'google-api-python-client; extra == "local"',
+        'matplotlib; extra == "timeline"',
+        "urllib3",
+    ]
 
 
 def test_the_installed_cli_answers_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
@@ -65,11 +76,18 @@ def test_the_installed_cli_answers_outside_the_checkout(wheel: Path, tmp_path: P
     done = _run(sys.executable, "-m", "venv", venv, cwd=away)
     assert done.returncode == 0, done.stderr
     python = venv / "bin" / "python"
-    done = _run(python, "-m", "pip", "install", "-q", "--no-deps", wheel, cwd=away)
-    assert done.returncode == 0, done.stderr
-    done = _run(python, "-m", "pip", "install", "-q", "PyYAML", "urllib3", cwd=away)
-    assert done.returncode == 0, f"pip could not install PyYAML and urllib3 from its index:\n{done.stderr}"
+    done = _run(python, "-m", "pip", "install", "-q", wheel, cwd=away)
+    assert done.returncode == 0, f"pip could not install the wheel and its core dependencies:\n{done.stderr}"
+    listed = _run(python, "-m", "pip", "list", "--format=freeze", cwd=away)
+    installed = {line.split("==")[0].lower().replace("_", "-") for line in listed.stdout.split()}
+    assert {"planb", "pyyaml", "urllib3"} <= installed, listed.stdout
+    assert installed & EXTRAS_ONLY == set(), f"the core install pulled an extra's distributions:\n{listed.stdout}"
     planb = venv / "bin" / "planb"
+    status = _run(planb, "status", "--help", cwd=away, timeout=60)
+    assert status.returncode == 0 and "usage: planb status" in status.stdout, status.stderr
+    local = _run(planb, "local", "--help", cwd=away, timeout=60)
+    assert (local.returncode, local.stdout) == (2, ""), local.stderr
+    assert "Fix: pip install 'planb[local]'" in local.stderr, local.stderr
     version = _run(planb, "--version", cwd=away, timeout=60)
     assert version.returncode == 0, version.stderr
     assert version.stdout.split() == ["planb", "0.1.0"]
