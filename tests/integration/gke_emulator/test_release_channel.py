@@ -17,7 +17,7 @@ import pytest
 
 from planb.local.gke_emulator import defaults
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.modules import CLUSTER_ARGS, ModuleRunner
+from tests.support.gke.modules import CLUSTER_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 
@@ -84,3 +84,23 @@ def test_the_version_is_a_floor_a_cluster_gke_upgraded_is_left_there(
     raised = modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.35.1-gke.1000000"})
     assert raised["changed"], raised
     assert _call(emulator, "GET", f"/v1/{name}")[1]["currentMasterVersion"] == "1.35.1-gke.1000000"
+
+
+def test_a_tpu_pool_s_maintenance_exclusion_is_set_changed_in_place_and_spares_its_nodes(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    """container v1 NodePool.maintenancePolicy.exclusionUntilEndOfSupport: sent at creation, updated in place
+    (UpdateNodePoolRequest.maintenancePolicy), and GKE's own upgrade leaves the excluded pool's nodes alone."""
+    assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]
+    pool = {**ONDEMAND_ARGS, "maintenance_exclusion": True}
+    created = modules.run("gke_node_pool", pool)
+    assert created["node_pool"]["maintenancePolicy"] == {"exclusionUntilEndOfSupport": {"enabled": True}}, created
+    assert not modules.run("gke_node_pool", pool)["changed"]
+    (name,) = emulator.store.clusters
+    assert _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})[0] == 200
+    status, served = _call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
+    assert status == 200 and served["version"].startswith("1.34."), served
+    lifted = modules.run("gke_node_pool", {**pool, "maintenance_exclusion": False})
+    assert lifted["changed"] and lifted["actions"] == ["update"], lifted
+    status, served = _call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
+    assert served["maintenancePolicy"] == {"exclusionUntilEndOfSupport": {"enabled": False}}, served

@@ -127,3 +127,6 @@ def test_playbook_regional_cluster_with_tpu_zone_reconverges_after_gke_upgrades_
     assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-3000:]
     assert len(emulator.writes()) == writes
     assert list_clusters(state)[0]["currentMasterVersion"].startswith("1.35.")
+    # The TPU pools' maintenance exclusion (planb's policy) kept GKE's upgrade off their nodes; default-pool moved.
+    versions = {p["name"]: p["version"] for p in list_node_pools(state)}
+    assert versions.pop("default-pool").startswith("1.35.") and all(v.startswith("1.34.") for v in versions.values())

@@ -310,6 +310,8 @@ class Engine:
                 config["workloadMetadataConfig"] = dict(request["workloadMetadataConfig"] or {})
             if "locations" in request:
                 pool["locations"] = list(request["locations"] or [])
+            if "maintenancePolicy" in request:  # UpdateNodePoolRequest.maintenancePolicy (NodePoolMaintenancePolicy)
+                pool["maintenancePolicy"] = dict(request["maintenancePolicy"] or {})
 
         return self._mutate_pool(project, location, name, "UPGRADE_NODES", change)
 

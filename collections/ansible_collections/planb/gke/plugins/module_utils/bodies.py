@@ -136,4 +136,8 @@ def node_pool_body(params: Params) -> Body:
         body.setdefault("placementPolicy", {})["policyName"] = params["placement_policy"]
     if params.get("node_locations"):
         body["locations"] = list(params["node_locations"])
+    if params.get("maintenance_exclusion") is not None:
+        # container v1 NodePoolMaintenancePolicy: GKE does not upgrade the pool's nodes until the end of support of
+        # the control plane's version (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+        body["maintenancePolicy"] = {"exclusionUntilEndOfSupport": {"enabled": bool(params["maintenance_exclusion"])}}
     return body

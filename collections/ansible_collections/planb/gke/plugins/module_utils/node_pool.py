@@ -112,6 +112,8 @@ def _node_pool_updates(
         update["workloadMetadataConfig"] = desired["config"]["workloadMetadataConfig"]
     if "locations" in diffs:
         update["locations"] = desired["locations"]
+    if any(d.startswith("maintenancePolicy") for d in diffs):
+        update["maintenancePolicy"] = desired["maintenancePolicy"]  # UpdateNodePoolRequest.maintenancePolicy
     if update:
         calls.append(("update", "PUT", path, dict(update, name=path)))
     return calls

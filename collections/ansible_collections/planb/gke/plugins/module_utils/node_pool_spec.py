@@ -38,6 +38,7 @@ NODE_POOL_ARGSPEC: dict[str, Any] = dict(
     spot={"type": "bool", "default": False},
     auto_repair={"type": "bool", "default": True},
     auto_upgrade={"type": "bool", "default": True},
+    maintenance_exclusion={"type": "bool"},
     labels={"type": "dict"},
     taints={
         "type": "list",

@@ -131,6 +131,14 @@ options:
     description: Node auto-upgrade.
     type: bool
     default: true
+  maintenance_exclusion:
+    description:
+      - V(true) gives the pool a maintenance exclusion until the end of support of the control plane's version
+        (C(maintenancePolicy.exclusionUntilEndOfSupport.enabled), container v1 C(NodePoolMaintenancePolicy)). GKE
+        upgrades the control plane on its release channel, but not these nodes until then
+        (U(https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions)).
+      - Changed in place (C(nodePools.update) with C(maintenancePolicy)). Omitted, the pool's policy is left alone.
+    type: bool
   labels:
     description:
       - Kubernetes node labels (C(config.labels)) this module manages. Only these keys are compared and
