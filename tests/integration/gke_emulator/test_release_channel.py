@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from planb.cli import main as planb_main
 from planb.local.gke_emulator import defaults
+from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.gke.modules import CLUSTER_ARGS, ONDEMAND_ARGS, ModuleRunner
 
@@ -104,3 +106,21 @@ def test_a_tpu_pool_s_maintenance_exclusion_is_set_changed_in_place_and_spares_i
     assert lifted["changed"] and lifted["actions"] == ["update"], lifted
     status, served = _call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
     assert served["maintenancePolicy"] == {"exclusionUntilEndOfSupport": {"enabled": False}}, served
+
+
+def test_the_cli_upgrades_a_cluster_as_gke_does(
+    modules: ModuleRunner,
+    emulator: RunningEmulator,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`planb gke-emulator upgrade` (docs/local-mode.md): GKE's upgrade, unasked; an older version is refused."""
+    assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]
+    (name,) = emulator.store.clusters
+    _, project, _, location, _, cluster = name.split("/")
+    monkeypatch.setattr(BackgroundEmulator, "running", lambda self: (0, emulator.url))
+    where = ["--location", location, "--project", project]
+    assert planb_main(["gke-emulator", "upgrade", cluster, "--version", "1.35", *where]) == 0
+    assert f"GKE upgraded {name} to 1.35" in capsys.readouterr().out
+    assert planb_main(["gke-emulator", "upgrade", cluster, "--version", "1.34", *where]) != 0
+    assert "Cannot upgrade" in capsys.readouterr().err
