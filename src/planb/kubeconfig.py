@@ -13,7 +13,9 @@ authenticating, as kubectl reads them (https://kubernetes.io/docs/reference/conf
 ``*-data`` fields are written to files of this user alone (0600 in a 0700 folder, each under a name of its own),
 removed when the process ends, because Python's TLS takes client certificates from files only.
 
-`load` is for the operator's own kubeconfig and takes all of the above. `load_region` is for a kubeconfig planb
+`load` is for the operator's own kubeconfig and takes all of the above, from one file or KUBECONFIG's list merged
+as kubectl merges it, for the current context or one named (kubectl's --context), with the context's namespace.
+`load_region` is for a kubeconfig planb
 reads out of a Secret on the manager (a MultiKueue region's): it takes an https ``server``,
 ``certificate-authority-data`` and a ``token``, nothing else, and writes nothing to disk.
 
@@ -34,6 +36,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +112,8 @@ class Connection:
     token: str = field(default="", repr=False)  # never in a repr (a log line, a traceback's locals)
     token_file: str | None = None
     exec_plugin: ExecPlugin | None = None
+    #: The context's namespace, kubectl's default for -n ("default" when the context names none).
+    namespace: str = "default"
 
     def bearer(self, refresh: bool = False) -> str:
         """The bearer token to send ('' when the client certificate authenticates)."""
@@ -173,19 +178,69 @@ def _file_or_data(section: dict[str, Any], key: str, base: Path) -> str | None:
     return None
 
 
-def load(path: Path) -> Connection:
-    """The connection the kubeconfig's current context describes."""
+#: The sections of a kubeconfig whose entries are merged by name, and each entry's key.
+_SECTIONS = {"clusters": "cluster", "users": "user", "contexts": "context"}
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """Kubeconfig files merged as kubectl merges KUBECONFIG's list: the first file to set a field wins it."""
+
+    source: str
+    current: str
+    #: Section -> entry name -> (the entry, the folder of the file that holds it: its relative paths' base).
+    entries: dict[str, dict[str, tuple[dict[str, Any], Path]]]
+
+
+def _merge(files: Sequence[Path], explicit: bool) -> _Merged:
+    """The files in order, as client-go's loader merges them (tools/clientcmd/loader.go, ClientConfigLoadingRules.Load):
+    a file of KUBECONFIG's list that does not exist is skipped (an `explicit` one, --kubeconfig's, must exist), the
+    first current-context set wins, and of two entries of one name in a section the first file's wins."""
+    source = os.pathsep.join(str(path) for path in files)
+    current = ""
+    entries: dict[str, dict[str, tuple[dict[str, Any], Path]]] = {section: {} for section in _SECTIONS}
+    for path in files:
+        try:
+            text = path.read_text()
+        except FileNotFoundError as exc:
+            if explicit:
+                raise KubeconfigError(f"{path}: {exc}") from exc
+            continue
+        except OSError as exc:
+            raise KubeconfigError(f"{path}: {exc}") from exc
+        config = _parse(text, str(path), KubeconfigError)
+        if config is None:
+            continue
+        if not isinstance(config, dict):
+            raise KubeconfigError(f"{path} is not a kubeconfig with a current-context")
+        current = current or str(config.get("current-context") or "")
+        for section, key in _SECTIONS.items():
+            for entry in config.get(section) or []:
+                if isinstance(entry, dict) and entry.get("name") is not None:
+                    entries[section].setdefault(str(entry["name"]), (dict(entry.get(key) or {}), path.parent))
+    return _Merged(source, current, entries)
+
+
+def _entry(merged: _Merged, section: str, name: str) -> tuple[dict[str, Any], Path]:
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise KubeconfigError(f"{path}: {exc}") from exc
-    config = _parse(text, str(path), KubeconfigError)
-    if not isinstance(config, dict) or not config.get("current-context"):
-        raise KubeconfigError(f"{path} is not a kubeconfig with a current-context")
-    context = _named(config.get("contexts"), str(config["current-context"]), "context", path)
-    cluster = _named(config.get("clusters"), str(context.get("cluster", "")), "cluster", path)
-    user = _named(config.get("users"), str(context.get("user", "")), "user", path) if context.get("user") else {}
-    base = path.parent
+        return merged.entries[section][name]
+    except KeyError:
+        raise KubeconfigError(f"{merged.source} has no {_SECTIONS[section]} named {name!r}") from None
+
+
+def load(path: Path | Sequence[Path], context_name: str | None = None) -> Connection:
+    """The connection a context describes: `context_name` (kubectl's --context), else the current-context.
+
+    `path` is one kubeconfig or KUBECONFIG's list of them, merged as kubectl merges it (_merge).
+    """
+    merged = _merge([path], explicit=True) if isinstance(path, Path) else _merge(list(path), explicit=False)
+    name = context_name or merged.current
+    if not name:
+        raise KubeconfigError(f"{merged.source} is not a kubeconfig with a current-context")
+    context, _ = _entry(merged, "contexts", name)
+    cluster, base = _entry(merged, "clusters", str(context.get("cluster", "")))
+    user, user_base = _entry(merged, "users", str(context.get("user", ""))) if context.get("user") else ({}, base)
+    path = Path(merged.source)  # in messages
     if not cluster.get("server"):
         raise KubeconfigError(f"{path}: cluster {context.get('cluster')!r} has no server")
     has_ca = bool(cluster.get("certificate-authority") or cluster.get("certificate-authority-data"))
@@ -201,10 +256,11 @@ def load(path: Path) -> Connection:
         server=str(cluster["server"]).rstrip("/"),
         ca_file=_file_or_data(cluster, "certificate-authority", base),
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
-        cert_file=_file_or_data(user, "client-certificate", base),
-        key_file=_file_or_data(user, "client-key", base),
+        cert_file=_file_or_data(user, "client-certificate", user_base),
+        key_file=_file_or_data(user, "client-key", user_base),
         token=str(user.get("token") or ""),
         token_file=str(user["tokenFile"]) if user.get("tokenFile") else None,
+        namespace=str(context.get("namespace") or "default"),
     )
     plugin = user.get("exec")
     if isinstance(plugin, dict):

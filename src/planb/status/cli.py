@@ -14,6 +14,7 @@ from planb import paths
 from planb.argtypes import finite
 from planb.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, UnreachableError, UsageError
 from planb.kube import Kube, KubeError
+from planb.kubeconfig import KubeconfigError, load
 from planb.status import serialize
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
@@ -22,11 +23,13 @@ from planb.status.report import JobStatus, admitted_on, collect, provisioned, wh
 TIMELINE_SUFFIXES = (".svg", ".png")
 
 
-def _kubeconfig(arg: str | None) -> Path:
+def _kubeconfig(arg: str | None) -> Path | list[Path]:
+    """--kubeconfig's one file, else every file of $KUBECONFIG (kubectl merges them), else the local stack's, else
+    ~/.kube/config."""
     if arg:
         return Path(arg)
-    if os.environ.get("KUBECONFIG"):
-        return Path(os.environ["KUBECONFIG"].split(os.pathsep)[0])
+    if listed := [Path(part) for part in os.environ.get("KUBECONFIG", "").split(os.pathsep) if part]:
+        return listed
     if paths.local_kubeconfig().is_file():
         return paths.local_kubeconfig()
     return Path.home() / ".kube" / "config"
@@ -155,11 +158,19 @@ def _check_usage(args: argparse.Namespace) -> None:
 def _status(args: argparse.Namespace) -> int:
     _check_usage(args)
     kubeconfig = _kubeconfig(args.kubeconfig)
-    if not kubeconfig.is_file():
+    files = [kubeconfig] if isinstance(kubeconfig, Path) else kubeconfig
+    if not any(file.is_file() for file in files):
+        where = os.pathsep.join(str(file) for file in files)
         raise UnreachableError(
-            f"no kubeconfig at {kubeconfig}. Fix: pass --kubeconfig, set KUBECONFIG, or run 'planb local up'."
+            f"no kubeconfig at {where}. Fix: pass --kubeconfig, set KUBECONFIG, or run 'planb local up'."
         )
-    kube = Kube(kubeconfig)
+    try:
+        connection = load(kubeconfig, args.context)
+    except KubeconfigError as exc:
+        raise KubeError(0, "bad kubeconfig", str(exc)) from exc
+    # kubectl's default for -n: the context's namespace.
+    args.namespace = args.namespace or connection.namespace
+    kube = Kube(next(file for file in files if file.is_file()), connection)
     if args.expect:
         return _expect(kube, args)
     if not args.watch:
@@ -213,9 +224,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `planb status`."""
     parser = sub.add_parser("status", help="where each RayJob landed, and why it waits if it does")
     parser.add_argument("job", nargs="?", help="one RayJob (default: all)")
-    parser.add_argument("-n", "--namespace", default="default", help="namespace (default: default)")
+    parser.add_argument("-n", "--namespace", help="namespace (default: the context's, else default)")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
-    parser.add_argument("--kubeconfig", help="default: $KUBECONFIG, else the local stack's, else ~/.kube/config")
+    parser.add_argument(
+        "--kubeconfig", help="default: $KUBECONFIG (every file, merged), else the local stack's, else ~/.kube/config"
+    )
+    parser.add_argument("--context", help="the kubeconfig's context to use (default: its current-context)")
     parser.add_argument("-w", "--watch", action="store_true", help="refresh until interrupted")
     parser.add_argument("--interval", type=finite, default=2.0, help="seconds between refreshes with --watch")
     parser.add_argument(
