@@ -15,9 +15,8 @@ removed when the process ends, because Python's TLS takes client certificates fr
 
 `load` is for the operator's own kubeconfig and takes all of the above, from one file or KUBECONFIG's list merged
 as kubectl merges it, for the current context or one named (kubectl's --context), with the context's namespace.
-`load_region` is for a kubeconfig planb
-reads out of a Secret on the manager (a MultiKueue region's): it takes an https ``server``,
-``certificate-authority-data`` and a ``token``, nothing else, and writes nothing to disk.
+`load_region` is for a kubeconfig planb reads out of a Secret on the manager (a MultiKueue region's): it takes an
+https ``server``, ``certificate-authority-data`` and a ``token``, nothing else, and writes nothing to disk.
 
 A kubeconfig that is not YAML is reported by line and column only: the line itself may hold a token.
 """
