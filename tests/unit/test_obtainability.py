@@ -1,4 +1,4 @@
-"""planb's own obtainability model (planb.local.capacity.obtainability): what the emulator's capacity advice scores."""
+"""planb's own obtainability model (planb.local.gke_emulator.obtainability): what capacity advice scores."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from planb.local.capacity.obtainability import HALF_LIFE_SECONDS, PRIOR_UPTIME_SECONDS, Signal, SignalError, score
+from planb.local.gke_emulator.obtainability import HALF_LIFE_SECONDS, PRIOR_UPTIME_SECONDS, Signal, SignalError, score
 
 NOW = 1_000_000.0
 

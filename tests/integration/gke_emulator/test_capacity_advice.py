@@ -2,7 +2,7 @@
 
 The methods are held to ``compute.v1.json`` (revision 20261106) as google-api-python-client ships it
 (https://cloud.google.com/compute/docs/reference/rest/v1/advice/capacity and .../advice/calendarMode); the scores are
-planb's model of the grants, stockouts and Spot preemptions seen (``planb.local.capacity.obtainability``), and a
+planb's model of the grants, stockouts and Spot preemptions seen (``planb.local.gke_emulator.obtainability``), and a
 shape can be refused, as Google's page says TPUs are (https://cloud.google.com/compute/docs/instances/view-vm-availability).
 """
 

@@ -10,7 +10,7 @@ The emulator serves two methods of compute v1 (discovery revision 20261106, as g
 Their bodies are held to the document like every other method's (``gke_emulator.conformance``: an unknown field is
 Google's 400, an output-only field in a request is dropped). ``capacityHistory`` is not served.
 
-The scores are planb's own model (``planb.local.capacity.obtainability``), not Google's: the grants, stockouts and
+The scores are planb's own model (``planb.local.gke_emulator.obtainability``), not Google's: the grants, stockouts and
 Spot preemptions seen per zone, machine type and provisioning model, recorded with the emulator-only switch
 ``POST /planb/v1/capacity-signals`` (``{"zone", "machineType", "provisioningModel", "outcome": "GRANT" | "STOCKOUT" |
 "PREEMPTION", "count"?, "uptimeSeconds"?}``). What the emulator answers:
@@ -46,9 +46,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from planb.local.capacity import obtainability
-from planb.local.capacity.obtainability import Signal, SignalError
+from planb.local.gke_emulator import obtainability
 from planb.local.gke_emulator.errors import ApiError
+from planb.local.gke_emulator.obtainability import Signal, SignalError
 from planb.local.gke_emulator.store import Store
 
 Body = dict[str, Any]
