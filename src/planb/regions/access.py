@@ -6,7 +6,7 @@ namespace (key ``kubeconfig``) or a file (Kueue v0.19.2, apis/kueue/v1beta2/mult
 rayclusters), CA inline. planb reads and deletes with exactly those rights, never more.
 
 Whoever can write Secrets in the manager's ``kueue-system`` writes the kubeconfig planb reaches a region with, on the
-operator's machine. So the kubeconfig is read by planb.kubeconfig.load_region (an https server,
+operator's machine. So the kubeconfig is read by planb.regions.kubeconfig.load_region (an https server,
 certificate-authority-data and a token; nothing else, nothing run, read or written here), the Secret's name must be
 a DNS-1123 subdomain and is quoted into the URL, and a ``Path`` location is refused (docs/security.md, "A region's
 kubeconfig").
@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from planb.errors import UnreachableError
 from planb.kube import Kube, KubeError, Obj
-from planb.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
+from planb.regions.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 #: Kueue's namespace on the manager, where the MultiKueueClusters' Secrets live (its configuration's `namespace`).

@@ -56,7 +56,7 @@ import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from planb.kube import Obj
-from planb.kubeconfig import is_dns_subdomain
+from planb.regions.kubeconfig import is_dns_subdomain
 
 #: The keeper's ConfigMap (in Kueue's namespace on the manager, written only by the operator's regions playbook and
 #: the keeper): ``origin``, the manager Kueue's multiKueue.origin, and ``quarantined``, the regions the keeper took

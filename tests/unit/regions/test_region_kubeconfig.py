@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from planb.errors import PlanbError
-from planb.kubeconfig import RegionKubeconfigError, load_region
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
+from planb.regions.kubeconfig import RegionKubeconfigError, load_region
 from planb.tls import ServingCert, ensure_serving_cert
 
 REGION = "us-east5"
