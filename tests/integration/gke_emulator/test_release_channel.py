@@ -71,8 +71,9 @@ def test_the_rule_cites_googles_reference() -> None:
 def test_the_version_is_a_floor_a_cluster_gke_upgraded_is_left_there(
     modules: ModuleRunner, emulator: RunningEmulator
 ) -> None:
-    """issue 51, item 3: GKE upgrades a channel's clusters by itself (Engine.auto_upgrade cites the pages), so
-    gke_cluster's version is a minimum: a cluster above it changes nothing, one below it is upgraded to it."""
+    """issue 51, item 3: GKE upgrades a channel's clusters by itself (gke_emulator.upgrades.auto_upgrade cites the
+    pages), so gke_cluster's version is a minimum: a cluster above it changes nothing, one below it is upgraded to
+    it."""
     assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]
     (name,) = emulator.store.clusters
     status, answer = _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})

@@ -1,12 +1,13 @@
 """The local GKE API's behaviour, independent of HTTP: clusters, node pools and what they stand on.
 
 ``Engine`` holds the container/v1 resources (clusters, node pools and their actions), GKE's validation
-(``gke_emulator.rules``) and defaults (``gke_emulator.defaults``), the managed instance groups behind pools
-(``gke_emulator.instance_groups``), Compute Engine reservations (``gke_emulator.reservations``), the project-level
-APIs (``gke_emulator.project``), Cloud Storage buckets (``gke_emulator.buckets``), the endpoint and CA a cluster
-reads (``gke_emulator.access``), and the emulator-only switches: injected operation and HTTP faults and the
-kubeconfig a cluster hands out. Mutations return long-running operations (``gke_emulator.operations``);
-``gke_emulator.routes`` maps REST paths onto these methods.
+(``gke_emulator.rules``) and defaults (``gke_emulator.defaults``), cluster versions and GKE's own upgrade
+(``gke_emulator.upgrades``), the managed instance groups behind pools (``gke_emulator.instance_groups``), Compute
+Engine reservations (``gke_emulator.reservations``), the project-level APIs (``gke_emulator.project``), Cloud
+Storage buckets (``gke_emulator.buckets``), the endpoint and CA a cluster reads (``gke_emulator.access``), and the
+emulator-only switches: injected operation and HTTP faults and the kubeconfig a cluster hands out. Mutations
+return long-running operations (``gke_emulator.operations``); ``gke_emulator.routes`` maps REST paths onto these
+methods.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planb.local.gke_emulator import defaults, reservation_rules, reservations, resource_policies, rules
+from planb.local.gke_emulator import defaults, reservation_rules, reservations, resource_policies, rules, upgrades
 from planb.local.gke_emulator.access import cluster_access
 from planb.local.gke_emulator.buckets import Buckets
 from planb.local.gke_emulator.errors import ApiError
@@ -25,27 +26,10 @@ from planb.local.gke_emulator.instance_groups import add_instance_group, get_ins
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS, Operations, now
 from planb.local.gke_emulator.project import ProjectApis
 from planb.local.gke_emulator.store import Store
+from planb.local.gke_emulator.upgrades import resolve_version
 from planb.paths import local_kubeconfig
 
 Body = dict[str, Any]
-
-#: What a version prefix resolves to when a cluster is created ("1.34" -> newest 1.34 patch).
-NEWEST_PATCH = {32: "1.32.9-gke.1108000", 33: "1.33.5-gke.1308000", 34: "1.34.1-gke.1829001", 35: "1.35.0-gke.1215000"}
-LATEST_MINOR = 34
-
-
-def resolve_version(version: str | None) -> str:
-    """The concrete version a cluster gets for a requested version (prefix or full)."""
-    if not version or version in ("latest", "-"):
-        return NEWEST_PATCH[LATEST_MINOR]
-    parsed = rules.parse_version(version)
-    if parsed is None:
-        raise ApiError(400, f"Version {version!r} is invalid.")
-    if len(parsed) >= 3:
-        return version if len(parsed) == 4 else f"{version}-gke.1000000"
-    if parsed[0] != 1 or parsed[1] not in NEWEST_PATCH:
-        raise ApiError(400, f"Master version {version!r} is unsupported.")
-    return NEWEST_PATCH[parsed[1]]
 
 
 class Engine:
@@ -178,30 +162,8 @@ class Engine:
         return self.operations.start(project, location, op_type, name, {"kind": "update_cluster", "target": name})
 
     def auto_upgrade(self, request: Body) -> Body:
-        """GKE's own upgrade of a cluster on a release channel (emulator-only switch, ``POST /planb/v1/upgrades``).
-
-        GKE upgrades a channel's clusters by itself, the control plane first and then the nodes
-        (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels, "What versions are available in a
-        channel"; https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades), and never downgrades
-        one: a version older than the cluster's is refused (400). A pool whose
-        ``maintenancePolicy.exclusionUntilEndOfSupport`` is enabled keeps its nodes' version (container v1
-        NodePoolMaintenancePolicy; https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
-        Which versions a channel offers on which date is not modelled: the switch stands for an upgrade GKE made
-        later, to the version named.
-        """
-        name = str(request.get("cluster") or "")
-        cluster = self._cluster(name)
-        version = resolve_version(str(request.get("version") or ""))
-        have, want = rules.parse_version(cluster["currentMasterVersion"]), rules.parse_version(version)
-        if have is None or want is None or want <= have:
-            raise ApiError(400, f"Cannot upgrade {name} from {cluster['currentMasterVersion']} to {version}.")
-        cluster["currentMasterVersion"] = cluster["currentNodeVersion"] = version
-        for key, pool in self.store.node_pools.items():
-            excluded = ((pool.get("maintenancePolicy") or {}).get("exclusionUntilEndOfSupport") or {}).get("enabled")
-            if key.startswith(name + "/") and not excluded:
-                pool["version"] = version
-        self.store.save()
-        return {"cluster": name, "currentMasterVersion": version}
+        """GKE's own upgrade of a cluster on a release channel (``gke_emulator.upgrades.auto_upgrade``)."""
+        return upgrades.auto_upgrade(self.store, request)
 
     def delete_cluster(self, project: str, location: str, name: str) -> Body:
         cluster = self._cluster(name)
