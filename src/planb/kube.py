@@ -40,8 +40,9 @@ class Kube:
     """JSON requests against the API server a kubeconfig points at."""
 
     def __init__(self, kubeconfig: Path, connection: Connection | None = None) -> None:
-        """`kubeconfig` is read with planb.kubeconfig.load, unless `connection` is given (one already read and checked,
-        a region's: planb.regions.kubeconfig.load_region); then `kubeconfig` only names where it came from, in messages."""
+        """`kubeconfig` is read with planb.kubeconfig.load, unless `connection` is given (one already read and
+        checked, a region's: planb.regions.kubeconfig.load_region); then `kubeconfig` only names where it came from,
+        in messages."""
         self.kubeconfig = kubeconfig
         if connection is None:
             try:
