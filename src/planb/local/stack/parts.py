@@ -229,8 +229,11 @@ class StackParts:
         )
         return True
 
-    def wait_default_service_account(self, timeout: float = 60) -> None:
-        """With admission on, pods need the `default` ServiceAccount (made by controller-manager)."""
+    def wait_default_service_account(self, timeout: float = 180) -> None:
+        """With admission on, pods need the `default` ServiceAccount (made by controller-manager). The wait ends as
+        soon as it appears (a few seconds on a quiet machine); 180 s, not 60, because a regions topology starts two
+        more stacks while make test's other tiers fill both cores, and at a load of 7 to 13 the controller-manager
+        took over 60 s (2026-12-04: the regions e2e topology and the regions demo failed their start so)."""
         # Asked in this process (one connection), not by a kubectl process a look: this runs while the API
         # server takes in the CRDs, and every CPU second counts then.
         kube = Kube(self.kubeconfig)
