@@ -117,11 +117,17 @@ class StopNotice:
 
     def stop(self) -> None:
         """End the process by the signal it was told of, after its output is out."""
-        sys.stdout.flush()
-        sys.stderr.flush()
         assert self.signum is not None
-        signal.signal(self.signum, signal.SIG_DFL)
-        os.kill(os.getpid(), self.signum)
+        end_by_signal(self.signum)
+
+
+def end_by_signal(signum: int) -> None:
+    """End this process by ``signum`` (its default action), after its output is out: whoever watches the process
+    sees the stop it asked for."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 @dataclasses.dataclass

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from planb_train_config import TPU7X_ACCELERATOR_TYPE, TrainConfig
-from planb_train_loop import RunResult, train_loop
+from planb_train_loop import RunResult, end_by_signal, train_loop
 
 DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
 
@@ -134,9 +134,7 @@ class DriverNotice:
             return
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if self.signum is not None:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.kill(os.getpid(), self.signum)
+            end_by_signal(self.signum)
 
 
 def run_ray(cfg: TrainConfig) -> None:
