@@ -5,8 +5,8 @@
 #     PLANB_PORT_OFFSET, planb.loopback) was measured on 2026-12-03: each half took 470-540 s instead of 660-750 s,
 #     but the four processes overloaded two cores (etcd request timeouts, jobs that never ran) and the whole run
 #     took longer (802-1111 s); tests/README.md, "Tiers", has the figures.
-#   * tests/integration/playbooks and tests/integration/collection, ansible-playbook against the GKE emulator from
-#     the checkout and from the collection's tarball, and
+#   * tests/integration/playbooks, tests/integration/collection and tests/integration/molecule, ansible-playbook
+#     against the GKE emulator from the checkout, from the collection's tarball and through molecule's gke scenario, and
 #   * tests/unit and the rest of tests/integration (the emulator, modules, molecule's gke scenario, Kueue, the
 #     chart, training), each with its output in a file, printed when it ends. The two are split so that they
 #     end about together (tests/README.md, "Tiers").
@@ -22,8 +22,9 @@ logdir=$(mktemp -d -t planb-test.XXXXXX)
 start=$SECONDS
 declare -A pids=()
 declare -A folders=(
-  [playbook]="tests/integration/playbooks tests/integration/collection"
-  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks --ignore=tests/integration/collection"
+  [playbook]="tests/integration/playbooks tests/integration/collection tests/integration/molecule"
+  [other]="tests/unit tests/integration --ignore=tests/integration/playbooks --ignore=tests/integration/collection
+    --ignore=tests/integration/molecule"
 )
 # The other two at the lowest priority: the e2e tests wait on controllers whose timers must not slip; the three
 # processes together fill two cores (tests/README.md, "Tiers"). SCHED_IDLE as well as nice 19: a waking task of the
