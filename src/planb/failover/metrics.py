@@ -40,8 +40,10 @@ from planb.failover.names import FROM_ANNOTATION, MOVED_ANNOTATION
 
 Obj = dict[str, Any]
 
-#: Seconds: minutes on a free plan up to a day in a DWS queue.
-WAIT_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 86400.0)
+#: Seconds: minutes on a free plan up to 7 days in a DWS queue (a ProvisioningRequest's retries run up to 7 days,
+#: DWS's horizon), so a week's wait lands in a finite bucket, not only in +Inf.
+_HOURS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0)
+WAIT_BUCKETS = (*_HOURS, *(days * 86400.0 for days in (1, 2, 4, 7)))
 #: Kueue's concurrent admission (planb.status.variants reads the same names).
 PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 VARIANT_FLAVOR = "kueue.x-k8s.io/workload-allowed-resource-flavors"

@@ -95,6 +95,19 @@ def test_every_query_names_a_metric_planb_or_kueue_v0_19_2_exports() -> None:
     assert "not a metric yet" in goodput["description"]
 
 
+def test_time_series_panels_query_per_rate_interval_not_over_the_whole_range() -> None:
+    # $__range is the whole dashboard range: in a time series every point would sum the same window (a stat
+    # panel's value); $__rate_interval is the window of each point, at least four scrape intervals.
+    dashboard = json.loads(DASHBOARD.read_text())
+    series = [p for p in dashboard["panels"] if p["type"] == "timeseries"]
+    assert "Moves and migrations" in {p["title"] for p in series}
+    for panel in series:
+        for expr in queries(panel):
+            assert "$__range" not in expr, f"{panel['title']}: {expr}"
+            if re.search(r"\b(rate|increase)\(", expr):
+                assert "[$__rate_interval]" in expr, f"{panel['title']}: {expr}"
+
+
 def test_the_dashboard_ships_as_a_sidecar_config_map_only_when_asked(template: Render) -> None:
     assert [o for o in template(*QUEUES) if o["metadata"]["name"].endswith("-dashboard")] == []
     on = template(*QUEUES, "--set", "dashboard.enabled=true", "--set", "dashboard.namespace=monitoring")

@@ -92,6 +92,19 @@ def test_time_to_admission_has_a_bucket_series_and_counts_each_workload_once(
     assert endpoint.controller.prometheus.admission_seen == set(), "a deleted Workload's uid is not kept"
 
 
+def test_a_wait_of_days_in_dws_lands_in_a_finite_bucket_up_to_its_7_day_horizon(
+    endpoint: Endpoint, kueue: Kueue
+) -> None:
+    # A ProvisioningRequest's retries run up to 7 days: a 6-day wait is told apart from a 2-day one, not only +Inf.
+    assert max(metrics.WAIT_BUCKETS) >= 7 * 86400
+    kueue.admit(PLAN_B, at="2026-05-10T09:50:00Z")  # created 2026-05-04T09:50:00Z: 6 days
+    endpoint.controller.poll_once()
+    got = endpoint.scrape()
+    bucket = "planb_time_to_admission_seconds_bucket"
+    assert got[key(bucket, le=str(4 * 86400.0), **plan(PLAN_B))] == 0
+    assert got[key(bucket, le=str(7 * 86400.0), **plan(PLAN_B))] == 1
+
+
 def test_time_to_running_is_observed_when_the_pods_are_ready(endpoint: Endpoint, kueue: Kueue) -> None:
     kueue.admit(PLAN_A)
     endpoint.controller.poll_once()
