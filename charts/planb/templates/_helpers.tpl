@@ -270,7 +270,7 @@ annotations:
 {{/*
 The capacity ladder as a JSON list of rungs, in the order Kueue tries them; each rung is one
 ResourceFlavor: {name, kind, nodeLabels, planLabels, tolerations, quota}. queues.ladder when it is
-set; else the seed's two plans from plans, queues.flavors and queues.quotas (on-demand, then dws
+set; else the tutorial's two plans from plans, queues.flavors and queues.quotas (on-demand, then dws
 while dws.enabled).
 planLabels select the plan's pools (planb.dev/plan, or plans.*); nodeLabels are planLabels plus the
 profile's accelerator labels (planb.profileLabels), so a job rendered for another profile matches no
@@ -338,7 +338,7 @@ and is not combined with the failover controller.
 {{- $q := .Values.queues -}}
 {{- $c := $q.concurrentAdmission -}}
 {{- if not $q.ladder -}}
-{{- fail "queues.ladderMode=concurrent needs queues.ladder: planb's policy: the seed's two plans keep the sequential mode, because in concurrent mode each plan's quota must also hold the job's head and submitter (Kueue holds every PodSet of a variant to one flavor), which only the ladder's quotas (the admin role's planb_plans) are sized for" -}}
+{{- fail "queues.ladderMode=concurrent needs queues.ladder: planb's policy: the tutorial's two plans keep the sequential mode, because in concurrent mode each plan's quota must also hold the job's head and submitter (Kueue holds every PodSet of a variant to one flavor), which only the ladder's quotas (the admin role's planb_plans) are sized for" -}}
 {{- end -}}
 {{- if and $c.lastAcceptableFlavor (ne $c.migrationMode "TryPreferredFlavors") -}}
 {{- fail (printf "queues.concurrentAdmission.lastAcceptableFlavor=%s needs migrationMode TryPreferredFlavors, not %s: Kueue accepts migration constraints only with TryPreferredFlavors (a job under RetainFirstAdmission never migrates)" $c.lastAcceptableFlavor $c.migrationMode) -}}

@@ -1,6 +1,6 @@
 """General-purpose (CPU-only) machine types: the cluster's default pool and what GKE picks by default.
 
-The seed's default pool is n2-standard-16; the GKE API defaults a node pool without a machine type
+The tutorial's default pool is n2-standard-16; the GKE API defaults a node pool without a machine type
 to e2-medium. vCPUs and memory per VM are Compute Engine's (memory in GB of 2^30 bytes, which
 Kubernetes writes ``Gi``); the URL is kept on every entry.
 """

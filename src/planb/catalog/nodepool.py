@@ -14,9 +14,9 @@ A plan (on-demand, dws) with K slices of a profile is a list of node pools (``no
 * **Single-host profile** (one VM per slice, every GPU profile): one pool that autoscales by
   nodes, max = K nodes.
 
-Pool names come from the plan's pool name (the seed's ONDEMAND_NODEPOOL / DWS_NODEPOOL): slice 1
+Pool names come from the plan's pool name (the tutorial's ONDEMAND_NODEPOOL / DWS_NODEPOOL): slice 1
 keeps the name itself, slice k (k >= 2) is ``<name>-<k>``: on-demand-pool, on-demand-pool-2,
-on-demand-pool-3. So the seed's single slice keeps the name ``on-demand-pool``, and growing from K to
+on-demand-pool-3. So the tutorial's single slice keeps the name ``on-demand-pool``, and growing from K to
 K+1 slices only adds ``<name>-<K+1>``. Every pool of a plan carries the node label
 ``planb.dev/plan=<plan>`` (node pool ``config.labels``), which the plan's Kueue ResourceFlavor
 selects, so one flavor covers all of a plan's pools.

@@ -132,7 +132,7 @@ def _build() -> tuple[dict[str, Profile], dict[str, str]]:
 
 PROFILES, ALIASES = _build()
 
-#: The seed's accelerator: TPU v6e, topology 4x4 on ct6e-standard-4t (4 hosts x 4 chips).
+#: The tutorial's accelerator: TPU v6e, topology 4x4 on ct6e-standard-4t (4 hosts x 4 chips).
 DEFAULT_PROFILE = "tpu-v6e-4x4"
 
 

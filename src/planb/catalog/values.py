@@ -44,11 +44,11 @@ def runtime_pip(jax_extra: str) -> list[str]:
     ]
 
 
-#: Per chip on each worker host: the seed gives a 4-chip v6e host 8 CPUs and 16Gi.
+#: Per chip on each worker host: the tutorial gives a 4-chip v6e host 8 CPUs and 16Gi.
 CPU_PER_CHIP = 2
 MEMORY_GI_PER_CHIP = 4
 
-#: Profiles whose values files ship under charts/planb/values/ (the seed's first).
+#: Profiles whose values files ship under charts/planb/values/ (the tutorial's first).
 SHIPPED: tuple[str, ...] = (
     "tpu-v6e-4x4",
     "tpu-v6e-2x4",

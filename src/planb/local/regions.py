@@ -1,6 +1,6 @@
 """`planb local up --regions N`: a MultiKueue manager and N worker regions, each a local stack of its own.
 
-Issue 38's local emulation (docs/regions.md, "Local emulation"): every member is the ordinary local stack (kwok
+The regions' local emulation (docs/regions.md, "Local emulation"): every member is the ordinary local stack (kwok
 control plane, the host Kueue v0.19.2, KubeRay, the GKE emulator, the capacity simulator and the Ray head
 stand-in), started by `planb local up` in a process of its own with
 
@@ -15,7 +15,8 @@ serves every region from container.googleapis.com; and a region's "network" is l
 stopped API server (docs/regions.md says what only Google can test).
 
 The wiring between them (the workers' ServiceAccount tokens in Secrets on the manager, MultiKueueCluster,
-MultiKueueConfig, the AdmissionCheck) is the product's, not the stand-in's: issue 38's item 2, the playbook.
+MultiKueueConfig, the AdmissionCheck) is the product's, not the stand-in's: the regions playbook and the multikueue
+role (docs/regions.md, "Ansible").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""One job's race across local regions (issue 38): each region's DWS switches, where the job runs, what the losers
-said, and that nothing of it is left after its uninstall. The regions demo (hack/demo_regions.py) and the e2e
-regions topology (tests/support/regions_topology.py) both run it.
+"""One job's race across local regions (docs/regions.md, "What runs today"): each region's DWS switches, where the job
+runs, what the losers said, and that nothing of it is left after its uninstall. The regions demo (hack/demo_regions.py)
+and the e2e regions topology (tests/support/regions_topology.py) both run it.
 
 One site.yml run on inventories/regions converges every region, each with a ladder of DWS alone (docs/regions.md,
 option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), and then the manager.
@@ -38,8 +38,8 @@ FAILS = ("--fail",)
 WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads"
 REQUESTS = "/apis/autoscaling.x-k8s.io/v1/namespaces/default/provisioningrequests"
 RAYJOB = f"/apis/ray.io/v1/namespaces/default/rayjobs/{JOB}"
-#: The losing regions' copies and requests go within this many seconds of the win (issue 38), and nothing of the job
-#: is left anywhere this long after its uninstall.
+#: The losing regions' copies and requests go within this many seconds of the win (docs/regions.md's target), and
+#: nothing of the job is left anywhere this long after its uninstall.
 GONE_WITHIN = 30.0
 CLEAN_WITHIN = 60.0
 

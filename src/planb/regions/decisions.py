@@ -37,17 +37,17 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
   policy: a quarantined region comes back into the config only after every copy there that this manager's
   MultiKueue made and whose manager Workload is gone or runs elsewhere is gone, and the RayJobs Kueue made for them.
 
-What the keeper deletes in a region, and why no more (issue 50, item 5): only an object whose origin label carries
-this manager's own value (the regions playbook gives each manager's Kueue its own ``multiKueue.origin``; Kueue's
-default ``multikueue`` would be every manager's) and that Kueue made for a Workload this manager still has under
+What the keeper deletes in a region, and why no more (docs/regions.md, section 4, "Origin"): only an object whose origin
+label carries this manager's own value (the regions playbook gives each manager's Kueue its own ``multiKueue.origin``;
+Kueue's default ``multikueue`` would be every manager's) and that Kueue made for a Workload this manager still has under
 its MultiKueue check: a copy of the same namespace and name (cloneForCreate,
-pkg/controller/admissionchecks/multikueue/workload.go#L1348-L1356), a RayJob of the name of that Workload's RayJob
-that names the Workload as its prebuilt one (the adapter creates the remote job under the manager job's own key,
+pkg/controller/admissionchecks/multikueue/workload.go#L1348-L1356), a RayJob of the name of that Workload's RayJob that
+names the Workload as its prebuilt one (the adapter creates the remote job under the manager job's own key,
 pkg/controller/jobs/ray/ray_multikueue_adapter.go#L188 and #L211-L220; utils.go#L250-L259). A copy whose manager
 Workload is gone is Kueue's own GC's to delete, with its job (multikueuecluster.go#L675-L733, run for every
 MultiKueueCluster, in a config or not, #L1170-L1189), as Kueue itself deletes only what carries its origin
-(pkg/controller/jobframework/utils.go#L292-L340): the keeper waits for it and touches nothing a label alone names.
-The label is anyone's to write in a region, the Workload's name the manager's alone.
+(pkg/controller/jobframework/utils.go#L292-L340): the keeper waits for it and touches nothing a label alone names. The
+label is anyone's to write in a region, the Workload's name the manager's alone.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def fill_node_pool(pool: Body) -> None:
     management.setdefault("autoRepair", True)
     management.setdefault("autoUpgrade", True)
     # GKE's control plane defaults the location policy to BALANCED (GKE_CA_LOCATION_POLICY); gcloud sends one
-    # only with --location-policy, so the seed's pools get BALANCED.
+    # only with --location-policy, so the tutorial's pools get BALANCED.
     autoscaling = pool.get("autoscaling")
     if autoscaling and autoscaling.get("enabled"):
         autoscaling.setdefault("locationPolicy", "BALANCED")

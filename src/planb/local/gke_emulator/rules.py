@@ -168,7 +168,7 @@ def _autoscaling_rules(pool: Body, label: str, source: str) -> None:
 
     GKE answers "Flex start node pools require autoscaling enabled." and "... require initial node count to be set
     to 0." Not refused, because Google documents them only as recommendations
-    and the seed's own `gcloud container node-pools create --flex-start --enable-queued-provisioning` (which GKE
+    and the tutorial's own `gcloud container node-pools create --flex-start --enable-queued-provisioning` (which GKE
     accepts) sends neither: auto-repair off (DOC_QUEUED: "--no-enable-autorepair ... disables automatic repairs,
     which could disrupt workloads"), location policy ANY (DOC_QUEUED's command uses it; GKE's control plane
     defaults to BALANCED, see defaults.py) and reservation affinity NO_RESERVATION (the commands use

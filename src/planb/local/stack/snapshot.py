@@ -1,6 +1,6 @@
 """An etcd snapshot for the local control plane: the stack's CRDs already taken in, made once per toolchain.
 
-(Earlier versions called it etcd's "seed", a word the project also used for the tutorial it follows:
+(Earlier versions gave it another name, which the old switch PLANB_ETCD_SEED still carries: SWITCH below;
 DEVELOPING.md, "Glossary".)
 
 Why: the API server spends most of `up` taking in the CRDs (5 MB of schemas: decoding, the naming and

@@ -15,8 +15,8 @@ node pool settings of the kind, below) and ``pools`` (``planb.gke.node_pools``' 
 
 GKE's settings per kind (``settings``; the keys are the gke_node_pool role's variables without its prefix):
 
-* ``on-demand``: the seed's plan A: ``reservation_affinity`` NO_RESERVATION.
-* ``dws``: the seed's plan B: queued provisioning and flex-start, auto-repair off, location policy ANY
+* ``on-demand``: the tutorial's plan A: ``reservation_affinity`` NO_RESERVATION.
+* ``dws``: the tutorial's plan B: queued provisioning and flex-start, auto-repair off, location policy ANY
   (planb's policy for flex-start pools: module_utils/validate.py), NO_RESERVATION.
 * ``spot``: ``spot`` true (config.spot), NO_RESERVATION, and the taint ``cloud.google.com/gke-spot=true:NoSchedule``
   that GKE's Spot VM page recommends so that only pods which tolerate it land there (DOC_SPOT); GKE labels
@@ -164,7 +164,7 @@ def _check_item(index: int, item: object) -> dict[str, Any]:
     kind = item.get("kind")
     if kind not in KINDS:
         raise _fail(where, f"kind {kind!r} is not one planb knows: use one of {', '.join(KINDS)}")
-    # nodepool may be left out: <name>-pool (the seed's on-demand-pool and dws-pool for plans on-demand and dws).
+    # nodepool may be left out: <name>-pool (the tutorial's on-demand-pool and dws-pool for plans on-demand and dws).
     nodepool = item.get("nodepool") or f"{name}-pool"
     if not isinstance(nodepool, str):
         raise _fail(

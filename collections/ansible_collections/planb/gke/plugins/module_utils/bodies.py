@@ -18,7 +18,7 @@ RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
 def cluster_body(params: Params) -> Body:
-    """projects.locations.clusters: the seed's cluster (default pool, Ray operator, image streaming)."""
+    """projects.locations.clusters: the tutorial's cluster (default pool, Ray operator, image streaming)."""
     body: Body = {
         "name": params["name"],
         "initialClusterVersion": params["version"],

@@ -74,7 +74,7 @@ def zone_problems(machine_type: str, location: str, node_locations: list[str] | 
             f"location {location} is a region, and a TPU {generation} slice lives in one zone: a TPU pool of a "
             f"regional cluster needs node_locations with exactly one zone ({POLICY}). Zones of {region} that offer "
             f"TPU {generation}: {_offered(facts, region)}; every zone that does: {_offered(facts)} "
-            f"({_source(facts)}). Or give a zone as the location, for a zonal cluster as the seed does"
+            f"({_source(facts)}). Or give a zone as the location, for a zonal cluster as the tutorial does"
         )
         return problems
     zone = node_locations[0] if node_locations else location

@@ -33,7 +33,7 @@ from ansible_collections.planb.gke.plugins.module_utils.versions import (
 
 Params = dict[str, Any]
 
-#: planb's policy (the seed's GKE_VERSION): clusters run GKE 1.34 or later.
+#: planb's policy (the tutorial's GKE_VERSION): clusters run GKE 1.34 or later.
 MIN_CLUSTER_VERSION = (1, 34)
 #: GKE's flex-start with queued provisioning page (recommendations for the pools it creates).
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
@@ -249,7 +249,7 @@ def validate_node_pool_version(params: Params, cluster_version: str) -> str | No
 def _check_dws_policy(params: Params, feature: str, problems: list[str]) -> None:
     """planb's policy for flex-start and queued provisioning pools, on top of GKE's rules.
 
-    GKE accepts all three otherwise (the seed's own gcloud commands send auto-repair on and no location
+    GKE accepts all three otherwise (the tutorial's own gcloud commands send auto-repair on and no location
     policy); Google's pages recommend them, and cluster-toolkit and xpk set them the same way.
     """
     auto = params.get("autoscaling") or {}

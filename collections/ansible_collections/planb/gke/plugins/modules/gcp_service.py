@@ -3,7 +3,7 @@
 
 DOCUMENTATION = r"""
 module: gcp_service
-short_description: Make sure Google APIs are enabled on a project (the seed's "before you begin")
+short_description: Make sure Google APIs are enabled on a project (the tutorial's "before you begin")
 version_added: "0.1.0"
 description:
   - Reads the state of each API with the Service Usage API v1 (C(GET projects/P/services/S)) and enables the
@@ -47,7 +47,7 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Enable the Kubernetes Engine and Cloud TPU APIs (the seed's "before you begin")
+- name: Enable the Kubernetes Engine and Cloud TPU APIs (the tutorial's "before you begin")
   planb.gke.gcp_service:
     project: my-project
     auth_kind: application

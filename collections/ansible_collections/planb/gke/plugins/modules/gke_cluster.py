@@ -14,7 +14,7 @@ description:
   - O(version) is a floor, not a pin. A new cluster is created at it; an existing one below it is upgraded to it
     (C(desiredMasterVersion)); one at or above it (GKE upgrades a cluster on a release channel by itself,
     U(https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades)) is left as it is.
-  - Refuses versions older than 1.34 (planb's policy, from the seed's GKE_VERSION).
+  - Refuses versions older than 1.34 (planb's policy, from the tutorial's GKE_VERSION).
   - Turns Workload Identity Federation for GKE on or off in place (O(workload_identity)), and changes the
     release channel in place (O(release_channel)).
   - Network, subnetwork, Dataplane V2, private nodes, the control plane's range and the nodes' service account are
@@ -163,7 +163,7 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Create the cluster of the seed
+- name: Create the tutorial's cluster
   planb.gke.gke_cluster:
     name: tpu-cluster
     location: us-east5-b
