@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from planb.errors import PlanbError
+from planb.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, PlanbError, exit_codes_help
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -56,6 +56,31 @@ COMMANDS: tuple[Command, ...] = (
     Command("regions", "across regions: the MultiKueue manager's keeper (docs/regions.md)", "planb.regions.cli"),
 )
 
+DESCRIPTION = """\
+TPU/GPU training on GKE: on-demand first, DWS flex-start as plan B.
+
+Each job is a Helm release of charts/planb; Kueue admits it on the first plan of the ladder with room.
+planb tells where each job landed and why it waits, prints the chart's values per accelerator profile,
+and runs the local stack that stands in for GKE."""
+
+EXAMPLES = """\
+examples:
+  planb status                          where each RayJob landed, and why it waits if it does
+  planb status job-2 -o json            one job as JSON, for scripts
+  planb profiles                        the accelerator profiles of the catalog
+  planb values tpu-v6e-4x4              the chart's Helm values for a profile
+  source <(planb completion bash)       tab completion in this shell (zsh: planb completion zsh)
+  planb COMMAND --help                  a command's own options, examples and exit codes
+"""
+EXIT_CODES = exit_codes_help(
+    {
+        EXIT_OK: "ok: everything asked about is fine",
+        EXIT_FAILED: "not as it should be: a job failed, no job matched, or --expect was not met",
+        EXIT_USAGE: "usage: a command line, or an input it names, that planb cannot use",
+        EXIT_UNREACHABLE: "unreachable: no kubeconfig, the API server does not answer, or it answered an error",
+    }
+)
+
 
 class MissingExtraError(PlanbError):
     """A sub-command's module imports a library of an extra that is not installed."""
@@ -84,7 +109,9 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser: full sub-commands for the modules in `load` (default: every module), one-line stubs else."""
     parser = argparse.ArgumentParser(
         prog="planb",
-        description="TPU/GPU training on GKE: on-demand first, DWS flex-start as plan B.",
+        description=DESCRIPTION,
+        epilog=EXAMPLES + "\n" + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"planb {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

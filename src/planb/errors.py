@@ -4,6 +4,7 @@ The exit codes follow kubectl's habit (0 ok, 1 the thing asked about is not as i
 (2 for a command line it cannot use); docs/pending-jobs.md ("Exit codes") documents them for `planb status`.
 """
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 #: Everything asked about is fine.
@@ -14,6 +15,11 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: The cluster cannot be read: no kubeconfig, the API server unreachable, or it answered an error.
 EXIT_UNREACHABLE = 3
+
+
+def exit_codes_help(meanings: Mapping[int, str]) -> str:
+    """An ``--help`` epilog's block of exit codes, one line per code (argparse's RawDescriptionHelpFormatter)."""
+    return "exit codes:\n" + "".join(f"  {code}  {meaning}\n" for code, meaning in sorted(meanings.items()))
 
 
 class PlanbError(Exception):

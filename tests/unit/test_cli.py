@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from planb import cli, paths
+from planb.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 
 #: The packages a sub-command may pull in; `planb status` and `planb --help` need none of them.
 HEAVY = ("planb.local.gke_emulator", "planb.local.capacity", "planb.local.stack", "planb.local.rayhead")
@@ -101,3 +102,28 @@ def test_a_command_names_an_extra_exactly_when_it_needs_one(command: cli.Command
 
 def test_the_product_needs_no_extra() -> None:
     assert {c.name for c in cli.COMMANDS if c.extra is None} >= {"status", "values", "profiles", "regions"}
+
+
+def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as done:
+        cli.main([*argv, "--help"])
+    assert done.value.code == EXIT_OK
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [[], ["status"]], ids=["planb", "planb status"])
+def test_help_has_a_description_examples_and_every_exit_code(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _help(argv, capsys)
+    usage, description = out.split("\n\n")[:2]
+    assert usage.startswith("usage: planb") and len(description.split()) > 10, out
+    examples = out[out.index("\nexamples:\n") :]
+    assert examples.count("\n  planb ") >= 4, out
+    codes = out.split("\nexit codes:\n")[1].splitlines()
+    assert [line.split()[0] for line in codes if line.strip()] == [
+        str(c) for c in (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE)
+    ], out
+    # RawDescriptionHelpFormatter: each example keeps its own line, as written.
+    assert "\n  planb status job-2 -o json " in _help([], capsys)
+    assert "\n  planb status job-2 -w " in _help(["status"], capsys)

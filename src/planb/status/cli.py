@@ -12,12 +12,50 @@ from pathlib import Path
 
 from planb import paths
 from planb.argtypes import finite
-from planb.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, UnreachableError, UsageError
+from planb.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    UnreachableError,
+    UsageError,
+    exit_codes_help,
+)
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.status import serialize
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
+
+DESCRIPTION = """\
+Where each RayJob landed, and why it waits if it does: its Kueue Workload, the flavor of each PodSet, the
+admission checks, the ProvisioningRequests with their reasons, the pods and the nodes they run on.
+With JOB, that job's detail view: its runs, moves, retries and goodput (docs/pending-jobs.md).
+The cluster is read as kubectl reads it: --kubeconfig, else every $KUBECONFIG file merged, else the
+local stack's, else ~/.kube/config; --context, else the current context, whose namespace is the default."""
+
+EPILOG = "\n".join(
+    (
+        """\
+examples:
+  planb status                                  every RayJob in the namespace
+  planb status job-2 -w                         one job, refreshed until Ctrl-C
+  planb status -A -o json                       every namespace, as one document (docs/status.schema.json)
+  planb status --context prod -n team-a         another context and namespace
+  planb status --expect job-2=dws --timeout 600 wait until job-2 is admitted on the dws flavor
+  planb status job-c --timeline job-c.svg       a picture of job-c's life (the [timeline] extra)
+""",
+        exit_codes_help(
+            {
+                EXIT_OK: "every job shown is fine; with --expect, every job landed where expected",
+                EXIT_FAILED: "a job shown failed, no RayJob matched, or with --expect a job did not land as expected",
+                EXIT_USAGE: "a command line planb status cannot use; nothing is read from the cluster",
+                EXIT_UNREACHABLE: "the cluster cannot be read (no kubeconfig, the API server unreachable or in "
+                "error); with -w, the last refresh's",
+            }
+        ),
+    )
+)
 
 #: The pictures --timeline draws, by the file's suffix (matplotlib's Agg backend writes both).
 TIMELINE_SUFFIXES = (".svg", ".png")
@@ -222,7 +260,13 @@ def _watch(kube: Kube, args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `planb status`."""
-    parser = sub.add_parser("status", help="where each RayJob landed, and why it waits if it does")
+    parser = sub.add_parser(
+        "status",
+        help="where each RayJob landed, and why it waits if it does",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("job", nargs="?", help="one RayJob (default: all)")
     parser.add_argument("-n", "--namespace", help="namespace (default: the context's, else default)")
     parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
