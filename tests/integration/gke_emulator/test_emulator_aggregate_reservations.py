@@ -3,12 +3,13 @@
 An aggregate reservation holds TPU chips of one VM family and a workload type; a SPECIFIC_RESERVATION pool consumes
 it when it is a TPU pool, of the reserved accelerator's family, with at most the reserved chips in one slice, and
 (multi-host) the reservation is BATCH (pkg/reservations/matcher.go). Share types and int64-as-string fields are
-Compute Engine's v1 document's.
+Compute Engine's v1 document's. Which pool consumes which reservation, specific ones included, is the table in
+tests/support/gke/reservation_cases.py, which planb.gke's matcher passes too
+(tests/integration/gke_emulator/test_modules_ladder.py).
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import socket
@@ -18,53 +19,23 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from planb.catalog import tpu
 from planb.local.gke_emulator import reservation_rules
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.gke.gke_api import call, create, refused
+from tests.support.gke.reservation_cases import BY_ID, CASES, CT6E, Refusal, ReservationCase, aggregate, reserve
 
 PROJECT = "planb-test"
 LOCATION = f"projects/{PROJECT}/locations/us-east5-b"
 POOLS = f"{LOCATION}/clusters/c/nodePools"
 RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/us-east5-b/reservations"
-CT6E = "VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E"
 
 
-def _aggregate(name: str, chips: int = 32, workload: str = "BATCH", **extra: Any) -> dict[str, Any]:
-    # What gcloud's future-reservations --tpu-version=V6E --chip-count --workload-type sends: no acceleratorType.
-    return {
-        "name": name,
-        "specificReservationRequired": True,
-        "aggregateReservation": {
-            "vmFamily": extra.pop("vm_family", CT6E),
-            "workloadType": workload,
-            "reservedResources": [{"accelerator": {"acceleratorCount": chips, **extra.pop("accelerator", {})}}],
-        },
-        **extra,
-    }
-
-
-def _reserve(emulator: RunningEmulator, body: dict[str, Any], project: str = PROJECT) -> None:
-    status, op = call(emulator, "POST", RESERVATIONS.replace(PROJECT, project), body)
+def _reserve(emulator: RunningEmulator, body: dict[str, Any]) -> None:
+    status, op = call(emulator, "POST", RESERVATIONS, body)
     assert status == 200 and op["status"] == "DONE", op
-
-
-def _pool(reservation: str, topology: str | None = "4x4", machine: str = "ct6e-standard-4t") -> dict[str, Any]:
-    pool: dict[str, Any] = {
-        "name": "reserved",
-        "initialNodeCount": 0,
-        "config": {
-            "machineType": machine,
-            "reservationAffinity": {
-                "consumeReservationType": "SPECIFIC_RESERVATION",
-                "key": reservation_rules.RESERVATION_KEY,
-                "values": [reservation],
-            },
-        },
-        "autoscaling": {"enabled": True, "minNodeCount": 0, "maxNodeCount": 4 if topology == "4x4" else 1},
-    }
-    if topology:
-        pool["placementPolicy"] = {"tpuTopology": topology}
-    return {"nodePool": pool}
 
 
 def _cluster(emulator: RunningEmulator) -> None:
@@ -72,7 +43,7 @@ def _cluster(emulator: RunningEmulator) -> None:
 
 
 def test_an_aggregate_reservation_is_stored_as_compute_engine_returns_it(emulator: RunningEmulator) -> None:
-    _reserve(emulator, _aggregate("tpu-res"))
+    _reserve(emulator, {"name": "tpu-res", **aggregate(32)})
     status, found = call(emulator, "GET", f"{RESERVATIONS}/tpu-res")
     assert status == 200 and "specificReservation" not in found
     assert found["aggregateReservation"] == {
@@ -91,13 +62,16 @@ def test_an_aggregate_reservation_is_stored_as_compute_engine_returns_it(emulato
     assert isinstance(found["id"], str) and found["id"].isdigit()
     # Compute Engine's refusals: a vmFamily or workloadType outside the v1 enum (the discovery document's contract,
     # in Google's wording for a bad enum value), both shapes, neither.
-    bad_family = _aggregate("bad", vm_family="VM_FAMILY_CLOUD_TPU_V9")
+    bad_family = {"name": "bad", **aggregate(32, vm_family="VM_FAMILY_CLOUD_TPU_V9")}
     status, answer = call(emulator, "POST", RESERVATIONS, bad_family)
     assert status == 400 and "'resource.aggregate_reservation.vm_family' (TYPE_ENUM)" in answer["error"]["message"]
-    bad_workload = _aggregate("bad", workload="TRAINING")
+    bad_workload = {"name": "bad", **aggregate(32, "TRAINING")}
     status, answer = call(emulator, "POST", RESERVATIONS, bad_workload)
     assert status == 400 and "'resource.aggregate_reservation.workload_type' (TYPE_ENUM)" in answer["error"]["message"]
-    both = _aggregate("both", specificReservation={"count": "1", "instanceProperties": {"machineType": "n2-x-2"}})
+    both = {
+        "name": "both",
+        **aggregate(32, specificReservation={"count": "1", "instanceProperties": {"machineType": "n2-x-2"}}),
+    }
     status, answer = call(emulator, "POST", RESERVATIONS, both)
     assert status == 400 and "exactly one of specificReservation" in str(answer)
     assert call(emulator, "POST", RESERVATIONS, {"name": "neither"})[0] == 400
@@ -105,7 +79,10 @@ def test_an_aggregate_reservation_is_stored_as_compute_engine_returns_it(emulato
 
 def test_share_types_are_the_v1_documents(emulator: RunningEmulator) -> None:
     # count as an int64 string is accepted and answered as a string.
-    specific = {"name": "gpu-res", "specificReservation": {"count": "2", "instanceProperties": {"machineType": "a3"}}}
+    specific: dict[str, Any] = {
+        "name": "gpu-res",
+        "specificReservation": {"count": "2", "instanceProperties": {"machineType": "a3"}},
+    }
     assert call(emulator, "POST", RESERVATIONS, specific)[0] == 400  # not a machine type
     specific["specificReservation"]["instanceProperties"]["machineType"] = "a3-highgpu-8g"
     _reserve(emulator, {**specific, "shareSettings": {"shareType": "ORGANIZATION"}})
@@ -118,62 +95,89 @@ def test_share_types_are_the_v1_documents(emulator: RunningEmulator) -> None:
     assert "'resource.shareSettings.projectMap'" in str(call(emulator, "POST", RESERVATIONS, mapped)[1])
 
 
-def test_a_tpu_slice_pool_consumes_a_batch_aggregate_reservation_of_its_family(emulator: RunningEmulator) -> None:
-    _cluster(emulator)
-    _reserve(emulator, _aggregate("tpu-res"))
-    create(emulator, LOCATION, POOLS, _pool("tpu-res"))
-    assert call(emulator, "GET", f"/v1/{POOLS}/reserved")[1]["config"]["reservationAffinity"]["values"] == ["tpu-res"]
+#: What the emulator's refusal says for each reason of the table: GKE's autoscaler's reason string where it has one,
+#: and the source the rule cites.
+_SAYS = {
+    Refusal.MISSING: "does not exist; a node pool consumes a reservation of its own zone",
+    Refusal.NOT_SHARED: "is not shared with project planb-test",
+    Refusal.MACHINE_TYPE: "cannot consume reservation",
+    Refusal.NOT_TPU: '"Unable to consume aggregate reservation for non-TPU workloads"',
+    Refusal.WORKLOAD: "reservation has ",
+    Refusal.FAMILY: "but it's missing from reservation",
+    Refusal.CHIPS: "but it's missing from reservation",
+}
 
 
-def test_an_aggregate_reservation_of_another_family_or_too_few_chips_is_refused(emulator: RunningEmulator) -> None:
+def _case_pool(case: ReservationCase) -> dict[str, Any]:
+    """The pool gcloud sends for the case: 0 to one slice's hosts nodes, consuming the reservation by name."""
+    found = tpu.find_machine(case.machine_type)
+    hosts = tpu.TpuSlice(found[0], case.machine_type, case.topology).hosts_per_slice if found and case.topology else 1
+    pool: dict[str, Any] = {
+        "name": "reserved",
+        "initialNodeCount": 0,
+        "config": {
+            "machineType": case.machine_type,
+            "reservationAffinity": {
+                "consumeReservationType": "SPECIFIC_RESERVATION",
+                "key": reservation_rules.RESERVATION_KEY,
+                "values": [case.value],
+            },
+        },
+        "autoscaling": {"enabled": True, "minNodeCount": 0, "maxNodeCount": hosts},
+    }
+    if case.topology:
+        pool["placementPolicy"] = {"tpuTopology": case.topology}
+    return {"nodePool": pool}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_the_emulator_matches_every_case_of_the_reservation_table(
+    emulator: RunningEmulator, case: ReservationCase
+) -> None:
+    """Every case of tests/support/gke/reservation_cases.py, as GKE answers nodePools.create."""
     _cluster(emulator)
-    _reserve(emulator, _aggregate("v5e-res", vm_family="VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT5LP"))
-    message = refused(emulator, POOLS, _pool("v5e-res"))
-    assert "needs 16 ct6e chips for one slice" in message and "reserves 32 x ct5lp" in message, message
-    assert "requested TPU accelerator {tpu-v6e-slice, 4x4, 4}, but it's missing from reservation" in message
-    assert reservation_rules.AGGREGATE_CHIPS in message
-    _reserve(emulator, _aggregate("small", chips=8))
-    assert "reserves 8 x ct6e" in refused(emulator, POOLS, _pool("small"))
-    # An explicit acceleratorType names the family, whatever vmFamily says.
-    _reserve(emulator, _aggregate("typed", accelerator={"acceleratorType": "projects/p/zones/z/acceleratorTypes/ct5p"}))
-    assert "reserves 32 x ct5p" in refused(emulator, POOLS, _pool("typed"))
+    reserve(emulator, case)
+    if case.refusal is None:
+        create(emulator, LOCATION, POOLS, _case_pool(case))
+        affinity = call(emulator, "GET", f"/v1/{POOLS}/reserved")[1]["config"]["reservationAffinity"]
+        assert affinity == {
+            "consumeReservationType": "SPECIFIC_RESERVATION",
+            "key": reservation_rules.RESERVATION_KEY,
+            "values": [case.value],
+        }
+        return
+    message = refused(emulator, POOLS, _case_pool(case))
+    assert _SAYS[case.refusal] in message and case.refusal.source in message, message
     assert call(emulator, "GET", f"/v1/{POOLS}/reserved")[0] == 404
 
 
-def test_the_workload_type_must_fit_the_slice(emulator: RunningEmulator) -> None:
+@pytest.mark.parametrize(
+    ("case_id", "says"),
+    [
+        (
+            "another-family",
+            [
+                "needs 16 ct6e chips for one slice and reservation "
+                "projects/planb-test/zones/us-east5-b/reservations/res reserves 32 x ct5lp",
+                "requested TPU accelerator {tpu-v6e-slice, 4x4, 4}, but it's missing from reservation",
+            ],
+        ),
+        (
+            "serving-refuses-a-multi-host-slice",
+            [
+                "is a multi-host TPU slice (4x4)",
+                '"requested multihost TPU, reservation has singlehost"; a multi-host slice needs a BATCH reservation',
+            ],
+        ),
+    ],
+)
+def test_an_aggregate_refusal_names_the_slice_and_quotes_the_autoscaler(
+    emulator: RunningEmulator, case_id: str, says: list[str]
+) -> None:
     _cluster(emulator)
-    _reserve(emulator, _aggregate("serving", workload="SERVING"))
-    message = refused(emulator, POOLS, _pool("serving"))
-    assert "multi-host TPU slice (4x4)" in message and "needs a BATCH reservation" in message, message
-    assert reservation_rules.AGGREGATE_WORKLOAD in message
-    _reserve(emulator, _aggregate("batch"))
-    single = _pool("batch", topology="2x2")
-    assert '"requested singlehost TPU, reservation has multihost"' in refused(emulator, POOLS, single)
-    # UNSPECIFIED serves both; a single-host pool consumes a SERVING reservation.
-    _reserve(emulator, _aggregate("any", workload="UNSPECIFIED"))
-    create(emulator, LOCATION, POOLS, _pool("any"))
-    single = _pool("serving", topology="2x2")
-    single["nodePool"]["name"] = "single"
-    create(emulator, LOCATION, POOLS, single)
-
-
-def test_a_gpu_pool_cannot_consume_an_aggregate_reservation(emulator: RunningEmulator) -> None:
-    _cluster(emulator)
-    _reserve(emulator, _aggregate("tpu-res"))
-    gpu = _pool("tpu-res", topology=None, machine="a3-highgpu-8g")
-    gpu["nodePool"]["config"]["accelerators"] = [{"acceleratorType": "nvidia-h100-80gb", "acceleratorCount": "8"}]
-    message = refused(emulator, POOLS, gpu)
-    assert "Unable to consume aggregate reservation for non-TPU workloads" in message, message
-
-
-def test_an_organization_reservation_of_another_project_is_shared(emulator: RunningEmulator) -> None:
-    _cluster(emulator)
-    _reserve(emulator, _aggregate("org", shareSettings={"shareType": "ORGANIZATION"}), project="owner-project")
-    create(emulator, LOCATION, POOLS, _pool("projects/owner-project/reservations/org"))
-    local = copy.deepcopy(_pool("projects/owner-project/reservations/local"))
-    local["nodePool"]["name"] = "local"
-    _reserve(emulator, _aggregate("local"), project="owner-project")
-    assert "is not shared with project planb-test" in refused(emulator, POOLS, local)
+    reserve(emulator, BY_ID[case_id])
+    message = refused(emulator, POOLS, _case_pool(BY_ID[case_id]))
+    assert all(words in message for words in says), message
 
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,8 +1,9 @@
 """The emulator's Compute Engine reservations and GKE's rules for the ladder's kinds.
 
 A reservation pool (SPECIFIC_RESERVATION) names a reservation that exists in its zone, of its machine type and,
-when another project's, shared with its project; a Spot pool is never queued or flex-start and gets GKE's Spot
-node labels. Each refusal carries the Google page it follows.
+when another project's, shared with its project (every case in tests/support/gke/reservation_cases.py, run by
+tests/integration/gke_emulator/test_emulator_aggregate_reservations.py); a Spot pool is never queued or flex-start
+and gets GKE's Spot node labels. Each refusal carries the Google page it follows.
 """
 
 from __future__ import annotations
@@ -44,14 +45,13 @@ def _cluster(emulator: RunningEmulator) -> None:
 def _reserve(
     emulator: RunningEmulator, name: str, machine: str = "ct6e-standard-4t", count: int = 8, **extra: Any
 ) -> dict[str, Any]:
-    project = extra.pop("_project", PROJECT)
     body = {
         "name": name,
         "specificReservationRequired": True,
         "specificReservation": {"count": count, "instanceProperties": {"machineType": machine}},
         **extra,
     }
-    status, op = call(emulator, "POST", RESERVATIONS.replace(PROJECT, project), body)
+    status, op = call(emulator, "POST", RESERVATIONS, body)
     assert status == 200 and op["status"] == "DONE", op
     return op
 
@@ -89,47 +89,19 @@ def test_a_reservation_is_read_back_as_compute_engine_returns_it(emulator: Runni
     assert call(emulator, "POST", RESERVATIONS, again)[0] == 409
 
 
-def test_a_reservation_pool_consumes_its_reservation(emulator: RunningEmulator) -> None:
+def test_a_reservation_pool_names_its_reservation_by_gke_s_key(emulator: RunningEmulator) -> None:
+    """Which reservation a pool may consume is the table in tests/support/gke/reservation_cases.py; the affinity
+    itself needs GKE's key and one value."""
     _cluster(emulator)
     _reserve(emulator, "tpu-res")
-    create(emulator, LOCATION, POOLS, _reserved_pool("tpu-res"))
-    status, pool = call(emulator, "GET", f"/v1/{POOLS}/reserved")
-    assert status == 200
-    assert pool["config"]["reservationAffinity"] == {
-        "consumeReservationType": "SPECIFIC_RESERVATION",
-        "key": KEY,
-        "values": ["tpu-res"],
-    }
-
-
-def test_a_reservation_pool_naming_a_missing_or_mismatched_reservation_is_refused(emulator: RunningEmulator) -> None:
-    _cluster(emulator)
-    message = refused(emulator, POOLS, _reserved_pool("nope"))
-    assert "reservation projects/planb-test/zones/us-east5-b/reservations/nope does not exist" in message
-    assert reservation_rules.DOC_RESERVATIONS in message
-    _reserve(emulator, "v5e-res", machine="ct5lp-hightpu-4t")
-    message = refused(emulator, POOLS, _reserved_pool("v5e-res"))
-    assert (
-        "machine type ct6e-standard-4t cannot consume reservation" in message and "reserves ct5lp-hightpu-4t" in message
-    )
-    bad_key = _reserved_pool("v5e-res")
+    bad_key = _reserved_pool("tpu-res")
     bad_key["nodePool"]["config"]["reservationAffinity"]["key"] = "reservation-name"
     assert f"needs key {KEY} and one value" in refused(emulator, POOLS, bad_key)
+    two = _reserved_pool("tpu-res")
+    two["nodePool"]["config"]["reservationAffinity"]["values"] = ["tpu-res", "other"]
+    message = refused(emulator, POOLS, two)
+    assert f"needs key {KEY} and one value" in message and reservation_rules.DOC_RESERVATIONS in message
     assert call(emulator, "GET", f"/v1/{POOLS}/reserved")[0] == 404
-
-
-def test_a_shared_reservation_must_be_shared_with_the_project(emulator: RunningEmulator) -> None:
-    _cluster(emulator)
-    _reserve(emulator, "shared", _project="owner-project")
-    message = refused(emulator, POOLS, _reserved_pool("projects/owner-project/reservations/shared"))
-    assert "is not shared with project planb-test" in message and reservation_rules.DOC_SHARED_RESERVATIONS in message
-    _reserve(
-        emulator,
-        "shared-ok",
-        _project="owner-project",
-        shareSettings={"shareType": "SPECIFIC_PROJECTS", "projectMap": {PROJECT: {"projectId": PROJECT}}},
-    )
-    create(emulator, LOCATION, POOLS, _reserved_pool("projects/owner-project/reservations/shared-ok"))
 
 
 def test_a_spot_pool_gets_gke_spot_labels_and_is_never_queued_or_flex_start(emulator: RunningEmulator) -> None:

@@ -1,5 +1,6 @@
 """planb.gke modules for the ladder's kinds: a reservation pool (SPECIFIC_RESERVATION, read before any write),
-a Spot pool, and gcp_reservation_info; their inputs checked before any call."""
+a Spot pool, and gcp_reservation_info; their inputs checked before any call. Which pool GKE lets consume which
+reservation is the table in tests/support/gke/reservation_cases.py, which the emulator's matcher passes too."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.gke.gke_api import call
 from tests.support.gke.modules import CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.support.gke.reservation_cases import BY_ID, CASES, NAME, Refusal, ReservationCase, reserve
 
 RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/{LOCATION}/reservations"
 RESERVED: dict[str, Any] = {
@@ -67,14 +69,11 @@ def test_a_missing_reservation_fails_before_any_write(
     assert len(emulator.writes()) == writes
 
 
-def test_a_reservation_of_another_machine_type_or_any_vm_is_refused(
+def test_a_reservation_any_vm_may_consume_is_refused_unless_opted_out(
     modules: ModuleRunner, emulator: RunningEmulator
 ) -> None:
-    _reserve(emulator, specificReservation={"count": 4, "instanceProperties": {"machineType": "ct5lp-hightpu-4t"}})
     _reserve(emulator, "any-res", specificReservationRequired=False)
     modules.run("gke_cluster", CLUSTER_ARGS)
-    failed = modules.fail("gke_node_pool", RESERVED)
-    assert "reserves machine type ct5lp-hightpu-4t, the pool is ct6e-standard-4t" in failed["msg"]
     failed = modules.fail("gke_node_pool", {**RESERVED, "reservation": "any-res"})
     assert "specificReservationRequired false: planb's policy refuses it" in failed["msg"]
     # Opted out of planb's policy, the same reservation is consumed.
@@ -137,65 +136,58 @@ def test_reservation_info_reads_and_checks(modules: ModuleRunner, emulator: Runn
     assert "holds 4 VM(s) and the plan's slices need 8: planb's policy" in short["msg"]
 
 
-def test_a_shared_reservation_is_read_from_its_owner_and_must_be_shared(
+#: What planb.gke's refusal says for each reason of the table, with the fix it names.
+_SAYS = {
+    Refusal.MISSING: "does not exist in project planb-test, zone us-east5-b",
+    Refusal.NOT_SHARED: f"is not shared with project {PROJECT} (shareSettings",
+    Refusal.MACHINE_TYPE: "GKE creates the pool's VMs only from a reservation of their machine type",
+    Refusal.NOT_TPU: "GKE does not consume an aggregate reservation for non-TPU workloads",
+    Refusal.WORKLOAD: "use a reservation created with --workload-type=",
+    Refusal.FAMILY: "GKE's autoscaler matches a reserved accelerator of the pool's family only",
+    Refusal.CHIPS: "GKE's autoscaler matches only a reservation with at least one slice's chips",
+}
+#: The fix each refusal names, where it is a command.
+_FIX = {
+    Refusal.MISSING: "--require-specific-reservation",
+    Refusal.NOT_SHARED: f"--add-share-with={PROJECT}",
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_reservation_info_matches_every_case_of_the_reservation_table(
+    modules: ModuleRunner, emulator: RunningEmulator, case: ReservationCase
+) -> None:
+    """tests/support/gke/reservation_cases.py, which the emulator's matcher passes too; no vm_count, so planb's
+    policy on what the reservation holds is off."""
+    reserve(emulator, case)
+    args = {"name": case.value, "location": LOCATION, "machine_type": case.machine_type}
+    if case.topology:
+        args["tpu_topology"] = case.topology
+    if case.refusal is None:
+        assert modules.run("gcp_reservation_info", args)["checked"]
+        return
+    message = modules.fail("gcp_reservation_info", args)["msg"]
+    assert message.startswith("Reservation check failed (nothing was changed): "), message
+    assert _SAYS[case.refusal] in message and _FIX.get(case.refusal, "") in message, message
+    # planb.gke cites the autoscaler's matcher.go as a whole, not its lines.
+    assert case.refusal.source.split("#L")[0] in message, message
+
+
+def test_an_aggregate_reservation_holds_the_chips_of_the_plan_s_slices(
     modules: ModuleRunner, emulator: RunningEmulator
 ) -> None:
-    _reserve(emulator, "shared", project="owner-project")
-    args = {
-        "name": "projects/owner-project/reservations/shared",
-        "location": LOCATION,
-        "machine_type": "ct6e-standard-4t",
-    }
-    failed = modules.fail("gcp_reservation_info", args)
-    assert f"reservation shared of project owner-project is not shared with project {PROJECT}" in failed["msg"]
-    assert "--add-share-with=planb-test" in failed["msg"]
-
-
-def _aggregate(emulator: RunningEmulator, name: str, vm_family: str, workload: str, chips: int = 16) -> None:
-    request = {
-        "name": name,
-        "specificReservationRequired": True,
-        "aggregateReservation": {
-            "vmFamily": vm_family,
-            "workloadType": workload,
-            "reservedResources": [{"accelerator": {"acceleratorCount": chips}}],
-        },
-    }
-    status, answer = call(emulator, "POST", RESERVATIONS, request)
-    assert status == 200, answer
-
-
-def test_reservation_info_matches_an_aggregate_reservation_as_gke_does(
-    modules: ModuleRunner, emulator: RunningEmulator
-) -> None:
-    _aggregate(emulator, "tpu-res", "VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E", "BATCH")
+    """planb's policy on top of GKE's match: a reservation of one 4x4 slice's chips does not serve two slices."""
+    reserve(emulator, BY_ID["one-slice-of-chips-is-enough"])
     slice_4x4 = {"location": LOCATION, "machine_type": "ct6e-standard-4t", "tpu_topology": "4x4", "vm_count": 4}
-    assert modules.run("gcp_reservation_info", {"name": "tpu-res", **slice_4x4})["checked"]
-    # Two slices need 32 chips (planb's policy); a single-host pool cannot take a BATCH reservation (GKE's matcher).
-    two = modules.fail("gcp_reservation_info", {"name": "tpu-res", **slice_4x4, "vm_count": 8})
+    assert modules.run("gcp_reservation_info", {"name": NAME, **slice_4x4})["checked"]
+    two = modules.fail("gcp_reservation_info", {"name": NAME, **slice_4x4, "vm_count": 8})
     assert "holds 16 ct6e chips and the plan's slices need 32: planb's policy" in two["msg"], two["msg"]
-    single = modules.fail("gcp_reservation_info", {"name": "tpu-res", **slice_4x4, "tpu_topology": "2x2"})
-    assert "workloadType BATCH and the pool is a single-host TPU pool" in single["msg"]
-    assert "--workload-type=SERVING, or a multi-host profile" in single["msg"]
-    gpu = modules.fail(
-        "gcp_reservation_info", {"name": "tpu-res", "location": LOCATION, "machine_type": "a3-highgpu-8g"}
-    )
-    assert "GKE does not consume an aggregate reservation for non-TPU workloads" in gpu["msg"], gpu["msg"]
-    _aggregate(emulator, "v5p-res", "VM_FAMILY_CLOUD_TPU_POD_SLICE_CT5P", "BATCH", chips=64)
-    other = modules.fail("gcp_reservation_info", {"name": "v5p-res", **slice_4x4})
-    assert "reserves TPU chips 64 ct5p, the pool's machine type ct6e-standard-4t is of family ct6e" in other["msg"]
 
 
-def test_a_gpu_pool_consumes_a_specific_reservation_of_its_machine_type(
-    modules: ModuleRunner, emulator: RunningEmulator
-) -> None:
+def test_a_missing_gpu_reservation_is_created_with_its_machine_type(modules: ModuleRunner) -> None:
     gpu = {"location": LOCATION, "machine_type": "a3-highgpu-8g", "vm_count": 2}
     missing = modules.fail("gcp_reservation_info", {"name": "gpu-res", **gpu})
     assert (
         "gcloud compute reservations create gpu-res" in missing["msg"]
         and "--machine-type=a3-highgpu-8g" in missing["msg"]
     )
-    _reserve(
-        emulator, "gpu-res", specificReservation={"count": "2", "instanceProperties": {"machineType": "a3-highgpu-8g"}}
-    )
-    assert modules.run("gcp_reservation_info", {"name": "gpu-res", **gpu})["checked"]
