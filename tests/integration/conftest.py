@@ -1,5 +1,5 @@
 """The GKE emulator on a free loopback port, and the planb.gke modules run against it (tests/support/gke/modules.py)."""
 
-from tests.support.gke.modules import emulator, modules
+from tests.support.gke.modules import emulator, instant_emulator, modules
 
-__all__ = ["emulator", "modules"]
+__all__ = ["emulator", "instant_emulator", "modules"]

@@ -2,52 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import StateFileError, emulator_dir, list_clusters, list_node_pools
-
-
-def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(
-        f"{emulator.url}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
-
+from tests.support.gke.gke_api import call
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 
 
-def test_an_operation_on_one_cluster_does_not_make_a_prefix_named_cluster_busy(tmp_path: Path) -> None:
+def test_an_operation_on_one_cluster_does_not_make_a_prefix_named_cluster_busy(
+    instant_emulator: RunningEmulator,
+) -> None:
     # `tpu` is a prefix of `tpu-cluster`: an operation on tpu-cluster must not block tpu.
-    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
-    try:
-        assert _call(emulator, "POST", BASE, {"cluster": {"name": "tpu"}})[0] == 200
-        emulator.engine.op_seconds = 30.0
-        assert _call(emulator, "POST", BASE, {"cluster": {"name": "tpu-cluster"}})[0] == 200
-        status, answer = _call(emulator, "DELETE", f"{BASE}/tpu")
-        assert status == 200, answer
-        assert answer["operationType"] == "DELETE_CLUSTER"
-        # tpu-cluster itself is busy while its create runs.
-        status, answer = _call(emulator, "DELETE", f"{BASE}/tpu-cluster")
-        assert status == 400 and answer["error"]["status"] == "FAILED_PRECONDITION"
-    finally:
-        emulator.stop()
+    assert call(instant_emulator, "POST", BASE, {"cluster": {"name": "tpu"}})[0] == 200
+    instant_emulator.engine.op_seconds = 30.0
+    assert call(instant_emulator, "POST", BASE, {"cluster": {"name": "tpu-cluster"}})[0] == 200
+    status, answer = call(instant_emulator, "DELETE", f"{BASE}/tpu")
+    assert status == 200, answer
+    assert answer["operationType"] == "DELETE_CLUSTER"
+    # tpu-cluster itself is busy while its create runs.
+    status, answer = call(instant_emulator, "DELETE", f"{BASE}/tpu-cluster")
+    assert status == 400 and answer["error"]["status"] == "FAILED_PRECONDITION"
 
 
 def _planb(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
@@ -74,41 +56,33 @@ def test_a_corrupt_state_file_is_reported_with_its_path_and_the_fix(tmp_path: Pa
     assert list_node_pools(tmp_path) == [] and list_clusters(tmp_path) == []
 
 
-def test_each_pool_is_backed_by_a_managed_instance_group_sized_like_the_pool(tmp_path: Path) -> None:
-    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
-    try:
-        body = {"cluster": {"name": "c", "nodePools": [{"name": "np", "initialNodeCount": 2}]}}
-        assert _call(emulator, "POST", BASE, body)[0] == 200
-        pool = _call(emulator, "GET", f"{BASE}/c/nodePools/np")[1]
-        (url,) = pool["instanceGroupUrls"]
-        assert re.fullmatch(
-            r"https://www\.googleapis\.com/compute/v1/projects/p/zones/us-east5-b/instanceGroupManagers/gke-c-np-\w+-grp",
-            url,
-        )
-        group_path = "/compute/v1/" + url.split("/compute/v1/", 1)[1]
-        assert _call(emulator, "GET", group_path)[1]["targetSize"] == 2
-        assert _call(emulator, "GET", f"{BASE}/c")[1]["currentNodeCount"] == 2
-        assert _call(emulator, "POST", f"{BASE}/c/nodePools/np:setSize", {"nodeCount": 0})[0] == 200
-        assert _call(emulator, "GET", group_path)[1]["targetSize"] == 0
-        assert _call(emulator, "DELETE", f"{BASE}/c/nodePools/np")[0] == 200
-        emulator.engine.advance()
-        assert _call(emulator, "GET", group_path)[0] == 404
-    finally:
-        emulator.stop()
+def test_each_pool_is_backed_by_a_managed_instance_group_sized_like_the_pool(instant_emulator: RunningEmulator) -> None:
+    body = {"cluster": {"name": "c", "nodePools": [{"name": "np", "initialNodeCount": 2}]}}
+    assert call(instant_emulator, "POST", BASE, body)[0] == 200
+    pool = call(instant_emulator, "GET", f"{BASE}/c/nodePools/np")[1]
+    (url,) = pool["instanceGroupUrls"]
+    assert re.fullmatch(
+        r"https://www\.googleapis\.com/compute/v1/projects/p/zones/us-east5-b/instanceGroupManagers/gke-c-np-\w+-grp",
+        url,
+    )
+    group_path = "/compute/v1/" + url.split("/compute/v1/", 1)[1]
+    assert call(instant_emulator, "GET", group_path)[1]["targetSize"] == 2
+    assert call(instant_emulator, "GET", f"{BASE}/c")[1]["currentNodeCount"] == 2
+    assert call(instant_emulator, "POST", f"{BASE}/c/nodePools/np:setSize", {"nodeCount": 0})[0] == 200
+    assert call(instant_emulator, "GET", group_path)[1]["targetSize"] == 0
+    assert call(instant_emulator, "DELETE", f"{BASE}/c/nodePools/np")[0] == 200
+    instant_emulator.engine.advance()
+    assert call(instant_emulator, "GET", group_path)[0] == 404
 
 
-def test_location_dash_lists_the_project_s_clusters_in_every_location(tmp_path: Path) -> None:
-    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
-    try:
-        for parent, name in [
-            ("projects/p/locations/us-east5-b", "zonal"),
-            ("projects/p/locations/us-east5", "regional"),
-            ("projects/other/locations/us-east5-b", "elsewhere"),
-        ]:
-            assert _call(emulator, "POST", f"/v1/{parent}/clusters", {"cluster": {"name": name}})[0] == 200
-        status, answer = _call(emulator, "GET", "/v1/projects/p/locations/-/clusters")
-        assert status == 200, answer
-        assert sorted(c["name"] for c in answer["clusters"]) == ["regional", "zonal"]
-        assert [c["name"] for c in _call(emulator, "GET", f"{BASE}")[1]["clusters"]] == ["zonal"]
-    finally:
-        emulator.stop()
+def test_location_dash_lists_the_project_s_clusters_in_every_location(instant_emulator: RunningEmulator) -> None:
+    for parent, name in [
+        ("projects/p/locations/us-east5-b", "zonal"),
+        ("projects/p/locations/us-east5", "regional"),
+        ("projects/other/locations/us-east5-b", "elsewhere"),
+    ]:
+        assert call(instant_emulator, "POST", f"/v1/{parent}/clusters", {"cluster": {"name": name}})[0] == 200
+    status, answer = call(instant_emulator, "GET", "/v1/projects/p/locations/-/clusters")
+    assert status == 200, answer
+    assert sorted(c["name"] for c in answer["clusters"]) == ["regional", "zonal"]
+    assert [c["name"] for c in call(instant_emulator, "GET", f"{BASE}")[1]["clusters"]] == ["zonal"]

@@ -7,10 +7,6 @@ UNSPECIFIED (no channel), keeps its own.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,21 +15,10 @@ from planb.cli import main as planb_main
 from planb.local.gke_emulator import defaults
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.emulator import RunningEmulator
+from tests.support.gke.gke_api import call
 from tests.support.gke.modules import CLUSTER_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
-
-
-def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(
-        f"{emulator.url}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
 
 
 @pytest.mark.parametrize(
@@ -49,16 +34,12 @@ def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any
     ],
 )
 def test_a_cluster_without_a_channel_is_enrolled_in_one(
-    tmp_path: Path, extra: dict[str, Any], channel: dict[str, str]
+    instant_emulator: RunningEmulator, extra: dict[str, Any], channel: dict[str, str]
 ) -> None:
-    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
-    try:
-        status, answer = _call(emulator, "POST", BASE, {"cluster": {"name": "c", **extra}})
-        assert status == 200, answer
-        status, cluster = _call(emulator, "GET", f"{BASE}/c")
-        assert status == 200 and cluster["releaseChannel"] == channel, cluster
-    finally:
-        emulator.stop()
+    status, answer = call(instant_emulator, "POST", BASE, {"cluster": {"name": "c", **extra}})
+    assert status == 200, answer
+    status, cluster = call(instant_emulator, "GET", f"{BASE}/c")
+    assert status == 200 and cluster["releaseChannel"] == channel, cluster
 
 
 def test_the_rule_cites_googles_reference() -> None:
@@ -76,17 +57,17 @@ def test_the_version_is_a_floor_a_cluster_gke_upgraded_is_left_there(
     it."""
     assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]
     (name,) = emulator.store.clusters
-    status, answer = _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})
+    status, answer = call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})
     assert status == 200 and answer["currentMasterVersion"].startswith("1.35."), answer
     # GKE never downgrades: the switch refuses an older version.
-    assert _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.34"})[0] == 400
+    assert call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.34"})[0] == 400
     again = modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.34"}, check_mode=True, diff=True)
     assert not again["changed"] and again["actions"] == [], again
     assert not modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.34"})["changed"]
     # A floor above the cluster's version upgrades its control plane (clusters.update, desiredMasterVersion).
     raised = modules.run("gke_cluster", {**CLUSTER_ARGS, "version": "1.35.1-gke.1000000"})
     assert raised["changed"], raised
-    assert _call(emulator, "GET", f"/v1/{name}")[1]["currentMasterVersion"] == "1.35.1-gke.1000000"
+    assert call(emulator, "GET", f"/v1/{name}")[1]["currentMasterVersion"] == "1.35.1-gke.1000000"
 
 
 def test_a_tpu_pool_s_maintenance_exclusion_is_set_changed_in_place_and_spares_its_nodes(
@@ -100,12 +81,12 @@ def test_a_tpu_pool_s_maintenance_exclusion_is_set_changed_in_place_and_spares_i
     assert created["node_pool"]["maintenancePolicy"] == {"exclusionUntilEndOfSupport": {"enabled": True}}, created
     assert not modules.run("gke_node_pool", pool)["changed"]
     (name,) = emulator.store.clusters
-    assert _call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})[0] == 200
-    status, served = _call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
+    assert call(emulator, "POST", "/planb/v1/upgrades", {"cluster": name, "version": "1.35"})[0] == 200
+    status, served = call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
     assert status == 200 and served["version"].startswith("1.34."), served
     lifted = modules.run("gke_node_pool", {**pool, "maintenance_exclusion": False})
     assert lifted["changed"] and lifted["actions"] == ["update"], lifted
-    status, served = _call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
+    status, served = call(emulator, "GET", f"/v1/{name}/nodePools/{ONDEMAND_ARGS['name']}")
     assert served["maintenancePolicy"] == {"exclusionUntilEndOfSupport": {"enabled": False}}, served
 
 

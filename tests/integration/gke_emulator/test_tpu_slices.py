@@ -8,30 +8,15 @@ valid size of TPU pod slice with topology "AxB"``, and the page's URL.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planb.local.gke_emulator import rules
 from planb.local.gke_emulator.emulator import RunningEmulator
+from tests.support.gke.gke_api import call
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
-
-
-def _call(emulator: RunningEmulator, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(
-        f"{emulator.url}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
 
 
 def _seed_pool(name: str = "on-demand-pool", **autoscaling: Any) -> dict[str, Any]:
@@ -53,11 +38,10 @@ def _seed_pool(name: str = "on-demand-pool", **autoscaling: Any) -> dict[str, An
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Any:
-    emulator = RunningEmulator(tmp_path / "state", op_seconds=0.0, kubeconfig=tmp_path / "none")
-    assert _call(emulator, "POST", BASE, {"cluster": {"name": "c", "initialClusterVersion": "1.34"}})[0] == 200
-    yield emulator
-    emulator.stop()
+def cluster(instant_emulator: RunningEmulator) -> RunningEmulator:
+    """The emulator with cluster c."""
+    assert call(instant_emulator, "POST", BASE, {"cluster": {"name": "c", "initialClusterVersion": "1.34"}})[0] == 200
+    return instant_emulator
 
 
 @pytest.mark.parametrize(
@@ -76,32 +60,32 @@ def cluster(tmp_path: Path) -> Any:
 def test_a_multi_host_pool_of_other_than_one_slice_is_refused(
     cluster: RunningEmulator, autoscaling: dict[str, Any], message: str
 ) -> None:
-    status, answer = _call(cluster, "POST", f"{BASE}/c/nodePools", _seed_pool(**autoscaling))
+    status, answer = call(cluster, "POST", f"{BASE}/c/nodePools", _seed_pool(**autoscaling))
     assert status == 400 and answer["error"]["status"] == "INVALID_ARGUMENT", answer
     assert message in answer["error"]["message"]
     assert f"(see {rules.DOC_TPUS})" in answer["error"]["message"]
-    assert _call(cluster, "GET", f"{BASE}/c/nodePools/on-demand-pool")[0] == 404
+    assert call(cluster, "GET", f"{BASE}/c/nodePools/on-demand-pool")[0] == 404
 
 
 def test_one_slice_per_pool_is_accepted_and_cannot_grow(cluster: RunningEmulator) -> None:
     """The seed's pool (0..4 nodes of a 4-host slice) is accepted; a second slice is a second pool."""
-    assert _call(cluster, "POST", f"{BASE}/c/nodePools", _seed_pool())[0] == 200
-    assert _call(cluster, "POST", f"{BASE}/c/nodePools", _seed_pool("on-demand-pool-2"))[0] == 200
-    status, answer = _call(
+    assert call(cluster, "POST", f"{BASE}/c/nodePools", _seed_pool())[0] == 200
+    assert call(cluster, "POST", f"{BASE}/c/nodePools", _seed_pool("on-demand-pool-2"))[0] == 200
+    status, answer = call(
         cluster,
         "POST",
         f"{BASE}/c/nodePools/on-demand-pool:setAutoscaling",
         {"autoscaling": {"enabled": True, "minNodeCount": 0, "maxNodeCount": 8}},
     )
     assert status == 400 and "Maximum node count 8 is not a valid size" in answer["error"]["message"]
-    assert _call(cluster, "GET", f"{BASE}/c/nodePools/on-demand-pool")[1]["autoscaling"]["maxNodeCount"] == 4
+    assert call(cluster, "GET", f"{BASE}/c/nodePools/on-demand-pool")[1]["autoscaling"]["maxNodeCount"] == 4
 
 
 def test_a_single_host_pool_autoscales_by_nodes(cluster: RunningEmulator) -> None:
     body = _seed_pool("single", maxNodeCount=3)
     body["nodePool"]["config"]["machineType"] = "ct6e-standard-8t"
     body["nodePool"]["placementPolicy"] = {"tpuTopology": "2x4"}
-    status, answer = _call(cluster, "POST", f"{BASE}/c/nodePools", body)
+    status, answer = call(cluster, "POST", f"{BASE}/c/nodePools", body)
     assert status == 200, answer
 
 

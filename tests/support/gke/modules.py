@@ -98,6 +98,15 @@ def emulator(tmp_path: Path) -> Iterator[RunningEmulator]:
 
 
 @pytest.fixture
+def instant_emulator(tmp_path: Path) -> Iterator[RunningEmulator]:
+    """The real emulator whose operations are DONE as soon as they are answered (op_seconds 0), for tests that send
+    raw GKE bodies one after another (a pool right after its cluster) without polling operations."""
+    running = RunningEmulator(tmp_path / "state", port=0, op_seconds=0.0, kubeconfig=tmp_path / "no-local-stack")
+    yield running
+    running.stop()
+
+
+@pytest.fixture
 def modules(emulator: RunningEmulator) -> ModuleRunner:
     return ModuleRunner(emulator)
 
