@@ -54,6 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
     Command("regions", "across regions: the MultiKueue manager's keeper (docs/regions.md)", "planb.regions.cli"),
+    Command("completion", "print a bash or zsh completion script for planb", "planb.completion"),
 )
 
 DESCRIPTION = """\
