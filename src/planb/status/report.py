@@ -7,16 +7,13 @@ from dataclasses import dataclass, field
 from planb.catalog import profiles
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
-from planb.failover.names import PLAN_LABEL, move_message
-from planb.kube import Kube, KubeError, Obj, conditions, is_true, items_if_allowed
-from planb.status import admissions, lifecycle, shapes, trainlog, variants
+from planb.failover.names import move_message
+from planb.kube import Kube, Obj, conditions, is_true
 from planb.status import goodput as goodput_
+from planb.status import lifecycle, shapes, trainlog, variants
 from planb.status import regions as regions_
+from planb.status.gather import KUEUE, PROVREQ, RAY, JobObjects, Snapshot, fetch, join
 
-KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
-PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
-RAY = "/apis/ray.io/v1"
-NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 #: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
 OFF_DWS_ANNOTATION = "planb.dev/off-dws"
 #: A pending Workload's reason before Kueue has written one.
@@ -190,169 +187,124 @@ def _ray_status(status: Obj) -> str:
     return text
 
 
-def _owned_by(obj: Obj, kind: str, name: str) -> bool:
-    return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
-
-
-def _retry_limits(kube: Kube) -> dict[str, int]:
-    """backoffLimitCount per provisioning check; empty when the caller may not read cluster-scoped config."""
-    try:
-        return lifecycle.retry_limits(
-            kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
+def _conditions(wl: Obj) -> list[ConditionInfo]:
+    return [
+        ConditionInfo(
+            str(c.get("type", "")),
+            str(c.get("status", "")),
+            str(c.get("reason", "")),
+            lifecycle.parse_time(c.get("lastTransitionTime")),
         )
-    except KubeError as exc:
-        if exc.status in (401, 403):
-            return {}
-        raise
+        for c in (wl.get("status") or {}).get("conditions") or []
+    ]
 
 
-def _readable(kube: Kube, path: str) -> list[Obj]:
-    """The items at ``path``; empty when the caller may not read them (cluster-scoped Kueue objects)."""
-    return items_if_allowed(kube, path) or []
+def _checks(wl: Obj) -> list[CheckInfo]:
+    return [
+        CheckInfo(
+            check["name"],
+            check.get("state", ""),
+            check.get("message", ""),
+            int(check.get("retryCount") or 0),
+            check.get("requeueAfterSeconds"),
+        )
+        for check in (wl.get("status") or {}).get("admissionChecks", [])
+    ]
 
 
-def _flavor_plans(flavors: list[Obj]) -> dict[str, str]:
-    """ResourceFlavor -> the plan it selects."""
-    out = {}
-    for flavor in flavors:
-        plan = ((flavor.get("spec") or {}).get("nodeLabels") or {}).get(PLAN_LABEL)
-        if plan:
-            out[flavor["metadata"]["name"]] = str(plan)
-    return out
+def _requests(workload: str, checks: list[CheckInfo], owned: list[Obj]) -> list[RequestInfo]:
+    out = []
+    for pr in owned:
+        state, reason, message = lifecycle.request_state(pr)
+        name = pr["metadata"]["name"]
+        attempts = (lifecycle.attempt_of(name, workload, c.name) for c in checks)
+        attempt = next((n for n in attempts if n is not None), None)
+        queued = lifecycle.queued_for(pr)
+        out.append(RequestInfo(name, state, reason, message, attempt, queued, lifecycle.pod_count(pr)))
+    return sorted(out, key=lambda r: (r.attempt or 0, r.name))
+
+
+def _derive_workload(job: JobStatus, wl: Obj, owned: list[Obj], limits: dict[str, int], max_run: str | None) -> None:
+    """What the job's Workload and its ProvisioningRequests say: state, conditions, flavors, checks, retries."""
+    job.workload = workload = str(wl["metadata"]["name"])
+    job.state, job.reason = _workload_state(wl)
+    job.conditions = _conditions(wl)
+    for psa in ((wl.get("status") or {}).get("admission") or {}).get("podSetAssignments", []):
+        job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
+    job.checks = _checks(wl)
+    job.requests = _requests(workload, job.checks, owned)
+    revoked = any(r.state == "CapacityRevoked" for r in job.requests)
+    wl_conds = conditions(wl)
+    job.active = (wl.get("spec") or {}).get("active", True) is not False
+    job.phases = lifecycle.phases(wl, wl_conds) if job.active else ""
+    for check in job.checks:
+        numbers = (lifecycle.attempt_of(r.name, workload, check.name) for r in job.requests)
+        attempts = [n for n in numbers if n is not None]
+        found = lifecycle.retries(check.retry_count, attempts, limits.get(check.name))
+        if found is not None:
+            job.retries[check.name] = found
+    if not job.active:
+        job.deactivated = lifecycle.deactivation(job.namespace, job.workload, wl_conds, revoked, limits, max_run)
+
+
+def derive(snapshot: Snapshot, objs: JobObjects) -> JobStatus:
+    """A job's status from its objects and the snapshot's maps alone: no read."""
+    rj = objs.rayjob
+    meta = rj["metadata"]
+    annotations = meta.get("annotations") or {}
+    job = JobStatus(
+        namespace=meta["namespace"],
+        name=meta["name"],
+        queue=meta.get("labels", {}).get("kueue.x-k8s.io/queue-name", "-"),
+        suspended=bool(rj["spec"].get("suspend", False)),
+        ray_status=_ray_status(rj.get("status") or {}),
+        moved=_move_note(annotations),
+        moved_at=lifecycle.parse_time(annotations.get(FAILOVER_MOVED)),
+        flavor_plans=snapshot.flavor_plans,
+        off_dws=annotations.get(OFF_DWS_ANNOTATION, ""),
+        shape=shapes.job_shape(rj),
+    )
+    job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
+    job.cluster_queue, job.cluster_shapes, job.cluster_profile = snapshot.queues.of(job.namespace, job.queue)
+    if objs.workload is not None:
+        max_run = annotations.get("provreq.kueue.x-k8s.io/maxRunDurationSeconds")
+        _derive_workload(job, objs.workload, objs.requests, snapshot.limits, max_run)
+    for pod in objs.pods:
+        node = pod["spec"].get("nodeName", "")
+        job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
+        if node:
+            job.nodes[node] = snapshot.node_pools.get(node, "-")
+            if snapshot.node_plans.get(node):
+                job.node_plans[node] = snapshot.node_plans[node]
+    return job
+
+
+def _per_job_reads(kube: Kube, snapshot: Snapshot, objs: JobObjects, job: JobStatus, goodput: bool) -> None:
+    """The reads that belong to one job: the regions its Workload went to, its submitter's log (for goodput and
+    concurrent variants), its variants, its goodput."""
+    wl = objs.workload
+    if wl is not None and regions_.is_dispatched(wl):
+        job.regions = regions_.dispatch(kube, wl)
+    log = trainlog.submitter_log(kube, job.namespace, objs.submitters) if goodput else None
+    if wl is not None and variants.is_parent(wl):
+        job.concurrent = variants.fetch(kube, wl, [p["metadata"]["name"] for p in objs.submitters], log)
+    if goodput:
+        job.goodput = goodput_.of_job(objs.rayjob, wl, snapshot.workloads, snapshot.events, snapshot.requests, log)
 
 
 def collect(
     kube: Kube, namespace: str | None = None, name: str | None = None, goodput: bool = False
 ) -> list[JobStatus]:
-    """The status of every RayJob (in one namespace, or one job); with ``goodput``, each job's goodput too."""
-    ns_path = f"/namespaces/{namespace}" if namespace else ""
-    rayjobs = kube.items(f"{RAY}{ns_path}/rayjobs")
-    if name:
-        rayjobs = [r for r in rayjobs if r["metadata"]["name"] == name]
-    if not rayjobs:
+    """The status of every RayJob (in one namespace, or one job); with ``goodput``, each job's goodput too: fetch
+    (planb.status.gather), then per job join, derive, and the job's own reads."""
+    snapshot = fetch(kube, namespace, name, goodput)
+    if snapshot is None:
         return []
-    workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
-    requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
-    limits = _retry_limits(kube)
-    flavors = _readable(kube, f"{KUEUE}/resourceflavors")
-    flavor_plans = _flavor_plans(flavors)
-    queues = shapes.queues(
-        _readable(kube, f"{KUEUE}{ns_path}/localqueues"), _readable(kube, f"{KUEUE}/clusterqueues"), flavors
-    )
-    pods = kube.items(f"/api/v1{ns_path}/pods")
-    nodes = kube.items("/api/v1/nodes")
-    node_pools = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes}
-    node_plans = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get(PLAN_LABEL, "") for n in nodes}
-    events = admissions.events(kube, ns_path) if goodput else None
     out = []
-    for rj in sorted(rayjobs, key=lambda r: (r["metadata"]["namespace"], r["metadata"]["name"])):
-        meta = rj["metadata"]
-        job = JobStatus(
-            namespace=meta["namespace"],
-            name=meta["name"],
-            queue=meta.get("labels", {}).get("kueue.x-k8s.io/queue-name", "-"),
-            suspended=bool(rj["spec"].get("suspend", False)),
-            ray_status=_ray_status(rj.get("status") or {}),
-            moved=_move_note(meta.get("annotations") or {}),
-            moved_at=lifecycle.parse_time((meta.get("annotations") or {}).get(FAILOVER_MOVED)),
-            flavor_plans=flavor_plans,
-            off_dws=(meta.get("annotations") or {}).get(OFF_DWS_ANNOTATION, ""),
-            shape=shapes.job_shape(rj),
-        )
-        job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
-        job.cluster_queue, job.cluster_shapes, job.cluster_profile = queues.of(job.namespace, job.queue)
-        wl = next(
-            (w for w in workloads if w["metadata"]["namespace"] == job.namespace and _owned_by(w, "RayJob", job.name)),
-            None,
-        )
-        if wl is not None:
-            job.workload = wl["metadata"]["name"]
-            job.state, job.reason = _workload_state(wl)
-            status = wl.get("status") or {}
-            job.conditions = [
-                ConditionInfo(
-                    str(c.get("type", "")),
-                    str(c.get("status", "")),
-                    str(c.get("reason", "")),
-                    lifecycle.parse_time(c.get("lastTransitionTime")),
-                )
-                for c in status.get("conditions") or []
-            ]
-            for psa in (status.get("admission") or {}).get("podSetAssignments", []):
-                job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
-            for check in status.get("admissionChecks", []):
-                job.checks.append(
-                    CheckInfo(
-                        check["name"],
-                        check.get("state", ""),
-                        check.get("message", ""),
-                        int(check.get("retryCount") or 0),
-                        check.get("requeueAfterSeconds"),
-                    )
-                )
-            revoked = False
-            for pr in requests:
-                if pr["metadata"]["namespace"] == job.namespace and _owned_by(pr, "Workload", job.workload):
-                    state, reason, message = lifecycle.request_state(pr)
-                    attempt = next(
-                        (
-                            n
-                            for c in job.checks
-                            if (n := lifecycle.attempt_of(pr["metadata"]["name"], job.workload, c.name)) is not None
-                        ),
-                        None,
-                    )
-                    revoked = revoked or state == "CapacityRevoked"
-                    job.requests.append(
-                        RequestInfo(
-                            pr["metadata"]["name"],
-                            state,
-                            reason,
-                            message,
-                            attempt,
-                            lifecycle.queued_for(pr),
-                            lifecycle.pod_count(pr),
-                        )
-                    )
-            job.requests.sort(key=lambda r: (r.attempt or 0, r.name))
-            wl_conds = conditions(wl)
-            job.active = (wl.get("spec") or {}).get("active", True) is not False
-            job.regions = regions_.dispatch(kube, wl) if regions_.is_dispatched(wl) else None
-            job.phases = lifecycle.phases(wl, wl_conds) if job.active else ""
-            for check in job.checks:
-                attempts = [
-                    n for r in job.requests if (n := lifecycle.attempt_of(r.name, job.workload, check.name)) is not None
-                ]
-                found = lifecycle.retries(check.retry_count, attempts, limits.get(check.name))
-                if found is not None:
-                    job.retries[check.name] = found
-            if not job.active:
-                job.deactivated = lifecycle.deactivation(
-                    job.namespace,
-                    job.workload,
-                    wl_conds,
-                    revoked,
-                    limits,
-                    (meta.get("annotations") or {}).get("provreq.kueue.x-k8s.io/maxRunDurationSeconds"),
-                )
-        cluster = (rj.get("status") or {}).get("rayClusterName", "")
-        for pod in pods:
-            labels = pod["metadata"].get("labels", {})
-            ours = (cluster and labels.get("ray.io/cluster") == cluster) or labels.get("job-name") == job.name
-            if pod["metadata"]["namespace"] == job.namespace and ours:
-                node = pod["spec"].get("nodeName", "")
-                job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
-                if node:
-                    job.nodes[node] = node_pools.get(node, "-")
-                    if node_plans.get(node):
-                        job.node_plans[node] = node_plans[node]
-        mine = [p for p in pods if p["metadata"]["namespace"] == job.namespace]
-        submitters = [p for p in mine if p["metadata"].get("labels", {}).get("job-name") == job.name]
-        log = trainlog.submitter_log(kube, job.namespace, submitters) if goodput else None
-        if wl is not None and variants.is_parent(wl):
-            job.concurrent = variants.fetch(kube, wl, [p["metadata"]["name"] for p in submitters], log)
-        if goodput:
-            job.goodput = goodput_.of_job(rj, wl, workloads, events, requests, log)
+    for rayjob in snapshot.rayjobs:
+        objs = join(snapshot, rayjob)
+        job = derive(snapshot, objs)
+        _per_job_reads(kube, snapshot, objs, job, goodput)
         out.append(job)
     return out
 
@@ -388,4 +340,4 @@ def _move_note(annotations: dict[str, str]) -> str:
     return f"{move_message(after)} (at {annotations[FAILOVER_MOVED]})"
 
 
-__all__ = ["ConditionInfo", "JobStatus", "admitted_on", "collect", "is_true", "provisioned"]
+__all__ = ["KUEUE", "PROVREQ", "RAY", "ConditionInfo", "JobStatus", "admitted_on", "collect", "is_true", "provisioned"]
