@@ -21,6 +21,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# train.py's resume line ("resumed from checkpoint step S; N step(s) lost") is read by one parser, beside this script
+# (hack/ is on sys.path when a script of it runs).
+from bench_concurrent_figures import parse_resumed
+
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN_PY = ROOT / "training" / "train.py"
 #: One v5e chip: 197 bf16 TFLOP/s peak (the catalog's, https://cloud.google.com/tpu/docs/v5e), 16 GiB HBM.
@@ -119,7 +123,7 @@ class Bench:
         shown = {k: v for k, v in env.items() if k.removeprefix("PLANB_") in SHOWN}
         if proc.returncode not in (0, -signal.SIGTERM) or not metrics.is_file():
             return {"ok": False, "returncode": proc.returncode, "tail": out[-1500:], "wall_s": wall, "env": shown}
-        m = json.loads(metrics.read_text())
+        m: dict[str, Any] = json.loads(metrics.read_text())
         m.update(ok=True, returncode=proc.returncode, wall_s=wall, env=shown, log=out)
         return m
 
@@ -270,7 +274,7 @@ def measure_preemptions(b: Bench, count: int = 3) -> None:
         proc.wait()
         out = "".join(out_lines)
         runs.append(b.result(proc, out, metrics, env, time.monotonic() - started))
-        lost += [int(n) for s, n in _lost(out)]
+        lost += [n for _, n in parse_resumed(out)]
     wall = time.monotonic() - t0
     record = json.loads((Path(ckpt["PLANB_CHECKPOINT_DIR"]) / "planb-progress.json").read_text())
     kept = float(record.get("train_s") or 0.0)
@@ -306,12 +310,6 @@ def measure_preemptions(b: Bench, count: int = 3) -> None:
 def _lines(proc: subprocess.Popen[str]) -> Iterator[str]:
     assert proc.stdout is not None
     yield from proc.stdout
-
-
-def _lost(out: str) -> list[tuple[str, str]]:
-    import re
-
-    return re.findall(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", out, re.MULTILINE)
 
 
 MEASURES: dict[str, Callable[[Bench], None]] = {
