@@ -1,6 +1,6 @@
-"""planb training job, models: the seed's linear regression and a small transformer LM, each a ``Task``.
+"""planb training job, models: the tutorial's linear regression and a small transformer LM, each a ``Task``.
 
-Data. The linear model uses the seed's fixed data set. The transformer reads synthetic token
+Data. The linear model uses the tutorial's fixed data set. The transformer reads synthetic token
 sequences generated from (PLANB_SEED, step) alone: each sequence is an arithmetic progression modulo
 the vocabulary with a random start and a random stride in 1..7, so the model can learn it, and a run
 resumed at step k sees exactly the batches an uninterrupted run sees.
@@ -58,7 +58,7 @@ def abstract_state(init: Callable[[], Any], sharding: Any) -> Any:
 
 
 def linear_task(cfg: TrainConfig) -> Task:
-    """The seed's linear regression: 1000 x 10 features, full-batch gradient descent."""
+    """The tutorial's linear regression: 1000 x 10 features, full-batch gradient descent."""
     key = jax.random.PRNGKey(cfg.seed)
     x = jax.random.normal(key, (1000, 10))
     w_true = jax.random.normal(key, (10, 1))

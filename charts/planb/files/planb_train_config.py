@@ -7,7 +7,7 @@ override them.
 ================================  ==========  ========================================================
 Variable                          Default     Meaning
 ================================  ==========  ========================================================
-PLANB_MODEL                       linear      ``linear`` (the seed's regression) or ``transformer``
+PLANB_MODEL                       linear      ``linear`` (the tutorial's regression) or ``transformer``
                                               (small decoder-only LM on synthetic tokens)
 PLANB_RUNNER                      ray         ``ray``: Ray Train v2 ``JaxTrainer``; ``plain``: plain
                                               JAX in this process over all local devices, no Ray
@@ -17,7 +17,7 @@ PLANB_NUM_WORKERS                 4           Ray Train workers; on TPU one per 
                                               PLANB_CHIPS_PER_WORKER per slice, times the slices
 PLANB_CHIPS_PER_WORKER            4           TPU chips or GPUs per worker (ignored on cpu)
 PLANB_CPUS_PER_WORKER             (unset)     CPUs reserved per worker; unset: 1 on cpu, not
-                                              requested on tpu/gpu (as the seed)
+                                              requested on tpu/gpu (as the tutorial)
 PLANB_TOPOLOGY                    4x4         TPU slice topology (AxB or AxBxC); tpu only
 PLANB_ACCELERATOR_TYPE            TPU-V6E     Ray accelerator type. tpu: one of TPU-V2, TPU-V3,
                                   (tpu)       TPU-V4, TPU-V5P, TPU-V5LITEPOD, TPU-V6E, TPU-V7X. gpu:
@@ -45,7 +45,7 @@ PLANB_SAVE_ON_NOTICE              1           ``1``: SIGTERM (Kueue's eviction, 
                                               next step boundary, then stop; ``0``: SIGTERM ends the
                                               process at once, nothing saved (the benchmark's control)
 PLANB_SEED                        0           seed of parameters and of the synthetic data
-PLANB_LEARNING_RATE               0.1 / 3e-3  learning rate (linear: SGD as the seed; transformer:
+PLANB_LEARNING_RATE               0.1 / 3e-3  learning rate (linear: SGD as the tutorial; transformer:
                                               AdamW with global-norm clipping at 1.0)
 PLANB_BATCH_PER_DEVICE            8           transformer: sequences per device per step (global
                                               batch = this x jax.device_count())

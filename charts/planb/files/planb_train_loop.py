@@ -191,7 +191,7 @@ def train_loop(
             losses[step] = value
             metrics: dict[str, Any] = {"loss": value, "epoch": step}
             if cfg.model == "linear":
-                if step % cfg.log_every == 0:  # the seed's lines only
+                if step % cfg.log_every == 0:  # the tutorial's lines only
                     print(f"Epoch {step}: Loss {value:.4f}")
             else:
                 text = f"Step {step}: loss {value:.4f}"

@@ -1,8 +1,8 @@
-"""planb training job: the seed's JAX ``JaxTrainer`` script, made configurable and resumable.
+"""planb training job: the tutorial's JAX ``JaxTrainer`` script, made configurable and resumable.
 
 The Helm chart embeds this script and its sibling modules verbatim in one ConfigMap (mounted at /app),
 so they are self-contained: they import nothing from the planb package, and this script imports its
-siblings from its own directory. Default behaviour is the seed's: a JAX linear regression under Ray
+siblings from its own directory. Default behaviour is the tutorial's: a JAX linear regression under Ray
 Train v2 ``JaxTrainer`` on a v6e 4x4 slice (4 workers x 4 chips), loss printed every 10 epochs, then
 "Training Complete!".
 
@@ -12,7 +12,7 @@ The modules, each with its part of the story in its docstring:
   -> ``TrainConfig``;
 * ``planb_train_checkpoints``: which run owns a checkpoint directory; Orbax save and restore;
 * ``planb_train_progress``: the last step reached, next to the checkpoints (what a restart lost);
-* ``planb_train_models``: the seed's linear regression and the transformer LM (data, parallelism);
+* ``planb_train_models``: the tutorial's linear regression and the transformer LM (data, parallelism);
 * ``planb_train_loop``: the loop both runners share (throughput, MFU, the metrics file);
 * ``planb_train_runners``: Ray Train ``JaxTrainer``, or plain JAX in this process;
 * this script: the command line.
@@ -25,7 +25,7 @@ checkpoints) and an ``UnsupportedByRayError`` (a job the installed Ray cannot sc
 
 Cluster notes: a ``gs://`` checkpoint directory needs ``orbax-checkpoint`` and ``gcsfs`` (the gs://
 backend of etils.epath when TensorFlow is absent) in the Ray runtime environment. flax and optax are
-only imported for the transformer, orbax only when checkpointing, so the seed's default needs just
+only imported for the transformer, orbax only when checkpointing, so the tutorial's default needs just
 ``jax`` and ``ray[train]``.
 """
 
