@@ -109,7 +109,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     line = next((x for x in planb_status(site, "job-2").splitlines() if "deactivated:" in x), "")
     command = line[line.index("kubectl delete workload") :].split(" (")[0]
     # kubectl's own wait for the deletion can miss a Workload Kueue re-creates under the same name at once
-    # (tests/e2e/test_dws_lifecycle.py); wait_jobs below waits on the outcome.
+    # (tests/e2e/topologies/test_dws_lifecycle.py); wait_jobs below waits on the outcome.
     subprocess.run(
         [*shlex.split(command), f"--kubeconfig={site}", "--wait=false"],
         timeout=60,

@@ -6,7 +6,7 @@ failover` does for the host controller. With it, each call the controller makes 
 LocalQueue namespace (writes as server-side dry runs, so nothing changes) and must be allowed: a verb
 missing from the chart makes the API server answer 403 and this test fail. The same writes in another
 namespace, and the cluster-scoped reads the chart does not grant, are refused (403).
-tests/e2e/test_stockout_failover.py then proves the move itself, made with that token.
+tests/e2e/topologies/test_stockout_failover.py then proves the move itself, made with that token.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 It refuses only what Google documents as refused; what cluster-toolkit, xpk and planb choose on top
 (auto-repair off, location policy ANY, NO_RESERVATION on flex-start pools) is accepted here and checked by
-the modules as planb's policy (tests/gke/test_invalid_inputs.py).
+the modules as planb's policy (tests/integration/gke_emulator/test_invalid_inputs.py).
 """
 
 from __future__ import annotations

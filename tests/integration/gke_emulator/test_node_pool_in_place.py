@@ -1,9 +1,9 @@
 """Node pool fields GKE can update in place (container v1 UpdateNodePoolRequest) that planb does not.
 
 GKE's nodePools.update takes machineType, accelerators, flexStart, queuedProvisioning and maxRunDuration.
-gke_node_pool sends maxRunDuration (tests/gke/test_modules.py, test_update_in_place); the other four are
-refused before any write as planb's policy, each saying why, since a planb pool's shape and plan come from
-its profile and its plan's Kueue flavor. The emulator answers an update of those four that it does not apply
+gke_node_pool sends maxRunDuration (tests/integration/gke_emulator/test_modules.py, test_update_in_place); the
+other four are refused before any write as planb's policy, each saying why, since a planb pool's shape and plan
+come from its profile and its plan's Kueue flavor. The emulator answers an update of those four that it does not apply
 with an error instead of ignoring it.
 """
 

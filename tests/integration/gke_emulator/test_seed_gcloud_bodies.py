@@ -1,6 +1,6 @@
 """The seed's own gcloud commands, as the REST bodies gcloud sends, are accepted by the emulator as GKE accepts them.
 
-The bodies (``tests/gke/seed_bodies.py``) are what Google Cloud SDK 528.0.0 sends for the seed's commands
+The bodies (``tests/support/gke/seed_bodies.py``) are what Google Cloud SDK 528.0.0 sends for the seed's commands
 (captured against a loopback server with ``CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER``; flag -> field mapping in
 gcloud's ``lib/googlecloudsdk/api_lib/container/api_adapter.py``, ``CreateNodePoolCommon``). The seed is Google's
 tutorial https://cloud.google.com/kubernetes-engine/docs/tutorials/ray-kueue-dws, so GKE accepts them: the

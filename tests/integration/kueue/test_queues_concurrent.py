@@ -1,7 +1,7 @@
 """roles/kueue_queues in the concurrent ladder mode: the chart values carry Kueue's migration settings from the
 inventory, and each plan's quota also holds its jobs' heads and submitters (the CPU flavor leaves the
 ClusterQueue, since Kueue holds every PodSet of a variant to one flavor). The sequential default derives what it
-derived before (tests/kueue/test_queues_ladder.py)."""
+derived before (tests/integration/kueue/test_queues_ladder.py)."""
 
 from __future__ import annotations
 

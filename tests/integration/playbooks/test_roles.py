@@ -117,7 +117,7 @@ def _run_bare(env: dict[str, str]) -> tuple[int, str, float]:
 
 
 def test_gke_inventory_without_credentials_fails_fast(tmp_path: Path) -> None:
-    # (Without PROJECT_ID or ZONE it stops even earlier, naming them: tests/gke/test_teardown.py.)
+    # (Without PROJECT_ID or ZONE it stops even earlier, naming them: tests/integration/playbooks/test_teardown.py.)
     rc, out, elapsed = _run_bare(_bare_env(tmp_path, PROJECT_ID="my-project", ZONE="us-east5-b"))
     assert rc != 0
     assert_plain_refusal(out, "Missing credential: auth_kind=application found no Application Default Credentials")

@@ -2,7 +2,7 @@
 
 `role_config` runs the role's `tasks/config.yml` against the pinned chart (.tools/manifests/kueue/chart) in helm or
 host mode; `helm_installed_config` renders that chart with the values the role hands to Helm. Each runs once per
-session for the same inputs (tests/kueue/run_once.py).
+session for the same inputs (tests/support/kueue/run_once.py).
 """
 
 from __future__ import annotations

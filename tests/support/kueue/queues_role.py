@@ -1,5 +1,6 @@
 """The kueue_queues role's preflight as the queue tests run it: the chart values it derives from the inventory's
-plans (once per session for the same inputs, tests/kueue/run_once.py), and the pinned chart rendered with them."""
+plans (once per session for the same inputs, tests/support/kueue/run_once.py), and the pinned chart rendered with
+them."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 concurrentAdmissionPolicy, drops the CPU flavor from it (Kueue holds every PodSet of a variant to one
 flavor), keeps the DWS admission check on the dws flavor only, and refuses what Kueue's webhook or
 planb's policy refuses. The sequential default renders the golden files unchanged
-(tests/chart/test_chart_ladder.py compares them).
+(tests/unit/chart/test_chart_ladder.py compares them).
 """
 
 from __future__ import annotations

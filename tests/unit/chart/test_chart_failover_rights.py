@@ -1,8 +1,8 @@
 """The failover controller's rights in the chart are the calls it makes, and its package needs no PyPI.
 
-The controller moves a job against the in-memory API server of tests/failover (the recorded calls of a
+The controller moves a job against the in-memory API server of tests/support/failover (the recorded calls of a
 whole move, a list and a metrics scrape); every call must be granted by the chart's Role, so a verb left
-out of the chart fails here. tests/e2e/test_failover_rights.py asks the real API server the same.
+out of the chart fails here. tests/e2e/topologies/test_failover_rights.py asks the real API server the same.
 The package the ConfigMap carries is run from a folder laid out as the pod's volume, with Python's
 site-packages off: only the standard library is there.
 """

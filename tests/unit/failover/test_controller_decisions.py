@@ -1,12 +1,12 @@
 """The stockout failover controller's decisions, without a cluster.
 
-tests/e2e/test_stockout_failover.py proves the move end to end on the local stack. These tests pin down
+tests/e2e/topologies/test_stockout_failover.py proves the move end to end on the local stack. These tests pin down
 what the controller decides and what it writes: which evictions it acts on, which it leaves to Kueue,
 the exact patches of the RayJob and the Workload, the one Event per move, and a restart mid-move.
 
 The controller is the one `python -m planb.failover` builds, talking to an in-memory API server
-(tests/failover/fake_api.py `FakeCluster`) that has the calls of planb.failover.kubeapi.Api;
-tests/failover/test_kubeapi.py proves those calls on the wire. No network, no subprocess, no sleep.
+(tests/support/failover/fake_api.py `FakeCluster`) that has the calls of planb.failover.kubeapi.Api;
+tests/integration/failover/test_kubeapi.py proves those calls on the wire. No network, no subprocess, no sleep.
 
 The objects are shaped as Kueue v0.19.2 (kueue.x-k8s.io/v1beta2) and KubeRay v1.6.2 write them. The
 names, reasons and messages come from their sources at those tags:

@@ -1,5 +1,5 @@
 """`run` payloads through the stand-in: what reaches this machine as a process, where it runs, how it is recorded,
-and the Ray token check in front of it. The cluster is tests/rayhead/fake_cluster.py's fake API server."""
+and the Ray token check in front of it. The cluster is tests/support/rayhead_cluster.py's fake API server."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The Ray head stand-in put together, without a cluster: heads, submitter pods and the Ray job API over HTTP.
 
-The cluster is tests/rayhead/fake_cluster.py's fake API server, holding one RayJob's chain.
+The cluster is tests/support/rayhead_cluster.py's fake API server, holding one RayJob's chain.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each state is checked on the request's conditions (type, status, reason, message) and on the
 nodes, with a clock the test moves; the pools come from the GKE emulator. The same states on the
-real Kueue: tests/e2e/test_dws_lifecycle.py.
+real Kueue: tests/e2e/topologies/test_dws_lifecycle.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Spot pools in the capacity simulator: GKE's Spot label, the preemption switch, and what a
-preemption does to nodes and pods (pure logic; the stack test is tests/e2e/test_ladder.py)."""
+preemption does to nodes and pods (pure logic; the stack test is tests/e2e/topologies/test_ladder.py)."""
 
 from __future__ import annotations
 

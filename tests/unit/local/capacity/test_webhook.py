@@ -3,7 +3,7 @@
 The mutation is checked on the JSON Patch it answers, applied to the pod (RFC 6902 "add"), and
 through the real TLS server with the CA bundle the MutatingWebhookConfiguration carries: a client that
 never finishes its handshake, or announces a body over the cap, stalls nobody. The API server's side
-(matchConditions, failurePolicy) is exercised on the real stack: tests/e2e/test_dws_binding.py.
+(matchConditions, failurePolicy) is exercised on the real stack: tests/e2e/topologies/test_dws_binding.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Two simulators share the stack's API server here: an in-memory one that keeps the configuration as the
 API server does (a PUT keeps the uid, every write a new resourceVersion) and answers a DELETE whose
 DeleteOptions.preconditions do not hold with 409 Conflict, as kube-apiserver does. Each simulator serves
-its real TLS webhook server. On the real stack: tests/e2e/test_dws_binding.py.
+its real TLS webhook server. On the real stack: tests/e2e/topologies/test_dws_binding.py.
 """
 
 from __future__ import annotations
