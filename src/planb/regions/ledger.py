@@ -29,8 +29,7 @@ either way and is left out, because it may have been granted a moment later. Con
   ``planb.local.gke_emulator.obtainability``): because with nothing seen a key is neither good nor bad, and two
   misses should already move it (to 0.25). A caller with Google's score passes it as the prior, with its own weight.
 * ``HALF_LIFE_S`` 6 h (the emulator model's half-life): because a region that has not granted a shape all day
-  should stay down for hours (the issue's "not granted for a week"), and the ledger and the advice it sits beside
-  should forget at the same pace.
+  should stay down for hours, and the ledger and the advice it sits beside should forget at the same pace.
 * ``RECENT_HALF_LIFE_S`` 30 min and ``RECENT_WEIGHT`` 2: because capacity comes and goes in episodes (a stockout,
   a reservation filled and freed), so the last asks say whether the pair has capacity now, which the day's rate
   cannot; the day's rate counts as two recent asks, so two recent misses halve a good day's rate.

@@ -1,0 +1,117 @@
+"""Advice-ordered dispatch (planb.regions.advice_order): the order follows Google's advice and planb's ledger, Spot
+that dies before its checkpoint is skipped, the offer widens after the bound, and missing advice is today's race."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planb.local.gke_emulator import advice, conformance, discovery
+from planb.local.gke_emulator.store import Store
+from planb.regions import advice_order as ao
+from planb.regions.ledger import FAILED, Key, Ledger
+
+SHAPE = "ct6e-standard-4t:4"
+EAST, WEST, ASIA = (Key(r, "dws", SHAPE) for r in ("us-east5", "europe-west4", "asia-northeast1"))
+SPOT = Key("us-east5", "spot", SHAPE)
+JOB = ao.Job(checkpoint_interval_s=45 * 60, restore_s=10 * 60)
+POLICY = ao.Policy()
+
+
+def _candidates(**scores: float | None) -> list[ao.Candidate]:
+    keys = {"east": EAST, "west": WEST, "asia": ASIA}
+    return [
+        ao.Candidate(keys[name], ao.Advice(s) if s is not None else ao.Advice.absent("403 PERMISSION_DENIED"))
+        for name, s in scores.items()
+    ]
+
+
+def test_the_order_follows_google_s_advice_and_one_pair_is_offered_first() -> None:
+    offer = ao.plan(_candidates(east=0.3, west=0.95, asia=0.6), JOB, Ledger(), 0.0)
+    assert offer.keys == [WEST, ASIA, EAST]
+    assert not offer.race and offer.first == 1
+    assert offer.offered(0.0) == [WEST]
+    assert "obtainability 0.95 (Google)" in offer.reasons()[WEST] and "offered first" in offer.reasons()[WEST]
+
+
+def test_the_offer_widens_after_the_bound_at_once_on_a_failure_and_to_all_at_the_end() -> None:
+    offer = ao.plan(_candidates(east=0.3, west=0.95, asia=0.6), JOB, Ledger(), 0.0)
+    bound = POLICY.bound_s
+    assert offer.offered(bound - 1) == [WEST]
+    assert offer.offered(bound) == [WEST, ASIA]
+    assert offer.offered(10.0, failed=1) == [WEST, ASIA]
+    assert offer.offered(POLICY.full_after_s) == [WEST, ASIA, EAST]
+    assert [(w.after_s, w.keys) for w in offer.waves()] == [(0.0, (WEST,)), (bound, (ASIA,)), (2 * bound, (EAST,))]
+    assert f"offered after {bound:.0f} s without a grant" in offer.reasons()[ASIA]
+
+
+def test_an_uncertain_first_pair_brings_a_second_into_the_first_offer() -> None:
+    offer = ao.plan(_candidates(east=0.35, west=0.4, asia=0.3), JOB, Ledger(), 0.0, ao.Policy(confidence=0.7))
+    assert offer.first >= 2 and offer.offered(0.0) == offer.keys[: offer.first]
+
+
+def test_missing_advice_for_every_pair_is_today_s_race_and_says_so() -> None:
+    offer = ao.plan(_candidates(east=None, west=None, asia=None), JOB, Ledger(), 0.0)
+    assert offer.race and offer.first == 3
+    assert offer.offered(0.0) == [EAST, WEST, ASIA]
+    assert "advice missing for every pair (403 PERMISSION_DENIED): today's race" in offer.note
+    assert offer.waves() == [ao.Wave(0.0, (EAST, WEST, ASIA))]
+    assert "no advice (403 PERMISSION_DENIED): race" in offer.reasons()[ASIA]
+
+
+def test_where_google_is_silent_the_ledger_alone_sinks_a_region_that_never_grants() -> None:
+    ledger = Ledger()
+    for i in range(6):
+        ledger.record(ASIA, i * 900.0, FAILED, i * 900.0 + 20.0)
+    offer = ao.plan(_candidates(east=0.55, west=0.5, asia=None), JOB, ledger, 6 * 900.0)
+    assert offer.keys[-1] == ASIA
+    assert "no advice (403 PERMISSION_DENIED), ledger alone" in offer.reasons()[ASIA]
+    assert "no advice for asia-northeast1/dws" in offer.note
+
+
+def test_a_spot_rung_whose_estimated_uptime_is_short_is_skipped_with_the_reason() -> None:
+    short = ao.Candidate(SPOT, ao.Advice(0.99, estimated_uptime_s=40 * 60))
+    offer = ao.plan([short, *_candidates(east=0.5)], JOB, Ledger(), 0.0)
+    assert SPOT not in offer.keys
+    assert offer.reasons()[SPOT].startswith(
+        "Spot skipped: estimatedUptime 40 min < checkpoint interval + restore 55 min"
+    )
+    long = ao.Candidate(SPOT, ao.Advice(0.99, estimated_uptime_s=3 * 3600))
+    assert ao.plan([long, *_candidates(east=0.5)], JOB, Ledger(), 0.0).keys[0] == SPOT
+
+
+def test_a_job_whose_every_pair_is_skipped_is_offered_nowhere_and_says_why() -> None:
+    offer = ao.plan([ao.Candidate(SPOT, ao.Advice(0.9, estimated_uptime_s=60.0))], JOB, Ledger(), 0.0)
+    assert (offer.keys, offer.offered(1e6), offer.race) == ([], [], False)
+    assert "each was skipped" in offer.note and SPOT in offer.reasons()
+
+
+def test_spot_without_an_estimated_uptime_is_kept_but_offered_last() -> None:
+    unknown = ao.Candidate(SPOT, ao.Advice(0.99))
+    offer = ao.plan([unknown, *_candidates(east=0.2)], JOB, Ledger(), 0.0)
+    assert offer.keys == [EAST, SPOT] and "Spot without estimatedUptime" in offer.reasons()[SPOT]
+
+
+def test_advice_is_read_from_a_capacity_advice_response() -> None:
+    body = {"recommendations": [{"scores": {"obtainability": 0.7, "estimatedUptime": "5400s"}, "shards": []}]}
+    assert ao.Advice.from_response(body) == ao.Advice(0.7, 5400.0)
+    assert ao.Advice.from_response({"recommendations": []}).missing == "the answer holds no obtainability score"
+
+
+def test_the_request_planb_sends_is_compute_v1_s_and_the_emulator_s_answer_reads_back(tmp_path: Path) -> None:
+    key = Key("us-east5", "spot", SHAPE)
+    body = ao.capacity_request(key, ["us-east5-a", "us-east5-b"], "ct6e-standard-4t", 4)
+    method = discovery.find_method("POST", "/compute/v1/projects/p/regions/us-east5/advice/capacity")
+    assert method is not None and method.id == "compute.advice.capacity"
+    assert conformance.checked_request(method, body) == body
+    answer = advice.capacity(Store(tmp_path), "us-east5", body)
+    read = ao.Advice.from_response(answer)
+    assert read.obtainability == 0.5 and read.estimated_uptime_s == 24 * 3600.0  # planb's model's priors
+
+
+@pytest.mark.parametrize("rung", ["reservation", "dws", "spot", "on-demand"])
+def test_each_rung_asks_for_its_provisioning_model(rung: str) -> None:
+    body = ao.capacity_request(Key("r", rung, SHAPE), ["r-a"], "ct6e-standard-4t", 4)
+    model = body["instanceProperties"]["scheduling"]["provisioningModel"]
+    assert model == ao.PROVISIONING_MODELS[rung]
