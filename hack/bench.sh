@@ -3,7 +3,7 @@
 # Run on an otherwise idle machine; results go to stdout and to .state/bench-<date>.log.
 usage() {
   cat <<'EOF'
-usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...]]
+usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...] | dispatch [ARGS...]]
   all (default)    every figure: the tool build, the local loop, admission latency, training step time
   loop             the local loop only: up, memory, no-op converge, demo
   regions          planb local up --regions 3 (time, idle PSS of the four stacks), then the regions demo with
@@ -13,10 +13,14 @@ usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...]]
                    hack/bench_concurrent.py as they are (--reservation-frees T1, --dws-delivers T2, --steps N,
                    --checkpoint-every M, --modes sequential,concurrent,concurrent+save, ...; --help lists them).
                    Needs `planb local up`.
+  dispatch ARGS    advice-ordered dispatch against today's race and an oracle on seeded stockout traces (pure
+                   Python, no stack, under a minute): hack/bench_dispatch.py --update BENCHMARKS.md ARGS, which
+                   prints the table and writes it into BENCHMARKS.md's "Dispatch" section (--seed N, --jobs N,
+                   --sweep for the policy's knobs on the tuning seeds; --help lists them)
 EOF
 }
 if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then usage; exit 0; fi
-case "${1:-all}" in all | loop | regions | concurrent) ;; *) usage >&2; exit 2 ;; esac
+case "${1:-all}" in all | loop | regions | concurrent | dispatch) ;; *) usage >&2; exit 2 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
@@ -110,6 +114,12 @@ fi
 if [[ "${1:-all}" == concurrent ]]; then  # the ladder's three columns on one capacity trace (BENCHMARKS.md)
   shift
   measure "ladder: sequential, concurrent, concurrent+save" python hack/bench_concurrent.py "$@"
+  echo "log: $log"
+  exit 0
+fi
+if [[ "${1:-all}" == dispatch ]]; then  # advice-ordered dispatch, the race and an oracle (BENCHMARKS.md, "Dispatch")
+  shift
+  measure "dispatch: advice-ordered, race, oracle" python hack/bench_dispatch.py --update BENCHMARKS.md "$@"
   echo "log: $log"
   exit 0
 fi

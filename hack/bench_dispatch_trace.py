@@ -1,0 +1,167 @@
+"""hack/bench_dispatch.py's seeded stockout traces, and Google's advice as a noisy forecast of them (issue 54).
+
+**The trace** (``Trace``, all of it from ``--seed``). Regions ``REGIONS`` by rungs ``--rungs`` (each region's ladder
+in that order), one shape. Time runs in 10-minute slots. Each pair (region, rung) has a true grant probability per
+slot, ``p = sigmoid(base + 1.0 * sin(2 pi t / 24 h + phase) + walk)``: ``base`` drawn per pair from its rung's range
+(``RUNG_MODELS``), a daily swing, and a slow random walk (``walk = 0.98 * walk + N(0, 0.15)`` a slot). Whether the
+pair has capacity in a slot is a persistent coin: it keeps the last slot's state with probability 0.8, else draws
+anew with ``p``, so stockouts come in episodes of one to two hours and the pair has capacity about a ``p`` share of
+the time. A grant takes the pair's mean delay (drawn per pair from its rung's range, swinging by ``exp(0.4 sin)``
+over the day) times a per-job jitter (``exp(N(0, 0.35))``). A request asked at ``t``: in a slot with capacity,
+granted after the delay; in a stockout, a DWS request queues (granted once a slot has capacity, plus the delay) and
+any other fails after its rung's ``fail_s`` (a reservation's quota already used, a Spot scale-up refused). Today's
+ladder asks a failed pair again no sooner than ``RETRY_S`` (5 min) later; the policy waits its
+``OfferPlan.retry_after_s``. Two pairs are set, not drawn: the last region's reservation never has capacity, and
+Google's advice is missing for every rung of the last region (Google's page says TPUs cannot be viewed with
+advice.capacity; planb's emulator refuses a shape with a 400). Spot's true mean uptime is drawn per region
+(log-uniform, 20 min to 6 h). Jobs arrive as a Poisson stream (``--interarrival``), each with a checkpoint interval
+(10, 20, 30 or 60 min) and a restore time (2 to 8 min). Jobs do not compete for capacity (a simplification).
+
+**Google's advice, the noise model.** For each job and pair, ``obtainability = sigmoid(logit(p at t - 30 min) +
+N(0, 0.75))``: the true probability half an hour stale, with fresh noise on the logit at each call; Spot's
+``estimatedUptime`` is the true uptime times ``exp(N(0, 0.3))``. With probability ``--advice-outage`` a job's calls
+all fail (no advice for any pair: the policy's race).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planb.regions import advice_order as ao
+from planb.regions.ledger import Key
+
+REGIONS = ("us-east5", "europe-west4", "asia-northeast1")
+SHAPE = "ct6e-standard-4t:4"
+SLOT_S, DAY_S = 600.0, 86400.0
+PERSISTENCE = 0.8
+RETRY_S = 300.0
+ADVICE_LAG_S, ADVICE_NOISE, UPTIME_NOISE = 1800.0, 0.75, 0.3
+SILENT = "400 INVALID_ARGUMENT: Capacity advice is not available for machine type ct6e-standard-4t"
+
+
+@dataclass(frozen=True)
+class RungModel:
+    p: tuple[float, float]
+    delay_s: tuple[float, float]
+    fail_s: float
+    queues: bool
+
+
+RUNG_MODELS = {
+    "reservation": RungModel((0.3, 0.8), (30.0, 120.0), 20.0, False),
+    "dws": RungModel((0.4, 0.9), (240.0, 1200.0), 0.0, True),
+    "spot": RungModel((0.4, 0.9), (60.0, 240.0), 180.0, False),
+    "on-demand": RungModel((0.2, 0.7), (60.0, 180.0), 120.0, False),
+}
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    index: int
+    t0: float
+    checkpoint_s: float
+    restore_s: float
+    outage: bool
+
+    @property
+    def needs(self) -> ao.Job:
+        return ao.Job(self.checkpoint_s, self.restore_s)
+
+
+@dataclass
+class PairTrace:
+    key: Key
+    model: RungModel
+    p: list[float]
+    up: list[bool]
+    delay_s: list[float]
+    uptime_s: float | None
+
+
+class Trace:
+    def __init__(self, seed: int, jobs: int, rungs: Sequence[str], interarrival_s: float, outage: float) -> None:
+        self.seed, rng = seed, random.Random(seed)
+        t, self.jobs = 0.0, []
+        for i in range(jobs):
+            t += rng.expovariate(1.0 / interarrival_s)
+            ckpt, restore = rng.choice((600.0, 1200.0, 1800.0, 3600.0)), rng.uniform(120.0, 480.0)
+            self.jobs.append(JobSpec(i, t, ckpt, restore, rng.random() < outage))
+        self.slots = int((t + 3 * DAY_S) // SLOT_S) + 1
+        self.pairs: dict[Key, PairTrace] = {}
+        for region in REGIONS:
+            uptime = math.exp(rng.uniform(math.log(1200.0), math.log(21600.0)))
+            for rung in rungs:
+                self.pairs[Key(region, rung, SHAPE)] = self._pair(rng, region, rung, uptime)
+
+    def _pair(self, rng: random.Random, region: str, rung: str, uptime: float) -> PairTrace:
+        model = RUNG_MODELS[rung]
+        never = region == REGIONS[-1] and rung == "reservation"
+        base, swing = (-9.0, 0.0) if never else (_logit(rng.uniform(*model.p)), 1.0)
+        phase, delay_phase, mean_delay = (
+            rng.uniform(0, 2 * math.pi),
+            rng.uniform(0, 2 * math.pi),
+            rng.uniform(*model.delay_s),
+        )
+        walk, up, ps, ups, delays = 0.0, rng.random() < _sigmoid(base), [], [], []
+        for slot in range(self.slots):
+            walk = 0.98 * walk + rng.gauss(0.0, 0.15) * swing
+            day = 2 * math.pi * slot * SLOT_S / DAY_S
+            p = _sigmoid(base + swing * math.sin(day + phase) + walk)
+            up = up if rng.random() < PERSISTENCE else rng.random() < p
+            ps.append(p)
+            ups.append(up)
+            delays.append(mean_delay * math.exp(0.4 * math.sin(day + delay_phase)))
+        return PairTrace(Key(region, rung, SHAPE), model, ps, ups, delays, uptime if rung == "spot" else None)
+
+    def _rng(self, job: JobSpec, key: Key, what: str) -> random.Random:
+        return random.Random(f"{self.seed}:{job.index}:{key}:{what}")
+
+    def _slot(self, at: float) -> int:
+        return min(int(at // SLOT_S), self.slots - 1)
+
+    def delay(self, job: JobSpec, key: Key, at: float) -> float:
+        return self.pairs[key].delay_s[self._slot(at)] * math.exp(self._rng(job, key, "delay").gauss(0.0, 0.35))
+
+    def next_up(self, key: Key, at: float) -> float:
+        """The first moment at or after ``at`` the pair has capacity (inf: never within the trace)."""
+        pair, slot = self.pairs[key], self._slot(at)
+        if pair.up[slot]:
+            return at
+        later = next((s for s in range(slot + 1, self.slots) if pair.up[s]), None)
+        return math.inf if later is None else later * SLOT_S
+
+    def ask(self, job: JobSpec, key: Key, at: float) -> tuple[float, bool]:
+        """When a request asked at ``at`` ends, and whether it is granted."""
+        pair = self.pairs[key]
+        if pair.up[self._slot(at)]:
+            return at + self.delay(job, key, at), True
+        if pair.model.queues:
+            start = self.next_up(key, at)
+            return start + self.delay(job, key, start), math.isfinite(start)
+        return at + pair.model.fail_s, False
+
+    def advice(self, job: JobSpec, key: Key) -> ao.Advice:
+        if job.outage:
+            return ao.Advice.absent("503 UNAVAILABLE")
+        if key.region == REGIONS[-1]:
+            return ao.Advice.absent(SILENT)
+        pair, rng = self.pairs[key], self._rng(job, key, "advice")
+        score = _sigmoid(_logit(pair.p[self._slot(max(0.0, job.t0 - ADVICE_LAG_S))]) + rng.gauss(0.0, ADVICE_NOISE))
+        uptime = None if pair.uptime_s is None else pair.uptime_s * math.exp(rng.gauss(0.0, UPTIME_NOISE))
+        return ao.Advice(score, uptime)
+
+    def short_spot(self, job: JobSpec, key: Key) -> bool:
+        uptime = self.pairs[key].uptime_s
+        return uptime is not None and uptime < job.checkpoint_s + job.restore_s
