@@ -180,7 +180,7 @@ def run(trace: Trace, policy: ao.Policy) -> list[Summary]:
 
 
 def _min(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min"
+    return f"{seconds / 60:.2f} min"
 
 
 def table(rows: list[Summary]) -> str:

@@ -59,7 +59,7 @@ def test_the_table_is_markdown_and_the_goals_say_whether_they_hold(bench: Module
     ]
     lines = bench.table(rows).splitlines()
     assert lines[0].startswith("| dispatcher |") and lines[1].startswith("|---|")
-    assert lines[3] == "| advice | 1.20 | 1.1 min | 11.7 min | 1 | 2 |"
+    assert lines[3] == "| advice | 1.20 | 1.05 min | 11.67 min | 1 | 2 |"
     goals = bench.goals(rows)
     assert "1.20 (holds)" in goals[0] and "+5% (holds)" in goals[1] and "(missed)" in goals[2]
 
