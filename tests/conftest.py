@@ -12,7 +12,9 @@ Helpers live in ``tests/support`` (no test imports a conftest); the conftests on
 from __future__ import annotations
 
 import os
+import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,3 +100,23 @@ def _tool_path() -> None:
     """The pinned binaries and the venv's console scripts come first on PATH."""
     venv_bin = Path(sys.executable).parent
     os.environ["PATH"] = os.pathsep.join([str(paths.tools_dir() / "bin"), str(venv_bin), os.environ.get("PATH", "")])
+
+
+class UnitTestBindsAPort(AssertionError):
+    """A test under tests/unit tried to listen: that is an integration test (tests/README.md, "Tiers")."""
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_bind_no_port(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The unit tier starts no server: a unit test (or a fixture it uses) that binds a socket in this process fails,
+    naming the fix. A server started as a subprocess is out of its sight; the tier's rule still holds for it."""
+    if request.node.get_closest_marker("unit"):
+
+        def refuse(sock: socket.socket, address: object) -> None:
+            raise UnitTestBindsAPort(
+                f"{request.node.nodeid} binds {address!r}: a unit test starts no server. Fix: move it (or the part "
+                "that serves) under tests/integration, with its helpers in tests/support"
+            )
+
+        monkeypatch.setattr(socket.socket, "bind", refuse)
+    yield

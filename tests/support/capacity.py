@@ -69,7 +69,7 @@ def api() -> FakeApi:
     return FakeApi()
 
 
-#: The DWS pool the simulator's lifecycle tests serve (tests/unit/local/capacity/test_lifecycle*.py).
+#: The DWS pool the simulator's lifecycle tests serve (tests/integration/local/capacity/test_lifecycle*.py).
 DWS_POOL = {
     "name": "dws-pool",
     "initialNodeCount": 0,
