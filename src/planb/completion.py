@@ -114,11 +114,9 @@ def _zsh_item(word: str, text: str) -> str:
     return "'" + entry.replace("'", "'\\''") + "'"
 
 
-BASH = """\
-# bash completion for planb, generated from its argparse parser by `planb completion bash`.
-# This shell: source <(planb completion bash)
-# Every shell: planb completion bash > ~/.local/share/bash-completion/completions/planb
-
+#: The lookup tables both shells' scripts carry: a level's sub-commands, options, valued options, their choices and
+#: positionals, each a shell `case` on the command path (the branches are written per shell).
+TABLES = """\
 _planb_subcommands() {{
     case "$1" in
 {subcommands}
@@ -150,7 +148,14 @@ _planb_positionals() {{
     esac
 }}
 
-_planb() {{
+"""
+
+BASH = """\
+# bash completion for planb, generated from its argparse parser by `planb completion bash`.
+# This shell: source <(planb completion bash)
+# Every shell: planb completion bash > ~/.local/share/bash-completion/completions/planb
+
+{tables}_planb() {{
     local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     local cmd="planb" word i
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -181,38 +186,7 @@ ZSH = """\
 # This shell (after compinit): source <(planb completion zsh)
 # Every shell: planb completion zsh > "${{fpath[1]}}/_planb"
 
-_planb_subcommands() {{
-    case "$1" in
-{subcommands}
-    esac
-}}
-
-_planb_options() {{
-    case "$1" in
-{options}
-    esac
-}}
-
-# The options that take a value, and the choices of those that have a fixed set (others: file names).
-_planb_valued() {{
-    case "$1" in
-{valued}
-    esac
-}}
-
-_planb_choices() {{
-    case "$1 $2" in
-{choices}
-    esac
-}}
-
-_planb_positionals() {{
-    case "$1" in
-{positionals}
-    esac
-}}
-
-_planb() {{
+{tables}_planb() {{
     local cmd="planb" word i
     local -a reply subs
     for ((i = 2; i < CURRENT; i++)); do
@@ -267,11 +241,13 @@ def script(shell: str, parser: argparse.ArgumentParser | None = None) -> str:
 
     if shell == "bash":
         return BASH.format(
-            subcommands=_case(per_level("subcommands", _words_out)),
-            options=_case(per_level("options", _words_out)),
-            valued=_case(per_level("values", _words_out)),
-            choices=_case(_choice_branches(tree, _words_out)),
-            positionals=_case(per_level("positionals", _words_out)),
+            tables=TABLES.format(
+                subcommands=_case(per_level("subcommands", _words_out)),
+                options=_case(per_level("options", _words_out)),
+                valued=_case(per_level("values", _words_out)),
+                choices=_case(_choice_branches(tree, _words_out)),
+                positionals=_case(per_level("positionals", _words_out)),
+            )
         )
     if shell == "zsh":
 
@@ -282,11 +258,13 @@ def script(shell: str, parser: argparse.ArgumentParser | None = None) -> str:
             return "reply=(" + " ".join(words) + ")"
 
         return ZSH.format(
-            subcommands=_case(per_level("subcommands", described)),
-            options=_case(per_level("options", described)),
-            valued=_case(per_level("values", plain)),
-            choices=_case(_choice_branches(tree, plain)),
-            positionals=_case(per_level("positionals", plain)),
+            tables=TABLES.format(
+                subcommands=_case(per_level("subcommands", described)),
+                options=_case(per_level("options", described)),
+                valued=_case(per_level("values", plain)),
+                choices=_case(_choice_branches(tree, plain)),
+                positionals=_case(per_level("positionals", plain)),
+            )
         )
     raise ValueError(f"no completion for {shell!r}: choose one of {', '.join(SHELLS)}")
 
