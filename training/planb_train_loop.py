@@ -76,7 +76,11 @@ class StopNotice:
     at every step boundary instead. The chart's preStop hook creates that file in each Ray pod before the kubelet
     sends SIGTERM and waits for ``<file>.saved`` (https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/);
     the Ray driver creates it on its own SIGTERM. The loop then returns normally after the save. With several
-    processes (jax.distributed) they agree at each step, so that all of them save the same step. A notice file
+    processes (jax.distributed) they agree at each step, so that all of them save the same step. Independent
+    replicas under Ray Train (one JAX process each) agree at the report boundaries only, where Ray already holds
+    every rank together: rank 0's view, broadcast (``ray.train.collective.broadcast_from_rank_zero``), decides for
+    all. Each rank looking on its own stopped them at different steps, and the rank still training then waited in
+    ``ray.train.report`` for one that had returned, until the grace period ran out. A notice file
     older than this process is a previous container's and is removed. PLANB_SAVE_ON_NOTICE=0 (the benchmark's
     control) leaves SIGTERM's default and ignores the file."""
 
@@ -100,14 +104,15 @@ class StopNotice:
     def _noticed(self, signum: int, _frame: object) -> None:
         self.signum = signum
 
-    def noticed(self) -> bool:
-        """Whether this process (or, under jax.distributed, any process) has been told to stop."""
+    def noticed(self, agree: Callable[[bool], bool] | None = None) -> bool:
+        """Whether this process (or, under jax.distributed, any process) has been told to stop; with ``agree`` (how
+        independent replicas share rank 0's view), what it returns for this process's view."""
         local = self.signum is not None or bool(self.file and os.path.exists(self.file))
         if jax.process_count() > 1:
             from jax.experimental import multihost_utils
 
             return bool(np.max(multihost_utils.process_allgather(np.array([int(local)], np.int32))))
-        return local
+        return bool(agree(local)) if agree is not None else local
 
     def acknowledge(self, saved_step: int | None) -> None:
         """Tell the preStop hook waiting on ``<file>.saved`` that the save is committed (or that nothing was saved)."""
@@ -146,8 +151,11 @@ def train_loop(
     rank: int = 0,
     world_size: int = 1,
     report: Callable[[dict[str, Any]], None] | None = None,
+    agree: Callable[[bool], bool] | None = None,
 ) -> RunResult:
-    """Train ``cfg.model`` from the newest checkpoint (if any) up to ``cfg.epochs`` steps."""
+    """Train ``cfg.model`` from the newest checkpoint (if any) up to ``cfg.epochs`` steps. ``report`` is Ray Train's
+    (a barrier of all ranks at every logged step); ``agree``, given to independent replicas, shares rank 0's view of
+    a stop notice, and the notice is then looked at on the logged steps only (StopNotice)."""
     configure_compilation_cache(cfg)
     print(f"Local Devices: {jax.local_devices()}")
     task = linear_task(cfg) if cfg.model == "linear" else transformer_task(cfg)
@@ -220,7 +228,8 @@ def train_loop(
         last = now
         if progress.writer and (step % cfg.log_every == 0 or step == end - 1):
             print(progress.line())
-        if cfg.save_on_notice and notice.noticed():
+        logged = step % cfg.log_every == 0 or step == end - 1  # every rank's report boundary
+        if cfg.save_on_notice and (agree is None or logged) and notice.noticed(agree):
             saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
             ckpt.close()
             progress.record(step + 1, saved=saved, force=True)

@@ -30,11 +30,16 @@ class UnsupportedByRayError(RuntimeError):
 
 def train_func(config: dict[str, Any]) -> None:
     """Ray Train worker entry point (``train_loop_per_worker``)."""
+    import jax
     import ray.train
+    import ray.train.collective
 
     cfg = TrainConfig.from_dict(config)
     ctx = ray.train.get_context()
-    result = train_loop(cfg, ctx.get_world_rank(), ctx.get_world_size(), report=ray.train.report)
+    rank, size = ctx.get_world_rank(), ctx.get_world_size()
+    # Independent replicas (no jax.distributed) agree on a stop notice through Ray Train (StopNotice).
+    agree = ray.train.collective.broadcast_from_rank_zero if size > 1 and jax.process_count() == 1 else None
+    result = train_loop(cfg, rank, size, report=ray.train.report, agree=agree)
     print("Training stopped on notice" if result.stopped else "Training Complete!")
     time.sleep(3)  # as the seed: let the log lines reach the driver before the worker exits
 
