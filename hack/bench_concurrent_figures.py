@@ -8,12 +8,15 @@ docs/goodput.md defines it (training kept / wall time), since submission and sin
 
 from __future__ import annotations
 
-import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the job's own modules, beside hack/
+from planb_train_progress import RESUMED_LINE as LOST  # the one pattern, beside the line it reads
 
 PREFERRED = "reserved"
-LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

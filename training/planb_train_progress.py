@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
 from typing import Any
 
@@ -192,6 +193,10 @@ def steps_lost(restored: int, reached: int | None) -> int:
 
 def resumed_line(restored: int, reached: int | None) -> str:
     return f"resumed from checkpoint step {restored}; {steps_lost(restored, reached)} step(s) lost"
+
+
+#: resumed_line's lines in a job's log (the step restored, the steps lost): the benchmarks and tests read them so.
+RESUMED_LINE = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
 
 
 def _s(seconds: float | None) -> str:

@@ -4,9 +4,7 @@ checks the API server's certificate against the CA it names."""
 from __future__ import annotations
 
 import base64
-import http.server
 import json
-import ssl
 import stat
 import threading
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ import yaml
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, _data_file, load
 from planb.tls import ServingCert, ensure_serving_cert
+from tests.support.loopback_json import empty_json_server
 
 
 def _write(tmp_path: Path, user: dict[str, object], cluster: dict[str, object] | None = None) -> Path:
@@ -136,28 +135,9 @@ def test_a_ca_together_with_insecure_skip_tls_verify_is_refused(tmp_path: Path) 
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[tuple[str, ServingCert]]:
     """An HTTPS server on 127.0.0.1 with a serving pair of its own CA, answering every GET with {}."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
     cert = ensure_serving_cert(tmp_path / "server-pki", common_name="planb-test-apiserver")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert.tls_crt, cert.tls_key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"https://127.0.0.1:{server.server_address[1]}", cert
-    server.shutdown()
-    server.server_close()
+    with empty_json_server(cert) as url:
+        yield url, cert
 
 
 def test_the_api_servers_certificate_is_checked_against_the_kubeconfigs_ca(

@@ -32,6 +32,13 @@ def load_train(name: str) -> ModuleType:
     return module
 
 
+def training_module(name: str) -> ModuleType:
+    """One of train.py's sibling modules (planb_train_*), imported as train.py imports it."""
+    if str(TRAINING) not in sys.path:
+        sys.path.insert(0, str(TRAINING))
+    return importlib.import_module(name)
+
+
 def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
     """The current environment without PLANB_* / RAY_ADDRESS, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLANB_") and k != "RAY_ADDRESS"}

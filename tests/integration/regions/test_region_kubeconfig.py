@@ -9,9 +9,6 @@ and no Secret outside the one named was asked for. The servers are on 127.0.0.1,
 from __future__ import annotations
 
 import base64
-import http.server
-import ssl
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +21,7 @@ from planb.errors import PlanbError
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.kubeconfig import RegionKubeconfigError, load_region
 from planb.tls import ServingCert, ensure_serving_cert
+from tests.support.loopback_json import empty_json_server
 
 REGION = "us-east5"
 SECRET = "us-east5-multikueue"
@@ -47,33 +45,9 @@ class Servers:
 @pytest.fixture
 def servers(tmp_path: Path) -> Iterator[Servers]:
     seen: list[tuple[str, str]] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append((self.path, self.headers.get("Authorization", "")))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
     cert = ensure_serving_cert(tmp_path / "region-pki", common_name="planb-test-region")
-    secure = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert.tls_crt, cert.tls_key)
-    secure.socket = context.wrap_socket(secure.socket, server_side=True)
-    plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    for server in (secure, plain):
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield Servers(
-        f"https://127.0.0.1:{secure.server_address[1]}", f"http://127.0.0.1:{plain.server_address[1]}", cert, seen
-    )
-    for server in (secure, plain):
-        server.shutdown()
-        server.server_close()
+    with empty_json_server(cert, seen) as secure, empty_json_server(None, seen) as plain:
+        yield Servers(secure, plain, cert, seen)
 
 
 def kubeconfig(cluster: dict[str, Any], user: dict[str, Any]) -> bytes:

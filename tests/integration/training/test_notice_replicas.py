@@ -16,8 +16,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-
 #: Longer than any step here takes; a rank left waiting this long in a barrier fails the test.
 BARRIER_S = 60
 
@@ -54,7 +52,7 @@ def run_two_ranks(
 
         try:
             results[rank] = loop.train_loop(cfg, rank, 2, report=report, agree=broadcast_from_rank_zero(rank))
-        except Exception as exc:  # noqa: BLE001 - the test reads it
+        except Exception as exc:  # the test reads it
             barrier.abort()  # the other rank fails at once instead of waiting out the barrier
             results[rank] = exc
 

@@ -17,10 +17,10 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.training import run_main, run_script, start_script
+from tests.support.training import run_main, run_script, start_script, training_module
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
-LOST = re.compile(r"^resumed from checkpoint step (\d+); (\d+) step\(s\) lost$", re.MULTILINE)
+LOST = training_module("planb_train_progress").RESUMED_LINE
 TIME = re.compile(
     r"^training time up to step (\d+): ([\d.]+) s kept(?:; the (\d+) lost step\(s\) took ([\d.]+) s)?$", re.MULTILINE
 )
