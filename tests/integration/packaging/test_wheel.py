@@ -6,20 +6,27 @@ checkout, and installed as ``pip install planb`` installs it: with its core depe
 none of its extras', neither ``[timeline]``'s matplotlib nor ``[local]``'s cryptography and Google's API client.
 Nothing then can read the checkout: the command runs in a folder of its own, and the package data comes through
 importlib.resources. The product's commands answer without the extras; a local wing's command names its extra.
+With the ``[timeline]`` extra, the installed `planb status` reads the chart's RayJob from a kube-apiserver of the
+local stack's build (no stack: the control plane alone, as tests/integration/kueue starts it) and draws its timeline.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from planb import paths
+from planb.local.stack.control_plane import ControlPlane
+from planb.local.stack.ports import free_port
+from planb.local.stack.snapshot import WITHOUT
 
 pytestmark = pytest.mark.slow
 PIP_TIMEOUT = 180
@@ -94,3 +101,48 @@ def test_the_installed_cli_answers_outside_the_checkout(wheel: Path, tmp_path: P
     values = _run(planb, "values", "tpu-v6e-4x4", cwd=away, timeout=60)
     assert values.returncode == 0, values.stderr
     assert values.stdout == _run(Path(sys.executable).parent / "planb", "values", "tpu-v6e-4x4", cwd=paths.REPO).stdout
+
+
+def _kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["kubectl", f"--kubeconfig={kubeconfig}", *args],
+        input=stdin, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.tools
+def test_the_installed_status_reads_a_real_api_server_and_draws_with_its_extra(wheel: Path, tmp_path: Path) -> None:
+    """`pip install 'planb[timeline]'` from the wheel, outside the checkout: `planb status -o json` reads the
+    chart's RayJob from kube-apiserver (the local stack's own build, started alone) and `--timeline` draws it."""
+    venv, away = tmp_path / "venv", tmp_path / "elsewhere"
+    away.mkdir()
+    assert _run(sys.executable, "-m", "venv", venv, cwd=away).returncode == 0
+    done = _run(venv / "bin" / "python", "-m", "pip", "install", "-q", f"{wheel}[timeline]", cwd=away)
+    assert done.returncode == 0, f"pip could not install the wheel with its [timeline] extra:\n{done.stderr}"
+    chart = paths.REPO / "charts" / "planb"
+    rendered = _run(paths.tool("helm"), "template", "job-1", chart, "--skip-tests", cwd=paths.REPO, timeout=60)
+    assert rendered.returncode == 0, rendered.stderr
+    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    kubeconfig = tmp_path / "local" / "kubeconfig"
+    try:
+        plane.create(kubeconfig, without=WITHOUT)
+        crd = paths.manifests_dir() / "kuberay" / "crds" / "ray.io_rayjobs.yaml"
+        done = _kubectl(kubeconfig, "apply", "--server-side", "-f", str(crd))
+        assert done.returncode == 0, done.stderr
+        deadline = time.monotonic() + 60
+        while (applied := _kubectl(kubeconfig, "apply", "-f", "-", stdin=rendered.stdout)).returncode:
+            assert time.monotonic() < deadline, applied.stderr  # until the API server serves the new CRD
+            time.sleep(0.5)
+        assert applied.returncode == 0 and "rayjob.ray.io/job-1 created" in applied.stdout, applied.stderr
+        planb = venv / "bin" / "planb"
+        shown = _run(planb, "status", "job-1", "-o", "json", "--kubeconfig", kubeconfig, cwd=away, timeout=60)
+        svg = away / "job-1.svg"
+        drawn = _run(planb, "status", "job-1", "--kubeconfig", kubeconfig, "--timeline", svg, cwd=away, timeout=120)
+    finally:
+        plane.delete()
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    document = json.loads(shown.stdout)
+    assert (document["kind"], document["namespace"], document["name"]) == ("JobStatus", "default", "job-1"), document
+    assert drawn.returncode == 0, drawn.stdout + drawn.stderr
+    assert f"timeline of default/job-1: {svg}" in drawn.stdout
+    assert svg.read_text().lstrip().startswith("<?xml")
