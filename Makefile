@@ -10,7 +10,7 @@ STAMP     := $(VENV)/.planb-installed
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: help setup venv lock tools chart-tools operator-venv up down status demo test test-fast lint sanity chart-lint bench values golden collection dist chart chart-docs clean
+.PHONY: help setup venv lock tools chart-tools operator-venv up down status demo test test-fast lint sanity chart-lint bench values golden generate verify collection dist chart chart-docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -102,6 +102,12 @@ values: venv ## regenerate charts/planb/values/*.yaml and the collection's catal
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)
 	@$(PY) -m planb.build.golden
+
+generate: venv chart-tools ## every generated file from its source (planb.build.generate: values, the chart's copies, the collection's facts, golden files, the chart README)
+	@$(PY) -m planb.build.generate
+
+verify: venv chart-tools ## make generate, then fail on any file that differs from the commit or is new (a hand edit of a generated file; run on a clean tree)
+	@$(PY) -m planb.build.verify
 
 collection: venv ## the planb.gke collection's tarball with its roles, playbooks and the queues chart, in dist/
 	@$(PY) -m planb.build.collection_tarball --output-path dist
