@@ -1,5 +1,5 @@
 """``make verify``: every generated file written again (planb.build.generate), then nothing may differ from the
-commit and no new file may appear, as Kubernetes projects verify theirs (Kueue's hack/make/verify.mk regenerates,
+commit and no new file may appear, as Kubernetes projects verify theirs (Kueue's verify target in its Makefile regenerates,
 then runs `git diff --exit-code`). A hand edit of a generated file, or a source changed without its outputs, fails
 here, naming each file and the fix. Run it on a clean working tree: an uncommitted change is reported as well.
 """
