@@ -1,7 +1,8 @@
 """``make verify``: every generated file written again (planb.build.generate), then nothing may differ from the
-commit and no new file may appear, as Kubernetes projects verify theirs (Kueue's verify target in its Makefile regenerates,
-then runs `git diff --exit-code`). A hand edit of a generated file, or a source changed without its outputs, fails
-here, naming each file and the fix. Run it on a clean working tree: an uncommitted change is reported as well.
+commit and no new file may appear, as Kubernetes projects verify theirs (Kueue's Makefile has a verify target that
+regenerates, then runs `git diff --exit-code`). A hand edit of a generated file, or a source changed without its
+outputs, fails here, naming each file and the fix. Run it on a clean working tree: an uncommitted change is
+reported as well.
 """
 
 from __future__ import annotations
