@@ -41,3 +41,24 @@ def test_verify_passes_on_the_commit_and_fails_on_a_committed_hand_edit(tmp_path
     assert caught.returncode == 1, caught.stdout + caught.stderr
     assert "changed: charts/planb/values/tpu-v6e-4x4.yaml" in caught.stderr, caught.stderr
     assert "Fix: edit the sources" in caught.stderr
+
+
+def test_every_generated_file_is_marked_generated_and_nothing_else() -> None:
+    """.gitattributes' linguist-generated marks exactly what `make generate` writes (checked with git check-attr)."""
+    from planb.build import chart_docs, chart_files, collection, golden
+    from planb.catalog import values
+
+    written = {
+        *values.shipped_files(paths.REPO / "charts" / "planb" / "values"),
+        *chart_files.expected(),
+        *collection.files(),
+        *(golden.GOLDEN_DIR / name for name in golden.expected()),
+        chart_docs.README,
+    }
+    tracked = subprocess.run(["git", "ls-files"], cwd=paths.REPO, capture_output=True, text=True, check=True).stdout
+    attrs = subprocess.run(
+        ["git", "check-attr", "linguist-generated", "--stdin"],
+        input=tracked, cwd=paths.REPO, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    marked = {paths.REPO / line.split(": ")[0] for line in attrs.splitlines() if line.endswith(": true")}
+    assert marked == {path for path in written if path.relative_to(paths.REPO).as_posix() in tracked.split()}
