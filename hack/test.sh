@@ -2,7 +2,7 @@
 # `make test`: every test, in three pytest processes at once, each a set of folders (tests/README.md, "Tiers"):
 #   * tests/e2e, the real local stack (one stack), in the foreground with its output; it spends most of its time
 #     waiting for controllers. Splitting it over two stacks side by side (`--e2e-groups`, tests/conftest.py, and
-#     PLANB_PORT_OFFSET, planb.loopback) was measured on 2026-12-03: each half took 470-540 s instead of 660-750 s,
+#     PLANB_PORT_OFFSET, planb.local.loopback) was measured on 2026-12-03: each half took 470-540 s instead of 660-750 s,
 #     but the four processes overloaded two cores (etcd request timeouts, jobs that never ran) and the whole run
 #     took longer (802-1111 s); tests/README.md, "Tiers", has the figures.
 #   * tests/integration/playbooks, tests/integration/collection and tests/integration/molecule, ansible-playbook

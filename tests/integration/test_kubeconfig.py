@@ -15,7 +15,7 @@ import yaml
 
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, _data_file, load
-from planb.tls import ServingCert, ensure_serving_cert
+from planb.local.tls import ServingCert, ensure_serving_cert
 from tests.support.loopback_json import empty_json_server
 
 

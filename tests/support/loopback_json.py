@@ -1,5 +1,5 @@
 """A server on 127.0.0.1 that answers every GET with ``{}`` and records each request's path and Authorization
-header: HTTPS with a serving pair of its own CA (planb.tls), or plain HTTP. Integration tier only (it binds)."""
+header: HTTPS with a serving pair of its own CA (planb.local.tls), or plain HTTP. Integration tier only (it binds)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from planb.tls import ServingCert
+from planb.local.tls import ServingCert
 
 
 @contextmanager

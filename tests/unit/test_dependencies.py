@@ -5,8 +5,8 @@
   ``importlib.resources.files("googleapiclient.discovery_cache")`` reads), unpinned: requirements.txt pins them.
   Each extra of ``[project.optional-dependencies]`` is what its part of ``src/planb`` imports beyond the core:
   ``local`` the local wing's (``planb.local``), ``timeline`` the timeline's picture's
-  (``planb.status.timeline_draw``). A module that only a part imports belongs to that part (``planb.tls``, whose
-  cryptography only the local wing needs), so ``pip install planb`` pulls nothing of the extras.
+  (``planb.status.timeline_draw``). A module that only a part imports belongs to that part (the local wing's sit
+  under ``planb.local``: tests/unit/test_imports.py), so ``pip install planb`` pulls nothing of the extras.
 * The failover controller's package (``src/planb/failover``, shipped in the queues chart's ConfigMap and run in a
   stock Python image) imports the standard library only.
 
@@ -194,10 +194,11 @@ def test_the_scan_finds_planbs_imports() -> None:
 
 
 def test_the_parts_follow_the_imports() -> None:
-    """planb.tls joins the local wing, which alone imports it; what the product imports too stays in the core."""
+    """The local wing's modules (planb.local.tls, which imports cryptography) are the extra's; the product's stay in
+    the core."""
     owner = parts()
     assert owner["src/planb/local/gke_emulator/discovery.py"] == "local"
-    assert owner["src/planb/tls.py"] == "local"
+    assert owner["src/planb/local/tls.py"] == "local"
     assert owner["src/planb/status/timeline_draw.py"] == "timeline"
     core = ("kube", "kubeconfig", "catalog/values", "status/cli", "status/report", "failover/controller", "cli")
     assert {name: owner[f"src/planb/{name}.py"] for name in core} == dict.fromkeys(core, CORE)

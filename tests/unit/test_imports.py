@@ -1,6 +1,8 @@
 """The import rules of planb's packages and of the tests.
 
 * planb's packages depend on each other in one direction only (no package imports one that imports it).
+* The product is what runs on GKE: nothing under planb outside ``local/`` and ``build/`` is imported only by
+  ``local/``. What only the stand-ins use lives in the local wing (``planb.local.tls``, ``planb.local.process``).
 * The capacity simulator imports nothing of the local stack (``planb.local.stack``): it reads the cluster and
   the GKE emulator through their APIs, as GKE's autoscaler does.
 * ``planb.status`` does not import the failover controller (a self-contained script that needs the
@@ -18,9 +20,12 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 from planb import paths
+from planb.cli import COMMANDS
 
 SRC = paths.REPO / "src"
 TESTS = paths.REPO / "tests"
@@ -40,7 +45,7 @@ WINGS = ("planb.local", "planb.build")
 
 
 def _area(module: str) -> str:
-    """planb.local.stack.parts -> planb.local.stack; planb.build.golden -> planb.build; planb.process -> itself."""
+    """planb.local.stack.parts -> planb.local.stack; planb.build.golden -> planb.build; planb.kube -> itself."""
     parts = module.split(".")
     return ".".join(parts[:3] if parts[:2] == ["planb", "local"] and len(parts) > 2 else parts[:2])
 
@@ -109,7 +114,10 @@ def _cycle_through(start: str, edges: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_two_packages_import_each_other() -> None:
     edges = _area_edges()
-    assert edges["planb.local.stack"] >= {"planb.local.gke_emulator", "planb.process"}  # the checker sees real imports
+    assert edges["planb.local.stack"] >= {
+        "planb.local.gke_emulator",
+        "planb.local.process",
+    }  # the checker sees real imports
     cycles = {area: cycle for area in edges if (cycle := _cycle_through(area, edges))}
     assert cycles == {}
 
@@ -121,6 +129,57 @@ def test_the_product_imports_nothing_of_the_local_wing_nor_of_the_generators() -
     assert {name: found for name, found in offenders.items() if found} == {}
     # ... nor through others: what the product's modules reach.
     assert sorted(m for m in _reachable(set(product)) if _wing(m)) == []
+
+
+def _importers() -> dict[str, set[str]]:
+    """planb module -> the planb modules that import it: by a statement (``import planb.a.b`` runs planb.a too), or
+    by name in planb.cli's COMMANDS, which planb.cli imports (importlib) when that command runs."""
+    modules = _modules()
+    by_name = {"planb.cli": {command.module for command in COMMANDS}}
+    found: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        for target in (_imports(path) | by_name.get(name, set())) & set(modules):
+            parts = target.split(".")
+            for end in range(2, len(parts) + 1):
+                found.setdefault(".".join(parts[:end]), set()).add(name)
+    return found
+
+
+def _entry_points() -> set[str]:
+    """The modules something outside Python runs: pyproject's [project.scripts] and every ``__main__``."""
+    scripts = tomllib.loads((paths.REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    return {target.split(":")[0] for target in scripts.values()} | {m for m in _modules() if m.endswith(".__main__")}
+
+
+def _only_the_local_wing_imports(names: Iterable[str]) -> dict[str, list[str]]:
+    """Of `names`, those that are no entry point and whose importers all lie under planb.local, with them."""
+    importers, entry_points = _importers(), _entry_points()
+    found = {name: importers.get(name, set()) - {name} for name in names if name not in entry_points}
+    return {
+        name: sorted(users) for name, users in found.items() if users and all(_wing(u) == "planb.local" for u in users)
+    }
+
+
+def test_no_product_module_is_imported_only_by_the_local_wing() -> None:
+    """Nothing under planb outside local/ and build/ is imported only by local/.
+
+    A product module holds the rule when a module outside planb.local imports it (a product module, or a
+    generator of planb.build), or when it is an entry point: pyproject's [project.scripts] (``planb`` runs
+    planb.cli) or a ``__main__`` (the queues chart runs ``python -m planb.failover``); an entry point is the
+    product's own even when the local wing runs or imports it too. A module planb.cli's COMMANDS names counts
+    as imported by planb.cli. Tests and hack/ are no importers: a module only they and the stand-ins use is
+    the local wing's. A module nothing imports and nothing runs is not this rule's case.
+    """
+    product = sorted(name for name in _modules() if _wing(name) is None)
+    assert {"planb.kube", "planb.paths", "planb.status.cli"} <= set(product)  # the checker sees real modules
+    assert _only_the_local_wing_imports(product) == {}, "move these into planb.local (src/planb/local/)"
+
+
+def test_the_checker_sees_a_module_only_the_local_wing_imports() -> None:
+    """The rule above can fail: planb.local.tls, read as if it stood on the product's side, is one."""
+    found = _only_the_local_wing_imports(["planb.local.tls", "planb.kube", "planb.failover.__main__"])
+    assert list(found) == ["planb.local.tls"]
+    assert "planb.local.stack.kueue" in found["planb.local.tls"]
 
 
 def test_the_checker_sees_the_local_wing_import_the_product() -> None:

@@ -30,8 +30,8 @@ TRAINING = REPO / "training"
 #: training/train.py and its sibling modules (every ``training/*.py``): the job's ConfigMap keys.
 TRAIN_FILES = tuple(sorted(path.name for path in TRAINING.glob("*.py")))
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
-#: The stockout failover controller's package, which the queues chart runs from a ConfigMap. Not
-#: settings.py: local mode's switch, which the controller never imports.
+#: The stockout failover controller's package, which the queues chart runs from a ConfigMap: every module of it
+#: (local mode's switch, which the controller never imports, is planb.local.stack.failover_settings).
 FAILOVER_PACKAGE = REPO / "src" / "planb" / "failover"
 FAILOVER_MODULES = (
     "__init__.py",

@@ -17,12 +17,14 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
-from planb import kubeconfig, loopback
+from planb import kubeconfig
 from planb.errors import PlanbError
+from planb.local import loopback
 
 #: The only address the local control plane listens on.
 ADDRESS = "127.0.0.1"
-#: The local API server's port (kubeconfigs point at https://ADDRESS:PORT); PLANB_PORT_OFFSET moves it (planb.loopback).
+#: The local API server's port (kubeconfigs point at https://ADDRESS:PORT); PLANB_PORT_OFFSET moves it
+#: (planb.local.loopback).
 PORT = loopback.port(26443)
 SERVER = f"https://{ADDRESS}:{PORT}"
 

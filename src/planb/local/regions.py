@@ -7,7 +7,7 @@ stand-in), started by `planb local up` in a process of its own with
 * its own state directory, ``<state>/regions/<member>`` (PLANB_STATE_DIR), so each region has its own etcd, its
   own GKE emulator store and its own capacity switches: a test stocks out one region with ``planb capacity set``
   under that region's PLANB_STATE_DIR and grants another;
-* its own ports, every fixed port moved by ``OFFSET_STEP`` times its place (PLANB_PORT_OFFSET, planb.loopback;
+* its own ports, every fixed port moved by ``OFFSET_STEP`` times its place (PLANB_PORT_OFFSET, planb.local.loopback;
   the manager keeps the usual ports, so a plain `planb local up` and this cannot run at once, and `up` says so).
 
 What differs from Google Cloud: each region's GKE emulator is its own process and its own endpoint, where Google
@@ -30,15 +30,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planb import loopback, paths
+from planb import paths
 from planb.errors import PlanbError
+from planb.local import loopback
 from planb.local.gke_emulator.address import DEFAULT_PORT as EMULATOR_PORT
-from planb.statefile import open_private, private_dir, write_json
+from planb.local.statefile import open_private, private_dir, write_json
 
 #: The regions a local run takes, in order: each with the v6e zone its TPU pools use (planb.catalog.zones lists
 #: v6e in all three), so a region's site.yml converge passes the TPU-zone check as on Google Cloud.
 REGIONS = (("us-east5", "us-east5-b"), ("europe-west4", "europe-west4-a"), ("asia-northeast1", "asia-northeast1-b"))
-#: How far each member's ports move from the one before (two stacks' ports never meet: planb.loopback).
+#: How far each member's ports move from the one before (two stacks' ports never meet: planb.local.loopback).
 OFFSET_STEP = 100
 MANAGER = "manager"
 #: Seconds one member's `planb local up` may take before the whole start is undone.

@@ -23,7 +23,7 @@ from typing import Any
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local.regions import Member, RegionsError
-from planb.statefile import write_atomic
+from planb.local.statefile import write_atomic
 
 JOB = "job-1"
 CHART = paths.REPO / "charts" / "planb"

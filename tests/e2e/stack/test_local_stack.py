@@ -14,13 +14,13 @@ import pytest
 import yaml
 
 from planb.kube import Kube
+from planb.local.process import is_alive
 from planb.local.stack.crds import applied as crds_applied
 from planb.local.stack.crds import digest as crds_digest
 from planb.local.stack.crds import files as crd_files
 from planb.local.stack.crds import served
 from planb.local.stack.parts import CRDS_STAMP
 from planb.local.stack.stack import LocalStack
-from planb.process import is_alive
 from tests.support.stack import Kubectl, get_json
 from tests.support.waits import wait_until
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from planb.local.process import start_time
 from planb.local.stack import ports
 from planb.local.stack.control_plane import APISERVER_PORT
 from planb.local.stack.stack import LocalStack
-from planb.process import start_time
 
 
 def test_every_process_of_the_stack_listens_on_loopback_only(local_stack: Path) -> None:

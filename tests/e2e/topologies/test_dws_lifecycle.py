@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.informer import Informer
 from planb.kube import Kube, Obj, conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
+from planb.local.informer import Informer
 from planb.local.stack.stack import LocalStack
 from planb.status import lifecycle
 from planb.status.report import PROVREQ, collect

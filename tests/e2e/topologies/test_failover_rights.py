@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from planb.failover import settings as failover_settings
 from planb.failover.kubeapi import JSON_PATCH, MERGE_PATCH, ApiError, Credentials, KubeApi, resource_path
-from planb.local.stack import failover_access
+from planb.local.stack import failover_access, failover_settings
 from planb.local.stack.kubectl import kubectl
 from planb.local.stack.stack import LocalStack
 from tests.support.waits import wait_until

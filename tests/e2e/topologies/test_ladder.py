@@ -19,8 +19,8 @@ import pytest
 from planb.kube import Kube, conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity import spot
+from planb.local.process import is_alive
 from planb.local.rayhead import settings as rayhead_settings
-from planb.process import is_alive
 from planb.status.report import KUEUE, collect
 from tests.support.jobs import job_logs, payload_processes, steps
 from tests.support.topologies import Run, install_job, wait_jobs

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from planb.failover import settings as failover_settings
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
 from planb.kube import Kube, conditions, is_true
 from planb.local.capacity import settings as capacity_settings
+from planb.local.stack import failover_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, RAY, admitted_on, collect

@@ -18,7 +18,7 @@ import yaml
 from planb.local.gke_emulator.access import LOCAL_APISERVER
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
-from planb.tls import ensure_serving_cert
+from planb.local.tls import ensure_serving_cert
 from tests.support.gke.gke_api import call, create
 
 PROJECT, ZONE, CLUSTER = "planb-access", "us-east5-b", "tpu-cluster"

@@ -17,8 +17,8 @@ import pytest
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.errors import EmulatorError
 from planb.local.gke_emulator.store import emulator_dir, list_node_pools
+from planb.local.process import is_alive, start_time, terminate
 from planb.local.stack.stack import LocalStack
-from planb.process import is_alive, start_time, terminate
 
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

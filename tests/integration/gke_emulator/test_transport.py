@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.tls import ServingCert, ensure_serving_cert
+from planb.local.tls import ServingCert, ensure_serving_cert
 from tests.support.gke.modules import CLUSTER_ARGS, ModuleRunner, load_module
 
 load_module("gke_cluster")  # puts the checkout's collection on the import path

@@ -20,12 +20,12 @@ import pytest
 
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.store import emulator_dir
+from planb.local.process import ManagedProcess, is_alive, reap, start_time
 from planb.local.rayhead import payloads
 from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.stack import LocalStack
-from planb.process import ManagedProcess, is_alive, reap, start_time
 
 
 def _fake_control_plane(state: Path) -> dict[str, subprocess.Popen[bytes]]:

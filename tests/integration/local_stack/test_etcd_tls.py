@@ -22,7 +22,7 @@ from planb.local.stack import ports
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.ports import free_port
 from planb.local.stack.snapshot import WITHOUT
-from planb.tls import EtcdPKI, ensure_etcd_pki
+from planb.local.tls import EtcdPKI, ensure_etcd_pki
 
 #: What a failed connection to etcd looks like from a client (refused handshake, reset, HTTP error, a 400 page).
 _FAILED = (OSError, http.client.HTTPException, ssl.SSLError)

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from planb.errors import PlanbError
+from planb.local.tls import ServingCert, ensure_serving_cert
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.kubeconfig import RegionKubeconfigError, load_region
-from planb.tls import ServingCert, ensure_serving_cert
 from tests.support.loopback_json import empty_json_server
 
 REGION = "us-east5"

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from planb.catalog import PROFILES, chart_values, general, gpu, machines, node_pool, tpu
+from planb.catalog import PROFILES, chart_values, gpu, node_pool, tpu
 from planb.catalog.errors import UnknownMachineTypeError
 from planb.catalog.profiles import Profile
-from planb.local.capacity import machines as capacity_machines
+from planb.local.capacity import general, machines
 from planb.local.capacity.pools import from_gke
 from planb.local.gke_emulator import rules
 from tests.support.training import load_train
@@ -88,7 +88,7 @@ def test_simulator_gives_each_machine_type_its_capacity(machine_type: str, topol
     if topology:
         body["placementPolicy"] = {"tpuTopology": topology}
     pool = from_gke(body)
-    capacity = capacity_machines.capacity(pool.machine)
+    capacity = machines.capacity(pool.machine)
     tpu_entry = tpu.find_machine(machine_type)
     gpu_entry = gpu.find_machine(machine_type)
     accelerators = {k: v for k, v in capacity.items() if k in (tpu.RESOURCE, gpu.RESOURCE)}

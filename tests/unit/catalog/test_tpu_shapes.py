@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from planb.catalog import machines, tpu
+from planb.catalog import tpu
+from planb.local.capacity import machines
 
 TABLE = "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
 
@@ -39,7 +40,7 @@ def test_each_shape_is_the_gke_autoscalers(name: str) -> None:
     vcpus, gib, _line = GKE_AUTOSCALER[name]
     assert (machine.vcpus, machine.memory_gib) == (vcpus, gib)
     # The simulator sizes its nodes from the same shape.
-    shape = machines.shape(name)
+    shape = machines.machine(name)
     assert (shape.vcpus, shape.memory_gib) == (vcpus, gib)
 
 

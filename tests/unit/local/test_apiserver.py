@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planb.failover import settings as failover_settings
 from planb.local import apiserver as local_apiserver
 from planb.local.apiserver import NotLocalStackError
+from planb.local.stack import failover_settings
 from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
 from planb.local.stack.parts import StackParts
 

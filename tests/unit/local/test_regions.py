@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planb import loopback
 from planb.catalog.zones import zones
-from planb.local import regions
+from planb.local import loopback, regions
 from planb.local.apiserver import PORT as APISERVER_BASE
 
 

@@ -2,7 +2,7 @@
 
 A job's log holds what its entrypoint prints, and a member's `planb local up` log what the stack says; with the
 usual umask 022 both were readable by every local account. Each test sets umask 022 and checks that every directory
-made is 0700 and every file 0600 (planb.statefile's private_dir, open_private, write_atomic).
+made is 0700 and every file 0600 (planb.local.statefile's private_dir, open_private, write_atomic).
 """
 
 from __future__ import annotations

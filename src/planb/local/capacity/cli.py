@@ -16,7 +16,7 @@ from planb.local.capacity import gke_api
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity.gke_api import NodePoolReader
 from planb.local.capacity.simulator import CapacitySimulator
-from planb.statefile import stop_on_signals
+from planb.local.statefile import stop_on_signals
 
 
 def _run(args: argparse.Namespace) -> int:

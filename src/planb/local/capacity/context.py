@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from planb.informer import Informer
 from planb.kube import Kube, Obj
 from planb.local.capacity import dws
+from planb.local.informer import Informer
 
 
 class Context:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from planb import paths
-from planb.statefile import JsonSettings
-from planb.statefile import SettingsError as SettingsError
+from planb.local.statefile import JsonSettings
+from planb.local.statefile import SettingsError as SettingsError
 
 #: GKE holds provisioned queued capacity for its request this long; the request's pods must land on
 #: it meanwhile ("Run a large-scale workload with flex-start with queued provisioning":

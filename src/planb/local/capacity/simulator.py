@@ -45,7 +45,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.informer import Informer
 from planb.kube import Kube, KubeError, Obj
 from planb.local.capacity import pools as pools_mod
 from planb.local.capacity import registration
@@ -61,6 +60,7 @@ from planb.local.capacity.pools import BrokenPool
 from planb.local.capacity.provisioning import QueuedProvisioning
 from planb.local.capacity.spot import Preemption
 from planb.local.capacity.spot_reconciler import Spot
+from planb.local.informer import Informer
 
 #: The webhook's server while it runs, and the configuration registered for it.
 ServedWebhook = tuple[webhook_mod.WebhookServer, registration.Registration]

@@ -46,7 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from planb.tls import ensure_serving_cert
+from planb.local.tls import ensure_serving_cert
 
 _GKE_CA = "https://github.com/GoogleCloudPlatform/cluster-autoscaler/blob/7d250507339b3a7583b380349f217ea191ff15ff/"
 GKE_CA_LABEL = _GKE_CA + "pkg/cloudprovider/gke/labels/system_labels.go#L431-L434"

@@ -13,7 +13,7 @@ Every emulated cluster stands for the one local API server, so each reads:
   ``certificate-authority`` (as kwokctl writes it), read at each call;
 * otherwise: the address the local stack's API server listens on (``LOCAL_APISERVER``) and a CA the emulator
   makes once and keeps in its state directory (``<state>/gke-emulator/cluster-ca/ca.crt``, made by
-  ``planb.tls.ensure_serving_cert``, whose serving pair nothing serves), so a RUNNING cluster always has both,
+  ``planb.local.tls.ensure_serving_cert``, whose serving pair nothing serves), so a RUNNING cluster always has both,
   as on GKE.
 
 The endpoint carries a port, which GKE's never does (GKE serves on 443).
@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from planb.local import apiserver as local_apiserver
-from planb.tls import ensure_serving_cert
+from planb.local.tls import ensure_serving_cert
 
 #: Where the local stack's API server listens (``planb.local.apiserver``, which the control plane starts it on;
 #: PLANB_PORT_OFFSET moves it).

@@ -2,7 +2,7 @@
 
 Files under ``<state_dir>/gke-emulator/`` (next to the emulator's state.json)::
 
-    emulator.pid    "<pid> <start time>", as planb.process records every host process
+    emulator.pid    "<pid> <start time>", as planb.local.process records every host process
     emulator.log    the server's output, appended across starts
     emulator.json   {"url": ..., "pid": ..., "op_seconds": ...}, written (temp + rename) once it listens
     emulator.lock   held while a `start` runs, so two starts at once launch one server
@@ -28,9 +28,9 @@ from planb.local.gke_emulator.address import DEFAULT_PORT
 from planb.local.gke_emulator.errors import EmulatorError
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS
 from planb.local.gke_emulator.store import emulator_dir, list_clusters, reset_state
+from planb.local.process import ManagedProcess, reap
+from planb.local.statefile import open_private, write_atomic
 from planb.paths import state_dir
-from planb.process import ManagedProcess, reap
-from planb.statefile import open_private, write_atomic
 
 #: How long a `start` waits for another one to finish before giving up.
 LOCK_WAIT_S = 60.0
@@ -88,7 +88,7 @@ class BackgroundEmulator:
     def pid(self) -> int | None:
         """The recorded pid if that process is the emulator `start` launched and still alive.
 
-        planb.process checks the recorded start time; a record without one (written before
+        planb.local.process checks the recorded start time; a record without one (written before
         planb recorded start times) is trusted only if the process runs `planb gke-emulator serve`,
         so a pid the system has since handed to another program is never signalled.
         """

@@ -17,7 +17,7 @@ from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS
 from planb.local.gke_emulator.server import EmulatorHTTPServer
 from planb.local.gke_emulator.store import Store
-from planb.tls import ServingCert
+from planb.local.tls import ServingCert
 
 Body = dict[str, Any]
 

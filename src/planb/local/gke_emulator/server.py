@@ -10,7 +10,7 @@ body (GKE's, Cloud Storage's) with the error's HTTP status. API requests go into
 status they got and the quota project a client named in ``x-goog-user-project``
 (https://cloud.google.com/apis/docs/system-parameters), which the emulator records but does not check.
 
-The server speaks plain HTTP, or HTTPS with a serving pair (``tls``: a ``planb.tls.ServingCert``, whose CA a
+The server speaks plain HTTP, or HTTPS with a serving pair (``tls``: a ``planb.local.tls.ServingCert``, whose CA a
 client must trust), which is how a client that sends a Google credential reaches it (tests of token handling).
 """
 
@@ -26,7 +26,7 @@ from planb.local.gke_emulator import guards, routes
 from planb.local.gke_emulator.address import DEFAULT_PORT
 from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import ApiError, EmulatorError
-from planb.tls import ServingCert
+from planb.local.tls import ServingCert
 
 #: The paths of Google's APIs the emulator serves: logged, and answered by injected HTTP faults.
 API_PREFIXES = (

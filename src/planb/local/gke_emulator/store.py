@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from planb.errors import PlanbError
+from planb.local.statefile import open_private, private_dir, write_atomic
 from planb.paths import state_dir as default_state_dir
-from planb.statefile import open_private, private_dir, write_atomic
 
 Body = dict[str, Any]
 

@@ -11,7 +11,7 @@ from planb.argtypes import finite
 from planb.errors import PlanbError
 from planb.local.rayhead import address, server
 from planb.local.rayhead import settings as settings_mod
-from planb.statefile import stop_on_signals
+from planb.local.statefile import stop_on_signals
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -38,8 +38,8 @@ import yaml
 
 from planb import paths
 from planb.errors import PlanbError
-from planb.informer import Informer
 from planb.kube import Kube, Obj
+from planb.local.informer import Informer
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.jobs import JobTable, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, launch_for, write_config_map

@@ -23,7 +23,7 @@ from typing import Any
 from planb.local.rayhead import payloads
 from planb.local.rayhead.launch import Launch
 from planb.local.rayhead.settings import Payload
-from planb.statefile import open_private, private_dir
+from planb.local.statefile import open_private, private_dir
 
 PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"
 TERMINAL = frozenset({SUCCEEDED, FAILED, STOPPED})

@@ -2,7 +2,7 @@
 
 Each payload runs in its own session (planb.local.rayhead.jobs), so stopping the stand-in's process group does
 not reach it. The stand-in records every payload it starts as ``<pid>.pid`` holding ``<pid> <start time>``
-(the rule of planb.process: a pid the system has handed to another process since is not taken for a
+(the rule of planb.local.process: a pid the system has handed to another process since is not taken for a
 payload) in the state directory's ``rayhead/payloads``, and removes the record when the payload ends.
 `stop_all` stops every recorded payload that still runs, all at once, and forgets the records.
 """
@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.process import is_alive, start_time, terminate
-from planb.statefile import private_dir, write_atomic
+from planb.local.process import is_alive, start_time, terminate
+from planb.local.statefile import private_dir, write_atomic
 
 
 class PayloadStopError(PlanbError):

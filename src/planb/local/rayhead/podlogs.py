@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from planb.kube import Kube, KubeError, Obj
-from planb.statefile import open_private
+from planb.local.statefile import open_private
 
 LOGS_PATH = "/apis/kwok.x-k8s.io/v1alpha1/namespaces/{namespace}/logs"
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from planb import paths
-from planb.statefile import JsonSettings
-from planb.statefile import SettingsError as SettingsError
+from planb.local.statefile import JsonSettings
+from planb.local.statefile import SettingsError as SettingsError
 
 MODES = ("simulate", "run")
 #: What a file or directory name made of a namespace, a RayJob name and a submission id may hold.

@@ -13,7 +13,7 @@ Loopback is shared with every account on the machine, so etcd also wants a clien
 on plain http without authentication, where any local user could rewrite any object (a job's ConfigMap, which
 the Ray head stand-in runs as this user). etcd's client and peer listeners are https with
 ``--client-cert-auth``/``--peer-client-cert-auth``, trusting only a CA of their own
-(planb.tls.ensure_etcd_pki; the keys 0600 in the cluster's directory, inside the 0700 state directory), and
+(planb.local.tls.ensure_etcd_pki; the keys 0600 in the cluster's directory, inside the 0700 state directory), and
 the API server presents that CA's client certificate. The flags go in as the configuration's componentsPatches
 extraArgs. kwokctl appends an extraArg after its own flags (pkg/kwokctl/runtime/util.go, applyComponentPatch)
 unless it says ``override: true``; then it replaces kwokctl's own flag of that name in place. kwokctl's
@@ -39,6 +39,7 @@ from typing import Any
 import yaml
 
 from planb import paths
+from planb.local.process import is_alive, terminate
 from planb.local.stack.errors import LocalStackError, ToolMissingError
 from planb.local.stack.kwokctl_config import (
     _SAVED_PORTS,
@@ -62,9 +63,8 @@ from planb.local.stack.kwokctl_config import (
     kwokctl_configuration,
     unused_ports,
 )
-from planb.process import is_alive, terminate
-from planb.statefile import write_atomic
-from planb.tls import EtcdPKI, ensure_etcd_pki, private_dir
+from planb.local.statefile import write_atomic
+from planb.local.tls import EtcdPKI, ensure_etcd_pki, private_dir
 
 __all__ = [
     "APISERVER_PORT",

@@ -16,7 +16,7 @@ from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kubectl import kubectl
-from planb.statefile import write_json
+from planb.local.statefile import write_json
 
 #: CRDs of the pinned modules the stack leaves out: KubeRay runs its RayCronJob controller only behind its
 #: RayCronJob feature gate (off; ray-operator main.go), and Kueue integrates no RayCronJob, so nothing here

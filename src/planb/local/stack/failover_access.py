@@ -23,7 +23,7 @@ from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.kubectl import kubectl
-from planb.statefile import write_atomic
+from planb.local.statefile import write_atomic
 
 TOKEN_FILE = "failover-token"
 CA_FILE = "failover-ca.crt"

@@ -21,13 +21,14 @@ from typing import Any
 
 import yaml
 
-from planb import loopback, paths
+from planb import paths
 from planb.kube import Kube, KubeError
+from planb.local import loopback
+from planb.local.process import ManagedProcess
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kueue_webhooks import webhook_configurations
-from planb.process import ManagedProcess
-from planb.statefile import flocked, private_dir, write_atomic, write_json
-from planb.tls import ServingCert, ensure_serving_cert, write_private
+from planb.local.statefile import flocked, private_dir, write_atomic, write_json
+from planb.local.tls import ServingCert, ensure_serving_cert, write_private
 
 NAMESPACE = "kueue-system"
 
@@ -49,7 +50,7 @@ HOST_REQUIRED_GATES = {"VisibilityOnDemand": False}
 class KueueSettings:
     """How the host Kueue is run."""
 
-    # PLANB_PORT_OFFSET moves all three (planb.loopback).
+    # PLANB_PORT_OFFSET moves all three (planb.local.loopback).
     webhook_port: int = loopback.port(19443)
     health_port: int = loopback.port(19081)
     metrics_port: int = loopback.port(19080)

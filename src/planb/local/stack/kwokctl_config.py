@@ -11,10 +11,11 @@ from typing import Any
 
 import yaml
 
-from planb import loopback, paths
+from planb import paths
 from planb.local import apiserver as local_apiserver
+from planb.local import loopback
 from planb.local.stack.errors import LocalStackError, ToolMissingError
-from planb.tls import ETCD_NAME, EtcdPKI
+from planb.local.tls import ETCD_NAME, EtcdPKI
 
 CLUSTER_NAME = "planb"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "etcd", "kwokctl")
@@ -69,14 +70,15 @@ API_SERVER_ARGS = {"watch-cache-sizes": "customresourcedefinitions.apiextensions
 SINGLE_INSTANCE = ("kube-controller-manager", "kube-scheduler")
 
 
-#: etcd's certificates (planb.tls.ensure_etcd_pki), in the cluster's directory inside the state directory: they live
-#: and go with the cluster (kwokctl's delete and `planb local down` remove that directory), a new cluster gets a new CA.
+#: etcd's certificates (planb.local.tls.ensure_etcd_pki), in the cluster's directory inside the state directory:
+#: they live and go with the cluster (kwokctl's delete and `planb local down` remove that directory), a new cluster
+#: gets a new CA.
 ETCD_PKI_DIR = "etcd-pki"
 #: The etcd member's name (kwokctl's ``--name=node0``), which ``--initial-cluster`` names.
 ETCD_MEMBER = "node0"
 #: The control plane's ports but the API server's are the first free ones below this, downwards, as kwokctl picks them
 #: (pkg/utils/net/unused_port.go): below Linux's ephemeral range, so no outgoing connection holds one at a restart.
-#: PLANB_PORT_OFFSET moves the start down (planb.loopback): two stacks started at once do not race for one port.
+#: PLANB_PORT_OFFSET moves the start down (planb.local.loopback): two stacks started at once do not race for one port.
 PORTS_BELOW = 32767 - loopback.offset()
 #: The options of the ports kwokctl would otherwise pick (pkg/kwokctl/runtime/binary: setupPorts), etcd's first.
 PICKED_PORTS = ("etcdPort", "etcdPeerPort", "kwokControllerPort", "kubeControllerManagerPort", "kubeSchedulerPort")

@@ -17,18 +17,18 @@ from pathlib import Path
 
 import yaml
 
-from planb import loopback, paths
-from planb.failover import settings as failover_settings
+from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local import apiserver as local_apiserver
+from planb.local import loopback
 from planb.local.gke_emulator.background import BackgroundEmulator, default_port
+from planb.local.process import ManagedProcess
 from planb.local.rayhead import address as rayhead_address
-from planb.local.stack import crds, failover_access
+from planb.local.stack import crds, failover_access, failover_settings
 from planb.local.stack.control_plane import APISERVER_PORT, ControlPlane
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kueue import NAMESPACE, HostKueue
-from planb.process import ManagedProcess
-from planb.statefile import flocked
+from planb.local.statefile import flocked
 
 KUBERAY_METRICS_PORT = loopback.port(19082)
 KUBERAY_PROBE_PORT = loopback.port(19083)

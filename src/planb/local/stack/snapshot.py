@@ -46,12 +46,12 @@ from pathlib import Path
 
 from planb import paths
 from planb.kube import Kube
+from planb.local.process import terminate
 from planb.local.stack import crds
 from planb.local.stack.control_plane import ControlPlane, configuration_recipe
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.ports import free_port
-from planb.process import terminate
-from planb.statefile import flocked, write_json
+from planb.local.statefile import flocked, write_json
 
 #: Bump when what a snapshot holds, or how it is made, changes: every older snapshot is then left unused.
 SNAPSHOT_FORMAT = "1"

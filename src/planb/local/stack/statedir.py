@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from planb.statefile import private_dir, write_atomic
+from planb.local.statefile import private_dir, write_atomic
 
 #: The file that says "planb created this directory".
 MARKER = ".planb-owned"

@@ -11,12 +11,12 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
+from planb.local.process import ManagedProcess
 from planb.local.rayhead import payloads
 from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack import statedir
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.parts import StackParts, say
-from planb.process import ManagedProcess
 
 #: What planb writes in each state directory `down` cleans (globs); in a directory planb did not
 #: create (PLANB_STATE_DIR pointed at a home directory, say) nothing else is removed.

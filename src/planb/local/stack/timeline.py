@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planb.statefile import write_json
+from planb.local.statefile import write_json
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from typing import Any, cast
 import pytest
 
 from planb.kube import Kube, Obj
+from planb.local.process import start_time
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.heads import ChainRefusedError, RayHeads
 from planb.local.rayhead.jobs import FAILED, SUCCEEDED
 from planb.local.rayhead.launch import LaunchRefusedError
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
-from planb.process import start_time
 from tests.support.rayhead_cluster import (
     NS,
     OBJECTS,

@@ -1,4 +1,4 @@
-"""planb.process: how every background part is started, recognised and stopped."""
+"""planb.local.process: how every background part is started, recognised and stopped."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from planb.process import ManagedProcess, is_alive, reap, start_time, terminate
+from planb.local.process import ManagedProcess, is_alive, reap, start_time, terminate
 
 SLEEPER = [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"]
 IGNORES_SIGTERM = [

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from planb.statefile import write_atomic
+from planb.local.statefile import write_atomic
 
 _VALIDITY = datetime.timedelta(days=365)
 #: Renew when a certificate has less than this left.

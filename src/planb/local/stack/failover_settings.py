@@ -2,8 +2,9 @@
 (the kueue_queues role runs it from the inventory's planb_failover_after_minutes) and read by
 `planb local up`, which starts the host controller only when it is on.
 
-The controller never imports this module, and the queues chart does not ship it (planb.build.chart_files),
-so it may use planb's own state files (planb.statefile.JsonSettings)."""
+It lives in the local wing, outside the controller's package (``src/planb/failover``, which the queues chart
+ships whole: planb.build.chart_files): the controller never imports it, so it may use planb's own state files
+(planb.local.statefile.JsonSettings)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from planb import loopback
-from planb.statefile import JsonSettings, SettingsError
+from planb.local import loopback
+from planb.local.statefile import JsonSettings, SettingsError
 
 #: The host controller's metrics endpoint (127.0.0.1 only), beside Kueue's 19080/19081 and KubeRay's 19082/19083;
-#: PLANB_PORT_OFFSET moves it with them (planb.loopback).
+#: PLANB_PORT_OFFSET moves it with them (planb.local.loopback).
 METRICS_PORT = loopback.port(19084)
 FILE_NAME = "failover.json"
 #: The kueue_queues role's release (planb-queues): the chart names the account <release>-failover, in the

@@ -15,7 +15,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from planb.local.stack import kueue as kueue_mod
 from planb.local.stack.kueue import HostKueue
 from planb.local.stack.stack import LocalStack
-from planb.tls import (
+from planb.local.tls import (
     ETCD_CLIENT_NAME,
     ETCD_NAME,
     RENEW_BEFORE,

@@ -1,12 +1,12 @@
-"""The watch cache (planb.informer): list, watch from the list's version, resume, relist after a 410."""
+"""The watch cache (planb.local.informer): list, watch from the list's version, resume, relist after a 410."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from planb import informer as informer_mod
 from planb.kube import KubeError
+from planb.local import informer as informer_mod
 
 Obj = dict[str, Any]
 PR_LIST = "/apis/autoscaling.x-k8s.io/v1/provisioningrequests"

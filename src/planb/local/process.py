@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.statefile import open_private, private_dir, write_atomic
+from planb.local.statefile import open_private, private_dir, write_atomic
 
 
 class ProcessError(PlanbError):

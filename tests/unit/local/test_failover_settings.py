@@ -1,4 +1,5 @@
-"""Local mode's failover switch (planb.failover.settings) kept in one JSON file, as planb's other switches are."""
+"""Local mode's failover switch (planb.local.stack.failover_settings) kept in one JSON file, as planb's other
+switches are."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planb.failover import settings
-from planb.statefile import SettingsError
+from planb.local.stack import failover_settings as settings
+from planb.local.statefile import SettingsError
 
 
 def test_no_file_is_failover_off(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from planb import loopback
+from planb.local import loopback
 
 #: Each module-level port a stack's process binds or names, as `module:attribute`, with its port at offset 0.
 PORTS = {
@@ -17,7 +17,7 @@ PORTS = {
     "planb.local.rayhead.address:PORT": 19085,
     "planb.local.stack.parts:KUBERAY_METRICS_PORT": 19082,
     "planb.local.stack.parts:KUBERAY_PROBE_PORT": 19083,
-    "planb.failover.settings:METRICS_PORT": 19084,
+    "planb.local.stack.failover_settings:METRICS_PORT": 19084,
 }
 
 
