@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
-from ansible_collections.planb.gke.plugins.modules.gke_node_pool import ARGUMENT_SPEC
+from ansible_collections.planb.gke.plugins.modules.gke_node_pool import ARGUMENT_SPEC, RELATIONS
 from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import ValidateOnlyAction
 
 
@@ -12,6 +12,7 @@ class ActionModule(ValidateOnlyAction):
     """gke_node_pool: ``validate_only`` checked here with the module's spec and rules; anything else runs the module."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    RELATIONS = RELATIONS
     RESULT_KEY = "node_pool"
 
     def rules(self, params: dict[str, Any]) -> None:

@@ -29,8 +29,8 @@ def accelerator_problems(params: Params) -> list[str]:
     kind, count = params.get("accelerator_type"), params.get("accelerator_count")
     machine = params.get("machine_type") or ""
     facts = MACHINE_TYPES.get(machine) or {}
-    if not kind:
-        return ["accelerator_count needs accelerator_type (e.g. nvidia-h100-80gb)"] if count else []
+    if not kind:  # accelerator_type and accelerator_count come together: the argument spec's required_together
+        return []
     problems: list[str] = []
     if facts.get("kind") == "tpu":
         problems.append(

@@ -1,5 +1,8 @@
 # planb.gke: argument specs shared by the gke_* modules (documented in the gke_auth doc fragment).
-"""Argument specs: authentication and endpoint (every module), converge options (gke_cluster, gke_node_pool)."""
+"""Argument specs: authentication and endpoint (every module), converge options (gke_cluster, gke_node_pool), and the
+options' relations, declared as AnsibleModule takes them (``required_if``, ``required_together``, ...): AnsibleModule
+refuses a combination they rule out before the module's own code runs; module_utils/validate.py keeps the rules on
+the values themselves (formats, GKE's rules, planb's policy)."""
 
 from __future__ import annotations
 
@@ -46,3 +49,27 @@ CONVERGE_ARGSPEC: Spec = {
     "wait": {"type": "bool", "default": True},
     "validate_only": {"type": "bool", "default": False},
 }
+
+#: AnsibleModule's keyword arguments for the options' relations (required_if, required_together, required_by,
+#: mutually_exclusive, required_one_of); ansible.module_utils.common.validation checks them. A relation counts an
+#: option as given when the task sets it, even to null (``omit`` leaves it out), except required_by (set and not null).
+Relations = dict[str, Any]
+
+#: The credential each auth_kind reads (every module).
+AUTH_RELATIONS: Relations = {
+    "required_if": [
+        ("auth_kind", "serviceaccount", ("service_account_file", "service_account_contents"), True),
+        ("auth_kind", "accesstoken", ("access_token",)),
+    ],
+}
+
+
+def with_relations(base: Relations, **more: Any) -> Relations:
+    """``base`` with ``more`` added: lists (required_if, required_together, ...) appended, required_by merged."""
+    out: Relations = {key: (dict(value) if isinstance(value, dict) else list(value)) for key, value in base.items()}
+    for key, value in more.items():
+        if isinstance(value, dict):
+            out[key] = {**out.get(key, {}), **value}
+        else:
+            out[key] = [*out.get(key, []), *value]
+    return out

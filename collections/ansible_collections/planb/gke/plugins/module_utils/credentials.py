@@ -96,17 +96,22 @@ def check_auth(params: Params) -> None:
             f"auth_kind=none is only allowed against a loopback api_endpoint (the local GKE emulator), "
             f"not {endpoint}; use application or serviceaccount credentials for Google Cloud"
         )
+    # That auth_kind's credential option is given is the argument spec's (args.AUTH_RELATIONS, required_if); what
+    # is checked here is what it holds (an option set to "" or null counts as given there).
     elif kind == "serviceaccount":
         path = params.get("service_account_file")
-        if not path and not params.get("service_account_contents"):
-            problems.append(
-                "Missing credential: auth_kind=serviceaccount needs service_account_file (GCP_SERVICE_ACCOUNT_FILE) "
-                "or service_account_contents (GCP_SERVICE_ACCOUNT_CONTENTS)"
-            )
-        elif path and not os.path.isfile(path):
+        if path and not os.path.isfile(path):
             problems.append(f"Missing credential: service_account_file {path} does not exist")
-    elif kind == "accesstoken" and not params.get("access_token"):
-        problems.append("Missing credential: auth_kind=accesstoken needs access_token (GCP_ACCESS_TOKEN)")
+        elif not path and not params.get("service_account_contents"):
+            problems.append(
+                "Missing credential: service_account_file (GCP_SERVICE_ACCOUNT_FILE) and service_account_contents "
+                "(GCP_SERVICE_ACCOUNT_CONTENTS) are empty"
+            )
+    elif kind == "accesstoken" and not str(params.get("access_token") or "").strip():
+        problems.append(
+            "Missing credential: access_token (GCP_ACCESS_TOKEN) is empty: give the token itself, such as "
+            "`gcloud auth print-access-token` prints"
+        )
     elif kind == "application" and not adc_file():
         problems.append(
             "Missing credential: auth_kind=application found no Application Default Credentials: "

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import GPU_DRIVER_VERSIONS
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC, TAINT_EFFECTS
+from ansible_collections.planb.gke.plugins.module_utils.args import (
+    AUTH_ARGSPEC,
+    AUTH_RELATIONS,
+    CONVERGE_ARGSPEC,
+    TAINT_EFFECTS,
+    Relations,
+    with_relations,
+)
 
 NODE_POOL_ARGSPEC: dict[str, Any] = dict(
     AUTH_ARGSPEC,
@@ -28,6 +35,13 @@ NODE_POOL_ARGSPEC: dict[str, Any] = dict(
             "total_max_node_count": {"type": "int"},
             "location_policy": {"type": "str", "choices": ["BALANCED", "ANY"]},
         },
+        # GKE's NodePoolAutoscaling counts nodes per zone (min/max) or in all zones (total_min/max), not both.
+        "mutually_exclusive": [
+            ("min_node_count", "total_min_node_count"),
+            ("min_node_count", "total_max_node_count"),
+            ("max_node_count", "total_min_node_count"),
+            ("max_node_count", "total_max_node_count"),
+        ],
     },
     reservation_affinity={"type": "str", "choices": ["NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION"]},
     reservation={"type": "str"},
@@ -60,4 +74,20 @@ NODE_POOL_ARGSPEC: dict[str, Any] = dict(
     gpu_driver_version={"type": "str", "choices": GPU_DRIVER_VERSIONS, "default": "DEFAULT"},
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
+)
+
+#: The relations of gke_node_pool's options (AnsibleModule's keyword arguments; the autoscaling option's own are in
+#: its entry above). What they cannot say, because it is about a value, is module_utils/validate.py's: the
+#: reservation's format and that it goes with SPECIFIC_RESERVATION only, accelerator_count's value, the rest.
+NODE_POOL_RELATIONS: Relations = with_relations(
+    AUTH_RELATIONS,
+    required_if=[
+        ("state", "present", ("machine_type",)),
+        # GKE: SPECIFIC_RESERVATION consumes the reservation named in ReservationAffinity.values.
+        ("reservation_affinity", "SPECIFIC_RESERVATION", ("reservation",)),
+    ],
+    # config.accelerators[]: a GPU type and how many of it.
+    required_together=[("accelerator_type", "accelerator_count")],
+    # A reservation is consumed through an affinity (validate.py: SPECIFIC_RESERVATION, no other).
+    required_by={"reservation": ("reservation_affinity",)},
 )

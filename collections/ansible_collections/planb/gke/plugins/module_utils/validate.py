@@ -1,6 +1,9 @@
 # planb.gke: validation of the cluster and node pool modules' inputs, before any API call.
 """Every cluster and node pool input is checked here before the first request; each problem names the option
-and the fix. Credentials, the endpoint and the project are ``credentials.check_auth``'s.
+and the fix. Credentials, the endpoint and the project are ``credentials.check_auth``'s. Which options go together
+or exclude each other is declared in the modules' argument specs (``module_utils/node_pool_spec.py``,
+``args.AUTH_RELATIONS``), which AnsibleModule checks first; the rules here are on the values: formats, GKE's rules
+and planb's policy.
 
 TPU facts (which machine types exist, the topologies each forms, flex-start support) come from the
 generated ``machine_types`` module, i.e. from planb's catalog; nothing here repeats them. How a GKE version is read
@@ -147,11 +150,7 @@ def autoscaling_bounds(params: Params) -> tuple[bool, int, int | None]:
 
 
 def _check_autoscaling(params: Params, problems: list[str]) -> None:
-    auto = params.get("autoscaling") or {}
-    per_zone = auto.get("min_node_count") is not None or auto.get("max_node_count") is not None
-    total = auto.get("total_min_node_count") is not None or auto.get("total_max_node_count") is not None
-    if per_zone and total:
-        problems.append("autoscaling: set either min/max_node_count or total_min/max_node_count, not both")
+    # Per-zone or total counts, not both: the autoscaling option's mutually_exclusive (node_pool_spec.py).
     enabled, low, high = autoscaling_bounds(params)
     if enabled:
         if high is None or high < 1:
@@ -329,15 +328,14 @@ def _check_config(params: Params, problems: list[str]) -> None:
 
 
 def _check_reservation(params: Params, problems: list[str]) -> None:
-    """SPECIFIC_RESERVATION names its reservation; a reservation goes with SPECIFIC_RESERVATION only."""
+    """SPECIFIC_RESERVATION's reservation is a reservation's name or path; a reservation goes with that affinity only.
+
+    That SPECIFIC_RESERVATION has a reservation, and a reservation an affinity, is the argument spec's (required_if,
+    required_by in node_pool_spec.py).
+    """
     affinity, reservation = params.get("reservation_affinity"), params.get("reservation")
     if affinity == "SPECIFIC_RESERVATION":
-        if not reservation:
-            problems.append(
-                "reservation_affinity SPECIFIC_RESERVATION needs reservation: the reservation's name, or "
-                f"projects/<project>/reservations/<name> for one shared from another project ({DOC_RESERVATIONS})"
-            )
-        elif not RESERVATION.fullmatch(reservation):
+        if not RESERVATION.fullmatch(reservation or ""):
             problems.append(
                 f"reservation {reservation!r} must be a reservation name (1-63 lowercase letters, digits or hyphens) "
                 f"or projects/<project>/reservations/<name> ({DOC_RESERVATIONS})"
@@ -354,8 +352,8 @@ def validate_node_pool(params: Params) -> None:
     _check_common(params, problems)
     if params["state"] == "present":
         machine = params.get("machine_type") or ""
-        if not _MACHINE.fullmatch(machine):
-            problems.append(f"machine_type {machine!r} is required and must look like ct6e-standard-4t")
+        if not _MACHINE.fullmatch(machine):  # required with state present: the argument spec's required_if
+            problems.append(f"machine_type {machine!r} must be a machine type such as ct6e-standard-4t")
         _check_autoscaling(params, problems)
         _check_tpu(params, problems)
         _check_dws(params, problems)

@@ -101,7 +101,7 @@ missing:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.iam import NEEDS, run_iam_check  # noqa: E402
 
@@ -110,10 +110,11 @@ ARGUMENT_SPEC = dict(
     needs={"type": "list", "elements": "str", "required": True, "choices": list(NEEDS)},
     resourcemanager_endpoint={"type": "str"},
 )
+RELATIONS = AUTH_RELATIONS
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
     main_wrapper(module, run_iam_check)
 
 

@@ -105,7 +105,7 @@ checked:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.reservation import run_reservation_info  # noqa: E402
 
@@ -119,10 +119,11 @@ ARGUMENT_SPEC = dict(
     require_specific={"type": "bool", "default": True},
     compute_endpoint={"type": "str"},
 )
+RELATIONS = AUTH_RELATIONS
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
     main_wrapper(module, run_reservation_info)
 
 

@@ -69,7 +69,7 @@ enabled:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import run_service  # noqa: E402
 
@@ -79,10 +79,11 @@ ARGUMENT_SPEC = dict(
     enable={"type": "bool", "default": True},
     serviceusage_endpoint={"type": "str"},
 )
+RELATIONS = AUTH_RELATIONS
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
     main_wrapper(module, run_service)
 
 

@@ -82,7 +82,7 @@ actions:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.storage import run_storage_bucket  # noqa: E402
 
@@ -93,10 +93,11 @@ ARGUMENT_SPEC = dict(
     create={"type": "bool", "default": False},
     storage_endpoint={"type": "str"},
 )
+RELATIONS = AUTH_RELATIONS
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
     main_wrapper(module, run_storage_bucket)
 
 

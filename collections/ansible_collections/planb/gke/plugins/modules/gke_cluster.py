@@ -288,7 +288,7 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS, CONVERGE_ARGSPEC  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.cluster import run_cluster  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 
@@ -314,10 +314,11 @@ ARGUMENT_SPEC = dict(
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
 )
+RELATIONS = AUTH_RELATIONS
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
     main_wrapper(module, run_cluster)
 
 

@@ -380,13 +380,14 @@ operations:
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.node_pool import run_node_pool  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.node_pool_spec import NODE_POOL_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_spec import NODE_POOL_ARGSPEC, NODE_POOL_RELATIONS  # noqa: E402
 
 ARGUMENT_SPEC = NODE_POOL_ARGSPEC
+RELATIONS = NODE_POOL_RELATIONS
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
     main_wrapper(module, run_node_pool)
 
 
