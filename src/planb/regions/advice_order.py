@@ -23,22 +23,29 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
 2. **Score.** Each pair's grant probability ``p`` is the ledger's smoothed grant rate with recency
    (``planb.regions.ledger``), with Google's ``obtainability`` as its prior, worth ``Policy.advice_weight`` asks;
    without advice, the ledger's own neutral prior (0.5, two asks). So planb's own misses sink a pair Google rates
-   well, and a pair Google is silent on.
-3. **Order.** A try of a pair takes ``t = p * d + (1 - p) * m``: ``d`` the ledger's mean time to a grant there
-   (``bound_s / 2`` before it has seen one), ``m`` its mean time to a miss (a failure answered, else the bound;
-   ``bound_s`` before it has seen one). Pairs go by ``(t + request_cost_s) / p``, lowest first, because tried one
-   after another that order minimises the expected wait plus ``request_cost_s`` per request (swapping two
-   neighbours ``i`` before ``j`` is no worse exactly when ``(t_i + c) / p_i <= (t_j + c) / p_j``); so a likely
-   but slow rung (DWS) does not go before a nearly as likely fast one (a reservation), nor a quick failure before
-   a likely grant. Ties by the higher ``p``, then the order given (the ladder's).
-4. **First offer.** The fewest pairs, in that order, whose chance that at least one grants within the bound,
-   ``1 - prod(1 - p * (1 - exp(-bound_s / d)))`` (the grant delay taken as exponential), reaches
+   well, and a pair Google is silent on; a stockout seen lowers the pair at once and the last half hour's weight
+   decays (30-minute half-life), so a pair that failed is demoted, then tried again as the episode likely ends.
+3. **Order.** A try of a pair takes ``t = p * d + (1 - p) * min(m, bound)``: ``d`` the ledger's mean time to a
+   grant there over the last hours (``DELAY_HALF_LIFE_S``), ``m`` its mean time to a miss; a pair the ledger has
+   not seen grant (or miss) takes what its rung took in the other regions for the same shape, else
+   ``Policy.unseen_delay_s`` (and ``Policy.miss_after_s``). ``d`` is then shrunk by
+   ``1 - Policy.optimism / sqrt(1 + grants seen)``, so a pair seen little, or long ago, is tried again rather
+   than never (the ledger learns only from the pairs planb asks). Pairs go by ``(t + request_cost_s) / p``, lowest
+   first, because tried one after another that order minimises the expected wait plus ``request_cost_s`` per
+   request (swapping two neighbours ``i`` before ``j`` is no worse exactly when ``(t_i + c) / p_i <= (t_j + c) /
+   p_j``). Ties by the higher ``p``, then the order given (the ladder's).
+4. **First offer.** The fewest pairs, in that order, whose chance that at least one grants within its bound,
+   ``1 - prod(1 - p * (1 - exp(-bound / d)))`` (the grant delay taken as exponential), reaches
    ``Policy.confidence``: normally one.
-5. **Widening.** One more pair every ``bound_s`` without a grant, and one more at once for each pair that answers
-   with a failure (a stockout said is a no, not a wait); after ``full_after_bounds`` bounds every remaining pair.
-   Requests already made stay: the first grant wins, as in today's race. A pair that answered with a failure is
-   asked again no sooner than ``bound_s`` after (``OfferPlan.retry_after_s``), because a stockout comes in episodes
-   and asking sooner mostly adds requests that fail too.
+5. **Widening, a bound per pair.** A pair asked may wait ``bound = bound_factor * d`` (its own expected grant
+   delay; at least ``min_bound_s``, at most ``max_bound_s``) before the next pair in the order joins the offer;
+   a pair that answers with a failure (a stockout said is a no, not a wait) lets the next join at once. A request
+   still waiting past its bound stays (a DWS queue keeps its place): the first grant wins, as in today's race.
+   After ``full_after_s`` every pair not yet asked joins. Once every pair was asked, the one first in the order
+   whose last failure is ``retry_after_s`` old (doubled at each further failure of it in the job) is asked again,
+   one at a time, while nothing asked is within its bound, because a stockout comes in episodes and asking
+   sooner mostly adds requests that fail too. ``OfferPlan.due`` says, from the job's requests so far, what to ask
+   now and when to look again.
 6. **Missing advice.** Where no remaining pair has advice, the plan is today's race, and says so: every region at
    once (MultiKueue's AllAtOnce), each region's ladder in its own order, because without Google's forecast planb
    has only its ledger, and the race is what planb has measured (docs/regions.md).
@@ -48,10 +55,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from planb.regions.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger
+from planb.regions.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger, Score
 
 #: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling).
 PROVISIONING_MODELS = {
@@ -120,47 +127,62 @@ class Job:
 
 @dataclass(frozen=True)
 class Policy:
-    """planb's policy: its bound and thresholds. The values are ``hack/bench_dispatch.py --sweep``'s pick on its
-    tuning seeds 1-3, never on the seed BENCHMARKS.md reports: the most of its three goals met (at most 1.5 requests
-    a job, a median within 10% of the oracle's, a p95 no worse than today's race's), then the smallest median over
-    the oracle's; each is also what its reason below asks for."""
+    """planb's policy: its bounds and thresholds. The values marked *swept* are ``hack/bench_dispatch.py --sweep``'s
+    pick on its tuning seeds 1-6, never on the seed BENCHMARKS.md reports: the most of its three goals met (at most
+    1.5 requests a job, a median within 10% of the oracle's, a p95 no worse than today's race's), then the smallest
+    median over the oracle's; the others are set by their reason."""
 
-    #: Seconds without a grant before the offer widens by one pair, and before a pair that failed is asked again:
-    #: 10 min, because a DWS grant takes minutes when it comes, so a 5-minute bound asks a second pair for jobs the
-    #: first would soon have granted (1.67 requests a job against 1.43 on the tuning seeds), and a 15-20 minute one
-    #: waits longer on a wrong first pair (p95 up by a fifth) for no fewer requests.
-    bound_s: float = 600.0
-    #: The first offer's chance that at least one pair grants within the bound: 0.5, so a pair that grants more often
-    #: than not is offered alone (one request); below it, the next pairs join the first offer until it is reached.
-    #: At 0.7 and 0.9 the first offer holds more pairs: 1.58 and 2.08 requests a job, for a median 0 and 5 points
-    #: closer to the oracle's.
-    confidence: float = 0.5
-    #: Bounds after which every remaining pair is offered: 3, so no job waits more than half an hour for the race.
-    full_after_bounds: int = 3
-    #: Google's obtainability counts as this many of planb's own asks: 2, as much as the ledger's own prior, because
-    #: it is a forecast for the zone at large (planb's asks are its own shape's outcomes) and planb's misses must
-    #: outweigh it within a few jobs; 4 scored the same within a point.
+    #: *Swept* (2, 3): a pair may wait 3 times its expected grant delay before the next joins (rule 5), because the
+    #: grant delay varies from job to job (a third either way on the replayed traces) and a wait of 3 delays is
+    #: rarely a slow grant, mostly a queue in a stockout; at 2 the offer widened on slow grants: 1.58 requests a job
+    #: against 1.48 on the tuning seeds, for a median 2 points closer to the oracle's.
+    bound_factor: float = 3.0
+    #: The bound is at least 2 min, because a grant seen in seconds must not make the next pair join in seconds...
+    min_bound_s: float = 120.0
+    #: ...and at most 20 min, because a DWS queue seen to take half an hour must not hold every other pair back.
+    max_bound_s: float = 1200.0
+    #: The grant delay assumed of a pair whose rung the ledger has seen grant nowhere: 5 min, a DWS grant's minutes
+    #: and a reservation's seconds between.
+    unseen_delay_s: float = 300.0
+    #: *Swept* (0, 0.5): the delay used to order is shrunk by ``optimism / sqrt(1 + grants seen)`` (rule 3): 0, as
+    #: 0.5 brought the median 4 points closer to the oracle's but met one goal fewer (p95 on one tuning seed).
+    optimism: float = 0.0
+    #: A request not granted within 10 min counts as a miss in the ledger (``Ledger.score``'s ``within_s``).
+    miss_after_s: float = 600.0
+    #: A failed pair is asked again no sooner than 10 min after, doubled at each further failure in the job, because
+    #: a stockout lasts one to two hours in episodes; the sweep found 20 min no different.
+    retry_after_s: float = 600.0
+    #: *Swept* (0.5, 0.7): the first offer's chance that a pair grants within its bound: 0.7, so a first pair that
+    #: grants two times in three or less brings a second; p95 then held on every tuning seed (at 0.5, 1.39 requests
+    #: a job against 1.48, but p95 up to 1.14 times the race's).
+    confidence: float = 0.7
+    #: Every pair not yet asked joins after an hour, so no job waits longer than that for today's race.
+    full_after_s: float = 3600.0
+    #: Google's obtainability counts as two of planb's own asks, as much as the ledger's own prior, because it is a
+    #: forecast for the zone at large (planb's asks are its own shape's outcomes) and planb's misses must outweigh
+    #: it within a few jobs.
     advice_weight: float = 2.0
-    #: A request is worth this many seconds of waiting (rule 3): 2.5 min, because each request is work for GKE and a
-    #: copy to clean up, so a pair that grants one time in three should not go first only because its failure is
-    #: quick. At 0 the policy makes 1.84 requests a job, at 5 min 1.39 but a median 41% over the oracle's (27% here).
-    request_cost_s: float = 150.0
+    #: *Swept* (0, 30, 60 s): a request is worth a minute of waiting (rule 3), because each request is work for GKE
+    #: and a copy to clean up; at 0 and 30 s the policy asked 1.69 and 1.54 requests a job (1.48 here) for a median
+    #: 7 and 4 points closer to the oracle's.
+    request_cost_s: float = 60.0
 
-    @property
-    def full_after_s(self) -> float:
-        return self.full_after_bounds * self.bound_s
+    def bound(self, grant_delay_s: float) -> float:
+        return min(self.max_bound_s, max(self.min_bound_s, self.bound_factor * grant_delay_s))
 
 
 @dataclass(frozen=True)
 class Ranked:
-    """A pair offered, with its score, the expected time of one try of it, and why it stands where it does."""
+    """A pair offered, with its score, the expected time of one try of it, its bound, and why it stands there."""
 
     key: Key
     score: float
     expected_s: float
     reason: str
-    #: The chance it grants within the bound: the score times 1 - exp(-bound / grant delay).
+    #: The chance it grants within its bound.
     within_bound: float = math.nan
+    #: Seconds it may wait ungranted before the next pair joins the offer (rule 5).
+    bound_s: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -172,46 +194,77 @@ class Wave:
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """One request of the job so far: its pair, when it was asked and when it failed (None while it waits or
+    after it was granted), in seconds after submission."""
+
+    key: Key
+    asked_s: float
+    failed_s: float | None = None
+
+
+@dataclass(frozen=True)
 class OfferPlan:
     """The pairs to offer, best first, how many at once, and when to widen; the skipped pairs; and why."""
 
     order: tuple[Ranked, ...]
     skipped: tuple[tuple[Key, str], ...]
     first: int
-    bound_s: float
+    retry_after_s: float
     full_after_s: float
     race: bool
     note: str
 
     @property
-    def retry_after_s(self) -> float:
-        """Seconds after a failure before the pair is asked again (rule 5)."""
-        return self.bound_s
-
-    @property
     def keys(self) -> list[Key]:
         return [r.key for r in self.order]
 
-    def offered(self, elapsed_s: float, failed: int = 0) -> list[Key]:
-        """The pairs that should hold a request ``elapsed_s`` after submission, ``failed`` of them having answered
-        with a failure (rule 5)."""
-        if self.race or elapsed_s >= self.full_after_s:
-            return self.keys
-        count = self.first + int(max(0.0, elapsed_s) // self.bound_s) + max(0, failed)
-        return self.keys[: min(count, len(self.order))]
+    def due(self, elapsed_s: float, attempts: Sequence[Attempt]) -> tuple[list[Key], float]:
+        """The pairs to ask ``elapsed_s`` after submission, given the job's requests so far, and when to look again
+        (seconds after submission; inf: only an answer changes anything). Rules 4 and 5."""
+        keys = self.keys
+        waiting = {a.key: a.asked_s for a in attempts if a.failed_s is None}
+        if self.race:
+            return [k for k in keys if k not in waiting], math.inf
+        bounds = {r.key: r.bound_s for r in self.order}
+        asked = {a.key for a in attempts}
+        fresh = [k for k in keys if k not in asked]
+        if not attempts:
+            return fresh[: self.first], self._wake(elapsed_s, {k: 0.0 for k in fresh[: self.first]}, bounds)
+        if elapsed_s >= self.full_after_s and fresh:
+            return fresh, math.inf
+        busy = {k: at for k, at in waiting.items() if elapsed_s < at + bounds[k]}
+        if busy:
+            return [], self._wake(elapsed_s, busy, bounds)
+        if fresh:
+            return fresh[:1], self._wake(elapsed_s, {fresh[0]: elapsed_s}, bounds)
+        retry_at = {}
+        for key in keys:
+            failures = [a.failed_s for a in attempts if a.key == key and a.failed_s is not None]
+            if key not in waiting and failures:
+                retry_at[key] = max(failures) + self.retry_after_s * 2 ** (len(failures) - 1)
+        ready = [k for k in keys if k in retry_at and retry_at[k] <= elapsed_s]
+        if ready:
+            return ready[:1], self._wake(elapsed_s, {ready[0]: elapsed_s}, bounds)
+        return [], min(retry_at.values(), default=math.inf)
+
+    def _wake(self, elapsed_s: float, asked: dict[Key, float], bounds: dict[Key, float]) -> float:
+        wake = min(at + bounds[k] for k, at in asked.items()) if asked else math.inf
+        return min(wake, self.full_after_s) if elapsed_s < self.full_after_s else wake
 
     def waves(self) -> list[Wave]:
-        """The schedule without failures: the first offer, one pair per bound, then the rest."""
+        """The schedule without an answer: the first offer, one pair after each bound, then the rest."""
         keys = self.keys
         if self.race:
             return [Wave(0.0, tuple(keys))]
-        waves, at, count = [Wave(0.0, tuple(keys[: self.first]))], self.bound_s, self.first
+        waves, count = [Wave(0.0, tuple(keys[: self.first]))], self.first
+        at = min((r.bound_s for r in self.order[: self.first]), default=math.inf)
         while count < len(keys):
             if at >= self.full_after_s:
                 waves.append(Wave(self.full_after_s, tuple(keys[count:])))
                 break
             waves.append(Wave(at, (keys[count],)))
-            at, count = at + self.bound_s, count + 1
+            at, count = at + self.order[count].bound_s, count + 1
         return waves
 
     def reasons(self) -> dict[Key, str]:
@@ -233,6 +286,22 @@ def spot_too_short(candidate: Candidate, job: Job) -> str:
     )
 
 
+def _prior(advice: Advice, policy: Policy) -> tuple[float, float]:
+    """The prior of a pair's grant rate and its weight (rule 2)."""
+    if advice.obtainability is not None:
+        return advice.obtainability, policy.advice_weight
+    return PRIOR, PRIOR_WEIGHT
+
+
+def _pool(scores: Sequence[Score]) -> tuple[float | None, float | None]:
+    """The weighted mean times to a grant and to a miss over the same rung's pairs, None where none was seen."""
+    grants = sum(s.timed_grants for s in scores)
+    misses = sum(s.timed_misses for s in scores)
+    grant = sum(s.timed_grants * (s.grant_delay_s or 0.0) for s in scores) / grants if grants else None
+    miss = sum(s.timed_misses * (s.miss_delay_s or 0.0) for s in scores) / misses if misses else None
+    return grant, miss
+
+
 def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, policy: Policy = Policy()) -> OfferPlan:
     """The offer plan for one job (the module's docstring has the rules)."""
     skipped, kept = [], []
@@ -242,8 +311,9 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
             skipped.append((candidate.key, why))
         else:
             kept.append(candidate)
+    args = (policy.retry_after_s, policy.full_after_s)
     if not kept:
-        return OfferPlan((), tuple(skipped), 0, policy.bound_s, 0.0, False, "no pair left to offer: each was skipped")
+        return OfferPlan((), tuple(skipped), 0, *args, False, "no pair left to offer: each was skipped")
     if not any(c.advice.obtainability is not None for c in kept):
         whys = sorted({c.advice.missing or "no answer" for c in kept})
         note = (
@@ -251,31 +321,38 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
             "(MultiKueue AllAtOnce), each region's ladder in its own order"
         )
         race = tuple(Ranked(c.key, math.nan, math.nan, f"no advice ({c.advice.missing}): race") for c in kept)
-        return OfferPlan(race, tuple(skipped), len(race), policy.bound_s, 0.0, True, note)
+        return OfferPlan(race, tuple(skipped), len(race), policy.retry_after_s, 0.0, True, note)
+    scores = [ledger.score(c.key, now, policy.miss_after_s, *_prior(c.advice, policy)) for c in kept]
+    pooled = {
+        rung: _pool([s for c, s in zip(kept, scores, strict=True) if c.key.rung == rung])
+        for rung in {c.key.rung for c in kept}
+    }
     ranked = []
-    for index, candidate in enumerate(kept):
+    for index, (candidate, score) in enumerate(zip(kept, scores, strict=True)):
         advice = candidate.advice
         if advice.obtainability is not None:
-            prior, weight = advice.obtainability, policy.advice_weight
             source = f"obtainability {advice.obtainability:.2f} (Google)"
         else:
-            prior, weight = PRIOR, PRIOR_WEIGHT
             source = f"no advice ({advice.missing}), ledger alone"
-        score = ledger.score(candidate.key, now, policy.bound_s, prior, weight)
-        grant = score.grant_delay_s if score.grant_delay_s is not None else policy.bound_s / 2
-        miss = score.miss_delay_s if score.miss_delay_s is not None else policy.bound_s
-        expected = score.rate * grant + (1.0 - score.rate) * miss
+        rung_grant, rung_miss = pooled[candidate.key.rung]
+        prior_delay = policy.unseen_delay_s if rung_grant is None else rung_grant
+        grant = prior_delay if score.grant_delay_s is None else score.grant_delay_s
+        grant *= 1.0 - policy.optimism / math.sqrt(1.0 + score.timed_grants)
+        miss = score.miss_delay_s if score.miss_delay_s is not None else rung_miss
+        miss = policy.miss_after_s if miss is None else miss
+        bound = policy.bound(grant)
+        expected = score.rate * grant + (1.0 - score.rate) * min(miss, bound)
         cost = (expected + policy.request_cost_s) / max(score.rate, 1e-6)
         why = (
             f"{source}; ledger {score.grants:.1f} granted, {score.misses:.1f} missed -> p {score.rate:.2f}; "
-            f"a try takes {expected:.0f} s, {cost:.0f} s per grant"
+            f"grants in {grant:.0f} s, bound {bound:.0f} s; a try takes {expected:.0f} s, {cost:.0f} s per grant"
         )
         unknown_spot = candidate.provisioning_model == "SPOT" and advice.estimated_uptime_s is None
         if unknown_spot:
             why += "; Spot without estimatedUptime: offered after every other pair"
-        within = score.rate * (1.0 - math.exp(-policy.bound_s / max(grant, 1.0)))
+        within = score.rate * (1.0 - math.exp(-bound / max(grant, 1.0)))
         ranked.append(
-            ((unknown_spot, cost, -score.rate, index), Ranked(candidate.key, score.rate, expected, why, within))
+            ((unknown_spot, cost, -score.rate, index), Ranked(candidate.key, score.rate, expected, why, within, bound))
         )
     ranked.sort(key=lambda item: item[0])
     order = [item[1] for item in ranked]
@@ -283,22 +360,21 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
     while first < len(order) and (first == 0 or 1.0 - none_grants < policy.confidence):
         none_grants *= 1.0 - order[first].within_bound
         first += 1
-    plan_ = OfferPlan(tuple(order), tuple(skipped), first, policy.bound_s, policy.full_after_s, False, "")
+    plan_ = OfferPlan(tuple(order), tuple(skipped), first, *args, False, "")
     at = {key: wave.after_s for wave in plan_.waves() for key in wave.keys}
     order = [
-        Ranked(
-            r.key,
-            r.score,
-            r.expected_s,
-            f"{r.reason}; offered {'first' if at[r.key] == 0 else f'after {at[r.key]:.0f} s without a grant'}",
-            r.within_bound,
+        replace(
+            r, reason=f"{r.reason}; offered {'first' if at[r.key] == 0 else f'after {at[r.key]:.0f} s without a grant'}"
         )
         for r in order
     ]
     missing = [c.key for c in kept if c.advice.obtainability is None]
-    note = f"{first} of {len(order)} pairs first, one more every {policy.bound_s:.0f} s or on a failure, all after "
-    note += f"{policy.full_after_s:.0f} s" + (f"; no advice for {', '.join(map(str, missing))}" if missing else "")
-    return OfferPlan(tuple(order), tuple(skipped), first, policy.bound_s, policy.full_after_s, False, note)
+    note = (
+        f"{first} of {len(order)} pairs first, the next when those asked have waited past their bounds or failed, "
+        f"all after {policy.full_after_s:.0f} s"
+        + (f"; no advice for {', '.join(map(str, missing))}" if missing else "")
+    )
+    return OfferPlan(tuple(order), tuple(skipped), first, *args, False, note)
 
 
 def capacity_request(key: Key, zones: Sequence[str], machine_type: str, count: int) -> dict[str, Any]:

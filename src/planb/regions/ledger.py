@@ -33,6 +33,9 @@ either way and is left out, because it may have been granted a moment later. Con
 * ``RECENT_HALF_LIFE_S`` 30 min and ``RECENT_WEIGHT`` 2: because capacity comes and goes in episodes (a stockout,
   a reservation filled and freed), so the last asks say whether the pair has capacity now, which the day's rate
   cannot; the day's rate counts as two recent asks, so two recent misses halve a good day's rate.
+* ``DELAY_HALF_LIFE_S`` 2 h for the mean times to a grant and to a miss (``Score.grant_delay_s``, the policy's
+  bound is a multiple of it): because how long a grant takes swings over the day (DWS queues longer at the region's
+  busy hours), and a 6-hour mean would still carry the morning's delays into the afternoon.
 * ``MAX_ASKS`` 64 per key, the oldest dropped first: because at 6 h a half-life, 64 asks of a busy key span more
   than the score still weighs, and the ledger must fit a ConfigMap (1 MiB) with room to spare.
 
@@ -52,6 +55,7 @@ OUTCOMES = (GRANTED, FAILED, WITHDRAWN, PENDING)
 PRIOR, PRIOR_WEIGHT = 0.5, 2.0
 HALF_LIFE_S = 6 * 3600.0
 RECENT_HALF_LIFE_S, RECENT_WEIGHT = 1800.0, 2.0
+DELAY_HALF_LIFE_S = 2 * 3600.0
 MAX_ASKS = 64
 VERSION = 1
 
@@ -98,8 +102,8 @@ class Ask:
 @dataclass(frozen=True)
 class Score:
     """A key's score at one time: the grant rate (what holds now), the day's rate under it, the day's weighted
-    grants and misses, and the day's weighted mean times from an ask to a grant and to a miss (None with none seen;
-    a miss by waiting counts ``within_s``)."""
+    grants and misses, and the weighted mean times from an ask to a grant and to a miss (``DELAY_HALF_LIFE_S``;
+    None with none seen; a miss by waiting counts ``within_s``)."""
 
     rate: float
     day_rate: float
@@ -107,6 +111,10 @@ class Score:
     misses: float
     grant_delay_s: float | None
     miss_delay_s: float | None
+    #: The weight of the grants behind ``grant_delay_s`` (``DELAY_HALF_LIFE_S``), for a caller blending in a prior.
+    timed_grants: float = 0.0
+    #: The same for the misses behind ``miss_delay_s``.
+    timed_misses: float = 0.0
 
     @property
     def evidence(self) -> float:
@@ -170,11 +178,13 @@ class Ledger:
         prior_weight: float = PRIOR_WEIGHT,
         half_life_s: float = HALF_LIFE_S,
         recent_half_life_s: float = RECENT_HALF_LIFE_S,
+        delay_half_life_s: float = DELAY_HALF_LIFE_S,
     ) -> Score:
         """The key's smoothed grant rate at ``now`` (the module's docstring has the formula)."""
         seen = self._seen(key, now, within_s)
         sums = {}
-        for window, half_life in (("day", half_life_s), ("now", recent_half_life_s)):
+        windows = (("day", half_life_s), ("now", recent_half_life_s), ("delay", delay_half_life_s))
+        for window, half_life in windows:
             grants = misses = grant_time = miss_time = 0.0
             for granted, at, took in seen:
                 weight = _weight(now - at, half_life)
@@ -183,17 +193,20 @@ class Ledger:
                 else:
                     misses, miss_time = misses + weight, miss_time + weight * took
             sums[window] = (grants, misses, grant_time, miss_time)
-        grants, misses, grant_time, miss_time = sums["day"]
+        grants, misses = sums["day"][:2]
         day = (prior_weight * prior + grants) / (prior_weight + grants + misses)
         recent_grants, recent_misses = sums["now"][:2]
         rate = (RECENT_WEIGHT * day + recent_grants) / (RECENT_WEIGHT + recent_grants + recent_misses)
+        timed_grants, timed_misses, grant_time, miss_time = sums["delay"]
         return Score(
             rate,
             day,
             grants,
             misses,
-            grant_time / grants if grants else None,
-            miss_time / misses if misses else None,
+            grant_time / timed_grants if timed_grants else None,
+            miss_time / timed_misses if timed_misses else None,
+            timed_grants,
+            timed_misses,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from planb.local.gke_emulator import advice, conformance, discovery
 from planb.local.gke_emulator.store import Store
 from planb.regions import advice_order as ao
-from planb.regions.ledger import FAILED, Key, Ledger
+from planb.regions.ledger import FAILED, GRANTED, Key, Ledger
 
 SHAPE = "ct6e-standard-4t:4"
 EAST, WEST, ASIA = (Key(r, "dws", SHAPE) for r in ("us-east5", "europe-west4", "asia-northeast1"))
@@ -31,30 +31,56 @@ def test_the_order_follows_google_s_advice_and_one_pair_is_offered_first() -> No
     offer = ao.plan(_candidates(east=0.3, west=0.95, asia=0.6), JOB, Ledger(), 0.0)
     assert offer.keys == [WEST, ASIA, EAST]
     assert not offer.race and offer.first == 1
-    assert offer.offered(0.0) == [WEST]
+    assert offer.due(0.0, []) == ([WEST], offer.order[0].bound_s)
     assert "obtainability 0.95 (Google)" in offer.reasons()[WEST] and "offered first" in offer.reasons()[WEST]
 
 
-def test_the_offer_widens_after_the_bound_at_once_on_a_failure_and_to_all_at_the_end() -> None:
+def test_the_offer_widens_after_the_asked_pair_s_bound_at_once_on_a_failure_and_to_all_at_the_end() -> None:
     offer = ao.plan(_candidates(east=0.3, west=0.95, asia=0.6), JOB, Ledger(), 0.0)
-    bound = POLICY.bound_s
-    assert offer.offered(bound - 1) == [WEST]
-    assert offer.offered(bound) == [WEST, ASIA]
-    assert offer.offered(10.0, failed=1) == [WEST, ASIA]
-    assert offer.offered(POLICY.full_after_s) == [WEST, ASIA, EAST]
-    assert [(w.after_s, w.keys) for w in offer.waves()] == [(0.0, (WEST,)), (bound, (ASIA,)), (2 * bound, (EAST,))]
+    bound = offer.order[0].bound_s
+    assert bound == POLICY.bound(POLICY.unseen_delay_s)  # nothing seen: the unseen delay's bound
+    asked = [ao.Attempt(WEST, 0.0)]
+    assert offer.due(bound - 1, asked) == ([], bound)  # WEST still within its bound: wait for it
+    assert offer.due(bound, asked)[0] == [ASIA]
+    assert offer.due(10.0, [ao.Attempt(WEST, 0.0, 10.0)])[0] == [ASIA]  # a stockout said is a no: next at once
+    both = [ao.Attempt(WEST, 0.0), ao.Attempt(ASIA, bound)]
+    assert offer.due(POLICY.full_after_s, both)[0] == [EAST]
+    assert [w.keys for w in offer.waves()] == [(WEST,), (ASIA,), (EAST,)]
+    assert offer.waves()[1].after_s == bound
     assert f"offered after {bound:.0f} s without a grant" in offer.reasons()[ASIA]
+
+
+def test_the_bound_is_a_multiple_of_the_asked_pair_s_grant_delay_seen_by_the_ledger() -> None:
+    ledger = Ledger()
+    for i in range(4):
+        ledger.record(WEST, i * 900.0, GRANTED, i * 900.0 + 100.0)
+    offer = ao.plan(_candidates(east=0.3, west=0.95), JOB, ledger, 3600.0)
+    assert offer.keys[0] == WEST
+    assert offer.order[0].bound_s == pytest.approx(POLICY.bound(100.0), rel=0.05)
+    assert POLICY.bound(1.0) == POLICY.min_bound_s and POLICY.bound(1e6) == POLICY.max_bound_s
+    # EAST, never granted, takes the grant delay its rung was seen to take elsewhere (DWS here), not the default.
+    assert offer.order[1].bound_s == offer.order[0].bound_s
+
+
+def test_a_failed_pair_is_asked_again_after_a_back_off_that_doubles() -> None:
+    offer = ao.plan(_candidates(west=0.95), JOB, Ledger(), 0.0)
+    retry = POLICY.retry_after_s
+    once = [ao.Attempt(WEST, 0.0, 20.0)]
+    assert offer.due(30.0, once) == ([], 20.0 + retry)
+    assert offer.due(20.0 + retry, once)[0] == [WEST]
+    twice = [*once, ao.Attempt(WEST, 20.0 + retry, 40.0 + retry)]
+    assert offer.due(60.0 + retry, twice) == ([], 40.0 + 3 * retry)
 
 
 def test_an_uncertain_first_pair_brings_a_second_into_the_first_offer() -> None:
     offer = ao.plan(_candidates(east=0.35, west=0.4, asia=0.3), JOB, Ledger(), 0.0, ao.Policy(confidence=0.7))
-    assert offer.first >= 2 and offer.offered(0.0) == offer.keys[: offer.first]
+    assert offer.first >= 2 and offer.due(0.0, [])[0] == offer.keys[: offer.first]
 
 
 def test_missing_advice_for_every_pair_is_today_s_race_and_says_so() -> None:
     offer = ao.plan(_candidates(east=None, west=None, asia=None), JOB, Ledger(), 0.0)
     assert offer.race and offer.first == 3
-    assert offer.offered(0.0) == [EAST, WEST, ASIA]
+    assert offer.due(0.0, []) == ([EAST, WEST, ASIA], float("inf"))
     assert "advice missing for every pair (403 PERMISSION_DENIED): today's race" in offer.note
     assert offer.waves() == [ao.Wave(0.0, (EAST, WEST, ASIA))]
     assert "no advice (403 PERMISSION_DENIED): race" in offer.reasons()[ASIA]
@@ -83,7 +109,7 @@ def test_a_spot_rung_whose_estimated_uptime_is_short_is_skipped_with_the_reason(
 
 def test_a_job_whose_every_pair_is_skipped_is_offered_nowhere_and_says_why() -> None:
     offer = ao.plan([ao.Candidate(SPOT, ao.Advice(0.9, estimated_uptime_s=60.0))], JOB, Ledger(), 0.0)
-    assert (offer.keys, offer.offered(1e6), offer.race) == ([], [], False)
+    assert (offer.keys, offer.due(0.0, [])[0], offer.race) == ([], [], False)
     assert "each was skipped" in offer.note and SPOT in offer.reasons()
 
 

@@ -72,3 +72,26 @@ def test_update_writes_between_the_markers_only(bench: ModuleType, tmp_path: Pat
     path.write_text("no markers\n")
     with pytest.raises(SystemExit, match="markers"):
         bench.update(path, "t")
+
+
+def test_the_sweep_s_grid_and_the_policy_flag_name_fields_of_the_policy(bench: ModuleType) -> None:
+    assert set(bench.GRID) <= set(ao.Policy.__dataclass_fields__)
+    assert 54 not in bench.TUNING_SEEDS  # the reported seed is never tuned on
+    assert bench._knob("bound_factor=2") == ("bound_factor", 2.0)
+    assert bench._knobs("confidence=0.5,0.7") == ("confidence", [0.5, 0.7])
+    with pytest.raises(Exception, match="no knob"):
+        bench._knob("bound=600")
+
+
+def test_a_first_pair_that_stocks_out_widens_at_once_and_the_job_runs_elsewhere(bench: ModuleType) -> None:
+    trace = bench.Trace(7, 40, ("reservation", "dws", "spot"), 900.0, 0.0)
+    ledger, policy = Ledger(), ao.Policy()
+    widened = []
+    for job in trace.jobs:
+        candidates = [ao.Candidate(k, trace.advice(job, k)) for k in trace.pairs]
+        first = ao.plan(candidates, job.needs, ledger, job.t0, policy).keys[0]
+        result = bench.advice_ordered(trace, job, ledger, policy)
+        end, granted = trace.ask(job, first, job.t0)
+        if not granted and end - job.t0 < 600.0:  # the first pair said no at once
+            widened.append((result.key != first, result.wait_s))
+    assert widened and all(elsewhere for elsewhere, _ in widened)

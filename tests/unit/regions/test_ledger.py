@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from planb.regions.ledger import (
+    DELAY_HALF_LIFE_S,
     FAILED,
     GRANTED,
     HALF_LIFE_S,
@@ -133,3 +134,18 @@ def test_only_a_pending_ask_ends() -> None:
     ledger.ask(GOOD, 0.0)
     with pytest.raises(LedgerError, match="ends GRANTED"):
         ledger.end(GOOD, 0.0, PENDING, 1.0)
+
+
+def test_the_grant_delay_follows_the_last_hours_and_says_how_much_stands_behind_it() -> None:
+    ledger = Ledger()
+    for i in range(4):  # slow grants in the morning
+        ledger.record(GOOD, i * 600.0, GRANTED, i * 600.0 + 600.0)
+    ledger.record(GOOD, 6 * 3600.0, GRANTED, 6 * 3600.0 + 60.0)  # a fast one now
+    score = ledger.score(GOOD, 6 * 3600.0 + 60.0, BOUND)
+    morning = sum(0.5 ** ((6 * 3600.0 + 60.0 - (i + 1) * 600.0) / DELAY_HALF_LIFE_S) for i in range(4))
+    assert score.timed_grants == pytest.approx(1.0 + morning)
+    assert score.grant_delay_s == pytest.approx((60.0 + 600.0 * morning) / (1.0 + morning))
+    assert (
+        score.grant_delay_s is not None and score.grant_delay_s < 300.0
+    )  # over the day's 6-hour window it would still be above 400 s
+    assert Ledger().score(GOOD, 0.0, BOUND).timed_grants == 0.0
