@@ -208,10 +208,11 @@ def goals(rows: list[Summary]) -> list[str]:
 
 #: The knobs --sweep tries by default (each a field of advice_order.Policy), and the seeds it tunes on.
 GRID: dict[str, list[float]] = {
-    "request_cost_s": [0.0, 30.0, 60.0],
-    "bound_factor": [2.0, 3.0],
+    "request_cost_s": [30.0, 60.0],
+    "bound_factor": [3.0],
     "confidence": [0.5, 0.7],
     "optimism": [0.0, 0.5],
+    "state_weight": [0.0, 0.5, 1.0],
 }
 TUNING_SEEDS = [1, 2, 3, 4, 5, 6]
 #: Seeds neither tuned on nor reported: the same policy on them, to show the reported seed is not luck.

@@ -23,8 +23,10 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
 2. **Score.** Each pair's grant probability ``p`` is the ledger's smoothed grant rate with recency
    (``planb.regions.ledger``), with Google's ``obtainability`` as its prior, worth ``Policy.advice_weight`` asks;
    without advice, the ledger's own neutral prior (0.5, two asks). So planb's own misses sink a pair Google rates
-   well, and a pair Google is silent on; a stockout seen lowers the pair at once and the last half hour's weight
-   decays (30-minute half-life), so a pair that failed is demoted, then tried again as the episode likely ends.
+   well, and a pair Google is silent on. ``p`` is then mixed, ``Policy.state_weight`` to one (all of it, as
+   tuned), with the ledger's ``state_rate``: 0 right after a miss, 1 right after a grant, back to the day's rate
+   (Google's prior in it) with a 30-minute half-life. So a stockout seen demotes the pair at once, and the
+   demotion decays as the episode likely ends.
 3. **Order.** A try of a pair takes ``t = p * d + (1 - p) * min(m, bound)``: ``d`` the ledger's mean time to a
    grant there over the last hours (``DELAY_HALF_LIFE_S``), ``m`` its mean time to a miss; a pair the ledger has
    not seen grant (or miss) takes what its rung took in the other regions for the same shape, else
@@ -38,14 +40,14 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
    ``1 - prod(1 - p * (1 - exp(-bound / d)))`` (the grant delay taken as exponential), reaches
    ``Policy.confidence``: normally one.
 5. **Widening, a bound per pair.** A pair asked may wait ``bound = bound_factor * d`` (its own expected grant
-   delay; at least ``min_bound_s``, at most ``max_bound_s``) before the next pair in the order joins the offer;
-   a pair that answers with a failure (a stockout said is a no, not a wait) lets the next join at once. A request
-   still waiting past its bound stays (a DWS queue keeps its place): the first grant wins, as in today's race.
-   After ``full_after_s`` every pair not yet asked joins. Once every pair was asked, the one first in the order
-   whose last failure is ``retry_after_s`` old (doubled at each further failure of it in the job) is asked again,
-   one at a time, while nothing asked is within its bound, because a stockout comes in episodes and asking
-   sooner mostly adds requests that fail too. ``OfferPlan.due`` says, from the job's requests so far, what to ask
-   now and when to look again.
+   delay, before rule 3's shrink; at least ``min_bound_s``, at most ``max_bound_s``) before the next pair in the
+   order joins the offer; a pair that answers with a failure (a stockout said is a no, not a wait) lets the next
+   join at once. A request still waiting past its bound stays (a DWS queue keeps its place): the first grant wins,
+   as in today's race. After ``full_after_s`` every pair not yet asked joins. Once every pair was asked, the one
+   first in the order whose last failure is ``retry_after_s`` old (doubled at each further failure of it in the
+   job) is asked again, one at a time, while nothing asked is within its bound, because a stockout comes in
+   episodes and asking sooner mostly adds requests that fail too. ``OfferPlan.due`` says, from the job's requests
+   so far, what to ask now and when to look again.
 6. **Missing advice.** Where no remaining pair has advice, the plan is today's race, and says so: every region at
    once (MultiKueue's AllAtOnce), each region's ladder in its own order, because without Google's forecast planb
    has only its ledger, and the race is what planb has measured (docs/regions.md).
@@ -128,14 +130,14 @@ class Job:
 @dataclass(frozen=True)
 class Policy:
     """planb's policy: its bounds and thresholds. The values marked *swept* are ``hack/bench_dispatch.py --sweep``'s
-    pick on its tuning seeds 1-6, never on the seed BENCHMARKS.md reports: the most of its three goals met (at most
+    pick on its tuning seeds 1-6, never on the seeds BENCHMARKS.md reports: the most of its three goals met (at most
     1.5 requests a job, a median within 10% of the oracle's, a p95 no worse than today's race's), then the smallest
-    median over the oracle's; the others are set by their reason."""
+    median over the oracle's; the others are set by their reason. The figures quoted are means over those seeds."""
 
-    #: *Swept* (2, 3): a pair may wait 3 times its expected grant delay before the next joins (rule 5), because the
-    #: grant delay varies from job to job (a third either way on the replayed traces) and a wait of 3 delays is
-    #: rarely a slow grant, mostly a queue in a stockout; at 2 the offer widened on slow grants: 1.58 requests a job
-    #: against 1.48 on the tuning seeds, for a median 2 points closer to the oracle's.
+    #: *Swept* (2, 3; an earlier sweep, then left at 3): a pair may wait 3 times its expected grant delay before the
+    #: next joins (rule 5), because the grant delay varies from job to job (a third either way on the replayed
+    #: traces) and a wait of 3 delays is rarely a slow grant, mostly a queue in a stockout; at 2 the offer widened on
+    #: slow grants: 1.58 requests a job against 1.48, for a median 2 points closer.
     bound_factor: float = 3.0
     #: The bound is at least 2 min, because a grant seen in seconds must not make the next pair join in seconds...
     min_bound_s: float = 120.0
@@ -144,28 +146,32 @@ class Policy:
     #: The grant delay assumed of a pair whose rung the ledger has seen grant nowhere: 5 min, a DWS grant's minutes
     #: and a reservation's seconds between.
     unseen_delay_s: float = 300.0
-    #: *Swept* (0, 0.5): the delay used to order is shrunk by ``optimism / sqrt(1 + grants seen)`` (rule 3): 0, as
-    #: 0.5 brought the median 4 points closer to the oracle's but met one goal fewer (p95 on one tuning seed).
-    optimism: float = 0.0
+    #: *Swept* (0, 0.5): the delay used to order is shrunk by ``optimism / sqrt(1 + grants seen)`` (rule 3): 0.5,
+    #: which brought the median 3 points closer to the oracle's (+24% against +27%) for the same requests and goals.
+    optimism: float = 0.5
+    #: *Swept* (0, 0.5, 1): ``p`` is this much the ledger's state (its last answer fading back to the day's rate)
+    #: and the rest its smoothed rate (rule 2): 1, the state alone. At 0 the policy asked again pairs that had just
+    #: failed: 1.43 requests a job against 1.33, and 9 goals of 18 met on the tuning seeds against 11 (0.5: 1.36, 10).
+    state_weight: float = 1.0
     #: A request not granted within 10 min counts as a miss in the ledger (``Ledger.score``'s ``within_s``).
     miss_after_s: float = 600.0
     #: A failed pair is asked again no sooner than 10 min after, doubled at each further failure in the job, because
     #: a stockout lasts one to two hours in episodes; the sweep found 20 min no different.
     retry_after_s: float = 600.0
-    #: *Swept* (0.5, 0.7): the first offer's chance that a pair grants within its bound: 0.7, so a first pair that
-    #: grants two times in three or less brings a second; p95 then held on every tuning seed (at 0.5, 1.39 requests
-    #: a job against 1.48, but p95 up to 1.14 times the race's).
-    confidence: float = 0.7
+    #: *Swept* (0.5, 0.7): the first offer's chance that a pair grants within its bound: 0.5, so a pair that grants
+    #: more often than not is offered alone; at 0.7, 1.36 requests a job against 1.33 and one goal fewer, for a
+    #: median a point closer.
+    confidence: float = 0.5
     #: Every pair not yet asked joins after an hour, so no job waits longer than that for today's race.
     full_after_s: float = 3600.0
     #: Google's obtainability counts as two of planb's own asks, as much as the ledger's own prior, because it is a
     #: forecast for the zone at large (planb's asks are its own shape's outcomes) and planb's misses must outweigh
     #: it within a few jobs.
     advice_weight: float = 2.0
-    #: *Swept* (0, 30, 60 s): a request is worth a minute of waiting (rule 3), because each request is work for GKE
-    #: and a copy to clean up; at 0 and 30 s the policy asked 1.69 and 1.54 requests a job (1.48 here) for a median
-    #: 7 and 4 points closer to the oracle's.
-    request_cost_s: float = 60.0
+    #: *Swept* (30, 60 s; 0 in an earlier sweep): a request is worth half a minute of waiting (rule 3), because each
+    #: request is work for GKE and a copy to clean up; at 60 s, 1.29 requests a job against 1.33, the same goals met,
+    #: a median 7 points further (+31%); at 0 (the earlier sweep), 1.56-1.70.
+    request_cost_s: float = 30.0
 
     def bound(self, grant_delay_s: float) -> float:
         return min(self.max_bound_s, max(self.min_bound_s, self.bound_factor * grant_delay_s))
@@ -337,10 +343,12 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         rung_grant, rung_miss = pooled[candidate.key.rung]
         prior_delay = policy.unseen_delay_s if rung_grant is None else rung_grant
         grant = prior_delay if score.grant_delay_s is None else score.grant_delay_s
+        bound = policy.bound(grant)
         grant *= 1.0 - policy.optimism / math.sqrt(1.0 + score.timed_grants)
         miss = score.miss_delay_s if score.miss_delay_s is not None else rung_miss
         miss = policy.miss_after_s if miss is None else miss
-        bound = policy.bound(grant)
+        rate = (1.0 - policy.state_weight) * score.rate + policy.state_weight * score.state_rate
+        score = replace(score, rate=rate)
         expected = score.rate * grant + (1.0 - score.rate) * min(miss, bound)
         cost = (expected + policy.request_cost_s) / max(score.rate, 1e-6)
         why = (

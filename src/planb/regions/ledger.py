@@ -36,6 +36,11 @@ either way and is left out, because it may have been granted a moment later. Con
 * ``DELAY_HALF_LIFE_S`` 2 h for the mean times to a grant and to a miss (``Score.grant_delay_s``, the policy's
   bound is a multiple of it): because how long a grant takes swings over the day (DWS queues longer at the region's
   busy hours), and a 6-hour mean would still carry the morning's delays into the afternoon.
+* ``Score.state_rate``, the chance the pair has capacity now from its last grant or miss alone: 1 after a grant, 0
+  after a miss, back to the day's rate with ``RECENT_HALF_LIFE_S`` (``day + (last - day) * 0.5 ** (age / 30 min)``),
+  because capacity is a state that persists for a while (a stockout, a reservation filled) and the last answer is
+  the best witness of it; the smoothed ``rate`` above counts it as one ask among the day's two, which says a pair
+  that failed five minutes ago still grants more often than not. ``planb.regions.advice_order`` mixes the two.
 * ``MAX_ASKS`` 64 per key, the oldest dropped first: because at 6 h a half-life, 64 asks of a busy key span more
   than the score still weighs, and the ledger must fit a ConfigMap (1 MiB) with room to spare.
 
@@ -115,6 +120,9 @@ class Score:
     timed_grants: float = 0.0
     #: The same for the misses behind ``miss_delay_s``.
     timed_misses: float = 0.0
+    #: The chance the pair has capacity now from the last grant or miss alone: 1 or 0 then, back to the day's rate
+    #: with ``RECENT_HALF_LIFE_S`` (the day's rate with none seen).
+    state_rate: float = math.nan
 
     @property
     def evidence(self) -> float:
@@ -123,6 +131,13 @@ class Score:
 
 def _weight(age: float, half_life_s: float) -> float:
     return math.pow(0.5, max(0.0, age) / half_life_s)
+
+
+def _state(seen: list[tuple[bool, float, float]], now: float, day: float, half_life_s: float) -> float:
+    if not seen:
+        return day
+    granted, at, _ = max(seen, key=lambda s: s[1])
+    return day + (float(granted) - day) * _weight(now - at, half_life_s)
 
 
 @dataclass
@@ -207,6 +222,7 @@ class Ledger:
             miss_time / timed_misses if timed_misses else None,
             timed_grants,
             timed_misses,
+            _state(seen, now, day, recent_half_life_s),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -62,6 +62,15 @@ def test_the_bound_is_a_multiple_of_the_asked_pair_s_grant_delay_seen_by_the_led
     assert offer.order[1].bound_s == offer.order[0].bound_s
 
 
+def test_a_pair_that_just_failed_sinks_below_one_google_rates_lower_and_rises_as_the_stockout_ages() -> None:
+    ledger = Ledger()
+    for i in range(4):
+        ledger.record(WEST, i * 600.0, GRANTED, i * 600.0 + 100.0)
+    ledger.record(WEST, 2400.0, FAILED, 2420.0)  # a stockout seen a minute ago
+    assert ao.plan(_candidates(east=0.6, west=0.9), JOB, ledger, 2480.0).keys[0] == EAST
+    assert ao.plan(_candidates(east=0.6, west=0.9), JOB, ledger, 2420.0 + 3 * 3600.0).keys[0] == WEST
+
+
 def test_a_failed_pair_is_asked_again_after_a_back_off_that_doubles() -> None:
     offer = ao.plan(_candidates(west=0.95), JOB, Ledger(), 0.0)
     retry = POLICY.retry_after_s

@@ -15,6 +15,7 @@ from planb.regions.ledger import (
     HALF_LIFE_S,
     MAX_ASKS,
     PENDING,
+    RECENT_HALF_LIFE_S,
     WITHDRAWN,
     Key,
     Ledger,
@@ -149,3 +150,15 @@ def test_the_grant_delay_follows_the_last_hours_and_says_how_much_stands_behind_
         score.grant_delay_s is not None and score.grant_delay_s < 300.0
     )  # over the day's 6-hour window it would still be above 400 s
     assert Ledger().score(GOOD, 0.0, BOUND).timed_grants == 0.0
+
+
+def test_the_state_is_the_last_answer_fading_back_to_the_day_s_rate() -> None:
+    ledger = Ledger()
+    assert Ledger().score(GOOD, 0.0, BOUND).state_rate == 0.5  # nothing seen: the prior
+    for i in range(6):
+        ledger.record(GOOD, i * 600.0, GRANTED, i * 600.0 + 60.0)
+    ledger.record(GOOD, 3600.0, FAILED, 3620.0)  # a stockout now
+    now = ledger.score(GOOD, 3620.0, BOUND)
+    assert now.state_rate == pytest.approx(0.0) and now.rate > 0.5  # the smoothed rate still says "grants"
+    later = ledger.score(GOOD, 3620.0 + RECENT_HALF_LIFE_S, BOUND)
+    assert later.state_rate == pytest.approx(later.day_rate / 2)
