@@ -236,19 +236,23 @@ def script(shell: str, parser: argparse.ArgumentParser | None = None) -> str:
     """The completion script for ``shell`` (bash or zsh) of ``parser`` (default: planb's full parser)."""
     tree = list(levels(parser or full_parser()))
 
-    def per_level(attr: str, body: Callable[[Any], str]) -> list[tuple[list[str], str]]:
-        return [([lv.path], body(getattr(lv, attr))) for lv in tree if getattr(lv, attr)]
+    def tables(named: Callable[[Any], str], plain: Callable[[Any], str]) -> str:
+        """The five lookup tables: ``named`` renders the words that carry a help line (sub-commands, options),
+        ``plain`` the bare words (valued options, choices, positionals)."""
+
+        def per_level(attr: str, body: Callable[[Any], str]) -> list[tuple[list[str], str]]:
+            return [([lv.path], body(getattr(lv, attr))) for lv in tree if getattr(lv, attr)]
+
+        return TABLES.format(
+            subcommands=_case(per_level("subcommands", named)),
+            options=_case(per_level("options", named)),
+            valued=_case(per_level("values", plain)),
+            choices=_case(_choice_branches(tree, plain)),
+            positionals=_case(per_level("positionals", plain)),
+        )
 
     if shell == "bash":
-        return BASH.format(
-            tables=TABLES.format(
-                subcommands=_case(per_level("subcommands", _words_out)),
-                options=_case(per_level("options", _words_out)),
-                valued=_case(per_level("values", _words_out)),
-                choices=_case(_choice_branches(tree, _words_out)),
-                positionals=_case(per_level("positionals", _words_out)),
-            )
-        )
+        return BASH.format(tables=tables(_words_out, _words_out))
     if shell == "zsh":
 
         def described(items: dict[str, str]) -> str:
@@ -257,15 +261,7 @@ def script(shell: str, parser: argparse.ArgumentParser | None = None) -> str:
         def plain(words: tuple[str, ...]) -> str:
             return "reply=(" + " ".join(words) + ")"
 
-        return ZSH.format(
-            tables=TABLES.format(
-                subcommands=_case(per_level("subcommands", described)),
-                options=_case(per_level("options", described)),
-                valued=_case(per_level("values", plain)),
-                choices=_case(_choice_branches(tree, plain)),
-                positionals=_case(per_level("positionals", plain)),
-            )
-        )
+        return ZSH.format(tables=tables(described, plain))
     raise ValueError(f"no completion for {shell!r}: choose one of {', '.join(SHELLS)}")
 
 

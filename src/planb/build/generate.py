@@ -21,23 +21,12 @@ from planb import paths
 from planb.build import chart_docs, chart_files, collection, golden
 from planb.catalog import values
 
-
-def _golden() -> list[Path]:
-    golden.GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, produce in golden.expected().items():
-        path = golden.GOLDEN_DIR / name
-        path.write_text(produce())
-        written.append(path)
-    return written
-
-
 #: (what, the step writing it): run in this order.
 STEPS: Sequence[tuple[str, Callable[[], list[Path]]]] = (
     ("profiles' values files", lambda: values.write_all(paths.REPO / "charts" / "planb" / "values")),
     ("chart's copies of the job and controller", chart_files.write_all),
     ("collection's catalog facts", collection.write),
-    ("golden files", _golden),
+    ("golden files", golden.write),
     ("chart README", lambda: [chart_docs.write()]),
 )
 

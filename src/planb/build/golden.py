@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 from planb import paths
 from planb.build import chart_files
@@ -93,11 +94,19 @@ def expected() -> dict[str, Callable[[], str]]:
     return out
 
 
-def main() -> int:
+def write() -> list[Path]:
+    """(Re)write every golden file; their paths."""
     GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    written = []
     for name, produce in expected().items():
         (GOLDEN_DIR / name).write_text(produce())
-        print(f"wrote {GOLDEN_DIR / name}")
+        written.append(GOLDEN_DIR / name)
+    return written
+
+
+def main() -> int:
+    for path in write():
+        print(f"wrote {path}")
     return 0
 
 

@@ -36,10 +36,13 @@ EXTRAS_ONLY = {"matplotlib", "google-api-python-client", "cryptography"}
 ENV = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON") and key != "VIRTUAL_ENV"}
 
 
-def _run(*args: str | Path, cwd: Path, timeout: int = PIP_TIMEOUT) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str | Path, cwd: Path, timeout: int = PIP_TIMEOUT, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=ENV
-    )
+        [str(a) for a in args], input=stdin, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+        env=ENV,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -103,13 +106,6 @@ def test_the_installed_cli_answers_outside_the_checkout(wheel: Path, tmp_path: P
     assert values.stdout == _run(Path(sys.executable).parent / "planb", "values", "tpu-v6e-4x4", cwd=paths.REPO).stdout
 
 
-def _kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["kubectl", f"--kubeconfig={kubeconfig}", *args],
-        input=stdin, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-
-
 @pytest.mark.tools
 def test_the_installed_status_reads_a_real_api_server_and_draws_with_its_extra(wheel: Path, tmp_path: Path) -> None:
     """`pip install 'planb[timeline]'` from the wheel, outside the checkout: `planb status -o json` reads the
@@ -127,10 +123,13 @@ def test_the_installed_status_reads_a_real_api_server_and_draws_with_its_extra(w
     try:
         plane.create(kubeconfig, without=WITHOUT)
         crd = paths.manifests_dir() / "kuberay" / "crds" / "ray.io_rayjobs.yaml"
-        done = _kubectl(kubeconfig, "apply", "--server-side", "-f", str(crd))
+        kubectl = ("kubectl", f"--kubeconfig={kubeconfig}")
+        done = _run(*kubectl, "apply", "--server-side", "-f", crd, cwd=tmp_path, timeout=60)
         assert done.returncode == 0, done.stderr
         deadline = time.monotonic() + 60
-        while (applied := _kubectl(kubeconfig, "apply", "-f", "-", stdin=rendered.stdout)).returncode:
+        while (
+            applied := _run(*kubectl, "apply", "-f", "-", cwd=tmp_path, timeout=60, stdin=rendered.stdout)
+        ).returncode:
             assert time.monotonic() < deadline, applied.stderr  # until the API server serves the new CRD
             time.sleep(0.5)
         assert applied.returncode == 0 and "rayjob.ray.io/job-1 created" in applied.stdout, applied.stderr
