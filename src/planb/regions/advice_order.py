@@ -2,16 +2,7 @@
 
 Not wired into the keeper or MultiKueue yet: ``plan`` is the policy alone, pure, over what it is given.
 
-Google's facts, the inputs. Compute Engine's capacity advice, compute v1 discovery revision 20261106, method
-``compute.advice.capacity`` (``POST projects/{project}/regions/{region}/advice/capacity``,
-https://cloud.google.com/compute/docs/reference/rest/v1/advice/capacity): given a machine type, a count (``size``), a
-provisioning model (``STANDARD``, ``SPOT``, ``FLEX_START``, ``RESERVATION_BOUND``) and zones, it answers
-recommendations whose ``scores.obtainability`` is "the likelihood of successfully obtaining (provisioning) the
-requested number of VMs", 0.0 to 1.0, and whose ``scores.estimatedUptime`` is "the estimated run time of the majority
-of Spot VMs in the request before preemption" (a google-duration such as ``"3600s"``). Google's page says TPU
-availability cannot be viewed with it (https://cloud.google.com/compute/docs/instances/view-vm-availability,
-"Limitations"), so planb must expect a refusal (400), a 403 (no permission) or a 404 for a TPU shape: ``Advice``
-then carries why it is missing.
+Google's facts, the inputs (its ``advice.capacity`` answer, the pairs, the job), are ``planb.regions.advice``.
 
 planb's policy, the rules (each constant of ``Policy`` says why its value):
 
@@ -58,73 +49,29 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
+from planb.regions.advice import PROVISIONING_MODELS, Advice, Candidate, Job, capacity_request
 from planb.regions.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger, Score
 
-#: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling).
-PROVISIONING_MODELS = {
-    "reservation": "RESERVATION_BOUND",
-    "on-demand": "STANDARD",
-    "dws": "FLEX_START",
-    "spot": "SPOT",
-}
+#: Google's side, kept importable from here (hack/bench_dispatch.py and the tests read them as ``advice_order``'s).
+__all__ = [
+    "PROVISIONING_MODELS",
+    "Advice",
+    "Attempt",
+    "Candidate",
+    "Job",
+    "OfferPlan",
+    "Policy",
+    "Ranked",
+    "Wave",
+    "capacity_request",
+    "plan",
+    "spot_too_short",
+]
 
 
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.0f} min"
-
-
-@dataclass(frozen=True)
-class Advice:
-    """Google's answer for one pair: its obtainability and, for Spot, estimatedUptime; or why there is none."""
-
-    obtainability: float | None
-    estimated_uptime_s: float | None = None
-    missing: str = ""
-
-    @staticmethod
-    def from_response(body: dict[str, Any]) -> Advice:
-        """Read a CapacityAdviceResponse: the first recommendation's scores (Google: "Initially the API will
-        provide one recommendation")."""
-        recommendations = body.get("recommendations") or []
-        scores = (recommendations[0].get("scores") or {}) if recommendations else {}
-        value = scores.get("obtainability")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-            return Advice.absent("the answer holds no obtainability score")
-        uptime = scores.get("estimatedUptime")
-        seconds = None
-        if isinstance(uptime, str) and uptime.endswith("s"):
-            try:
-                seconds = float(uptime[:-1])
-            except ValueError:
-                seconds = None
-        return Advice(float(value), seconds)
-
-    @staticmethod
-    def absent(why: str) -> Advice:
-        """No advice for the pair: ``why`` (``403 PERMISSION_DENIED``, ``400 machine type not supported``...)."""
-        return Advice(None, None, why)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One pair a job could be offered to (its region, rung and shape), with Google's advice for it."""
-
-    key: Key
-    advice: Advice
-
-    @property
-    def provisioning_model(self) -> str:
-        return PROVISIONING_MODELS.get(self.key.rung, "STANDARD")
-
-
-@dataclass(frozen=True)
-class Job:
-    """What the policy needs to know of the job: how often it checkpoints and how long a restore takes."""
-
-    checkpoint_interval_s: float
-    restore_s: float
 
 
 @dataclass(frozen=True)
@@ -383,13 +330,3 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         + (f"; no advice for {', '.join(map(str, missing))}" if missing else "")
     )
     return OfferPlan(tuple(order), tuple(skipped), first, *args, False, note)
-
-
-def capacity_request(key: Key, zones: Sequence[str], machine_type: str, count: int) -> dict[str, Any]:
-    """The CapacityAdviceRequest planb sends for one pair (compute v1 ``compute.advice.capacity``)."""
-    return {
-        "size": count,
-        "instanceProperties": {"scheduling": {"provisioningModel": PROVISIONING_MODELS.get(key.rung, "STANDARD")}},
-        "instanceFlexibilityPolicy": {"instanceSelections": {key.rung: {"machineTypes": [machine_type]}}},
-        "distributionPolicy": {"targetShape": "ANY_SINGLE_ZONE", "zones": [{"zone": f"zones/{z}"} for z in zones]},
-    }

@@ -1,0 +1,50 @@
+"""Google's capacity advice as planb asks and reads it (planb.regions.advice): the request per pair, the scores, and
+why there is none when Google refuses or does not answer. The emulator's own answers: tests/integration/regions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planb.regions import advice as ad
+from planb.regions.ledger import Key
+
+SPOT = Key("us-east5", "spot", "ct6e-standard-4t:4")
+
+
+def _post(status: int, body: dict[str, Any], sent: list[tuple[str, dict[str, Any]]]) -> ad.Post:
+    def post(path: str, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        sent.append((path, request))
+        return status, body
+
+    return post
+
+
+def test_ask_sends_the_pair_s_machine_type_count_and_model_and_reads_the_scores() -> None:
+    sent: list[tuple[str, dict[str, Any]]] = []
+    answer = {"recommendations": [{"scores": {"obtainability": 0.8, "estimatedUptime": "7200s"}}]}
+    got = ad.ask(_post(200, answer, sent), "p", SPOT, ["us-east5-a"])
+    assert got == ad.Advice(0.8, 7200.0)
+    ((path, body),) = sent
+    assert path == "/compute/v1/projects/p/regions/us-east5/advice/capacity"
+    assert body["size"] == 4 and body["instanceProperties"]["scheduling"]["provisioningModel"] == "SPOT"
+    assert body["instanceFlexibilityPolicy"]["instanceSelections"]["spot"]["machineTypes"] == ["ct6e-standard-4t"]
+
+
+def test_a_refusal_is_missing_advice_with_google_s_code_status_and_message() -> None:
+    error = {"error": {"code": 403, "status": "PERMISSION_DENIED", "message": "Required 'compute.advice.capacity'"}}
+    got = ad.ask(_post(403, error, []), "p", SPOT, [])
+    assert got.obtainability is None
+    assert got.missing == "403 PERMISSION_DENIED: Required 'compute.advice.capacity'"
+    assert ad.ask(_post(404, {}, []), "p", SPOT, []).missing == "404"
+
+
+def test_no_answer_at_all_is_missing_advice_too() -> None:
+    def down(path: str, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    assert ad.ask(down, "p", SPOT, []).missing.startswith("no answer: ")
+
+
+def test_a_shape_without_a_count_is_one_vm() -> None:
+    assert ad.shape_parts("ct6e-standard-4t:4") == ("ct6e-standard-4t", 4)
+    assert ad.shape_parts("n2-standard-8") == ("n2-standard-8", 1)
