@@ -121,17 +121,10 @@ class Informer:
                         return
                 failures = 0
                 self.error = ""
-            except KubeError as exc:
-                if exc.status == 410:
+            except (KubeError, OSError, ValueError) as exc:
+                if isinstance(exc, KubeError) and exc.status == 410:
                     version = ""  # too old to resume: list again
                     continue
-                failures += 1
-                if str(exc) != self.error:
-                    self.log(f"watch of {self.path}: {exc} (will retry)")
-                    self.error = str(exc)
-                version = ""
-                self.stopping.wait(min(MAX_BACKOFF_S, 0.2 * 2**failures))
-            except (OSError, ValueError) as exc:
                 failures += 1
                 if str(exc) != self.error:
                     self.log(f"watch of {self.path}: {exc} (will retry)")
