@@ -23,7 +23,7 @@ from planb.errors import (
 )
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
-from planb.status import serialize
+from planb.status import capacity, serialize
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
 
@@ -44,6 +44,7 @@ examples:
   planb status --context prod -n team-a         another context and namespace
   planb status --expect job-2=dws --timeout 600 wait until job-2 is admitted on the dws flavor
   planb status job-c --timeline job-c.svg       a picture of job-c's life (the [timeline] extra)
+  planb status --capacity                       on a MultiKueue manager: the obtainability ledger, the last advice
 """,
         exit_codes_help(
             {
@@ -77,6 +78,8 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     """One look: the report (text, or ``-o`` json/yaml) and, with --timeline, the job's picture. EXIT_FAILED when no
     job matched or a job is in a failed state (JobStatus.failed), else EXIT_OK."""
     output = getattr(args, "output", None)
+    if getattr(args, "capacity", False):
+        return _capacity(kube, output)
     jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
     if not jobs:
         where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
@@ -99,6 +102,16 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     if getattr(args, "timeline", None):
         _draw(jobs[0], Path(args.timeline), quiet=bool(output))
     return EXIT_FAILED if any(job.failed for job in jobs) else EXIT_OK
+
+
+def _capacity(kube: Kube, output: str | None) -> int:
+    """The ledger and the last advice used (planb.status.capacity); EXIT_OK, also when none is recorded yet."""
+    found = capacity.collect(kube)
+    if output:
+        print(serialize.dump(capacity.document(found), output), end="")
+    else:
+        print(capacity.text(found))
+    return EXIT_OK
 
 
 def _draw(job: JobStatus, path: Path, quiet: bool) -> None:
@@ -174,6 +187,11 @@ def _check_usage(args: argparse.Namespace) -> None:
     """Refuse options that do not go together (exit 2), before anything reads the cluster."""
     if args.expect:
         _parse_expect(args.expect)
+    if getattr(args, "capacity", False) and (args.job or args.expect or args.timeline):
+        what = f"JOB {args.job}" if args.job else "--expect" if args.expect else "--timeline"
+        raise UsageError(
+            f"--capacity shows the manager's ledger and last advice, no job's: not with {what}. Fix: drop one"
+        )
     if args.output and (args.watch or args.expect):
         raise UsageError(
             f"-o {args.output} prints one document: not with {'--watch' if args.watch else '--expect'}. "
@@ -294,6 +312,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--output",
         choices=serialize.FORMATS,
         help="print the report as json or yaml (schema: docs/status.schema.json); with JOB, that job's object",
+    )
+    parser.add_argument(
+        "--capacity",
+        action="store_true",
+        help="on a MultiKueue manager: the obtainability ledger (per region, rung and shape) and the last advice "
+        "used, from the ConfigMap kueue-system/planb-regions-ledger (docs/regions.md)",
     )
     parser.add_argument(
         "--timeline",
