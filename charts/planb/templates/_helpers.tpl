@@ -432,14 +432,4 @@ could run as its ServiceAccount or a ConfigMap edit could swap its code. Its rig
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
-{{- if not .Values.failover.inCluster }}
-# Local mode only (--emulate-ray-ready): KWOK's pods run no Ray head, so the controller copies a ready
-# RayCluster's state into its RayJob, as KubeRay does once the head answers.
-- apiGroups: ["ray.io"]
-  resources: ["rayclusters"]
-  verbs: ["list"]
-- apiGroups: ["ray.io"]
-  resources: ["rayjobs/status"]
-  verbs: ["patch"]
-{{- end }}
 {{- end -}}

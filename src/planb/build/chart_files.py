@@ -31,7 +31,7 @@ TRAINING = REPO / "training"
 TRAIN_FILES = tuple(sorted(path.name for path in TRAINING.glob("*.py")))
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
 #: The stockout failover controller's package, which the queues chart runs from a ConfigMap: every module of it
-#: (local mode's switch, which the controller never imports, is planb.local.stack.failover_settings).
+#: (local mode's switch, which the controller never imports, is planb.local.failover_settings).
 FAILOVER_PACKAGE = REPO / "src" / "planb" / "failover"
 FAILOVER_MODULES = (
     "__init__.py",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import threading
 from pathlib import Path
@@ -43,7 +42,8 @@ def credentials(args: argparse.Namespace) -> Credentials:
     return Credentials.in_cluster()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, controller_type: type[Controller] = Controller) -> int:
+    """Parse `argv`, then run a `controller_type` (a test passes a double of its own) until the process ends."""
     summary = failover.__doc__.splitlines()[0] if failover.__doc__ else None
     parser = argparse.ArgumentParser(prog="python -m planb.failover", description=summary)
     parser.add_argument("--server", help="API server URL; default: in-cluster (KUBERNETES_SERVICE_HOST/PORT)")
@@ -59,11 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-port", type=int, default=0)
     parser.add_argument("--poll-seconds", type=float, default=2.0)
     parser.add_argument("--region", default="", help="the cluster's region: the metrics' region label")
-    parser.add_argument(
-        "--emulate-ray-ready",
-        action="store_true",
-        help="local mode only: mark a RayJob's cluster ready as KubeRay does once the Ray head answers",
-    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     cfg = Config(
@@ -76,15 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         poll_seconds=args.poll_seconds,
-        pause_mid_move_seconds=float(os.environ.get("PLANB_FAILOVER_PAUSE_MID_MOVE", "0") or 0),
-        emulate_ray_ready=args.emulate_ray_ready,
         region=args.region,
     )
     try:
         api = KubeApi(credentials(args))
     except CredentialsError as exc:
         raise SystemExit(f"planb failover: {exc}") from exc
-    controller = Controller(api, cfg)
+    controller = controller_type(api, cfg)
     if cfg.metrics_port:
         metrics.serve(cfg.metrics_host, cfg.metrics_port, controller.metrics, controller.health)
         log.info("metrics on http://%s:%d/metrics (probes: /healthz, /readyz)", cfg.metrics_host, cfg.metrics_port)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from planb import paths
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
 from planb.kube import Kube, conditions, is_true
+from planb.local import failover_settings
 from planb.local.capacity import settings as capacity_settings
-from planb.local.stack import failover_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, RAY, admitted_on, collect
@@ -27,6 +28,8 @@ pytestmark = [pytest.mark.slow]
 #: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout), small for the test.
 AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
+#: The controller's test double that pauses mid-move (run with -m from the checkout).
+PAUSED_CONTROLLER = "tests.support.failover.paused_controller"
 
 
 @pytest.fixture()
@@ -185,11 +188,11 @@ def test_controller_killed_mid_move_catches_up_with_one_move(
 ) -> None:
     kube = Kube(failover)
     stack = LocalStack()
-    # Restart the controller so that it pauses between patching the RayJob and the Workload.
+    # Restart the controller as a test double that pauses between patching the RayJob and the Workload.
     assert stack.failover.stop()
-    monkeypatch.setenv("PLANB_FAILOVER_PAUSE_MID_MOVE", "30")
-    assert stack.start_failover()
-    monkeypatch.delenv("PLANB_FAILOVER_PAUSE_MID_MOVE")
+    with monkeypatch.context() as env:
+        env.setenv("PYTHONPATH", os.pathsep.join(filter(None, (str(paths.REPO), os.environ.get("PYTHONPATH")))))
+        assert stack.start_failover(module=PAUSED_CONTROLLER)
     capacity_settings.update(stockout=("on-demand-pool",))
     install_job(helm, "job-1")
     wait_until(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from planb.failover.kubeapi import JSON_PATCH, MERGE_PATCH, ApiError
+from planb.failover.kubeapi import JSON_PATCH, ApiError
 from tests.support.failover.objects import (
     KUEUE_API,
     NS,
@@ -187,14 +187,3 @@ class FakeCluster:
 
     def json_patch(self, group: str, version: str, plural: str, namespace: str, name: str, ops: list[Obj]) -> Obj:
         return self.patch(f"{group}/{version}", plural, namespace, name, ops, JSON_PATCH)
-
-    def merge_patch_status(self, group: str, version: str, plural: str, namespace: str, name: str, body: Obj) -> Obj:
-        self.request("patch", plural + "/status", name)
-        key = (f"{group}/{version}", plural, namespace, name)
-        if key not in self.objects:
-            raise ApiError(404, "NotFound")
-        obj = self.objects[key]
-        obj.setdefault("status", {}).update(copy.deepcopy(body.get("status") or {}))
-        obj["metadata"]["resourceVersion"] = self._next_version()
-        self.writes.append(Write("patch", plural + "/status", namespace, name, copy.deepcopy(body), MERGE_PATCH))
-        return copy.deepcopy(obj)

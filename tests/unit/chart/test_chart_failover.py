@@ -26,11 +26,6 @@ RULES = [
     {"apiGroups": ["ray.io"], "resources": ["rayjobs"], "verbs": ["get", "list", "patch"]},
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
 ]
-#: Local mode's --emulate-ray-ready, on top.
-LOCAL_RULES = [
-    {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["list"]},
-    {"apiGroups": ["ray.io"], "resources": ["rayjobs/status"], "verbs": ["patch"]},
-]
 
 
 def mine(objs: list[Obj]) -> list[Obj]:
@@ -134,10 +129,11 @@ def test_the_network_policy_admits_only_the_metrics_port(template: Render) -> No
 
 
 def test_local_mode_renders_the_rights_but_no_pod(template: Render) -> None:
-    """`planb local failover` runs the controller on the host with this ServiceAccount's token."""
+    """`planb local failover` runs the controller on the host with this ServiceAccount's token, and with the
+    in-cluster rights, no more (the Ray head stand-in's copy of a ready state uses the admin's kubeconfig)."""
     objs = mine(template(*LOCAL))
     assert kinds(objs) == [("Role", "default"), ("RoleBinding", "default"), ("ServiceAccount", OWN)]
-    assert one(objs, "Role")["rules"] == RULES + LOCAL_RULES
+    assert one(objs, "Role")["rules"] == RULES
 
 
 def test_the_controllers_namespace_is_made_and_kept_and_no_local_queue_is_in_it(template: Render) -> None:

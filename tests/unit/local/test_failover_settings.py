@@ -1,4 +1,4 @@
-"""Local mode's failover switch (planb.local.stack.failover_settings) kept in one JSON file, as planb's other
+"""Local mode's failover switch (planb.local.failover_settings) kept in one JSON file, as planb's other
 switches are."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planb.local.stack import failover_settings as settings
+from planb.local import failover_settings as settings
 from planb.local.statefile import SettingsError
 
 

@@ -17,7 +17,7 @@ PORTS = {
     "planb.local.rayhead.address:PORT": 19085,
     "planb.local.stack.parts:KUBERAY_METRICS_PORT": 19082,
     "planb.local.stack.parts:KUBERAY_PROBE_PORT": 19083,
-    "planb.local.stack.failover_settings:METRICS_PORT": 19084,
+    "planb.local.failover_settings:METRICS_PORT": 19084,
 }
 
 

@@ -156,12 +156,13 @@ def test_a_state_dir_after_typical_writes_holds_only_0700_directories_and_0600_f
 ) -> None:
     """What local mode writes under .state/: settings, the emulator's store and request log, a process's
     pid and log, the stack's owned directory and lock, and the emulator's start lock; walked whole."""
+    from planb.local import failover_settings
     from planb.local.capacity import settings as capacity_settings
     from planb.local.gke_emulator.background import BackgroundEmulator
     from planb.local.gke_emulator.store import Store
     from planb.local.process import ManagedProcess
     from planb.local.rayhead import settings as rayhead_settings
-    from planb.local.stack import failover_settings, statedir
+    from planb.local.stack import statedir
     from planb.local.stack.parts import StackParts
 
     state = tmp_path / "home" / ".state"  # two levels that do not exist yet

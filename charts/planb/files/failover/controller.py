@@ -111,11 +111,6 @@ class Config:
     metrics_host: str = "127.0.0.1"
     #: Seconds between two lists of the Workloads.
     poll_seconds: float = 2.0
-    #: Tests only: sleep this long between patching the RayJob and patching the Workload.
-    pause_mid_move_seconds: float = 0.0
-    #: Local mode only (KWOK pods run no Ray): copy a ready RayCluster's state into its RayJob, as
-    #: KubeRay does once the Ray head's dashboard answers; Kueue reads PodsReady from it.
-    emulate_ray_ready: bool = False
     region: str = ""  #: the cluster's region: the `region` label of every metric
 
 
@@ -224,9 +219,6 @@ class Controller:
                 name,
                 self.cfg.plan_a_flavor,
             )
-            if self.cfg.pause_mid_move_seconds:
-                log.info("pausing %.0f s mid-move (test hook)", self.cfg.pause_mid_move_seconds)
-                time.sleep(self.cfg.pause_mid_move_seconds)
             wl = self.get(KUEUE_GROUP, KUEUE_VERSION, "workloads", wl["metadata"]["name"], namespace)
             annotations = {MOVED_ANNOTATION: "", AFTER_ANNOTATION: str(self.cfg.after_seconds)}
         self.finish(namespace, name, wl, annotations)
@@ -332,43 +324,7 @@ class Controller:
         except Exception:
             log.exception("reconciling %s", wl.get("metadata", {}).get("name"))
 
-    def emulate_ray_ready_once(self) -> None:
-        """Local mode: RayJob.status.rayClusterStatus <- its ready RayCluster's status.
-
-        On GKE KubeRay copies it when it polls the Ray head's dashboard for the job; KWOK's pods run
-        no Ray head, so KubeRay never gets there and Kueue would never see PodsReady=True."""
-        clusters = self.list_items(RAY_GROUP, RAY_VERSION, "rayclusters")
-        jobs = {
-            (j["metadata"]["namespace"], j["metadata"]["name"]): j
-            for j in self.list_items(RAY_GROUP, RAY_VERSION, "rayjobs")
-        }
-        for cluster in clusters:
-            status = cluster.get("status") or {}
-            if status.get("state") != "ready":
-                continue
-            for owner in cluster["metadata"].get("ownerReferences", []) or []:
-                job = jobs.get((cluster["metadata"]["namespace"], owner.get("name")))
-                if owner.get("kind") != "RayJob" or job is None or job["spec"].get("suspend"):
-                    continue
-                job_status = job.get("status") or {}
-                if job_status.get("rayClusterName") != cluster["metadata"]["name"]:
-                    continue
-                if (job_status.get("rayClusterStatus") or {}).get("state") == "ready":
-                    continue
-                meta = job["metadata"]
-                body = {"status": {"rayClusterStatus": status}}
-                self.api.merge_patch_status(RAY_GROUP, RAY_VERSION, "rayjobs", meta["namespace"], meta["name"], body)
-
-    def emulate_ray_ready_loop(self, stop: threading.Event) -> None:
-        while not stop.wait(0.5):
-            try:
-                self.emulate_ray_ready_once()
-            except Exception as exc:  # best effort, next round retries
-                log.warning("emulating Ray readiness: %s", exc)
-
     def run(self, stop: threading.Event) -> None:
-        if self.cfg.emulate_ray_ready:
-            threading.Thread(target=self.emulate_ray_ready_loop, args=(stop,), daemon=True, name="ray-ready").start()
         while not stop.is_set():
             self.health.attempted()
             try:

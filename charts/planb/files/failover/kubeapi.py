@@ -1,8 +1,8 @@
 """The failover controller's Kubernetes API client: the standard library only (urllib, ssl, json).
 
-The controller needs five calls, so it carries them instead of a client library that a stock Python
+The controller needs four calls, so it carries them instead of a client library that a stock Python
 image lacks: get one object, list one resource in one namespace (or the whole cluster), a JSON patch
-(RFC 6902), a merge patch of a status subresource (RFC 7386) and the creation of an Event.
+(RFC 6902) and the creation of an Event.
 
 It authenticates with a bearer token read from a file and trusts one CA file:
 
@@ -40,7 +40,6 @@ Obj = dict[str, Any]
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
 
 
 class ApiError(Exception):
@@ -91,10 +90,6 @@ class Api(Protocol):
     def list_objects(self, group: str, version: str, plural: str, namespace: str) -> Obj: ...
 
     def json_patch(self, group: str, version: str, plural: str, namespace: str, name: str, ops: list[Obj]) -> Obj: ...
-
-    def merge_patch_status(
-        self, group: str, version: str, plural: str, namespace: str, name: str, body: Obj
-    ) -> Obj: ...
 
     def create_event(self, namespace: str, body: Obj) -> Obj: ...
 
@@ -181,10 +176,6 @@ class KubeApi:
 
     def json_patch(self, group: str, version: str, plural: str, namespace: str, name: str, ops: list[Obj]) -> Obj:
         return self.request("PATCH", resource_path(group, version, plural, namespace, name), ops, JSON_PATCH)
-
-    def merge_patch_status(self, group: str, version: str, plural: str, namespace: str, name: str, body: Obj) -> Obj:
-        path = resource_path(group, version, plural, namespace, name) + "/status"
-        return self.request("PATCH", path, body, MERGE_PATCH)
 
     def create_event(self, namespace: str, body: Obj) -> Obj:
         return self.request("POST", resource_path("", "v1", "events", namespace), body)

@@ -16,7 +16,8 @@ from planb.local.statefile import stop_on_signals
 
 def _run(args: argparse.Namespace) -> int:
     stop = stop_on_signals()
-    return server.run(Path(args.kubeconfig), args.apiserver_port, args.port, stop.is_set)
+    settings = Path(args.failover_settings) if args.failover_settings else None
+    return server.run(Path(args.kubeconfig), args.apiserver_port, args.port, stop.is_set, settings)
 
 
 def _env(pairs: list[str]) -> dict[str, str]:
@@ -86,6 +87,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--apiserver-port", type=int, required=True, help="the local stack's API server port (it serves no other)"
     )
     run.add_argument("--port", type=int, default=address.PORT)
+    run.add_argument(
+        "--failover-settings",
+        metavar="FILE",
+        help="local mode's failover switch: while it is on, copy a ready RayCluster's state into its RayJob at once",
+    )
     run.set_defaults(handler=_run)
 
     setp = rsub.add_parser(

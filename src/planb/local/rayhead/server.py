@@ -15,6 +15,8 @@ local stack KWOK pods execute nothing and no cluster DNS exists, so this process
 * A head's table exists while its head pod runs (planb.local.rayhead.heads: head tracking, tokens, submitting).
 * A running submitter pod (container ``ray-job-submitter``) does what its command does
   (planb.local.rayhead.submitter: submit, follow, write the pod's terminated status).
+* While local failover is on, a ready RayCluster's state is copied into its RayJob at once, as KubeRay does once
+  it reads a head's dashboard (planb.local.rayhead.ray_ready: the short local waitForPodsReady timeouts).
 
 What a job's payload does is planb.local.rayhead.settings: simulated by default, or the entrypoint itself
 as a host process (`planb rayhead set --run`).
@@ -33,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from planb.kube import Kube, KubeError, Obj
+from planb.local.rayhead import ray_ready
 from planb.local.rayhead.address import PORT
 from planb.local.rayhead.guard import require_local_apiserver
 from planb.local.rayhead.heads import ChainRefusedError, Maker, MissingTokenError, RayHeads, log, runtime_env_of
@@ -237,10 +240,20 @@ class RayHeadServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
 
 
-def run(kubeconfig: Path, apiserver_port: int, port: int = PORT, stopping: Callable[[], bool] = lambda: False) -> int:
+def run(
+    kubeconfig: Path,
+    apiserver_port: int,
+    port: int = PORT,
+    stopping: Callable[[], bool] = lambda: False,
+    failover_settings: Path | None = None,
+) -> int:
     """Serve until `stopping`; refused before any request unless `kubeconfig` is the local stack's
-    (its API server on 127.0.0.1:`apiserver_port`, planb.local.rayhead.guard)."""
+    (its API server on 127.0.0.1:`apiserver_port`, planb.local.rayhead.guard). With `failover_settings` (local
+    mode's failover.json), ready RayClusters are copied into their RayJobs while it switches failover on."""
     require_local_apiserver(kubeconfig, apiserver_port)
+    stopped = threading.Event()
+    if failover_settings is not None:
+        ray_ready.start(kubeconfig, failover_settings, stopped, log)
     heads = RayHeads(Kube(kubeconfig))
     Submitters(heads)
     server = RayHeadServer(heads, port)
@@ -252,6 +265,7 @@ def run(kubeconfig: Path, apiserver_port: int, port: int = PORT, stopping: Calla
         while not stopping():
             time.sleep(0.2)
     finally:
+        stopped.set()
         server.shutdown()
         with heads.lock:
             tables = list(heads.tables.values())

@@ -7,8 +7,7 @@ import json
 from dataclasses import replace
 
 from planb.argtypes import finite
-from planb.local import regions
-from planb.local.stack import failover_settings
+from planb.local import failover_settings, regions
 from planb.local.stack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.local.stack.stack import LocalStack, component_versions
 

@@ -20,11 +20,11 @@ import yaml
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local import apiserver as local_apiserver
-from planb.local import loopback
+from planb.local import failover_settings, loopback
 from planb.local.gke_emulator.background import BackgroundEmulator, default_port
 from planb.local.process import ManagedProcess
 from planb.local.rayhead import address as rayhead_address
-from planb.local.stack import crds, failover_access, failover_settings
+from planb.local.stack import crds, failover_access
 from planb.local.stack.control_plane import APISERVER_PORT, ControlPlane
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kueue import NAMESPACE, HostKueue
@@ -160,6 +160,10 @@ class StackParts:
                 str(self.kubeconfig),
                 # It refuses any other API server than this stack's (planb.local.rayhead.guard).
                 f"--apiserver-port={self.control_plane.apiserver_port}",
+                # KWOK's pods run no Ray head: KubeRay copies the RayCluster's ready state into the RayJob (which
+                # Kueue's PodsReady reads) only on its own later reads, sometimes past a short waitForPodsReady;
+                # while failover is on the stand-in copies it at once (planb.local.rayhead.ray_ready).
+                f"--failover-settings={failover_settings.path(self.state)}",
             ]
         )
         if not wait_http(f"http://127.0.0.1:{rayhead_address.PORT}/healthz", 30):
@@ -191,8 +195,9 @@ class StackParts:
             ]
         )
 
-    def start_failover(self) -> bool:
-        """The failover controller (planb.failover), when its settings file switches it on; True if started."""
+    def start_failover(self, module: str = "planb.failover") -> bool:
+        """The failover controller (`python -m planb.failover`; a test names a double of its own), when its
+        settings file switches it on; True if started."""
         settings = failover_settings.load(self.state)
         if not settings.enabled or self.failover.pid() is not None:
             return False
@@ -211,7 +216,7 @@ class StackParts:
             [
                 sys.executable,
                 "-m",
-                "planb.failover",
+                module,
                 *access.flags(),
                 f"--after-seconds={settings.after_seconds:g}",
                 f"--cluster-queues={settings.cluster_queues}",
@@ -222,9 +227,6 @@ class StackParts:
                 # Kueue requeues an evicted Workload after 5 s (the role's backoffBaseSeconds); the eviction is seen
                 # well before.
                 "--poll-seconds=1",
-                # KWOK's pods run no Ray head: KubeRay copies the RayCluster's ready state into the RayJob (which
-                # Kueue's PodsReady reads) only on its own later reads, sometimes past a short waitForPodsReady.
-                "--emulate-ray-ready",
             ]
         )
         return True

@@ -12,9 +12,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from planb.errors import PlanbError
+from planb.local import failover_settings
 from planb.local.gke_emulator.background import default_port
 from planb.local.rayhead import address as rayhead_address
-from planb.local.stack import failover_settings, ports, statedir
+from planb.local.stack import ports, statedir
 from planb.local.stack.control_plane import BIND_ADDRESS
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.logtails import log_tails

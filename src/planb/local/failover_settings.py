@@ -1,6 +1,7 @@
 """Local mode's failover switch: `.state/local/failover.json`, written by `planb local failover`
 (the kueue_queues role runs it from the inventory's planb_failover_after_minutes) and read by
-`planb local up`, which starts the host controller only when it is on.
+`planb local up`, which starts the host controller only when it is on, and by the Ray head stand-in, which
+copies a ready RayCluster's state into its RayJob at once while it is on (planb.local.rayhead.ray_ready).
 
 It lives in the local wing, outside the controller's package (``src/planb/failover``, which the queues chart
 ships whole: planb.build.chart_files): the controller never imports it, so it may use planb's own state files
