@@ -119,7 +119,7 @@ finish_up() {  # finish_up: wait for `up`, print its output, stop the demo if it
 }
 local_kubeconfig=$(.venv/bin/python -c 'from planb import paths; print(paths.local_kubeconfig())')
 deadline=$((SECONDS + 240))
-until [[ -s "$local_kubeconfig" ]] && planb gke-emulator status >/dev/null 2>&1; do
+until [[ -s "$local_kubeconfig" ]] && planb local gke-emulator status >/dev/null 2>&1; do
   if ! kill -0 "$up_pid" 2>/dev/null; then finish_up; break; fi  # up ended (a failure, or already up)
   ((SECONDS < deadline)) || { echo "[planb demo] the control plane did not come up in 240 s" >&2; exit 1; }
   sleep 0.2
@@ -130,7 +130,7 @@ if [[ "$SCENARIO" == ladder || "$SCENARIO" == concurrent ]]; then
   # The reservation the reserved plan's pool consumes, as Google makes it for one slice of the profile: an
   # aggregate reservation of TPU chips (BATCH for a multi-host slice) for a TPU profile, VMs of its machine type
   # for a GPU one.
-  planb gke-emulator reservation create planb-demo-reservation --for-profile "$PROFILE" --slices 1 \
+  planb local gke-emulator reservation create planb-demo-reservation --for-profile "$PROFILE" --slices 1 \
     --zone "${ZONE:-us-east5-b}" || echo "(the reservation exists already)"
 fi
 
@@ -157,7 +157,7 @@ if [[ "$SCENARIO" == concurrent ]]; then
 fi
 if [[ "$SCENARIO" == stockout ]]; then
   phase "3/5 helm install" "stockout on plan A's pool, then job-1 (profile $PROFILE)"
-  planb capacity set --stockout on-demand-pool
+  planb local capacity set --stockout on-demand-pool
   stockout_at=$SECONDS
   jobs=(job-1)
 elif [[ "$SCENARIO" == ladder ]]; then

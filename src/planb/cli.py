@@ -1,13 +1,14 @@
 """The `planb` command line: each area registers its own sub-commands, imported only when one of them runs.
 
 ``COMMANDS`` names every sub-command, its help line and the module that registers it (a ``register(sub)``
-function). ``planb --help`` lists them from this table alone; ``planb status ...`` imports
-``planb.status.cli`` and nothing of the GKE emulator, the capacity simulator, the local stack or the Ray
-head stand-in. tests/unit/test_cli.py checks that the help lines here are the ones each module registers.
+function). ``planb --help`` lists the product's commands and ``local`` from this table alone; ``planb status ...``
+imports ``planb.status.cli`` and nothing of the GKE emulator, the capacity simulator, the local stack or the Ray
+head stand-in. The stand-ins are commands of ``planb local`` (a ``parent``): ``planb local gke-emulator ...``
+imports the local stack's module and the emulator's, ``planb local up`` the stack's alone.
+tests/unit/test_cli.py checks that the help lines here are the ones each module registers.
 
-The local stack's, the GKE emulator's and the capacity simulator's commands need the ``[local]`` extra
-(``pip install 'planb[local]'``); without it they say so. The product's commands (``status``, ``values``,
-``profiles``, ``regions``) need no extra.
+The local wing's commands need the ``[local]`` extra (``pip install 'planb[local]'``); without it they say so. The
+product's commands (``status``, ``values``, ``profiles``, ``regions``, ``completion``) need no extra.
 """
 
 from __future__ import annotations
@@ -26,36 +27,59 @@ Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], No
 
 @dataclass(frozen=True)
 class Command:
-    """One `planb` sub-command: its name, its line in `planb --help`, the module whose register() adds it.
+    """One `planb` sub-command: its name, its line in its parent's help, the module whose register() adds it.
 
     ``extra`` names the package extra whose libraries the module imports (pyproject.toml), None for the core's.
+    ``parent`` names the top-level command it is a sub-command of (``local``), None for a top-level one.
     """
 
     name: str
     help: str
     module: str
     extra: str | None = None
+    parent: str | None = None
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Its words on the command line: ``("local", "gke-emulator")``."""
+        return (self.name,) if self.parent is None else (self.parent, self.name)
+
+
+LOCAL_HELP = "local mode: the stack (kwok control plane, the real Kueue and KubeRay) and its stand-ins"
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("local", "the local stack (kwok control plane + the real Kueue)", "planb.local.stack.cli", "local"),
+    Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
     Command("profiles", "list the accelerator profiles of the catalog", "planb.catalog.cli"),
     Command("values", "print Helm values for charts/planb derived from a profile", "planb.catalog.cli"),
+    Command("regions", "across regions: the MultiKueue manager's keeper (docs/regions.md)", "planb.regions.cli"),
+    Command("completion", "print a bash or zsh completion script for planb", "planb.completion"),
+    Command("local", LOCAL_HELP, "planb.local.stack.cli", "local"),
+    # The stand-ins for what only Google and Ray run, as commands of `planb local` (after its own verbs).
     Command(
-        "gke-emulator", "the local GKE API (container/v1 subset) on 127.0.0.1", "planb.local.gke_emulator.cli", "local"
+        "gke-emulator",
+        "the local GKE API (container/v1 subset) on 127.0.0.1",
+        "planb.local.gke_emulator.cli",
+        "local",
+        "local",
     ),
     Command(
-        "capacity", "the capacity simulator (GKE autoscaler + DWS, local mode)", "planb.local.capacity.cli", "local"
+        "capacity",
+        "the capacity simulator (GKE autoscaler + DWS, local mode)",
+        "planb.local.capacity.cli",
+        "local",
+        "local",
     ),
     Command(
         "rayhead",
-        "local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
+        "the Ray head stand-in KubeRay talks to, and what a job's payload does",
         "planb.local.rayhead.cli",
+        "local",
+        "local",
     ),
-    Command("status", "where each RayJob landed, and why it waits if it does", "planb.status.cli"),
-    Command("regions", "across regions: the MultiKueue manager's keeper (docs/regions.md)", "planb.regions.cli"),
-    Command("completion", "print a bash or zsh completion script for planb", "planb.completion"),
 )
+#: The commands `planb --help` lists: the product's and `local`.
+TOP_LEVEL: tuple[Command, ...] = tuple(c for c in COMMANDS if c.parent is None)
 
 DESCRIPTION = """\
 TPU/GPU training on GKE: on-demand first, DWS flex-start as plan B.
@@ -101,13 +125,36 @@ def version() -> str:
         return "unknown (planb is not installed: pip install -e .)"
 
 
-def _command_of(argv: Sequence[str]) -> str | None:
-    """The sub-command argv names: its first word that is not an option (`planb` itself takes none but -h)."""
-    return next((word for word in argv if not word.startswith("-")), None)
+def _command_of(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command path argv names: its first word that is not an option (`planb` itself takes none but -h), and the
+    second when the first is a parent (`local`) and the second one of its commands (`gke-emulator`)."""
+    words = [word for word in argv if not word.startswith("-")][:2]
+    if len(words) == 2 and (words[0], words[1]) in {c.path for c in COMMANDS}:
+        return (words[0], words[1])
+    return tuple(words[:1])
+
+
+def subparsers_of(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser] | None:
+    """The parser's sub-commands' action (the one add_subparsers made), None when it has none."""
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _add(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], commands: Sequence[Command], wanted: set[str]
+) -> None:
+    """Each command's module's register() when the module is wanted, a one-line stub of each command else."""
+    for module in dict.fromkeys(c.module for c in commands):
+        if module in wanted:
+            registrar(module)(sub)
+            continue
+        for command in commands:
+            if command.module == module:
+                sub.add_parser(command.name, help=command.help, add_help=False)
 
 
 def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser: full sub-commands for the modules in `load` (default: every module), one-line stubs else."""
+    """The parser: full sub-commands for the modules in `load` (default: every module), one-line stubs else; a
+    parent's commands (`planb local gke-emulator`) are added only under a parent loaded in full."""
     parser = argparse.ArgumentParser(
         prog="planb",
         description=DESCRIPTION,
@@ -116,23 +163,21 @@ def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"planb {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = list(dict.fromkeys(c.module for c in COMMANDS))
-    wanted = set(modules if load is None else load)
-    for module in modules:
-        if module in wanted:
-            registrar(module)(sub)
-            continue
-        for command in COMMANDS:
-            if command.module == module:
-                sub.add_parser(command.name, help=command.help, add_help=False)
+    wanted = set(dict.fromkeys(c.module for c in COMMANDS) if load is None else load)
+    _add(sub, TOP_LEVEL, wanted)
+    for parent in TOP_LEVEL:
+        children = [c for c in COMMANDS if c.parent == parent.name]
+        verbs = subparsers_of(sub.choices[parent.name]) if children and parent.module in wanted else None
+        if verbs is not None:
+            _add(verbs, children, wanted)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    name = _command_of(argv)
+    path = _command_of(argv)
     try:
-        parser = _parser_for(name)
+        parser = _parser_for(path)
         args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
@@ -143,9 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _parser_for(name: str | None) -> argparse.ArgumentParser:
-    """build_parser with the module of command `name` loaded; a library of its extra missing is a MissingExtraError."""
-    commands = [c for c in COMMANDS if c.name == name]
+def _parser_for(path: tuple[str, ...]) -> argparse.ArgumentParser:
+    """build_parser with the modules of command `path` (and of its parent) loaded; a library of their extra missing is
+    a MissingExtraError."""
+    commands = [c for c in COMMANDS if c.path in {path, path[:1]}]
     try:
         return build_parser([c.module for c in commands])
     except ModuleNotFoundError as exc:
@@ -153,7 +199,7 @@ def _parser_for(name: str | None) -> argparse.ArgumentParser:
         if extra is None or (exc.name or "planb").split(".")[0] == "planb":
             raise
         raise MissingExtraError(
-            f"planb {name} needs {exc.name}, which is not installed. Fix: pip install 'planb[{extra}]'"
+            f"planb {' '.join(path)} needs {exc.name}, which is not installed. Fix: pip install 'planb[{extra}]'"
         ) from exc
 
 

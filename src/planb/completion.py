@@ -5,8 +5,9 @@ with its options, the options that take a value and their choices, and the choic
 each shell's template turns the walk into ``case`` tables. A new option or sub-command is in the next script
 without an edit here. No dependency (argcomplete, shtab) and nothing runs at completion time but the shell.
 
-The parser is the full one (``planb.cli.build_parser``); a sub-command whose module needs an extra that is not
-installed (``[local]``) is completed by name only, as ``planb --help`` lists it.
+The parser is the full one (``planb.cli.build_parser``), the stand-ins' commands under ``planb local`` included; a
+sub-command whose module needs an extra that is not installed (``[local]``) is completed by name only, as
+``planb --help`` lists it, and its own commands not at all.
 """
 
 from __future__ import annotations

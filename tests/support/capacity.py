@@ -20,9 +20,9 @@ from tests.support.capacity_fakes import KUBECONFIG, Clock, FakeApi, install_clo
 
 
 def capacity_cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`planb capacity ARGS` in a fresh process with its state under `state`."""
+    """`planb local capacity ARGS` in a fresh process with its state under `state`."""
     return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "capacity", *args],
+        [sys.executable, "-m", "planb.cli", "local", "capacity", *args],
         env={**os.environ, "PLANB_STATE_DIR": str(state)},
         capture_output=True,
         text=True,

@@ -154,7 +154,7 @@ def _converge_ladder(current: str | None) -> None:
     # The reservation Google makes for the profile's one slice: aggregate (TPU chips, BATCH for a multi-host
     # slice) for a TPU profile, specific (VMs of its machine type) for a GPU one.
     made = run(
-        str(Path(sys.executable).parent / "planb"), "gke-emulator", "reservation", "create", RESERVATION,
+        str(Path(sys.executable).parent / "planb"), "local", "gke-emulator", "reservation", "create", RESERVATION,
         "--for-profile", PROFILE, "--slices", "1", "--zone", "us-east5-b",
         check=False,
     )  # fmt: skip
@@ -162,7 +162,7 @@ def _converge_ladder(current: str | None) -> None:
         raise AssertionError(f"the ladder's reservation could not be made: {made.stdout}{made.stderr}")
     converge_site("ladder", "-e", json.dumps({"planb_plans": FOUR}))
     # Google's contract: every cluster, node pool, operation and reservation the converge left validates against
-    # the discovery documents (what `planb gke-emulator validate` checks).
+    # the discovery documents (what `planb local gke-emulator validate` checks).
     violations = state_dir_violations()
     assert violations == [], "\n".join(violations)
 

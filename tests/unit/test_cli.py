@@ -20,22 +20,40 @@ HEAVY = ("planb.local.gke_emulator", "planb.local.capacity", "planb.local.stack"
 USES = {"planb.status": {"planb.catalog"}}
 
 
+#: What `planb --help` lists: the product's commands, and `local` for everything that runs only on this machine.
+PRODUCT = {"status", "profiles", "values", "regions", "completion"}
+
+
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Sub-command name -> its help line, as `planb --help` lists them."""
-    (action,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    action = cli.subparsers_of(parser)
+    assert action is not None
     return {choice.dest: str(choice.help) for choice in action._choices_actions}
 
 
 def test_each_help_line_is_the_one_its_module_registers() -> None:
-    assert _subcommands(cli.build_parser()) == {c.name: c.help for c in cli.COMMANDS}
+    parser = cli.build_parser()
+    assert _subcommands(parser) == {c.name: c.help for c in cli.TOP_LEVEL}
+    action = cli.subparsers_of(parser)
+    assert action is not None
+    local = _subcommands(action.choices["local"])
+    assert {c.name: c.help for c in cli.COMMANDS if c.parent == "local"}.items() <= local.items()
 
 
 def test_help_lists_every_subcommand_without_importing_them() -> None:
-    assert _subcommands(cli.build_parser(load=[])) == {c.name: c.help for c in cli.COMMANDS}
+    assert _subcommands(cli.build_parser(load=[])) == {c.name: c.help for c in cli.TOP_LEVEL}
 
 
-def _run(argv: list[str]) -> tuple[str, set[str]]:
-    """`planb ARGV` in a fresh interpreter: what it printed, and the planb areas it imported."""
+def test_help_lists_exactly_the_product_commands_and_local() -> None:
+    """The stand-ins for Google and Ray are commands of `planb local`, never beside the product's."""
+    assert set(_subcommands(cli.build_parser())) == PRODUCT | {"local"}
+    assert {c.name for c in cli.COMMANDS if c.parent == "local"} == {"gke-emulator", "capacity", "rayhead"}
+    assert {c.module.split(".")[1] for c in cli.TOP_LEVEL if c.name in PRODUCT} <= {"status", "catalog", "regions",
+                                                                                      "completion"}  # fmt: skip
+
+
+def _imported(argv: list[str]) -> tuple[str, set[str]]:
+    """`planb ARGV` in a fresh interpreter: what it printed, and every planb module it imported."""
     code = (
         "import json, sys\nfrom planb import cli\ntry:\n    cli.main(json.loads(sys.argv[1]))\nexcept SystemExit:\n"
         "    pass\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('planb.'))), file=sys.stderr)"
@@ -44,14 +62,35 @@ def _run(argv: list[str]) -> tuple[str, set[str]]:
     done = subprocess.run(
         [sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True, env=env, timeout=60
     )
-    loaded = json.loads(done.stderr.strip().splitlines()[-1])
-    return done.stdout, {".".join(m.split(".")[:2]) for m in loaded}
+    return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _run(argv: list[str]) -> tuple[str, set[str]]:
+    """`planb ARGV` in a fresh interpreter: what it printed, and the planb areas it imported (`planb.status`; in the
+    local wing one level down, `planb.local.capacity`)."""
+    out, loaded = _imported(argv)
+    return out, {".".join(m.split(".")[: 3 if m.startswith("planb.local.") else 2]) for m in loaded}
 
 
 def test_help_in_a_fresh_interpreter_lists_every_subcommand_and_imports_none() -> None:
     out, areas = _run(["--help"])
-    assert all(command.name in out and command.help in out for command in cli.COMMANDS), out
+    assert all(command.name in out and command.help in out for command in cli.TOP_LEVEL), out
+    listed = out.split("\n  COMMAND\n", 1)[1].split("\n\n", 1)[0]
+    assert {line.split()[0] for line in listed.splitlines() if line.startswith("    ") and line[4] != " "} == {
+        *PRODUCT,
+        "local",
+    }, out
     assert not areas & {*HEAVY, "planb.status", "planb.catalog"}, areas
+
+
+def test_a_stand_in_command_loads_the_local_stack_s_cli_and_its_own_alone() -> None:
+    stand_ins = {c.module for c in cli.COMMANDS if c.parent == "local"}
+    out, loaded = _imported(["local", "capacity", "--help"])
+    assert "usage: planb local capacity" in out, out
+    assert loaded & (stand_ins | {"planb.local.stack.cli"}) == {"planb.local.stack.cli", "planb.local.capacity.cli"}
+    out, loaded = _imported(["local", "--help"])
+    assert all(name in out for name in ("up", "down", "gke-emulator", "capacity", "rayhead")), out
+    assert not loaded & stand_ins, loaded
 
 
 @pytest.mark.parametrize(
@@ -66,7 +105,7 @@ def test_only_the_running_subcommand_is_imported(argv: list[str], area: str) -> 
 
 def test_a_subcommand_still_gets_its_own_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        cli.main(["gke-emulator", "--help"])
+        cli.main(["local", "gke-emulator", "--help"])
     assert "set-quota" in capsys.readouterr().out
 
 
@@ -87,16 +126,17 @@ def _run_without_extras(argv: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("command", cli.COMMANDS, ids=lambda c: c.name)
+@pytest.mark.parametrize("command", cli.COMMANDS, ids=lambda c: " ".join(c.path))
 def test_a_command_names_an_extra_exactly_when_it_needs_one(command: cli.Command) -> None:
     """Without the extras the product's commands answer, and one that needs an extra's library names the fix."""
-    done = _run_without_extras([command.name, "--help"])
+    words = " ".join(command.path)
+    done = _run_without_extras([*command.path, "--help"])
     if command.extra is None:
         assert (done.returncode, done.stderr) == (0, ""), done.stderr
-        assert done.stdout.startswith("usage: planb " + command.name), done.stdout
+        assert done.stdout.startswith("usage: planb " + words), done.stdout
     else:
         assert (done.returncode, done.stdout) == (2, ""), done.stdout + done.stderr
-        assert done.stderr.startswith(f"planb: error: planb {command.name} needs "), done.stderr
+        assert done.stderr.startswith(f"planb: error: planb {words} needs "), done.stderr
         assert done.stderr.rstrip().endswith(f"Fix: pip install 'planb[{command.extra}]'"), done.stderr
 
 

@@ -37,7 +37,9 @@ def _table(script: str, function: str) -> dict[str, list[str]]:
 
 
 def test_the_bash_script_names_every_subcommand_and_status_s_options(bash_script: str) -> None:
-    assert _table(bash_script, "_planb_subcommands")["planb"] == [c.name for c in cli.COMMANDS]
+    assert _table(bash_script, "_planb_subcommands")["planb"] == [c.name for c in cli.TOP_LEVEL]
+    stand_ins = [c.name for c in cli.COMMANDS if c.parent == "local"]
+    assert _table(bash_script, "_planb_subcommands")["planb local"][-len(stand_ins) :] == stand_ins
     status = _table(bash_script, "_planb_options")["planb status"]
     assert status == _status_options()
     assert {"-o", "--output", "--timeline", "--context", "-A"} <= set(status)
@@ -78,6 +80,9 @@ def _bash_complete(script: str, tmp_path: Path, line: str) -> list[str]:
         ("planb completion ", ["bash", "zsh"]),
         ("planb regions ", ["keep"]),
         ("planb regions keep --once --kube", ["--kubeconfig"]),
+        ("planb local ca", ["capacity"]),
+        ("planb local gke-emulator st", ["start", "stop", "status"]),
+        ("planb gke", []),  # a stand-in is a command of `planb local` only
     ],
 )
 def test_bash_completes_what_the_parser_accepts(
@@ -109,7 +114,7 @@ def test_without_the_local_extra_the_script_still_names_every_subcommand() -> No
     env = {**os.environ, "PYTHONPATH": str(paths.REPO / "src")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert all(f" {c.name}" in done.stdout for c in cli.COMMANDS)
+    assert all(f" {c.name}" in done.stdout for c in cli.TOP_LEVEL)
     assert '"planb status")' in done.stdout and '"planb status -o"|"planb status --output")' in done.stdout
     assert '"planb local up")' not in done.stdout  # planb.local.stack.cli needs the [local] extra: a stub
 
@@ -134,7 +139,7 @@ _describe() { print -rl -- ${${(P)4}%%:*}; }
 @pytest.mark.parametrize(
     ("words", "offered"),
     [
-        (["planb", "st"], [c.name for c in cli.COMMANDS]),  # zsh filters by the prefix itself
+        (["planb", "st"], [c.name for c in cli.TOP_LEVEL]),  # zsh filters by the prefix itself
         (["planb", "status", "-o", ""], ["json", "yaml"]),
         (["planb", "status", "--kubeconfig", ""], ["FILES"]),
         (["planb", "completion", ""], ["bash", "zsh"]),

@@ -5,7 +5,7 @@ control plane, the host Kueue v0.19.2, KubeRay, the GKE emulator, the capacity s
 stand-in), started by `planb local up` in a process of its own with
 
 * its own state directory, ``<state>/regions/<member>`` (PLANB_STATE_DIR), so each region has its own etcd, its
-  own GKE emulator store and its own capacity switches: a test stocks out one region with ``planb capacity set``
+  own GKE emulator store and its own capacity switches: a test stocks out one region with ``planb local capacity set``
   under that region's PLANB_STATE_DIR and grants another;
 * its own ports, every fixed port moved by ``OFFSET_STEP`` times its place (PLANB_PORT_OFFSET, planb.local.loopback;
   the manager keeps the usual ports, so a plain `planb local up` and this cannot run at once, and `up` says so).

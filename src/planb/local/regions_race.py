@@ -5,7 +5,7 @@ and the e2e regions topology (tests/support/regions_topology.py) both run it.
 One site.yml run on inventories/regions converges every region, each with a ladder of DWS alone (docs/regions.md,
 option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), and then the manager.
 A stocked-out region is a DWS request delay longer than any run (the capacity simulator's model of a queued request
-waiting for resources, planb.local.capacity.dws); a failing one is `planb capacity set --fail`
+waiting for resources, planb.local.capacity.dws); a failing one is `planb local capacity set --fail`
 (QueuingInfeasibleNoCapacity).
 """
 
@@ -78,8 +78,8 @@ def converge(workers: Iterable[Member], manager_state: Path | None = None, log: 
 
 
 def set_dws(member: Member, switches: Iterable[str]) -> None:
-    """The region's DWS pool switches, from clear (`planb capacity set --pool dws-pool --clear ...`)."""
-    cli = [sys.executable, "-m", "planb.cli", "capacity", "set", "--pool", "dws-pool", "--clear", *switches]
+    """The region's DWS pool switches, from clear (`planb local capacity set --pool dws-pool --clear ...`)."""
+    cli = [sys.executable, "-m", "planb.cli", "local", "capacity", "set", "--pool", "dws-pool", "--clear", *switches]
     _run(cli, member.env())
 
 

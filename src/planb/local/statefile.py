@@ -19,7 +19,7 @@ file for the length of a `with`, and `private_dir`
 creates directories, and their missing parents, with mode 0700. A directory that already existed
 keeps its mode: ``PLANB_STATE_DIR`` may name a directory the user made (a home directory, say).
 
-`stop_on_signals` is how `planb capacity run` and `planb rayhead run` stop: SIGTERM (what
+`stop_on_signals` is how `planb local capacity run` and `planb local rayhead run` stop: SIGTERM (what
 `planb local down` sends) and SIGINT (Ctrl-C) set an event that their loops poll, so a loop
 finishes its pass and cleans up instead of dying mid-write.
 """

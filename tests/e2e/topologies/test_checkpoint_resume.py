@@ -1,7 +1,7 @@
 """A checkpointing job resumes from its last step after DWS revokes its capacity.
 
 The job's payload is the real training/train.py (the chart's ConfigMap, run on this machine's CPU
-by the Ray head stand-in, `planb rayhead set --run`), checkpointing with Orbax to a local
+by the Ray head stand-in, `planb local rayhead set --run`), checkpointing with Orbax to a local
 directory. DWS (the capacity simulator) revokes the slice while it trains; Kueue deactivates the
 workload, KubeRay tears the Ray cluster down and the training process dies with its head. The
 command `planb status` prints re-queues it; on the next provisioned slice train.py restores the

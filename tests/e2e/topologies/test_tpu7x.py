@@ -72,7 +72,7 @@ def _wait_operation(operation: dict[str, Any]) -> None:
 def tpu7x_pool(site: Path) -> Iterator[str]:
     """A TPU7x 2x2x2 pool (two hosts of four chips) placed by a workload policy, labelled as plan A's."""
     made = subprocess.run(
-        [str(Path(sys.executable).parent / "planb"), "gke-emulator", "workload-policy", "create", POLICY,
+        [str(Path(sys.executable).parent / "planb"), "local", "gke-emulator", "workload-policy", "create", POLICY,
          "--region", REGION, "--accelerator-topology", "2x2x2", "--project", PROJECT],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

@@ -182,7 +182,11 @@ def test_an_aggregate_refusal_names_the_slice_and_quotes_the_autoscaler(
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "gke-emulator", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "planb.cli", "local", "gke-emulator", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

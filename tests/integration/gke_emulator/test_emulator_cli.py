@@ -1,4 +1,4 @@
-"""`planb gke-emulator start|status|fail-next|stop` as a background process with pid file and log."""
+"""`planb local gke-emulator start|status|fail-next|stop` as a background process with pid file and log."""
 
 from __future__ import annotations
 
@@ -23,7 +23,11 @@ from planb.local.stack.stack import LocalStack
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "gke-emulator", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "planb.cli", "local", "gke-emulator", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -87,12 +91,12 @@ def test_second_start_reuses_and_a_failed_start_names_the_log(tmp_path: Path) ->
 
 
 def test_the_local_stack_and_the_cli_share_one_emulator_record(tmp_path: Path) -> None:
-    # `planb local up` and `planb gke-emulator start` must find the same process.
+    # `planb local up` and `planb local gke-emulator start` must find the same process.
     assert LocalStack(tmp_path / "local").gke_emulator.process == BackgroundEmulator(tmp_path).process
 
 
 def test_concurrent_starts_run_one_emulator(tmp_path: Path) -> None:
-    # Two `start`s at once (say `planb local up` and a user's `planb gke-emulator start`) share one process.
+    # Two `start`s at once (say `planb local up` and a user's `planb local gke-emulator start`) share one process.
     barrier = threading.Barrier(2)
     results: list[tuple[int, str, bool]] = []
 

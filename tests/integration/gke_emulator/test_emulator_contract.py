@@ -2,7 +2,7 @@
 
 A body with a field the schema does not list, a value of the wrong type or an enum value the document does not
 list gets HTTP 400 INVALID_ARGUMENT naming the field, before anything is stored; int64 fields are accepted as JSON
-numbers or strings and answered as strings; the stored state is checked by ``planb gke-emulator validate``.
+numbers or strings and answered as strings; the stored state is checked by ``planb local gke-emulator validate``.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def test_the_stored_state_after_creates_validates_and_a_stored_int64_number_does
 
 def test_planb_gke_emulator_validate_reads_the_state_file(cluster: RunningEmulator, tmp_path: Path) -> None:
     state_dir = cluster.store.root.parent
-    command = [sys.executable, "-m", "planb.cli", "gke-emulator", "validate", "--state-dir", str(state_dir)]
+    command = [sys.executable, "-m", "planb.cli", "local", "gke-emulator", "validate", "--state-dir", str(state_dir)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every stored resource validates against the discovery documents (container v1 20261027" in done.stdout

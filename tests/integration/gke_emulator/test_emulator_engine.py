@@ -34,7 +34,7 @@ def test_an_operation_on_one_cluster_does_not_make_a_prefix_named_cluster_busy(
 
 def _planb(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PLANB_STATE_DIR": str(state)}
-    command = [sys.executable, "-m", "planb.cli", "gke-emulator", *args]
+    command = [sys.executable, "-m", "planb.cli", "local", "gke-emulator", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -49,7 +49,7 @@ def test_a_corrupt_state_file_is_reported_with_its_path_and_the_fix(tmp_path: Pa
         done = _planb(*args, state=tmp_path)
         assert done.returncode == 2, done.stdout + done.stderr
         assert "Traceback" not in done.stderr
-        assert str(state) in done.stderr and "planb gke-emulator stop --purge" in done.stderr, done.stderr
+        assert str(state) in done.stderr and "planb local gke-emulator stop --purge" in done.stderr, done.stderr
     # The fix the message names works on the corrupt file.
     purged = _planb("stop", "--purge", state=tmp_path)
     assert purged.returncode == 0, purged.stderr

@@ -127,7 +127,11 @@ def test_a_spot_pool_gets_gke_spot_labels_and_is_never_queued_or_flex_start(emul
 
 def _planb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "planb.cli", "gke-emulator", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "planb.cli", "local", "gke-emulator", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

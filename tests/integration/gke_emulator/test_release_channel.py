@@ -96,13 +96,13 @@ def test_the_cli_upgrades_a_cluster_as_gke_does(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """`planb gke-emulator upgrade` (docs/local-mode.md): GKE's upgrade, unasked; an older version is refused."""
+    """`planb local gke-emulator upgrade` (docs/local-mode.md): GKE's upgrade, unasked; an older version is refused."""
     assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]
     (name,) = emulator.store.clusters
     _, project, _, location, _, cluster = name.split("/")
     monkeypatch.setattr(BackgroundEmulator, "running", lambda self: (0, emulator.url))
     where = ["--location", location, "--project", project]
-    assert planb_main(["gke-emulator", "upgrade", cluster, "--version", "1.35", *where]) == 0
+    assert planb_main(["local", "gke-emulator", "upgrade", cluster, "--version", "1.35", *where]) == 0
     assert f"GKE upgraded {name} to 1.35" in capsys.readouterr().out
-    assert planb_main(["gke-emulator", "upgrade", cluster, "--version", "1.34", *where]) != 0
+    assert planb_main(["local", "gke-emulator", "upgrade", cluster, "--version", "1.34", *where]) != 0
     assert "Cannot upgrade" in capsys.readouterr().err

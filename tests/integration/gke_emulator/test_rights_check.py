@@ -119,14 +119,17 @@ def test_cli_withholds_and_grants_a_permission(
     emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(BackgroundEmulator, "running", lambda self: (0, emulator.url))
-    assert planb_main(["gke-emulator", "withhold-permission", "compute.reservations.get", "--project", PROJECT]) == 0
+    assert (
+        planb_main(["local", "gke-emulator", "withhold-permission", "compute.reservations.get", "--project", PROJECT])
+        == 0
+    )
     assert "compute.reservations.get is withheld" in capsys.readouterr().out
     assert not emulator.engine.project_apis.holds(PROJECT, "compute.reservations.get")
     assert emulator.engine.project_apis.holds("another-project", "compute.reservations.get")
-    assert planb_main(["gke-emulator", "withhold-permission", "compute.reservations.get", "--project", PROJECT,
+    assert planb_main(["local", "gke-emulator", "withhold-permission", "compute.reservations.get", "--project", PROJECT,
                        "--grant"]) == 0  # fmt: skip
     assert emulator.engine.project_apis.holds(PROJECT, "compute.reservations.get")
-    assert planb_main(["gke-emulator", "withhold-permission", "compute.*"]) != 0
+    assert planb_main(["local", "gke-emulator", "withhold-permission", "compute.*"]) != 0
     assert "the GKE emulator refused the switch" in capsys.readouterr().err
 
 

@@ -95,7 +95,7 @@ def test_a_bucket_without_uniform_access_or_in_another_region_is_refused_naming_
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr(BackgroundEmulator, "running", lambda self: (0, emulator.url))
-    create = ["gke-emulator", "bucket", "create"]
+    create = ["local", "gke-emulator", "bucket", "create"]
     knob = [*create, BUCKET, "--location", REGION, "--no-uniform-access", "--project", PROJECT]
     assert planb_main(knob) == 0
     assert f"bucket gs://{BUCKET} in US-EAST5, uniform bucket-level access off" in capsys.readouterr().out

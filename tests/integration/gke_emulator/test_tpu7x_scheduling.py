@@ -84,7 +84,7 @@ def test_the_cli_creates_a_workload_policy_in_the_running_emulator(tmp_path: Pat
     env = {**os.environ, "PLANB_STATE_DIR": str(tmp_path), "PLANB_GKE_EMULATOR_PORT": str(port)}
 
     def planb(*args: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "planb.cli", "gke-emulator", *args]
+        argv = [sys.executable, "-m", "planb.cli", "local", "gke-emulator", *args]
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
 
     create = ["workload-policy", "create", "wp-2x2x2", "--region", "us-central1", "--accelerator-topology", "2x2x2"]

@@ -108,7 +108,7 @@ def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
     assert spot["config"]["labels"]["cloud.google.com/gke-spot"] == "true"
     assert {"key": "cloud.google.com/gke-spot", "value": "true", "effect": "NO_SCHEDULE"} in spot["config"]["taints"]
     # Every cluster, node pool, operation and reservation the converge left validates against Google's discovery
-    # documents (what `planb gke-emulator validate` checks).
+    # documents (what `planb local gke-emulator validate` checks).
     assert state_dir_violations(emulator.store.root.parent) == []
 
     writes = len(emulator.writes())

@@ -174,25 +174,18 @@ def test_cli_switches(
     emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(BackgroundEmulator, "running", lambda self: (0, emulator.url))
-    assert planb_main(["gke-emulator", "disable-api", "tpu.googleapis.com", "--project", PROJECT]) == 0
-    assert (
-        planb_main(
-            ["gke-emulator", "set-quota", "--machine-type", "ct6e-standard-4t", "--region", "us-east5", "--value", "4"]
-        )
-        == 0
-    )
+    emulator_cli = ["local", "gke-emulator"]
+    assert planb_main([*emulator_cli, "disable-api", "tpu.googleapis.com", "--project", PROJECT]) == 0
+    tpu = ["--machine-type", "ct6e-standard-4t", "--region", "us-east5"]
+    assert planb_main([*emulator_cli, "set-quota", *tpu, "--value", "4"]) == 0
     assert "reads 4 in us-east5" in capsys.readouterr().out
     preemptible = ["--machine-type", "ct6e-standard-4t", "--region", "us-east5", "--value", "0", "--preemptible"]
-    assert planb_main(["gke-emulator", "set-quota", *preemptible]) == 0
+    assert planb_main([*emulator_cli, "set-quota", *preemptible]) == 0
     assert "the preemptible quota ct6e-standard-4t pools consume reads 0" in capsys.readouterr().out
     assert emulator.engine.project_apis.state["quotas"][0]["displayName"] == "Preemptible TPU slices v6e"
     assert emulator.engine.project_apis.service_state(PROJECT, "tpu.googleapis.com") == "DISABLED"
-    assert (
-        planb_main(
-            ["gke-emulator", "set-quota", "--machine-type", "n2-standard-16", "--region", "us-east5", "--value", "4"]
-        )
-        != 0
-    )
+    cpu = ["--machine-type", "n2-standard-16", "--region", "us-east5", "--value", "4"]
+    assert planb_main([*emulator_cli, "set-quota", *cpu]) != 0
     assert "no quota is known for machine type 'n2-standard-16'" in capsys.readouterr().err
 
 

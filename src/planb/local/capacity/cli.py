@@ -1,4 +1,4 @@
-"""`planb capacity run|set|show`: the local stand-in for GKE's autoscaler and DWS."""
+"""`planb local capacity run|set|show`: the local stand-in for GKE's autoscaler and DWS."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `planb capacity ...`."""
+    """Add `planb local capacity ...`."""
     parser = sub.add_parser("capacity", help="the capacity simulator (GKE autoscaler + DWS, local mode)")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     run = verbs.add_parser("run", help="run the simulator in the foreground (planb local up starts it)")

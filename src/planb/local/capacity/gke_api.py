@@ -3,7 +3,7 @@
 Each pass lists the project's clusters in every location, ``GET {endpoint}/v1/projects/{project}/locations/-/clusters``
 (GKE's clusters.list takes location ``-`` for all zones and regions), then each cluster's pools,
 ``GET {endpoint}/v1/projects/{project}/locations/{location}/clusters/{cluster}/nodePools``. In local mode the
-endpoint is the GKE emulator's (``planb gke-emulator start`` / ``planb local up``); the simulator never reads the
+endpoint is the GKE emulator's (``planb local gke-emulator start`` / ``planb local up``); the simulator never reads the
 emulator's files.
 
 A request that gets no answer (the emulator is not running, a connection that breaks, a timeout), an error answer
@@ -77,7 +77,7 @@ class NodePoolReader:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             raise GkeUnavailableError(
                 f"no node pools: the GKE API at {self.endpoint} does not answer (GET v1/{path}: {reason}); "
-                "`planb local up` starts the GKE emulator (or `planb gke-emulator start`)"
+                "`planb local up` starts the GKE emulator (or `planb local gke-emulator start`)"
             ) from exc
         try:
             answer = json.loads(text or b"{}")

@@ -288,9 +288,9 @@ class QueuedProvisioning:
         if self.fail_next > 0:
             self.fail_next -= 1
             settings_mod.update(self.ctx.state_dir, fail_next=self.fail_next)
-            switch = "planb capacity set --fail-next"
+            switch = "planb local capacity set --fail-next"
         else:
-            switch = "planb capacity set --fail"
+            switch = "planb local capacity set --fail"
         pr = self.ctx.set_pr_conditions(pr, [], details)
         # dws.NO_CAPACITY_REASON and its message, with planb's note of the switch that made it.
         message = f"{dws.no_capacity_message(pool.zone or '-')} (simulated: {switch}, node pool {pool.name})"

@@ -1,4 +1,4 @@
-"""The simulator's switches, kept in a JSON file so `planb capacity set` can flip them while it runs."""
+"""The simulator's switches, kept in a JSON file so `planb local capacity set` can flip them while it runs."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class Settings(JsonSettings):
     """How GKE's autoscaler and DWS behave in local mode."""
 
     OWNER = "the capacity simulator's"
-    ON_DELETE = "the simulator goes back to its defaults; 'planb capacity set ...' writes a new one"
+    ON_DELETE = "the simulator goes back to its defaults; 'planb local capacity set ...' writes a new one"
 
     #: Seconds between a ProvisioningRequest appearing and its nodes arriving (DWS's queueing).
     provisioning_delay_seconds: float = 3.0

@@ -4,7 +4,7 @@
   ``cloud.google.com/gke-spot=true``, which workloads select to run on Spot VMs
   (https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms). Otherwise it scales like an
   on-demand pool: whole slices for pending pods that fit it, down after the idle time.
-* Preemption (``planb capacity set --preempt POOL``): Compute Engine reclaims the pool's VMs. GKE gets
+* Preemption (``planb local capacity set --preempt POOL``): Compute Engine reclaims the pool's VMs. GKE gets
   the preemption notice and the VM terminates 30 seconds after it; graceful node shutdown has the
   kubelet give non-system pods about 15 seconds of that, best effort, and the rest to system pods
   (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms, "Termination and graceful

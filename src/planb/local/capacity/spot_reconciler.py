@@ -1,6 +1,6 @@
-"""The Spot reconciler: preemption notices to the pools ``planb capacity set --preempt`` names, then their nodes go
-after the pool's notice, GKE's own (30 s, or the 120 s a pool may ask for) unless ``spot_notice_seconds`` sets one for
-every pool (planb.local.capacity.spot holds the rules and `Preemption`, which does it).
+"""The Spot reconciler: preemption notices to the pools ``planb local capacity set --preempt`` names, then their nodes
+go after the pool's notice, GKE's own (30 s, or the 120 s a pool may ask for) unless ``spot_notice_seconds`` sets one
+for every pool (planb.local.capacity.spot holds the rules and `Preemption`, which does it).
 
 Its own module because planb.local.capacity.settings imports spot's constants: the switch it reads and clears
 lives there.
@@ -32,7 +32,7 @@ class Spot:
         self.preemption = preemption
 
     def step(self, pools: dict[str, NodePool], by_pool: dict[str, list[Obj]], settings: settings_mod.Settings) -> None:
-        """Notices to the pools `planb capacity set --preempt` named, then reclaim; reclaimed nodes leave
+        """Notices to the pools `planb local capacity set --preempt` named, then reclaim; reclaimed nodes leave
         ``by_pool``."""
         if settings.preempt:
             for name in settings.preempt:

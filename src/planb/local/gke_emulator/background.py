@@ -7,7 +7,7 @@ Files under ``<state_dir>/gke-emulator/`` (next to the emulator's state.json)::
     emulator.json   {"url": ..., "pid": ..., "op_seconds": ...}, written (temp + rename) once it listens
     emulator.lock   held while a `start` runs, so two starts at once launch one server
 
-`planb gke-emulator start|stop|status` and `planb local up|down|status` both use this class.
+`planb local gke-emulator start|stop|status` and `planb local up|down|status` both use this class.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class BackgroundEmulator:
         """The recorded pid if that process is the emulator `start` launched and still alive.
 
         planb.local.process checks the recorded start time; a record without one (written before
-        planb recorded start times) is trusted only if the process runs `planb gke-emulator serve`,
+        planb recorded start times) is trusted only if the process runs `planb local gke-emulator serve`,
         so a pid the system has since handed to another program is never signalled.
         """
         pid = self.process.pid()
@@ -120,7 +120,8 @@ class BackgroundEmulator:
                 except BlockingIOError:
                     if time.monotonic() > deadline:
                         raise EmulatorError(
-                            f"another `planb gke-emulator start` has held {self.lock_file} for {LOCK_WAIT_S:.0f}s; "
+                            f"another `planb local gke-emulator start` has held {self.lock_file} for "
+                            f"{LOCK_WAIT_S:.0f}s; "
                             "wait for it, or stop it and retry"
                         ) from None
                     time.sleep(0.1)
@@ -142,7 +143,7 @@ class BackgroundEmulator:
         reset: bool = False,
         wait: float = 15.0,
     ) -> tuple[int, str, bool]:
-        """(pid, url, started): start `planb gke-emulator serve` detached and wait until it answers.
+        """(pid, url, started): start `planb local gke-emulator serve` detached and wait until it answers.
 
         An emulator that already runs is left alone (started is False). One that exits or does not
         answer within `wait` seconds is stopped and named, with its log, in an EmulatorError.
@@ -163,7 +164,7 @@ class BackgroundEmulator:
         port = default_port() if port is None else port
         op_seconds = default_op_seconds() if op_seconds is None else op_seconds
         self.info_file.unlink(missing_ok=True)
-        argv = [sys.executable, "-m", "planb.cli", "gke-emulator", "serve", "--host", host]
+        argv = [sys.executable, "-m", "planb.cli", "local", "gke-emulator", "serve", "--host", host]
         argv += ["--port", str(port), "--op-seconds", str(op_seconds)]
         if reset:
             argv.append("--reset")
@@ -202,7 +203,7 @@ def write_info(info_file: Path, info: dict[str, object]) -> None:
 
 
 def _serves_emulator(pid: int) -> bool:
-    """Whether the process runs `planb gke-emulator serve` (by its command line)."""
+    """Whether the process runs `planb local gke-emulator serve` (by its command line)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:

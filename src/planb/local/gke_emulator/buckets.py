@@ -33,7 +33,7 @@ does not exist.". Errors have the JSON API's shape, ``{"error": {"code", "messag
 "domain": "global", "reason"}]}}`` (https://cloud.google.com/storage/docs/json_api/v1/status-codes), not GKE's.
 
 There is no emulator-only switch: a bucket in another location or without uniform access, which the role refuses, is
-made with buckets.insert itself (``planb gke-emulator bucket create NAME --location L --no-uniform-access``).
+made with buckets.insert itself (``planb local gke-emulator bucket create NAME --location L --no-uniform-access``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""`planb gke-emulator serve|start|stop|...|set-quota|withhold-permission|upgrade|reservation create|bucket create|
-validate`: the local GKE API, its switches and the check of its stored state against Google's discovery documents."""
+"""`planb local gke-emulator serve|start|stop|...|set-quota|withhold-permission|upgrade|reservation create|
+bucket create|validate`: the local GKE API, its switches and the check of its stored state against Google's discovery
+documents."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_fail_next(args: argparse.Namespace) -> int:
     running = BackgroundEmulator.default().running()
     if running is None:
-        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+        raise EmulatorError("the GKE emulator is not running; start it with `planb local gke-emulator start`")
     data = json.dumps({"operationType": args.operation_type, "message": args.message}).encode()
     request = urllib.request.Request(
         f"{running[1]}/planb/v1/faults", data=data, method="POST", headers={"Content-Type": "application/json"}
@@ -83,7 +84,7 @@ def cmd_fail_next(args: argparse.Namespace) -> int:
 def cmd_fail_http(args: argparse.Namespace) -> int:
     running = BackgroundEmulator.default().running()
     if running is None:
-        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+        raise EmulatorError("the GKE emulator is not running; start it with `planb local gke-emulator start`")
     fault = {"status": args.status, "count": args.count, "method": args.method, "location": args.location}
     request = urllib.request.Request(
         f"{running[1]}/planb/v1/http-faults",
@@ -102,7 +103,7 @@ def _post_switch(path: str, body: dict[str, object]) -> None:
     """POST an emulator-only switch to the running emulator; its error message when it refuses."""
     running = BackgroundEmulator.default().running()
     if running is None:
-        raise EmulatorError("the GKE emulator is not running; start it with `planb gke-emulator start`")
+        raise EmulatorError("the GKE emulator is not running; start it with `planb local gke-emulator start`")
     request = urllib.request.Request(
         f"{running[1]}{path}",
         data=json.dumps(body).encode(),
@@ -166,7 +167,7 @@ def cmd_reservation_create(args: argparse.Namespace) -> int:
     try:
         body = reservation_cli.reservation_body(args)
     except reservation_cli.ReservationArgsError as exc:
-        raise EmulatorError(f"planb gke-emulator reservation create: {exc}") from exc
+        raise EmulatorError(f"planb local gke-emulator reservation create: {exc}") from exc
     path = f"/compute/v1/projects/{args.project}/zones/{args.zone}/reservations"
     try:
         _post_switch(path, body)
@@ -212,7 +213,7 @@ def cmd_workload_policy_create(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `planb gke-emulator ...`."""
+    """Add `planb local gke-emulator ...`."""
     parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 

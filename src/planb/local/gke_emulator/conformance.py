@@ -8,7 +8,8 @@
 * ``checked_response``: the emulator's answer through the method's response schema, in canonical form; an answer
   the schema refuses is the emulator's own bug, answered HTTP 500 with what is wrong.
 * ``state_violations`` / ``state_dir_violations``: every cluster, node pool, operation, reservation, instance
-  group and bucket the emulator stores, against its schema, values in canonical form (``planb gke-emulator validate``).
+  group and bucket the emulator stores, against its schema, values in canonical form
+  (``planb local gke-emulator validate``).
 
 Emulator-only paths (``/planb/v1``) and Cloud Quotas (no document shipped) are not checked.
 """
@@ -97,7 +98,7 @@ def state_dir_violations(state_dir: Path | None = None) -> list[str]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """`planb gke-emulator validate`: exit 1 and print each violation when the stored state has any."""
+    """`planb local gke-emulator validate`: exit 1 and print each violation when the stored state has any."""
     violations = state_dir_violations(Path(args.state_dir) if args.state_dir else None)
     revisions = ", ".join(f"{api} v1 {discovery.revision(api)}" for api in ("container", "compute"))
     for line in violations:
@@ -110,7 +111,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `planb gke-emulator validate`."""
+    """Add `planb local gke-emulator validate`."""
     validate = actions.add_parser(
         "validate", help="check every stored cluster, node pool, operation and reservation against Google's schemas"
     )

@@ -3,7 +3,7 @@
 The parts: ``gke_emulator.store`` (state on disk), ``gke_emulator.engine`` (clusters, node pools and the rest of the
 API's behaviour), ``gke_emulator.operations`` (long-running operations), ``gke_emulator.routes`` (which REST path does
 what, and the emulator-only endpoints), ``gke_emulator.server`` (HTTP). ``RunningEmulator`` puts them together in
-a background thread, for tests and in-process use; ``planb gke-emulator serve`` (``gke_emulator.cli``) serves the
+a background thread, for tests and in-process use; ``planb local gke-emulator serve`` (``gke_emulator.cli``) serves the
 same engine in the foreground.
 """
 

@@ -33,16 +33,16 @@ By default every API is ENABLED, every accelerator quota is large and the caller
 mode runs end to end. Three switches, like ``fail-next``:
 
 * ``POST /planb/v1/services {"project": "P"|"*", "service": "S", "state": "DISABLED", "enableRefused": false}``
-  (``planb gke-emulator disable-api S``): the API reads DISABLED until an ``:enable`` call flips it
+  (``planb local gke-emulator disable-api S``): the API reads DISABLED until an ``:enable`` call flips it
   (or, with ``enableRefused``, answers that call 403 as a caller without permission gets). While
   ``container.googleapis.com`` is DISABLED for a project, the GKE API answers that project 403.
 * ``POST /planb/v1/quotas {"project": "P"|"*", "region": "R", "machineType": "M", "value": N, "quotaType": T}``
-  (``planb gke-emulator set-quota [--preemptible]``): the quota M's pools of type T consume reads N in region R;
+  (``planb local gke-emulator set-quota [--preemptible]``): the quota M's pools of type T consume reads N in region R;
   T is ``on-demand`` (the default: on-demand pools) or ``preemptible`` (Spot and flex-start pools), the two quota
   types Google gives each accelerator (``planb.catalog.quotas``), each served as its own QuotaInfo.
 * ``POST /planb/v1/permissions {"project": "P"|"*", "permission": "container.clusters.create", "granted": false}``
-  (``planb gke-emulator withhold-permission PERMISSION``): testIamPermissions leaves the permission out of its answer
-  for that project until it is granted again (``"granted": true``, ``--grant``). While
+  (``planb local gke-emulator withhold-permission PERMISSION``): testIamPermissions leaves the permission out of its
+  answer for that project until it is granted again (``"granted": true``, ``--grant``). While
   ``cloudresourcemanager.googleapis.com`` is DISABLED for a project, testIamPermissions answers that project 403.
 
 The QuotaInfos are found by display name and dimensions from planb's catalog (``planb.catalog.quotas``),
@@ -172,7 +172,7 @@ class ProjectApis:
         if override and override.get("enableRefused"):
             raise ProjectApiError(
                 403,
-                f"Permission denied to enable service [{service}] (injected by `planb gke-emulator disable-api "
+                f"Permission denied to enable service [{service}] (injected by `planb local gke-emulator disable-api "
                 "--refuse-enable`).",
                 "PERMISSION_DENIED",
             )

@@ -1,4 +1,4 @@
-"""`planb gke-emulator reservation create`: the Compute Engine reservations.insert body each shape needs.
+"""`planb local gke-emulator reservation create`: the Compute Engine reservations.insert body each shape needs.
 
 Flags mirror the gcloud commands Google documents for each shape:
 

@@ -22,7 +22,7 @@ the v1 document lists; it lists no folder form). int64 fields (``count``, ``inUs
 as Compute writes them (proto3 JSON); a request may give ``count`` as a number or a string.
 
 ``inUseCount`` stays "0" and ``inUseResources`` is absent: the emulator counts no VMs against a reservation
-(docs/local-mode.md, "Every known difference from Google"). ``planb gke-emulator reservation create`` inserts one.
+(docs/local-mode.md, "Every known difference from Google"). ``planb local gke-emulator reservation create`` inserts one.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Engine API v1 subset served here (discovery document compute.v1, resource ``reso
 Stored as Compute's ResourcePolicy body: ``name``, ``region`` (URL), ``status`` READY and ``workloadPolicy``
 (``type``, ``acceleratorTopology``, ``maxTopologyDistance`` as sent). Only workload policies are taken: the other
 kinds (snapshot, instance schedule, group placement) place no node pool planb makes.
-``planb gke-emulator workload-policy create NAME --region R --accelerator-topology 2x2x2`` inserts one, as
+``planb local gke-emulator workload-policy create NAME --region R --accelerator-topology 2x2x2`` inserts one, as
 ``gcloud compute resource-policies create workload-policy`` does against Google.
 
 A node pool's ``placementPolicy.policyName`` is looked up in the pool's project and region

@@ -64,7 +64,8 @@ class _Handler(BaseHTTPRequestHandler):
             fault = self.server.engine.take_http_fault(self.command) if api else None
             if fault is not None:
                 location = fault.get("location")
-                raise ApiError(fault["status"], f"Injected by `planb gke-emulator fail-http` ({fault['status']}).")
+                injected = f"Injected by `planb local gke-emulator fail-http` ({fault['status']})."
+                raise ApiError(fault["status"], injected)
             request = json.loads(raw) if raw else {}
             if not isinstance(request, dict):
                 raise ApiError(400, "Request body must be a JSON object.")

@@ -10,12 +10,12 @@ Layout under ``<state_dir>/gke-emulator/``::
                      "capacityAdvice": {"signals": [...], "refusedMachineTypes": [...]}}
     requests.jsonl  one line per API request: method, path, status, time, and userProject when the request
                     carried x-goog-user-project (the quota project, https://cloud.google.com/apis/docs/system-parameters)
-    emulator.pid / emulator.log / emulator.json (port)   written by `planb gke-emulator start`
+    emulator.pid / emulator.log / emulator.json (port)   written by `planb local gke-emulator start`
 
 Resources are stored as GKE v1 REST bodies keyed by their full resource name
 (``projects/P/locations/L/clusters/C[/nodePools/N]``).
 
-Public API for readers on this machine (`planb gke-emulator start`, tests; the capacity simulator
+Public API for readers on this machine (`planb local gke-emulator start`, tests; the capacity simulator
 reads the pools over the GKE API instead, planb.local.capacity.gke_api)::
 
     from planb.local.gke_emulator.store import list_node_pools, list_clusters
@@ -95,7 +95,7 @@ def _read_state(state_dir: Path | None) -> Body:
 def _corrupt(path: Path, detail: str) -> str:
     return (
         f"the GKE emulator's state file {path} is unreadable ({detail}). It holds the emulator's clusters, "
-        "node pools and operations. Fix: `planb gke-emulator stop --purge` empties it (re-run "
+        "node pools and operations. Fix: `planb local gke-emulator stop --purge` empties it (re-run "
         "`ansible-playbook site.yml` to recreate the clusters), or move it aside first to keep it: "
         f"mv {path} {path}.bad"
     )

@@ -1,4 +1,4 @@
-"""`planb rayhead run|set|show`: the local stack's Ray head stand-in and what its jobs' payloads do."""
+"""`planb local rayhead run|set|show`: the local stack's Ray head stand-in and what its jobs' payloads do."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _show(_: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "rayhead",
-        help="local stack: the Ray head stand-in KubeRay talks to, and what a job's payload does",
+        help="the Ray head stand-in KubeRay talks to, and what a job's payload does",
         description="KWOK pods run nothing: the stand-in answers KubeRay's Ray job API and does what the submitter "
         "pod would. A job's payload is simulated (runs --seconds, then SUCCEEDED, or FAILED with --fail) or, with "
         "--run NAMESPACE/NAME, that RayJob's entrypoint itself (python <file from its ConfigMap>) as a host process "

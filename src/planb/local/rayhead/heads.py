@@ -5,7 +5,7 @@ the job's end) its running jobs die with it, as on a Ray head without GCS fault 
 head's cluster that ran and is gone fails the head's running jobs (``RayHeads.check_workers``). A RayCluster
 with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.local.rayhead.server) checks
 it. Submitting a job to a head (from the REST API or a submitter pod, planb.local.rayhead.submitter) records it in
-the head's table and, for payloads set to run (``planb rayhead set --run``), launches the entrypoint as a host
+the head's table and, for payloads set to run (``planb local rayhead set --run``), launches the entrypoint as a host
 process with the ConfigMap volumes and environment of the RayCluster's head template (spec.headGroupSpec.template,
 KubeRay's copy of the RayJob's; never the head pod's own spec, `RayHeads.head_template`), when
 planb.local.rayhead.launch accepts it; a refused one ends FAILED with the refusal as its message.

@@ -181,7 +181,7 @@ class JobTable:
             out.write(
                 f"planb local: simulated payload of {record.entrypoint!r} ({payload.seconds:g} s"
                 + (f", then FAILED: {payload.fail}" if payload.fail else ", then SUCCEEDED")
-                + "); 'planb rayhead set --run' runs the entrypoint itself\n"
+                + "); 'planb local rayhead set --run' runs the entrypoint itself\n"
             )
         with record.changed:
             record.status, record.message = RUNNING, "Job is currently running."

@@ -1,6 +1,6 @@
 """What a `run` payload may execute on this machine, and how it is started: files, command, environment.
 
-`planb rayhead set --run` makes the Ray head stand-in execute a RayJob's entrypoint as a host process,
+`planb local rayhead set --run` makes the Ray head stand-in execute a RayJob's entrypoint as a host process,
 with this user's rights and outside any container. So the stand-in runs only what the job itself
 ships, in a shape it can check:
 

@@ -19,7 +19,7 @@ local stack KWOK pods execute nothing and no cluster DNS exists, so this process
   it reads a head's dashboard (planb.local.rayhead.ray_ready: the short local waitForPodsReady timeouts).
 
 What a job's payload does is planb.local.rayhead.settings: simulated by default, or the entrypoint itself
-as a host process (`planb rayhead set --run`).
+as a host process (`planb local rayhead set --run`).
 """
 
 from __future__ import annotations

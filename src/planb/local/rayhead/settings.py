@@ -1,4 +1,5 @@
-"""What a local Ray job's payload does, kept in a JSON file so `planb rayhead set` can change it while the stack runs.
+"""What a local Ray job's payload does, kept in a JSON file so `planb local rayhead set` can change it while the stack
+runs.
 
 KWOK pods execute nothing, so the Ray head stand-in (planb.local.rayhead) decides what "running the
 entrypoint" means for each RayJob: by default a simulated payload that runs for a while and ends
@@ -112,7 +113,7 @@ class Settings(JsonSettings):
 RUN_NEEDS_NAMES = (
     "planb's policy: a run payload names each RayJob it applies to, as <namespace>/<name> (no pattern, no "
     "default), because it executes the job's entrypoint as a process on this machine with your rights. "
-    "Fix: planb rayhead set --run default/job-2 (repeat --run for each job)"
+    "Fix: planb local rayhead set --run default/job-2 (repeat --run for each job)"
 )
 
 

@@ -1,4 +1,7 @@
-"""`planb local up|down|status|versions`."""
+"""`planb local up|down|status|versions|kueue|failover`, and the stand-ins' commands beside them.
+
+The stand-ins (`planb local gke-emulator`, `planb local capacity`, `planb local rayhead`) register themselves under
+`planb local` from their own modules; planb.cli adds them here, each imported only when it runs."""
 
 from __future__ import annotations
 
@@ -102,8 +105,10 @@ def _print_versions(stack: LocalStack) -> None:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`planb local ...`: the local Kubernetes stack."""
-    local = sub.add_parser("local", help="the local stack (kwok control plane + the real Kueue)")
+    """`planb local ...`: the local Kubernetes stack (planb.cli adds the stand-ins' commands after these verbs)."""
+    local = sub.add_parser(
+        "local", help="local mode: the stack (kwok control plane, the real Kueue and KubeRay) and its stand-ins"
+    )
     verbs = local.add_subparsers(dest="verb", required=True, metavar="VERB")
     up = verbs.add_parser("up", help="start the stack (a no-op when it runs)")
     up.add_argument("--versions", action="store_true", help="print each component's version afterwards")

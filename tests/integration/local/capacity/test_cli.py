@@ -1,4 +1,4 @@
-"""`planb capacity set`: the lifecycle switches per pool and per request, and what it refuses."""
+"""`planb local capacity set`: the lifecycle switches per pool and per request, and what it refuses."""
 
 from __future__ import annotations
 

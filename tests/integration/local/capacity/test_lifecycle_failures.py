@@ -27,7 +27,7 @@ def test_a_pool_switched_to_fail_fails_its_requests(
     simulator.step(Settings(provisioning_delay_seconds=0, pools={"dws-pool": Lifecycle(fail=True)}))
     status, reason, message = api.conds("wl-dws-prov-1")["Failed"]
     assert (status, reason) == ("True", "QueuingInfeasibleNoCapacity")
-    assert "insufficient capacity" in message and "planb capacity set --fail" in message
+    assert "insufficient capacity" in message and "planb local capacity set --fail" in message
     assert api.nodes == {}
 
 

@@ -122,7 +122,7 @@ def test_the_payload_gets_an_allowlisted_environment(tmp_path: Path, monkeypatch
 def test_a_run_payload_names_its_jobs(tmp_path: Path) -> None:
     run = settings_mod.Payload(mode="run")
     for pattern in (None, "job-2", "default/job-*", "*/*", "default/job-2\n"):
-        with pytest.raises(settings_mod.SettingsError, match=r"planb's policy: .*Fix: planb rayhead set --run"):
+        with pytest.raises(settings_mod.SettingsError, match=r"planb's policy: .*Fix: planb local rayhead set --run"):
             settings_mod.set_payload(pattern, run, tmp_path)
     settings_mod.set_payload("default/job-2", run, tmp_path)
     settings_mod.set_payload("*", settings_mod.Payload(seconds=3), tmp_path)
@@ -148,11 +148,13 @@ def _planb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_set_run_without_a_job_is_refused_naming_the_fix(tmp_path: Path) -> None:
     for args in (["--run"], ["--run", "job-2"], ["--job", "default/job-2", "--run"]):
-        done = _planb(tmp_path, "rayhead", "set", *args)
+        done = _planb(tmp_path, "local", "rayhead", "set", *args)
         assert done.returncode == 2, done
-        assert "Fix: planb rayhead set --run default/job-2" in done.stderr, done.stderr
+        assert "Fix: planb local rayhead set --run default/job-2" in done.stderr, done.stderr
     assert not settings_mod.settings_file(tmp_path).exists()
-    done = _planb(tmp_path, "rayhead", "set", "--run", "default/job-2", "--run", "team-a/job-3", "--env", "A=1")
+    done = _planb(
+        tmp_path, "local", "rayhead", "set", "--run", "default/job-2", "--run", "team-a/job-3", "--env", "A=1"
+    )
     assert done.returncode == 0, done.stderr
     jobs = json.loads(done.stdout)["jobs"]
     assert {name: (p["mode"], p["env"]["A"]) for name, p in jobs.items()} == {

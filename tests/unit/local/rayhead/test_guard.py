@@ -64,7 +64,7 @@ def test_any_other_api_server_is_refused_before_a_request(tmp_path: Path, addres
 def test_rayhead_run_exits_naming_the_server_it_refused(tmp_path: Path) -> None:
     kubeconfig = _kubeconfig(tmp_path, "https://34.118.224.10")
     env = {**os.environ, "PYTHONPATH": str(paths.REPO / "src"), "PLANB_STATE_DIR": str(tmp_path)}
-    argv = ["rayhead", "run", "--kubeconfig", str(kubeconfig), f"--apiserver-port={PORT}", "--port=0"]
+    argv = ["local", "rayhead", "run", "--kubeconfig", str(kubeconfig), f"--apiserver-port={PORT}", "--port=0"]
     done = subprocess.run(
         [sys.executable, "-m", "planb.cli", *argv],
         capture_output=True,
