@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
 from ansible_collections.planb.gke.plugins.modules.gke_cluster import ARGUMENT_SPEC, RELATIONS
 from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import ValidateOnlyAction
@@ -16,4 +17,4 @@ class ActionModule(ValidateOnlyAction):
     RESULT_KEY = "cluster"
 
     def rules(self, params: dict[str, Any]) -> None:
-        validate_cluster(params)
+        validate_cluster(ClusterRequest.of(params))

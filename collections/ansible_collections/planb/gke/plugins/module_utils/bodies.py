@@ -1,5 +1,6 @@
 # planb.gke: the GKE v1 request bodies the modules send.
-"""Cluster and NodePool bodies (GKE REST v1) built from validated module parameters."""
+"""Cluster and NodePool bodies (GKE REST v1): a cluster's from its checked request, a node pool's from the validated
+module parameters."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerators_body
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
+from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.validate import duration_seconds
 
 Body = dict[str, Any]
@@ -17,25 +19,22 @@ Params = dict[str, Any]
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
-def cluster_body(params: Params) -> Body:
+def cluster_body(request: ClusterRequest) -> Body:
     """projects.locations.clusters: the tutorial's cluster (default pool, Ray operator, image streaming)."""
+    default_pool: Body = {"machineType": request.default_pool_machine_type}
     body: Body = {
-        "name": params["name"],
-        "initialClusterVersion": params["version"],
-        "addonsConfig": {"rayOperatorConfig": {"enabled": bool(params["ray_operator"])}},
-        "nodePoolDefaults": {"nodeConfigDefaults": {"gcfsConfig": {"enabled": bool(params["image_streaming"])}}},
+        "name": request.name,
+        "initialClusterVersion": request.version,
+        "addonsConfig": {"rayOperatorConfig": {"enabled": bool(request.ray_operator)}},
+        "nodePoolDefaults": {"nodeConfigDefaults": {"gcfsConfig": {"enabled": bool(request.image_streaming)}}},
         "nodePools": [
-            {
-                "name": "default-pool",
-                "initialNodeCount": params["default_pool_node_count"],
-                "config": {"machineType": params["default_pool_machine_type"]},
-            }
+            {"name": "default-pool", "initialNodeCount": request.default_pool_node_count, "config": default_pool}
         ],
     }
     # Dataplane V2 enforces NetworkPolicy and needs a VPC-native cluster
     # (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2).
-    dataplane_v2 = params.get("dataplane_v2", True)
-    private_nodes = bool(params.get("private_nodes"))
+    dataplane_v2 = request.dataplane_v2
+    private_nodes = bool(request.private_nodes)
     body["networkConfig"] = {
         "datapathProvider": "ADVANCED_DATAPATH" if dataplane_v2 else "LEGACY_DATAPATH",
         # Private nodes: NetworkConfig.defaultEnablePrivateNodes, which the container v1 discovery document names
@@ -46,28 +45,29 @@ def cluster_body(params: Params) -> Body:
         # VPC-native (alias IPs): private nodes need it too ("Private clusters must be VPC-native clusters",
         # https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation).
         body["ipAllocationPolicy"] = {"useIpAliases": True}
-    if params.get("master_ipv4_cidr"):
+    if request.master_ipv4_cidr:
         # The control plane's /28 (PrivateClusterConfig.masterIpv4CidrBlock, not deprecated).
-        body["privateClusterConfig"] = {"masterIpv4CidrBlock": params["master_ipv4_cidr"]}
-    for option in ("network", "subnetwork"):
-        if params.get(option):
-            body[option] = params[option]
-    if params.get("release_channel"):
+        body["privateClusterConfig"] = {"masterIpv4CidrBlock": request.master_ipv4_cidr}
+    if request.network:
+        body["network"] = request.network
+    if request.subnetwork:
+        body["subnetwork"] = request.subnetwork
+    if request.release_channel:
         # Unset, GKE enrolls the cluster in a channel of its choice (container v1 Cluster.releaseChannel).
-        body["releaseChannel"] = {"channel": params["release_channel"]}
-    if params.get("node_service_account"):
+        body["releaseChannel"] = {"channel": request.release_channel}
+    if request.node_service_account:
         # default-pool's nodes run as this service account (NodeConfig.serviceAccount; unset: Compute Engine's default).
-        body["nodePools"][0]["config"]["serviceAccount"] = params["node_service_account"]
-    if params.get("labels"):
-        body["resourceLabels"] = dict(params["labels"])
-    if params.get("workload_identity") is not None:
+        default_pool["serviceAccount"] = request.node_service_account
+    if request.labels:
+        body["resourceLabels"] = dict(request.labels)
+    if request.workload_identity is not None:
         # Workload Identity Federation for GKE: the only pool GKE accepts is PROJECT_ID.svc.id.goog
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity); "" turns it off.
-        pool = f"{params['project']}.svc.id.goog" if params["workload_identity"] else ""
+        pool = f"{request.project}.svc.id.goog" if request.workload_identity else ""
         body["workloadIdentityConfig"] = {"workloadPool": pool}
-        if params["workload_identity"]:
+        if request.workload_identity:
             # default-pool runs the Ray heads: their pods reach Google APIs through the GKE metadata server too.
-            body["nodePools"][0]["config"]["workloadMetadataConfig"] = {"mode": "GKE_METADATA"}
+            default_pool["workloadMetadataConfig"] = {"mode": "GKE_METADATA"}
     return body
 
 

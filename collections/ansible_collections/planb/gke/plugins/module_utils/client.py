@@ -12,17 +12,12 @@ from datetime import UTC
 from http.client import HTTPException
 from typing import Any
 from urllib.error import HTTPError, URLError
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from ansible.module_utils.urls import Request, make_context
-from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT, DEFAULT_SCOPES
-from ansible_collections.planb.gke.plugins.module_utils.credentials import (
-    QUOTA_PROJECT,
-    is_loopback,
-    plain_http_problem,
-)
-from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.operation_progress import poll_entry
+from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_SCOPES
+from ansible_collections.planb.gke.plugins.module_utils.credentials import QUOTA_PROJECT, Access
+from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError, error_body, error_info
 
 Body = dict[str, Any]
 #: Statuses of a resource while an operation of an earlier run still works on it.
@@ -49,7 +44,7 @@ def api_path(*segments: str) -> str:
     return "/".join(quote(str(segment), safe="") for segment in segments)
 
 
-def google_token(params: dict[str, Any]) -> tuple[str, float | None, str | None]:
+def google_token(access: Access) -> tuple[str, float | None, str | None]:
     """(token, expiry as epoch seconds or None, the credential's quota project or None) for auth_kind application,
     serviceaccount or machineaccount.
 
@@ -59,7 +54,7 @@ def google_token(params: dict[str, Any]) -> tuple[str, float | None, str | None]
     Google's client libraries send it as ``x-goog-user-project`` (google-auth ``Credentials.apply``), and so does
     GkeClient.
     """
-    kind = params["auth_kind"]
+    kind = access.auth_kind
     try:
         import google.auth
         import google.auth.compute_engine
@@ -67,20 +62,20 @@ def google_token(params: dict[str, Any]) -> tuple[str, float | None, str | None]
         from google.oauth2 import service_account
     except ImportError as exc:
         raise GkeError(f"auth_kind={kind} needs the google-auth and requests libraries ({exc})") from exc
-    scopes = params.get("scopes") or DEFAULT_SCOPES
+    scopes = access.scopes or DEFAULT_SCOPES
     # google-auth is untyped; its credentials are used through Any.
     accounts: Any = service_account
     compute: Any = google.auth.compute_engine
     creds: Any
     if kind == "serviceaccount":
-        contents = params.get("service_account_contents")
+        contents = access.service_account_contents
         if contents:
             info = json.loads(contents) if isinstance(contents, str) else contents
             creds = accounts.Credentials.from_service_account_info(info, scopes=scopes)
         else:
-            creds = accounts.Credentials.from_service_account_file(params["service_account_file"], scopes=scopes)
+            creds = accounts.Credentials.from_service_account_file(access.service_account_file, scopes=scopes)
     elif kind == "machineaccount":
-        creds = compute.Credentials(params.get("service_account_email") or "default")
+        creds = compute.Credentials(access.service_account_email or "default")
     else:
         creds = google.auth.default(scopes=scopes)[0]
     creds.refresh(google.auth.transport.requests.Request())
@@ -89,26 +84,52 @@ def google_token(params: dict[str, Any]) -> tuple[str, float | None, str | None]
     return str(creds.token), (expiry.replace(tzinfo=UTC).timestamp() if expiry else None), quota_project
 
 
-#: google.rpc.ErrorInfo, the error detail whose ``reason`` says why Google refused (https://google.aip.dev/193).
-ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+# ---- operation progress: every poll goes into the module's result (operations[].progress, printed with -v), as
+# modules cannot stream output. The shapes are the container v1 discovery document's Operation.progress (name,
+# status, metrics, stages: each an OperationProgress), each Metric a name with intValue (a string), doubleValue or
+# stringValue.
+#: A Metric's value fields, in the order read; GKE sets one.
+_VALUE_FIELDS = ("intValue", "doubleValue", "stringValue")
 
 
-def error_info(error: Body) -> Body:
-    """The ErrorInfo detail of a Google error body ({} when it carries none)."""
-    for detail in error.get("details") or []:
-        if isinstance(detail, dict) and detail.get("@type") == ERROR_INFO:
-            return detail
-    return {}
+def metric_value(metric: Body) -> Any:
+    """A Metric's value: intValue as an int (the document's int64 travels as a string), else doubleValue or
+    stringValue as given; None when it carries none."""
+    for field in _VALUE_FIELDS:
+        if field in metric:
+            value = metric[field]
+            if field == "intValue":
+                try:
+                    return int(value)
+                except (TypeError, ValueError):
+                    return value
+            return value
+    return None
 
 
-def _error_of(exc: HTTPError) -> Body:
-    """GKE's error body ({"error": {"code", "message", "status"}}) of an HTTP error, or its text."""
-    text = exc.read() or b""
-    try:
-        error = json.loads(text).get("error", {})
-    except (ValueError, AttributeError):
-        error = None
-    return error if isinstance(error, dict) else {"message": text.decode(errors="replace")[:500]}
+def metrics(progress: Body) -> dict[str, Any]:
+    """An OperationProgress's metrics as ``{name: value}``; metrics without a name are left out."""
+    found = [metric for metric in progress.get("metrics") or [] if isinstance(metric, dict) and metric.get("name")]
+    return {str(metric["name"]): metric_value(metric) for metric in found}
+
+
+def stages(progress: Body) -> list[Body]:
+    """An OperationProgress's stages, each ``{name, status, metrics}`` (a stage's own stages are left out)."""
+    found = [stage for stage in progress.get("stages") or [] if isinstance(stage, dict)]
+    return [{"name": stage.get("name"), "status": stage.get("status"), "metrics": metrics(stage)} for stage in found]
+
+
+def poll_entry(op: Body, elapsed_s: float) -> Body:
+    """One poll: seconds since the wait began, the operation's status and, when GKE sent ``progress``, its metrics
+    (and stages, when it has any)."""
+    entry: Body = {"elapsed_s": round(elapsed_s, 1), "status": op.get("status")}
+    progress = op.get("progress")
+    if isinstance(progress, dict):
+        entry["metrics"] = metrics(progress)
+        found = stages(progress)
+        if found:
+            entry["stages"] = found
+    return entry
 
 
 class GkeClient:
@@ -139,19 +160,19 @@ class GkeClient:
     TOKEN_MARGIN_S = 300.0
     #: Seconds one HTTP request may take.
     HTTP_TIMEOUT_S = 60.0
-    #: The API's name in messages (subclasses for other Google APIs change it).
-    API_NAME = "GKE API"
+    #: The API's name in messages, its version's path, what its paths are called, whether it takes query
+    #: parameters (subclasses for other Google APIs change them).
+    API_NAME, API_VERSION, PATH_KIND, QUERIES = "GKE API", "v1", "a GKE API path", True
 
-    def __init__(self, params: dict[str, Any]) -> None:
-        self.params = params
-        self.endpoint = (params.get("api_endpoint") or DEFAULT_ENDPOINT).rstrip("/")
-        if self.endpoint.lower().startswith("http://") and not is_loopback(self.endpoint):
-            raise GkeError(f"Refusing plain-http api_endpoint {self.endpoint}: only a loopback address may use http://")
-        http_problem = plain_http_problem(self.endpoint, params.get("auth_kind"))
-        if http_problem:
-            raise GkeError(f"{http_problem[0].upper()}{http_problem[1:]}. Nothing was sent.")
-        self.timeout: float = params["timeout"]
-        self.poll_interval: float = params["poll_interval"]
+    def __init__(self, access: Access | dict[str, Any]) -> None:
+        """A client of ``access``, or of a module's options (resolved here): refused before any request when its
+        endpoint is (``Access.refusal``)."""
+        self.access = access if isinstance(access, Access) else Access.of(access)
+        if self.access.refusal:
+            raise GkeError(self.access.refusal)
+        self.endpoint = self.access.api_endpoint.rstrip("/")
+        self.timeout = self.access.timeout
+        self.poll_interval = self.access.poll_interval
         self._token: str | None = None
         self._expiry: float | None = None
         self._tls: ssl.SSLContext | None = None
@@ -164,22 +185,22 @@ class GkeClient:
 
     # ---- credentials ----------------------------------------------------------------------
     def _refreshable(self) -> bool:
-        return self.params["auth_kind"] in ("application", "serviceaccount", "machineaccount")
+        return self.access.auth_kind in ("application", "serviceaccount", "machineaccount")
 
     def _auth_header(self) -> dict[str, str]:
-        kind = self.params["auth_kind"]
+        kind = self.access.auth_kind
         if kind == "none":
             return {}
         if kind == "accesstoken":
-            return {"Authorization": f"Bearer {self.params['access_token']}"}
+            return {"Authorization": f"Bearer {self.access.access_token}"}
         stale = self._expiry is not None and time.time() > self._expiry - self.TOKEN_MARGIN_S
         if self._token is None or stale:
-            self._token, self._expiry, self._credential_quota_project = google_token(self.params)
+            self._token, self._expiry, self._credential_quota_project = google_token(self.access)
         return {"Authorization": f"Bearer {self._token}"}
 
     def _quota_header(self) -> dict[str, str]:
         """``x-goog-user-project``: the quota_project option, else the credential's quota project, else none."""
-        project = self.params.get("quota_project") or self._credential_quota_project
+        project = self.access.quota_project or self._credential_quota_project
         if not project:
             return {}
         if not QUOTA_PROJECT.fullmatch(str(project)):
@@ -198,9 +219,16 @@ class GkeClient:
     # ---- requests ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
         """The JSON answer of ``method`` on ``v1/path`` (built by api_path); None for a 404 when allowed."""
-        if not _API_PATH.fullmatch(path):
-            raise GkeError(f"{path!r} is not a GKE API path built from quoted segments; nothing was sent")
-        return self._call(method, f"{self.endpoint}/v1/{path}", f"{self.API_NAME} {method} {path}", body, allow_404)
+        return self.query(method, path, {}, body, allow_404)
+
+    def query(
+        self, method: str, path: str, query: dict[str, str], body: Body | None = None, allow_404: bool = False
+    ) -> Any:
+        """``request`` with query parameters (a page token), where the API takes them."""
+        if (query and not self.QUERIES) or not _API_PATH.fullmatch(path):
+            raise GkeError(f"{path!r} is not {self.PATH_KIND} built from quoted segments; nothing was sent")
+        url = f"{self.endpoint}/{self.API_VERSION}/{path}" + (f"?{urlencode(query)}" if query else "")
+        return self._call(method, url, f"{self.API_NAME} {method} {path}", body, allow_404)
 
     def _backoff(self, tries: int, why: str, what: str, retry_after: str | None = None) -> None:
         delay = min(self.BACKOFF_MAX_S, self.BACKOFF_BASE_S * 2 ** (tries - 1))
@@ -243,7 +271,7 @@ class GkeClient:
                         "not follow redirects, so its credential is only ever sent to api_endpoint; set api_endpoint "
                         "to the API's final address."
                     ) from exc
-                error = _error_of(exc)
+                error = error_body(exc)
                 if code == 404 and allow_404:
                     return None
                 if code == 401 and not refreshed and self._refreshable():
@@ -260,7 +288,7 @@ class GkeClient:
                     hint = (
                         " The credential was refused: a fixed access_token cannot be renewed, use auth_kind "
                         "application or serviceaccount for long runs."
-                        if self.params["auth_kind"] == "accesstoken"
+                        if self.access.auth_kind == "accesstoken"
                         else " The credential was refused even after a refresh."
                     )
                 elif code in RETRY_STATUSES and not idempotent:
@@ -308,7 +336,7 @@ class GkeClient:
                 "(https://www.googleapis.com/compute/v1/projects/P/zones/Z/instanceGroupManagers/NAME), so it is "
                 "not read (the credential goes to Google's APIs only) and nothing is deleted (planb's policy)."
             )
-        base = self.endpoint if is_loopback(self.endpoint) else COMPUTE_ENDPOINT
+        base = self.endpoint if self.access.loopback else COMPUTE_ENDPOINT
         path = api_path("projects", match["project"], "zones", match["zone"], "instanceGroupManagers", match["name"])
         try:
             group = self._call("GET", f"{base}/compute/v1/{path}", f"Compute Engine API GET {path}", None, True)
@@ -324,7 +352,7 @@ class GkeClient:
         return self.request("GET", path, allow_404=True)
 
     def wait(self, op: Body, location_path: str, what: str) -> Body:
-        """Poll an operation until DONE; record each poll (operation_progress.poll_entry); raise on error or timeout."""
+        """Poll an operation until DONE; record each poll (poll_entry); raise on error or timeout."""
         name = op["name"]
         started = time.monotonic()
         polls = 0

@@ -4,11 +4,13 @@ Identity and the release channel in place; refuse a change of what GKE (or planb
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.bodies import cluster_body
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.cluster_options import DOC_ISOLATION
+from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
@@ -16,9 +18,8 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Resource,
     converge,
     immutable_error,
-    location_path,
+    plan_updates,
 )
-from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
@@ -36,6 +37,8 @@ CLUSTER_IMMUTABLE = [
     ("network", "network"),
     ("subnetwork", "subnetwork"),
 ]
+#: Desired fields that are not compared after creation: the pools are gke_node_pool's, the version a floor.
+IGNORED = ("nodePools", "initialClusterVersion")
 #: GKE changes networkConfig.defaultEnablePrivateNodes in place (ClusterUpdate.desiredDefaultEnablePrivateNodes),
 #: but only for "future created nodes", as the container v1 discovery document says: default-pool and the plans'
 #: pools would keep the addresses they have.
@@ -47,30 +50,30 @@ PRIVATE_NODES_FIXED = (
 )
 
 
-def _cluster_updates(
-    params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
+def cluster_updates(
+    request: ClusterRequest, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
 ) -> list[Call]:
     """The cluster's in-place updates, one desired* field per PUT; fails on an immutable change."""
     default_pool = next((p for p in current.get("nodePools") or [] if p.get("name") == "default-pool"), None)
-    if default_pool is not None and dig(default_pool, "config.machineType") != params["default_pool_machine_type"]:
+    if default_pool is not None and dig(default_pool, "config.machineType") != request.default_pool_machine_type:
         diffs.append("nodePools.default-pool.config.machineType")
-    account = params.get("node_service_account")
+    account = request.node_service_account
     if default_pool is not None and account and dig(default_pool, "config.serviceAccount") != account:
         diffs.append("nodePools.default-pool.config.serviceAccount")
     private = next((d for d in diffs if d.startswith("networkConfig.defaultEnablePrivateNodes")), None)
     if private:
-        raise GkeError(PRIVATE_NODES_FIXED.format(name=params["name"], path=private, doc=DOC_ISOLATION))
+        raise GkeError(PRIVATE_NODES_FIXED.format(name=request.name, path=private, doc=DOC_ISOLATION))
     # The version is a floor, not a pin: GKE upgrades a cluster on a release channel by itself, control plane and
     # nodes (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels,
     # https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades), so a cluster at or above it is left
     # as it is; only one below it is upgraded (clusters.update, desiredMasterVersion).
-    version_wanted = params["version"]
+    version_wanted = request.version
     version_have = current.get("currentMasterVersion", "")
     have_parsed, want_parsed = parse_version(version_have), parse_version(version_wanted)
     upgrade = bool(have_parsed and want_parsed and have_parsed[: len(want_parsed)] < want_parsed)
     if upgrade:
         before["currentMasterVersion"], after["currentMasterVersion"] = version_have, version_wanted
-    error = immutable_error("cluster", params["name"], diffs, CLUSTER_IMMUTABLE)
+    error = immutable_error("cluster", request.name, diffs, CLUSTER_IMMUTABLE)
     if error:
         raise error
     updates: list[tuple[str, Any]] = []
@@ -91,22 +94,30 @@ def _cluster_updates(
     return [(field, "PUT", path, {"update": {field: value}}) for field, value in updates]
 
 
+def _cluster_updates(
+    params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
+) -> list[Call]:
+    """cluster_updates of gke_cluster's options as a dict (name, version, default_pool_machine_type, ...)."""
+    return cluster_updates(ClusterRequest.of(params), path, desired, current, diffs, before, after)
+
+
 def run_cluster(module: Any) -> Body:
-    params = module.params
-    validate_cluster(params)
-    check_auth(params)
-    if params.get("validate_only"):
+    """gke_cluster: its options read once into a ClusterRequest and checked, then converged (unless validate_only)."""
+    request = ClusterRequest.of(module.params, bool(module.check_mode))
+    validate_cluster(request)
+    if request.validate_only:
         return {"changed": False, "actions": [], "operations": [], "cluster": {}}
-    client = GkeClient(params)
-    loc = location_path(params)
+    desired = cluster_body(request)
+    loc = api_path("projects", request.project, "locations", request.location)
+    path = f"{loc}/{api_path('clusters', request.name)}"
     resource = Resource(
-        path=f"{loc}/{api_path('clusters', params['name'])}",
-        what=f"cluster {params['name']}",
+        path=path,
+        what=f"cluster {request.name}",
+        location=loc,
         create_url=f"{loc}/clusters",
         body_key="cluster",
         result_key="cluster",
-        ignored=("nodePools", "initialClusterVersion"),
-        plan_updates=_cluster_updates,
+        plan=partial(plan_updates, partial(cluster_updates, request), IGNORED, path, desired),
         pools=lambda cluster: list(cluster.get("nodePools") or []),
     )
-    return converge(module, client, loc, resource, cluster_body(params))
+    return converge(request, GkeClient(request.access), resource, desired)

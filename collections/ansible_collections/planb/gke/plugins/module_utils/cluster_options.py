@@ -93,24 +93,35 @@ def release_channel_problem(value: str | None) -> str | None:
     return f"release_channel {value!r} is not a GKE release channel: {channels} ({DOC_RELEASE_CHANNELS})"
 
 
-def cluster_option_problems(params: Params) -> list[str]:
+def option_problems(
+    *, master_ipv4_cidr: str | None, private_nodes: bool, node_service_account: str | None, release_channel: str | None
+) -> list[str]:
     """The problems of gke_cluster's private_nodes, master_ipv4_cidr, node_service_account and release_channel."""
     problems: list[str] = []
-    cidr = params.get("master_ipv4_cidr")
-    if cidr:
-        problem = master_cidr_problem(cidr)
+    if master_ipv4_cidr:
+        problem = master_cidr_problem(master_ipv4_cidr)
         if problem:
             problems.append(problem)
-        if not params.get("private_nodes"):
+        if not private_nodes:
             problems.append(
                 "master_ipv4_cidr needs private_nodes true: planb's policy, because the range is the control plane's "
                 "in a cluster with private nodes (gcloud's --master-ipv4-cidr 'should be used in conjunction with "
                 f"the --enable-private-nodes flag', {DOC_GCLOUD_CREATE}); set private_nodes, or drop master_ipv4_cidr"
             )
     for problem in (
-        service_account_problem("node_service_account", params.get("node_service_account")),
-        release_channel_problem(params.get("release_channel")),
+        service_account_problem("node_service_account", node_service_account),
+        release_channel_problem(release_channel),
     ):
         if problem:
             problems.append(problem)
     return problems
+
+
+def cluster_option_problems(params: Params) -> list[str]:
+    """option_problems of gke_cluster's options as a dict."""
+    return option_problems(
+        master_ipv4_cidr=params.get("master_ipv4_cidr"),
+        private_nodes=bool(params.get("private_nodes")),
+        node_service_account=params.get("node_service_account"),
+        release_channel=params.get("release_channel"),
+    )

@@ -1,11 +1,13 @@
 # planb.gke: the credential, endpoint and project checks every module runs before any API call.
 """Where the modules talk to and as whom: checked before the first request, each problem naming the fix.
 
-``check_auth`` refuses a malformed ``api_endpoint``, plain http:// to anything but a loopback address
-(the local GKE emulator) or with any ``auth_kind`` but ``none`` (a Google credential never crosses http),
-a missing or unusable credential for the chosen ``auth_kind`` and a project that is not a Google Cloud
-project ID. It makes no network call; ``is_loopback`` tells the client which endpoints are the emulator's,
-and ``plain_http_problem`` is the http rule the client applies again to every endpoint it is given.
+``Access.of`` resolves a module's options once into what a client needs: the endpoint, the credential, the
+quota project and the timeouts, with whether the endpoint is loopback (the local GKE emulator), the client's
+refusal of it, if any, and every problem ``check_auth`` raises: a malformed ``api_endpoint``, plain http:// to
+anything but a loopback address or with any ``auth_kind`` but ``none`` (a Google credential never crosses http), a
+missing or unusable credential for the chosen ``auth_kind`` and a project that is not a Google Cloud project ID.
+Nothing here makes a network call; ``plain_http_problem`` is the http rule, applied again to every endpoint a client
+is given.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -75,12 +78,9 @@ def adc_file() -> str | None:
     return path if os.path.isfile(path) else None
 
 
-def check_auth(params: Params) -> None:
-    """Raise GkeError naming every missing credential or setting; makes no network call."""
-    endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
-    if not re.match(r"^https?://[^/]+", endpoint):
-        raise GkeError(f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}")
-    problems = []
+def auth_problems(params: Params, endpoint: str) -> list[str]:
+    """Every missing credential or setting of the options, each naming the fix; makes no network call."""
+    problems: list[str] = []
     kind = params.get("auth_kind")
     http_problem = plain_http_problem(endpoint, kind)
     if http_problem:
@@ -134,5 +134,72 @@ def check_auth(params: Params) -> None:
             f"starting with a letter and not ending with a hyphen ({DOC_PROJECT_ID}); give the project ID, "
             "not its name or number"
         )
-    if problems:
-        raise GkeError("; ".join(problems) + ". Nothing was sent to GKE.")
+    return problems
+
+
+def _refusal(endpoint: str, loopback: bool, kind: str | None) -> str | None:
+    """Why a client refuses ``endpoint`` (its trailing '/' dropped) before any request, or None."""
+    if endpoint.lower().startswith("http://") and not loopback:
+        return f"Refusing plain-http api_endpoint {endpoint}: only a loopback address may use http://"
+    problem = plain_http_problem(endpoint, kind)
+    return f"{problem[0].upper()}{problem[1:]}. Nothing was sent." if problem else None
+
+
+@dataclass(frozen=True)
+class Access:
+    """Where a module talks to and as whom, resolved once from its options: all a client reads of them."""
+
+    #: api_endpoint as given (DEFAULT_ENDPOINT when unset); a client drops a trailing '/'.
+    api_endpoint: str
+    auth_kind: str | None
+    access_token: str | None
+    service_account_file: str | None
+    #: A key as JSON text or as its parsed object (the option's type is jsonarg).
+    service_account_contents: Any
+    service_account_email: str | None
+    scopes: list[str] | None
+    #: The quota_project option (GOOGLE_CLOUD_QUOTA_PROJECT), sent as x-goog-user-project.
+    quota_project: str | None
+    timeout: float
+    poll_interval: float
+    #: Whether api_endpoint is localhost or a loopback address (the local GKE emulator).
+    loopback: bool
+    #: Why a client refuses api_endpoint (plain http:// off loopback, or with a Google credential), or None.
+    refusal: str | None
+    #: What check_auth raises (every problem of the credential, the endpoint and the project), or None.
+    error: str | None
+
+    @classmethod
+    def of(cls, params: Params) -> Access:
+        """The options' access, checked (``error``) but not refused: check_auth raises, a client refuses."""
+        endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
+        kind = params.get("auth_kind")
+        well_formed = bool(re.match(r"^https?://[^/]+", endpoint))
+        loopback = well_formed and is_loopback(endpoint)
+        if not well_formed:
+            error: str | None = f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}"
+        else:
+            problems = auth_problems(params, endpoint)
+            error = "; ".join(problems) + ". Nothing was sent to GKE." if problems else None
+        return cls(
+            api_endpoint=endpoint,
+            auth_kind=kind,
+            access_token=params.get("access_token"),
+            service_account_file=params.get("service_account_file"),
+            service_account_contents=params.get("service_account_contents"),
+            service_account_email=params.get("service_account_email"),
+            scopes=params.get("scopes"),
+            quota_project=params.get("quota_project"),
+            timeout=params.get("timeout", 1800),
+            poll_interval=params.get("poll_interval", 5.0),
+            loopback=loopback,
+            refusal=_refusal(endpoint.rstrip("/"), loopback, kind),
+            error=error,
+        )
+
+
+def check_auth(params: Params) -> None:
+    """Raise GkeError naming every missing credential or setting; makes no network call."""
+    error = Access.of(params).error
+    if error:
+        raise GkeError(error)

@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.client import _API_PATH, api_path
+from ansible_collections.planb.gke.plugins.module_utils.client import api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient, endpoint
@@ -212,14 +212,10 @@ def markdown_table() -> str:
 
 
 class ResourceManagerClient(ApiClient):
-    """Cloud Resource Manager v3 over the collection's REST client (same credentials, retries, transport rules)."""
+    """Cloud Resource Manager v3 over the collection's REST client (same credentials, retries, transport rules); it
+    takes no query parameters."""
 
-    def query(
-        self, method: str, path: str, query: dict[str, str], body: Body | None = None, allow_404: bool = False
-    ) -> Any:
-        if query or not _API_PATH.fullmatch(path):
-            raise GkeError(f"{path!r} is not an API path built from quoted segments; nothing was sent")
-        return self._call(method, f"{self.endpoint}/v3/{path}", f"{self.API_NAME} {method} {path}", body, allow_404)
+    API_VERSION, QUERIES = "v3", False
 
 
 def _skip() -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import same_accelerators
@@ -11,11 +12,13 @@ from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient,
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
+    ModuleGoal,
     Params,
     Resource,
     converge,
     immutable_error,
     location_path,
+    plan_updates,
 )
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_labels, merged_taints
@@ -182,15 +185,16 @@ def run_node_pool(module: Any) -> Body:
             "which has no workload pool: enable it first (planb.gke.gke_cluster workload_identity: true; the "
             "gke_cluster role does by default), or leave workload_metadata_mode unset. Nothing was sent."
         )
+    desired = node_pool_body(params) if params["state"] == "present" else {}
     resource = Resource(
         path=pool_path,
         what=f"node pool {params['name']} of cluster {params['cluster']}",
+        location=loc,
         create_url=f"{cluster_path}/nodePools",
         body_key="nodePool",
         result_key="node_pool",
-        ignored=("initialNodeCount",),
-        plan_updates=_node_pool_updates,
+        # The initial size is not compared after creation: the autoscaler moves it.
+        plan=partial(plan_updates, partial(_node_pool_updates, params), ("initialNodeCount",), pool_path, desired),
         pools=lambda pool: [pool],
     )
-    desired = node_pool_body(params) if params["state"] == "present" else {}
-    return converge(module, client, loc, resource, desired)
+    return converge(ModuleGoal.of(module), client, resource, desired)

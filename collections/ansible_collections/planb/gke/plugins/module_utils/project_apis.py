@@ -24,10 +24,9 @@ from __future__ import annotations
 import re
 import time
 from typing import Any
-from urllib.parse import urlencode
 
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
-from ansible_collections.planb.gke.plugins.module_utils.client import _API_PATH, GkeClient, api_path
+from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth, is_loopback
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
@@ -68,21 +67,11 @@ def endpoint(params: Params, option: str, google: str, prefix: str) -> str:
 class ApiClient(GkeClient):
     """The collection's REST client pointed at another Google API (same credentials, retries, transport rules)."""
 
+    PATH_KIND = "an API path"
+
     def __init__(self, params: Params, base: str, name: str) -> None:
         super().__init__(dict(params, api_endpoint=base))
         self.API_NAME = name
-
-    def request(self, method: str, path: str, body: Body | None = None, allow_404: bool = False) -> Any:
-        return self.query(method, path, {}, body, allow_404)
-
-    def query(
-        self, method: str, path: str, query: dict[str, str], body: Body | None = None, allow_404: bool = False
-    ) -> Any:
-        """``request`` with query parameters (a page token)."""
-        if not _API_PATH.fullmatch(path):
-            raise GkeError(f"{path!r} is not an API path built from quoted segments; nothing was sent")
-        url = f"{self.endpoint}/v1/{path}" + (f"?{urlencode(query)}" if query else "")
-        return self._call(method, url, f"{self.API_NAME} {method} {path}", body, allow_404)
 
 
 # ---- Service Usage ----------------------------------------------------------------------------------

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlencode
 
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
-from ansible_collections.planb.gke.plugins.module_utils.client import _API_PATH, api_path
+from ansible_collections.planb.gke.plugins.module_utils.client import api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth, is_loopback
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
@@ -62,13 +61,7 @@ def storage_endpoint(params: Params) -> str:
 class StorageClient(ApiClient):
     """The Cloud Storage JSON API: paths under ``storage/v1/`` of the endpoint."""
 
-    def query(
-        self, method: str, path: str, query: dict[str, str], body: Body | None = None, allow_404: bool = False
-    ) -> Any:
-        if not _API_PATH.fullmatch(path):
-            raise GkeError(f"{path!r} is not an API path built from quoted segments; nothing was sent")
-        url = f"{self.endpoint}/storage/v1/{path}" + (f"?{urlencode(query)}" if query else "")
-        return self._call(method, url, f"{self.API_NAME} {method} {path}", body, allow_404)
+    API_VERSION = "storage/v1"
 
 
 def bucket_name(given: str) -> str:

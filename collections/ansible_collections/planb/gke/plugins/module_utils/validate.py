@@ -1,6 +1,7 @@
 # planb.gke: validation of the cluster and node pool modules' inputs, before any API call.
 """Every cluster and node pool input is checked here before the first request; each problem names the option
-and the fix. Credentials, the endpoint and the project are ``credentials.check_auth``'s. Which options go together
+and the fix. Credentials, the endpoint and the project are ``credentials``' (``Access.error``, raised here after a
+cluster's own problems, by ``check_auth`` for the other modules). Which options go together
 or exclude each other is declared in the modules' argument specs (``module_utils/node_pool_spec.py``,
 ``args.AUTH_RELATIONS``), which AnsibleModule checks first; the rules here are on the values: formats, GKE's rules
 and planb's policy.
@@ -18,10 +19,8 @@ from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerator_problems
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
-from ansible_collections.planb.gke.plugins.module_utils.cluster_options import (
-    cluster_option_problems,
-    service_account_problem,
-)
+from ansible_collections.planb.gke.plugins.module_utils.cluster_options import option_problems, service_account_problem
+from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import flex_start_zone_problems, zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
@@ -98,19 +97,27 @@ def _flex_start_generations() -> str:
 
 
 # ---- clusters and node pools ----------------------------------------------------------------------
-def _check_common(params: Params, problems: list[str]) -> None:
-    for option in ("name", "cluster"):
-        value = params.get(option)
+def _common_problems(names: dict[str, Any], location: str, timeout: float, poll_interval: float) -> list[str]:
+    """The problems of the options every cluster and node pool module has: its names (name, cluster), location,
+    timeout and poll_interval."""
+    problems: list[str] = []
+    for option, value in names.items():
         if value is not None and not _NAME.fullmatch(value):
             problems.append(
                 f"{option} {value!r} must be 1-40 lowercase letters, digits or hyphens, start with a letter "
                 "and end with a letter or digit"
             )
-    location = params.get("location") or ""
     if not _LOCATION.fullmatch(location):
         problems.append(f"location {location!r} must be a zone (us-east5-b) or a region (us-east5)")
-    if params.get("timeout", 1) <= 0 or params.get("poll_interval", 1) <= 0:
+    if timeout <= 0 or poll_interval <= 0:
         problems.append("timeout and poll_interval must be positive")
+    return problems
+
+
+def _check_common(params: Params, problems: list[str]) -> None:
+    names = {option: params.get(option) for option in ("name", "cluster")}
+    timeout, poll_interval = params.get("timeout", 1), params.get("poll_interval", 1)
+    problems += _common_problems(names, params.get("location") or "", timeout, poll_interval)
 
 
 def _raise(kind: str, problems: list[str]) -> None:
@@ -118,11 +125,13 @@ def _raise(kind: str, problems: list[str]) -> None:
         raise GkeError(f"Invalid {kind} input (nothing was sent to GKE): " + "; ".join(problems) + ".")
 
 
-def validate_cluster(params: Params) -> None:
-    problems: list[str] = []
-    _check_common(params, problems)
-    if params["state"] == "present":
-        version = params.get("version") or ""
+def validate_cluster(request: ClusterRequest) -> None:
+    """gke_cluster's request checked before any API call: its options first, then its credential, endpoint and
+    project (``Access.error``, what ``credentials.check_auth`` raises)."""
+    access = request.access
+    problems = _common_problems({"name": request.name}, request.location, access.timeout, access.poll_interval)
+    if request.state == "present":
+        version = request.version or ""
         parsed = parse_version(version)
         if parsed is None:
             problems.append(f"version {version!r} is not a GKE version such as 1.34 or 1.34.1-gke.1829001")
@@ -131,13 +140,20 @@ def validate_cluster(params: Params) -> None:
                 f"version {version} is refused: planb needs GKE 1.34 or later "
                 "(set version/GKE_VERSION to 1.34 or newer)"
             )
-        machine = params.get("default_pool_machine_type") or ""
+        machine = request.default_pool_machine_type or ""
         if not _MACHINE.fullmatch(machine):
             problems.append(f"default_pool_machine_type {machine!r} is not a machine type such as n2-standard-16")
-        if params.get("default_pool_node_count", 1) < 1:
+        if request.default_pool_node_count < 1:
             problems.append("default_pool_node_count must be at least 1")
-        problems += cluster_option_problems(params)
+        problems += option_problems(
+            master_ipv4_cidr=request.master_ipv4_cidr,
+            private_nodes=request.private_nodes,
+            node_service_account=request.node_service_account,
+            release_channel=request.release_channel,
+        )
     _raise("cluster", problems)
+    if access.error:
+        raise GkeError(access.error)
 
 
 def autoscaling_bounds(params: Params) -> tuple[bool, int, int | None]:
