@@ -161,8 +161,8 @@ def converge(goal: Goal, client: GkeClient, resource: Resource, desired: Body) -
             in_pools = sum(nodes for name, nodes in held if name != "currentNodeCount")
             total = max(in_pools, reported)
             detail = ", ".join(f"{name}: {nodes}" for name, nodes in held)
-            s = "s" if total != 1 else ""
-            raise GkeError(KEPT_WITH_NODES.format(what=what, status=status, total=total, s=s, detail=detail))
+            plural = "s" if total != 1 else ""
+            raise GkeError(KEPT_WITH_NODES.format(what=what, status=status, total=total, s=plural, detail=detail))
         actions.append("delete (status ERROR, no nodes)")
         if not goal.check_mode:
             client.wait(client.request("DELETE", resource.path), loc, what)
