@@ -136,9 +136,9 @@ class Kube:
                 return None
             raise
 
-    def text(self, path: str, query: dict[str, str] | None = None) -> str:
-        """GET a plain-text resource (a pod's log)."""
-        resp = self._send("GET", self._url(path, query), None, None, 30, stream=False)
+    def text(self, path: str, query: dict[str, str] | None = None, timeout: float = 30) -> str:
+        """GET a plain-text resource (a pod's log), waiting `timeout` seconds at most for the answer."""
+        resp = self._send("GET", self._url(path, query), None, None, timeout, stream=False)
         if resp.status >= 400:
             raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
         return str(resp.data.decode(errors="replace"))

@@ -22,7 +22,6 @@ from planb.build import chart_package
 from planb.kube import Kube
 from planb.local.stack import crds
 from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.ports import free_port
 from planb.local.stack.snapshot import WITHOUT, EtcdSnapshot
 from tests.support.chart.helm import Helm
 
@@ -39,7 +38,7 @@ def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     snapshot = EtcdSnapshot.for_stack()
     snapshot.make()
     work = tmp_path_factory.mktemp("packaged-chart")
-    plane = ControlPlane(work / "local", apiserver_port=free_port())
+    plane = ControlPlane.throwaway(work / "local")
     kubeconfig = work / "local" / "kubeconfig"
     try:
         with snapshot.in_use() as found:

@@ -23,7 +23,6 @@ import pytest
 import yaml
 
 from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.ports import free_port
 from planb.local.stack.snapshot import WITHOUT
 from tests.support.kueue.kueue_role import helm_installed_config, role_config
 
@@ -45,7 +44,7 @@ FAILOVER = {
 def api_server(tmp_path: Path) -> Iterator[Path]:
     """A throwaway etcd and kube-apiserver on free loopback ports; their kubeconfig. The chart's namespace is
     made for real first: a dry-run create of the namespace persists nothing for the namespaced objects after it."""
-    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    plane = ControlPlane.throwaway(tmp_path / "local")
     kubeconfig = tmp_path / "local" / "kubeconfig"
     try:
         plane.create(kubeconfig, without=WITHOUT)

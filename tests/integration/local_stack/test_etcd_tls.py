@@ -20,7 +20,6 @@ import pytest
 from planb.kube import Kube
 from planb.local.stack import ports
 from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.ports import free_port
 from planb.local.stack.snapshot import WITHOUT
 from planb.local.tls import EtcdPKI, ensure_etcd_pki
 
@@ -58,7 +57,7 @@ def _mode(path: Path) -> int:
 @pytest.mark.tools
 @pytest.mark.slow
 def test_etcd_refuses_a_client_without_the_stacks_certificate_while_the_api_server_works(tmp_path: Path) -> None:
-    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    plane = ControlPlane.throwaway(tmp_path / "local")
     kubeconfig = tmp_path / "local" / "kubeconfig"
     try:
         plane.create(kubeconfig, without=WITHOUT)

@@ -13,7 +13,6 @@ from planb.local.stack import control_plane, crds
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.kwokctl_config import SINGLE_INSTANCE
-from planb.local.stack.ports import free_port
 from planb.local.stack.snapshot import DATABASE, EtcdSnapshot, snapshot_key, switched_off
 
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
@@ -96,7 +95,7 @@ def test_a_control_plane_started_from_a_snapshot_serves_its_crds_before_anything
     assert snapshot.make() is False  # made once
     assert [p.name for p in snapshot.root.iterdir() if not p.name.startswith(".")] == [snapshot.directory.name]
     assert not list(snapshot.root.glob(".making-*"))  # the throwaway control plane is gone
-    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    plane = ControlPlane.throwaway(tmp_path / "local")
     kubeconfig = tmp_path / "local" / "kubeconfig"
     try:
         plane.create(kubeconfig, etcd_from=snapshot.data_dir)

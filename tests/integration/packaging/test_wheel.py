@@ -25,7 +25,6 @@ import pytest
 
 from planb import paths
 from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.ports import free_port
 from planb.local.stack.snapshot import WITHOUT
 
 pytestmark = pytest.mark.slow
@@ -118,7 +117,7 @@ def test_the_installed_status_reads_a_real_api_server_and_draws_with_its_extra(w
     chart = paths.REPO / "charts" / "planb"
     rendered = _run(paths.tool("helm"), "template", "job-1", chart, "--skip-tests", cwd=paths.REPO, timeout=60)
     assert rendered.returncode == 0, rendered.stderr
-    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    plane = ControlPlane.throwaway(tmp_path / "local")
     kubeconfig = tmp_path / "local" / "kubeconfig"
     try:
         plane.create(kubeconfig, without=WITHOUT)

@@ -26,7 +26,6 @@ import yaml
 
 from planb import paths
 from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.ports import free_port
 
 pytestmark = [pytest.mark.tools]
 
@@ -156,7 +155,7 @@ class Converged:
 def converged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Converged]:
     """The earlier objects, then the role twice, the second time with -v (each result printed)."""
     tmp_path = tmp_path_factory.mktemp("multikueue")
-    plane = ControlPlane(tmp_path / "local", apiserver_port=free_port())
+    plane = ControlPlane.throwaway(tmp_path / "local")
     kubeconfig = tmp_path / "local" / "kubeconfig"
     try:
         plane.create(kubeconfig, without=("kube-scheduler", "kwok-controller"))

@@ -31,6 +31,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +40,9 @@ from typing import Any
 import yaml
 
 from planb import paths
+from planb.kube import Kube, KubeError
 from planb.local.process import is_alive, terminate
-from planb.local.stack.errors import LocalStackError, ToolMissingError
+from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kwokctl_config import (
     _SAVED_PORTS,
     API_SERVER_ARGS,
@@ -63,6 +65,7 @@ from planb.local.stack.kwokctl_config import (
     kwokctl_configuration,
     unused_ports,
 )
+from planb.local.stack.ports import free_ports
 from planb.local.statefile import write_atomic
 from planb.local.tls import EtcdPKI, ensure_etcd_pki, private_dir
 
@@ -90,12 +93,31 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+#: How many times `create` makes a cluster whose component could not bind its port (another process took it between
+#: the pick and the bind), each time on newly picked ports.
+CREATE_ATTEMPTS = 3
+#: How long `create` waits, after kwokctl, for the API server to answer /readyz (kwokctl has waited already).
+SERVING_WAIT = 30.0
+#: What a component's log says when its port was taken (Go's net.Listen; etcd and the API server alike).
+PORT_TAKEN = "address already in use"
+
+
+@dataclass
 class ControlPlane:
-    """A kwokctl cluster whose work directory lives under planb's state directory."""
+    """A kwokctl cluster whose work directory lives under planb's state directory.
+
+    With `ports_by_kernel` every port, the API server's too, is one the kernel hands out for the moment (the
+    throwaway clusters of tests and of planb.local.stack.snapshot): the local stack's fixed API port and its ports
+    picked downwards from PORTS_BELOW would be picked alike by two clusters created at once."""
 
     state: Path
     apiserver_port: int = APISERVER_PORT
+    ports_by_kernel: bool = False
+
+    @classmethod
+    def throwaway(cls, state: Path) -> ControlPlane:
+        """A cluster for one test or one snapshot, on ports the kernel chooses at `create`."""
+        return cls(state, apiserver_port=0, ports_by_kernel=True)
 
     @property
     def workdir(self) -> Path:
@@ -150,22 +172,70 @@ class ControlPlane:
         return self.cluster_dir / "etcd"
 
     def create(
-        self, kubeconfig: Path, dry_run: bool = False, *, without: Sequence[str] = (), etcd_from: Path | None = None
+        self,
+        kubeconfig: Path,
+        dry_run: bool = False,
+        *,
+        without: Sequence[str] = (),
+        etcd_from: Path | None = None,
+        wait_s: int = 120,
+        timeout_s: int = 240,
     ) -> str:
         """Create and start the cluster, writing an admin kubeconfig to `kubeconfig`.
 
         `without` names kwokctl components not to run (``--disable``). With `etcd_from`, etcd starts from a copy
         of that data directory (a snapshot: planb.local.stack.snapshot) instead of an empty one; kwokctl's install only
         makes the directory if it is missing. With dry_run, kwokctl only prints the commands it would run (and creates
-        nothing); that output is returned.
+        nothing); that output is returned. kwokctl waits up to `wait_s` for the cluster, and gives up on the whole
+        creation after `timeout_s` (an API server that cannot listen holds kwokctl that long). Then the API server
+        must answer /readyz, or the cluster is deleted and StartupTimeoutError says why, with the components' last log
+        lines. A component whose port was taken after the pick (another process bound it first) makes the cluster
+        again on other ports, up to CREATE_ATTEMPTS times, unless it is the API server's fixed port.
         """
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if dry_run:
+            return self._create_once(kubeconfig, True, without, None, (wait_s, timeout_s))
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            out = self._create_once(kubeconfig, False, without, etcd_from, (wait_s, timeout_s))
+            if not self.etcd_secured():
+                # A kwokctl that no longer has a flag an override names drops the override with a warning only.
+                self.delete()
+                raise LocalStackError(
+                    "kwokctl did not start etcd on https with client certificates (its saved etcd flags lack them), "
+                    "so the cluster was deleted: the pinned kwokctl and planb.local.stack.control_plane disagree"
+                )
+            if self.serving(kubeconfig, min(SERVING_WAIT, wait_s)):
+                return out
+            # kwokctl exits 0 when its wait for readiness fails: it only logs "Failed to wait for cluster to be
+            # ready" (pkg/kwokctl/cmd/create/cluster/cluster.go, runE), so the API server is asked here.
+            tails = self.log_tails()
+            self.delete()
+            taken = [name for name, tail in tails.items() if PORT_TAKEN in tail]
+            fixed_port_taken = taken == ["kube-apiserver"] and not self.ports_by_kernel  # no other port to try
+            if not taken or fixed_port_taken or attempt == CREATE_ATTEMPTS:
+                said = "\n".join(f"--- {name}:\n{tail}" for name, tail in tails.items()) or "(no component logs)"
+                raise StartupTimeoutError(
+                    f"the control plane's API server did not answer /readyz on port {self.apiserver_port} after "
+                    f"kwokctl created it (attempt {attempt} of {CREATE_ATTEMPTS}"
+                    + (f"; a port was taken from {', '.join(taken)}" if taken else "")
+                    + f"); the cluster was deleted. The components' last log lines:\n{said}"
+                )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _create_once(
+        self, kubeconfig: Path, dry_run: bool, without: Sequence[str], etcd_from: Path | None, waits: tuple[int, int]
+    ) -> str:
+        """kwokctl's create on ports picked now; with `etcd_from`, etcd's data directory copied first."""
         if not dry_run:
             for directory in (self.workdir, self.workdir / "clusters", self.cluster_dir):
                 private_dir(directory)  # as kwokctl makes them under umask 077
         pki = self.etcd_pki if dry_run else ensure_etcd_pki(self.etcd_pki.directory)
-        picked = dict(zip(PICKED_PORTS, unused_ports(len(PICKED_PORTS), exclude=(self.apiserver_port,)), strict=True))
+        if self.ports_by_kernel:
+            self.apiserver_port, *others = free_ports(len(PICKED_PORTS) + 1)
+        else:
+            others = unused_ports(len(PICKED_PORTS), exclude=(self.apiserver_port,))
+        picked = dict(zip(PICKED_PORTS, others, strict=True))
         configuration = kwokctl_configuration(
             EtcdEndpoint(pki, picked["etcdPort"], picked["etcdPeerPort"]),
             kwok_crds="kwok-controller" not in without,
@@ -177,7 +247,7 @@ class ControlPlane:
                 raise LocalStackError(f"{self.etcd_dir} exists already; a snapshot goes only into a new cluster")
             shutil.copytree(etcd_from, self.etcd_dir)
             self.etcd_dir.chmod(0o700)  # etcd wants its data directory private
-        out = self._kwokctl(
+        return self._kwokctl(
             *(["--dry-run"] if dry_run else []),
             "create",
             "cluster",
@@ -192,17 +262,32 @@ class ControlPlane:
             "--kube-admission",
             "--kube-authorization",
             *([f"--disable={','.join(without)}"] if without else []),
-            "--wait=120s",
-            "--timeout=240s",
+            f"--wait={waits[0]}s",
+            f"--timeout={waits[1]}s",
             config=self.config_file,
         )
-        if not dry_run and not self.etcd_secured():
-            # A kwokctl that no longer has a flag an override names drops the override with a warning only.
-            self.delete()
-            raise LocalStackError(
-                "kwokctl did not start etcd on https with client certificates (its saved etcd flags lack them), so "
-                "the cluster was deleted: the pinned kwokctl and planb.local.stack.control_plane disagree"
-            )
+
+    def serving(self, kubeconfig: Path, timeout: float) -> bool:
+        """True once the API server answers /readyz with "ok" through `kubeconfig`, within `timeout` seconds. The
+        kubeconfig's CA and client certificate are this cluster's, so another cluster's server on the port fails."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if Kube(kubeconfig).text("/readyz", timeout=5).strip() == "ok":
+                    return True
+            except (KubeError, OSError):
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.5)
+
+    def log_tails(self, lines: int = 8) -> dict[str, str]:
+        """The last lines of each component's log, by component (kwokctl's binary runtime writes the cluster's
+        logs/<component>.log)."""
+        out: dict[str, str] = {}
+        for log in sorted((self.cluster_dir / "logs").glob("*.log")):
+            with contextlib.suppress(OSError):
+                out[log.stem] = "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
         return out
 
     @property

@@ -15,6 +15,7 @@ and how to stop it, is the one answer that is never wrong.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import ipaddress
 import os
@@ -189,6 +190,16 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` distinct ports nothing listens on at host now, chosen by the kernel (all bound at once, so none
+    repeats; another process may take one before the caller binds it)."""
+    with contextlib.ExitStack() as held:
+        socks = [held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for sock in socks:
+            sock.bind((host, 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 def _environ(pid: int) -> dict[str, str]:

@@ -50,7 +50,6 @@ from planb.local.process import terminate
 from planb.local.stack import crds
 from planb.local.stack.control_plane import ControlPlane, configuration_recipe
 from planb.local.stack.errors import LocalStackError
-from planb.local.stack.ports import free_port
 from planb.local.statefile import flocked, write_json
 
 #: Bump when what a snapshot holds, or how it is made, changes: every older snapshot is then left unused.
@@ -167,7 +166,7 @@ class EtcdSnapshot:
         return True
 
     def _make_in(self, work: Path) -> None:
-        plane = ControlPlane(work / "state", apiserver_port=free_port())
+        plane = ControlPlane.throwaway(work / "state")
         kubeconfig = work / "state" / "kubeconfig"
         try:
             plane.create(kubeconfig, without=WITHOUT)
