@@ -7,8 +7,10 @@ import argparse
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 
+from planb import paths
 from planb.errors import UsageError
 from planb.kube import KubeError
 from planb.regions import advice_order as ao
@@ -140,6 +142,7 @@ def test_the_json_document_carries_the_ledger_s_asks_and_the_advice_used(
     monkeypatch.setattr(capacity, "clock", lambda: NOW)
     assert status_cli._once(_kube(ledger, _advised(ledger)), _args(output="json")) == 0  # type: ignore[arg-type]
     doc = json.loads(capsys.readouterr().out)
+    _valid(doc)
     assert set(doc) == {"apiVersion", "kind", "configMap", "found", "now", "ledger", "lastAdvice", "problems"}
     assert (doc["kind"], doc["configMap"], doc["found"], doc["now"]) == (
         "CapacityStatus", f"kueue-system/{cs.CONFIGMAP}", True, "2027-01-15T08:00:00Z",
@@ -168,6 +171,18 @@ def test_the_json_document_carries_the_ledger_s_asks_and_the_advice_used(
     assert (pairs[("us-east5", "spot")]["offered"], pairs[("us-east5", "spot")]["score"]) == ("skipped", None)
     assert pairs[("europe-west4", "dws")]["obtainability"] is None
     assert doc["problems"] == []
+
+
+def _valid(doc: Any) -> None:
+    """`doc` is valid against docs/status.schema.json, as CapacityStatus."""
+    schema = json.loads((paths.REPO / "docs" / "status.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(doc)
+    capacity_only = {**schema, "oneOf": [{"$ref": "#/$defs/capacity"}]}
+    jsonschema.Draft202012Validator(capacity_only, format_checker=jsonschema.FormatChecker()).validate(doc)
+
+
+def test_a_document_with_nothing_recorded_is_valid_too() -> None:
+    _valid(capacity.document(capacity.Capacity("kueue-system/x", found=False, now=NOW, problems=["forbidden"])))
 
 
 def test_capacity_is_not_a_job_s_view() -> None:
