@@ -5,13 +5,14 @@ The documents are read from the installed ``googleapiclient`` package
 each is loaded once per process, on first use, so importing this module costs nothing
 (https://developers.google.com/discovery/v1/reference/apis describes their format).
 
-``API_DOCUMENTS`` names the five the emulator serves: GKE (container v1), Compute Engine (compute v1, for
+``API_DOCUMENTS`` names the six the emulator serves: GKE (container v1), Compute Engine (compute v1, for
 reservations and the instance groups behind pools), Service Usage (serviceusage v1), Cloud Resource Manager
 (cloudresourcemanager v3, for ``projects.testIamPermissions``,
 https://cloud.google.com/resource-manager/reference/rest/v3/projects/testIamPermissions) and Cloud Storage (storage
 v1, for the checkpoint bucket's ``buckets.get`` and ``buckets.insert``,
-https://cloud.google.com/storage/docs/json_api/v1/buckets). Cloud Quotas has no document in the package, so nothing
-the emulator serves under ``/cloudquotas/v1/`` is checked.
+https://cloud.google.com/storage/docs/json_api/v1/buckets) and the Organization Policy API (orgpolicy v2, for the day-0
+check's ``projects.policies.getEffectivePolicy``, ``gke_emulator.project_setup``). Cloud Quotas has no document in
+the package, so nothing the emulator serves under ``/cloudquotas/v1/`` is checked.
 
 ``find_method`` maps a request the emulator serves (its HTTP method and path) onto the document's method:
 its id, and the ``$ref`` of its request and response schemas (``resources...methods...request.$ref``).
@@ -40,6 +41,8 @@ API_DOCUMENTS: dict[str, tuple[str, str]] = {
     "cloudresourcemanager": ("cloudresourcemanager.v3.json", "/cloudresourcemanager/"),
     # rootUrl https://storage.googleapis.com/, servicePath "storage/v1/": Google's own paths, at the emulator's root.
     "storage": ("storage.v1.json", "/"),
+    # rootUrl https://orgpolicy.googleapis.com/, servicePath "": its paths (``v2/...``) under the prefix.
+    "orgpolicy": ("orgpolicy.v2.json", "/orgpolicy/"),
 }
 #: Paths the emulator serves that no shipped document describes.
 UNDOCUMENTED_PREFIXES = ("/cloudquotas/v1/", "/planb/v1/")
@@ -135,6 +138,8 @@ def api_of(path: str) -> str | None:
         return "serviceusage"
     if path.startswith("/cloudresourcemanager/v3/"):
         return "cloudresourcemanager"
+    if path.startswith("/orgpolicy/v2/"):
+        return "orgpolicy"
     if path.startswith("/storage/v1/"):
         return "storage"
     if path.startswith("/v1/"):

@@ -22,9 +22,9 @@ from planb.local.tls import ServingCert
 Body = dict[str, Any]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-#: POST methods that change nothing: Cloud Resource Manager's projects.testIamPermissions, which its discovery
-#: document (cloudresourcemanager.v3.json) allows under the cloud-platform.read-only scope.
-READ_ONLY_POSTS = (":testIamPermissions",)
+#: POST methods that change nothing: Cloud Resource Manager's projects.testIamPermissions and projects.getIamPolicy,
+#: which its discovery document (cloudresourcemanager.v3.json) allows under the cloud-platform.read-only scope.
+READ_ONLY_POSTS = (":testIamPermissions", ":getIamPolicy")
 
 
 def is_write(entry: Body) -> bool:

@@ -72,6 +72,10 @@ CLOUD_QUOTAS = "/cloudquotas/v1/"
 CLOUD_RESOURCE_MANAGER = "/cloudresourcemanager/v3/"
 #: Every accelerator quota's value unless set otherwise: enough for any profile of the catalog.
 DEFAULT_QUOTA = 100000
+#: Compute Engine's CPU quotas by display name -> regional (False: the project's total over every region), read by the
+#: day-0 check (https://cloud.google.com/compute/resource-usage#cpu_quota); set with gke_emulator.project_setup.
+CPU_QUOTAS = {"CPUs": True, "N2 CPUs": True, "N2D CPUs": True, "C2 CPUs": True, "C3 CPUs": True,
+              "Preemptible CPUs": True, "CPUs (all regions)": False}  # fmt: skip
 #: QuotaInfos per page when the caller does not say (small, so clients must follow nextPageToken).
 PAGE_SIZE = 3
 _SERVICE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.googleapis\.com$")
@@ -150,7 +154,7 @@ class ProjectApis:
     def _override(self, project: str, service: str) -> Body | None:
         services: Body = self.state["services"]
         found: Body | None = services.get(f"{project}/{service}") or services.get(f"*/{service}")
-        return found
+        return found or services.get(f"{project}/*")  # a fresh project's (gke_emulator.project_setup)
 
     def service_state(self, project: str, service: str) -> str:
         override = self._override(project, service)
@@ -249,14 +253,17 @@ class ProjectApis:
         for key in [key for quota_type in QUOTA_TYPES for key in quota_keys(quota_type).values()]:
             if key not in by_name.setdefault(key.display_name, []):
                 by_name[key.display_name].append(key)
+        by_name.update({name: [] for name in CPU_QUOTAS})
+        default = self.state.get("quotaDefaults", {}).get(project, DEFAULT_QUOTA)
         infos = []
         for display, keys in sorted(by_name.items()):
             extra = sorted({dim for key in keys for dim in key.dimensions})
+            regional = ["region"] if CPU_QUOTAS.get(display, True) else []
             set_here = [
                 {
                     "dimensions": dict(q["dimensions"]),
                     "details": {"value": str(q["value"])},
-                    "applicableLocations": [q["dimensions"]["region"]],
+                    "applicableLocations": [q["dimensions"].get("region", "global")],
                 }
                 for q in self.state["quotas"]
                 if q["displayName"] == display and q["project"] in (project, "*")
@@ -270,14 +277,14 @@ class ProjectApis:
                     "service": service,
                     "isPrecise": True,
                     "containerType": "PROJECT",
-                    "dimensions": ["region", *extra],
+                    "dimensions": [*regional, *extra],
                     "metricDisplayName": display,
                     "quotaDisplayName": display,
                     "metricUnit": "1/{project}/{region}",
                     # Most specific first, as the API orders them; the last applies to every other value.
                     "dimensionsInfos": [
                         *set_here,
-                        {"dimensions": {}, "details": {"value": str(DEFAULT_QUOTA)}, "applicableLocations": ["global"]},
+                        {"dimensions": {}, "details": {"value": str(default)}, "applicableLocations": ["global"]},
                     ],
                 }
             )

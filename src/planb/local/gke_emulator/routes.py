@@ -35,6 +35,10 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
 * ``POST /planb/v1/permissions`` ``{"project": "*", "permission": "container.clusters.create", "granted": false}``:
   a permission the caller lacks, left out of Cloud Resource Manager's ``projects.testIamPermissions`` answer
   (``POST /cloudresourcemanager/v3/projects/P:testIamPermissions``, ``gke_emulator.project``) until granted again
+* ``POST /planb/v1/fresh-project``, ``/planb/v1/org-policies``, ``/planb/v1/iam-bindings``, ``/planb/v1/networks``,
+  ``/planb/v1/cpu-quotas``: a project on day 0 and what fixes it (``gke_emulator.project_setup``, which also serves the
+  Org Policy API's effective policy, Cloud Resource Manager's projects.get and getIamPolicy, and Compute Engine's
+  networks.get and subnetworks.get that the day-0 check reads)
 * ``POST /planb/v1/capacity-signals`` ``{"zone", "machineType", "provisioningModel", "outcome": "STOCKOUT"}`` and
   ``POST /planb/v1/advice`` ``{"machineType": "ct6e-*", "refuse": true}``: what planb's capacity model has seen, and
   a shape Compute Engine's ``advice.capacity`` refuses (``gke_emulator.advice``, which serves the advice methods)
@@ -52,14 +56,18 @@ from planb.local.gke_emulator import advice, conformance, discovery
 from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.project import ProjectApiError
+from planb.local.gke_emulator.project_setup import ProjectSetup
 
 Body = dict[str, Any]
 
 _LOCATION = r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)"
 
 
-def dispatch(engine: Engine, method: str, path: str, request: Body, query: str = "") -> Body | str:
-    """Route one request; returns the response body or raises ApiError.
+def dispatch(
+    engine: Engine, method: str, path: str, request: Body, query: str = "", user_project: str | None = None
+) -> Body | str:
+    """Route one request; returns the response body or raises ApiError. ``user_project`` is the request's
+    x-goog-user-project, the project billed for it (``gke_emulator.project_setup``).
 
     A path a discovery document describes has its body checked against the method's request schema before
     anything else (``gke_emulator.conformance``: Google's 400 naming the field), and its answer goes out through
@@ -70,8 +78,10 @@ def dispatch(engine: Engine, method: str, path: str, request: Body, query: str =
         request = conformance.checked_request(documented, request)
     with engine.store.lock:
         engine.advance()
+        setup = ProjectSetup(engine.store, engine.project_apis)
         try:
-            project_answer = engine.project_apis.route(method, path, query, request)
+            setup.gate(path, user_project)  # an API that is off answers 403 (gke_emulator.project_setup)
+            project_answer = setup.route(method, path) or engine.project_apis.route(method, path, query, request)
         except ProjectApiError as exc:
             raise ApiError(exc.code, exc.message, exc.status, exc.details) from exc
         if project_answer is not None:
@@ -97,6 +107,14 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         return engine.add_http_fault(request)
     if path == "/planb/v1/upgrades" and method == "POST":
         return engine.auto_upgrade(request)
+    setups = ("fresh-project", "org-policies", "iam-bindings", "networks", "cpu-quotas")
+    if method == "POST" and path.startswith("/planb/v1/") and path[len("/planb/v1/") :] in setups:
+        try:
+            return ProjectSetup(engine.store, engine.project_apis).switch(path[len("/planb/v1/") :], request)
+        except ProjectApiError as exc:
+            raise ApiError(exc.code, exc.message, exc.status) from exc
+        finally:
+            engine.store.save()
     if path in ("/planb/v1/services", "/planb/v1/quotas", "/planb/v1/permissions") and method == "POST":
         try:
             if path.endswith("/services"):

@@ -36,6 +36,7 @@ API_PREFIXES = (
     "/cloudquotas/v1/",
     "/cloudresourcemanager/v3/",
     "/storage/v1/",
+    "/orgpolicy/v2/",
 )
 
 
@@ -70,7 +71,8 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(request, dict):
                 raise ApiError(400, "Request body must be a JSON object.")
             query = self.path.split("?", 1)[1] if "?" in self.path else ""
-            result = routes.dispatch(self.server.engine, self.command, path, request, query)
+            user_project = self.headers.get("x-goog-user-project")
+            result = routes.dispatch(self.server.engine, self.command, path, request, query, user_project)
         except json.JSONDecodeError as exc:
             status, result = 400, ApiError(400, f"Invalid JSON payload: {exc}").body()
         except ApiError as exc:
