@@ -35,6 +35,8 @@ def queues_args(suffix: str, ns: str, keep: bool = False) -> tuple[str, ...]:
         "--set", f"queues.localQueue.namespace={ns}",
         "--set", f"dws.admissionCheck=planb-dws-prov-{suffix}",
         "--set", f"dws.provisioningRequestConfig=planb-dws-config-{suffix}",
+        # site.yml's queues release made default's shared job account (planb-job) already: a second makes none.
+        *(("--set", "queues.jobServiceAccount=") if ns == "default" else ()),
     )  # fmt: skip
 
 
@@ -105,8 +107,9 @@ def test_queues_and_two_jobs_make_two_workloads(
     installed: Callable[..., None], helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
 ) -> None:
     installed("planb-queues", *queues_args(suffix, ns))
-    installed("job-1", *JOB)
-    installed("job-2", *JOB)
+    # Both jobs run as the account the queues release made for the namespace's jobs to share.
+    installed("job-1", *JOB, "--set", "job.serviceAccountName=planb-job")
+    installed("job-2", *JOB, "--set", "job.serviceAccountName=planb-job")
     wait_until(
         lambda: sorted(workloads(kubectl, ns)) == ["job-1", "job-2"], "a Workload for job-1 and job-2", timeout=90
     )
@@ -125,6 +128,8 @@ def test_queues_and_two_jobs_make_two_workloads(
     assert "job-1-train-script" not in maps and "job-2-train-script" in maps
     assert kubectl("get", "clusterqueue", f"planb-cq-{suffix}", check=False).returncode == 0
     assert kubectl("get", "localqueue", "planb-lq", "-n", ns, check=False).returncode == 0
+    # The shared account stays for job-2: job-1's release never owned it.
+    assert kubectl("get", "serviceaccount", "planb-job", "-n", ns, check=False).returncode == 0
 
 
 def test_second_job_falls_back_to_dws(installed: Callable[..., None], kubectl: Kubectl, ns: str, suffix: str) -> None:

@@ -110,6 +110,8 @@ def tpu7x_queues(site: Path, helm: Run) -> Iterator[str]:
         "--set", "mode=queues", "--set", "queues.keepOnUninstall=false", "--set", "dws.enabled=false",
         "--set", "queues.clusterQueue=tpu7x-cluster-queue", "--set", f"queues.localQueue.name={LOCAL_QUEUE}",
         "--set", "queues.flavors.cpu=tpu7x-default-cpu", "--set", f"queues.flavors.onDemand={FLAVOR}",
+        # site.yml's queues release made the namespace's shared job account already: a second one makes none.
+        "--set", "queues.jobServiceAccount=",
     )  # fmt: skip
     try:
         yield LOCAL_QUEUE

@@ -25,7 +25,10 @@ from tests.support.chart.objects import by_kind, pod_specs
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR
 SELECTOR = {"app.kubernetes.io/name": "planb", "app.kubernetes.io/instance": "job-1"}
-QUEUE_KINDS = {"AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequestConfig", "ResourceFlavor"}
+#: What queues mode makes: the queue objects and the ServiceAccount the LocalQueue namespace's jobs share.
+QUEUE_KINDS = {
+    "AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequestConfig", "ResourceFlavor", "ServiceAccount",
+}  # fmt: skip
 
 
 # -- Queues: who may submit, how much of plan B, and uninstall

@@ -18,6 +18,8 @@ Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR
 FIX = "run `make golden` and review the diff"
 KUEUE_KINDS = ["AdmissionCheck", "ClusterQueue", "LocalQueue", "ProvisioningRequestConfig", "ResourceFlavor"]
+#: Besides the queues, queues mode makes the ServiceAccount the LocalQueue namespace's jobs share.
+QUEUES_KINDS = sorted([*KUEUE_KINDS, "ServiceAccount"])
 
 
 def by_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -83,8 +85,8 @@ def test_job_mode_renders_only_namespaced_job_objects(template: Render) -> None:
 
 def test_queues_mode_renders_the_seed_queue_objects(template: Render) -> None:
     objs = template("--set", "mode=queues")
-    assert sorted({o["kind"] for o in objs}) == KUEUE_KINDS
-    assert {o["apiVersion"] for o in objs} == {"kueue.x-k8s.io/v1beta2"}
+    assert sorted({o["kind"] for o in objs}) == QUEUES_KINDS
+    assert {o["apiVersion"] for o in objs if o["kind"] != "ServiceAccount"} == {"kueue.x-k8s.io/v1beta2"}
     assert [o["metadata"]["name"] for o in by_kind(objs, "ResourceFlavor")] == ["default-cpu", "on-demand", "dws"]
     (cq,) = by_kind(objs, "ClusterQueue")
     (group,) = cq["spec"]["resourceGroups"]
@@ -122,7 +124,9 @@ def test_retry_strategy_outlasts_a_week_long_queue(template: Render) -> None:
 
 def test_queues_without_dws_has_plan_a_only(template: Render) -> None:
     objs = template("--set", "mode=queues", "--set", "dws.enabled=false")
-    assert sorted(o["kind"] for o in objs) == ["ClusterQueue", "LocalQueue", "ResourceFlavor", "ResourceFlavor"]
+    assert sorted(o["kind"] for o in objs) == [
+        "ClusterQueue", "LocalQueue", "ResourceFlavor", "ResourceFlavor", "ServiceAccount",
+    ]  # fmt: skip
     (cq,) = by_kind(objs, "ClusterQueue")
     assert "admissionChecksStrategy" not in cq["spec"]
     assert [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]] == ["default-cpu", "on-demand"]

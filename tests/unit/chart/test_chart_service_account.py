@@ -47,3 +47,27 @@ def test_the_account_is_created_only_when_a_value_says_so(template: Render, helm
     assert nameless.returncode != 0 and "job.createServiceAccount=true needs job.serviceAccountName" in nameless.stderr
     bad = helm("template", RELEASE, "charts/planb", "--set", "job.serviceAccountName=Trainer_1")
     assert bad.returncode != 0 and "serviceAccountName" in bad.stderr
+
+
+def test_the_queues_release_makes_the_one_account_a_namespace_s_jobs_share(template: Render) -> None:
+    objs = template("--set", "mode=queues", "--set", "queues.localQueue.namespace=team-a")
+    (account,) = [o for o in objs if o["kind"] == "ServiceAccount"]
+    assert (account["metadata"]["name"], account["metadata"]["namespace"]) == ("planb-job", "team-a")
+    # Kept with the queues on uninstall, so running jobs keep their identity.
+    assert account["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+    none = template("--set", "mode=queues", "--set", "queues.jobServiceAccount=")
+    assert [o for o in none if o["kind"] == "ServiceAccount"] == []
+
+
+def test_two_jobs_that_share_the_account_create_none_of_their_own(template: Render) -> None:
+    for release in ("job-1", "job-2"):
+        objs = template("--set", "job.serviceAccountName=planb-job", release=release)
+        assert [o for o in objs if o["kind"] == "ServiceAccount"] == [], release
+        assert {spec["serviceAccountName"] for spec in _pod_specs(objs).values()} == {"planb-job"}
+
+
+def test_the_queues_notes_name_the_shared_account_and_how_to_delete_it(notes: Callable[..., str]) -> None:
+    text = notes("--set", "mode=queues")
+    assert "--set job.serviceAccountName=planb-job" in text, text
+    assert "kubectl delete serviceaccount planb-job -n default" in text, text
+    assert "serviceAccountName" not in notes("--set", "mode=queues", "--set", "queues.jobServiceAccount="), text
