@@ -23,6 +23,7 @@ from ansible_collections.planb.gke.plugins.module_utils.validate import validate
 
 MODULES = (
     "gcp_iam_check",
+    "gcp_project_check",
     "gcp_quota_check",
     "gcp_reservation_info",
     "gcp_service",

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from ansible_collections.planb.gke.plugins.module_utils import iam
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
+from ansible_collections.planb.gke.plugins.module_utils.project_check import CHECK_RIGHTS
 
 from planb import paths
 from planb.build.collection import COLLECTION_DIR
@@ -45,6 +46,16 @@ MODULE_PERMISSIONS: dict[str, set[str]] = {
     },
     "gke_cluster_info": {"container.clusters.get", "container.clusters.getCredentials"},
     "gke_node_pool_info": {"container.clusters.get"},
+    # The day-0 check's reads: the run's table for the APIs and quotas, its own rights (CHECK_RIGHTS) for the rest.
+    "gcp_project_check": {
+        "serviceusage.services.get",
+        "cloudquotas.quotas.get",
+        "orgpolicy.policy.get",
+        "resourcemanager.projects.get",
+        "resourcemanager.projects.getIamPolicy",
+        "compute.networks.get",
+        "compute.subnetworks.get",
+    },
     # testIamPermissions needs no permission; the rest are action plugins or local checks.
     "gcp_iam_check": set(),
     "inventory_vars": set(),
@@ -93,6 +104,14 @@ def test_every_module_the_roles_call_has_its_permissions_in_the_table() -> None:
     for path in [*COLLECTION_DIR.glob("roles/*/tasks/*.yml"), *COLLECTION_DIR.glob("playbooks/*.yml")]:
         called |= set(re.findall(r"^\s+planb\.gke\.([a-z_]+):", path.read_text(), re.MULTILINE))
     assert called and called <= set(MODULE_PERMISSIONS), called - set(MODULE_PERMISSIONS)
-    tabled = {right.permission for right in iam.RIGHTS}
+    tabled = {right.permission for right in iam.RIGHTS} | {right.permission for right in CHECK_RIGHTS}
     for module in called:
         assert MODULE_PERMISSIONS[module] <= tabled, (module, MODULE_PERMISSIONS[module] - tabled)
+
+
+def test_the_first_run_page_names_the_day0_check_s_own_rights() -> None:
+    """The day-0 check asks for the rights its own reads use beside the run's; docs/first-run.md lists each with the
+    role that grants it."""
+    text = FIRST_RUN.read_text()
+    for right in CHECK_RIGHTS:
+        assert f"`{right.permission}`" in text and f"`{right.roles[0]}`" in text, right
