@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -131,3 +132,47 @@ def test_gke_inventory_needs_project_id_and_zone(
     assert done.returncode != 0
     assert_plain_refusal(out, f"inventories/gke needs {missing}", f"export {missing}=")
     assert "Delete plan B" not in out and "Create the cluster" not in out
+
+
+def test_a_regions_teardown_deletes_every_confirmed_cluster_or_none(emulator: RunningEmulator, tmp_path: Path) -> None:
+    """inventories/gke-regions: the manager and each region are hosts; all are confirmed in one list, or none goes."""
+    clusters = {
+        "manager": ("europe-west4-a", "planb-manager"),
+        "us-east5": ("us-east5-b", "tpu-us-east5"),
+        "asia-northeast1": ("asia-northeast1-b", "tpu-asia-northeast1"),
+    }
+    for zone, name in clusters.values():
+        _create_cluster(emulator, "planb-local", zone, name)
+    _create_cluster(emulator, "planb-local", LOCATION, CLUSTER)  # not the inventory's: never touched
+    before = _clusters(emulator)
+    targets = [f"planb-local/{zone}/{name}" for zone, name in clusters.values()]
+    env = {
+        **_bare_env(tmp_path, PROJECT_ID="planb-local", ZONE="us-east5-b", GKE_API_ENDPOINT=emulator.url),
+        "GCP_AUTH_KIND": "none",
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+    }
+
+    def teardown(confirm: str) -> tuple[int, str]:
+        command = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/teardown.yml",
+                   "-i", "inventories/gke-regions", "-e", f"planb_teardown_confirm={confirm}"]  # fmt: skip
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        return done.returncode, done.stdout + done.stderr
+
+    writes = len(emulator.writes())
+    # Only the manager confirmed: the two regions refuse, and so nothing is deleted, the manager neither.
+    rc, out = teardown(targets[0])
+    assert rc != 0 and f"-e planb_teardown_confirm={','.join(sorted(targets))}" in _sorted_confirm(out), out[-3000:]
+    assert len(emulator.writes()) == writes and _clusters(emulator) == before
+    rc, out = teardown(",".join(targets))
+    assert rc == 0, out[-3000:]
+    assert _clusters(emulator) == [f"projects/planb-local/locations/{LOCATION}/clusters/{CLUSTER}"]
+
+
+def _sorted_confirm(out: str) -> str:
+    """`out` with each suggested confirmation list's targets sorted (the play names them in the inventory's order)."""
+    return re.sub(
+        r"-e planb_teardown_confirm=(\S+)",
+        lambda m: "-e planb_teardown_confirm=" + ",".join(sorted(m[1].split(","))),
+        out,
+    )
