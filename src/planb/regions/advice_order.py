@@ -1,6 +1,7 @@
 """Advice-ordered dispatch: which regions and rungs a job is offered first, and when the offer widens.
 
-Not wired into the keeper or MultiKueue yet: ``plan`` is the policy alone, pure, over what it is given.
+``plan`` is the policy alone, pure, over what it is given; ``planb.regions.dispatcher`` runs it as Kueue's External
+MultiKueue dispatcher (``planb regions keep --dispatch``).
 
 Google's facts, the inputs (its ``advice.capacity`` answer, the pairs, the job), are ``planb.regions.advice``.
 

@@ -9,6 +9,9 @@ from pathlib import Path
 from planb.argtypes import positive_float
 from planb.errors import UsageError
 from planb.kube import Kube
+from planb.regions.advice_order import Job
+from planb.regions.dispatch import DISPATCHER
+from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
 from planb.regions.keeper import Keeper, KeeperSettings, run
 
 DEFAULTS = KeeperSettings()
@@ -26,7 +29,18 @@ def _keep(args: argparse.Namespace) -> int:
         release_after=args.release_after,
         origin=args.origin,
     )
-    keeper = Keeper(Kube(kubeconfig), settings)
+    manager = Kube(kubeconfig)
+    keeper = Keeper(manager, settings)
+    if args.dispatch:
+        if args.advice_url and not args.project:
+            raise UsageError("--advice-url needs --project (the Google Cloud project advice.capacity is asked in).")
+        advise = (
+            google_advise(http_post(args.advice_url, os.environ.get("PLANB_ADVICE_TOKEN", "")), args.project)
+            if args.advice_url
+            else no_advice("no advice source: planb regions keep --dispatch was given no --advice-url")
+        )
+        job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
+        keeper.dispatcher = Dispatcher(manager, DispatchSettings(settings.admission_check, job), advise, keeper.say)
     keeper.say(
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
         f"leaves the MultiKueueConfig {settings.config}; an evicted RayJob holding quota for "
@@ -66,6 +80,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=DEFAULTS.origin,
         help="the manager Kueue's multiKueue.origin: only a region's objects with this origin label are cleaned; "
         "default: the one the regions playbook wrote in the ConfigMap kueue-system/<config>-keeper",
+    )
+    keep.add_argument(
+        "--dispatch",
+        action="store_true",
+        help=f"nominate regions in advice order (Kueue's External dispatcher: the manager's Kueue must have "
+        f"multiKueue.dispatcherName {DISPATCHER}; docs/regions.md)",
+    )
+    keep.add_argument(
+        "--advice-url",
+        default="",
+        help="with --dispatch: a compute v1 endpoint for advice.capacity (https://compute.googleapis.com with "
+        "$PLANB_ADVICE_TOKEN; the GKE emulator locally); none: every job races, and the ledger's ConfigMap says why",
+    )
+    keep.add_argument("--project", default="", help="with --advice-url: the project advice.capacity is asked in")
+    keep.add_argument(
+        "--checkpoint-interval",
+        type=positive_float,
+        default=45 * 60.0,
+        help="with --dispatch: seconds between a job's checkpoints, for the Spot rule (default 2700)",
+    )
+    keep.add_argument(
+        "--restore", type=positive_float, default=10 * 60.0, help="with --dispatch: seconds a restore takes (600)"
     )
     keep.add_argument("--poll-seconds", type=positive_float, default=2.0)
     keep.add_argument("--once", action="store_true", help="one look, then exit")

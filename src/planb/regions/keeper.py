@@ -6,7 +6,9 @@ Each `tick()` reads everything again (MultiKueueClusters, the MultiKueueConfig, 
 Workloads) and acts on what it finds, so a keeper restarted at any point picks up where the cluster stands; only the
 time a region has been lost and a Workload has held its quota while evicted are kept in memory (a restart counts
 them again). It writes the MultiKueueConfig and its ConfigMap with their resourceVersions (a conflict is retried at
-the next tick), never ``nominatedClusterNames`` and never a Workload. The ConfigMap (``<config>-keeper`` in Kueue's
+the next tick), never a Workload's spec; ``nominatedClusterNames`` only through its dispatcher, when it is given one
+(``planb regions keep --dispatch``, ``planb.regions.dispatcher``: advice-ordered dispatch, the manager's Kueue
+configured with planb's External dispatcher name). The ConfigMap (``<config>-keeper`` in Kueue's
 namespace, which only the operator and Kueue write) holds the manager's origin, which the regions playbook wrote,
 and the quarantined regions: a region leaves it only after it is back in the config, and joins it before it leaves.
 """
@@ -23,6 +25,7 @@ from planb.catalog import profiles, training
 from planb.kube import Kube, KubeError, Obj
 from planb.regions import decisions as d
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
+from planb.regions.dispatcher import Dispatcher
 
 RAY = "/apis/ray.io/v1"
 #: Seconds past the largest workers' grace period the keeper waits by default: for the garbage collector to delete
@@ -67,8 +70,11 @@ class Keeper:
         settings: KeeperSettings,
         say: Callable[[str], None] = _say,
         clock: Callable[[], float] = time.monotonic,
+        dispatcher: Dispatcher | None = None,
     ) -> None:
         self.manager = manager
+        #: Advice-ordered dispatch (planb.regions.dispatcher), or None: Kueue's own dispatcher nominates.
+        self.dispatcher = dispatcher
         self.settings = settings
         self.say = say
         self.clock = clock
@@ -120,6 +126,8 @@ class Keeper:
             return
         if not self.quarantine(config, state, clusters, now):
             self.rejoin(config, state, clusters, workloads, origin)
+        if self.dispatcher is not None:
+            self.dispatcher.tick(workloads, clusters, config)
 
     # ------------------------------------------------------------------ quarantine
     def quarantine(self, config: Obj, state: Obj, clusters: dict[str, Obj], now: float) -> bool:

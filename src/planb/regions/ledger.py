@@ -5,7 +5,7 @@ A second signal beside Google's ``obtainability`` score (compute v1, discovery r
 requests, so a region that never grants sinks even where Google's advice is silent (403, 404, a shape it refuses).
 ``planb.regions.advice_order`` reads it. On a MultiKueue manager it lives, as JSON (``to_json``/``from_json``), in the
 ConfigMap ``planb.regions.capacity_state`` names (``kueue-system/planb-regions-ledger``), which ``planb status
---capacity`` shows; nothing writes it in a cluster yet (the dispatch is not wired in).
+--capacity`` shows; the keeper's dispatcher writes it (``planb regions keep --dispatch``, ``planb.regions.dispatcher``).
 
 One ``Ask`` per request planb made (a ProvisioningRequest, or a region offered the job on a rung): when it was asked,
 when it ended and how:

@@ -1,0 +1,333 @@
+"""The keeper's dispatcher: advice-ordered dispatch of the manager's Workloads as Kueue's External MultiKueue
+dispatcher (``planb regions keep --dispatch``; the decisions: ``planb.regions.dispatch``, the policy:
+``planb.regions.advice_order``).
+
+Each keeper tick, for every Workload of the MultiKueue check that Kueue would sync now
+(``planb.regions.dispatch.awaits_nomination``):
+
+1. **Plan once per dispatch.** The job's pairs are every region of the MultiKueueConfig that Kueue reaches
+   (MultiKueueCluster Active) times the rungs of that region's ladder (its ClusterQueue's flavors for the
+   accelerators, read with the region's MultiKueue access), for the job's shape (``dispatch.job_shape``). Google's
+   advice for each pair comes from the ``advise`` the caller gives; the plan (``advice_order.plan``) and each pair's
+   advice go into the manager's ConfigMap ``kueue-system/planb-regions-ledger`` (``capacity_state``), which
+   ``planb status --capacity`` shows. Where advice is missing for every pair the plan is today's race: every region
+   nominated, and the ConfigMap says why per pair.
+2. **Read the outcomes.** Each region with a pair waiting is read for its copy of the Workload: a no there
+   (``dispatch.copy_outcome``) ends the pair ``FAILED`` in the ledger; a region that left the MultiKueueConfig or is
+   not Active fails its pairs too, because Kueue no longer syncs it.
+3. **Nominate.** ``OfferPlan.due`` says which pairs to ask now; the regions of every pair waiting are written to the
+   Workload's ``status.nominatedClusterNames`` in the plan's order, by the apply Kueue's Incremental dispatcher sends
+   (``dispatch.admission_apply``); each new pair is an ask in the ledger.
+4. **Close.** When Kueue sets ``clusterName``, the pair of that region (the rung of its copy's admission) is
+   ``GRANTED`` and every other pair waiting ``WITHDRAWN``; a Workload that goes, finishes or loses its quota before
+   that withdraws its pairs. The ledger is written whenever it changed.
+
+The plan, the attempts and the copies seen live in memory, as the Incremental dispatcher's round timer does in Kueue
+(``kubernetes-sigs/kueue@v0.19.2 pkg/controller/workloaddispatcher/incrementaldispatcher.go#L60``): a restarted keeper
+plans a Workload still waiting again from the ledger, and the regions already nominated stay until that plan drops
+them. The ledger itself is read from the ConfigMap at the first tick.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import urllib3
+
+from planb.kube import Kube, KubeError, Obj
+from planb.regions import capacity_state as cs
+from planb.regions import dispatch as dp
+from planb.regions.access import KUEUE, RegionAccessError, region_kube
+from planb.regions.advice import Advice, Post, ask
+from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
+from planb.regions.decisions import is_active
+from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger, LedgerError
+
+#: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
+Advise = Callable[[Key], Advice]
+APPLY = "application/apply-patch+yaml"
+
+
+def no_advice(why: str) -> Advise:
+    """An ``advise`` that has none, for every pair, and says why (the plan then races and the ConfigMap says so)."""
+    return lambda key: Advice.absent(why)
+
+
+def http_post(base_url: str, token: str = "", timeout_s: float = 10.0) -> Post:
+    """POST JSON to a compute v1 endpoint (``https://compute.googleapis.com``, or the GKE emulator locally)."""
+    pool = urllib3.PoolManager(retries=False)
+
+    def post(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+        try:
+            resp = pool.request(
+                "POST", base_url.rstrip("/") + path, body=json.dumps(body).encode(), headers=headers, timeout=timeout_s
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            raise OSError(str(exc)) from exc
+        try:
+            answer = json.loads(resp.data or b"{}")
+        except ValueError:
+            answer = {}
+        return resp.status, answer if isinstance(answer, dict) else {}
+
+    return post
+
+
+def google_advise(post: Post, project: str) -> Advise:
+    """Google's ``advice.capacity`` for each pair, in the zones the catalog lists for its machine type there."""
+    return lambda key: ask(post, project, key, dp.advice_zones(key))
+
+
+@dataclass(frozen=True)
+class DispatchSettings:
+    #: The manager's MultiKueue AdmissionCheck (the keeper's).
+    admission_check: str = "planb-regions"
+    #: What the Spot rule needs of a job (``advice_order`` rule 1). planb's policy: 45 min between checkpoints and 10
+    #: min to restore unless the keeper is told (``--checkpoint-interval``, ``--restore``), because the chart counts
+    #: its checkpoints in steps (``training.checkpointEvery``), which the Workload does not say in time.
+    job: Job = field(default_factory=lambda: Job(checkpoint_interval_s=45 * 60.0, restore_s=10 * 60.0))
+    policy: Policy = field(default_factory=Policy)
+
+
+@dataclass
+class JobDispatch:
+    """One Workload's dispatch: its plan, when it began (seconds since the epoch), the pairs asked, the copies seen."""
+
+    name: str
+    plan: OfferPlan
+    started: float
+    attempts: list[Attempt] = field(default_factory=list)
+    seen: dict[str, dp.Seen] = field(default_factory=dict)
+    said: str = ""
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        manager: Kube,
+        settings: DispatchSettings,
+        advise: Advise,
+        say: Callable[[str], None],
+        wall: Callable[[], float] = time.time,
+        regions: Callable[[Kube, str], Kube] = region_kube,
+    ) -> None:
+        self.manager = manager
+        self.settings = settings
+        self.advise = advise
+        self.say = say
+        self.wall = wall
+        self.regions = regions
+        self.jobs: dict[str, JobDispatch] = {}
+        self.ledger: Ledger | None = None
+        self.last: cs.LastAdvice | None = None
+        self.dirty = False
+        self._kubes: dict[str, Kube] = {}
+
+    # ------------------------------------------------------------------ the tick
+    def tick(self, workloads: list[Obj], clusters: dict[str, Obj], config: Obj) -> None:
+        """One look at the manager's Workloads (the keeper read them), and the nominations and ledger they call for."""
+        now = self.wall()
+        self._kubes = {}
+        ledger = self._ledger()
+        listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
+        active = [c for c in listed if c in clusters and is_active(clusters[c])]
+        live = set()
+        check = self.settings.admission_check
+        for workload in workloads:
+            if not dp.mk_check(workload, check):
+                continue
+            uid = str(workload["metadata"].get("uid"))
+            live.add(uid)
+            job = self.jobs.get(uid)
+            winner = str((workload.get("status") or {}).get("clusterName") or "")
+            if winner:
+                if job is not None:
+                    self._granted(job, workload, winner, now, ledger)
+                    del self.jobs[uid]
+                continue
+            if not dp.awaits_nomination(workload, check):
+                if job is not None and dp.mk_check(workload, check).get("state") != "Pending":
+                    continue  # Kueue holds the nomination meanwhile (a Retry); the plan goes on once it is Pending
+                if job is not None:
+                    self._withdraw(job, "it no longer waits for a region (quota released, finished or deleted)", now)
+                    del self.jobs[uid]
+                continue
+            if job is None:
+                job = self._plan(workload, active, now, ledger)
+                if job is None:
+                    continue
+                self.jobs[uid] = job
+            self._observe(job, workload, active, now, ledger)
+            self._nominate(job, workload, active, now, ledger)
+        for uid in [u for u in self.jobs if u not in live]:
+            self._withdraw(self.jobs.pop(uid), "its Workload is gone", now)
+        if self.dirty:
+            self._write(ledger)
+
+    # ------------------------------------------------------------------ plan
+    def _plan(self, workload: Obj, active: list[str], now: float, ledger: Ledger) -> JobDispatch | None:
+        meta = workload["metadata"]
+        name = f"{meta['namespace']}/{meta['name']}"
+        if not active:
+            return None  # nothing to offer yet; Kueue itself waits for a connected region
+        shape = dp.job_shape(workload)
+        candidates = []
+        for region in active:
+            rungs, why = self._rungs(region, meta["namespace"], str((workload.get("spec") or {}).get("queueName")))
+            for rung in rungs:
+                key = Key(region, rung, shape or "unknown")
+                if why:
+                    advice = Advice.absent(why)
+                elif not shape:
+                    advice = Advice.absent("the job selects no accelerator of planb's catalog")
+                else:
+                    advice = self.advise(key)
+                candidates.append(Candidate(key, advice))
+        offer = plan(candidates, self.settings.job, ledger, now, self.settings.policy)
+        self.last = cs.last_advice(offer, candidates, name, now)
+        self.dirty = True
+        first = dp.regions_in_order(offer, offer.keys[: offer.first])
+        self.say(
+            f"dispatching {name} ({shape or 'shape unknown'}): "
+            + (offer.note if offer.race else f"{', '.join(first) or 'no region'} first; {offer.note}")
+        )
+        for key, why in offer.skipped:
+            self.say(f"{name}: {key} {why}")
+        return JobDispatch(name, offer, now)
+
+    def _rungs(self, region: str, namespace: str, queue: str) -> tuple[list[str], str]:
+        """The region's rungs for a job of ``queue`` (its LocalQueue there, of the manager's name), or the ladder as
+        one pair and why it could not be read."""
+        try:
+            kube = self._region(region)
+            local = kube.get(f"{KUEUE}/namespaces/{namespace}/localqueues/{queue}")
+            cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
+            cq = kube.get(f"{KUEUE}/clusterqueues/{cq_name}") if cq_name else None
+        except (RegionAccessError, KubeError) as exc:
+            return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
+        rungs = dp.ladder_rungs(cq or {})
+        if not rungs:
+            return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
+        return rungs, ""
+
+    def _region(self, region: str) -> Kube:
+        if region not in self._kubes:
+            self._kubes[region] = self.regions(self.manager, region)
+        return self._kubes[region]
+
+    # ------------------------------------------------------------------ outcomes
+    def _observe(self, job: JobDispatch, workload: Obj, active: list[str], now: float, ledger: Ledger) -> None:
+        meta = workload["metadata"]
+        for region in dp.regions_in_order(job.plan, dp.waiting(job.attempts)):
+            if region not in active:
+                self._fail(job, region, "", f"{region} left the MultiKueueConfig or is not Active", now, ledger)
+                continue
+            try:
+                copy = self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
+            except (RegionAccessError, KubeError) as exc:
+                self.say(f"{job.name}: {region} answers Kueue but not planb: {exc}")
+                continue
+            seen = job.seen.get(region, dp.Seen())
+            outcome, why = dp.copy_outcome(copy, seen)
+            if outcome == FAILED:
+                self._fail(job, region, dp.admitted_rung(copy), why, now, ledger)
+            elif copy is not None and not seen.uid:
+                job.seen[region] = dp.Seen(str(copy["metadata"].get("uid") or ""), dp.evictions(copy))
+
+    def _fail(self, job: JobDispatch, region: str, rung: str, why: str, now: float, ledger: Ledger) -> None:
+        job.attempts, ended = dp.failed(job.attempts, region, rung, now - job.started)
+        for attempt in ended:
+            self._end(ledger, attempt.key, job.started + attempt.asked_s, FAILED, now)
+        job.seen.pop(region, None)
+        self.dirty = True
+        self.say(f"{job.name}: {', '.join(str(a.key) for a in ended)} failed ({why}); the offer moves on")
+
+    def _granted(self, job: JobDispatch, workload: Obj, region: str, now: float, ledger: Ledger) -> None:
+        meta = workload["metadata"]
+        try:
+            copy = self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
+        except (RegionAccessError, KubeError):
+            copy = None
+        shape = job.plan.keys[0].shape if job.plan.keys else "unknown"
+        key = dp.granted_key(job.attempts, region, dp.admitted_rung(copy), shape)
+        waited = [a for a in job.attempts if a.failed_s is None and a.key == key]
+        if waited:
+            self._end(ledger, key, job.started + waited[-1].asked_s, GRANTED, now)
+        else:
+            ledger.record(key, job.started, GRANTED, now)
+        requests = len(job.attempts) or 1
+        job.attempts = [a for a in job.attempts if not (a.failed_s is None and a.key == key)]
+        self.dirty = True
+        self.say(f"{job.name}: granted in {key} after {now - job.started:.0f} s, {requests} request(s) asked")
+        self._withdraw(job, f"{region} granted first", now)
+
+    def _withdraw(self, job: JobDispatch, why: str, now: float) -> None:
+        ledger = self._ledger()
+        pending = [a for a in job.attempts if a.failed_s is None]
+        for attempt in pending:
+            self._end(ledger, attempt.key, job.started + attempt.asked_s, WITHDRAWN, now)
+        job.attempts = [a for a in job.attempts if a.failed_s is not None]
+        if pending:
+            self.dirty = True
+            self.say(f"{job.name}: withdrew {', '.join(str(a.key) for a in pending)}: {why}")
+
+    def _end(self, ledger: Ledger, key: Key, asked_at: float, outcome: str, now: float) -> None:
+        """End an ask in the ledger; one it no longer holds (dropped past ``MAX_ASKS``) is said, not raised."""
+        try:
+            ledger.end(key, asked_at, outcome, now)
+        except LedgerError as exc:
+            self.say(f"the ledger did not record {key} {outcome}: {exc}")
+
+    # ------------------------------------------------------------------ nominate
+    def _nominate(self, job: JobDispatch, workload: Obj, active: list[str], now: float, ledger: Ledger) -> None:
+        before = len(job.attempts)
+        job.attempts, regions, _ = dp.nominate(job.plan, now - job.started, job.attempts)
+        for attempt in job.attempts[before:]:
+            ledger.ask(attempt.key, job.started + attempt.asked_s)
+            self.dirty = True
+        regions = [r for r in regions if r in active]
+        if regions == dp.nominated_now(workload):
+            return
+        meta = workload["metadata"]
+        path = f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}/status"
+        query = {"fieldManager": dp.FIELD_MANAGER, "force": "true"}
+        try:
+            self.manager.request("PATCH", path, dp.admission_apply(workload, regions), query, content_type=APPLY)
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+            self.say(f"{job.name}: its Workload changed meanwhile; nominating again at the next look")
+            return
+        said = ", ".join(regions) or "none (waiting to ask again)"
+        if said != job.said:
+            self.say(f"{job.name}: nominated {said}")
+            job.said = said
+
+    # ------------------------------------------------------------------ the ConfigMap
+    def _ledger(self) -> Ledger:
+        if self.ledger is None:
+            stored = cs.read(self.manager)
+            for problem in stored.problems:
+                self.say(f"{problem}; starting a new ledger")
+            self.ledger = stored.ledger or Ledger()
+            self.last = stored.advice
+        return self.ledger
+
+    def _write(self, ledger: Ledger) -> None:
+        body = cs.configmap(ledger, self.last)
+        meta = body["metadata"]
+        path = f"/api/v1/namespaces/{meta['namespace']}/configmaps/{meta['name']}"
+        try:
+            if self.manager.get(path) is None:
+                self.manager.create(f"/api/v1/namespaces/{meta['namespace']}/configmaps", body)
+            else:
+                self.manager.merge_patch(path, {"data": body["data"]})
+        except KubeError as exc:
+            self.say(f"the ledger could not be written to {meta['namespace']}/{meta['name']}: {exc}")
+            return
+        self.dirty = False

@@ -1,0 +1,220 @@
+"""The keeper's dispatcher (planb.regions.dispatcher) against fake manager and region API servers: what it nominates,
+how it widens, what the ledger's ConfigMap holds (issue 54, item 2). No sockets: the fakes answer in memory."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from planb.regions import capacity_state as cs
+from planb.regions.advice import Advice
+from planb.regions.dispatcher import Dispatcher, DispatchSettings, no_advice
+from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
+
+Obj = dict[str, Any]
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+REGIONS = ("us-east5", "europe-west4", "asia-northeast1")
+LEDGER_CM = "/api/v1/namespaces/kueue-system/configmaps/planb-regions-ledger"
+WL = f"{KUEUE}/namespaces/default/workloads/job-1"
+T0 = 1_800_000_000.0
+SHAPE = "ct6e-standard-4t:4"
+TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
+
+
+def workload() -> Obj:
+    """A manager Workload with its quota reserved and its MultiKueue check Pending: what Kueue would sync now."""
+    quota = {
+        "type": "QuotaReserved",
+        "status": "True",
+        "reason": "QuotaReserved",
+        "message": "",
+        "lastTransitionTime": "t",
+    }
+    return {
+        "metadata": {"name": "job-1", "namespace": "default", "uid": "u1", "resourceVersion": "1"},
+        "spec": {
+            "queueName": "user-queue",
+            "podSets": [{"name": "workers", "count": 4, "template": {"spec": {"nodeSelector": TPU}}}],
+        },
+        "status": {
+            "conditions": [quota],
+            "admission": {"clusterQueue": "user-cq", "podSetAssignments": [{"name": "workers"}]},
+            "admissionChecks": [{"name": "planb-regions", "state": "Pending", "lastTransitionTime": "t"}],
+        },
+    }
+
+
+class Fake:
+    """Objects by path; records every write."""
+
+    def __init__(self, objects: dict[str, Obj] | None = None) -> None:
+        self.objects = copy.deepcopy(objects or {})
+        self.applies: list[tuple[str, Obj, dict[str, str], str]] = []
+
+    def get(self, path: str) -> Obj | None:
+        return copy.deepcopy(self.objects.get(path))
+
+    def create(self, path: str, body: Obj) -> Obj:
+        meta = body["metadata"]
+        self.objects[f"{path}/{meta['name']}"] = copy.deepcopy(body)
+        return body
+
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        self.objects[path] = copy.deepcopy(self.objects[path]) | body
+        return body
+
+    def request(self, method: str, path: str, body: Obj, query: dict[str, str], content_type: str) -> Obj:
+        self.applies.append((path, body, query, content_type))
+        target = self.objects[path.removesuffix("/status")]
+        nominated = body["status"].get("nominatedClusterNames")
+        target["status"]["nominatedClusterNames"] = nominated
+        return body
+
+
+def region(rungs: list[str]) -> Fake:
+    cq = {
+        "spec": {"resourceGroups": [{"coveredResources": ["google.com/tpu"], "flavors": [{"name": r} for r in rungs]}]}
+    }
+    return Fake(
+        {
+            f"{KUEUE}/namespaces/default/localqueues/user-queue": {"spec": {"clusterQueue": "cq"}},
+            f"{KUEUE}/clusterqueues/cq": cq,
+        }
+    )
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def setup(advice: dict[str, float | None]) -> tuple[Dispatcher, Fake, dict[str, Fake], Clock, list[str]]:
+    manager = Fake({WL: workload()})
+    regions = {r: region(["dws"]) for r in REGIONS}
+    said: list[str] = []
+    clock = Clock()
+
+    def advise(key: Key) -> Advice:
+        score = advice[key.region]
+        return Advice(score) if score is not None else Advice.absent("404 NOT_FOUND: no advice here")
+
+    dispatcher = Dispatcher(manager, DispatchSettings(), advise, said.append, clock, lambda m, r: regions[r])  # type: ignore[arg-type]
+    return dispatcher, manager, regions, clock, said
+
+
+CLUSTERS = {r: {"status": {"conditions": [{"type": "Active", "status": "True"}]}} for r in REGIONS}
+CONFIG = {"spec": {"clusters": list(REGIONS)}}
+
+
+def tick(dispatcher: Dispatcher, manager: Fake) -> None:
+    dispatcher.tick([manager.get(WL) or {}], CLUSTERS, CONFIG)
+
+
+def stored(manager: Fake) -> tuple[Ledger, cs.LastAdvice]:
+    data = manager.objects[LEDGER_CM]["data"]
+    return Ledger.from_json(json.loads(data["ledger"])), cs.LastAdvice.from_json(json.loads(data["advice"]))
+
+
+def outcomes(ledger: Ledger, region: str) -> list[str]:
+    return [a.outcome for a in ledger.asks.get(Key(region, "dws", SHAPE), [])]
+
+
+def test_the_best_region_is_nominated_first_as_kueue_admission_and_the_configmap_says_why() -> None:
+    dispatcher, manager, _, _, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    tick(dispatcher, manager)
+    path, body, query, content_type = manager.applies[-1]
+    assert path == f"{WL}/status" and query == {"fieldManager": "kueue-admission", "force": "true"}
+    assert content_type == "application/apply-patch+yaml"
+    assert body["status"]["nominatedClusterNames"] == ["europe-west4"]
+    ledger, advice = stored(manager)
+    assert outcomes(ledger, "europe-west4") == [PENDING] and outcomes(ledger, "us-east5") == []
+    assert advice.job == "default/job-1" and not advice.race
+    offered = {p.key.region: (p.offered, p.source) for p in advice.pairs}
+    assert offered["europe-west4"] == ("first", cs.GOOGLE)
+    assert any("europe-west4 first" in line for line in said)
+    tick(dispatcher, manager)  # nothing new: no second apply
+    assert len(manager.applies) == 1
+
+
+def test_a_stockout_said_in_the_best_region_widens_at_once_and_the_grant_elsewhere_closes_the_ledger() -> None:
+    dispatcher, manager, regions, clock, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    tick(dispatcher, manager)
+    copy_path = f"{KUEUE}/namespaces/default/workloads/job-1"
+    regions["europe-west4"].objects[copy_path] = {"metadata": {"uid": "c1"}, "spec": {}, "status": {}}
+    clock.now += 5
+    tick(dispatcher, manager)  # the copy seen, waiting
+    regions["europe-west4"].objects[copy_path]["status"] = {
+        "admissionChecks": [{"name": "dws-prov", "state": "Retry", "message": "QueuingInfeasibleNoCapacity"}]
+    }
+    clock.now += 25
+    tick(dispatcher, manager)
+    assert manager.applies[-1][1]["status"]["nominatedClusterNames"] == ["asia-northeast1"]
+    assert any("europe-west4/dws" in line and "failed (check dws-prov Retry" in line for line in said)
+    ledger, _ = stored(manager)
+    assert outcomes(ledger, "europe-west4") == [FAILED] and outcomes(ledger, "asia-northeast1") == [PENDING]
+    # Kueue admits the asia copy: clusterName set, nominations cleared.
+    regions["asia-northeast1"].objects[copy_path] = {
+        "metadata": {"uid": "c2"},
+        "status": {"admission": {"podSetAssignments": [{"flavors": {"google.com/tpu": "dws"}}]}},
+    }
+    manager.objects[WL]["status"] |= {"clusterName": "asia-northeast1", "nominatedClusterNames": None}
+    clock.now += 60
+    tick(dispatcher, manager)
+    ledger, _ = stored(manager)
+    assert outcomes(ledger, "asia-northeast1") == [GRANTED]
+    assert not dispatcher.jobs and any("granted in asia-northeast1/dws" in line for line in said)
+
+
+def test_a_silent_queue_keeps_its_place_and_the_next_region_joins_at_the_bound() -> None:
+    dispatcher, manager, _, clock, _ = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    tick(dispatcher, manager)
+    bound = next(iter(dispatcher.jobs.values())).plan.order[0].bound_s
+    clock.now += bound
+    tick(dispatcher, manager)
+    assert manager.applies[-1][1]["status"]["nominatedClusterNames"] == ["europe-west4", "asia-northeast1"]
+    manager.objects[WL]["status"] |= {"clusterName": "europe-west4", "nominatedClusterNames": None}
+    tick(dispatcher, manager)
+    ledger, _ = stored(manager)
+    assert outcomes(ledger, "europe-west4") == [GRANTED] and outcomes(ledger, "asia-northeast1") == [WITHDRAWN]
+
+
+def test_missing_advice_nominates_every_region_and_records_why() -> None:
+    manager = Fake({WL: workload()})
+    regions = {r: region(["dws"]) for r in REGIONS}
+    said: list[str] = []
+    dispatcher = Dispatcher(
+        manager,
+        DispatchSettings(),
+        no_advice("no advice source"),
+        said.append,
+        Clock(),
+        lambda m, r: regions[r],  # type: ignore[arg-type]
+    )
+    tick(dispatcher, manager)
+    assert set(manager.applies[-1][1]["status"]["nominatedClusterNames"]) == set(REGIONS)
+    ledger, advice = stored(manager)
+    assert advice.race and all(p.source == cs.RACE + "no advice source" for p in advice.pairs)
+    assert all(outcomes(ledger, r) == [PENDING] for r in REGIONS)
+    assert any("today's race" in line for line in said)
+
+
+def test_a_region_whose_ladder_cannot_be_read_is_one_pair_ordered_by_the_ledger() -> None:
+    dispatcher, manager, regions, _, _ = setup({"us-east5": 0.9, "europe-west4": 0.5, "asia-northeast1": 0.2})
+    regions["us-east5"].objects.clear()
+    tick(dispatcher, manager)
+    _, advice = stored(manager)
+    east = next(p for p in advice.pairs if p.key.region == "us-east5")
+    assert east.key.rung == "ladder" and "us-east5 has no ClusterQueue" in east.source
+
+
+def test_a_workload_that_goes_before_any_grant_withdraws_its_asks() -> None:
+    dispatcher, manager, _, _, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    tick(dispatcher, manager)
+    dispatcher.tick([], CLUSTERS, CONFIG)
+    ledger, _ = stored(manager)
+    assert outcomes(ledger, "europe-west4") == [WITHDRAWN] and not dispatcher.jobs
+    assert any("its Workload is gone" in line for line in said)
