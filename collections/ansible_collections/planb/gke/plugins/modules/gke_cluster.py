@@ -288,32 +288,12 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS, CONVERGE_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_RELATIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.cluster import run_cluster  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.cluster_request import CLUSTER_ARGSPEC  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 
-ARGUMENT_SPEC = dict(
-    AUTH_ARGSPEC,
-    name={"type": "str", "required": True},
-    location={"type": "str", "required": True},
-    state={"type": "str", "choices": ["present", "absent"], "default": "present"},
-    version={"type": "str", "default": "1.34"},
-    default_pool_machine_type={"type": "str", "default": "n2-standard-16"},
-    default_pool_node_count={"type": "int", "default": 1},
-    ray_operator={"type": "bool", "default": True},
-    image_streaming={"type": "bool", "default": True},
-    labels={"type": "dict"},
-    workload_identity={"type": "bool"},
-    dataplane_v2={"type": "bool", "default": True},
-    network={"type": "str"},
-    subnetwork={"type": "str"},
-    private_nodes={"type": "bool", "default": False},
-    master_ipv4_cidr={"type": "str"},
-    node_service_account={"type": "str"},
-    release_channel={"type": "str"},
-    recreate_on_error={"type": "bool", "default": False},
-    **CONVERGE_ARGSPEC,
-)
+ARGUMENT_SPEC = CLUSTER_ARGSPEC
 RELATIONS = AUTH_RELATIONS
 
 
