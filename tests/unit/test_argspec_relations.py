@@ -19,6 +19,7 @@ from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.iam import NEEDS
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
 
 MODULES = (
@@ -204,7 +205,7 @@ def test_values_a_relation_counts_as_given_still_meet_the_domain_rules(args: dic
     assert not checked.error_messages, checked.error_messages
     params = checked.validated_parameters
     with pytest.raises(GkeError, match="nothing was sent to GKE") as refused:
-        validate_node_pool(params)
+        validate_node_pool(NodePoolRequest.of(params))
     assert message in str(refused.value), str(refused.value)
 
 

@@ -1,8 +1,8 @@
-"""gke_cluster's options are read once into a typed request (module_utils/cluster_request.py), so a request holds
-every option of its module's argument spec, one field each, with the spec's default: an option added to the spec
-without a field would be dropped silently, a field without an option would never be set, and a default of the
-request's own could drift from the one the module documents. The credential's options (args.AUTH_ARGSPEC) are
-resolved into the request's ``access`` (credentials.Access)."""
+"""gke_cluster's and gke_node_pool's options are read once into a typed request (module_utils/cluster_request.py,
+node_pool_request.py), so a request holds every option of its module's argument spec, one field each, with the
+spec's default: an option added to the spec without a field would be dropped silently, a field without an option
+would never be set, and a default of the request's own could drift from the one the module documents. The
+credential's options (args.AUTH_ARGSPEC) are resolved into the request's ``access`` (credentials.Access)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC
 from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.credentials import Access
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
 
 #: The options Access resolves: every credential and endpoint option but the project, which the modules address.
 ACCESS_OPTIONS = set(AUTH_ARGSPEC) - {"project"}
@@ -22,6 +23,7 @@ NOT_OPTIONS = {"access", "check_mode"}
 #: module -> (its request, the options every task gives it: the argument spec's required ones).
 REQUESTS: dict[str, tuple[Any, dict[str, Any]]] = {
     "gke_cluster": (ClusterRequest, {"name": "c", "location": "us-east5-b"}),
+    "gke_node_pool": (NodePoolRequest, {"name": "p", "cluster": "c", "location": "us-east5-b"}),
 }
 
 

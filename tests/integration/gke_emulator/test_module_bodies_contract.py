@@ -2,9 +2,9 @@
 
 The bodies are the modules' own: gke_cluster and gke_node_pool run in check mode against the emulator before the
 cluster exists, which returns the body a create would POST; their update calls come from the modules' planners
-(``_cluster_updates``, ``_node_pool_updates``) against what the emulator stores. A node pool is built for each
-plan kind (reservation, on-demand, dws, spot: the ladder filter's settings, mapped onto the module as
-roles/gke_node_pool does) and one profile of each family (TPU v5e, v6e, TPU7x, GPU) plus a CPU pool sized by hand.
+(``cluster_updates``, ``node_pool_updates``, each of its module's request) against what the emulator stores. A node
+pool is built for each plan kind (reservation, on-demand, dws, spot: the ladder filter's settings, mapped onto the
+module as roles/gke_node_pool does) and one profile of each family (TPU v5e, v6e, TPU7x, GPU) plus a CPU pool sized by hand.
 """
 
 from __future__ import annotations
@@ -143,6 +143,9 @@ def test_every_update_call_of_the_modules_validates(modules: ModuleRunner, emula
     """Each in-place update gke_cluster and gke_node_pool plan, against the request schema of its REST method."""
     cluster_mod = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.cluster")
     pool_mod = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.node_pool")
+    utils = "ansible_collections.planb.gke.plugins.module_utils"
+    ClusterRequest = importlib.import_module(f"{utils}.cluster_request").ClusterRequest
+    NodePoolRequest = importlib.import_module(f"{utils}.node_pool_request").NodePoolRequest
     modules.run("gke_cluster", {"name": CLUSTER, "version": "1.34", "workload_identity": False})
     (dws,) = [p for p in _ladder_pools("tpu-v6e-4x4") if p["plan_kind"] == "dws"]
     args = _pool_args(dws)
@@ -160,7 +163,9 @@ def test_every_update_call_of_the_modules_validates(modules: ModuleRunner, emula
     diffs = ["autoscaling.maxNodeCount", "management.autoUpgrade", "config.labels", "config.taints"]
     diffs += ["config.maxRunDuration", "config.workloadMetadataConfig.mode", "locations"]
     params = {**modules.base_args(), **args, "name": "dws-pool"}
-    calls = pool_mod._node_pool_updates(params, pool_path, desired, current_pool, list(diffs), {}, {})
+    calls = pool_mod.node_pool_updates(
+        NodePoolRequest.of(params), pool_path, desired, current_pool, list(diffs), {}, {}
+    )
     assert [c[0] for c in calls] == ["setAutoscaling", "setManagement", "update"]
     current_cluster = call(emulator, "GET", f"/v1/{cluster_path}")[1]
     wanted = {
@@ -173,7 +178,9 @@ def test_every_update_call_of_the_modules_validates(modules: ModuleRunner, emula
     current_cluster["nodePools"][0]["config"]["machineType"] = "e2-standard-4"
     cluster_diffs = ["addonsConfig.rayOperatorConfig.enabled", "nodePoolDefaults", "workloadIdentityConfig"]
     cluster_diffs.append("releaseChannel.channel")
-    calls += cluster_mod._cluster_updates(cluster_params, cluster_path, wanted, current_cluster, cluster_diffs, {}, {})
+    calls += cluster_mod.cluster_updates(
+        ClusterRequest.of(cluster_params), cluster_path, wanted, current_cluster, cluster_diffs, {}, {}
+    )
     assert [c[0] for c in calls[3:]] == [
         "desiredAddonsConfig",
         "desiredGcfsConfig",

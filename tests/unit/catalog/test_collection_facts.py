@@ -70,7 +70,8 @@ def test_the_collection_runs_the_generated_copies() -> None:
     assert copy.plan_pools(["p-2", "p", "q"], "p") == pool_layout.plan_pools(["p-2", "p", "q"], "p") == ["p", "p-2"]
     # The modules' validation and the GKE emulator's rules read and compare GKE versions alike: the emulator runs
     # the catalog's functions, the modules the generated copy, and both give the versions' known answers.
-    validate = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.validate")
+    utils = "ansible_collections.planb.gke.plugins.module_utils"
+    validate, pool_versions = (importlib.import_module(f"{utils}.{name}") for name in ("validate", "pool_versions"))
     assert (rules.parse_version, rules.version_at_least) == (versions.parse_version, versions.version_at_least)
     ironwood = versions.TPU_MIN_VERSION["tpu7x"][0]
     assert ironwood == (1, 34, 0, 2201000)
@@ -84,9 +85,13 @@ def test_the_collection_runs_the_generated_copies() -> None:
         ("1.34\n", None, False),
         ("latest", None, False),
     ]
-    for module in (validate, versions):
-        answers = [(v, module.parse_version(v), module.version_at_least(v, ironwood)) for v, _, _ in known]
-        assert answers == known, module.__name__
+    # validate.py reads a cluster's version, pool_versions.py compares a pool's TPUs' minimums with it.
+    for parse, at_least in (
+        (validate.parse_version, pool_versions.version_at_least),
+        (versions.parse_version, versions.version_at_least),
+    ):
+        answers = [(v, parse(v), at_least(v, ironwood)) for v, _, _ in known]
+        assert answers == known, parse.__module__
     # The Ironwood page the minimum names is the catalog's.
     assert versions.TPU_MIN_VERSION["tpu7x"][1] == versions.DOC_IRONWOOD == tpu.IRONWOOD_URL
 

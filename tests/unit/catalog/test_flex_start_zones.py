@@ -37,23 +37,30 @@ def test_collection_facts_carry_the_flex_start_zones_with_page_and_date() -> Non
     assert v6e["flex_start_zones_as_of"] == zones.FLEX_START_ZONES_AS_OF
 
 
-def _dws_pool(location: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": "dws-pool",
-        "cluster": "c",
-        "location": location,
-        "state": "present",
-        "machine_type": "ct6e-standard-4t",
-        "tpu_topology": "4x4",
-        "autoscaling": {"enabled": True, "min_node_count": 0, "max_node_count": 4, "location_policy": "ANY"},
-        "reservation_affinity": "NO_RESERVATION",
-        "initial_node_count": 0,
-        "flex_start": True,
-        "queued_provisioning": True,
-        "auto_repair": False,
-        "check_tpu_zone": True,
-        **extra,
-    }
+def _dws_pool(location: str, **extra: Any) -> Any:
+    from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
+
+    return NodePoolRequest.of(
+        {
+            "project": "planb-test",
+            "auth_kind": "none",
+            "api_endpoint": "http://127.0.0.1:9",
+            "name": "dws-pool",
+            "cluster": "c",
+            "location": location,
+            "state": "present",
+            "machine_type": "ct6e-standard-4t",
+            "tpu_topology": "4x4",
+            "autoscaling": {"enabled": True, "min_node_count": 0, "max_node_count": 4, "location_policy": "ANY"},
+            "reservation_affinity": "NO_RESERVATION",
+            "initial_node_count": 0,
+            "flex_start": True,
+            "queued_provisioning": True,
+            "auto_repair": False,
+            "check_tpu_zone": True,
+            **extra,
+        }
+    )
 
 
 def test_a_dws_tpu_pool_outside_the_list_is_refused_as_googles_requirement_with_the_page() -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
 from ansible_collections.planb.gke.plugins.modules.gke_node_pool import ARGUMENT_SPEC, RELATIONS
 from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import ValidateOnlyAction
@@ -16,4 +17,4 @@ class ActionModule(ValidateOnlyAction):
     RESULT_KEY = "node_pool"
 
     def rules(self, params: dict[str, Any]) -> None:
-        validate_node_pool(params)
+        validate_node_pool(NodePoolRequest.of(params))

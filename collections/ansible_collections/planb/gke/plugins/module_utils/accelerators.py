@@ -1,5 +1,6 @@
 # planb.gke: GPU accelerators of a node pool (config.accelerators) with GKE's driver installation setting.
-"""``config.accelerators[]`` of a GPU node pool: type, count and ``gpuDriverInstallationConfig``.
+"""``config.accelerators[]`` of a GPU node pool: type, count and ``gpuDriverInstallationConfig``; the options' checks
+and the comparison of two lists are here, the entry itself is bodies.py's.
 
 GKE's GPU page (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus) and its queued
 provisioning page (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest) create
@@ -20,14 +21,12 @@ from ansible_collections.planb.gke.plugins.module_utils.machine_types import FAC
 DOC_GPUS = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus"
 GPU_DRIVER_VERSIONS = ["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
 
-Params = dict[str, Any]
 Body = dict[str, Any]
 
 
-def accelerator_problems(params: Params) -> list[str]:
-    """What is wrong with the accelerator options (empty when they are fine, or not used)."""
-    kind, count = params.get("accelerator_type"), params.get("accelerator_count")
-    machine = params.get("machine_type") or ""
+def accelerator_problems(kind: str | None, count: int | None, machine: str) -> list[str]:
+    """What is wrong with the accelerator options, ``accelerator_type`` and ``accelerator_count`` of a pool of
+    ``machine`` (empty when they are fine, or not used)."""
     facts = MACHINE_TYPES.get(machine) or {}
     if not kind:  # accelerator_type and accelerator_count come together: the argument spec's required_together
         return []
@@ -45,20 +44,6 @@ def accelerator_problems(params: Params) -> list[str]:
             f"{facts['gpus_per_vm']} GPUs ({facts['doc_url']}); set accelerator_count {facts['gpus_per_vm']}"
         )
     return problems
-
-
-def accelerators_body(params: Params) -> list[Body] | None:
-    """The ``config.accelerators`` list, None when the pool attaches none."""
-    if not params.get("accelerator_type"):
-        return None
-    return [
-        {
-            "acceleratorType": params["accelerator_type"],
-            # int64 in GKE's JSON is a string (proto3 JSON); GKE answers it so.
-            "acceleratorCount": str(params["accelerator_count"]),
-            "gpuDriverInstallationConfig": {"gpuDriverVersion": params.get("gpu_driver_version") or "DEFAULT"},
-        }
-    ]
 
 
 def _essence(accelerators: Any) -> list[tuple[str, int, str]]:

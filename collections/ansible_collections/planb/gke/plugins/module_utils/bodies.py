@@ -1,19 +1,17 @@
 # planb.gke: the GKE v1 request bodies the modules send.
-"""Cluster and NodePool bodies (GKE REST v1): a cluster's from its checked request, a node pool's from the validated
-module parameters."""
+"""Cluster and NodePool bodies (GKE REST v1), each from its module's checked request."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerators_body
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
 from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
 from ansible_collections.planb.gke.plugins.module_utils.validate import duration_seconds
 
 Body = dict[str, Any]
-Params = dict[str, Any]
 
 #: The reservation label key that targets a specific reservation by name (GKE v1 NodeConfig.ReservationAffinity).
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -78,6 +76,17 @@ def _taints(taints: list[dict[str, Any]]) -> list[dict[str, str]]:
     )
 
 
+def _accelerator(kind: str, count: int | None, driver: str | None) -> Body:
+    """One ``config.accelerators`` entry, with GKE's driver installation setting (accelerators.py says why it is always
+    sent)."""
+    return {
+        "acceleratorType": kind,
+        # int64 in GKE's JSON is a string (proto3 JSON); GKE answers it so.
+        "acceleratorCount": str(count),
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": driver or "DEFAULT"},
+    }
+
+
 _AUTOSCALING_FIELDS = (
     ("min_node_count", "minNodeCount"),
     ("max_node_count", "maxNodeCount"),
@@ -87,57 +96,58 @@ _AUTOSCALING_FIELDS = (
 )
 
 
-def node_pool_body(params: Params) -> Body:
+def node_pool_body(request: NodePoolRequest) -> Body:
     """projects.locations.clusters.nodePools: machine, TPU placement, autoscaling, DWS settings."""
-    config: Body = {"machineType": params["machine_type"]}
-    if params.get("reservation_affinity"):
-        config["reservationAffinity"] = {"consumeReservationType": params["reservation_affinity"]}
-        if params["reservation_affinity"] == "SPECIFIC_RESERVATION":
+    config: Body = {"machineType": request.machine_type}
+    if request.reservation_affinity:
+        config["reservationAffinity"] = {"consumeReservationType": request.reservation_affinity}
+        if request.reservation_affinity == "SPECIFIC_RESERVATION":
             # GKE v1 NodeConfig.reservationAffinity: a reservation by name is the key
             # compute.googleapis.com/reservation-name and the name (or projects/P/reservations/N, shared) as value
             # (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations).
-            config["reservationAffinity"].update(key=RESERVATION_KEY, values=[params["reservation"]])
-    if params.get("spot") is not None:
-        config["spot"] = bool(params["spot"])
-    if params.get("flex_start") is not None:
-        config["flexStart"] = bool(params["flex_start"])
-    if params.get("labels") is not None:
-        config["labels"] = {str(k): str(v) for k, v in params["labels"].items()}
-    if params.get("taints") is not None:
-        config["taints"] = _taints(params["taints"])
-    if params.get("max_run_duration") is not None:
-        config["maxRunDuration"] = f"{duration_seconds(params['max_run_duration'])}s"
-    if params.get("workload_metadata_mode"):
-        config["workloadMetadataConfig"] = {"mode": params["workload_metadata_mode"]}
-    if params.get("node_service_account"):
+            config["reservationAffinity"].update(key=RESERVATION_KEY, values=[request.reservation])
+    if request.spot is not None:
+        config["spot"] = bool(request.spot)
+    if request.flex_start is not None:
+        config["flexStart"] = bool(request.flex_start)
+    if request.labels is not None:
+        config["labels"] = {str(k): str(v) for k, v in request.labels.items()}
+    if request.taints is not None:
+        config["taints"] = _taints(request.taints)
+    if request.max_run_duration is not None:
+        config["maxRunDuration"] = f"{duration_seconds(request.max_run_duration)}s"
+    if request.workload_metadata_mode:
+        config["workloadMetadataConfig"] = {"mode": request.workload_metadata_mode}
+    if request.node_service_account:
         # The pool's nodes run as this service account (NodeConfig.serviceAccount; unset: Compute Engine's default).
-        config["serviceAccount"] = params["node_service_account"]
-    accelerators = accelerators_body(params)
-    if accelerators is not None:
-        config["accelerators"] = accelerators
+        config["serviceAccount"] = request.node_service_account
+    if request.accelerator_type:
+        config["accelerators"] = [
+            _accelerator(request.accelerator_type, request.accelerator_count, request.gpu_driver_version)
+        ]
     body: Body = {
-        "name": params["name"],
-        "initialNodeCount": params.get("initial_node_count") or 0,
+        "name": request.name,
+        "initialNodeCount": request.initial_node_count or 0,
         "config": config,
-        "management": {"autoRepair": bool(params["auto_repair"]), "autoUpgrade": bool(params["auto_upgrade"])},
-        "queuedProvisioning": {"enabled": bool(params.get("queued_provisioning"))},
+        "management": {"autoRepair": bool(request.auto_repair), "autoUpgrade": bool(request.auto_upgrade)},
+        "queuedProvisioning": {"enabled": bool(request.queued_provisioning)},
     }
-    auto = params.get("autoscaling") or {}
+    auto = request.autoscaling or {}
     if auto:
         scaling: Body = {"enabled": bool(auto.get("enabled", True))}
         for option, field in _AUTOSCALING_FIELDS:
             if auto.get(option) is not None:
                 scaling[field] = auto[option]
         body["autoscaling"] = scaling
-    if params.get("tpu_topology"):
-        body["placementPolicy"] = {"tpuTopology": params["tpu_topology"]}
-    if params.get("placement_policy"):
+    if request.tpu_topology:
+        body["placementPolicy"] = {"tpuTopology": request.tpu_topology}
+    if request.placement_policy:
         # A workload policy (TPU7x multi-host slices: instead of tpuTopology, validate.py checks).
-        body.setdefault("placementPolicy", {})["policyName"] = params["placement_policy"]
-    if params.get("node_locations"):
-        body["locations"] = list(params["node_locations"])
-    if params.get("maintenance_exclusion") is not None:
+        body.setdefault("placementPolicy", {})["policyName"] = request.placement_policy
+    if request.node_locations:
+        body["locations"] = list(request.node_locations)
+    if request.maintenance_exclusion is not None:
         # container v1 NodePoolMaintenancePolicy: GKE does not upgrade the pool's nodes until the end of support of
         # the control plane's version (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
-        body["maintenancePolicy"] = {"exclusionUntilEndOfSupport": {"enabled": bool(params["maintenance_exclusion"])}}
+        body["maintenancePolicy"] = {"exclusionUntilEndOfSupport": {"enabled": bool(request.maintenance_exclusion)}}
     return body

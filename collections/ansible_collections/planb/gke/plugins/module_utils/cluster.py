@@ -14,7 +14,6 @@ from ansible_collections.planb.gke.plugins.module_utils.cluster_request import C
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
-    Params,
     Resource,
     converge,
     immutable_error,
@@ -92,13 +91,6 @@ def cluster_updates(
     if upgrade:
         updates.append(("desiredMasterVersion", version_wanted))
     return [(field, "PUT", path, {"update": {field: value}}) for field, value in updates]
-
-
-def _cluster_updates(
-    params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
-) -> list[Call]:
-    """cluster_updates of gke_cluster's options as a dict (name, version, default_pool_machine_type, ...)."""
-    return cluster_updates(ClusterRequest.of(params), path, desired, current, diffs, before, after)
 
 
 def run_cluster(module: Any) -> Body:

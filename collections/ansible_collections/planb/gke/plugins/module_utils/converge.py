@@ -75,28 +75,6 @@ class Goal(Protocol):
 
 
 @dataclass(frozen=True)
-class ModuleGoal:
-    """A Goal read from a module's options (gke_node_pool)."""
-
-    name: str
-    state: str
-    wait: bool
-    recreate_on_error: bool
-    check_mode: bool
-
-    @classmethod
-    def of(cls, module: Any) -> ModuleGoal:
-        params = module.params
-        return cls(
-            name=params["name"],
-            state=params["state"],
-            wait=bool(params["wait"]),
-            recreate_on_error=bool(params["recreate_on_error"]),
-            check_mode=bool(module.check_mode),
-        )
-
-
-@dataclass(frozen=True)
 class Resource:
     """Where a resource lives and how its module plans the updates of what differs."""
 
@@ -111,6 +89,9 @@ class Resource:
     plan: Callable[[Body], Plan]
     #: The node pools whose nodes belong to the resource as GKE returns it (the pool itself, a cluster's pools).
     pools: Callable[[Body], list[Body]]
+    #: What the module checks on GKE before it acts on a resource it wants present, given the client and the resource
+    #: as GKE returns it (None when missing); raises GkeError (a node pool's: its reservation and its cluster).
+    check: Callable[[GkeClient, Body | None], None] = lambda _client, _current: None
 
 
 def converge(goal: Goal, client: GkeClient, resource: Resource, desired: Body) -> Body:
@@ -141,6 +122,7 @@ def converge(goal: Goal, client: GkeClient, resource: Resource, desired: Body) -
                 client.wait(op, loc, what)
         return result(True, {}, ["delete"], diff)
 
+    resource.check(client, current)
     actions: list[str] = []
     if current is not None and current.get("status") == "ERROR":
         status = current.get("statusMessage") or "GKE gave no status message"

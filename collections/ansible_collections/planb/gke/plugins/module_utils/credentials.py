@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -137,6 +137,10 @@ def auth_problems(params: Params, endpoint: str) -> list[str]:
     return problems
 
 
+def _well_formed(endpoint: str) -> bool:
+    return bool(re.match(r"^https?://[^/]+", endpoint))
+
+
 def _refusal(endpoint: str, loopback: bool, kind: str | None) -> str | None:
     """Why a client refuses ``endpoint`` (its trailing '/' dropped) before any request, or None."""
     if endpoint.lower().startswith("http://") and not loopback:
@@ -174,7 +178,7 @@ class Access:
         """The options' access, checked (``error``) but not refused: check_auth raises, a client refuses."""
         endpoint = params.get("api_endpoint") or DEFAULT_ENDPOINT
         kind = params.get("auth_kind")
-        well_formed = bool(re.match(r"^https?://[^/]+", endpoint))
+        well_formed = _well_formed(endpoint)
         loopback = well_formed and is_loopback(endpoint)
         if not well_formed:
             error: str | None = f"api_endpoint {endpoint!r} must be a URL such as {DEFAULT_ENDPOINT}"
@@ -196,6 +200,13 @@ class Access:
             refusal=_refusal(endpoint.rstrip("/"), loopback, kind),
             error=error,
         )
+
+    def at(self, endpoint: str) -> Access:
+        """The same credential and settings at another Google API's ``endpoint``, as a client reads them (loopback
+        and refusal are the endpoint's; ``error`` stays the options' own)."""
+        loopback = _well_formed(endpoint) and is_loopback(endpoint)
+        refusal = _refusal(endpoint.rstrip("/"), loopback, self.auth_kind)
+        return replace(self, api_endpoint=endpoint, loopback=loopback, refusal=refusal)
 
 
 def check_auth(params: Params) -> None:

@@ -12,23 +12,17 @@ from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient,
 from ansible_collections.planb.gke.plugins.module_utils.converge import (
     Body,
     Call,
-    ModuleGoal,
-    Params,
     Resource,
     converge,
     immutable_error,
-    location_path,
     plan_updates,
 )
-from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_labels, merged_taints
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation, pool_zone
-from ansible_collections.planb.gke.plugins.module_utils.validate import (
-    tpu_machine,
-    validate_node_pool,
-    validate_node_pool_version,
-)
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
+from ansible_collections.planb.gke.plugins.module_utils.pool_versions import tpu_version_problem
+from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation
+from ansible_collections.planb.gke.plugins.module_utils.validate import tpu_machine, validate_node_pool
 from ansible_collections.planb.gke.plugins.module_utils.versions import TPU_FLEX_START_MIN, version_at_least
 
 #: Fields GKE cannot change in place (container v1 UpdateNodePoolRequest has no field for them):
@@ -85,17 +79,15 @@ def _policy_error(name: str, diffs: list[str]) -> GkeError | None:
     return None
 
 
-def _node_pool_updates(
-    params: Params, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
+def node_pool_updates(
+    request: NodePoolRequest, path: str, desired: Body, current: Body, diffs: list[str], before: Body, after: Body
 ) -> list[Call]:
     """The node pool's in-place updates (setAutoscaling, setManagement, then one PUT); fails on an immutable change."""
     if "config.accelerators" in diffs and same_accelerators(
         desired["config"]["accelerators"], dig(current, "config.accelerators")
     ):
         diffs.remove("config.accelerators")
-    error = immutable_error("node pool", params["name"], diffs, NODE_POOL_IMMUTABLE) or _policy_error(
-        params["name"], diffs
-    )
+    error = immutable_error("node pool", request.name, diffs, NODE_POOL_IMMUTABLE) or _policy_error(request.name, diffs)
     if error:
         raise error
     calls: list[Call] = []
@@ -123,78 +115,66 @@ def _node_pool_updates(
 
 
 def run_node_pool(module: Any) -> Body:
-    params = module.params
-    validate_node_pool(params)
-    check_auth(params)
-    if params.get("validate_only"):
+    """gke_node_pool: its options read once into a NodePoolRequest and checked, then converged (unless validate_only),
+    the pool's reservation and cluster checked on GKE first (``check_on_gke``)."""
+    request = NodePoolRequest.of(module.params, bool(module.check_mode))
+    validate_node_pool(request)
+    if request.validate_only:
         return {"changed": False, "actions": [], "operations": [], "node_pool": {}}
-    client = GkeClient(params)
-    loc = location_path(params)
-    cluster_path = f"{loc}/{api_path('clusters', params['cluster'])}"
-    pool_path = f"{cluster_path}/{api_path('nodePools', params['name'])}"
-    if (
-        params["state"] == "present"
-        and params.get("reservation_affinity") == "SPECIFIC_RESERVATION"
-        and client.get(pool_path) is None
-    ):
-        # Before the pool is created (also in check mode): the reservation exists in the pool's zone, matches the
-        # pool (its machine type; or, aggregate, its TPU family, chips and slice), is shared with the project, is
-        # specificReservationRequired (planb's policy).
-        check_reservation(
-            params,
-            params["reservation"],
-            pool_zone(params),
-            params["machine_type"],
-            require_specific=params["reservation_require_specific"],
-            tpu_topology=params.get("tpu_topology"),
-            by_policy=bool(params.get("placement_policy")),
-        )
-    cluster = client.get(cluster_path)
-    if cluster is None:
-        if params["state"] == "absent":
-            return {"changed": False, "node_pool": {}, "actions": [], "operations": client.operations}
-        if module.check_mode:
-            desired = node_pool_body(params)
-            return {
-                "changed": True,
-                "diff": {"before": {}, "after": desired},
-                "node_pool": desired,
-                "actions": ["create"],
-                "operations": client.operations,
-            }
-        raise GkeError(f"Cluster {params['cluster']} does not exist in {params['location']}; create it first.")
-    if params["state"] == "present" and params.get("flex_start") and tpu_machine(params["machine_type"] or ""):
-        version = cluster.get("currentMasterVersion", "")
-        if not version_at_least(version, TPU_FLEX_START_MIN):
-            raise GkeError(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later; cluster runs {version}.")
-    if params["state"] == "present":
-        # GKE's oldest version for the generation's node pools (TPU7x: 1.34.0-gke.2201000), against the cluster.
-        late = validate_node_pool_version(params, cluster.get("currentMasterVersion", ""))
-        if late:
-            raise GkeError(late + ". Nothing was sent.")
-    if (
-        params["state"] == "present"
-        and params.get("workload_metadata_mode") == "GKE_METADATA"
-        and not dig(cluster, "workloadIdentityConfig.workloadPool")
-        and not module.check_mode
-    ):
-        # GKE: GKE_METADATA "can only be enabled if Workload Identity is enabled at the cluster level"
-        # (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig, WorkloadMetadataConfig.Mode).
-        raise GkeError(
-            f"workload_metadata_mode GKE_METADATA needs Workload Identity Federation on cluster {params['cluster']}, "
-            "which has no workload pool: enable it first (planb.gke.gke_cluster workload_identity: true; the "
-            "gke_cluster role does by default), or leave workload_metadata_mode unset. Nothing was sent."
-        )
-    desired = node_pool_body(params) if params["state"] == "present" else {}
+    desired = node_pool_body(request) if request.state == "present" else {}
+    loc = api_path("projects", request.project or "", "locations", request.location)
+    cluster_path = f"{loc}/{api_path('clusters', request.cluster)}"
+    pool_path = f"{cluster_path}/{api_path('nodePools', request.name)}"
     resource = Resource(
         path=pool_path,
-        what=f"node pool {params['name']} of cluster {params['cluster']}",
+        what=f"node pool {request.name} of cluster {request.cluster}",
         location=loc,
         create_url=f"{cluster_path}/nodePools",
         body_key="nodePool",
         result_key="node_pool",
         # The initial size is not compared after creation: the autoscaler moves it.
-        plan=partial(plan_updates, partial(_node_pool_updates, params), ("initialNodeCount",), pool_path, desired),
+        plan=partial(plan_updates, partial(node_pool_updates, request), ("initialNodeCount",), pool_path, desired),
         pools=lambda pool: [pool],
+        check=partial(check_on_gke, request, cluster_path),
     )
-    return converge(ModuleGoal.of(module), client, resource, desired)
+    return converge(request, GkeClient(request.access), resource, desired)
+
+
+def check_on_gke(request: NodePoolRequest, cluster_path: str, client: GkeClient, pool: Body | None) -> None:
+    """What a pool wanted present needs on GKE (``pool``: as GKE returns it, None when missing): before it is created,
+    its reservation (SPECIFIC_RESERVATION); its cluster, which exists (in check mode a missing one leaves the create
+    described), runs a version the pool's TPUs take, and has Workload Identity for GKE_METADATA. Raises GkeError
+    before anything is sent."""
+    if pool is None and request.reservation_affinity == "SPECIFIC_RESERVATION":
+        # Also in check mode: the reservation exists in the pool's zone, matches the pool (its machine type; or,
+        # aggregate, its TPU family, chips and slice), is shared with the project, is specificReservationRequired
+        # (planb's policy).
+        check_reservation(request)
+    cluster = client.get(cluster_path)
+    if cluster is None:
+        if request.check_mode:
+            return
+        raise GkeError(f"Cluster {request.cluster} does not exist in {request.location}; create it first.")
+    version = cluster.get("currentMasterVersion", "")
+    if (
+        request.flex_start
+        and tpu_machine(request.machine_type or "")
+        and not version_at_least(version, TPU_FLEX_START_MIN)
+    ):
+        raise GkeError(f"TPU flex_start needs GKE 1.33.0-gke.1712000 or later; cluster runs {version}.")
+    # GKE's oldest version for the generation's node pools (TPU7x: 1.34.0-gke.2201000), against the cluster.
+    late = tpu_version_problem(request.machine_type, version)
+    if late:
+        raise GkeError(late + ". Nothing was sent.")
+    if (
+        request.workload_metadata_mode == "GKE_METADATA"
+        and not dig(cluster, "workloadIdentityConfig.workloadPool")
+        and not request.check_mode
+    ):
+        # GKE: GKE_METADATA "can only be enabled if Workload Identity is enabled at the cluster level"
+        # (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig, WorkloadMetadataConfig.Mode).
+        raise GkeError(
+            f"workload_metadata_mode GKE_METADATA needs Workload Identity Federation on cluster {request.cluster}, "
+            "which has no workload pool: enable it first (planb.gke.gke_cluster workload_identity: true; the "
+            "gke_cluster role does by default), or leave workload_metadata_mode unset. Nothing was sent."
+        )

@@ -27,7 +27,7 @@ from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
-from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth, is_loopback
+from ansible_collections.planb.gke.plugins.module_utils.credentials import Access, check_auth, is_loopback
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
@@ -57,10 +57,15 @@ _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-(ai[0-9]+)?[a-z])?$")
 def endpoint(params: Params, option: str, google: str, prefix: str) -> str:
     """``params[option]`` when given; else, against a loopback api_endpoint (the emulator), its URL plus
     ``prefix``; else Google's endpoint."""
-    explicit = params.get(option)
+    return service_endpoint(params.get(option), params.get("api_endpoint"), google, prefix)
+
+
+def service_endpoint(explicit: str | None, api_endpoint: str | None, google: str, prefix: str) -> str:
+    """``explicit`` (an API's endpoint option) when given; else, against a loopback ``api_endpoint`` (the emulator),
+    its URL plus ``prefix``; else Google's endpoint."""
     if explicit:
         return str(explicit).rstrip("/")
-    api = (params.get("api_endpoint") or DEFAULT_ENDPOINT).rstrip("/")
+    api = (api_endpoint or DEFAULT_ENDPOINT).rstrip("/")
     return f"{api}/{prefix}" if is_loopback(api) else google
 
 
@@ -69,8 +74,9 @@ class ApiClient(GkeClient):
 
     PATH_KIND = "an API path"
 
-    def __init__(self, params: Params, base: str, name: str) -> None:
-        super().__init__(dict(params, api_endpoint=base))
+    def __init__(self, access: Access | Params, base: str, name: str) -> None:
+        """A client at ``base`` with the credential of ``access`` (or of a module's options)."""
+        super().__init__(access.at(base) if isinstance(access, Access) else dict(access, api_endpoint=base))
         self.API_NAME = name
 
 

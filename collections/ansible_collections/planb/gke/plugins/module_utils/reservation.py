@@ -32,7 +32,8 @@ from typing import Any
 from ansible_collections.planb.gke.plugins.module_utils.client import api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient, endpoint
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
+from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient, endpoint, service_endpoint
 from ansible_collections.planb.gke.plugins.module_utils.reservation_shapes import (
     DOC_RESERVATION,
     aggregate_problems,
@@ -60,12 +61,11 @@ def split_reservation(value: str, project: str) -> tuple[str, str]:
     return match["project"] or project, match["name"]
 
 
-def pool_zone(params: Params) -> str:
+def pool_zone(node_locations: list[str] | None, location: str) -> str:
     """The one zone of a pool (its node_locations, else a zonal cluster's location), where its reservation lives."""
-    locations = params.get("node_locations") or []
+    locations = node_locations or []
     if len(locations) == 1:
         return str(locations[0])
-    location = str(params["location"])
     if not locations and re.fullmatch(r"^[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]$", location):
         return location
     raise GkeError(
@@ -149,23 +149,25 @@ def reservation_problems(
     return problems
 
 
-def check_reservation(
-    params: Params,
-    reservation: str,
-    zone: str,
-    machine_type: str | None,
-    vm_count: int | None = None,
-    require_specific: bool = True,
-    tpu_topology: str | None = None,
-    by_policy: bool = False,
-) -> Body:
-    """Read the reservation a pool consumes and raise GkeError naming every problem; returns the reservation."""
-    project, name = split_reservation(reservation, params["project"])
-    client = compute_client(params)
+def check_reservation(request: NodePoolRequest) -> Body:
+    """Read the reservation a pool of ``request`` consumes (SPECIFIC_RESERVATION) in its zone and raise GkeError
+    naming every problem; returns the reservation."""
+    zone = pool_zone(request.node_locations, request.location)
+    consumer = request.project or ""
+    project, name = split_reservation(request.reservation or "", consumer)
+    base = service_endpoint(request.compute_endpoint, request.access.api_endpoint, COMPUTE_ENDPOINT, "compute")
+    client = ApiClient(request.access, base, "Compute Engine API")
     where = f"projects/{project}/zones/{zone}/reservations/{name}"
     found = get_reservation(client, project, zone, name)
     problems = reservation_problems(
-        found, where, machine_type, vm_count, params["project"], require_specific, tpu_topology, by_policy
+        found,
+        where,
+        request.machine_type,
+        None,
+        consumer,
+        request.reservation_require_specific,
+        request.tpu_topology,
+        bool(request.placement_policy),
     )
     if problems or found is None:  # a missing reservation is always a problem
         raise GkeError("Reservation check failed (nothing was changed): " + "; ".join(problems) + ".")

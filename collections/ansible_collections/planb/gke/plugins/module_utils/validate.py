@@ -1,10 +1,10 @@
 # planb.gke: validation of the cluster and node pool modules' inputs, before any API call.
-"""Every cluster and node pool input is checked here before the first request; each problem names the option
-and the fix. Credentials, the endpoint and the project are ``credentials``' (``Access.error``, raised here after a
-cluster's own problems, by ``check_auth`` for the other modules). Which options go together
-or exclude each other is declared in the modules' argument specs (``module_utils/node_pool_spec.py``,
-``args.AUTH_RELATIONS``), which AnsibleModule checks first; the rules here are on the values: formats, GKE's rules
-and planb's policy.
+"""Every cluster and node pool input is checked here before the first request, from its module's request
+(``ClusterRequest``, ``NodePoolRequest``); each problem names the option and the fix. Credentials, the endpoint and
+the project are ``credentials``' (``Access.error``, raised here after a request's own problems, by ``check_auth`` for
+the other modules). Which options go together or exclude each other is declared in the modules' argument specs
+(``cluster_request.py``, ``node_pool_spec.py``, ``args.AUTH_RELATIONS``), which AnsibleModule checks first; the rules
+here are on the values: formats, GKE's rules and planb's policy.
 
 TPU facts (which machine types exist, the topologies each forms, flex-start support) come from the
 generated ``machine_types`` module, i.e. from planb's catalog; nothing here repeats them. How a GKE version is read
@@ -24,16 +24,12 @@ from ansible_collections.planb.gke.plugins.module_utils.cluster_request import C
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import flex_start_zone_problems, zone_problems
 from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
-from ansible_collections.planb.gke.plugins.module_utils.versions import (
-    DOC_IRONWOOD,
-    TPU_FLEX_START_MIN,
-    TPU_MIN_VERSION,
-    parse_version,
-    version_at_least,
-    version_text,
+from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
+from ansible_collections.planb.gke.plugins.module_utils.pool_versions import (
+    flex_start_version_problem,
+    tpu_version_problem,
 )
-
-Params = dict[str, Any]
+from ansible_collections.planb.gke.plugins.module_utils.versions import DOC_IRONWOOD, parse_version
 
 #: planb's policy (the tutorial's GKE_VERSION): clusters run GKE 1.34 or later.
 MIN_CLUSTER_VERSION = (1, 34)
@@ -114,12 +110,6 @@ def _common_problems(names: dict[str, Any], location: str, timeout: float, poll_
     return problems
 
 
-def _check_common(params: Params, problems: list[str]) -> None:
-    names = {option: params.get(option) for option in ("name", "cluster")}
-    timeout, poll_interval = params.get("timeout", 1), params.get("poll_interval", 1)
-    problems += _common_problems(names, params.get("location") or "", timeout, poll_interval)
-
-
 def _raise(kind: str, problems: list[str]) -> None:
     if problems:
         raise GkeError(f"Invalid {kind} input (nothing was sent to GKE): " + "; ".join(problems) + ".")
@@ -156,32 +146,32 @@ def validate_cluster(request: ClusterRequest) -> None:
         raise GkeError(access.error)
 
 
-def autoscaling_bounds(params: Params) -> tuple[bool, int, int | None]:
+def autoscaling_bounds(request: NodePoolRequest) -> tuple[bool, int, int | None]:
     """(enabled, min, max) of the autoscaling option, per-zone or total counts."""
-    auto = params.get("autoscaling") or {}
+    auto = request.autoscaling or {}
     enabled = bool(auto) and bool(auto.get("enabled", True))
     low = auto.get("min_node_count") or auto.get("total_min_node_count") or 0
     high = auto.get("max_node_count") if auto.get("max_node_count") is not None else auto.get("total_max_node_count")
     return enabled, int(low), None if high is None else int(high)
 
 
-def _check_autoscaling(params: Params, problems: list[str]) -> None:
+def _check_autoscaling(request: NodePoolRequest, problems: list[str]) -> None:
     # Per-zone or total counts, not both: the autoscaling option's mutually_exclusive (node_pool_spec.py).
-    enabled, low, high = autoscaling_bounds(params)
+    enabled, low, high = autoscaling_bounds(request)
     if enabled:
         if high is None or high < 1:
             problems.append("autoscaling: max_node_count (or total_max_node_count) must be at least 1")
         elif low < 0 or low > high:
             problems.append(f"autoscaling: min node count {low} must be between 0 and the max node count {high}")
-    if (params.get("initial_node_count") or 0) < 0:
+    if (request.initial_node_count or 0) < 0:
         problems.append("initial_node_count must not be negative")
 
 
-def _check_tpu(params: Params, problems: list[str]) -> None:
+def _check_tpu(request: NodePoolRequest, problems: list[str]) -> None:
     """Machine type and topology against the catalog; multi-host pools scale by whole slices."""
-    machine = params.get("machine_type") or ""
-    topology = params.get("tpu_topology")
-    placement = params.get("placement_policy")
+    machine = request.machine_type or ""
+    topology = request.tpu_topology
+    placement = request.placement_policy
     facts = tpu_machine(machine)
     if facts is None:
         if topology:
@@ -193,7 +183,6 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
             known = ", ".join(sorted(name for name, f in MACHINE_TYPES.items() if f["kind"] == "tpu"))
             problems.append(f"machine_type {machine} is not a TPU machine type of planb's catalog; known: {known}")
         return
-    _check_tpu_version(params, facts, problems)
     if placement and topology and facts.get("uses_placement_policy"):
         problems.append(
             f"set placement_policy or tpu_topology for TPU {facts['generation']} machine type {machine}, not both: "
@@ -224,9 +213,9 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
         return
     # A multi-host TPU slice node pool is exactly one slice, 0 or `hosts` nodes: GKE cannot add nodes to it, a
     # further slice is a further pool (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus).
-    auto = params.get("autoscaling") or {}
-    enabled, low, high = autoscaling_bounds(params)
-    initial = params.get("initial_node_count") or 0
+    auto = request.autoscaling or {}
+    enabled, low, high = autoscaling_bounds(request)
+    initial = request.initial_node_count or 0
     fix = (
         f"a multi-host TPU slice node pool holds exactly one {topology} slice of {hosts} nodes "
         "(https://cloud.google.com/kubernetes-engine/docs/concepts/tpus); for K slices create K node pools "
@@ -241,33 +230,13 @@ def _check_tpu(params: Params, problems: list[str]) -> None:
             problems.append(f"{label} {value} must be 0 or {hosts}: {fix}")
 
 
-def _check_tpu_version(params: Params, facts: dict[str, Any], problems: list[str]) -> None:
-    """GKE's oldest version for the generation's node pools, when the cluster's version is known."""
-    minimum = TPU_MIN_VERSION.get(facts["generation"])
-    version = params.get("cluster_version")
-    if minimum is not None and version and not version_at_least(version, minimum[0]):
-        problems.append(
-            f"TPU {facts['generation']} node pools need GKE {version_text(minimum[0])} or later, "
-            f"the cluster version is {version} ({minimum[1]})"
-        )
-
-
-def validate_node_pool_version(params: Params, cluster_version: str) -> str | None:
-    """The problem with the pool's TPU generation on a cluster of ``cluster_version``, None when there is none."""
-    facts = tpu_machine(params.get("machine_type") or "")
-    problems: list[str] = []
-    if facts is not None and cluster_version:
-        _check_tpu_version({**params, "cluster_version": cluster_version}, facts, problems)
-    return problems[0] if problems else None
-
-
-def _check_dws_policy(params: Params, feature: str, problems: list[str]) -> None:
+def _check_dws_policy(request: NodePoolRequest, feature: str, problems: list[str]) -> None:
     """planb's policy for flex-start and queued provisioning pools, on top of GKE's rules.
 
     GKE accepts all three otherwise (the tutorial's own gcloud commands send auto-repair on and no location
     policy); Google's pages recommend them, and cluster-toolkit and xpk set them the same way.
     """
-    auto = params.get("autoscaling") or {}
+    auto = request.autoscaling or {}
     if auto.get("location_policy") != "ANY":
         problems.append(
             f"{feature} needs autoscaling.location_policy ANY: planb's policy (GKE accepts BALANCED, its default), "
@@ -275,15 +244,15 @@ def _check_dws_policy(params: Params, feature: str, problems: list[str]) -> None
             "as GKE's own autoscaler does for the queued pools it creates and as cluster-toolkit and xpk set "
             f"({DOC_QUEUED})"
         )
-    if params.get("reservation_affinity") != "NO_RESERVATION":
+    if request.reservation_affinity != "NO_RESERVATION":
         problems.append(
             f"{feature} needs reservation_affinity NO_RESERVATION "
-            f"(got {params.get('reservation_affinity') or 'unset'}): planb's policy (GKE does not refuse another "
+            f"(got {request.reservation_affinity or 'unset'}): planb's policy (GKE does not refuse another "
             "value), because flex-start capacity comes from Dynamic Workload Scheduler, not from a reservation; "
             "Google's flex-start commands use --reservation-affinity=none and cluster-toolkit requires it "
             f"({DOC_QUEUED})"
         )
-    if params.get("auto_repair"):
+    if request.auto_repair:
         problems.append(
             f"{feature} needs auto_repair false: planb's policy (GKE accepts auto-repair on), because a repair "
             "recreates the node, and every VM of a multi-host slice with it, ending the job that runs there; GKE's "
@@ -292,64 +261,58 @@ def _check_dws_policy(params: Params, feature: str, problems: list[str]) -> None
         )
 
 
-def _check_dws(params: Params, problems: list[str]) -> None:
+def _check_dws(request: NodePoolRequest, problems: list[str]) -> None:
     """What flex-start and queued provisioning need."""
-    enabled, low = autoscaling_bounds(params)[:2]
-    for feature in ("flex_start", "queued_provisioning"):
-        if not params.get(feature):
+    enabled, low = autoscaling_bounds(request)[:2]
+    features = {"flex_start": request.flex_start, "queued_provisioning": request.queued_provisioning}
+    for feature, wanted in features.items():
+        if not wanted:
             continue
         if not enabled:
             problems.append(f"{feature} needs autoscaling enabled")
         if low:
             problems.append(f"{feature} needs autoscaling from 0 (min node count is {low}; set it to 0)")
-        if params.get("initial_node_count"):
+        if request.initial_node_count:
             problems.append(f"{feature} needs initial_node_count 0")
-        if params.get("spot"):
+        if request.spot:
             problems.append(
                 f"{feature} cannot use Spot VMs: its nodes are flex-start VMs, and a VM has one provisioning model "
                 f"({DOC_PROVISIONING_MODELS}); set spot false, or make a separate Spot pool"
             )
-    if params.get("flex_start") or params.get("queued_provisioning"):
-        _check_dws_policy(params, "flex_start" if params.get("flex_start") else "queued_provisioning", problems)
-    facts = tpu_machine(params.get("machine_type") or "")
-    for feature in ("flex_start", "queued_provisioning"):
-        if params.get(feature) and facts is not None and not facts["flex_start"]:
+    if request.flex_start or request.queued_provisioning:
+        _check_dws_policy(request, "flex_start" if request.flex_start else "queued_provisioning", problems)
+    facts = tpu_machine(request.machine_type or "")
+    for feature, wanted in features.items():
+        if wanted and facts is not None and not facts["flex_start"]:
             problems.append(
-                f"{feature} is not available for TPU {facts['generation']} ({params['machine_type']}): "
+                f"{feature} is not available for TPU {facts['generation']} ({request.machine_type}): "
                 f"{facts.get('flex_start_note')} ({facts.get('flex_start_url')}); "
                 f"use one of {_flex_start_generations()}"
             )
-    if params.get("flex_start") and facts is not None:
-        version = params.get("cluster_version")
-        if version and not version_at_least(version, TPU_FLEX_START_MIN):
-            problems.append(
-                f"TPU flex_start needs GKE {version_text(TPU_FLEX_START_MIN)} or later, "
-                f"the cluster version is {version}"
-            )
 
 
-def _check_config(params: Params, problems: list[str]) -> None:
-    if params.get("max_run_duration") is not None:
-        seconds = duration_seconds(params["max_run_duration"])
+def _check_config(request: NodePoolRequest, problems: list[str]) -> None:
+    if request.max_run_duration is not None:
+        seconds = duration_seconds(request.max_run_duration)
         if seconds is None or not 0 < seconds <= MAX_RUN_DURATION_S:
             problems.append(
-                f"max_run_duration {params['max_run_duration']!r} must be a duration up to 7d (e.g. 86400s, 24h, 7d)"
+                f"max_run_duration {request.max_run_duration!r} must be a duration up to 7d (e.g. 86400s, 24h, 7d)"
             )
-    for taint in params.get("taints") or []:
+    for taint in request.taints or []:
         if not taint.get("key") or taint.get("effect") not in TAINT_EFFECTS:
             problems.append(f"taint {taint} needs a key and an effect among NoSchedule, PreferNoSchedule, NoExecute")
-    for key, value in (params.get("labels") or {}).items():
+    for key, value in (request.labels or {}).items():
         if not _LABEL_KEY.fullmatch(key) or len(str(value)) > 63:
             problems.append(f"label {key}={value} is not a valid Kubernetes label")
 
 
-def _check_reservation(params: Params, problems: list[str]) -> None:
+def _check_reservation(request: NodePoolRequest, problems: list[str]) -> None:
     """SPECIFIC_RESERVATION's reservation is a reservation's name or path; a reservation goes with that affinity only.
 
     That SPECIFIC_RESERVATION has a reservation, and a reservation an affinity, is the argument spec's (required_if,
     required_by in node_pool_spec.py).
     """
-    affinity, reservation = params.get("reservation_affinity"), params.get("reservation")
+    affinity, reservation = request.reservation_affinity, request.reservation
     if affinity == "SPECIFIC_RESERVATION":
         if not RESERVATION.fullmatch(reservation or ""):
             problems.append(
@@ -363,28 +326,40 @@ def _check_reservation(params: Params, problems: list[str]) -> None:
         )
 
 
-def validate_node_pool(params: Params) -> None:
-    problems: list[str] = []
-    _check_common(params, problems)
-    if params["state"] == "present":
-        machine = params.get("machine_type") or ""
+def validate_node_pool(request: NodePoolRequest) -> None:
+    """gke_node_pool's request checked before any API call: its options first, then its credential, endpoint and
+    project (``Access.error``, what ``credentials.check_auth`` raises)."""
+    access = request.access
+    names = {"name": request.name, "cluster": request.cluster}
+    problems = _common_problems(names, request.location or "", access.timeout, access.poll_interval)
+    if request.state == "present":
+        machine = request.machine_type or ""
         if not _MACHINE.fullmatch(machine):  # required with state present: the argument spec's required_if
             problems.append(f"machine_type {machine!r} must be a machine type such as ct6e-standard-4t")
-        _check_autoscaling(params, problems)
-        _check_tpu(params, problems)
-        _check_dws(params, problems)
-        _check_config(params, problems)
-        _check_reservation(params, problems)
-        if _LOCATION.fullmatch(params.get("location") or ""):
-            where = (machine, params["location"], params.get("node_locations"), params.get("check_tpu_zone", True))
+        _check_autoscaling(request, problems)
+        _check_tpu(request, problems)
+        _check_dws(request, problems)
+        _check_config(request, problems)
+        _check_reservation(request, problems)
+        if _LOCATION.fullmatch(request.location or ""):
+            where = (machine, request.location, request.node_locations, request.check_tpu_zone)
             misplaced = zone_problems(*where)
             # A pool in a zone without its TPUs is told that first; a DWS pool in a TPU zone is then held to the
             # zones GKE's flex-start page lists (Google's requirement).
-            if not misplaced and (params.get("flex_start") or params.get("queued_provisioning")):
+            if not misplaced and (request.flex_start or request.queued_provisioning):
                 misplaced = flex_start_zone_problems(*where)
             problems += misplaced
-        problems += accelerator_problems(params)
-        account = service_account_problem("node_service_account", params.get("node_service_account"))
-        if account:
-            problems.append(account)
+        problems += accelerator_problems(request.accelerator_type, request.accelerator_count, machine)
+        version = request.cluster_version  # the cluster's, when the option gives it (node_pool.py checks GKE's own)
+        problems += [
+            problem
+            for problem in (
+                tpu_version_problem(machine, version),
+                flex_start_version_problem(machine, request.flex_start, version),
+                service_account_problem("node_service_account", request.node_service_account),
+            )
+            if problem
+        ]
     _raise("node pool", problems)
+    if access.error:
+        raise GkeError(access.error)
