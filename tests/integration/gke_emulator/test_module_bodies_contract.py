@@ -4,7 +4,8 @@ The bodies are the modules' own: gke_cluster and gke_node_pool run in check mode
 cluster exists, which returns the body a create would POST; their update calls come from the modules' planners
 (``cluster_updates``, ``node_pool_updates``, each of its module's request) against what the emulator stores. A node
 pool is built for each plan kind (reservation, on-demand, dws, spot: the ladder filter's settings, mapped onto the
-module as roles/gke_node_pool does) and one profile of each family (TPU v5e, v6e, TPU7x, GPU) plus a CPU pool sized by hand.
+module as roles/gke_node_pool does) and one profile of each family (TPU v5e, v6e, TPU7x, GPU) plus a CPU pool sized
+by hand.
 """
 
 from __future__ import annotations
