@@ -126,13 +126,22 @@ def advice_zones(key: Key) -> list[str]:
 
 def ladder_rungs(cluster_queue: Obj) -> list[str]:
     """A region's rungs for the job's accelerators: its ClusterQueue's flavors in order (Kueue tries them top to
-    bottom), those of the resource groups that cover a TPU or GPU resource; planb names each flavor after its plan."""
+    bottom) that hold a quota of a TPU or GPU resource; planb names each flavor after its plan. The queues chart's CPU
+    flavor, first in the same group for the Ray head, holds 0 of the accelerator and is no rung."""
     rungs: list[str] = []
     for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
-        if not set(group.get("coveredResources") or []) & set(ACCELERATORS):
-            continue
-        rungs += [str(f["name"]) for f in group.get("flavors") or [] if f.get("name") and f["name"] not in rungs]
+        for flavor in group.get("flavors") or []:
+            quotas = [r.get("nominalQuota") for r in flavor.get("resources") or [] if r.get("name") in ACCELERATORS]
+            if flavor.get("name") and flavor["name"] not in rungs and any(not _zero(q) for q in quotas):
+                rungs.append(str(flavor["name"]))
     return rungs
+
+
+def _zero(quantity: object) -> bool:
+    try:
+        return float(str(quantity)) == 0.0
+    except ValueError:
+        return False
 
 
 def admitted_rung(copy: Obj | None) -> str:

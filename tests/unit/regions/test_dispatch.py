@@ -91,12 +91,18 @@ def test_the_jobs_shape_is_its_workers_machine_type_and_count() -> None:
     assert dp.advice_zones(EAST) and all(z.startswith("us-east5-") for z in dp.advice_zones(EAST))
 
 
-def test_a_regions_rungs_are_its_clusterqueues_accelerator_flavors_in_order() -> None:
+def test_a_regions_rungs_are_its_clusterqueues_flavors_that_hold_the_accelerator_in_order() -> None:
+    def flavor(name: str, tpu: object) -> Obj:
+        return {
+            "name": name,
+            "resources": [{"name": "cpu", "nominalQuota": 8}, {"name": "google.com/tpu", "nominalQuota": tpu}],
+        }
+
+    group = {"coveredResources": ["cpu", "memory", "google.com/tpu"]}
     cq = {
         "spec": {
             "resourceGroups": [
-                {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "cpu"}]},
-                {"coveredResources": ["google.com/tpu"], "flavors": [{"name": "reservation"}, {"name": "dws"}]},
+                group | {"flavors": [flavor("default-cpu", 0), flavor("reservation", "16"), flavor("dws", 16)]}
             ]
         }
     }

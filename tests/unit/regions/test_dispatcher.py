@@ -73,9 +73,8 @@ class Fake:
 
 
 def region(rungs: list[str]) -> Fake:
-    cq = {
-        "spec": {"resourceGroups": [{"coveredResources": ["google.com/tpu"], "flavors": [{"name": r} for r in rungs]}]}
-    }
+    flavors = [{"name": r, "resources": [{"name": "google.com/tpu", "nominalQuota": 16}]} for r in rungs]
+    cq = {"spec": {"resourceGroups": [{"coveredResources": ["google.com/tpu"], "flavors": flavors}]}}
     return Fake(
         {
             f"{KUEUE}/namespaces/default/localqueues/user-queue": {"spec": {"clusterQueue": "cq"}},
