@@ -45,6 +45,7 @@ def _keep(args: argparse.Namespace) -> int:
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
         f"leaves the MultiKueueConfig {settings.config}; an evicted RayJob holding quota for "
         f"{settings.release_after:g} s is released"
+        + (f"; Workloads are nominated in advice order ({DISPATCHER})" if args.dispatch else "")
     )
     try:
         run(keeper, args.poll_seconds, once=args.once)
