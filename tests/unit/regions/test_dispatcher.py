@@ -217,3 +217,25 @@ def test_a_workload_that_goes_before_any_grant_withdraws_its_asks() -> None:
     ledger, _ = stored(manager)
     assert outcomes(ledger, "europe-west4") == [WITHDRAWN] and not dispatcher.jobs
     assert any("its Workload is gone" in line for line in said)
+
+
+def test_a_spot_rung_with_a_short_estimated_uptime_is_skipped_and_the_configmap_says_why() -> None:
+    manager = Fake({WL: workload()})
+    regions = {r: region(["dws", "spot"]) for r in REGIONS}
+    said: list[str] = []
+
+    def advise(key: Key) -> Advice:
+        return Advice(0.9, 1800.0) if key.rung == "spot" else Advice(0.5)
+
+    dispatcher = Dispatcher(manager, DispatchSettings(), advise, said.append, Clock(), lambda m, r: regions[r])  # type: ignore[arg-type]
+    tick(dispatcher, manager)
+    _, advice = stored(manager)
+    spot = [p for p in advice.pairs if p.key.rung == "spot"]
+    assert len(spot) == 3 and all(p.offered == "skipped" for p in spot)
+    assert all(
+        p.reason.startswith("Spot skipped: estimatedUptime 30 min < checkpoint interval + restore 55 min") for p in spot
+    )
+    assert sum("Spot skipped" in line for line in said) == 3
+    ledger, _ = stored(manager)
+    assert manager.applies[-1][1]["status"]["nominatedClusterNames"]
+    assert ledger.asks and all(key.rung == "dws" for key in ledger.asks)
