@@ -265,5 +265,12 @@ def admission_apply(workload: Obj, nominated: Sequence[str], api_version: str = 
     return {"apiVersion": api_version, "kind": "Workload", "metadata": body_meta, "status": out}
 
 
+def rewritten(written: Sequence[str] | None, current: Sequence[str]) -> bool:
+    """Whether another writer replaced the keeper's last nomination: a list not empty that differs from what the
+    keeper wrote. Kueue clears the list itself at admission and eviction; a different one is another dispatcher's,
+    AllAtOnce's when the manager's Kueue is not given planb's name (workload.go#L912-L925)."""
+    return written is not None and bool(current) and list(current) != list(written)
+
+
 def nominated_now(workload: Obj) -> list[str]:
     return [str(n) for n in (workload.get("status") or {}).get("nominatedClusterNames") or []]

@@ -104,6 +104,9 @@ class JobDispatch:
     attempts: list[Attempt] = field(default_factory=list)
     seen: dict[str, dp.Seen] = field(default_factory=dict)
     said: str = ""
+    #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
+    written: list[str] | None = None
+    overruled: bool = False
 
 
 class Dispatcher:
@@ -291,7 +294,18 @@ class Dispatcher:
             ledger.ask(attempt.key, job.started + attempt.asked_s)
             self.dirty = True
         regions = [r for r in regions if r in active]
-        if regions == dp.nominated_now(workload):
+        current = dp.nominated_now(workload)
+        if job.overruled or dp.rewritten(job.written, current):
+            if not job.overruled:
+                self.say(
+                    f"{job.name}: its nomination was rewritten to {', '.join(current)} by another writer; the keeper "
+                    f"leaves it alone. Fix: give the manager's Kueue multiKueue.dispatcherName {dp.DISPATCHER} "
+                    "(docs/regions.md, 'Advice-ordered dispatch in a cluster'), or run the keeper without --dispatch"
+                )
+            job.overruled = True
+            return
+        if regions == current:
+            job.written = regions
             return
         meta = workload["metadata"]
         path = f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}/status"
@@ -303,6 +317,7 @@ class Dispatcher:
                 raise
             self.say(f"{job.name}: its Workload changed meanwhile; nominating again at the next look")
             return
+        job.written = regions
         said = ", ".join(regions) or "none (waiting to ask again)"
         if said != job.said:
             self.say(f"{job.name}: nominated {said}")

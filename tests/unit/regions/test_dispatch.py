@@ -180,3 +180,10 @@ def test_the_apply_is_kueues_admission_patch_with_the_nomination_and_takes_nothi
     assert [c["type"] for c in status["conditions"]] == ["QuotaReserved"]  # another writer's condition stays its own
     assert "requeueState" not in status and status["schedulingStats"] == wl["status"]["schedulingStats"]
     assert "nominatedClusterNames" not in dp.admission_apply(wl, [])["status"]
+
+
+def test_a_nomination_rewritten_by_another_writer_is_told_from_kueues_own_clearing() -> None:
+    assert not dp.rewritten(None, ["us-east5"])  # nothing written yet
+    assert not dp.rewritten(["us-east5"], ["us-east5"])
+    assert not dp.rewritten(["us-east5"], [])  # Kueue cleared it (admission, eviction)
+    assert dp.rewritten(["us-east5"], ["us-east5", "europe-west4", "asia-northeast1"])  # AllAtOnce

@@ -239,3 +239,14 @@ def test_a_spot_rung_with_a_short_estimated_uptime_is_skipped_and_the_configmap_
     ledger, _ = stored(manager)
     assert manager.applies[-1][1]["status"]["nominatedClusterNames"]
     assert ledger.asks and all(key.rung == "dws" for key in ledger.asks)
+
+
+def test_a_nomination_kueues_own_dispatcher_rewrites_is_left_alone_and_said_once() -> None:
+    dispatcher, manager, _, clock, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    tick(dispatcher, manager)
+    manager.objects[WL]["status"]["nominatedClusterNames"] = list(REGIONS)  # AllAtOnce: the name was not set
+    for _ in range(3):
+        clock.now += 5
+        tick(dispatcher, manager)
+    assert len(manager.applies) == 1
+    assert sum("rewritten" in line and "dispatcherName planb.dev/advice-ordered" in line for line in said) == 1
