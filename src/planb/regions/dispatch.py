@@ -206,6 +206,16 @@ def nominate(plan: OfferPlan, elapsed_s: float, attempts: Sequence[Attempt]) -> 
     return grown, regions_in_order(plan, waiting(grown)), wake
 
 
+def adopt(plan: OfferPlan, nominated: Sequence[str]) -> list[Attempt]:
+    """The attempts a new plan starts from when regions are already nominated (a keeper restarted mid-dispatch): each
+    such region's first pair in the plan's order, asked now, so its copy and its request keep their place."""
+    keys = {}
+    for key in plan.keys:
+        if key.region in nominated and key.region not in keys:
+            keys[key.region] = key
+    return [Attempt(keys[r], 0.0) for r in nominated if r in keys]
+
+
 def failed(attempts: Sequence[Attempt], region: str, rung: str, at_s: float) -> tuple[list[Attempt], list[Attempt]]:
     """The attempts with the waiting pairs of ``region`` ended as failures at ``at_s`` (those of ``rung`` only, when
     the copy reserved on a rung one of them names), and the attempts so ended."""

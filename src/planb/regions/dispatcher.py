@@ -23,9 +23,10 @@ Each keeper tick, for every Workload of the MultiKueue check that Kueue would sy
    that withdraws its pairs. The ledger is written whenever it changed.
 
 The plan, the attempts and the copies seen live in memory, as the Incremental dispatcher's round timer does in Kueue
-(``kubernetes-sigs/kueue@v0.19.2 pkg/controller/workloaddispatcher/incrementaldispatcher.go#L60``): a restarted keeper
-plans a Workload still waiting again from the ledger, and the regions already nominated stay until that plan drops
-them. The ledger itself is read from the ConfigMap at the first tick.
+(``kubernetes-sigs/kueue@v0.19.2 pkg/controller/workloaddispatcher/incrementaldispatcher.go#L60``). The ledger is read
+from the ConfigMap at the first tick, and the asks an earlier keeper left open end ``WITHDRAWN``; a Workload still
+waiting is planned again, the regions already nominated taken as asked then (``dispatch.adopt``), so their copies
+and requests keep their place.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.advice import Advice, Post, ask
 from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
 from planb.regions.decisions import is_active
-from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger, LedgerError
+from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
 
 #: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
 Advise = Callable[[Key], Advice]
@@ -201,7 +202,12 @@ class Dispatcher:
         )
         for key, why in offer.skipped:
             self.say(f"{name}: {key} {why}")
-        return JobDispatch(name, offer, now)
+        job = JobDispatch(name, offer, now, dp.adopt(offer, dp.nominated_now(workload)))
+        for attempt in job.attempts:
+            ledger.ask(attempt.key, now)
+        if job.attempts:
+            self.say(f"{name}: kept {', '.join(a.key.region for a in job.attempts)}, nominated before this plan")
+        return job
 
     def _rungs(self, region: str, namespace: str, queue: str) -> tuple[list[str], str]:
         """The region's rungs for a job of ``queue`` (its LocalQueue there, of the manager's name), or the ladder as
@@ -331,7 +337,20 @@ class Dispatcher:
                 self.say(f"{problem}; starting a new ledger")
             self.ledger = stored.ledger or Ledger()
             self.last = stored.advice
+            self._close_open(self.ledger)
         return self.ledger
+
+    def _close_open(self, ledger: Ledger) -> None:
+        """The asks a keeper before this one left open end ``WITHDRAWN`` now: their plans died with it, and a region
+        still nominated is asked again by the new plan (``dispatch.adopt``)."""
+        now, closed = self.wall(), 0
+        for key, asks in ledger.asks.items():
+            for left in [a for a in asks if a.outcome == PENDING and a.asked_at <= now]:
+                self._end(ledger, key, left.asked_at, WITHDRAWN, now)
+                closed += 1
+        if closed:
+            self.dirty = True
+            self.say(f"closed {closed} ask(s) an earlier keeper left open in the ledger (withdrawn)")
 
     def _write(self, ledger: Ledger) -> None:
         body = cs.configmap(ledger, self.last)

@@ -250,3 +250,33 @@ def test_a_nomination_kueues_own_dispatcher_rewrites_is_left_alone_and_said_once
         tick(dispatcher, manager)
     assert len(manager.applies) == 1
     assert sum("rewritten" in line and "dispatcherName planb.dev/advice-ordered" in line for line in said) == 1
+
+
+def test_a_restarted_keeper_closes_the_open_asks_and_keeps_the_regions_already_nominated() -> None:
+    earlier = Ledger()
+    earlier.ask(Key("asia-northeast1", "dws", SHAPE), T0 - 60)
+    body = cs.configmap(earlier, None)
+    wl = workload()
+    wl["status"]["nominatedClusterNames"] = ["asia-northeast1"]
+    manager = Fake({WL: wl, LEDGER_CM: body})
+    regions = {r: region(["dws"]) for r in REGIONS}
+    said: list[str] = []
+    scores = {"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5}
+    dispatcher = Dispatcher(
+        manager,
+        DispatchSettings(),
+        lambda k: Advice(scores[k.region]),
+        said.append,
+        Clock(),
+        lambda m, r: regions[r],  # type: ignore[arg-type]
+    )
+    tick(dispatcher, manager)
+    assert not manager.applies  # asia-northeast1 keeps its copy and its request: taken as asked now
+    ledger, _ = stored(manager)
+    assert outcomes(ledger, "asia-northeast1") == [WITHDRAWN, PENDING]
+    job = next(iter(dispatcher.jobs.values()))
+    bound = next(r.bound_s for r in job.plan.order if r.key.region == "asia-northeast1")
+    dispatcher.wall = lambda: T0 + bound  # type: ignore[method-assign]
+    tick(dispatcher, manager)
+    assert manager.applies[-1][1]["status"]["nominatedClusterNames"] == ["europe-west4", "asia-northeast1"]
+    assert any("closed 1 ask(s)" in line for line in said) and any("kept asia-northeast1" in line for line in said)
