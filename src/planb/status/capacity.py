@@ -149,8 +149,9 @@ def text(found: Capacity) -> str:
     lines = [f"Obtainability ledger (ConfigMap {found.where}, {stamp(found.now)}):"]
     if not found.found:
         lines.append(
-            f"  none: no ConfigMap {found.where} on this cluster. Nothing has recorded a request yet: advice-ordered "
-            "dispatch is not wired in, and jobs race in every region (MultiKueue AllAtOnce; docs/regions.md)"
+            f"  none: no ConfigMap {found.where} on this cluster. Nothing has recorded a request yet: the regions "
+            "keeper runs without --dispatch (jobs race in every region, MultiKueue AllAtOnce) or has not planned a "
+            "job yet (planb regions keep --dispatch; docs/regions.md)"
         )
     elif not found.rows:
         lines.append("  empty: no request recorded")

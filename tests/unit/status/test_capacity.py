@@ -120,6 +120,9 @@ def test_a_cluster_without_the_configmap_says_nothing_is_recorded_and_exits_0(
     assert status_cli._once(ConfigMapKube({}), _args()) == 0  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert f"none: no ConfigMap kueue-system/{cs.CONFIGMAP} on this cluster" in out
+    # What is true since the keeper dispatches: either it runs without --dispatch, or it has planned no job yet.
+    assert "the regions keeper runs without --dispatch" in out and "has not planned a job yet" in out
+    assert "not wired in" not in out
     assert "Last advice used: none recorded" in out
 
 
