@@ -49,7 +49,7 @@ def _install(home: Path, env: dict[str, str]) -> Path:
     tarball = collection_tarball.build(home)
     with tarfile.open(tarball) as tar:
         names = tar.getnames()
-    assert "plugins/module_utils/profiles.py" in names and "meta/runtime.yml" in names
+    assert "plugins/module_utils/_generated/profiles.py" in names and "meta/runtime.yml" in names
     assert not [n for n in names if "__pycache__" in n or n.startswith("tests/output")]
     # What site.yml needs travels with the modules: the roles, the playbooks and the queues chart.
     for role in ("gke_cluster", "gke_node_pool", "gke_ladder", "kueue", "kueue_queues"):

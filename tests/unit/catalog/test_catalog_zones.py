@@ -40,7 +40,7 @@ def test_quota_keys_cover_every_tpu_generation_and_name_no_quota_id() -> None:
 
 
 def test_collection_facts_carry_zones_and_quota() -> None:
-    from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS
+    from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS
 
     assert collection.generated()["machine_types.py"][1] == FACTS
     v6e = FACTS["ct6e-standard-4t"]

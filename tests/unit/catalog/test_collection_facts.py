@@ -34,9 +34,18 @@ def test_generated_files_are_current() -> None:
     assert collection.stale() == [], "stale: run `make values`"
 
 
+def test_the_generated_folder_holds_only_generated_files() -> None:
+    """module_utils/_generated is what planb.build writes, nothing else; nothing generated sits outside it."""
+    assert sorted(collection.GENERATED_DIR.glob("*.py")) == sorted(collection.files())
+    for module in collection.MODULE_UTILS.glob("*.py"):
+        assert not module.read_text().startswith("# Generated"), f"{module} is generated but not in _generated/"
+
+
 def test_a_stale_or_missing_generated_file_is_found(tmp_path: Path) -> None:
     written = collection.write(tmp_path)
-    assert {path.name for path in written} == {"machine_types.py", "profiles.py", "pool_layout.py", "versions.py"}
+    assert {path.name for path in written} == {
+        "__init__.py", "machine_types.py", "profiles.py", "pool_layout.py", "versions.py",
+    }  # fmt: skip
     assert collection.stale(tmp_path) == []
     copy = tmp_path / "pool_layout.py"
     copy.write_text(copy.read_text().replace('_SUFFIX = re.compile(r"^-([2-9]', '_SUFFIX = re.compile(r"^-([1-9]'))
@@ -49,7 +58,7 @@ def test_copied_modules_are_generated_as_marked_copies_of_the_catalogs(name: str
     """One hand-written copy (src/planb/catalog/<name>); the collection's is generated from it."""
     source = collection.COPIED[name]
     assert source.parent == Path(pool_layout.__file__).parent and source.name == name
-    generated = collection.MODULE_UTILS / name
+    generated = collection.GENERATED_DIR / name
     head = generated.read_text().splitlines()[:2]
     assert head[0].startswith(f"# Generated: a copy of src/planb/catalog/{name}") and "Do not edit" in head[0]
     assert generated.read_text().endswith(source.read_text())
@@ -65,7 +74,7 @@ def test_copied_modules_are_generated_as_marked_copies_of_the_catalogs(name: str
 
 def test_the_collection_runs_the_generated_copies() -> None:
     # The filters lay out pools with the generated copy of pool_layout.
-    copy = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.pool_layout")
+    copy = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils._generated.pool_layout")
     assert _filters().pool_layout is copy
     assert copy.plan_pools(["p-2", "p", "q"], "p") == pool_layout.plan_pools(["p-2", "p", "q"], "p") == ["p", "p-2"]
     # The modules' validation and the GKE emulator's rules read and compare GKE versions alike: the emulator runs

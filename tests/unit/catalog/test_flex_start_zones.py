@@ -28,7 +28,7 @@ def test_flex_start_zones_are_sourced_dated_and_within_each_generations_tpu_zone
 
 
 def test_collection_facts_carry_the_flex_start_zones_with_page_and_date() -> None:
-    from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS
+    from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS
 
     assert collection.generated()["machine_types.py"][1] == FACTS
     v6e = FACTS["ct6e-standard-4t"]

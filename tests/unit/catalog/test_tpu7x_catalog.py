@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.planb.gke.plugins.filter import catalog as filters
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS
 
 from planb.catalog import PROFILES, node_pool, tpu
 from planb.catalog.errors import FlexStartError

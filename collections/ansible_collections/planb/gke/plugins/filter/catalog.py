@@ -44,8 +44,8 @@ GPU), ``placement_policy_required`` (TPU7x multi-host: the topology goes in a wo
 
     {{ 'tpu-v6e-4x4' | planb.gke.chart_values(slices=1, on_demand_slices=2) }}
 
-The facts come from ``module_utils/profiles.py``, generated from planb's catalog (``make values``); the
-naming of a plan's pools and their sizing by slices from ``module_utils/pool_layout.py``, a generated copy
+The facts come from ``module_utils/_generated/profiles.py``, generated from planb's catalog (``make values``); the
+naming of a plan's pools and their sizing by slices from ``module_utils/_generated/pool_layout.py``, a generated copy
 of the catalog's own rules. So the collection needs no planb Python package. Errors become
 AnsibleFilterError naming the input and the fix.
 """
@@ -59,9 +59,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.planb.gke.plugins.module_utils import pool_layout
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
-from ansible_collections.planb.gke.plugins.module_utils.profiles import FACTS
+from ansible_collections.planb.gke.plugins.module_utils._generated import pool_layout
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils._generated.profiles import FACTS
 
 PROFILES: dict[str, Any] = FACTS["profiles"]
 ALIASES: dict[str, str] = FACTS["aliases"]

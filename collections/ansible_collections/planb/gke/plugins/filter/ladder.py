@@ -37,8 +37,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.planb.gke.plugins.filter.catalog import PLAN_LABEL, node_pools, plan_pools
+from ansible_collections.planb.gke.plugins.module_utils._generated.pool_layout import DOC_NODE_POOL_COUNT, MAX_SLICES
 from ansible_collections.planb.gke.plugins.module_utils.credentials import PROJECT_ID
-from ansible_collections.planb.gke.plugins.module_utils.pool_layout import DOC_NODE_POOL_COUNT, MAX_SLICES
 
 #: GKE: Spot VMs in Standard node pools; the nodes' cloud.google.com/gke-spot label, the taint it recommends.
 DOC_SPOT = "https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms"

@@ -19,7 +19,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.planb.gke.plugins.module_utils import locations
-from ansible_collections.planb.gke.plugins.module_utils.profiles import FACTS
+from ansible_collections.planb.gke.plugins.module_utils._generated.profiles import FACTS
 
 
 def node_locations(

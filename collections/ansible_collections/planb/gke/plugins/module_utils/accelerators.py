@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
 
 DOC_GPUS = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus"
 GPU_DRIVER_VERSIONS = ["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]

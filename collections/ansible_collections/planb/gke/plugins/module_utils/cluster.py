@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils._generated.versions import parse_version
 from ansible_collections.planb.gke.plugins.module_utils.bodies import cluster_body
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.cluster_options import DOC_ISOLATION
@@ -22,7 +23,6 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
 from ansible_collections.planb.gke.plugins.module_utils.diff import dig
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
-from ansible_collections.planb.gke.plugins.module_utils.versions import parse_version
 
 #: Fields that cannot change in place: (API path prefix, option name). A node pool's service account is not in
 #: container v1 UpdateNodePoolRequest; of PrivateClusterConfig, ClusterUpdate.desiredPrivateClusterConfig changes

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
 
 POLICY = "planb's policy, based on Google's list"
 

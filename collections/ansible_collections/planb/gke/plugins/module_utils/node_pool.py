@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils._generated.versions import TPU_FLEX_START_MIN, version_at_least
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import same_accelerators
 from ansible_collections.planb.gke.plugins.module_utils.bodies import node_pool_body
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
@@ -23,7 +24,6 @@ from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import
 from ansible_collections.planb.gke.plugins.module_utils.pool_versions import tpu_version_problem
 from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation
 from ansible_collections.planb.gke.plugins.module_utils.validate import tpu_machine, validate_node_pool
-from ansible_collections.planb.gke.plugins.module_utils.versions import TPU_FLEX_START_MIN, version_at_least
 
 #: Fields GKE cannot change in place (container v1 UpdateNodePoolRequest has no field for them):
 #: (API path prefix, option name).

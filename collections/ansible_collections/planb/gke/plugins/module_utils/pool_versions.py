@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
-from ansible_collections.planb.gke.plugins.module_utils.versions import (
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils._generated.versions import (
     TPU_FLEX_START_MIN,
     TPU_MIN_VERSION,
     version_at_least,

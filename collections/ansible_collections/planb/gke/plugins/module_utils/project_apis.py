@@ -25,12 +25,12 @@ import re
 import time
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_ENDPOINT
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import Access, check_auth, is_loopback
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
 
 Body = dict[str, Any]
 Params = dict[str, Any]
@@ -43,7 +43,7 @@ DOC_QUOTA_INCREASE = "https://cloud.google.com/docs/quotas/help/request_increase
 DOC_QUOTA_APPROVAL = "https://cloud.google.com/docs/quotas/overview#about_increase_requests"
 #: GKE's TPU page: the on-demand and the preemptible (Spot, flex-start) quota of each TPU version, and how to ask.
 DOC_GKE_QUOTAS = "https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#ensure-quota"
-#: gcp_quota_check's quota_type -> the machine type fact (module_utils/machine_types.py) that names the quota.
+#: gcp_quota_check's quota_type -> the machine type fact (module_utils/_generated/machine_types.py) naming its quota.
 QUOTA_FACT = {"on-demand": "quota", "preemptible": "preemptible_quota"}
 #: quota_type -> the plans that draw on it, for messages (planb.catalog.quotas: a reservation plan's is not checked).
 QUOTA_PLANS = {

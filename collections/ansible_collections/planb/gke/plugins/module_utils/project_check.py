@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.iam import (
@@ -29,7 +30,6 @@ from ansible_collections.planb.gke.plugins.module_utils.iam import (
     role_text,
 )
 from ansible_collections.planb.gke.plugins.module_utils.locations import flex_start_zone_problems, region_of
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import (
     CLOUDQUOTAS_ENDPOINT,
     DOC_QUOTA_APPROVAL,

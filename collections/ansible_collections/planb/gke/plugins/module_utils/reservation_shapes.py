@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
 
 Body = dict[str, Any]
 

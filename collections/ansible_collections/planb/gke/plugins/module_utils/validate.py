@@ -17,19 +17,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
+from ansible_collections.planb.gke.plugins.module_utils._generated.versions import DOC_IRONWOOD, parse_version
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerator_problems
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
 from ansible_collections.planb.gke.plugins.module_utils.cluster_options import option_problems, service_account_problem
 from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import flex_start_zone_problems, zone_problems
-from ansible_collections.planb.gke.plugins.module_utils.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
 from ansible_collections.planb.gke.plugins.module_utils.pool_versions import (
     flex_start_version_problem,
     tpu_version_problem,
 )
-from ansible_collections.planb.gke.plugins.module_utils.versions import DOC_IRONWOOD, parse_version
 
 #: planb's policy (the tutorial's GKE_VERSION): clusters run GKE 1.34 or later.
 MIN_CLUSTER_VERSION = (1, 34)

@@ -16,7 +16,7 @@ quota of n slices n times one slice's.
 
 This file is the one hand-written copy of these rules. planb's catalog (``planb.catalog.nodepool``,
 ``planb.catalog.values``) imports it; ``make values`` copies it verbatim into the planb.gke collection
-(``plugins/module_utils/pool_layout.py``), whose filters use the copy, so it imports nothing but the
+(``plugins/module_utils/_generated/pool_layout.py``), whose filters use the copy, so it imports nothing but the
 standard library. Errors are ``PoolLayoutError`` (``SliceCountError`` for counts); each caller turns them
 into its own error type, keeping the message.
 """

@@ -8,7 +8,7 @@ its newest release, so 1.34 is at least 1.34.0-gke.2201000.
 
 This file is the one hand-written copy of these rules. The GKE emulator (``planb.local.gke_emulator.rules``)
 imports it; ``make values`` copies it verbatim into the planb.gke collection
-(``plugins/module_utils/versions.py``), whose input validation uses the copy, so it imports nothing but the
+(``plugins/module_utils/_generated/versions.py``), whose input validation uses the copy, so it imports nothing but the
 standard library.
 """
 
