@@ -20,6 +20,10 @@
 # PLANB_DEMO_SCENARIO=regions: a MultiKueue manager and three regions, each a local stack (planb local up --regions
 # 3, docs/regions.md); two regions stocked out, the third grants, the job runs there (hack/demo_regions.py;
 # PLANB_DEMO_REGIONS_RUNS=10 repeats it with the regions shuffled). planb local down --regions stops them.
+# PLANB_DEMO_SCENARIO=advice: the same three regions with advice-ordered dispatch (planb regions keep --dispatch, the
+# manager's Kueue given planb_multikueue_dispatcher; docs/regions.md): the region the advice scores best gets the job
+# with one ProvisioningRequest, a low-score region that would grant late is never asked, and planb status --capacity
+# shows the scores used (hack/demo_advice.py); exits 0 only if so, and stops the four stacks it started.
 # Every other scenario ends by drawing its jobs' timelines (planb status JOB --timeline) into
 # .state/demo-<scenario>-<job>.svg and printing their paths.
 set -euo pipefail
@@ -53,7 +57,12 @@ JSON
     planb local down >/dev/null
     exec python hack/demo_regions.py
     ;;
-  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default), stockout, ladder, concurrent or regions" >&2; exit 2 ;;
+  advice)
+    planb local down >/dev/null
+    exec python hack/demo_advice.py
+    ;;
+  *) echo "PLANB_DEMO_SCENARIO=$SCENARIO: use quota (the default), stockout, ladder, concurrent, regions or advice" >&2
+     exit 2 ;;
 esac
 
 t0=$SECONDS

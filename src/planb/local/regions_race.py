@@ -1,6 +1,8 @@
 """One job's race across local regions (docs/regions.md, "What runs today"): each region's DWS switches, where the job
-runs, what the losers said, and that nothing of it is left after its uninstall. The regions demo (hack/demo_regions.py)
-and the e2e regions topology (tests/support/regions_topology.py) both run it.
+runs, what the losers said, the nominations and ProvisioningRequests seen, and that nothing of it is left after its
+uninstall. The regions and advice demos (hack/demo_regions.py, hack/demo_advice.py) and the e2e regions topology
+(tests/support/regions_topology.py) run it. With advice-ordered dispatch (`planb regions keep --dispatch`, started by
+`keep`) the manager's GKE emulator is the keeper's advice source, told each region's outcomes by `advise`.
 
 One site.yml run on inventories/regions converges every region, each with a ladder of DWS alone (docs/regions.md,
 option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), and then the manager.
@@ -11,19 +13,24 @@ waiting for resources, planb.local.capacity.dws); a failing one is `planb local 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from planb import paths
+from planb.catalog import profiles
 from planb.kube import Kube, KubeError
 from planb.local.regions import Member, RegionsError
-from planb.local.statefile import write_atomic
+from planb.local.statefile import open_private, write_atomic
+from planb.regions.dispatch import advice_zones
+from planb.regions.ledger import Key
 
 JOB = "job-1"
 CHART = paths.REPO / "charts" / "planb"
@@ -42,6 +49,11 @@ RAYJOB = f"/apis/ray.io/v1/namespaces/default/rayjobs/{JOB}"
 #: nothing of the job is left anywhere this long after its uninstall.
 GONE_WITHIN = 30.0
 CLEAN_WITHIN = 60.0
+#: The inventory's profile (every region's ladder: DWS alone) and the job's shape as the keeper's ledger keys it.
+PROFILE = profiles.get("tpu-v6e-4x4")
+SHAPE = f"{PROFILE.machine_type}:{PROFILE.hosts_per_slice}"
+#: What the keeper's advice requests name locally (`planb regions keep --project`): the emulator answers any project.
+PROJECT = "planb-local"
 
 
 def _run(command: list[str], env: Mapping[str, str] | None = None, log: Path | None = None) -> str:
@@ -66,14 +78,17 @@ def worker_kubeconfig(member: Member) -> Path:
     return member.state / "gke" / "tpu-cluster.kubeconfig"
 
 
-def converge(workers: Iterable[Member], manager_state: Path | None = None, log: Path | None = None) -> float:
+def converge(
+    workers: Iterable[Member], manager_state: Path | None = None, log: Path | None = None, extra: Iterable[str] = ()
+) -> float:
     """site.yml on inventories/regions, limited to the manager and `workers`: every region's cluster, ladder (DWS
     alone) and Kueue, side by side, then the manager's cluster, Kueue and MultiKueue; seconds it took. The manager is
-    the stack of <state>/regions/manager, or the one whose state root `manager_state` names (the e2e stack)."""
+    the stack of <state>/regions/manager, or the one whose state root `manager_state` names (the e2e stack); `extra`:
+    more arguments, such as `-e planb_multikueue_dispatcher=planb.dev/advice-ordered`."""
     start = time.monotonic()
     limit = ",".join(["manager", *(m.name for m in workers)])
     env = {"PLANB_MANAGER_STATE_DIR": str(manager_state)} if manager_state else {}
-    _run([_playbook(), "site.yml", "-i", str(INVENTORY), "--limit", limit], env, log)
+    _run([_playbook(), "site.yml", "-i", str(INVENTORY), "--limit", limit, *extra], env, log)
     return time.monotonic() - start
 
 
@@ -81,6 +96,43 @@ def set_dws(member: Member, switches: Iterable[str]) -> None:
     """The region's DWS pool switches, from clear (`planb local capacity set --pool dws-pool --clear ...`)."""
     cli = [sys.executable, "-m", "planb.cli", "local", "capacity", "set", "--pool", "dws-pool", "--clear", *switches]
     _run(cli, member.env())
+
+
+def advise(emulator: str, region: str, outcome: str, count: int) -> None:
+    """Tell the GKE emulator at `emulator` (the keeper's --advice-url) `count` DWS outcomes (GRANT or STOCKOUT) of the
+    job's shape in each of `region`'s zones the advice asks about; its advice.capacity then scores the region from
+    them (planb's own model, planb.local.gke_emulator.obtainability)."""
+    for zone in advice_zones(Key(region, "dws", SHAPE)):
+        body: dict[str, object] = {"zone": zone, "machineType": PROFILE.machine_type, "outcome": outcome}
+        body |= {"provisioningModel": "FLEX_START", "count": count}
+        post = urllib.request.Request(
+            emulator.rstrip("/") + "/planb/v1/capacity-signals",
+            json.dumps(body).encode(),
+            {"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(post, timeout=10) as answer:
+            answer.read()
+
+
+def keep(manager_kubeconfig: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`planb regions keep` against the manager, as an operator runs it beside it, with `args` (`--dispatch`, ...);
+    its output appended to `log`. The caller stops it (terminate, wait)."""
+    command = [sys.executable, "-m", "planb.cli", "regions", "keep", "--kubeconfig", str(manager_kubeconfig), *args]
+    with open_private(log, "ab") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=paths.REPO)
+
+
+def capacity_status(manager_kubeconfig: Path) -> str:
+    """`planb status --capacity` on the manager: the keeper's ledger and the last advice it used."""
+    done = subprocess.run(
+        [sys.executable, "-m", "planb.cli", "status", "--capacity"],
+        env={**os.environ, "KUBECONFIG": str(manager_kubeconfig)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout + done.stderr
 
 
 def copies(kube: Kube) -> list[dict[str, Any]]:
@@ -110,8 +162,8 @@ def region_line(manager_kubeconfig: Path) -> str:
 @dataclass
 class Race:
     """What one race showed: the region the manager's Workload names, when the RayJob ran, when the losers' copies
-    and requests were gone, each region's last DWS check message, and `planb status`'s REGION line (while racing
-    and at the end)."""
+    and requests were gone, each region's last DWS check message, `planb status`'s REGION line (while racing and at
+    the end), each nomination the manager's Workload held in turn, and the ProvisioningRequests seen per region."""
 
     winner: str = ""
     running_after: float | None = None
@@ -119,6 +171,13 @@ class Race:
     last_word: dict[str, str] = field(default_factory=dict)
     racing_line: str = ""
     status_line: str = ""
+    nominations: list[list[str]] = field(default_factory=list)
+    asked: dict[str, set[str]] = field(default_factory=dict)
+
+    @property
+    def requests_made(self) -> int:
+        """ProvisioningRequests made in every region together (a retry's is another)."""
+        return sum(len(names) for names in self.asked.values())
 
 
 def race(
@@ -144,8 +203,12 @@ def race(
             for copy in copies(kube):
                 for check in copy.get("status", {}).get("admissionChecks", []):
                     out.last_word[name] = check.get("message", "")
+            out.asked.setdefault(name, set()).update(r["metadata"]["name"] for r in requests(kube))
         for workload in copies(boss):
             out.winner = workload.get("status", {}).get("clusterName", "") or out.winner
+            nominated = workload.get("status", {}).get("nominatedClusterNames") or []
+            if nominated and out.nominations[-1:] != [nominated]:
+                out.nominations.append(nominated)
         if out.winner and won_at is None:
             won_at = time.monotonic()
         if not out.racing_line and (out.winner or time.monotonic() > submitted + watch_for / 2):
