@@ -9,6 +9,7 @@ them and go when the file's tests end, so they cost nothing to the rest of the t
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ import pytest
 from planb import paths
 from planb.local import regions as local_regions
 from planb.local.regions import Member
-from planb.local.regions_race import converge
+from planb.local.regions_race import converge, keep
+from planb.local.stack.kueue import load_settings
+from planb.local.stack.stack import LocalStack
 from tests.support.topologies import CONVERGES, Topologies, delete_cluster_queue, run
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
@@ -31,6 +34,35 @@ KEEPER = ("--lost-after", "3", "--release-after", "3", "--poll-seconds", "1")
 
 def keeper_log() -> Path:
     return paths.state_dir() / "regions" / "keeper.log"
+
+
+#: The keeper running now (one at most).
+_KEEPER: list[subprocess.Popen[bytes]] = []
+
+
+def restart_keeper(*extra: str) -> None:
+    """The regions keeper on the manager, (re)started with KEEPER and `extra` (`--dispatch ...`), its output appended
+    to keeper_log()."""
+    stop_keeper()
+    _KEEPER.append(keep(paths.local_kubeconfig(), keeper_log(), *KEEPER, *extra))
+
+
+def stop_keeper() -> None:
+    while _KEEPER:
+        keeper = _KEEPER.pop()
+        keeper.terminate()
+        keeper.wait(10)
+
+
+def manager_dispatcher(name: str) -> None:
+    """The manager's Kueue (the stack's host Kueue) run with multiKueue.dispatcherName `name` ("": none, Kueue's
+    AllAtOnce) and the rest of its configuration as the converge left it, the way the kueue role runs it (`planb
+    local kueue --manager-config`): a restart of Kueue of seconds, not a converge."""
+    config = load_settings(LocalStack().kueue.settings_file).manager_config
+    multikueue = dict(config.get("multiKueue") or {})
+    multikueue.pop("dispatcherName", None)
+    config = {**config, "multiKueue": multikueue | ({"dispatcherName": name} if name else {})}
+    run(sys.executable, "-m", "planb.cli", "local", "kueue", "--manager-config", json.dumps(config))
 
 
 def _converge_manager(current: str | None) -> None:
@@ -58,14 +90,12 @@ def regions_up(topologies: Topologies) -> Iterator[list[Member]]:
     local_regions.start(WORKERS)
     try:
         # The regions keeper on the manager, as an operator runs it (`planb regions keep`), for the whole file.
-        with keeper_log().open("wb") as log:
-            command = [sys.executable, "-m", "planb.cli", "regions", "keep", "--kubeconfig"]
-            keeper = subprocess.Popen([*command, str(paths.local_kubeconfig()), *KEEPER], stdout=log, stderr=log)
+        keeper_log().unlink(missing_ok=True)
+        restart_keeper()
         try:
             yield WORKERS
         finally:
-            keeper.terminate()
-            keeper.wait(10)
+            stop_keeper()
     finally:
         local_regions.down(WORKERS)
 

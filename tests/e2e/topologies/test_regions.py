@@ -6,34 +6,48 @@ Each test sets the regions' DWS switches, installs job-1 on the manager with the
 it there, which must leave no Workload, RayJob or ProvisioningRequest of it in any region (the "deleted on the
 manager" path; docs/regions.md, section 4). The last test loses a region while its job runs there: planb's regions
 keeper (`planb regions keep`, started by the topology) quarantines it, the job moves, and the region comes back clean.
+The class after it runs the keeper as Kueue's External dispatcher (advice-ordered dispatch, `planb regions keep
+--dispatch`; docs/regions.md, "Advice-ordered dispatch in a cluster"): the best region alone is nominated and the job
+lands there with one request; the best region stocking out widens the offer at once and the job runs in the other.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local import regions as local_regions
+from planb.local.capacity.settings import GKE_INITIAL_BACKOFF_SECONDS
+from planb.local.gke_emulator.background import default_port
 from planb.local.regions import Member
 from planb.local.regions_race import (
     FAILS,
     GONE_WITHIN,
     JOB,
     NEVER,
+    PROJECT,
     RAYJOB,
+    SHAPE,
     Race,
+    advise,
+    capacity_status,
     copies,
     race,
     set_dws,
     uninstall,
     worker_kubeconfig,
 )
-from tests.support.regions_topology import keeper_log
+from planb.regions.capacity_state import CONFIGMAP
+from planb.regions.dispatch import DISPATCHER
+from tests.support.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
+from tests.support.topologies import Topologies, run
 
 pytestmark = [pytest.mark.slow]
 
@@ -151,6 +165,94 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     home = next(iter(copies(boss)), {})
     assert (home.get("status") or {}).get("clusterName") == other.name, f"the job left {other.name}: {home}"
     uninstall(paths.local_kubeconfig(), regions)
+
+
+#: The manager's GKE emulator: the dispatching keeper's advice source (`--advice-url`), as in the advice demo.
+EMULATOR = f"http://127.0.0.1:{default_port()}"
+LEDGER = f"/api/v1/namespaces/kueue-system/configmaps/{CONFIGMAP}"
+
+
+@pytest.fixture(scope="class")
+def dispatching(topologies: Topologies, regions_up: list[Member]) -> Iterator[list[Member]]:
+    """The manager's Kueue given planb's dispatcher name (a restart of Kueue, not a converge) and the keeper run with
+    --dispatch, its advice the manager's GKE emulator, told that the first region granted six times and the second
+    stocked out three; the ledger fresh. After the class: Kueue's AllAtOnce, the plain keeper, no ledger."""
+    topologies.ensure("regions")
+    boss = Kube(paths.local_kubeconfig())
+    boss.delete(LEDGER)
+    manager_dispatcher(DISPATCHER)
+    best, other = regions_up
+    advise(EMULATOR, best.name, "GRANT", 6)
+    advise(EMULATOR, other.name, "STOCKOUT", 3)
+    restart_keeper("--dispatch", "--advice-url", EMULATOR, "--project", PROJECT)
+    try:
+        yield regions_up
+    finally:
+        stop_keeper()
+        manager_dispatcher("")
+        restart_keeper()
+        boss.delete(LEDGER)
+
+
+def _keeper_said(since: int) -> str:
+    return keeper_log().read_text(errors="replace")[since:]
+
+
+@pytest.mark.usefixtures("dispatching")
+class TestAdviceOrderedDispatch:
+    """The first region (us-east5) is the one the advice scores best (0.88 against 0.20)."""
+
+    def test_the_best_region_alone_is_nominated_and_the_job_lands_there_with_one_request(
+        self, regions: list[Member]
+    ) -> None:
+        best, other = regions
+        since = len(keeper_log().read_text(errors="replace"))
+        switches = {best.name: ("--delay", str(GRANT_SOON)), other.name: NEVER}
+        out = race(paths.local_kubeconfig(), regions, switches, 90)
+        assert out.nominations == [[best.name]], f"the keeper's nominations: {out}\n{_keeper_said(since)}"
+        assert (out.winner, out.running_after is not None) == (best.name, True), out
+        assert (out.requests_made, out.asked[other.name]) == (1, set()), out.asked
+        capacity = capacity_status(paths.local_kubeconfig())
+        assert f"{best.name}/dws/{SHAPE}: obtainability 0.88 (Google)" in capacity, capacity
+        assert f"{other.name}/dws/{SHAPE}: obtainability 0.20 (Google)" in capacity, capacity
+        assert "offered first" in capacity, capacity
+        said = _keeper_said(since)
+        assert f"granted in {best.name}/dws/{SHAPE} after" in said and "1 request(s) asked" in said, said
+        uninstall(paths.local_kubeconfig(), regions)
+
+    def test_the_best_region_stocking_out_widens_the_offer_at_once_and_the_job_runs_in_the_other(
+        self, regions: list[Member]
+    ) -> None:
+        """Its request fails (GKE's QueuingInfeasibleNoCapacity): the keeper drops it and nominates the other region
+        at once, not at the bound (120 s at least). The failing pool's backoff is cut to 1 s here and put back after,
+        so the last test's failure in the same region is a failure again, not a wait in backoff."""
+        best, other = regions
+        since = len(keeper_log().read_text(errors="replace"))
+        switches = {best.name: (*FAILS, "--node-group-backoff", "1"), other.name: ("--delay", str(GRANT_AFTER))}
+        try:
+            out = race(paths.local_kubeconfig(), regions, switches, 90)
+        finally:
+            backoff = ("--node-group-backoff", str(GKE_INITIAL_BACKOFF_SECONDS))
+            run(
+                sys.executable,
+                "-m",
+                "planb.cli",
+                "local",
+                "capacity",
+                "set",
+                *backoff,
+                env={**os.environ, **best.env()},
+            )
+        said = _keeper_said(since)
+        assert out.nominations == [[best.name], [other.name]], f"the keeper's nominations: {out}\n{said}"
+        assert (out.winner, out.running_after is not None) == (other.name, True), out
+        assert (len(out.asked[best.name]), len(out.asked[other.name])) == (1, 1), out.asked
+        assert f"{best.name}/dws/{SHAPE} failed" in said and "the offer moves on" in said, said
+        took = out.running_after or 0.0
+        assert took < 60, f"the offer did not widen at once: running after {took:.1f} s"
+        ledger = capacity_status(paths.local_kubeconfig())
+        assert any(line.split()[:2] == [best.name, "dws"] and line.split()[5] == "1" for line in ledger.splitlines())
+        uninstall(paths.local_kubeconfig(), regions)
 
 
 # Last: the failed request leaves the failing region's DWS pool in GKE's backoff after a failed scale-up (the capacity
