@@ -57,7 +57,8 @@ def verdict(out: Race, capacity: str) -> list[str]:
     if out.nominations != [[HIGH]]:
         wrong.append(f"the keeper nominated {out.nominations or 'nothing'}, not {HIGH} alone")
     if out.winner != HIGH or out.running_after is None:
-        wrong.append(f"the job runs in {out.winner or 'no region'}, {'' if out.running_after else 'not '}running")
+        state = "not running" if out.running_after is None else "running"
+        wrong.append(f"the job is {state}, admitted in {out.winner or 'no region'}, not running in {HIGH}")
     if out.requests_made != 1:
         wrong.append(f"{out.requests_made} ProvisioningRequests were made, not 1: {out.asked}")
     pair = f"{HIGH}/dws/{SHAPE}: obtainability"
