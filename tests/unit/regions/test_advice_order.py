@@ -68,7 +68,9 @@ def test_a_pair_that_just_failed_sinks_below_one_google_rates_lower_and_rises_as
         ledger.record(WEST, i * 600.0, GRANTED, i * 600.0 + 100.0)
     ledger.record(WEST, 2400.0, FAILED, 2420.0)  # a stockout seen a minute ago
     assert ao.plan(_candidates(east=0.6, west=0.9), JOB, ledger, 2480.0).keys[0] == EAST
-    assert ao.plan(_candidates(east=0.6, west=0.9), JOB, ledger, 2420.0 + 3 * 3600.0).keys[0] == WEST
+    # Without rule 3's optimism, which by then has EAST, never tried, tried once at least.
+    later = ao.plan(_candidates(east=0.6, west=0.9), JOB, ledger, 2420.0 + 3 * 3600.0, ao.Policy(optimism=0.0))
+    assert later.keys[0] == WEST
 
 
 def test_a_failed_pair_is_asked_again_after_a_back_off_that_doubles() -> None:
@@ -84,6 +86,44 @@ def test_a_failed_pair_is_asked_again_after_a_back_off_that_doubles() -> None:
 def test_an_uncertain_first_pair_brings_a_second_into_the_first_offer() -> None:
     offer = ao.plan(_candidates(east=0.35, west=0.4, asia=0.3), JOB, Ledger(), 0.0, ao.Policy(confidence=0.7))
     assert offer.first >= 2 and offer.due(0.0, [])[0] == offer.keys[: offer.first]
+
+
+def test_an_unseen_rung_that_answers_is_taken_to_say_no_fast_and_one_that_queues_to_wait() -> None:
+    reservation = ao.Candidate(Key("us-east5", "reservation", SHAPE), ao.Advice(0.5))
+    offer = ao.plan([reservation, *_candidates(west=0.5)], JOB, Ledger(), 0.0)
+    tries = {r.key.rung: r.expected_s for r in offer.order}
+    delay = POLICY.unseen_delay_s * (1 - POLICY.optimism)  # nothing seen: the unseen delay, shrunk (rule 3)
+    assert tries["reservation"] == pytest.approx(0.5 * delay + 0.5 * POLICY.unseen_miss_s)
+    assert tries["dws"] == pytest.approx(0.5 * delay + 0.5 * min(POLICY.miss_after_s, offer.order[1].bound_s))
+    assert offer.keys[0] == reservation.key
+
+
+def test_a_pair_that_almost_never_grants_goes_after_the_others_however_cheap_its_no() -> None:
+    full = Key("asia-northeast1", "reservation", SHAPE)
+    ledger = Ledger()
+    for i in range(8):
+        ledger.record(full, i * 900.0, FAILED, i * 900.0 + 20.0)
+    candidates = [ao.Candidate(full, ao.Advice.absent("400 INVALID_ARGUMENT")), *_candidates(east=0.5)]
+    offer = ao.plan(candidates, JOB, ledger, 8 * 900.0 + 3600.0)
+    assert offer.order[-1].key == full and offer.order[-1].score < POLICY.min_score
+    assert "offered after the pairs above it" in offer.reasons()[full]
+    anyway = ao.plan(candidates, JOB, ledger, 8 * 900.0 + 3600.0, ao.Policy(min_score=0.0))
+    assert anyway.keys[0] == full  # its no comes in 20 s: by time alone it is the cheapest try
+
+
+def test_the_hedge_when_on_offers_the_pair_likeliest_to_grant_within_its_target_beside_the_first() -> None:
+    ledger = Ledger()
+    for i in range(4):
+        ledger.record(WEST, i * 900.0, GRANTED, i * 900.0 + 600.0)  # sure but slow
+        ok = i % 2 == 0
+        ledger.record(ASIA, i * 900.0, GRANTED if ok else FAILED, i * 900.0 + (60.0 if ok else 300.0))  # fast, unsure
+    candidates = _candidates(west=0.95, asia=0.5)
+    alone = ao.plan(candidates, JOB, ledger, 3600.0)
+    assert alone.keys == [WEST, ASIA] and alone.first == 1  # off by default
+    hedged = ao.plan(candidates, JOB, ledger, 3600.0, ao.Policy(hedge_target_s=120.0, hedge_min=0.05))
+    assert hedged.keys == [WEST, ASIA] and hedged.first == 2  # ASIA's 1 in 10 within 2 min is worth its request
+    assert hedged.due(0.0, [])[0] == [WEST, ASIA]
+    assert ao.plan(candidates, JOB, ledger, 3600.0, ao.Policy(hedge_target_s=120.0)).first == 1  # below hedge_min
 
 
 def test_missing_advice_for_every_pair_is_today_s_race_and_says_so() -> None:

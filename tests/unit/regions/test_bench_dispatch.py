@@ -45,6 +45,19 @@ def test_on_twenty_jobs_advice_asks_less_than_the_race_and_the_oracle_is_never_s
     assert ledger.asks  # the ledger learnt as the jobs went
 
 
+def test_knowing_the_state_and_mean_delays_is_never_faster_than_the_oracle_and_the_goals_say_so(
+    bench: ModuleType,
+) -> None:
+    trace = bench.Trace(7, 40, ("reservation", "dws", "spot"), 900.0, 0.0)
+    for job in trace.jobs:
+        known, best = bench.informed(trace, job), bench.oracle(trace, job)
+        assert known.requests == 1 and known.wait_s >= best.wait_s - 1e-9
+        assert known.key is not None and not trace.short_spot(job, known.key)
+    rows = bench.run(trace, ao.Policy())
+    lines = bench.goals(rows, bench.informed_median(trace))
+    assert len(lines) == 4 and "state and mean delay known" in lines[3] and "over the oracle's" in lines[3]
+
+
 def test_the_same_seed_is_the_same_run(bench: ModuleType) -> None:
     rows = [bench.run(bench.Trace(3, 20, ("reservation", "dws"), 900.0, 0.05), ao.Policy()) for _ in range(2)]
     assert rows[0] == rows[1]
