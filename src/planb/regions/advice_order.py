@@ -142,7 +142,7 @@ class Policy:
     #: *Swept* (off, 90 s): the hedge (rule 4), off: a job whose first pair is unlikely to grant within this many
     #: seconds gets the pair likeliest to in the same first offer. At 90 s the median came 11 points closer to the
     #: oracle's (+17% against +28%, +35% at worst against +68%) for 0.22 more requests a job (1.63): 18 goals of 36
-    #: against 24, the requests goal lost on 7 seeds and the median's won on none.
+    #: against 24, the requests goal lost on 6 seeds and the median's won on none.
     hedge_target_s: float = math.inf
     #: The hedge adds pairs while the chance none grants within ``hedge_target_s`` is above ``1 - hedge_confidence``...
     hedge_confidence: float = 0.8
