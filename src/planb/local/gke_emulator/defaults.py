@@ -64,6 +64,12 @@ CHANNEL_MINORS: tuple[tuple[str, tuple[int, int]], ...] = (
     ("RAPID", (32, 35)),
 )
 
+#: Shielded GKE Nodes: "enabled by default" on clusters GKE creates (version 1.18 and later), so a create body without
+#: shieldedNodes gets enabled true; a pool's secure boot is off unless the pool turns it on, integrity monitoring on
+#: (gcloud's --shielded-integrity-monitoring: "Enabled by default").
+DOC_SHIELDED = "https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes"
+GCLOUD_INTEGRITY_DEFAULT = "https://cloud.google.com/sdk/gcloud/reference/container/node-pools/create"
+
 TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NO_SCHEDULE"}
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NO_SCHEDULE"}
@@ -88,6 +94,13 @@ def fill_node_pool(pool: Body) -> None:
     # Not documented by GKE for node pools: Compute Engine's default for a VM is to consume any matching
     # reservation (COMPUTE_RESERVATION_DEFAULT), so the emulator reports ANY_RESERVATION.
     config.setdefault("reservationAffinity", {"consumeReservationType": "ANY_RESERVATION"})
+    # DOC_SHIELDED, GCLOUD_INTEGRITY_DEFAULT: secure boot off (false, which proto3 JSON leaves out), integrity on.
+    config.setdefault("shieldedInstanceConfig", {"enableIntegrityMonitoring": True})
+
+
+def fill_cluster(cluster: Body) -> None:
+    """Fill what GKE applies to a clusters.create body that omits it (in place): Shielded GKE Nodes (DOC_SHIELDED)."""
+    cluster.setdefault("shieldedNodes", {"enabled": True})
 
 
 def _add_taint(config: Body, taint: dict[str, str]) -> None:

@@ -65,6 +65,10 @@ class Engine:
         return self.operations.add_fault(request)
 
     # ---- clusters ---------------------------------------------------------------------
+    def _org_policies(self) -> Body:
+        """The org policies the day-0 setup holds (``gke_emulator.project_setup``), which Compute Engine enforces."""
+        return dict((self.store.project_apis.get("setup") or {}).get("orgPolicies") or {})
+
     def _cluster(self, name: str) -> Body:
         cluster = self.store.clusters.get(name)
         if cluster is None:
@@ -108,12 +112,14 @@ class Engine:
             rules.check_cluster(body)
             for default_pool in body.get("nodePools") or []:
                 rules.check_workload_metadata(default_pool, body)
+                rules.check_shielded_vm(default_pool, project, self._org_policies())
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         name = f"projects/{project}/locations/{location}/clusters/{body['name']}"
         if name in self.store.clusters:
             raise ApiError(409, f"Already exists: {name}.")
         version = resolve_version(body.get("initialClusterVersion"))
+        defaults.fill_cluster(body)
         if "releaseChannel" not in body:
             # GKE enrolls a cluster created without one in a channel (defaults.DOC_RELEASE_CHANNEL_DEFAULT).
             body["releaseChannel"] = defaults.release_channel(body.get("initialClusterVersion"), version)
@@ -151,6 +157,8 @@ class Engine:
         if "desiredGcfsConfig" in update:
             defaults = cluster.setdefault("nodePoolDefaults", {}).setdefault("nodeConfigDefaults", {})
             defaults["gcfsConfig"] = update["desiredGcfsConfig"]
+        if "desiredShieldedNodes" in update:  # ClusterUpdate.desiredShieldedNodes
+            cluster["shieldedNodes"] = dict(update["desiredShieldedNodes"] or {})
         if "desiredWorkloadIdentityConfig" in update:
             cluster["workloadIdentityConfig"] = dict(update["desiredWorkloadIdentityConfig"] or {})
         if "desiredReleaseChannel" in update:  # ClusterUpdate.desiredReleaseChannel; no channel's versions modelled
@@ -225,6 +233,7 @@ class Engine:
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
             rules.check_workload_metadata(candidate, parent)
+            rules.check_shielded_vm(candidate, project, self._org_policies())
             reservation_rules.check_reservation_affinity(
                 candidate, project, pool_zone(candidate, location), self.store.reservations
             )

@@ -23,6 +23,10 @@ The emulator serves, each checked against its discovery document (``gke_emulator
   ``subnetworks.get``): every project has the ``default`` network, an auto mode network with one subnet named
   ``default`` per region (https://cloud.google.com/vpc/docs/vpc#default-network; its ranges here are the emulator's
   choice), and no other until one is added; an absent one is 404 as Compute Engine answers.
+* ``GET /compute/v1/projects/P/regions/R/routers`` (compute v1 ``routers.list``, a ``RouterList``,
+  https://cloud.google.com/compute/docs/reference/rest/v1/routers/list): the Cloud Routers of the region, each with
+  its ``network`` and its Cloud NAT gateways (``nats``, https://cloud.google.com/nat/docs/overview). A project has
+  none until one is added, as a new project has none.
 
 While an API is off for the project billed for a call (Service Usage's switch, ``gke_emulator.project``), the call
 answers 403 with reason SERVICE_DISABLED and that project as its consumer, as Google answers every API that is off
@@ -43,6 +47,8 @@ Emulator-only switches (``/planb/v1``):
   taken from the project's IAM policy.
 * ``POST /planb/v1/networks {"project": P, "name": N, "present": true|false, "subnetworks": [...]}``: a VPC network
   (with its subnetworks: ``name``, ``region``, ``ipCidrRange``, ``secondaryIpRanges``) added or removed.
+* ``POST /planb/v1/routers {"project": P, "region": R, "name": N, "network": NET, "nats": [...], "present": true}``:
+  a Cloud Router of network NET (a name) with its NAT gateways (``RouterNat`` bodies; [] for none) added or removed.
 * ``POST /planb/v1/cpu-quotas {"project": P|"*", "displayName": "N2 CPUs", "region": R|null, "value": N}``: a CPU
   quota (``CPU_QUOTAS``; region null for ``CPUs (all regions)``).
 """
@@ -92,7 +98,7 @@ class ProjectSetup:
     def __init__(self, store: Store, apis: ProjectApis) -> None:
         self.apis = apis
         setup = store.project_apis.setdefault("setup", {})
-        for key in ("fresh", "orgPolicies", "bindings", "networks"):
+        for key in ("fresh", "orgPolicies", "bindings", "networks", "routers"):
             setup.setdefault(key, {})
         self.setup: Body = setup
 
@@ -190,6 +196,24 @@ class ProjectSetup:
             404, f"The resource 'projects/{project}/regions/{region}/subnetworks/{name}' was not found", "NOT_FOUND"
         )
 
+    def routers(self, project: str, region: str) -> Body:
+        """compute v1 routers.list: the region's routers, a ``RouterList`` (no ``items`` when there is none)."""
+        prefix = f"{project}/{region}/"
+        items = [
+            {
+                "kind": "compute#router",
+                "name": key[len(prefix) :],
+                "region": f"{_COMPUTE}/projects/{project}/regions/{region}",
+                "network": f"{_COMPUTE}/projects/{project}/global/networks/{router['network']}",
+                "nats": list(router["nats"]),
+                "selfLink": f"{_COMPUTE}/projects/{project}/regions/{region}/routers/{key[len(prefix) :]}",
+            }
+            for key, router in sorted(self.setup["routers"].items())
+            if key.startswith(prefix)
+        ]
+        listed: Body = {"kind": "compute#routerList", "id": f"projects/{project}/regions/{region}/routers"}
+        return {**listed, "items": items} if items else listed
+
     # ---- switches ----------------------------------------------------------------------------
     def switch(self, kind: str, request: Body) -> Body:
         project = str(request.get("project") or "*")
@@ -233,6 +257,16 @@ class ProjectSetup:
                 "subnetworks": list(subnets) if isinstance(subnets, list) else None,
             }
             return {"networks": self.setup["networks"]}
+        if kind == "routers":
+            name, where, network = (str(request.get(k) or "") for k in ("name", "region", "network"))
+            nats = request.get("nats", [])
+            if not (name and where and network and project != "*" and isinstance(nats, list)):
+                raise _bad(f"project, region, name, network and a list of nats, not {request!r}")
+            if request.get("present", True):
+                self.setup["routers"][f"{project}/{where}/{name}"] = {"network": network, "nats": nats}
+            else:
+                self.setup["routers"].pop(f"{project}/{where}/{name}", None)
+            return {"routers": self.setup["routers"]}
         display, region, value = request.get("displayName"), request.get("region"), request.get("value")
         regional = CPU_QUOTAS.get(str(display))
         if regional is None or not isinstance(value, int) or value < 0 or bool(region) != regional:
@@ -260,4 +294,6 @@ class ProjectSetup:
             m := re.fullmatch(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/subnetworks/([^/]+)", path)
         ):
             return self.subnetwork(m.group(1), m.group(2), m.group(3))
+        if method == "GET" and (m := re.fullmatch(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/routers", path)):
+            return self.routers(m.group(1), m.group(2))
         return None

@@ -36,9 +36,9 @@ Emulator-only endpoints (under ``/planb/v1``, never part of GKE):
   a permission the caller lacks, left out of Cloud Resource Manager's ``projects.testIamPermissions`` answer
   (``POST /cloudresourcemanager/v3/projects/P:testIamPermissions``, ``gke_emulator.project``) until granted again
 * ``POST /planb/v1/fresh-project``, ``/planb/v1/org-policies``, ``/planb/v1/iam-bindings``, ``/planb/v1/networks``,
-  ``/planb/v1/cpu-quotas``: a project on day 0 and what fixes it (``gke_emulator.project_setup``, which also serves the
-  Org Policy API's effective policy, Cloud Resource Manager's projects.get and getIamPolicy, and Compute Engine's
-  networks.get and subnetworks.get that the day-0 check reads)
+  ``/planb/v1/routers``, ``/planb/v1/cpu-quotas``: a project on day 0 and what fixes it (``gke_emulator.project_setup``,
+  which also serves the Org Policy API's effective policy, Cloud Resource Manager's projects.get and getIamPolicy,
+  and Compute Engine's networks.get, subnetworks.get and routers.list that the day-0 check reads)
 * ``POST /planb/v1/capacity-signals`` ``{"zone", "machineType", "provisioningModel", "outcome": "STOCKOUT"}`` and
   ``POST /planb/v1/advice`` ``{"machineType": "ct6e-*", "refuse": true}``: what planb's capacity model has seen, and
   a shape Compute Engine's ``advice.capacity`` refuses (``gke_emulator.advice``, which serves the advice methods)
@@ -107,7 +107,7 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         return engine.add_http_fault(request)
     if path == "/planb/v1/upgrades" and method == "POST":
         return engine.auto_upgrade(request)
-    setups = ("fresh-project", "org-policies", "iam-bindings", "networks", "cpu-quotas")
+    setups = ("fresh-project", "org-policies", "iam-bindings", "networks", "routers", "cpu-quotas")
     if method == "POST" and path.startswith("/planb/v1/") and path[len("/planb/v1/") :] in setups:
         try:
             return ProjectSetup(engine.store, engine.project_apis).switch(path[len("/planb/v1/") :], request)

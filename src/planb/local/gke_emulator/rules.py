@@ -333,3 +333,27 @@ def check_workload_metadata(pool: Body, cluster: Body) -> None:
         "Workload Identity is enabled at the cluster level (workloadIdentityConfig.workloadPool)",
         DOC_WORKLOAD_METADATA,
     )
+
+
+#: Compute Engine's constraints/compute.requireShieldedVm: "new Compute Engine VM instances can only use disk images
+#: with Shielded VM options enabled", secure boot among them; GKE's nodes are such VMs, so a pool without
+#: shieldedInstanceConfig.enableSecureBoot is refused where the constraint is enforced (GKE leaves secure boot off
+#: unless the pool turns it on: https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes).
+DOC_REQUIRE_SHIELDED_VM = "https://cloud.google.com/resource-manager/docs/organization-policy/org-policy-constraints"
+
+
+def check_shielded_vm(pool: Body, project: str, policies: Body) -> None:
+    """A pool's VMs under the project's effective constraints/compute.requireShieldedVm (``policies``: the emulator's
+    org policies, ``"{project}/{constraint}"`` or ``"*/{constraint}"`` to a spec). Compute Engine's refusal reads
+    "Constraint constraints/compute.requireShieldedVm violated for project P. Secure Boot is not enabled in the
+    'shielded_instance_config' field."; the emulator answers it when the pool is created, where GKE reports it from
+    the managed instance group's create."""
+    spec = policies.get(f"{project}/compute.requireShieldedVm", policies.get("*/compute.requireShieldedVm")) or {}
+    enforced = any(rule.get("enforce") and not rule.get("condition") for rule in spec.get("rules") or [])
+    shielded = ((pool.get("config") or {}).get("shieldedInstanceConfig") or {}).get("enableSecureBoot")
+    _check(
+        not enforced or bool(shielded),
+        f"Node pool {pool.get('name', '')!r}: Constraint constraints/compute.requireShieldedVm violated for project "
+        f"{project}. Secure Boot is not enabled in the 'shielded_instance_config' field",
+        DOC_REQUIRE_SHIELDED_VM,
+    )
