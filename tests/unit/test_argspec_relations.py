@@ -103,6 +103,22 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
         {**AUTH, "name": "c", "location": "us-east5-b", "auth_kind": "accesstoken"},
         "missing: access_token",
     ),
+    (
+        "gke_cluster",
+        {**AUTH, "name": "c", "location": "us-east5-b", "subnetwork": "s", "cluster_secondary_range_name": "pods"},
+        "parameters are required together: cluster_secondary_range_name, services_secondary_range_name",
+    ),
+    (
+        "gke_cluster",
+        {
+            **AUTH,
+            "name": "c",
+            "location": "us-east5-b",
+            "cluster_secondary_range_name": "pods",
+            "services_secondary_range_name": "services",
+        },
+        "missing parameter(s) required by 'cluster_secondary_range_name': subnetwork",
+    ),
 ]
 
 

@@ -55,6 +55,7 @@ MODULE_PERMISSIONS: dict[str, set[str]] = {
         "resourcemanager.projects.getIamPolicy",
         "compute.networks.get",
         "compute.subnetworks.get",
+        "compute.routers.list",
     },
     # testIamPermissions needs no permission; the rest are action plugins or local checks.
     "gcp_iam_check": set(),

@@ -29,8 +29,13 @@ from ansible_collections.planb.gke.plugins.module_utils.validate import validate
 #: "master_global_access_config" only.
 CLUSTER_IMMUTABLE = [
     ("nodePools.default-pool.config.serviceAccount", "node_service_account"),
+    # UpdateNodePoolRequest has no shieldedInstanceConfig either: default-pool's secure boot is set at creation.
+    ("nodePools.default-pool.config.shieldedInstanceConfig", "secure_boot"),
     ("nodePools", "default_pool_machine_type / default_pool_node_count"),
     ("networkConfig.datapathProvider", "dataplane_v2"),
+    # ClusterUpdate has no field for the pods' and services' secondary ranges (only additional pod ranges).
+    ("ipAllocationPolicy.clusterSecondaryRangeName", "cluster_secondary_range_name"),
+    ("ipAllocationPolicy.servicesSecondaryRangeName", "services_secondary_range_name"),
     ("ipAllocationPolicy", "dataplane_v2 / private_nodes"),
     ("privateClusterConfig.masterIpv4CidrBlock", "master_ipv4_cidr"),
     ("network", "network"),
@@ -56,6 +61,9 @@ def cluster_updates(
     default_pool = next((p for p in current.get("nodePools") or [] if p.get("name") == "default-pool"), None)
     if default_pool is not None and dig(default_pool, "config.machineType") != request.default_pool_machine_type:
         diffs.append("nodePools.default-pool.config.machineType")
+    secure_boot = dig(default_pool or {}, "config.shieldedInstanceConfig.enableSecureBoot", False)
+    if default_pool is not None and bool(secure_boot) != bool(request.secure_boot):
+        diffs.append("nodePools.default-pool.config.shieldedInstanceConfig.enableSecureBoot")
     account = request.node_service_account
     if default_pool is not None and account and dig(default_pool, "config.serviceAccount") != account:
         diffs.append("nodePools.default-pool.config.serviceAccount")
@@ -80,6 +88,9 @@ def cluster_updates(
         updates.append(("desiredAddonsConfig", desired["addonsConfig"]))
     if any(d.startswith("nodePoolDefaults") for d in diffs):
         updates.append(("desiredGcfsConfig", desired["nodePoolDefaults"]["nodeConfigDefaults"]["gcfsConfig"]))
+    if any(d.startswith("shieldedNodes") for d in diffs):
+        # ClusterUpdate.desiredShieldedNodes (https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes).
+        updates.append(("desiredShieldedNodes", desired["shieldedNodes"]))
     if any(d.startswith("workloadIdentityConfig") for d in diffs):
         updates.append(("desiredWorkloadIdentityConfig", desired["workloadIdentityConfig"]))
     if any(d.startswith("resourceLabels") for d in diffs):

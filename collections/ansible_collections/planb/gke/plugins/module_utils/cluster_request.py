@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, CONVERGE_ARGSPEC, Spec
+from ansible_collections.planb.gke.plugins.module_utils.args import (
+    AUTH_ARGSPEC,
+    AUTH_RELATIONS,
+    CONVERGE_ARGSPEC,
+    Relations,
+    Spec,
+    with_relations,
+)
 from ansible_collections.planb.gke.plugins.module_utils.credentials import Access
 
 Params = dict[str, Any]
@@ -35,8 +42,25 @@ CLUSTER_ARGSPEC: Spec = dict(
     master_ipv4_cidr={"type": "str"},
     node_service_account={"type": "str"},
     release_channel={"type": "str"},
+    shielded_nodes={"type": "bool", "default": True},
+    secure_boot={"type": "bool", "default": True},
+    cluster_secondary_range_name={"type": "str"},
+    services_secondary_range_name={"type": "str"},
     recreate_on_error={"type": "bool", "default": False},
     **CONVERGE_ARGSPEC,
+)
+
+#: The relations of gke_cluster's options (AnsibleModule's keyword arguments; the module and its action plugin share
+#: them). A Shared VPC's pods and services ranges go together, as gcloud's --cluster-secondary-range-name and
+#: --services-secondary-range-name do on GKE's Shared VPC page
+#: (https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-shared-vpc), and they are ranges of the named
+#: subnetwork (IPAllocationPolicy: "an existing secondary range associated with the cluster subnetwork"): planb's
+#: policy asks for the subnetwork with them, because without it GKE picks the network's subnet in the region, which
+#: the day-0 check cannot read.
+CLUSTER_RELATIONS: Relations = with_relations(
+    AUTH_RELATIONS,
+    required_together=[("cluster_secondary_range_name", "services_secondary_range_name")],
+    required_by={"cluster_secondary_range_name": ("subnetwork",), "services_secondary_range_name": ("subnetwork",)},
 )
 
 
@@ -64,6 +88,10 @@ class ClusterRequest:
     master_ipv4_cidr: str | None
     node_service_account: str | None
     release_channel: str | None
+    shielded_nodes: bool
+    secure_boot: bool
+    cluster_secondary_range_name: str | None
+    services_secondary_range_name: str | None
     recreate_on_error: bool
     wait: bool
     validate_only: bool

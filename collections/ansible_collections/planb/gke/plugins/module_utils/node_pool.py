@@ -33,6 +33,8 @@ NODE_POOL_IMMUTABLE = [
     ("config.reservationAffinity", "reservation_affinity"),
     ("config.spot", "spot"),
     ("config.serviceAccount", "node_service_account"),
+    # Shielded GKE nodes' secure boot (https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes).
+    ("config.shieldedInstanceConfig", "secure_boot"),
 ]
 #: Fields GKE can update in place (container v1 UpdateNodePoolRequest: machineType, accelerators, flexStart,
 #: queuedProvisioning) that planb does not: (API path prefix, option name, why).

@@ -51,6 +51,7 @@ class NodePoolRequest:
     check_tpu_zone: bool
     workload_metadata_mode: str | None
     node_service_account: str | None
+    secure_boot: bool
     accelerator_type: str | None
     accelerator_count: int | None
     gpu_driver_version: str | None

@@ -69,6 +69,7 @@ NODE_POOL_ARGSPEC: dict[str, Any] = dict(
     check_tpu_zone={"type": "bool", "default": True},
     workload_metadata_mode={"type": "str", "choices": ["GKE_METADATA", "GCE_METADATA"]},
     node_service_account={"type": "str"},
+    secure_boot={"type": "bool", "default": True},
     accelerator_type={"type": "str"},
     accelerator_count={"type": "int"},
     gpu_driver_version={"type": "str", "choices": GPU_DRIVER_VERSIONS, "default": "DEFAULT"},

@@ -41,6 +41,7 @@ from ansible_collections.planb.gke.plugins.module_utils.project_apis import (
     find_quota,
     quota_infos,
 )
+from ansible_collections.planb.gke.plugins.module_utils.project_egress import nat_findings, webhook_findings
 from ansible_collections.planb.gke.plugins.module_utils.project_reads import (
     ORGPOLICY_ENDPOINT,
     Finding,
@@ -80,6 +81,9 @@ CHECK_RIGHTS = (
     ),
     Right("compute.networks.get", ("roles/compute.networkViewer",), "read the network (day-0 check)", ("day0",)),
     Right("compute.subnetworks.get", ("roles/compute.networkViewer",), "read the subnetwork (day-0 check)", ("day0",)),
+    Right(
+        "compute.routers.list", ("roles/compute.networkViewer",), "read the Cloud NAT routers (day-0 check)", ("day0",)
+    ),
 )
 #: Compute Engine's CPU quotas (https://cloud.google.com/compute/resource-usage#cpu_quota): machine family -> the
 #: regional quota its vCPUs draw on, and the project's total over every region, which every vCPU draws on too.
@@ -273,7 +277,7 @@ def run_project_check(module: Any) -> Body:
         *api_findings(usage, project, services),
         *rights_findings(manager, project, params["needs"]),
         *quota_findings(quotas, project, location, params),
-        *policy_findings(policies, project, location, params["private_nodes"]),
+        *policy_findings(policies, project, location, params["private_nodes"], params["secure_boot"]),
         *network_findings(
             compute_client(params),
             project,
@@ -282,6 +286,10 @@ def run_project_check(module: Any) -> Body:
             params["subnetwork"],
             params["secondary_ranges"],
         ),
+        *nat_findings(
+            compute_client(params), project, location, params["network"], params["private_nodes"], params["cloud_nat"]
+        ),
+        *webhook_findings(project, params["network"], params["private_nodes"], params["master_ipv4_cidr"]),
         *node_account_findings(manager, project, params["node_service_account"]),
         *flex_start_findings(params),
     ]

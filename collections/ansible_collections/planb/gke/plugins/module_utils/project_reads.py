@@ -176,8 +176,11 @@ def _locations(rules: list[Body], location: str) -> tuple[bool, bool]:
     return not groups, groups
 
 
-def policy_findings(client: OrgPolicyClient, project: str, location: str, private_nodes: bool) -> list[Finding]:
-    """The organisation policies planb's cluster and pool bodies would break."""
+def policy_findings(
+    client: OrgPolicyClient, project: str, location: str, private_nodes: bool, secure_boot: bool = True
+) -> list[Finding]:
+    """The organisation policies planb's cluster and pool bodies would break (``secure_boot``: the pools turn it
+    on, so constraints/compute.requireShieldedVm is met)."""
     out: list[Finding] = []
     exception = (
         "ask your organisation policy administrator (roles/orgpolicy.policyAdmin) for an exception on project "
@@ -204,15 +207,16 @@ def policy_findings(client: OrgPolicyClient, project: str, location: str, privat
                     blocker=False,
                 )
             )
-        if constraint == "compute.requireShieldedVm" and any(r.get("enforce") for r in rules):
+        if constraint == "compute.requireShieldedVm" and any(r.get("enforce") for r in rules) and not secure_boot:
             out.append(
                 Finding(
                     "org_policy",
                     f"{name} is enforced on project {project}: Compute Engine refuses a VM without Shielded VM secure "
                     f"boot ({DOC_ORG_POLICY}), and GKE leaves secure boot off unless a pool turns it on "
-                    f"({DOC_SHIELDED}); "
-                    "planb's node pool bodies do not turn it on (no shieldedInstanceConfig.enableSecureBoot)",
-                    exception.replace("CONSTRAINT", constraint),
+                    f"({DOC_SHIELDED}); the inventory turns it off (planb_secure_boot: false), so planb's pools are "
+                    "sent without shieldedInstanceConfig.enableSecureBoot",
+                    "set planb_secure_boot: true (the default) and recreate the pools made without it; or "
+                    + exception.replace("CONSTRAINT", constraint),
                 )
             )
         if constraint == "compute.vmExternalIpAccess" and _restricted(rules) and not private_nodes:
@@ -249,7 +253,7 @@ def policy_findings(client: OrgPolicyClient, project: str, location: str, privat
 
 
 # ---- the network ----------------------------------------------------------------------------------------------------
-def _parts(value: str, project: str, kind: str) -> tuple[str, str]:
+def network_parts(value: str, project: str, kind: str) -> tuple[str, str]:
     """(project, name) of a network or subnetwork given by name or as projects/P/.../NAME (a Shared VPC host's)."""
     match = re.fullmatch(rf"(?:.*/)?projects/([^/]+)/(?:global|regions/[^/]+)/{kind}/([^/]+)", value)
     return (match.group(1), match.group(2)) if match else (project, value)
@@ -259,7 +263,7 @@ def network_findings(
     client: ApiClient, project: str, location: str, network: str, subnetwork: str, secondary: list[str]
 ) -> list[Finding]:
     """The network (default unless named) exists, and the named subnetwork with every named secondary range."""
-    host, name = _parts(network or "default", project, "networks")
+    host, name = network_parts(network or "default", project, "networks")
     try:
         found = client.request("GET", api_path("projects", host, "global", "networks", name), allow_404=True)
     except GkeError as exc:
@@ -281,7 +285,7 @@ def network_findings(
         ]
     if not subnetwork:
         return []
-    sub_project, sub = _parts(subnetwork, project, "subnetworks")
+    sub_project, sub = network_parts(subnetwork, project, "subnetworks")
     region = region_of(location)
     try:
         body = client.request(

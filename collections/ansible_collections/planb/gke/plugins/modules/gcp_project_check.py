@@ -18,10 +18,12 @@ description:
     default pool's machine family and of all regions; each blocker links the quota request and says that Google's
     approval can take days.
   - Organisation policies planb's bodies would break, read with the Org Policy API v2 effective policy
-    (C(projects.policies.getEffectivePolicy)) - C(constraints/compute.requireShieldedVm) (planb's pools do not turn
-    secure boot on), C(constraints/compute.vmExternalIpAccess) (without O(private_nodes)) and
-    C(constraints/gcp.resourceLocations) (the cluster's zone).
-  - The network (the project's C(default) unless O(network) names one), the O(subnetwork) and its O(secondary_ranges).
+    (C(projects.policies.getEffectivePolicy)) - C(constraints/compute.requireShieldedVm) (without O(secure_boot)),
+    C(constraints/compute.vmExternalIpAccess) (without O(private_nodes)) and C(constraints/gcp.resourceLocations)
+    (the cluster's zone).
+  - The network (the project's C(default) unless O(network) names one), the O(subnetwork) and its O(secondary_ranges);
+    with O(private_nodes), a Cloud NAT gateway in the region (Compute Engine C(routers.list); planb's policy, see
+    O(cloud_nat)) and, with O(master_ipv4_cidr), a note naming the firewall rule for Kueue's webhook on TCP 9443.
   - The nodes' service account (O(node_service_account), else the Compute Engine default one) holds
     C(roles/container.defaultNodeServiceAccount) on the project (Cloud Resource Manager v3 C(projects.getIamPolicy)).
   - Each DWS rung's zone is one GKE's flex-start page lists for the generation (the catalog's dated copy).
@@ -85,6 +87,20 @@ options:
     description: Whether the cluster's nodes have no external IP address.
     type: bool
     default: false
+  cloud_nat:
+    description: With O(private_nodes), require a Cloud NAT gateway on the network in the cluster's region (false - a
+      mirror serves the images and packages).
+    type: bool
+    default: true
+  master_ipv4_cidr:
+    description: The control plane's range with O(private_nodes); set, a note names the firewall rule Kueue's
+      webhook (TCP 9443) needs.
+    type: str
+    default: ""
+  secure_boot:
+    description: Whether the pools' nodes boot with Shielded VM secure boot (what the cluster play sends, by default).
+    type: bool
+    default: true
   node_service_account:
     description: The nodes' service account; V("") the Compute Engine default one.
     type: str
@@ -196,6 +212,9 @@ ARGUMENT_SPEC = dict(
     subnetwork={"type": "str", "default": ""},
     secondary_ranges={"type": "list", "elements": "str", "default": []},
     private_nodes={"type": "bool", "default": False},
+    secure_boot={"type": "bool", "default": True},
+    cloud_nat={"type": "bool", "default": True},
+    master_ipv4_cidr={"type": "str", "default": ""},
     node_service_account={"type": "str", "default": ""},
     serviceusage_endpoint={"type": "str"},
     quota_endpoint={"type": "str"},

@@ -135,6 +135,40 @@ options:
         GKE's check.
       - See U(https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
     type: str
+  shielded_nodes:
+    description:
+      - Shielded GKE Nodes (C(shieldedNodes.enabled)) - each node proves its identity with its vTPM before it joins.
+        GKE turns it on for new clusters by itself; the module sends it so the body says it.
+      - Changed in place (C(desiredShieldedNodes)).
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes).
+    type: bool
+    default: true
+  secure_boot:
+    description:
+      - Secure boot for C(default-pool)'s nodes (C(nodePools[].config.shieldedInstanceConfig.enableSecureBoot), with
+        integrity monitoring on); GKE leaves it off unless a pool turns it on, and an organisation that enforces
+        C(constraints/compute.requireShieldedVm) refuses VMs without it. Give the same to M(planb.gke.gke_node_pool)'s
+        O(planb.gke.gke_node_pool#module:secure_boot) for the other pools.
+      - Set at creation only (container v1 UpdateNodePoolRequest has no shieldedInstanceConfig); a cluster whose
+        C(default-pool) differs is refused, naming the option and the fix (recreate).
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes).
+    type: bool
+    default: true
+  cluster_secondary_range_name:
+    description:
+      - The secondary range of O(subnetwork) the pods take their addresses from
+        (C(ipAllocationPolicy.clusterSecondaryRangeName), the cluster VPC-native); a Shared VPC's host project
+        creates it. With O(services_secondary_range_name) and O(subnetwork) (refused before any API call otherwise).
+      - Set at creation only (container v1 ClusterUpdate has no such field); a cluster with another range is
+        refused, naming the option.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-shared-vpc).
+    type: str
+  services_secondary_range_name:
+    description:
+      - The secondary range of O(subnetwork) the Services' ClusterIPs come from
+        (C(ipAllocationPolicy.servicesSecondaryRangeName)). With O(cluster_secondary_range_name).
+      - Set at creation only, as O(cluster_secondary_range_name).
+    type: str
   recreate_on_error:
     description:
       - Delete and recreate a cluster that GKE reports in status ERROR.
@@ -288,13 +322,15 @@ operations:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_RELATIONS  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.cluster import run_cluster  # noqa: E402
-from ansible_collections.planb.gke.plugins.module_utils.cluster_request import CLUSTER_ARGSPEC  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.cluster_request import (  # noqa: E402
+    CLUSTER_ARGSPEC,
+    CLUSTER_RELATIONS,
+)
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 
 ARGUMENT_SPEC = CLUSTER_ARGSPEC
-RELATIONS = AUTH_RELATIONS
+RELATIONS = CLUSTER_RELATIONS
 
 
 def main() -> None:

@@ -10,9 +10,8 @@ description:
   - Idempotent; supports check mode and diff (server-only fields are ignored in the comparison).
   - Waits for GKE's long-running operations and reports how long and how many polls each took.
   - Mutable fields (autoscaling, auto-repair/upgrade, labels, taints, max run duration) are updated in place;
-    a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning,
-    flex-start, spot, GPU accelerators, the nodes' service account) fails naming the field and the fix (delete
-    and recreate).
+    a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning, flex-start,
+    spot, GPU accelerators, the nodes' service account, secure boot) fails naming it and the fix (delete, recreate).
   - Refuses, before any API call, a TPU pool in a zone Google's list of TPU zones does not name for its
     generation, and a TPU pool of a regional cluster without exactly one zone in O(node_locations)
     (planb's policy based on Google's list; see O(check_tpu_zone)).
@@ -207,6 +206,12 @@ options:
       - Set at creation only (container v1 UpdateNodePoolRequest has no service account); a pool that runs as
         another one is refused, naming the option.
     type: str
+  secure_boot:
+    description:
+      - Secure boot (C(config.shieldedInstanceConfig), integrity monitoring on), which C(compute.requireShieldedVm)
+        requires; create-only. U(https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes)
+    type: bool
+    default: true
   accelerator_type:
     description:
       - GPU type attached to each node (C(config.accelerators[].acceleratorType)), for example C(nvidia-h100-80gb).

@@ -1,0 +1,102 @@
+"""Org-policy-safe bodies (issue 51, item 6): Shielded GKE Nodes with secure boot on every pool, and a Shared VPC's
+secondary ranges by name, sent by gke_cluster and gke_node_pool and kept by the emulator as container v1 describes them.
+
+* Secure boot: GKE leaves it off unless a pool turns it on
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes), and Compute Engine refuses a VM without
+  it where ``constraints/compute.requireShieldedVm`` is enforced; container v1 UpdateNodePoolRequest has no
+  shieldedInstanceConfig, so a change is refused by name with the fix (recreate). ClusterUpdate.desiredShieldedNodes
+  changes the cluster's Shielded GKE Nodes in place.
+* Secondary ranges: IPAllocationPolicy.clusterSecondaryRangeName and servicesSecondaryRangeName, with useIpAliases;
+  ClusterUpdate has no field for them, so they are set at creation only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planb.local.gke_emulator.emulator import RunningEmulator
+from tests.support.gke.gke_api import call
+from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
+
+CLUSTER_PATH = f"/v1/projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}"
+SHIELDED = {"enableSecureBoot": True, "enableIntegrityMonitoring": True}
+RANGES: dict[str, Any] = {
+    "subnetwork": "tpu-subnet",
+    "cluster_secondary_range_name": "pods",
+    "services_secondary_range_name": "services",
+}
+
+
+def _post(emulator: RunningEmulator, what: str, body: dict[str, Any]) -> None:
+    status, answer = call(emulator, "POST", f"/planb/v1/{what}", body)
+    assert status == 200, answer
+
+
+def test_the_cluster_and_its_pools_boot_with_secure_boot_by_default(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    modules.run("gke_cluster", CLUSTER_ARGS)
+    cluster = call(emulator, "GET", CLUSTER_PATH)[1]
+    assert cluster["shieldedNodes"] == {"enabled": True}, cluster
+    assert cluster["nodePools"][0]["config"]["shieldedInstanceConfig"] == SHIELDED, cluster["nodePools"]
+    modules.run("gke_node_pool", ONDEMAND_ARGS)
+    pool = call(emulator, "GET", f"{CLUSTER_PATH}/nodePools/{ONDEMAND_ARGS['name']}")[1]
+    assert pool["config"]["shieldedInstanceConfig"] == SHIELDED, pool["config"]
+    # The second run changes nothing: GKE's answer holds what was sent.
+    assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"] is False
+    assert modules.run("gke_node_pool", ONDEMAND_ARGS)["changed"] is False
+
+
+def test_an_enforced_require_shielded_vm_refuses_a_pool_without_secure_boot(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    modules.run("gke_cluster", CLUSTER_ARGS)
+    _post(
+        emulator,
+        "org-policies",
+        {"project": PROJECT, "constraint": "compute.requireShieldedVm", "spec": {"rules": [{"enforce": True}]}},
+    )
+    message = modules.fail("gke_node_pool", {**ONDEMAND_ARGS, "secure_boot": False})["msg"]
+    assert "Constraint constraints/compute.requireShieldedVm violated for project" in message, message
+    assert "Secure Boot is not enabled in the 'shielded_instance_config' field" in message, message
+    assert modules.run("gke_node_pool", ONDEMAND_ARGS)["changed"] is True
+
+
+def test_secure_boot_is_set_at_creation_only(modules: ModuleRunner, emulator: RunningEmulator) -> None:
+    modules.run("gke_cluster", CLUSTER_ARGS)
+    modules.run("gke_node_pool", ONDEMAND_ARGS)
+    writes = len(emulator.writes())
+    message = modules.fail("gke_node_pool", {**ONDEMAND_ARGS, "secure_boot": False})["msg"]
+    assert message.startswith("secure_boot of node pool on-demand-pool cannot be changed in place"), message
+    assert "config.shieldedInstanceConfig.enableSecureBoot differs on GKE" in message, message
+    assert "delete the node pool and re-run to recreate it" in message, message
+    message = modules.fail("gke_cluster", {**CLUSTER_ARGS, "secure_boot": False})["msg"]
+    assert message.startswith(f"secure_boot of cluster {CLUSTER} cannot be changed in place"), message
+    assert len(emulator.writes()) == writes
+
+
+def test_shielded_nodes_change_in_place(modules: ModuleRunner, emulator: RunningEmulator) -> None:
+    modules.run("gke_cluster", CLUSTER_ARGS)
+    off = {**CLUSTER_ARGS, "shielded_nodes": False}
+    planned = modules.run("gke_cluster", off, check_mode=True, diff=True)
+    assert planned["changed"] is True and planned["diff"]["after"]["shieldedNodes"] == {"enabled": False}, planned
+    done = modules.run("gke_cluster", off)
+    assert done["changed"] is True and "desiredShieldedNodes" in done["actions"], done
+    assert call(emulator, "GET", CLUSTER_PATH)[1]["shieldedNodes"] == {"enabled": False}
+    assert modules.run("gke_cluster", off)["changed"] is False
+
+
+def test_the_secondary_ranges_of_a_shared_vpc_subnet_by_name(modules: ModuleRunner, emulator: RunningEmulator) -> None:
+    modules.run("gke_cluster", {**CLUSTER_ARGS, **RANGES})
+    allocation = call(emulator, "GET", CLUSTER_PATH)[1]["ipAllocationPolicy"]
+    assert allocation == {
+        "useIpAliases": True,
+        "clusterSecondaryRangeName": "pods",
+        "servicesSecondaryRangeName": "services",
+    }, allocation
+    assert modules.run("gke_cluster", {**CLUSTER_ARGS, **RANGES})["changed"] is False
+    writes = len(emulator.writes())
+    message = modules.fail("gke_cluster", {**CLUSTER_ARGS, **RANGES, "services_secondary_range_name": "svc-2"})["msg"]
+    assert message.startswith(f"services_secondary_range_name of cluster {CLUSTER} cannot be changed in place"), message
+    assert "ipAllocationPolicy.servicesSecondaryRangeName differs on GKE" in message, message
+    assert len(emulator.writes()) == writes
