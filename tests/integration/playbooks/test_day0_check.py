@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from planb.local.gke_emulator.emulator import RunningEmulator, is_write
+from planb.local.gke_emulator.store import list_clusters, list_node_pools
 from tests.support.gke.fresh_project import APIS, QUOTA_PROJECT, apply_fixes, make_fresh
 from tests.support.gke.modules import ansible_playbook
 
@@ -65,3 +66,29 @@ def test_after_the_fixes_the_check_passes(emulator: RunningEmulator, tmp_path: P
     assert code == 0, out[-3000:]
     assert "Day-0 check of project planb-local: 0 blocker(s)" in out, out[-3000:]
     assert emulator.writes() == []
+
+
+def test_after_the_fixes_the_cluster_converges_under_the_shielded_vm_policy(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """compute.requireShieldedVm stays enforced (apply_fixes grants no exception): every VM planb makes boots with
+    secure boot, so the cluster play converges, and again with nothing to change; with planb_secure_boot false the
+    emulator refuses default-pool with Compute Engine's message, as Google does."""
+    make_fresh(emulator, PROJECT)
+    apply_fixes(emulator, PROJECT, REGION, MACHINE, CHIPS)
+    env = {
+        "GKE_API_ENDPOINT": emulator.url,
+        "PLANB_STATE_DIR": str(tmp_path / "state"),
+        "GOOGLE_CLOUD_QUOTA_PROJECT": QUOTA_PROJECT,
+    }
+    state = emulator.store.root.parent
+    off = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", "-e", "planb_secure_boot=false", env=env)
+    assert off.returncode != 0 and "constraints/compute.requireShieldedVm violated" in off.stdout, off.stdout[-3000:]
+    assert list_clusters(state) == []
+    done = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    pools = list_node_pools(state)
+    assert pools and all(p["config"]["shieldedInstanceConfig"]["enableSecureBoot"] for p in pools), pools
+    assert list_clusters(state)[0]["shieldedNodes"] == {"enabled": True}
+    again = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-3000:]
