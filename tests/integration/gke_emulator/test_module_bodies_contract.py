@@ -140,6 +140,22 @@ def test_the_cluster_create_body_validates(workload_identity: bool, modules: Mod
     assert _violations("container", "CreateClusterRequest", {"cluster": result["cluster"]}) == []
 
 
+def test_the_org_policy_safe_cluster_body_validates(modules: ModuleRunner) -> None:
+    """Shielded GKE Nodes, default-pool's secure boot and a Shared VPC's secondary ranges (issue 51, item 6)."""
+    args = {
+        "name": CLUSTER,
+        "version": "1.34",
+        "subnetwork": "tpu-subnet",
+        "cluster_secondary_range_name": "pods",
+        "services_secondary_range_name": "services",
+    }
+    cluster = modules.run("gke_cluster", args, check_mode=True)["cluster"]
+    assert cluster["shieldedNodes"] == {"enabled": True}
+    assert cluster["nodePools"][0]["config"]["shieldedInstanceConfig"]["enableSecureBoot"] is True
+    assert cluster["ipAllocationPolicy"]["servicesSecondaryRangeName"] == "services"
+    assert _violations("container", "CreateClusterRequest", {"cluster": cluster}) == []
+
+
 def test_every_update_call_of_the_modules_validates(modules: ModuleRunner, emulator: RunningEmulator) -> None:
     """Each in-place update gke_cluster and gke_node_pool plan, against the request schema of its REST method."""
     cluster_mod = importlib.import_module("ansible_collections.planb.gke.plugins.module_utils.cluster")
@@ -174,17 +190,19 @@ def test_every_update_call_of_the_modules_validates(modules: ModuleRunner, emula
         "nodePoolDefaults": {"nodeConfigDefaults": {"gcfsConfig": {"enabled": False}}},
         "workloadIdentityConfig": {"workloadPool": f"{PROJECT}.svc.id.goog"},
         "releaseChannel": {"channel": "STABLE"},
+        "shieldedNodes": {"enabled": False},
     }
     cluster_params = {"name": CLUSTER, "version": "1.35", "default_pool_machine_type": "e2-standard-4"}
     current_cluster["nodePools"][0]["config"]["machineType"] = "e2-standard-4"
     cluster_diffs = ["addonsConfig.rayOperatorConfig.enabled", "nodePoolDefaults", "workloadIdentityConfig"]
-    cluster_diffs.append("releaseChannel.channel")
+    cluster_diffs += ["releaseChannel.channel", "shieldedNodes.enabled"]
     calls += cluster_mod.cluster_updates(
         ClusterRequest.of(cluster_params), cluster_path, wanted, current_cluster, cluster_diffs, {}, {}
     )
     assert [c[0] for c in calls[3:]] == [
         "desiredAddonsConfig",
         "desiredGcfsConfig",
+        "desiredShieldedNodes",
         "desiredWorkloadIdentityConfig",
         "desiredReleaseChannel",
         "desiredMasterVersion",
