@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from planb.local.gke_emulator import rules
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.gke.gke_api import call
 from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
@@ -100,3 +103,30 @@ def test_the_secondary_ranges_of_a_shared_vpc_subnet_by_name(modules: ModuleRunn
     assert message.startswith(f"services_secondary_range_name of cluster {CLUSTER} cannot be changed in place"), message
     assert "ipAllocationPolicy.servicesSecondaryRangeName differs on GKE" in message, message
     assert len(emulator.writes()) == writes
+
+
+def test_gke_refuses_a_range_the_subnetwork_lacks(modules: ModuleRunner, emulator: RunningEmulator) -> None:
+    """IPAllocationPolicy: "This must be an existing secondary range associated with the cluster subnetwork"; the
+    emulator knows a subnetwork's ranges when its day-0 setup holds the network (gke_emulator.project_setup)."""
+    subnet = {"name": "tpu-subnet", "region": "us-east5", "ipCidrRange": "10.0.0.0/20"}
+    subnet["secondaryIpRanges"] = [{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"}]
+    _post(emulator, "networks", {"project": PROJECT, "name": "shared-vpc", "subnetworks": [subnet]})
+    args = {**CLUSTER_ARGS, **RANGES, "network": "shared-vpc"}
+    message = modules.fail("gke_cluster", args)["msg"]
+    assert "Secondary range 'services' must be an existing secondary range of subnetwork tpu-subnet" in message
+    assert "(it has pods)" in message and "#IPAllocationPolicy" in message, message
+    subnet["secondaryIpRanges"].append({"rangeName": "services", "ipCidrRange": "10.8.0.0/20"})
+    _post(emulator, "networks", {"project": PROJECT, "name": "shared-vpc", "subnetworks": [subnet]})
+    assert modules.run("gke_cluster", args)["changed"] is True
+
+
+def test_gke_s_rules_on_ranges_and_secure_boot() -> None:
+    """The emulator's rules alone: range names without useIpAliases, and a pool under an enforced policy."""
+    with pytest.raises(rules.RuleViolation, match="only applicable with useIpAliases true"):
+        rules.check_secondary_ranges({"ipAllocationPolicy": {"clusterSecondaryRangeName": "pods"}}, None)
+    rules.check_secondary_ranges({"ipAllocationPolicy": {"useIpAliases": True, "clusterSecondaryRangeName": "p"}}, None)
+    enforced = {"*/compute.requireShieldedVm": {"rules": [{"enforce": True}]}}
+    with pytest.raises(rules.RuleViolation, match="org-policy-constraints"):
+        rules.check_shielded_vm({"name": "p", "config": {}}, PROJECT, enforced)
+    rules.check_shielded_vm({"name": "p", "config": {"shieldedInstanceConfig": SHIELDED}}, PROJECT, enforced)
+    rules.check_shielded_vm({"name": "p", "config": {}}, PROJECT, {})

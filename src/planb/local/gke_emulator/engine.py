@@ -25,6 +25,7 @@ from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS, Operations, now
 from planb.local.gke_emulator.project import ProjectApis
+from planb.local.gke_emulator.project_setup import org_policies, subnet_ranges
 from planb.local.gke_emulator.store import Store
 from planb.local.gke_emulator.upgrades import resolve_version
 from planb.paths import local_kubeconfig
@@ -65,10 +66,6 @@ class Engine:
         return self.operations.add_fault(request)
 
     # ---- clusters ---------------------------------------------------------------------
-    def _org_policies(self) -> Body:
-        """The org policies the day-0 setup holds (``gke_emulator.project_setup``), which Compute Engine enforces."""
-        return dict((self.store.project_apis.get("setup") or {}).get("orgPolicies") or {})
-
     def _cluster(self, name: str) -> Body:
         cluster = self.store.clusters.get(name)
         if cluster is None:
@@ -112,7 +109,8 @@ class Engine:
             rules.check_cluster(body)
             for default_pool in body.get("nodePools") or []:
                 rules.check_workload_metadata(default_pool, body)
-                rules.check_shielded_vm(default_pool, project, self._org_policies())
+                rules.check_shielded_vm(default_pool, project, org_policies(self.store))
+            rules.check_secondary_ranges(body, subnet_ranges(self.store, project, location, body))
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         name = f"projects/{project}/locations/{location}/clusters/{body['name']}"
@@ -233,7 +231,7 @@ class Engine:
         try:
             rules.check_node_pool(candidate, parent["currentMasterVersion"])
             rules.check_workload_metadata(candidate, parent)
-            rules.check_shielded_vm(candidate, project, self._org_policies())
+            rules.check_shielded_vm(candidate, project, org_policies(self.store))
             reservation_rules.check_reservation_affinity(
                 candidate, project, pool_zone(candidate, location), self.store.reservations
             )

@@ -92,6 +92,26 @@ def _bad(message: str) -> ProjectApiError:
     return ProjectApiError(400, message, "INVALID_ARGUMENT")
 
 
+def org_policies(store: Store) -> Body:
+    """The org policies the day-0 setup holds, ``"{project}/{constraint}"`` to a spec, which Compute Engine enforces
+    when GKE creates VMs (``rules.check_shielded_vm``)."""
+    return dict((store.project_apis.get("setup") or {}).get("orgPolicies") or {})
+
+
+def subnet_ranges(store: Store, project: str, location: str, cluster: Body) -> list[str] | None:
+    """The secondary range names of a cluster body's subnetwork when the day-0 setup holds it (``networks``), else
+    None: the emulator does not know that subnetwork's ranges (``rules.check_secondary_ranges``)."""
+    subnet = str(cluster.get("subnetwork") or "")
+    network = str(cluster.get("network") or "default").rsplit("/", 1)[-1]
+    host = subnet.split("projects/", 1)[1].split("/", 1)[0] if "projects/" in subnet else project
+    region = location if location.count("-") < 2 else location.rsplit("-", 1)[0]
+    stored = ((store.project_apis.get("setup") or {}).get("networks") or {}).get(f"{host}/{network}") or {}
+    for found in stored.get("subnetworks") or []:
+        if found.get("name") == subnet.rsplit("/", 1)[-1] and found.get("region") == region:
+            return [str(r.get("rangeName")) for r in found.get("secondaryIpRanges") or []]
+    return None
+
+
 class ProjectSetup:
     """Org policies, the IAM policy, networks and the fresh-project switch over ``state["projectApis"]["setup"]``."""
 

@@ -357,3 +357,30 @@ def check_shielded_vm(pool: Body, project: str, policies: Body) -> None:
         f"{project}. Secure Boot is not enabled in the 'shielded_instance_config' field",
         DOC_REQUIRE_SHIELDED_VM,
     )
+
+
+#: container v1 IPAllocationPolicy.clusterSecondaryRangeName / servicesSecondaryRangeName: "This must be an existing
+#: secondary range associated with the cluster subnetwork. This field is only applicable with use_ip_aliases is true".
+DOC_IP_ALLOCATION = (
+    "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#IPAllocationPolicy"
+)
+
+
+def check_secondary_ranges(cluster: Body, subnet_ranges: list[str] | None) -> None:
+    """The pods' and services' secondary range names: with useIpAliases, and ranges of the cluster's subnetwork
+    (``subnet_ranges``: its range names, None when the emulator's day-0 setup does not hold that subnetwork)."""
+    allocation = cluster.get("ipAllocationPolicy") or {}
+    names = [allocation.get(f) for f in ("clusterSecondaryRangeName", "servicesSecondaryRangeName")]
+    _check(
+        not any(names) or bool(allocation.get("useIpAliases")),
+        "ipAllocationPolicy.clusterSecondaryRangeName and servicesSecondaryRangeName are only applicable with "
+        "useIpAliases true",
+        DOC_IP_ALLOCATION,
+    )
+    for name in names:
+        _check(
+            not name or subnet_ranges is None or name in subnet_ranges,
+            f"Secondary range {name!r} must be an existing secondary range of subnetwork "
+            f"{cluster.get('subnetwork') or 'default'} (it has {', '.join(subnet_ranges or []) or 'none'})",
+            DOC_IP_ALLOCATION,
+        )
