@@ -11,6 +11,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+import yaml
+
 from planb.kubeconfig import Connection, KubeconfigError, parse
 
 
@@ -130,14 +132,39 @@ def _region_ca(data: Any, cluster: str, source: str) -> str:
     return pem
 
 
+#: The most bytes a region's kubeconfig may hold: the role's three fields take a few KiB.
+MAX_REGION_KUBECONFIG = 1 << 20
+
+
+def _refuse_aliases(text: str, source: str) -> None:
+    """Refuses YAML anchors and aliases before anything is composed: nested aliases ("billion laughs") expand to
+    more objects than memory holds, and the role's kubeconfig has none. Scanning events is linear in the text."""
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise RegionKubeconfigError(
+                    f"{source} uses YAML anchors or aliases (&, *), which planb does not take in a region's "
+                    f"kubeconfig: each alias is expanded again, so a few hundred bytes can stand for billions of "
+                    f"nodes. {_REGION_FIX}"
+                )
+    except yaml.YAMLError:
+        return  # `parse` says where, without quoting the line
+
+
 def load_region(data: bytes, source: str) -> Connection:
     """The connection a region's kubeconfig describes (`data`, the Secret's bytes); `source` names the Secret in
     messages. Nothing is run, read or written here or later: raises RegionKubeconfigError on any field but an https
     server, certificate-authority-data and a token, in any cluster, user or context of the file."""
+    if len(data) > MAX_REGION_KUBECONFIG:
+        raise RegionKubeconfigError(
+            f"{source} holds {len(data)} bytes, more than the {MAX_REGION_KUBECONFIG} planb reads of a region's "
+            f"kubeconfig. {_REGION_FIX}"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise RegionKubeconfigError(f"{source} is not UTF-8 text. {_REGION_FIX}") from None
+    _refuse_aliases(text, source)
     config = parse(text, source, RegionKubeconfigError)
     if not isinstance(config, dict) or not config.get("current-context"):
         raise RegionKubeconfigError(f"{source} is not a kubeconfig with a current-context. {_REGION_FIX}")
