@@ -51,7 +51,7 @@ class Kube:
                 raise KubeError(0, "bad kubeconfig", str(exc)) from exc
         self.conn: Connection = connection
         tls: dict[str, Any] = {}
-        if self.conn.server.startswith("https://"):
+        if self.conn.server[:8].lower() == "https://":
             # The API server's certificate is checked (against the kubeconfig's CA, else the system's), except for
             # a kubeconfig that says insecure-skip-tls-verify and names no CA (planb.kubeconfig refuses the pair).
             # The local stack's never says so: kwokctl names its CA for a secure port (kwok

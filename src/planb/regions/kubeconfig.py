@@ -110,7 +110,8 @@ def _region_server(server: Any, cluster: str, source: str) -> str:
                 f"{source}: cluster {cluster!r} has a server whose host is neither an IP address nor a DNS name. "
                 f"{_REGION_FIX}"
             ) from None
-    return server.rstrip("/")
+    # The scheme as written may be HTTPS: planb.kube decides on TLS and the region's CA from "https://".
+    return "https" + server[len(url.scheme) :].rstrip("/")
 
 
 def _region_ca(data: Any, cluster: str, source: str) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from planb import kube
 from planb.regions import kubeconfig
 from planb.regions.kubeconfig import RegionKubeconfigError, load_region
 
@@ -69,3 +71,12 @@ def test_the_roles_kubeconfig_still_loads() -> None:
     conn = load_region(region_config(), "kueue-system/r")
     assert conn.server == "https://203.0.113.7"
     assert conn.token == "t"
+
+
+@pytest.mark.parametrize("scheme", ["HTTPS", "Https"])
+def test_an_upper_case_scheme_still_uses_the_regions_ca(scheme: str) -> None:
+    conn = load_region(region_config(f"{scheme}://203.0.113.7:443"), "kueue-system/r")
+    assert conn.server == "https://203.0.113.7:443"
+    client = kube.Kube(Path("kueue-system/r"), conn)
+    assert client.http.connection_pool_kw.get("ca_cert_data") == PEM
+    assert client.http.connection_pool_kw.get("cert_reqs") == "CERT_REQUIRED"
