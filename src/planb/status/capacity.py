@@ -27,6 +27,7 @@ from planb.regions.advice_order import Policy
 from planb.regions.capacity_state import LastAdvice, PairAdvice
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 from planb.status.goodput import stamp
+from planb.status.regions import printable
 
 API_VERSION = "planb.dev/v1alpha1"
 #: The time ``collect`` counts ages from (tests replace it).
@@ -121,6 +122,7 @@ def _ago(at: float | None, now: float) -> str:
 
 
 def _columns(header: list[str], lines: list[list[str]]) -> list[str]:
+    lines = [[printable(cell) for cell in row] for row in lines]  # a ledger's strings are its writer's
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *lines]]
 
@@ -174,7 +176,7 @@ def text(found: Capacity) -> str:
         lines += ["  " + line for line in _columns(header, table)]
         lines += [f"  {p.key}: {p.reason}" for p in advice.pairs if p.reason]
     lines += [f"problem: {problem}" for problem in found.problems]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _time(at: float | None) -> str | None:

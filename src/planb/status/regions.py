@@ -13,6 +13,7 @@ the losing regions are named with the only reason the race has: they had not gra
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from planb.errors import PlanbError
@@ -21,6 +22,14 @@ from planb.regions.access import KUEUE, region_kube
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
 ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
+#: C0 and C1 control characters (and DEL) but newline and tab: a terminal acts on them (ESC starts a sequence; OSC 52
+#: writes the clipboard), and text from a cluster (a region's messages, a ledger ConfigMap) is anyone's who writes it.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with each control character but newline and tab written as \\uXXXX, safe to print to a terminal."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass
@@ -50,9 +59,10 @@ class Dispatch:
             others = [r.region for r in self.regions if r.region != self.winner]
             lost = f"; {', '.join(others)} lost: not granted before {self.winner} was" if others else ""
             rung = next((f" on rung {r.rung}" for r in self.regions if r.region == self.winner and r.rung), "")
-            return f"runs in {self.winner}{rung} (admitted there first){lost}"
-        return "waits in every region: " + "; ".join(
-            f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions
+            return printable(f"runs in {self.winner}{rung} (admitted there first){lost}")
+        return printable(
+            "waits in every region: "
+            + "; ".join(f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions)
         )
 
 
@@ -70,7 +80,7 @@ def dispatch(kube: Kube, workload: Obj) -> Dispatch:
     out = Dispatch(winner)
     for region in everyone:
         if winner and region != winner:
-            out.regions.append(RegionCopy(region, "lost"))
+            out.regions.append(RegionCopy(printable(region), "lost"))
             continue
         out.regions.append(_copy(kube, region, workload["metadata"]["namespace"], workload["metadata"]["name"]))
     return out
@@ -87,12 +97,12 @@ def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
     try:
         copy = region_kube(kube, region).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}")
     except PlanbError as exc:  # a region that does not answer, no kubeconfig for it, a bad one
-        return RegionCopy(region, f"unreadable: {exc}")
+        return RegionCopy(printable(region), printable(f"unreadable: {exc}"))
     if copy is None:
-        return RegionCopy(region, "no copy")
+        return RegionCopy(printable(region), "no copy")
     conditions = {c.get("type"): c.get("status") for c in (copy.get("status") or {}).get("conditions") or []}
     checks = [
-        f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": ")
+        printable(f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": "))
         for c in (copy.get("status") or {}).get("admissionChecks") or []
     ]
     # The flavors of its admission for the accelerators (Kueue v0.19.2, apis/kueue/v1beta2/workload_types.go:
@@ -100,6 +110,6 @@ def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
     # each rung's flavor after the plan.
     assignments = (((copy.get("status") or {}).get("admission") or {}).get("podSetAssignments")) or []
     flavors = [(str(r), str(f)) for a in assignments for r, f in (a.get("flavors") or {}).items()]
-    rung = ", ".join(dict.fromkeys(f for r, f in flavors if r in ACCELERATORS))
+    rung = printable(", ".join(dict.fromkeys(f for r, f in flavors if r in ACCELERATORS)))
     state = "admitted" if conditions.get("Admitted") == "True" else "waiting"
-    return RegionCopy(region, state, checks, rung)
+    return RegionCopy(printable(region), state, checks, rung)
