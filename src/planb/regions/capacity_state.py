@@ -30,7 +30,7 @@ from planb.kube import Kube, KubeError, Obj
 from planb.regions.access import KUEUE_NAMESPACE
 from planb.regions.advice import Candidate
 from planb.regions.advice_order import OfferPlan
-from planb.regions.ledger import Key, Ledger, LedgerError
+from planb.regions.ledger import Key, Ledger, LedgerError, timestamp
 
 CONFIGMAP = "planb-regions-ledger"
 LEDGER_KEY, ADVICE_KEY = "ledger", "advice"
@@ -111,8 +111,10 @@ class LastAdvice:
                 for p in data.get("pairs") or []
             )
             return LastAdvice(
-                str(data["job"]), float(data["at"]), bool(data["race"]), str(data.get("note") or ""), pairs
+                str(data["job"]), timestamp(data["at"], "at"), bool(data["race"]), str(data.get("note") or ""), pairs
             )
+        except LedgerError:
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise LedgerError(f"advice planb cannot read: {exc!r}") from exc
 
@@ -121,6 +123,8 @@ def _number(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     number = float(value)
+    if math.isinf(number):  # NaN is "none given", as last_advice writes a NaN score; an infinity is no score
+        raise LedgerError(f"advice value {value!r} is not finite")
     return None if math.isnan(number) else number
 
 

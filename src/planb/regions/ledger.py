@@ -70,6 +70,19 @@ class LedgerError(ValueError):
     """A ledger or an ask planb cannot read (an unknown outcome, an end before the ask, a wrong version)."""
 
 
+#: The latest time a ledger may hold (year 10000, where time.gmtime and its stamps end).
+MAX_TIME = 253402300800.0
+
+
+def timestamp(value: Any, what: str) -> float:
+    """`value` as a Unix time read from the ConfigMap: refused (LedgerError) unless finite and in 0..MAX_TIME, so a
+    written NaN or 1e300 neither reorders dispatch nor crashes `planb status`."""
+    number = float(value)
+    if not math.isfinite(number) or not 0 <= number <= MAX_TIME:
+        raise LedgerError(f"{what} {value!r} is not a time between 1970 and 9999")
+    return number
+
+
 @dataclass(frozen=True, order=True)
 class Key:
     """What planb asks for: a region, a rung of its ladder, a shape (machine type and count: ``ct6e-standard-4t:4``)."""
@@ -247,9 +260,9 @@ class Ledger:
                 key = Key(str(entry["region"]), str(entry["rung"]), str(entry["shape"]))
                 for a in entry.get("asks") or []:
                     ended = a.get("endedAt")
-                    ledger._add(
-                        key, Ask(float(a["askedAt"]), str(a["outcome"]), None if ended is None else float(ended))
-                    )
+                    asked = timestamp(a["askedAt"], "askedAt")
+                    ended = None if ended is None else timestamp(ended, "endedAt")
+                    ledger._add(key, Ask(asked, str(a["outcome"]), ended))
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, LedgerError):
                 raise
