@@ -107,6 +107,14 @@ class Keeper:
                 "the regions playbook (site.yml's last play), which gives its Kueue an origin of its own and writes it "
                 "there"
             )
+        if origin == d.DEFAULT_ORIGIN:
+            raise KeeperStateError(
+                f"the manager's origin is {origin!r}, Kueue's default (kueue v0.19.2 "
+                "apis/config/v1beta2/defaults.go#L49), which every manager left at its default shares: planb's policy: "
+                "the keeper acts on nothing, because it would delete in a region what another manager made. Fix: "
+                "give the manager's Kueue an origin of its own (the regions playbook does) and pass it with --origin "
+                "or write it in that ConfigMap"
+            )
         return state, origin
 
     def tick(self) -> None:
@@ -181,7 +189,9 @@ class Keeper:
             quiet_since = max(evicted, self.held_at.get(uid, evicted))
             if now - quiet_since < self.settings.release_after:
                 continue
-            self.manager.merge_patch(f"{path}/status", {"status": {"jobDeploymentStatus": "Suspended"}})
+            # Preconditioned on the uid read: a RayJob recreated under the name meanwhile is not suspended.
+            body = {"metadata": {"uid": job["metadata"].get("uid")}, "status": {"jobDeploymentStatus": "Suspended"}}
+            self.manager.merge_patch(f"{path}/status", body)
             self.say(
                 f"released the quota of {meta['namespace']}/{owner}: its Workload was evicted "
                 f"{now - evicted:.0f} s ago and still held it, no region has held its RayJob or RayCluster for "

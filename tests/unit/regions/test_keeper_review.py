@@ -1,0 +1,43 @@
+"""The regions keeper against the outside review's findings (F3-F6): fakes from test_keeper."""
+
+from __future__ import annotations
+
+import pytest
+
+from planb.regions import decisions as d
+from planb.regions import keeper as keeper_mod
+from planb.regions.keeper import Keeper, KeeperSettings
+from tests.unit.regions.test_keeper import (
+    MANAGER_JOB,
+    FakeKube,
+    keeper_state,
+    make,
+    manager,
+    manager_workload,
+    regions,  # noqa: F401  (the fixture)
+    ticks,
+)
+
+
+def test_the_release_patch_is_preconditioned_on_the_rayjobs_uid(regions: dict[str, FakeKube]) -> None:  # noqa: F811
+    """Review F5: the patch carries the uid read, so a RayJob recreated under the name is not suspended."""
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
+    regions["europe-west4"] = FakeKube({})
+    said: list[str] = []
+    clock = [0.0]
+    ticks(make(kube, said, clock), clock, 0, 10)
+    bodies = [body for path, body in kube.patches if path == f"{MANAGER_JOB}/status"]
+    assert bodies == [{"metadata": {"uid": "rj-uid"}, "status": {"jobDeploymentStatus": "Suspended"}}]
+
+
+@pytest.mark.parametrize("where", ["configmap", "flag"])
+def test_kueues_default_origin_is_refused(where: str) -> None:
+    """Review F6: ``multikueue`` is Kueue's shared default origin: the keeper refuses it and names the fix."""
+    state = keeper_state(origin=d.DEFAULT_ORIGIN if where == "configmap" else "")
+    kube = manager(regions={"europe-west4": True}, state=state, workload=manager_workload("QuotaReserved"))
+    settings = KeeperSettings(origin=d.DEFAULT_ORIGIN if where == "flag" else "")
+    keeper = Keeper(kube, settings, say=lambda line: None)  # type: ignore[arg-type]
+    with pytest.raises(keeper_mod.KeeperStateError, match=r"Kueue's default.*Fix: give the manager's Kueue an origin"):
+        keeper.tick()
+    assert kube.patches == [] and kube.deleted == []
