@@ -168,9 +168,19 @@ class Seen:
     evictions: int = 0
 
 
+def admitted(copy: Obj | None) -> bool:
+    """Whether the copy's Admitted condition is True."""
+    conditions = ((copy or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Admitted" and c.get("status") == "True" for c in conditions)
+
+
 def copy_outcome(copy: Obj | None, seen: Seen) -> tuple[str, str]:
-    """Whether a region's copy says GKE's no: (``FAILED``, why) or ("", "") while it waits (planb's policy, above)."""
-    if copy is None:
+    """Whether a region's copy says GKE's no: (``FAILED``, why) or ("", "") while it waits (planb's policy, above).
+    An Admitted copy is never a failure, whatever its uid or evictions: one evicted from a rung and admitted on the
+    next between two looks is the one Kueue converges on (kueue@v0.19.2
+    pkg/controller/admissionchecks/multikueue/workload.go#L571-L635), and the clusterName it then sets must be among
+    the nominated regions (pkg/webhooks/workload_webhook.go#L501-L515), so its region is never dropped."""
+    if copy is None or admitted(copy):
         return "", ""
     uid = str(copy["metadata"].get("uid") or "")
     status = copy.get("status") or {}

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from planb.regions import capacity_state as cs
+from planb.regions import dispatch as dp
 from planb.regions.advice import Advice
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, no_advice
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
@@ -280,3 +281,29 @@ def test_a_restarted_keeper_closes_the_open_asks_and_keeps_the_regions_already_n
     tick(dispatcher, manager)
     assert manager.applies[-1][1]["status"]["nominatedClusterNames"] == ["europe-west4", "asia-northeast1"]
     assert any("closed 1 ask(s)" in line for line in said) and any("kept asia-northeast1" in line for line in said)
+
+
+def test_a_copy_admitted_after_an_eviction_keeps_its_region_nominated() -> None:
+    """Review F1: a copy evicted from one DWS rung and admitted on the next between two looks is Admitted, so Kueue
+    converges on it and sets clusterName, which its webhook refuses unless the region is still nominated."""
+    dispatcher, manager, regions, clock, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    tick(dispatcher, manager)
+    copy_path = f"{KUEUE}/namespaces/default/workloads/job-1"
+    regions["europe-west4"].objects[copy_path] = {"metadata": {"uid": "c1"}, "spec": {}, "status": {}}
+    clock.now += 5
+    tick(dispatcher, manager)  # the copy seen: uid c1, no eviction
+    admitted = {
+        "metadata": {"uid": "c1"},
+        "spec": {},
+        "status": {
+            "conditions": [{"type": "Admitted", "status": "True"}],
+            "schedulingStats": {"evictions": [{"reason": "PodsReadyTimeout", "count": 1}]},
+            "admission": {"podSetAssignments": [{"flavors": {"google.com/tpu": "dws"}}]},
+        },
+    }
+    regions["europe-west4"].objects[copy_path] = admitted
+    clock.now += 5
+    tick(dispatcher, manager)
+    assert "europe-west4" in manager.objects[WL]["status"]["nominatedClusterNames"], manager.applies[-1]
+    assert not any(" failed (" in line for line in said), said
+    assert dp.copy_outcome(admitted, dp.Seen("c1", 0))[0] != FAILED
