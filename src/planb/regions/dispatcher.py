@@ -31,14 +31,17 @@ and requests keep their place.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import urllib3
 
+from planb.errors import UsageError
 from planb.kube import Kube, KubeError, Obj
 from planb.regions import capacity_state as cs
 from planb.regions import dispatch as dp
@@ -59,7 +62,16 @@ def no_advice(why: str) -> Advise:
 
 
 def http_post(base_url: str, token: str = "", timeout_s: float = 10.0) -> Post:
-    """POST JSON to a compute v1 endpoint (``https://compute.googleapis.com``, or the GKE emulator locally)."""
+    """POST JSON to a compute v1 endpoint (``https://compute.googleapis.com``, or the GKE emulator locally). A token
+    goes over https only, or plain http to a loopback host (the local emulator): planb's policy, because a bearer
+    token sent in the clear is anyone's on the path. Checked here, before anything is sent."""
+    url = urllib.parse.urlsplit(base_url)
+    if token and url.scheme != "https" and not (url.scheme == "http" and _loopback(url.hostname or "")):
+        raise UsageError(
+            f"--advice-url {base_url} is not https: planb's policy is not to send $PLANB_ADVICE_TOKEN in the clear, "
+            "because anyone on the path could use it. Fix: an https:// URL (https://compute.googleapis.com), or "
+            "http:// only to a loopback host (the local emulator), or unset PLANB_ADVICE_TOKEN"
+        )
     pool = urllib3.PoolManager(retries=False)
 
     def post(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -77,6 +89,15 @@ def http_post(base_url: str, token: str = "", timeout_s: float = 10.0) -> Post:
         return resp.status, answer if isinstance(answer, dict) else {}
 
     return post
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def google_advise(post: Post, project: str) -> Advise:

@@ -7,10 +7,13 @@ import copy
 import json
 from typing import Any
 
+import pytest
+
+from planb.errors import UsageError
 from planb.regions import capacity_state as cs
 from planb.regions import dispatch as dp
 from planb.regions.advice import Advice
-from planb.regions.dispatcher import Dispatcher, DispatchSettings, no_advice
+from planb.regions.dispatcher import Dispatcher, DispatchSettings, http_post, no_advice
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 
 Obj = dict[str, Any]
@@ -307,3 +310,14 @@ def test_a_copy_admitted_after_an_eviction_keeps_its_region_nominated() -> None:
     assert "europe-west4" in manager.objects[WL]["status"]["nominatedClusterNames"], manager.applies[-1]
     assert not any(" failed (" in line for line in said), said
     assert dp.copy_outcome(admitted, dp.Seen("c1", 0))[0] != FAILED
+
+
+def test_the_advice_token_goes_over_plain_http_only_to_a_loopback_host() -> None:
+    """Review F10: the URL is checked before anything is sent (no socket: http_post only builds the poster)."""
+    with pytest.raises(UsageError, match="not https: planb's policy"):
+        http_post("http://advice.example.com", "secret")
+    http_post("http://127.0.0.1:8080", "secret")
+    http_post("http://localhost:8080", "secret")
+    http_post("http://[::1]:8080", "secret")
+    http_post("https://compute.googleapis.com", "secret")
+    http_post("http://advice.example.com")  # no token: nothing to leak
