@@ -259,7 +259,8 @@ def stale_copies(
 ) -> tuple[list[Obj], list[Obj]]:
     """The region's copies this manager's MultiKueue made (its `origin`), as (the keeper's to delete, Kueue's GC's):
     the keeper's are copies of a Workload the manager has under its MultiKueue `check` (same namespace and name)
-    that runs elsewhere or nowhere yet; Kueue's GC's are copies whose manager Workload is gone or being deleted."""
+    that runs elsewhere (not one still racing);
+    Kueue's GC's are copies whose manager Workload is gone or being deleted."""
 
     def name(meta: Obj) -> str:
         return str(meta.get("name"))
@@ -293,8 +294,9 @@ def _stale(
     own: Callable[[Obj, Obj], bool],
 ) -> tuple[list[Obj], list[Obj]]:
     """Of the objects carrying `origin`: those whose manager Workload (same namespace, `workload_name` of their
-    metadata) is under `check`, `own`s them and runs in another region than `region` or none; and those whose
-    manager Workload is gone or being deleted. Nothing for an empty origin."""
+    metadata) is under `check`, `own`s them and runs in another region than `region`; and those whose
+    manager Workload is gone or being deleted. Nothing for an empty origin. A Workload with no clusterName yet is
+    still racing: its copies may be the one Kueue admits, so none is stale."""
     delete: list[Obj] = []
     gc: list[Obj] = []
     for obj in objs:
@@ -304,6 +306,12 @@ def _stale(
         home = manager_workloads.get((str(meta.get("namespace")), workload_name(meta)))
         if home is None or (home.get("metadata") or {}).get("deletionTimestamp"):
             gc.append(obj)
-        elif under_check(home, check) and own(meta, home) and (home.get("status") or {}).get("clusterName") != region:
+        elif under_check(home, check) and own(meta, home) and _runs_elsewhere(home, region):
             delete.append(obj)
     return delete, gc
+
+
+def _runs_elsewhere(home: Obj, region: str) -> bool:
+    """Whether the manager Workload runs in a region other than `region` (no clusterName: it runs nowhere yet)."""
+    name = (home.get("status") or {}).get("clusterName") or ""
+    return bool(name) and name != region

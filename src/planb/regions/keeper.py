@@ -230,9 +230,12 @@ class Keeper:
         config first, then out of the ConfigMap's list)."""
         away = d.quarantined(state)
         homes = {(str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): w for w in workloads}
+        listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
         back = []
         for name in away:
-            if name not in clusters:  # the region was removed from the manager: forget it
+            # Removed from the manager: forget it. Back in the config (put there by hand or by the playbook): Kueue
+            # races it again, so planb's policy is to clean nothing there, because its copies may be live.
+            if name not in clusters or name in listed:
                 back.append(name)
                 continue
             if not d.is_active(clusters[name]):
@@ -243,7 +246,6 @@ class Keeper:
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{name} answers Kueue again but not planb yet: {exc}")
         if back:
-            listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
             returning = [n for n in back if n in clusters and n not in listed]
             if returning and not self._write_config(config, listed + returning):
                 return

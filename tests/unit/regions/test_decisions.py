@@ -99,7 +99,8 @@ def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_
         CHECK,
     )
     delete, gc = found
-    assert [c["metadata"]["name"] for c in delete] == ["moved", "racing"]
+    # Still racing (no clusterName): its copy may be the one Kueue admits, never stale (review F3).
+    assert [c["metadata"]["name"] for c in delete] == ["moved"]
     assert [c["metadata"]["name"] for c in gc] == ["gone"]  # Kueue's GC deletes it, by the same origin
 
 
@@ -125,7 +126,7 @@ def test_the_keeper_deletes_only_copies_kueue_made_for_a_workload_of_its_own_man
 def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annotation() -> None:
     homes = {
         ("default", "wl-a"): workload("wl-a", cluster="us-east5", owner="a"),
-        ("default", "wl-b"): workload("wl-b", owner="b"),
+        ("default", "wl-b"): workload("wl-b", cluster="europe-west4", owner="b"),
     }
     by_label = {"metadata": {"namespace": "default", "name": "a", "labels": {d.ORIGIN: "mk", d.PREBUILT: "wl-a"}}}
     by_note = {
@@ -144,7 +145,7 @@ def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annot
 def test_a_rayjob_is_deleted_only_under_the_name_of_the_rayjob_that_owns_its_manager_workload() -> None:
     """Kueue's adapter creates the region's RayJob under the manager RayJob's own name: a RayJob of another name
     that names the Workload as its prebuilt one (anyone's label to write) is not the keeper's."""
-    homes = {("default", "wl-b"): workload("wl-b", owner="b")}
+    homes = {("default", "wl-b"): workload("wl-b", cluster="europe-west4", owner="b")}
 
     def job(name: str) -> dict:
         return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: ORIGIN, d.PREBUILT: "wl-b"}}}

@@ -8,12 +8,18 @@ from planb.regions import decisions as d
 from planb.regions import keeper as keeper_mod
 from planb.regions.keeper import Keeper, KeeperSettings
 from tests.unit.regions.test_keeper import (
+    CONFIG,
+    KUEUE,
     MANAGER_JOB,
+    ORIGIN,
+    STATE,
     FakeKube,
     keeper_state,
     make,
     manager,
     manager_workload,
+    region_copy,
+    region_rayjob,
     regions,  # noqa: F401  (the fixture)
     ticks,
 )
@@ -41,3 +47,29 @@ def test_kueues_default_origin_is_refused(where: str) -> None:
     with pytest.raises(keeper_mod.KeeperStateError, match=r"Kueue's default.*Fix: give the manager's Kueue an origin"):
         keeper.tick()
     assert kube.patches == [] and kube.deleted == []
+
+
+def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[str, FakeKube]) -> None:  # noqa: F811
+    """Review F3: a region the ConfigMap still lists as quarantined but the MultiKueueConfig lists again races live
+    copies: nothing there is deleted, and the ConfigMap's list is reconciled."""
+    racing = manager_workload("QuotaReserved")
+    racing["status"]["admissionChecks"][0]["state"] = "Pending"
+    config = {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["a", "b"]}}
+    kube = manager(regions={"a": True, "b": True}, state=keeper_state(["a"]), workload=racing, config=config)
+    ours = f"{KUEUE}/namespaces/default/workloads/rayjob-job-1-abcde"
+    regions["a"] = FakeKube({ours: region_copy(), MANAGER_JOB: region_rayjob("Running")})
+    regions["b"] = FakeKube({})
+    said: list[str] = []
+    clock = [0.0]
+    ticks(make(kube, said, clock), clock, 0, 1)
+    assert regions["a"].deleted == [] and regions["b"].deleted == []
+    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None}}) in kube.patches
+    assert not [p for p, _ in kube.patches if p == CONFIG]
+
+
+def test_a_copy_of_a_workload_still_racing_is_never_stale() -> None:
+    """Review F3: clusterName "" means the Workload still races; its copies may be the one Kueue admits."""
+    racing = manager_workload("QuotaReserved")
+    homes = {("default", "rayjob-job-1-abcde"): racing}
+    assert d.stale_copies("a", [region_copy()], homes, ORIGIN, "planb-regions") == ([], [])
+    assert d.stale_jobs("a", [region_rayjob("Running")], homes, ORIGIN, "planb-regions") == ([], [])
