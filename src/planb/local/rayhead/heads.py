@@ -2,7 +2,8 @@
 
 A head's job table (planb.local.rayhead.jobs) exists while its head pod runs; when the pod goes (suspend, eviction,
 the job's end) its running jobs die with it, as on a Ray head without GCS fault tolerance. A worker pod of the
-head's cluster that ran and is gone fails the head's running jobs (``RayHeads.check_workers``). A RayCluster
+head's cluster (its controller the RayCluster, by uid) that ran and is gone fails the head's running jobs
+(``RayHeads.check_workers``). A RayCluster
 with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.local.rayhead.server) checks
 it. Submitting a job to a head (from the REST API or a submitter pod, planb.local.rayhead.submitter) records it in
 the head's table and, for payloads set to run (``planb local rayhead set --run``), launches the entrypoint as a host
@@ -319,25 +320,30 @@ class RayHeads:
         for table in closing:
             table.close("its head pod stopped running")
         with self.lock:
-            live = list(self.tables.values())
-        for table in live:
-            self.check_workers(table, pods)
+            live = list(self.tables.items())
+        by_uid = {p["metadata"]["uid"]: p for p in pods}
+        for uid, table in live:
+            self.check_workers(table, pods, str(controller_of(by_uid.get(uid) or {}).get("uid") or ""))
         for listener in self.listeners:
             listener(pods)
 
-    def check_workers(self, table: JobTable, pods: list[Obj]) -> None:
+    def check_workers(self, table: JobTable, pods: list[Obj], cluster_uid: str) -> None:
         """A worker pod of the head's cluster that ran and is gone (deleted, failed: a preempted Spot VM, a
         revoked node) fails the head's running jobs: Ray Train does not retry a lost worker unless
         FailureConfig.max_failures says so (default 0, https://docs.ray.io/en/latest/train/user-guides/fault-tolerance.html),
         so the training run and with it the Ray job fail. KubeRay then retries the RayJob with a new
-        cluster while `spec.backoffLimit` allows, else marks it Failed."""
+        cluster while `spec.backoffLimit` allows, else marks it Failed. A worker is a pod with the cluster's worker
+        labels whose controller is the RayCluster `cluster_uid` (the head's controller, checked against the
+        RayCluster in `head_pod`), as KubeRay's own are: labels alone are whatever a pod's creator wrote."""
         namespace, cluster = table.cluster
         workers = {
             p["metadata"]["uid"]: p
             for p in pods
-            if (p.get("metadata") or {}).get("namespace") == namespace
-            and ((p["metadata"].get("labels") or {}).get("ray.io/cluster") == cluster)
-            and ((p["metadata"].get("labels") or {}).get("ray.io/node-type") == "worker")
+            if matches(p, namespace, {"ray.io/cluster": cluster, "ray.io/node-type": "worker"})
+            and cluster_uid
+            and controller_of(p).get("kind") == "RayCluster"
+            and controller_of(p).get("name") == cluster
+            and controller_of(p).get("uid") == cluster_uid
         }
         lost: list[str] = []
         for uid, pod in workers.items():

@@ -1,0 +1,64 @@
+"""RayHeads' launch template and worker tracking, against a fake API server (no sockets, no processes)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import cast
+
+from planb.kube import Kube, Obj
+from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.jobs import FAILED, RUNNING, RayJobRecord
+from tests.support.rayhead_cluster import HEAD, NS, OBJECTS, FakeKube, controller, feed, head_template, pod
+
+RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
+RAYCLUSTER = f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc"
+WORKER_LABELS = {"ray.io/cluster": "rc", "ray.io/node-type": "worker"}
+
+
+def _objects() -> dict[str, Obj]:
+    objects = copy.deepcopy(OBJECTS)
+    objects[RAYJOB]["spec"]["rayClusterSpec"] = {"headGroupSpec": {"template": head_template(config_map="job-code")}}
+    objects[RAYCLUSTER]["spec"]["headGroupSpec"]["template"] = head_template(
+        env=[{"name": "FROM", "value": "the-raycluster"}], config_map="other"
+    )
+    objects[f"/api/v1/namespaces/{NS}/configmaps/job-code"] = {"data": {"train.py": "print('job code')\n"}}
+    objects[f"/api/v1/namespaces/{NS}/configmaps/other"] = {"data": {"train.py": "print('other code')\n"}}
+    return objects
+
+
+def _heads(objects: dict[str, Obj], tmp_path: Path) -> RayHeads:
+    return RayHeads(cast(Kube, FakeKube(objects)), state_dir=tmp_path)
+
+
+def _running_job(heads: RayHeads, tmp_path: Path) -> RayJobRecord:
+    record = RayJobRecord(submission_id="s1", entrypoint="python train.py", log_file=tmp_path / "s1.log")
+    job, _ = heads.table_for(HEAD).submit(record, settings_mod.Payload(seconds=30), None)
+    assert job.status == RUNNING
+    return job
+
+
+def test_a_decoy_worker_without_the_raycluster_as_controller_is_ignored(tmp_path: Path) -> None:
+    """Review F12: labels are whatever a pod's creator wrote; deleting a decoy with the worker labels (no owner, or
+    another RayCluster's uid) does not fail the head's running jobs."""
+    heads = _heads(_objects(), tmp_path)
+    job = _running_job(heads, tmp_path)
+    decoys = [
+        pod("decoy-a", "decoy-a", WORKER_LABELS, ["ray-worker"], []),
+        pod("decoy-b", "decoy-b", WORKER_LABELS, ["ray-worker"], [controller("RayCluster", "rc", "other-uid")]),
+    ]
+    feed(heads, HEAD, *decoys)
+    feed(heads, HEAD)
+    assert job.status == RUNNING
+    heads.table_for(HEAD).stop("s1")
+
+
+def test_a_real_worker_that_is_deleted_fails_the_running_jobs(tmp_path: Path) -> None:
+    heads = _heads(_objects(), tmp_path)
+    job = _running_job(heads, tmp_path)
+    worker = pod("rc-worker", "worker-1", WORKER_LABELS, ["ray-worker"], [controller("RayCluster", "rc", "rc-uid")])
+    feed(heads, HEAD, worker)
+    feed(heads, HEAD)
+    assert job.wait_terminal(5)
+    assert job.status == FAILED and "rc-worker (deleted)" in job.message
