@@ -171,10 +171,11 @@ def made_by(obj: Obj | None, origin: str) -> bool:
 
 
 def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj], origin: str) -> list[Obj]:
-    """Of a region's RayClusters, those KubeRay made for its RayJob `rayjob` of this manager: carrying this manager's
+    """Of a region's RayClusters (in the job's namespace), those KubeRay made for its RayJob `rayjob`: any KubeRay's
+    originated-from labels name it, whatever its origin label (review F4), or it carries this manager's
     origin (KubeRay copies the RayJob's labels onto its RayCluster, kuberay v1.6.2
-    ray-operator/controllers/ray/rayjob_controller.go#L969-L995) and naming the RayJob by their controller reference or
-    by KubeRay's originated-from labels. Not by the RayJob's uid: the RayCluster outlives the RayJob Kueue deleted,
+    ray-operator/controllers/ray/rayjob_controller.go#L969-L995) and names the RayJob by its controller reference or
+    by those labels. Not by the RayJob's uid: the RayCluster outlives the RayJob Kueue deleted,
     and one an earlier RayJob of the name left still has pods; a false match only holds the release longer."""
 
     def made_for(rc: Obj) -> bool:
@@ -187,7 +188,13 @@ def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj], origin: str) -> list
             o.get("controller") is True and o.get("kind") == "RayJob" and o.get("name") == rayjob for o in owners
         )
 
-    return [rc for rc in rayclusters if made_by(rc, origin) and made_for(rc)]
+    def labelled_for(rc: Obj) -> bool:
+        labels = (rc.get("metadata") or {}).get("labels") or {}
+        return labels.get(RAY_ORIGIN_CRD) == "RayJob" and labels.get(RAY_ORIGIN_NAME) == rayjob
+
+    # planb's policy: KubeRay's originated-from labels for the job block even without this manager's origin,
+    # because a same-key RayCluster that still runs holds the job's place (blocking is the safe side).
+    return [rc for rc in rayclusters if labelled_for(rc) or (made_by(rc, origin) and made_for(rc))]
 
 
 def _held_in(
@@ -198,11 +205,12 @@ def _held_in(
     if region not in region_jobs or region not in region_clusters:
         return f"{region} answers Kueue but was not read by planb"
     job = region_jobs[region]
-    if made_by(job, origin):
+    if job is not None:  # a RayJob of the job's key blocks even without this manager's origin (the safe side)
         meta = (job or {}).get("metadata") or {}
         state = ((job or {}).get("status") or {}).get("jobDeploymentStatus", "")
         going = ", being deleted" if meta.get("deletionTimestamp") else ""
-        return f"{region} still has its RayJob, reading {state!r}{going}"
+        theirs = "" if made_by(job, origin) else " (without this manager's origin)"
+        return f"{region} still has its RayJob{theirs}, reading {state!r}{going}"
     for rc in region_clusters[region]:
         meta = rc.get("metadata") or {}
         going = ", being deleted" if meta.get("deletionTimestamp") else ""

@@ -210,14 +210,13 @@ class Keeper:
         cannot read is left out of both, and so blocks the release."""
         jobs: dict[str, Obj | None] = {}
         rayclusters: dict[str, list[Obj]] = {}
-        selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
         for region, cluster in clusters.items():
             if not d.is_active(cluster):
                 continue
             try:
                 kube = region_kube(self.manager, region)
                 job = kube.get(f"{RAY}/namespaces/{namespace}/rayjobs/{name}")
-                listed = kube.items(f"{RAY}/namespaces/{namespace}/rayclusters", selector)
+                listed = kube.items(f"{RAY}/namespaces/{namespace}/rayclusters")
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{region} answers Kueue but not planb: {exc}")
                 continue

@@ -195,9 +195,11 @@ def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota
         d.release_blocker(clusters, {"europe-west4": None}, ORIGIN, region_clusters=none)
         == "us-east5 answers Kueue but was not read by planb"
     )
-    # A RayJob of the same name another manager made is not this job.
+    # A RayJob of the same key without this manager's origin still blocks: it may be this job's (review F4).
     other = {"us-east5": _rayjob("Running", "other-manager"), "europe-west4": None}
-    assert d.release_blocker(clusters, other, ORIGIN, region_clusters=none) == ""
+    assert d.release_blocker(clusters, other, ORIGIN, region_clusters=none) == (
+        "us-east5 still has its RayJob (without this manager's origin), reading 'Running'"
+    )
 
 
 def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its_quota() -> None:
@@ -217,9 +219,13 @@ def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its
     assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters={"us-east5": [going], "europe-west4": []}) == (
         "us-east5 still has RayCluster job-1-raycluster-x of its RayJob, being deleted: its pods may still run"
     )
-    # Another RayJob's RayCluster, another manager's, or one of neither: not this job's.
-    others = [_raycluster("job-2"), _raycluster(origin="other-manager"), _raycluster(owned=False, labelled=False)]
+    # Another RayJob's RayCluster, or one of neither: not this job's.
+    others = [_raycluster("job-2"), _raycluster(owned=False, labelled=False)]
     assert d.rayclusters_of("job-1", others, ORIGIN) == []
+    # KubeRay's originated-from labels for the job block without this manager's origin (review F4); its controller
+    # reference alone, without the origin, does not.
+    theirs = _raycluster(origin="other-manager")
+    assert d.rayclusters_of("job-1", [theirs, _raycluster(origin="other-manager", labelled=False)], ORIGIN) == [theirs]
     # A region read for its RayJob but not for its RayClusters is not known to be free.
     assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters={"europe-west4": []}) == (
         "us-east5 answers Kueue but was not read by planb"

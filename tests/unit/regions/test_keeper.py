@@ -167,7 +167,10 @@ def test_the_quota_is_held_while_a_region_still_has_the_rayjobs_raycluster(regio
     evicted = manager_workload("Evicted", "QuotaReserved")
     kube = manager(regions={"us-east5": True, "europe-west4": True}, state=keeper_state(), workload=evicted)
     regions["us-east5"] = FakeKube({REGION_CLUSTER: region_raycluster()})
-    regions["europe-west4"] = FakeKube({f"{RAY}/namespaces/default/rayclusters/theirs": region_raycluster("other")})
+    theirs = region_raycluster("other")
+    theirs["metadata"]["labels"]["ray.io/originated-from-cr-name"] = "job-2"
+    theirs["metadata"]["ownerReferences"][0]["name"] = "job-2"
+    regions["europe-west4"] = FakeKube({f"{RAY}/namespaces/default/rayclusters/theirs": theirs})
     said: list[str] = []
     clock = [0.0]
     keeper = make(kube, said, clock)

@@ -12,6 +12,7 @@ from tests.unit.regions.test_keeper import (
     KUEUE,
     MANAGER_JOB,
     ORIGIN,
+    RAY,
     STATE,
     FakeKube,
     keeper_state,
@@ -73,3 +74,26 @@ def test_a_copy_of_a_workload_still_racing_is_never_stale() -> None:
     homes = {("default", "rayjob-job-1-abcde"): racing}
     assert d.stale_copies("a", [region_copy()], homes, ORIGIN, "planb-regions") == ([], [])
     assert d.stale_jobs("a", [region_rayjob("Running")], homes, ORIGIN, "planb-regions") == ([], [])
+
+
+def test_a_same_key_rayjob_or_raycluster_without_the_origin_blocks_the_release(
+    regions: dict[str, FakeKube],  # noqa: F811
+) -> None:
+    """Review F4: a region's RayJob of the job's name, or a RayCluster KubeRay labelled for it, without this
+    manager's origin label still holds the release (blocking is the safe side)."""
+    evicted = manager_workload("Evicted", "QuotaReserved")
+    kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
+    job = region_rayjob("Running", origin="")
+    del job["metadata"]["labels"][d.ORIGIN]
+    regions["europe-west4"] = FakeKube({MANAGER_JOB: job})
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0, 10)
+    assert not [p for p, _ in kube.patches if p == f"{MANAGER_JOB}/status"], said
+    cluster = f"{RAY}/namespaces/default/rayclusters/job-1-raycluster-x"
+    labels = {"ray.io/originated-from-cr-name": "job-1", "ray.io/originated-from-crd": "RayJob"}
+    regions["europe-west4"] = FakeKube({cluster: {"metadata": {"namespace": "default", "name": "x", "labels": labels}}})
+    ticks(keeper, clock, 20, 30)
+    assert not [p for p, _ in kube.patches if p == f"{MANAGER_JOB}/status"], said
+    assert "europe-west4 still has RayCluster x of its RayJob" in said[-1]
