@@ -7,8 +7,9 @@ head's cluster (its controller the RayCluster, by uid) that ran and is gone fail
 with ``authOptions`` mode token has its token in KubeRay's Secret; the REST API (planb.local.rayhead.server) checks
 it. Submitting a job to a head (from the REST API or a submitter pod, planb.local.rayhead.submitter) records it in
 the head's table and, for payloads set to run (``planb local rayhead set --run``), launches the entrypoint as a host
-process with the ConfigMap volumes and environment of the RayCluster's head template (spec.headGroupSpec.template,
-KubeRay's copy of the RayJob's; never the head pod's own spec, `RayHeads.head_template`), when
+process with the ConfigMap volumes and environment of the RayJob's own head template
+(spec.rayClusterSpec.headGroupSpec.template; never the RayCluster's, which KubeRay adopts by name and never reverts
+edits to, nor the head pod's own spec, `RayHeads.head_template`), when
 planb.local.rayhead.launch accepts it; a refused one ends FAILED with the refusal as its message.
 
 planb's policy, because a `run` payload executes on this machine: the stand-in acts only for the chain KubeRay
@@ -265,7 +266,7 @@ class RayHeads:
         of the head's template (`head_template`) written to the RayJob's work directory, its container's literal
         environment, the runtime env's env_vars and the payload's overrides."""
         namespace = head["metadata"]["namespace"]
-        spec = self.head_template(head).get("spec") or {}
+        spec = self.head_template(head, rayjob).get("spec") or {}
         container = (spec.get("containers") or [{}])[0]
         workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -288,14 +289,18 @@ class RayHeads:
         env_vars = {str(k): str(v) for k, v in (runtime_env.get("env_vars") or {}).items()}
         return launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
 
-    def head_template(self, head: Obj) -> Obj:
-        """The pod template a launch takes its volumes, mounts and env from: the RayCluster's
-        spec.headGroupSpec.template, which KubeRay wrote from the RayJob `maker` checked, never the head pod's own
+    def head_template(self, head: Obj, rayjob: str) -> Obj:
+        """The pod template a launch takes its volumes, mounts and env from: the RayJob's own
+        spec.rayClusterSpec.headGroupSpec.template, the RayJob being the one `maker` finds made the head's cluster.
+        Not the RayCluster's spec.headGroupSpec.template: KubeRay v1.6.2 adopts an existing RayCluster by name
+        without checking its owner and never reverts later edits to its spec (ray-operator/controllers/ray/
+        rayjob_controller.go#L919-L964), so whoever writes RayClusters would choose what runs. Nor the head pod's own
         spec. The pod is only the liveness and identity check: with no head pod, KubeRay adopts whatever single pod
         carries the head labels and names it in status.head.podName (v1.6.2 common/association.go#L83-L91,
         raycluster_controller.go#L1801-L1812, #L689-L728), so a pod's creator can be named there with a forged
         controller ownerReference. A `LaunchRefusedError` when the RayCluster read now is not the one the head's
-        controller names by uid (deleted and made again meanwhile)."""
+        controller names by uid (deleted and made again meanwhile), when `rayjob` did not make it, or when the RayJob
+        has no head template."""
         namespace, cluster = str(head["metadata"]["namespace"]), self.cluster_name(head)
         rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
         uid, owner = (rc.get("metadata") or {}).get("uid"), controller_of(head).get("uid")
@@ -304,7 +309,20 @@ class RayHeads:
                 f"planb's policy: RayCluster {namespace}/{cluster}'s uid is {uid or '(no such RayCluster)'}, not "
                 f"{owner or '-'}, the one its head pod was checked against; nothing is run from another cluster"
             )
-        return dict(((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {})
+        maker = self.maker(namespace, cluster)
+        if maker.rayjob is None or maker.name != rayjob:
+            why = maker.why or f"it was made by RayJob {namespace}/{maker.name}"
+            raise LaunchRefusedError(
+                f"planb's policy: RayCluster {namespace}/{cluster} is not RayJob {namespace}/{rayjob}'s ({why})"
+            )
+        spec = maker.rayjob.get("spec") or {}
+        template = ((spec.get("rayClusterSpec") or {}).get("headGroupSpec") or {}).get("template") or {}
+        if not template:
+            raise LaunchRefusedError(
+                f"planb's policy: RayJob {namespace}/{rayjob} has no spec.rayClusterSpec.headGroupSpec.template; "
+                "nothing is run from the RayCluster's, which anyone who writes RayClusters may have edited"
+            )
+        return dict(template)
 
     # ------------------------------------------------------------------ reconcile (pod events)
     def reconcile(self) -> None:

@@ -6,10 +6,13 @@ import copy
 from pathlib import Path
 from typing import cast
 
+import pytest
+
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.heads import RayHeads
 from planb.local.rayhead.jobs import FAILED, RUNNING, RayJobRecord
+from planb.local.rayhead.launch import LaunchRefusedError
 from tests.support.rayhead_cluster import HEAD, NS, OBJECTS, FakeKube, controller, feed, head_template, pod
 
 RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
@@ -30,6 +33,31 @@ def _objects() -> dict[str, Obj]:
 
 def _heads(objects: dict[str, Obj], tmp_path: Path) -> RayHeads:
     return RayHeads(cast(Kube, FakeKube(objects)), state_dir=tmp_path)
+
+
+def test_a_launch_takes_the_rayjobs_head_template_not_an_edited_rayclusters(tmp_path: Path) -> None:
+    """Review F11: KubeRay adopts a RayCluster by name and never reverts edits to its spec, so whoever writes
+    RayClusters would choose the ConfigMap run; the launch takes the RayJob's spec.rayClusterSpec instead."""
+    heads = _heads(_objects(), tmp_path)
+    launch = heads.launch(HEAD, "rj", "python /app/train.py", {}, settings_mod.Payload(mode="run"))
+    work = settings_mod.work_dir(NS, "rj", tmp_path)
+    assert (work / "app" / "train.py").read_text() == "print('job code')\n"
+    assert "FROM" not in launch.env
+
+
+def test_a_launch_is_refused_without_the_rayjobs_head_template(tmp_path: Path) -> None:
+    objects = _objects()
+    del objects[RAYJOB]["spec"]["rayClusterSpec"]
+    heads = _heads(objects, tmp_path)
+    with pytest.raises(LaunchRefusedError, match=r"RayJob team-a/rj has no spec.rayClusterSpec.headGroupSpec"):
+        heads.launch(HEAD, "rj", "python /app/train.py", {}, settings_mod.Payload(mode="run"))
+    assert not (settings_mod.work_dir(NS, "rj", tmp_path) / "app").exists()
+
+
+def test_a_launch_for_a_rayjob_that_did_not_make_the_cluster_is_refused(tmp_path: Path) -> None:
+    heads = _heads(_objects(), tmp_path)
+    with pytest.raises(LaunchRefusedError, match=r"not RayJob team-a/other"):
+        heads.launch(HEAD, "other", "python /app/train.py", {}, settings_mod.Payload(mode="run"))
 
 
 def _running_job(heads: RayHeads, tmp_path: Path) -> RayJobRecord:
