@@ -86,7 +86,7 @@ OBJECTS: dict[str, Obj] = {
     },
     f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj": {
         "metadata": {"name": "rj", "namespace": NS, "uid": "rj-uid"},
-        "spec": {"entrypoint": "python train.py"},
+        "spec": {"entrypoint": "python train.py", "rayClusterSpec": {"headGroupSpec": {"template": head_template()}}},
         "status": {"dashboardURL": HEAD_HOST, "jobId": "rj-sub-id", "rayClusterName": "rc"},
     },
 }

@@ -73,6 +73,7 @@ def _objects(
     objects = copy.deepcopy(OBJECTS)
     objects[RAYJOB]["spec"]["entrypoint"] = entrypoint
     objects[RAYCLUSTER]["spec"]["headGroupSpec"]["template"] = head_template(env)
+    objects[RAYJOB]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"] = head_template(env)
     objects[f"/api/v1/namespaces/{NS}/configmaps/rj-app"] = {"data": {"train.py": train}}
     if token is not None:
         objects[RAYCLUSTER]["spec"]["authOptions"] = {"mode": "token"}
@@ -281,11 +282,12 @@ def test_a_decoy_pod_owned_by_the_clusters_uid_is_not_the_head_its_status_names(
     assert not marker.exists(), "the decoy's ConfigMap ran on the host"
 
 
-def test_a_decoy_the_status_names_runs_only_the_rayclusters_head_template(serve: Any, tmp_path: Path) -> None:
+def test_a_decoy_the_status_names_runs_only_the_rayjobs_head_template(serve: Any, tmp_path: Path) -> None:
     """Issue 50, review finding 5: with no head pod, KubeRay adopts the one pod carrying the head labels and names it
     in status.head.podName (v1.6.2 common/association.go#L83-L91, raycluster_controller.go#L1801-L1812), so a decoy
     with a forged controller ownerReference passes as the head. The launch still takes its ConfigMap volumes and env
-    from the RayCluster's spec.headGroupSpec.template (KubeRay's copy of the RayJob's), never from the pod."""
+    from the RayJob's own spec.rayClusterSpec.headGroupSpec.template, never from the pod (nor from the RayCluster,
+    whose spec KubeRay never reverts after an edit)."""
     marker = tmp_path / "owned"
     train = TRAIN + "print('from', os.environ.get('FROM'), 'startup', os.environ.get('PYTHONSTARTUP'))\n"
     objects = _objects(train=train, env=[{"name": "FROM", "value": "the-spec"}])
