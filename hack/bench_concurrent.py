@@ -103,8 +103,8 @@ def converge(mode: str) -> None:
     from planb import paths
 
     bindir = Path(sys.executable).parent
-    made = sh(str(bindir / "planb"), "local", "gke-emulator", "reservation", "create", RESERVATION, "--for-profile", PROFILE,
-              "--slices", "1", "--zone", "us-east5-b", check=False)  # fmt: skip
+    made = sh(str(bindir / "planb"), "local", "gke-emulator", "reservation", "create", RESERVATION,
+              "--for-profile", PROFILE, "--slices", "1", "--zone", "us-east5-b", check=False)  # fmt: skip
     if made.returncode != 0 and "already exists" not in made.stdout + made.stderr:
         sys.exit(f"the reservation could not be made: {made.stdout}{made.stderr}")
     # Kueue keeps a ClusterQueue's concurrentAdmissionPolicy immutable and the kueue_queues role refuses a mode
