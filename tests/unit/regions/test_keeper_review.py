@@ -1,4 +1,4 @@
-"""The regions keeper against the outside review's findings (F3-F6): fakes from test_keeper."""
+"""The regions keeper against the outside review's findings (F3-F6): fakes from tests/support/keeper_fakes.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from planb.regions import decisions as d
 from planb.regions import keeper as keeper_mod
 from planb.regions.keeper import Keeper, KeeperSettings
-from tests.unit.regions.test_keeper import (
+from tests.support.keeper_fakes import (
     CONFIG,
     KUEUE,
     MANAGER_JOB,
@@ -21,12 +21,11 @@ from tests.unit.regions.test_keeper import (
     manager_workload,
     region_copy,
     region_rayjob,
-    regions,  # noqa: F401  (the fixture)
     ticks,
 )
 
 
-def test_the_release_patch_is_preconditioned_on_the_rayjobs_uid(regions: dict[str, FakeKube]) -> None:  # noqa: F811
+def test_the_release_patch_is_preconditioned_on_the_rayjobs_uid(regions: dict[str, FakeKube]) -> None:
     """Review F5: the patch carries the uid read, so a RayJob recreated under the name is not suspended."""
     evicted = manager_workload("Evicted", "QuotaReserved")
     kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
@@ -50,7 +49,7 @@ def test_kueues_default_origin_is_refused(where: str) -> None:
     assert kube.patches == [] and kube.deleted == []
 
 
-def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[str, FakeKube]) -> None:  # noqa: F811
+def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[str, FakeKube]) -> None:
     """Review F3: a region the ConfigMap still lists as quarantined but the MultiKueueConfig lists again races live
     copies: nothing there is deleted, and the ConfigMap's list is reconciled."""
     racing = manager_workload("QuotaReserved")
@@ -77,7 +76,7 @@ def test_a_copy_of_a_workload_still_racing_is_never_stale() -> None:
 
 
 def test_a_same_key_rayjob_or_raycluster_without_the_origin_blocks_the_release(
-    regions: dict[str, FakeKube],  # noqa: F811
+    regions: dict[str, FakeKube],
 ) -> None:
     """Review F4: a region's RayJob of the job's name, or a RayCluster KubeRay labelled for it, without this
     manager's origin label still holds the release (blocking is the safe side)."""
