@@ -35,7 +35,8 @@ Three gaps Kueue v0.19.2's MultiKueue leaves when a region is lost (docs/regions
   (pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L699-L711), and the earliest Admitted copy wins
   (workload.go#L140-L155): a stale copy on a region that comes back could take the job from its new home. planb's
   policy: a quarantined region comes back into the config only after every copy there that this manager's
-  MultiKueue made and whose manager Workload is gone or runs elsewhere is gone, and the RayJobs Kueue made for them.
+  MultiKueue made and whose manager Workload is gone, runs elsewhere or runs nowhere yet is gone, and the RayJobs Kueue
+  made for them (`_not_home`: out of the config, a copy of a Workload still racing is no candidate of Kueue's).
 
 What the keeper deletes in a region, and why no more (docs/regions.md, section 4, "Origin"): only an object whose origin
 label carries this manager's own value (the regions playbook gives each manager's Kueue its own ``multiKueue.origin``;
@@ -170,13 +171,12 @@ def made_by(obj: Obj | None, origin: str) -> bool:
     return bool(origin) and ((obj or {}).get("metadata") or {}).get("labels", {}).get(ORIGIN) == origin
 
 
-def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj], origin: str) -> list[Obj]:
-    """Of a region's RayClusters (in the job's namespace), those KubeRay made for its RayJob `rayjob`: any KubeRay's
-    originated-from labels name it, whatever its origin label (review F4), or it carries this manager's
-    origin (KubeRay copies the RayJob's labels onto its RayCluster, kuberay v1.6.2
-    ray-operator/controllers/ray/rayjob_controller.go#L969-L995) and names the RayJob by its controller reference or
-    by those labels. Not by the RayJob's uid: the RayCluster outlives the RayJob Kueue deleted,
-    and one an earlier RayJob of the name left still has pods; a false match only holds the release longer."""
+def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj]) -> list[Obj]:
+    """Of a region's RayClusters (in the job's namespace), those made for its RayJob `rayjob`, whatever their origin
+    label: KubeRay's originated-from labels name it, or a controller ownerReference of kind RayJob does (KubeRay
+    sets both, kuberay v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L969-L995; review F4 of issue 50).
+    Not by the RayJob's uid: the RayCluster outlives the RayJob Kueue deleted, and one an earlier RayJob of the name
+    left still has pods; a false match only holds the release longer."""
 
     def made_for(rc: Obj) -> bool:
         meta = rc.get("metadata") or {}
@@ -188,13 +188,10 @@ def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj], origin: str) -> list
             o.get("controller") is True and o.get("kind") == "RayJob" and o.get("name") == rayjob for o in owners
         )
 
-    def labelled_for(rc: Obj) -> bool:
-        labels = (rc.get("metadata") or {}).get("labels") or {}
-        return labels.get(RAY_ORIGIN_CRD) == "RayJob" and labels.get(RAY_ORIGIN_NAME) == rayjob
-
-    # planb's policy: KubeRay's originated-from labels for the job block even without this manager's origin,
-    # because a same-key RayCluster that still runs holds the job's place (blocking is the safe side).
-    return [rc for rc in rayclusters if labelled_for(rc) or (made_by(rc, origin) and made_for(rc))]
+    # planb's policy: a RayCluster KubeRay's labels or a controller reference tie to the job blocks the release
+    # whether or not it carries this manager's origin (review F4), because it may still run the job, and releasing
+    # its quota then could start the job in a second region (blocking is the safe side).
+    return [rc for rc in rayclusters if made_for(rc)]
 
 
 def _held_in(
@@ -263,25 +260,38 @@ def release_blocker(
 
 
 def stale_copies(
-    region: str, copies: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str, check: str
+    region: str,
+    copies: Sequence[Obj],
+    manager_workloads: Mapping[tuple[str, str], Obj],
+    origin: str,
+    check: str,
+    *,
+    listed: Collection[str],
 ) -> tuple[list[Obj], list[Obj]]:
     """The region's copies this manager's MultiKueue made (its `origin`), as (the keeper's to delete, Kueue's GC's):
     the keeper's are copies of a Workload the manager has under its MultiKueue `check` (same namespace and name)
-    that runs elsewhere (not one still racing);
-    Kueue's GC's are copies whose manager Workload is gone or being deleted."""
+    that is not the job's home (`_not_home`: it runs elsewhere, or, `region` out of the config's clusters `listed`,
+    it runs nowhere yet); Kueue's GC's are copies whose manager Workload is gone or being deleted."""
 
     def name(meta: Obj) -> str:
         return str(meta.get("name"))
 
-    return _stale(region, copies, manager_workloads, origin, check, name, lambda meta, home: True)
+    return _stale(region, copies, manager_workloads, origin, check, name, lambda meta, home: True, region in listed)
 
 
 def stale_jobs(
-    region: str, jobs: Sequence[Obj], manager_workloads: Mapping[tuple[str, str], Obj], origin: str, check: str
+    region: str,
+    jobs: Sequence[Obj],
+    manager_workloads: Mapping[tuple[str, str], Obj],
+    origin: str,
+    check: str,
+    *,
+    listed: Collection[str],
 ) -> tuple[list[Obj], list[Obj]]:
     """The region's RayJobs this manager's MultiKueue made (its `origin`), as (the keeper's to delete, Kueue's GC's):
     the keeper's name by their prebuilt-workload mark a Workload the manager has under its MultiKueue `check`, carry
-    the name of that Workload's RayJob, and run where that Workload does not."""
+    the name of that Workload's RayJob, and are not where that Workload's job is at home (`_not_home`, with the
+    config's clusters `listed`)."""
 
     def prebuilt(meta: Obj) -> str:
         return str((meta.get("labels") or {}).get(PREBUILT) or (meta.get("annotations") or {}).get(PREBUILT, ""))
@@ -289,7 +299,7 @@ def stale_jobs(
     def own(meta: Obj, home: Obj) -> bool:
         return bool(meta.get("name")) and owner_rayjob(home) == meta.get("name")
 
-    return _stale(region, jobs, manager_workloads, origin, check, prebuilt, own)
+    return _stale(region, jobs, manager_workloads, origin, check, prebuilt, own, region in listed)
 
 
 def _stale(
@@ -300,11 +310,11 @@ def _stale(
     check: str,
     workload_name: Callable[[Obj], str],
     own: Callable[[Obj, Obj], bool],
+    in_config: bool,
 ) -> tuple[list[Obj], list[Obj]]:
     """Of the objects carrying `origin`: those whose manager Workload (same namespace, `workload_name` of their
-    metadata) is under `check`, `own`s them and runs in another region than `region`; and those whose
-    manager Workload is gone or being deleted. Nothing for an empty origin. A Workload with no clusterName yet is
-    still racing: its copies may be the one Kueue admits, so none is stale."""
+    metadata) is under `check`, `own`s them and is not at home in `region` (`_not_home`); and those whose manager
+    Workload is gone or being deleted. Nothing for an empty origin."""
     delete: list[Obj] = []
     gc: list[Obj] = []
     for obj in objs:
@@ -314,12 +324,21 @@ def _stale(
         home = manager_workloads.get((str(meta.get("namespace")), workload_name(meta)))
         if home is None or (home.get("metadata") or {}).get("deletionTimestamp"):
             gc.append(obj)
-        elif under_check(home, check) and own(meta, home) and _runs_elsewhere(home, region):
+        elif under_check(home, check) and own(meta, home) and _not_home(home, region, in_config):
             delete.append(obj)
     return delete, gc
 
 
-def _runs_elsewhere(home: Obj, region: str) -> bool:
-    """Whether the manager Workload runs in a region other than `region` (no clusterName: it runs nowhere yet)."""
+def _not_home(home: Obj, region: str, in_config: bool) -> bool:
+    """Whether the manager Workload's copy in `region` is stale: the Workload runs in another region, or it runs
+    nowhere yet (no clusterName) and `region` is not in the MultiKueueConfig (`in_config` False).
+
+    planb's policy (review F3 of issue 50): a copy of a Workload still racing is live only in a region of the config,
+    because Kueue reads and deletes copies only in the config's clusters (kueue@v0.19.2
+    pkg/controller/admissionchecks/multikueue/workload.go#L293-L306, readGroup #L334-L363): a copy left in a region
+    out of it is Kueue's to see again only once the region is back, and the earliest Admitted copy wins
+    (workload.go#L140-L155), so kept, it could run the job beside the region Kueue chose meanwhile."""
     name = (home.get("status") or {}).get("clusterName") or ""
-    return bool(name) and name != region
+    if not name:
+        return not in_config
+    return name != region

@@ -220,7 +220,7 @@ class Keeper:
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{region} answers Kueue but not planb: {exc}")
                 continue
-            jobs[region], rayclusters[region] = job, d.rayclusters_of(name, listed, origin)
+            jobs[region], rayclusters[region] = job, d.rayclusters_of(name, listed)
         return jobs, rayclusters
 
     # ------------------------------------------------------------------ rejoin
@@ -229,6 +229,14 @@ class Keeper:
         config first, then out of the ConfigMap's list)."""
         away = d.quarantined(state)
         homes = {(str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): w for w in workloads}
+        # The config as this tick read it, once: `region in listed` decides both whether a region is cleaned and
+        # (stale_copies) whether a copy of a Workload still racing is live there. Only a region out of it is cleaned,
+        # so such copies are deleted. The config may change between this read and a delete (an operator or the
+        # playbook puts the region back): the keeper itself adds a region back only after a tick whose cleaning left
+        # nothing, by a write preconditioned on the resourceVersion read here (a change meanwhile is a conflict, and
+        # the next tick reads again); another writer's add is bounded by one tick's deletes, each preconditioned on
+        # the uid listed, so a copy Kueue creates after the add is never deleted, and a deleted copy is one Kueue
+        # either re-creates (racing) or never sees: deleting never lets a job run twice.
         listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
         back = []
         for name in away:
@@ -240,7 +248,7 @@ class Keeper:
             if not d.is_active(clusters[name]):
                 continue
             try:
-                if self._clean(name, homes, origin):
+                if self._clean(name, homes, origin, listed):
                     back.append(name)
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{name} answers Kueue again but not planb yet: {exc}")
@@ -254,14 +262,16 @@ class Keeper:
                     f"{', '.join(returning)} back in the MultiKueueConfig {self.settings.config}: nothing stale left"
                 )
 
-    def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str) -> bool:
+    def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]) -> bool:
         """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; True when none
-        is left, nor a copy of a gone Workload (Kueue's GC deletes those, with their jobs)."""
+        is left, nor a copy of a gone Workload (Kueue's GC deletes those, with their jobs). `listed` is the
+        MultiKueueConfig's clusters as this tick read them, the one snapshot every decision of the tick uses."""
         kube = region_kube(self.manager, region)
         selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
         check = self.settings.admission_check
-        copies, orphans = d.stale_copies(region, kube.items(f"{KUEUE}/workloads", selector), homes, origin, check)
-        jobs, _ = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin, check)
+        workloads = kube.items(f"{KUEUE}/workloads", selector)
+        copies, orphans = d.stale_copies(region, workloads, homes, origin, check, listed=listed)
+        jobs, _ = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin, check, listed=listed)
         if orphans and self.orphans_said.get(region) != len(orphans):
             names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
             self.say(f"{region}: waiting for Kueue's GC to delete the copies of gone Workloads: {names}")

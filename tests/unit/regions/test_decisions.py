@@ -97,11 +97,15 @@ def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_
         homes,
         ORIGIN,
         CHECK,
+        listed=["europe-west4"],
     )
     delete, gc = found
-    # Still racing (no clusterName): its copy may be the one Kueue admits, never stale (review F3).
-    assert [c["metadata"]["name"] for c in delete] == ["moved"]
+    # Still racing (no clusterName), the region out of the config: no candidate of Kueue's, stale (review F3).
+    assert [c["metadata"]["name"] for c in delete] == ["moved", "racing"]
     assert [c["metadata"]["name"] for c in gc] == ["gone"]  # Kueue's GC deletes it, by the same origin
+    # The region in the config: Kueue races the copy, which may be the one it admits; never stale there.
+    delete, _ = d.stale_copies("us-east5", [copy("racing")], homes, ORIGIN, CHECK, listed=["us-east5"])
+    assert delete == []
 
 
 def test_the_keeper_deletes_only_copies_kueue_made_for_a_workload_of_its_own_manager() -> None:
@@ -115,12 +119,12 @@ def test_the_keeper_deletes_only_copies_kueue_made_for_a_workload_of_its_own_man
     def copy(name: str, origin: str = ORIGIN) -> dict:
         return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: origin}}}
 
-    delete, gc = d.stale_copies("us-east5", [copy("other-check"), copy("ours")], homes, ORIGIN, CHECK)
+    delete, gc = d.stale_copies("us-east5", [copy("other-check"), copy("ours")], homes, ORIGIN, CHECK, listed=())
     assert ([c["metadata"]["name"] for c in delete], gc) == (["ours"], [])
     # Another manager's copies of a Workload of the same name (Kueue's default origin, shared): not this keeper's.
-    assert d.stale_copies("us-east5", [copy("ours", d.DEFAULT_ORIGIN)], homes, ORIGIN, CHECK) == ([], [])
+    assert d.stale_copies("us-east5", [copy("ours", d.DEFAULT_ORIGIN)], homes, ORIGIN, CHECK, listed=()) == ([], [])
     # No origin known: nothing at all.
-    assert d.stale_copies("us-east5", [copy("ours", "")], homes, "", CHECK) == ([], [])
+    assert d.stale_copies("us-east5", [copy("ours", "")], homes, "", CHECK, listed=()) == ([], [])
 
 
 def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annotation() -> None:
@@ -137,9 +141,9 @@ def test_a_returning_regions_rayjobs_are_matched_to_their_copy_by_label_or_annot
             "annotations": {d.PREBUILT: "wl-b"},
         }
     }
-    delete, _ = d.stale_jobs("us-east5", [by_label, by_note], homes, "mk", CHECK)
+    delete, _ = d.stale_jobs("us-east5", [by_label, by_note], homes, "mk", CHECK, listed=())
     assert [j["metadata"]["name"] for j in delete] == ["b"]
-    assert d.stale_jobs("us-east5", [by_label, by_note], homes, ORIGIN, CHECK) == ([], [])
+    assert d.stale_jobs("us-east5", [by_label, by_note], homes, ORIGIN, CHECK, listed=()) == ([], [])
 
 
 def test_a_rayjob_is_deleted_only_under_the_name_of_the_rayjob_that_owns_its_manager_workload() -> None:
@@ -150,7 +154,7 @@ def test_a_rayjob_is_deleted_only_under_the_name_of_the_rayjob_that_owns_its_man
     def job(name: str) -> dict:
         return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: ORIGIN, d.PREBUILT: "wl-b"}}}
 
-    delete, gc = d.stale_jobs("us-east5", [job("b"), job("someone-elses")], homes, ORIGIN, CHECK)
+    delete, gc = d.stale_jobs("us-east5", [job("b"), job("someone-elses")], homes, ORIGIN, CHECK, listed=())
     assert ([j["metadata"]["name"] for j in delete], gc) == (["b"], [])
 
 
@@ -209,7 +213,7 @@ def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its
     clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
     jobs = {"us-east5": None, "europe-west4": None}
     for left in (_raycluster(), _raycluster(owned=False), _raycluster(labelled=False)):
-        assert d.rayclusters_of("job-1", [left], ORIGIN) == [left]
+        assert d.rayclusters_of("job-1", [left]) == [left]
         found = {"us-east5": [left], "europe-west4": []}
         assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters=found) == (
             "us-east5 still has RayCluster job-1-raycluster-x of its RayJob: its pods may still run"
@@ -221,11 +225,11 @@ def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its
     )
     # Another RayJob's RayCluster, or one of neither: not this job's.
     others = [_raycluster("job-2"), _raycluster(owned=False, labelled=False)]
-    assert d.rayclusters_of("job-1", others, ORIGIN) == []
-    # KubeRay's originated-from labels for the job block without this manager's origin (review F4); its controller
-    # reference alone, without the origin, does not.
-    theirs = _raycluster(origin="other-manager")
-    assert d.rayclusters_of("job-1", [theirs, _raycluster(origin="other-manager", labelled=False)], ORIGIN) == [theirs]
+    assert d.rayclusters_of("job-1", others) == []
+    # KubeRay's originated-from labels for the job, or its controller reference alone, block without this manager's
+    # origin (issue 50 review F4: blocking is the safe side).
+    theirs, owned_only = _raycluster(origin="other-manager"), _raycluster(origin="other-manager", labelled=False)
+    assert d.rayclusters_of("job-1", [theirs, owned_only]) == [theirs, owned_only]
     # A region read for its RayJob but not for its RayClusters is not known to be free.
     assert d.release_blocker(clusters, jobs, ORIGIN, region_clusters={"europe-west4": []}) == (
         "us-east5 answers Kueue but was not read by planb"

@@ -67,12 +67,16 @@ def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[st
     assert not [p for p, _ in kube.patches if p == CONFIG]
 
 
-def test_a_copy_of_a_workload_still_racing_is_never_stale() -> None:
-    """Review F3: clusterName "" means the Workload still races; its copies may be the one Kueue admits."""
+def test_a_copy_of_a_workload_still_racing_is_stale_only_out_of_the_config() -> None:
+    """Review F3: clusterName "" means the Workload still races: in a region of the config its copies may be the one
+    Kueue admits (kept); in a region out of it Kueue does not see them, so they are stale (issue 50 review F3)."""
     racing = manager_workload("QuotaReserved")
     homes = {("default", "rayjob-job-1-abcde"): racing}
-    assert d.stale_copies("a", [region_copy()], homes, ORIGIN, "planb-regions") == ([], [])
-    assert d.stale_jobs("a", [region_rayjob("Running")], homes, ORIGIN, "planb-regions") == ([], [])
+    copy, job = region_copy(), region_rayjob("Running")
+    assert d.stale_copies("a", [copy], homes, ORIGIN, "planb-regions", listed=["a", "b"]) == ([], [])
+    assert d.stale_jobs("a", [job], homes, ORIGIN, "planb-regions", listed=["a", "b"]) == ([], [])
+    assert d.stale_copies("a", [copy], homes, ORIGIN, "planb-regions", listed=["b"]) == ([copy], [])
+    assert d.stale_jobs("a", [job], homes, ORIGIN, "planb-regions", listed=["b"]) == ([job], [])
 
 
 def test_a_same_key_rayjob_or_raycluster_without_the_origin_blocks_the_release(
