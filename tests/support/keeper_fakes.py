@@ -74,7 +74,7 @@ def manager(*, regions: dict[str, bool], state: Obj | None, workload: Obj, confi
     objects: dict[str, Obj] = {f"{KUEUE}/multikueueclusters/{n}": cluster(n, a) for n, a in regions.items()}
     objects[f"{KUEUE}/namespaces/default/workloads/{workload['metadata']['name']}"] = workload
     objects[MANAGER_JOB] = {
-        "metadata": {"namespace": "default", "name": "job-1", "uid": "rj-uid"},
+        "metadata": {"namespace": "default", "name": "job-1", "uid": "rj-uid", "resourceVersion": "41"},
         "spec": {"suspend": True},
         "status": {"jobDeploymentStatus": "Suspending"},
     }
@@ -100,7 +100,7 @@ def region_rayjob(state: str, origin: str = ORIGIN) -> Obj:
 
 
 def region_copy(origin: str = ORIGIN, name: str = "rayjob-job-1-abcde") -> Obj:
-    return {"metadata": {"namespace": "default", "name": name, "labels": {d.ORIGIN: origin}}}
+    return {"metadata": {"namespace": "default", "name": name, "uid": f"{name}-uid", "labels": {d.ORIGIN: origin}}}
 
 
 @pytest.fixture

@@ -166,6 +166,26 @@ def needs_release(rayjob: Obj) -> bool:
     return bool(spec.get("suspend")) and deployment not in INACTIVE
 
 
+def release_patch(rayjob: Obj) -> Obj | None:
+    """The merge patch to the manager RayJob's ``/status`` that releases its quota, preconditioned on the
+    resourceVersion read (None when it has none: the keeper never sends an unconditional one).
+
+    planb's policy (issue 50 review F5): the precondition is the resourceVersion, never ``metadata.uid``, because on a
+    custom resource's status subresource the API server replaces the patched object's metadata with the stored
+    one before it validates (kubernetes/apiextensions-apiserver@v0.34.2
+    pkg/registry/customresource/status_strategy.go#L66-L90, called by kubernetes/apiserver@v0.34.2
+    pkg/registry/rest/update.go#L107-L129): a wrong uid is dropped silently (only a uid sent for an object that does
+    not exist is a conflict, kubernetes/apiserver@v0.34.2 pkg/endpoints/handlers/patch.go#L597-L607), while the
+    resourceVersion is compared with the stored one before that, a conflict (409) when it differs
+    (kubernetes/apiserver@v0.34.2 pkg/registry/generic/registry/store.go#L735-L736). A RayJob recreated under the
+    name, or changed since the keeper read it, has another resourceVersion: it is not suspended
+    (tests/integration/regions/test_status_preconditions.py shows both on the pinned kube-apiserver)."""
+    version = str((rayjob.get("metadata") or {}).get("resourceVersion") or "")
+    if not version:
+        return None
+    return {"metadata": {"resourceVersion": version}, "status": {"jobDeploymentStatus": "Suspended"}}
+
+
 def made_by(obj: Obj | None, origin: str) -> bool:
     """An object carrying this manager's origin label (never true for an empty origin)."""
     return bool(origin) and ((obj or {}).get("metadata") or {}).get("labels", {}).get(ORIGIN) == origin

@@ -257,7 +257,10 @@ def admission_apply(workload: Obj, nominated: Sequence[str], api_version: str = 
     part of the status as read, so the apply as ``kueue-admission`` takes nothing of Kueue's away."""
     meta = workload["metadata"]
     status = workload.get("status") or {}
-    body_meta: Obj = {k: meta[k] for k in ("name", "namespace", "uid", "generation", "resourceVersion") if k in meta}
+    # Never a null: the resourceVersion is what makes the apply conditional (a custom resource's /status drops the
+    # uid: tests/integration/regions/test_status_preconditions.py), and a null would only clear a field.
+    keys = ("name", "namespace", "uid", "generation", "resourceVersion")
+    body_meta: Obj = {k: meta[k] for k in keys if meta.get(k) not in (None, "")}
     for key in ("labels", "annotations"):
         if meta.get(key):
             body_meta[key] = dict(meta[key])

@@ -189,9 +189,14 @@ class Keeper:
             quiet_since = max(evicted, self.held_at.get(uid, evicted))
             if now - quiet_since < self.settings.release_after:
                 continue
-            # Preconditioned on the uid read: a RayJob recreated under the name meanwhile is not suspended.
-            body = {"metadata": {"uid": job["metadata"].get("uid")}, "status": {"jobDeploymentStatus": "Suspended"}}
-            self.manager.merge_patch(f"{path}/status", body)
+            # Preconditioned on the resourceVersion read (d.release_patch says why not the uid): a RayJob recreated
+            # under the name, or changed, meanwhile is not suspended; the next tick reads it again.
+            body = d.release_patch(job)
+            if body is None:
+                self.say(f"not releasing the quota of {meta['namespace']}/{owner}: its RayJob has no resourceVersion")
+                continue
+            if not self._patch(f"{path}/status", body, "RayJob"):
+                continue
             self.say(
                 f"released the quota of {meta['namespace']}/{owner}: its Workload was evicted "
                 f"{now - evicted:.0f} s ago and still held it, no region has held its RayJob or RayCluster for "
@@ -278,12 +283,14 @@ class Keeper:
         self.orphans_said[region] = len(orphans)
         for obj, kind in [*((c, "workloads") for c in copies), *((j, "rayjobs") for j in jobs)]:
             meta = obj["metadata"]
-            if meta.get("deletionTimestamp"):  # going: its finalizers are Kueue's or KubeRay's to clear there
+            # Going: its finalizers are Kueue's or KubeRay's to clear there. No uid (never so from an API server):
+            # nothing to precondition on, and a null uid would make the delete unconditional.
+            if meta.get("deletionTimestamp") or not meta.get("uid"):
                 continue
             group = KUEUE if kind == "workloads" else RAY
             # Preconditioned on the uid listed: an object of the same name made meanwhile (another manager's RayJob
             # under the same key) is not this one.
-            options = {"propagationPolicy": "Background", "preconditions": {"uid": meta.get("uid")}}
+            options = {"propagationPolicy": "Background", "preconditions": {"uid": str(meta["uid"])}}
             kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
@@ -311,7 +318,7 @@ class Keeper:
         except KubeError as exc:
             if exc.status != 409:
                 raise
-            self.say(f"the {kind} {path.rsplit('/', 1)[-1]} changed meanwhile; trying again")
+            self.say(f"the {kind} {path.removesuffix('/status').rsplit('/', 1)[-1]} changed meanwhile; trying again")
             return False
         return True
 

@@ -25,8 +25,10 @@ from tests.support.keeper_fakes import (
 )
 
 
-def test_the_release_patch_is_preconditioned_on_the_rayjobs_uid(regions: dict[str, FakeKube]) -> None:
-    """Review F5: the patch carries the uid read, so a RayJob recreated under the name is not suspended."""
+def test_the_release_patch_is_preconditioned_on_the_rayjobs_resource_version(regions: dict[str, FakeKube]) -> None:
+    """Review F5 (issue 50): the patch carries the resourceVersion read, so a RayJob recreated or changed under the
+    name is not suspended; never the uid, which the API server drops on a custom resource's /status
+    (tests/integration/regions/test_status_preconditions.py)."""
     evicted = manager_workload("Evicted", "QuotaReserved")
     kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
     regions["europe-west4"] = FakeKube({})
@@ -34,7 +36,7 @@ def test_the_release_patch_is_preconditioned_on_the_rayjobs_uid(regions: dict[st
     clock = [0.0]
     ticks(make(kube, said, clock), clock, 0, 10)
     bodies = [body for path, body in kube.patches if path == f"{MANAGER_JOB}/status"]
-    assert bodies == [{"metadata": {"uid": "rj-uid"}, "status": {"jobDeploymentStatus": "Suspended"}}]
+    assert bodies == [{"metadata": {"resourceVersion": "41"}, "status": {"jobDeploymentStatus": "Suspended"}}]
 
 
 @pytest.mark.parametrize("where", ["configmap", "flag"])
