@@ -8,7 +8,7 @@ import base64
 import binascii
 import ipaddress
 import re
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import yaml
@@ -135,11 +135,19 @@ def _region_ca(data: Any, cluster: str, source: str) -> str:
 
 #: The most bytes a region's kubeconfig may hold: the role's three fields take a few KiB.
 MAX_REGION_KUBECONFIG = 1 << 20
+#: The deepest a region's kubeconfig may nest mappings and sequences. The role's nests 4 levels (clusters, an entry,
+#: its cluster, a field) and kubectl's own output no more; 32 leaves room for any hand-written one, while yaml's
+#: composer and constructor recurse once or more per level, so a few thousand levels (a few KiB of "[") exhaust
+#: Python's recursion limit, and pure-Python scanning of deep flow nesting is quadratic in the depth.
+MAX_REGION_NESTING = 32
 
 
 def _refuse_aliases(text: str, source: str) -> None:
-    """Refuses YAML anchors and aliases before anything is composed: nested aliases ("billion laughs") expand to
-    more objects than memory holds, and the role's kubeconfig has none. Scanning events is linear in the text."""
+    """Refuses YAML anchors and aliases, and nesting deeper than MAX_REGION_NESTING, before anything is composed:
+    nested aliases ("billion laughs") expand to more objects than memory holds, deep nesting overflows the composer's
+    recursion, and the role's kubeconfig has neither. Scanning events is linear in the text, and stops at the first
+    level too deep (the scanner reads at most 1024 characters ahead of it)."""
+    depth = 0
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
@@ -148,8 +156,30 @@ def _refuse_aliases(text: str, source: str) -> None:
                     f"kubeconfig: each alias is expanded again, so a few hundred bytes can stand for billions of "
                     f"nodes. {_REGION_FIX}"
                 )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_REGION_NESTING:
+                    mark = event.start_mark  # the place only: the text there is the Secret's
+                    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "an unknown place"
+                    raise RegionKubeconfigError(
+                        f"{source} has YAML nesting deeper than {MAX_REGION_NESTING} levels (at {where}), which planb "
+                        f"does not take in a region's kubeconfig: the role's nests 4. {_REGION_FIX}"
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
     except yaml.YAMLError:
         return  # `parse` says where, without quoting the line
+    except RecursionError:
+        _too_deep(source)
+
+
+def _too_deep(source: str) -> NoReturn:
+    """Raises RegionKubeconfigError for a kubeconfig the YAML library ran out of recursion on (the bound above should
+    stop any such one first)."""
+    raise RegionKubeconfigError(
+        f"{source} has YAML nesting too deep for the YAML library, which planb does not take in a region's "
+        f"kubeconfig. {_REGION_FIX}"
+    ) from None
 
 
 def load_region(data: bytes, source: str) -> Connection:
@@ -166,7 +196,10 @@ def load_region(data: bytes, source: str) -> Connection:
     except UnicodeDecodeError:
         raise RegionKubeconfigError(f"{source} is not UTF-8 text. {_REGION_FIX}") from None
     _refuse_aliases(text, source)
-    config = parse(text, source, RegionKubeconfigError)
+    try:
+        config = parse(text, source, RegionKubeconfigError)
+    except RecursionError:
+        _too_deep(source)
     if not isinstance(config, dict) or not config.get("current-context"):
         raise RegionKubeconfigError(f"{source} is not a kubeconfig with a current-context. {_REGION_FIX}")
     sections: dict[str, dict[str, dict[str, Any]]] = {"cluster": {}, "user": {}, "context": {}}

@@ -80,3 +80,75 @@ def test_an_upper_case_scheme_still_uses_the_regions_ca(scheme: str) -> None:
     client = kube.Kube(Path("kueue-system/r"), conn)
     assert client.http.connection_pool_kw.get("ca_cert_data") == PEM
     assert client.http.connection_pool_kw.get("cert_reqs") == "CERT_REQUIRED"
+
+
+def block_mapping(depth: int) -> bytes:
+    """A block mapping `depth` levels deep, one space more indentation per level, as a kubeconfig nests."""
+    return "".join(" " * i + f"k{i}:\n" for i in range(depth)).encode() + b" " * depth + b"tok3n-secret\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(b"[" * 100_000, id="flow-sequences-100000"),
+        pytest.param(b"{" * 100_000, id="flow-mappings-100000"),
+        pytest.param(b"[" * 3000 + b"]" * 3000, id="flow-sequences-3000-closed"),
+        pytest.param(block_mapping(1000), id="block-mapping-1000"),
+        pytest.param(b"{a: " * 1000 + b"b" + b"}" * 1000, id="flow-mapping-1000"),
+        pytest.param(b"- " * 1000 + b"x\n", id="block-sequence-1000"),
+    ],
+)
+def test_deep_nesting_is_refused_before_the_loader_recurses(data: bytes) -> None:
+    assert len(data) < kubeconfig.MAX_REGION_KUBECONFIG
+    started = time.monotonic()
+    with pytest.raises(RegionKubeconfigError, match=f"nesting deeper than {kubeconfig.MAX_REGION_NESTING} levels"):
+        load_region(data, "kueue-system/r")
+    assert time.monotonic() - started < 5
+
+
+def test_the_nesting_refusal_names_the_place_not_the_text() -> None:
+    with pytest.raises(RegionKubeconfigError) as err:
+        load_region(block_mapping(1000), "kueue-system/r")
+    message = str(err.value)
+    assert message.startswith("kueue-system/r ")
+    assert "at line 33, column 33" in message
+    assert "k32" not in message and "tok3n" not in message
+    assert "Fix:" in message
+
+
+def test_nesting_up_to_the_bound_is_still_read() -> None:
+    # 32 levels pass the event scan; the document then fails as a kubeconfig, not as YAML too deep.
+    with pytest.raises(RegionKubeconfigError, match="not a kubeconfig with a current-context"):
+        load_region(b"[" * 32 + b"]" * 32, "kueue-system/r")
+
+
+def test_a_recursion_error_of_the_yaml_library_is_refused_as_the_region_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    def recurse(*args: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(kubeconfig, "parse", recurse)
+    with pytest.raises(RegionKubeconfigError, match="nesting too deep") as err:
+        load_region(region_config(), "kueue-system/r")
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+def test_a_recursion_error_while_scanning_events_is_refused_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    def recurse(*args: Any, **kwargs: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+        yield  # a generator, as yaml.parse is
+
+    monkeypatch.setattr(kubeconfig.yaml, "parse", recurse)
+    with pytest.raises(RegionKubeconfigError, match="nesting too deep"):
+        load_region(region_config(), "kueue-system/r")
+
+
+def test_a_kubeconfig_of_several_entries_still_loads() -> None:
+    config = yaml.safe_load(region_config())
+    config["clusters"].append(
+        {"name": "other", "cluster": {"server": "https://198.51.100.1", "certificate-authority-data": CA}}
+    )
+    config["users"].append({"name": "v", "user": {"token": "w"}})
+    config["contexts"].append({"name": "d", "context": {"cluster": "other", "user": "v", "namespace": "ns"}})
+    for style in (False, True, None):
+        conn = load_region(yaml.safe_dump(config, default_flow_style=style).encode(), "kueue-system/r")
+        assert (conn.server, conn.token) == ("https://203.0.113.7", "t")
