@@ -137,7 +137,7 @@ def test_a_recursion_error_while_scanning_events_is_refused_too(monkeypatch: pyt
         raise RecursionError("maximum recursion depth exceeded")
         yield  # a generator, as yaml.parse is
 
-    monkeypatch.setattr(kubeconfig.yaml, "parse", recurse)
+    monkeypatch.setattr(yaml, "parse", recurse)
     with pytest.raises(RegionKubeconfigError, match="nesting too deep"):
         load_region(region_config(), "kueue-system/r")
 
