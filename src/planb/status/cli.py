@@ -24,6 +24,7 @@ from planb.errors import (
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.status import capacity, serialize
+from planb.status.regions import printable
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
 
@@ -119,7 +120,7 @@ def _draw(job: JobStatus, path: Path, quiet: bool) -> None:
     from planb.status import timeline_draw  # matplotlib loads only here: `planb status` stays fast without it
 
     timeline_draw.draw(job, path)
-    print(f"timeline of {job.namespace}/{job.name}: {path}", file=sys.stderr if quiet else sys.stdout)
+    print(printable(f"timeline of {job.namespace}/{job.name}: {path}"), file=sys.stderr if quiet else sys.stdout)
 
 
 def _positive_int(text: str) -> int:
@@ -165,17 +166,17 @@ def _expect(kube: Kube, args: argparse.Namespace) -> int:
         if not missing or lost or now >= deadline:
             break
         if now - last_print >= 5:
-            print(f"[planb status] {now - start:5.1f} s: waiting for {'; '.join(missing)}", flush=True)
+            print(printable(f"[planb status] {now - start:5.1f} s: waiting for {'; '.join(missing)}"), flush=True)
             last_print = now
         time.sleep(EXPECT_POLL_S)
     print(table(list(jobs.values())))
     if lost:
-        print(f"\nnot as expected, and waiting cannot change it: {'; '.join(lost)}")
+        print(printable(f"\nnot as expected, and waiting cannot change it: {'; '.join(lost)}"))
         for job in jobs.values():
             print(explain(job))
         return EXIT_FAILED
     if missing:
-        print(f"\nnot as expected after {args.timeout:.0f} s: {'; '.join(missing)}")
+        print(printable(f"\nnot as expected after {args.timeout:.0f} s: {'; '.join(missing)}"))
         for job in jobs.values():
             print(explain(job))
         return EXIT_FAILED
@@ -266,7 +267,7 @@ def _watch(kube: Kube, args: argparse.Namespace) -> int:
         except KubeError as exc:
             failures += 1
             result = EXIT_UNREACHABLE
-            print(f"{time.strftime('%H:%M:%S')} API error ({failures} in a row): {exc}")
+            print(printable(f"{time.strftime('%H:%M:%S')} API error ({failures} in a row): {exc}"))
         if args.count is not None and refreshes >= args.count:
             return result
         delay = backoff(args.interval, failures)

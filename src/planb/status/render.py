@@ -1,32 +1,43 @@
 """`planb status`'s two views of the jobs `planb.status.report.collect` read: a table, one line per job, and the
-detail view of one job."""
+detail view of one job.
+
+Both are printed to the operator's terminal, and most of their text is a cluster's: object names, Kueue's and
+KubeRay's reasons and messages, a region's copy, the submitter's log. Whoever writes those objects could write an
+escape sequence there (OSC 52 writes the clipboard, CSI 2J clears the screen, CR overwrites a line), so each view is
+passed through `printable` whole, after its cells are (so that the table's columns are measured as shown). The
+documents of ``-o json`` and ``-o yaml`` need no such pass: json.dumps writes each control character as \\uXXXX,
+and yaml.safe_dump quotes a string that holds one and writes it as an escape."""
 
 from __future__ import annotations
 
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, variants
+from planb.status.regions import printable
 from planb.status.report import JobStatus
 
 
 def table(jobs: list[JobStatus]) -> str:
     """One line per job: where it landed."""
-    rows = [
+    rows: list[tuple[str, ...]] = [
         ("JOB", "STATE", "PLAN", "FLAVOR", "ADMISSION CHECK", "PROVISIONING REQUEST", "NODE POOL", "NODES", "GOODPUT")
     ]
     for job in jobs:
         checks = ", ".join(f"{c.name}={c.state}" for c in job.checks) or "-"
         reqs = ", ".join(f"{r.name}={r.state}" for r in job.requests) or "-"
         rows.append(
-            (
-                f"{job.namespace}/{job.name}",
-                job.state,
-                job.plan,
-                job.accelerator_flavor,
-                checks,
-                reqs,
-                ",".join(job.node_pools) or "-",
-                str(len(job.nodes)),
-                job.goodput.percent if job.goodput is not None else "-",
+            tuple(
+                printable(cell)
+                for cell in (
+                    f"{job.namespace}/{job.name}",
+                    job.state,
+                    job.plan,
+                    job.accelerator_flavor,
+                    checks,
+                    reqs,
+                    ",".join(job.node_pools) or "-",
+                    str(len(job.nodes)),
+                    job.goodput.percent if job.goodput is not None else "-",
+                )
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -34,7 +45,7 @@ def table(jobs: list[JobStatus]) -> str:
     lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
     lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants.summary(j.concurrent)}" for j in jobs if j.concurrent]
     lines += [f"REGION {j.namespace}/{j.name}: {j.regions.line()}" for j in jobs if j.regions]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def explain(job: JobStatus) -> str:
@@ -46,7 +57,7 @@ def explain(job: JobStatus) -> str:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
         if job.goodput is not None:
             lines += goodput_.describe(job.goodput, job.flavor_plans)
-        return "\n".join(lines)
+        return printable("\n".join(lines))
     if job.moved:
         lines.append(f"  {job.moved}")
     if job.deactivated:
@@ -102,4 +113,4 @@ def explain(job: JobStatus) -> str:
         lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
     if job.goodput is not None:
         lines += goodput_.describe(job.goodput, job.flavor_plans)
-    return "\n".join(lines)
+    return printable("\n".join(lines))
