@@ -167,3 +167,21 @@ def test_help_has_a_description_examples_and_every_exit_code(
     # RawDescriptionHelpFormatter: each example keeps its own line, as written.
     assert "\n  planb status job-2 -o json " in _help([], capsys)
     assert "\n  planb status job-2 -w " in _help(["status"], capsys)
+
+
+def test_an_error_s_message_reaches_the_terminal_escaped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A PlanbError can carry an API server's text; control characters in it never reach the terminal raw."""
+    from planb.errors import PlanbError
+
+    def hostile(args: argparse.Namespace) -> int:
+        raise PlanbError("the server said \x1b]52;c;ZXZpbA==\x07\x1b[2J\rdone")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "_parser_for", lambda path: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: argparse.Namespace(handler=hostile))
+    assert cli.main(["status"]) != EXIT_OK
+    err = capsys.readouterr().err
+    assert not any(c in err for c in "\x1b\x07\r"), repr(err)
+    assert "\\u001b]52;c;ZXZpbA==\\u0007" in err
