@@ -94,6 +94,7 @@ class Bench:
         self.n = 0
         self.save_every = 500  # the chart's default interval
         self.run_s = 15.0  # seconds each preempted run trains before its SIGTERM
+        self.runs = (0, 3)  # the preempted runs this call does (first, last)
 
     def env(self, settings: dict[str, str]) -> dict[str, str]:
         base = {**CHIP, **(SMOKE if self.smoke else {})}
@@ -228,6 +229,25 @@ def measure_saves_and_restarts(b: Bench) -> None:
         )
 
 
+def measure_save_interval(b: Bench) -> None:
+    """One run of two checkpoint intervals (``save_every``, the chart's 500 by default), saving at each: the saves'
+    overhead as the mean step over the median one (the median step is one no save touched), and each save's blocking
+    copy and commit. One process, for a call with little device time (2026-12-05: after the preemptions)."""
+    m = b.run({**PROFILE, "PLANB_EPOCHS": str(2 * b.save_every), **checkpoint_settings(b, "interval", b.save_every)})
+    figures = throughput(m)
+    if m.get("ok"):
+        figures.update(
+            interval_steps=b.save_every,
+            saves=m.get("saves"),
+            blocking_s=m.get("save_blocking_s"),
+            committed_s=m.get("save_committed_s"),
+            save_step_s=m.get("save_step_s"),
+            overhead_mean_over_median=m["mean_step_s"] / m["median_step_s"] - 1,
+            startup_s=m.get("startup_s"),
+        )
+    emit("save-interval", figures)
+
+
 def measure_half_hbm(b: Bench) -> None:
     """A state over half of HBM: trains from scratch, saves, and resumes on the same chip."""
     ckpt = checkpoint_settings(b, "half-hbm", 100)
@@ -245,66 +265,95 @@ def measure_half_hbm(b: Bench) -> None:
     )
 
 
+PER_RUN = ("returncode", "start_step", "end_step", "restore_s", "compile_s", "first_step_s", "startup_s",
+           "notice_save_s", "mean_step_s", "median_step_s", "saves", "save_blocking_s", "save_committed_s",
+           "save_step_s", "train_s", "wall_s", "stopped_on_notice")  # fmt: skip
+
+
 def measure_preemptions(b: Bench, count: int = 3) -> None:
     """SIGTERM ``count`` times, ``run_s`` after each (re)start's first step, as a preemption notice; each restart
-    resumes. Goodput = training kept (the progress record's seconds up to the last step) / the wall time from the
-    first start to the end, restarts included; steps lost from the progress record's resume lines."""
-    ckpt = checkpoint_settings(b, "preempted", 100)
-    run_s = b.run_s  # 2026-12-04: 15 s
-    total_steps = 100000
-    t0 = time.monotonic()
-    lost: list[int] = []
-    runs = []
-    for i in range(count + 1):
-        settings = {**PROFILE, **ckpt, "PLANB_EPOCHS": str(total_steps)}
+    resumes; checkpoints every ``save_every`` steps (the chart's default). Goodput = training kept (the progress
+    record's seconds up to the last step) / the runs' wall time, each from its start to its exit, so restarts and
+    the saves on notice are counted. Steps lost from the progress record's resume lines.
+
+    ``b.runs`` (``--runs 0-1`` then ``--runs 2-3``) splits the runs over several calls of a machine that keeps
+    ``--work`` between them (a device call may run 10 minutes; a directory under /tmp: on 2026-12-05 one inside
+    the checkout was gone at the second call): each run is appended to preemptions.jsonl there,
+    and the call that runs the last one prints the figures over all of them. The time between two calls is not
+    counted: each restart in the figures follows its stop at once, as it does in one call. A call that starts at
+    run 0 starts a fresh job; a short run without checkpoints first warms the compilation cache (a restarted job's
+    cache is warm; the first start's compilation is the job's, not a preemption's) and gives the step time
+    without saves, against which the saves' overhead is counted."""
+    ckpt = checkpoint_settings(b, "preempted", b.save_every)
+    log = b.work / "preemptions.jsonl"
+    first, last = b.runs
+    if first == 0:
+        import shutil
+
+        shutil.rmtree(ckpt["PLANB_CHECKPOINT_DIR"], ignore_errors=True)
+        log.unlink(missing_ok=True)
+        base = b.run({**PROFILE, "PLANB_EPOCHS": "120"})
+        emit("preemptions-baseline", throughput(base))
+        with log.open("a") as fh:
+            fh.write(json.dumps({"baseline": {k: base.get(k) for k in PER_RUN}}) + "\n")
+    step_s = 0.151  # the profile's step on a v5e chip without saves (2026-12-04), for the last run's length
+    for i in range(first, min(last, count) + 1):
+        settings = {**PROFILE, **ckpt, "PLANB_EPOCHS": "1000000"}
         if i == count:
-            settings["PLANB_STOP_AFTER"] = str(int(run_s / 0.2))  # the last run ends on its own
+            settings["PLANB_STOP_AFTER"] = str(int(b.run_s / step_s))  # the last run ends on its own
         started = time.monotonic()
         proc, metrics, env = b.start(settings)
         out_lines: list[str] = []
-        assert proc.stdout is not None
         first_at = None
         for line in _lines(proc):
             out_lines.append(line)
             if first_at is None and line.startswith("First step"):
                 first_at = time.monotonic()
-            if i < count and first_at is not None and time.monotonic() - first_at > run_s:
+            if i < count and first_at is not None and time.monotonic() - first_at > b.run_s:
                 proc.send_signal(signal.SIGTERM)
                 first_at = float("inf")
         proc.wait()
         out = "".join(out_lines)
-        runs.append(b.result(proc, out, metrics, env, time.monotonic() - started))
-        lost += [n for _, n in parse_resumed(out)]
-    wall = time.monotonic() - t0
-    record = json.loads((Path(ckpt["PLANB_CHECKPOINT_DIR"]) / "planb-progress.json").read_text())
+        r = b.result(proc, out, metrics, env, time.monotonic() - started)
+        row = {"run": i, "ok": r.get("ok"), "lost": [n for _, n in parse_resumed(out)], "tail": None}
+        row.update({k: r.get(k) for k in PER_RUN})
+        if not r.get("ok"):
+            row["tail"] = r.get("tail")
+        with log.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        emit("preemptions-run", row)
+    if last >= count:
+        emit("preemptions", preemption_figures(log, Path(ckpt["PLANB_CHECKPOINT_DIR"]), count))
+
+
+def preemption_figures(log: Path, ckpt_dir: Path, count: int) -> dict[str, Any]:
+    """The figures over every run preemptions.jsonl holds (hack/tpu_bench.py's preemptions measurement)."""
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    base = next((r["baseline"] for r in rows if "baseline" in r), {})
+    runs = sorted((r for r in rows if "run" in r), key=lambda r: r["run"])
+    record = json.loads((ckpt_dir / "planb-progress.json").read_text())
     kept = float(record.get("train_s") or 0.0)
-    emit(
-        "preemptions",
-        {
-            "ok": all(r.get("ok") for r in runs) and len(lost) == count,
-            "preemptions": count,
-            "steps_lost": lost,
-            "reached": record.get("reached"),
-            "training_kept_s": kept,
-            "wall_s": wall,
-            "goodput": kept / wall,
-            "per_run": [
-                {
-                    k: r.get(k)
-                    for k in (
-                        "returncode",
-                        "start_step",
-                        "end_step",
-                        "restore_s",
-                        "first_step_s",
-                        "wall_s",
-                        "stopped_on_notice",
-                    )
-                }
-                for r in runs
-            ],
-        },
-    )
+    wall = sum(float(r["wall_s"]) for r in runs)
+    plain = base.get("median_step_s")
+    train = sum(float(r.get("train_s") or 0.0) for r in runs)
+    save_steps = [s for r in runs for s in r.get("save_step_s") or []]
+    extra = sum(s - plain for s in save_steps) if plain else None
+    lost = [n for r in runs for n in r.get("lost") or []]
+    return {
+        "ok": all(r.get("ok") for r in runs) and len(runs) == count + 1 and len(lost) == count,
+        "preemptions": count,
+        "steps_lost": lost,
+        "reached": record.get("reached"),
+        "training_kept_s": kept,
+        "wall_s": wall,
+        "goodput": kept / wall if wall else None,
+        "outside_training_s": [round(float(r["wall_s"]) - float(r.get("train_s") or 0.0), 1) for r in runs],
+        "step_s_without_saves": plain,
+        "saves": len(save_steps),
+        "save_extra_s": extra,
+        "save_overhead": extra / train if extra is not None and train else None,
+        "per_run": [{k: r.get(k) for k in ("run", "ok", "lost", *PER_RUN)} for r in runs],
+    }
 
 
 def _lines(proc: subprocess.Popen[str]) -> Iterator[str]:
@@ -316,6 +365,7 @@ MEASURES: dict[str, Callable[[Bench], None]] = {
     "mfu": measure_mfu,
     "table": measure_table,
     "saves": measure_saves_and_restarts,
+    "save-interval": measure_save_interval,
     "half-hbm": measure_half_hbm,
     "preemptions": measure_preemptions,
 }
@@ -329,11 +379,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", default="", help="working directory (default: a fresh temporary one)")
     parser.add_argument("--save-every", type=int, default=500, help="the saves measurement's interval (steps)")
     parser.add_argument("--run-s", type=float, default=15.0, help="seconds each preempted run trains")
+    parser.add_argument("--runs", default="0-3", help="the preempted runs this call does, FIRST-LAST (0-3: all)")
     args = parser.parse_args(argv)
-    work = Path(args.work or tempfile.mkdtemp(prefix="planb-tpu-bench-"))
+    work = Path(args.work or tempfile.mkdtemp(prefix="planb-tpu-bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     b = Bench(work, args.smoke)
     b.save_every, b.run_s = args.save_every, args.run_s
+    first, _, last = args.runs.partition("-")
+    b.runs = (int(first), int(last or first))
     only = [n for n in args.only.split(",") if n]
     if args.mode == "sweep":
         from tpu_sweep import sweep

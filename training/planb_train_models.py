@@ -42,6 +42,9 @@ class Task:
     tokens_per_step: int = 0
     flops_per_step: float = 0.0
     describe: str = ""
+    #: () -> None: trace, lower and compile the step ahead of time from ``abstract`` alone (a hit in the persistent
+    #: compilation cache on a restart), so that the loop can do it while the restore reads the checkpoint.
+    precompile: Callable[[], None] = lambda: None
 
     @property
     def state_bytes(self) -> int:
@@ -279,19 +282,28 @@ def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
         donate_argnums=0,
     )
     shape = (global_batch, cfg.seq_len + 1)  # inputs are tokens[:, :-1], targets tokens[:, 1:]
+    compiled: dict[str, Any] = {}
 
     def step_fn(state: Any, step: int) -> tuple[Any, jax.Array]:
         host = synthetic_batch(cfg.seed, step, global_batch, cfg.seq_len + 1, cfg.vocab_size)
         tokens = jax.make_array_from_callback(shape, batch_sharding, lambda idx: host[idx])
-        return cast(tuple[Any, jax.Array], jitted(state, tokens))
+        return cast(tuple[Any, jax.Array], compiled.get("step", jitted)(state, tokens))
 
     abstract = abstract_state(init_fn, replicated)
+
+    def precompile() -> None:
+        """The step compiled for ``abstract`` and the batch's shape (jax.jit's ahead-of-time lower and compile,
+        https://docs.jax.dev/en/latest/aot.html); step_fn calls it from then on."""
+        tokens = jax.ShapeDtypeStruct(shape, jnp.int32, sharding=batch_sharding)  # type: ignore[no-untyped-call]
+        compiled["step"] = jitted.lower(abstract, tokens).compile()
+
     n_matmul = matmul_params(abstract["params"])
     n_total = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(abstract["params"]))
     return Task(
         init=init,
         abstract=abstract,
         step_fn=step_fn,
+        precompile=precompile,
         tokens_per_step=global_batch * cfg.seq_len,
         flops_per_step=model_flops_per_step(cfg, n_matmul, global_batch),
         describe=(

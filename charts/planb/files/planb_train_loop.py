@@ -17,7 +17,9 @@ save's blocking seconds (the device-to-host copy) and seconds to its commit.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import importlib
 import json
 import os
 import signal
@@ -135,6 +137,46 @@ def end_by_signal(signum: int) -> None:
     os.kill(os.getpid(), signum)
 
 
+def import_in_background(cfg: TrainConfig) -> threading.Thread:
+    """Import the model's and the checkpoints' libraries in a thread while the main thread opens the devices (seconds
+    on a TPU): a restarted job reaches its first step sooner. A failed import is left to the main thread's own."""
+    names = (["flax.linen", "optax"] if cfg.model == "transformer" else []) + (
+        ["orbax.checkpoint"] if cfg.checkpoint_dir else []
+    )
+
+    def run() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the main thread's import raises it where the library is used
+                continue
+
+    thread = threading.Thread(target=run, name="planb-imports", daemon=True)
+    thread.start()
+    return thread
+
+
+def first_state(task: Any, ckpt: Checkpointer, latest: int | None) -> tuple[Any, float | None, float]:
+    """The state to train from, with the restore's seconds (None without a checkpoint) and the step's compilation
+    seconds. A thread restores checkpoint ``latest`` into the abstract state (no initial state is ever built beside
+    it) or, without one, builds the initial state, while this thread compiles the step (Task.precompile): the
+    restore reads files and copies them to the devices, the compilation traces and compiles, so they overlap."""
+
+    def produce() -> tuple[Any, float]:
+        started = time.perf_counter()
+        state = task.init() if latest is None else ckpt.restore(latest, task.abstract)
+        jax.block_until_ready(state)
+        return state, time.perf_counter() - started
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="planb-restore") as pool:
+        made = pool.submit(produce)
+        started = time.perf_counter()
+        task.precompile()
+        compile_s = time.perf_counter() - started
+        state, produce_s = made.result()
+    return state, (produce_s if latest is not None else None), compile_s
+
+
 @dataclasses.dataclass
 class RunResult:
     state: Any
@@ -157,27 +199,32 @@ def train_loop(
     (a barrier of all ranks at every logged step); ``agree``, given to independent replicas, shares rank 0's view of
     a stop notice, and the notice is then looked at on the logged steps only (StopNotice)."""
     configure_compilation_cache(cfg)
+    startup = {"loop": process_age_s()}  # seconds after the process started, at each point of the way to step 1
+    imports = import_in_background(cfg)
     print(f"Local Devices: {jax.local_devices()}")
+    startup["devices"] = process_age_s()
+    imports.join()
     task = linear_task(cfg) if cfg.model == "linear" else transformer_task(cfg)
     print(f"Model: {task.describe}")
+    startup["model"] = process_age_s()
     # With jax.distributed every process takes part in saving; independent replicas: worker 0 only.
     ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0)
     progress = Progress(cfg, writer=rank == 0)
-    start, restore_s = 0, None
+    start = 0
     latest = ckpt.latest_step()
+    if latest is None and ckpt.enabled:
+        print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
+    startup["checkpointer"] = process_age_s()
+    state, restore_s, compile_s = first_state(task, ckpt, latest)
+    startup["state"] = process_age_s()
     if latest is not None:
-        t_restore = time.perf_counter()
-        state = ckpt.restore(latest, task.abstract)  # into the abstract state: no initial state is ever built
-        jax.block_until_ready(state)
-        restore_s = time.perf_counter() - t_restore
         start = latest
-        print(f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir} ({restore_s:.1f} s)")
+        print(
+            f"Resumed from checkpoint step {latest} in {cfg.checkpoint_dir} ({restore_s:.1f} s, "
+            f"beside the step's compilation: {compile_s:.1f} s)"
+        )
         if progress.writer:
             print("\n".join(progress.resume(latest)))
-    else:
-        if ckpt.enabled:
-            print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
-        state = task.init()
 
     peak = cfg.peak_tflops if cfg.model == "transformer" else None
     n_dev = jax.device_count()
@@ -189,9 +236,11 @@ def train_loop(
     notice = StopNotice(cfg.notice_file if cfg.save_on_notice else "")
     if cfg.save_on_notice:  # PLANB_SAVE_ON_NOTICE=0: SIGTERM keeps its default, the process ends at once
         notice.install()
-    stopped = False
+    stopped, notice_save_s = False, None
+    save_steps: list[int] = []  # indices in step_times of the steps that saved (their time includes the save)
     print("Starting training...")
     last = time.perf_counter()
+    in_flight: jax.Array | None = None  # the loss of the step dispatched before this one
     for step in range(start, end):
         state, loss = task.step_fn(state, step)
         if step % cfg.log_every == 0 or step == end - 1:
@@ -216,22 +265,33 @@ def train_loop(
                 t_report = time.perf_counter()
                 report(metrics)
                 report_s += time.perf_counter() - t_report
-        else:
+        elif first_step_s is None or in_flight is None:
             loss.block_until_ready()
+        else:
+            # One step in flight: wait for the step before this one, so that the host prepares the next batch (and
+            # any save's background commit takes the host) while the device runs this step.
+            in_flight.block_until_ready()
+        in_flight = loss
         if first_step_s is None:
-            first_step_s = process_age_s()
+            first_step_s = startup["first_step"] = process_age_s()
             print(f"First step ({step + 1}) done {first_step_s:.1f} s after the process started")
+            points = ", ".join(f"{k} {v:.1f}" for k, v in startup.items())
+            print(f"Startup, seconds after the process started: {points}")
         saving = ckpt.maybe_save(step + 1, state)
         now = time.perf_counter()
         step_times.append(now - last)
+        if saving:
+            save_steps.append(len(step_times) - 1)
         progress.record(step + 1, now - last, saved=saving)  # the step's time, its save included
         last = now
         if progress.writer and (step % cfg.log_every == 0 or step == end - 1):
             print(progress.line())
         logged = step % cfg.log_every == 0 or step == end - 1  # every rank's report boundary
         if cfg.save_on_notice and (agree is None or logged) and notice.noticed(agree):
+            t_notice = time.perf_counter()
             saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
             ckpt.close()
+            notice_save_s = time.perf_counter() - t_notice
             progress.record(step + 1, saved=saved, force=True)
             notice.acknowledge(step + 1 if saved else None)
             if saved:
@@ -244,6 +304,7 @@ def train_loop(
                 print(progress.line())
             how = signal.Signals(notice.signum).name if notice.signum is not None else f"file {notice.file}"
             print(f"Stop notice ({how}) after step {step + 1}: {where}; stopping")
+            print(f"The save on notice took {notice_save_s:.1f} s from the step boundary to its commit")
             end, stopped = step + 1, True
             break
     if not stopped:
@@ -274,7 +335,12 @@ def train_loop(
         "state_bytes": task.state_bytes,
         "restore_s": restore_s,
         "first_step_s": first_step_s,
+        "startup_s": startup,
+        "compile_s": compile_s,
+        "notice_save_s": notice_save_s,
         "saves": len(ckpt.blocking_s),
+        "save_step_s": [step_times[i] for i in save_steps if i >= WARMUP_STEPS],
+        "train_s": float(np.sum(step_times)),
         "save_blocking_s": ckpt.blocking_s,
         "save_committed_s": ckpt.committed_s,
     }
