@@ -255,3 +255,28 @@ def test_a_run_renews_a_token_that_nears_its_expiry_and_prints_it_nowhere(conver
     assert recap(done)["changed"] == 2, done.stdout[-3000:]  # the token requested, the Secret rewritten
     found = leaks(done.stdout + done.stderr, renewed) + leaks(done.stdout + done.stderr, converged.token)
     assert not found, f"a region token shows in the output ({', '.join(found)})"
+
+
+def test_a_planted_token_that_claims_the_account_is_replaced(converged: Converged, tmp_path: Path) -> None:
+    """Whoever may write the manager's Secret plants a token whose unsigned claims name the ServiceAccount's uid and
+    a far expiry (its signature no longer matches): the worker's API server does not authenticate it, so the next
+    run replaces it instead of keeping it as fresh (issue 50 re-read, finding 4)."""
+    current = token_of(converged.kubeconfig)
+    head, _, signature = current.split(".")
+    said = claims(current)
+    said["exp"] = said["exp"] + 10 * 365 * 86400
+    forged_payload = base64.urlsafe_b64encode(json.dumps(said).encode()).decode().rstrip("=")
+    forged = f"{head}.{forged_payload}.{signature}"
+    config = stored_kubeconfig(converged.kubeconfig)
+    config["users"][0]["user"]["token"] = forged
+    encoded = base64.b64encode(yaml.safe_dump(config).encode()).decode()
+    patch = json.dumps({"data": {"kubeconfig": encoded}})
+    kubectl(converged.kubeconfig, "patch", "secret", f"{WORKER}-multikueue", "-n", NAMESPACE, "-p", patch)
+    assert token_of(converged.kubeconfig) == forged
+    done = run_role(tmp_path, converged.kubeconfig)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    renewed = token_of(converged.kubeconfig)
+    assert renewed != forged
+    assert claims(renewed)["exp"] < said["exp"]
+    assert recap(done)["changed"] == 2, done.stdout[-3000:]  # a token requested, the Secret rewritten
+    assert not leaks(done.stdout + done.stderr, forged), "the planted token shows in the output"
