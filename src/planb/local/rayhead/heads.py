@@ -45,6 +45,7 @@ from planb.local.informer import Informer
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.jobs import JobTable, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, launch_for, write_config_map
+from planb.local.rayhead.names import api_name, refusal
 
 RAY_GROUP_PATH = "/apis/ray.io/v1"
 
@@ -199,7 +200,12 @@ class RayHeads:
         if auth.get("mode") != "token":
             return None
         name = auth.get("secretName") or cluster
-        secret = self.kube.get(f"/api/v1/namespaces/{namespace}/secrets/{name}") or {}
+        quoted = api_name(name)
+        if quoted is None:
+            why = refusal(f"RayCluster {namespace}/{cluster}'s authOptions token Secret", name)
+            log(why)
+            raise MissingTokenError(f"{why}; no request to its head is answered")
+        secret = self.kube.get(f"/api/v1/namespaces/{namespace}/secrets/{quoted}") or {}
         raw = (secret.get("data") or {}).get("auth_token", "")
         token = base64.b64decode(raw).decode() if raw else ""
         if not token:
@@ -253,6 +259,7 @@ class RayHeads:
                 launch = self.launch(head, rayjob, entrypoint, runtime_env, payload)
             except LaunchRefusedError as exc:
                 refused = str(exc)
+                log(f"job {submission_id} of RayJob {namespace}/{rayjob} runs nothing: {refused}")
         table = self.table_for(head)
         job, new = table.submit(record, payload, launch, refused)
         if new:
@@ -273,11 +280,17 @@ class RayHeads:
         volumes = {v.get("name"): v for v in spec.get("volumes") or []}
         mounts: dict[str, Path] = {}
         files: set[Path] = set()
-        for mount in container.get("volumeMounts") or []:
-            source = (volumes.get(mount.get("name")) or {}).get("configMap")
+        sources = [
+            (m, (volumes.get(m.get("name")) or {}).get("configMap")) for m in container.get("volumeMounts") or []
+        ]
+        for source in [s for _, s in sources if s and api_name(s.get("name")) is None]:
+            raise LaunchRefusedError(
+                refusal(f"RayJob {namespace}/{rayjob}'s head template's ConfigMap volume", source.get("name"))
+            )
+        for mount, source in sources:
             if not source:
                 continue
-            cm = self.kube.get(f"/api/v1/namespaces/{namespace}/configmaps/{source.get('name')}") or {}
+            cm = self.kube.get(f"/api/v1/namespaces/{namespace}/configmaps/{api_name(source.get('name'))}") or {}
             local, written = write_config_map(
                 workdir, str(mount.get("mountPath") or ""), cm.get("data") or {}, source.get("items")
             )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import copy
+import posixpath
+import re
 from pathlib import Path
 from typing import cast
 
@@ -10,10 +13,10 @@ import pytest
 
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as settings_mod
-from planb.local.rayhead.heads import RayHeads
+from planb.local.rayhead.heads import MissingTokenError, RayHeads
 from planb.local.rayhead.jobs import FAILED, RUNNING, RayJobRecord
 from planb.local.rayhead.launch import LaunchRefusedError
-from tests.support.rayhead_cluster import HEAD, NS, OBJECTS, FakeKube, controller, feed, head_template, pod
+from tests.support.shared.rayhead_cluster import HEAD, NS, OBJECTS, FakeKube, controller, feed, head_template, pod
 
 RAYJOB = f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"
 RAYCLUSTER = f"/apis/ray.io/v1/namespaces/{NS}/rayclusters/rc"
@@ -90,3 +93,49 @@ def test_a_real_worker_that_is_deleted_fails_the_running_jobs(tmp_path: Path) ->
     feed(heads, HEAD)
     assert job.wait_terminal(5)
     assert job.status == FAILED and "rc-worker (deleted)" in job.message
+
+
+class RecordingKube(FakeKube):
+    """Every path read, answered as urllib3 would send it: with '../' resolved on the client side."""
+
+    def __init__(self, objects: dict[str, Obj]) -> None:
+        super().__init__(objects)
+        self.read: list[str] = []
+
+    def get(self, path: str) -> Obj | None:
+        self.read.append(path)
+        return super().get(posixpath.normpath(path))
+
+
+def test_a_configmap_volume_named_with_a_path_is_refused_and_never_read(tmp_path: Path) -> None:
+    """Issue 50, item 6: a ConfigMap source named '../../kube-system/configmaps/x' reached kube-system's ConfigMap
+    (urllib3 resolves '../'), whose files the launch wrote and ran. It is refused, nothing of it read or written."""
+    objects = _objects()
+    evil = "../../kube-system/configmaps/x"
+    objects[RAYJOB]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"] = head_template(config_map=evil)
+    objects["/api/v1/namespaces/kube-system/configmaps/x"] = {"data": {"train.py": "print('kube-system code')\n"}}
+    kube = RecordingKube(objects)
+    heads = RayHeads(cast(Kube, kube), state_dir=tmp_path)
+    with pytest.raises(LaunchRefusedError, match=re.escape(f"ConfigMap volume names {evil!r}, which is not a DNS")):
+        heads.launch(HEAD, "rj", "python /app/train.py", {}, settings_mod.Payload(mode="run"))
+    assert [p for p in kube.read if "configmaps" in p] == []
+    assert not (settings_mod.work_dir(NS, "rj", tmp_path) / "app").exists()
+
+
+@pytest.mark.parametrize("secret", ["../../kube-system/secrets/x", "../rc", "a/b"])
+def test_an_auth_secret_named_with_a_path_is_refused_and_never_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], secret: str
+) -> None:
+    """Issue 50, item 6: the RayCluster's authOptions Secret named with '../' reached another namespace's Secret, whose
+    token then opened the head's job API. No token is taken (MissingTokenError: no request is answered), and no
+    Secret is read."""
+    objects = _objects()
+    objects[RAYCLUSTER]["spec"]["authOptions"] = {"mode": "token", "secretName": secret}
+    known = {"data": {"auth_token": base64.b64encode(b"known").decode()}}
+    objects["/api/v1/namespaces/kube-system/secrets/x"] = objects[f"/api/v1/namespaces/{NS}/secrets/rc"] = known
+    objects["/api/v1/namespaces/team-a/secrets/a/b"] = known
+    kube = RecordingKube(objects)
+    with pytest.raises(MissingTokenError, match=re.escape(f"Secret names {secret!r}, which is not a DNS-1123")):
+        RayHeads(cast(Kube, kube), state_dir=tmp_path).auth_token(NS, "rc")
+    assert [p for p in kube.read if "secrets" in p] == []
+    assert f"names {secret!r}, which is not a DNS-1123 subdomain" in capsys.readouterr().out
