@@ -81,17 +81,24 @@ class Submitters:
         url = str(status.get("dashboardURL") or "")
         host = urlsplit(url if "://" in url else f"http://{url}").hostname or ""
         parts = host.split(".")
+        namespace, name = meta["namespace"], rayjob["metadata"]["name"]
+        if len(parts) >= 3 and parts[2] == "svc" and parts[1] != namespace:
+            # The head's namespace chooses the payload and the template run: only the RayJob's own is taken.
+            return 1, (
+                f"planb's policy: RayJob {namespace}/{name}'s status.dashboardURL {url} names a head in namespace "
+                f"{parts[1]}, not {namespace}; nothing is run under another namespace's settings"
+            )
         try:
             head = self.heads.head_pod(parts[1], parts[0]) if len(parts) >= 3 and parts[2] == "svc" else None
         except ChainRefusedError as exc:
             return 1, str(exc)
         if head is None:
             return 1, f"ray job submit: cannot reach the Ray dashboard at {url or '(no address)'}"
-        name, cluster = rayjob["metadata"]["name"], self.heads.cluster_name(head)
-        maker = self.heads.maker(meta["namespace"], cluster)
-        if maker.name != name:
-            why = maker.why or f"it belongs to RayJob {maker.name}"
-            return 1, f"planb's policy: the head at {url} is not RayJob {name}'s: {why}"
+        maker = self.heads.maker(namespace, self.heads.cluster_name(head))
+        uid, made_by = rayjob["metadata"].get("uid"), ((maker.rayjob or {}).get("metadata") or {}).get("uid")
+        if maker.name != name or not uid or made_by != uid:
+            why = maker.why or f"it belongs to RayJob {maker.name} uid {made_by or '-'}"
+            return 1, f"planb's policy: the head at {url} is not RayJob {name}'s (uid {uid or '-'}): {why}"
         job, new = self.heads.submit(
             head, name, str(status.get("jobId") or ""), str(spec.get("entrypoint") or ""), runtime_env_of(rayjob)
         )
