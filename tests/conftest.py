@@ -6,7 +6,9 @@
   hack/test.sh runs it in a process of its own;
 * ``tests/e2e``: the real local stack (marker ``e2e``; one stack per machine, so one process).
 
-Helpers live in ``tests/support`` (no test imports a conftest); the conftests only bring its fixtures in.
+Helpers live in ``tests/support`` (no test imports a conftest); the conftests only bring its fixtures in. It has a
+package per tier and ``shared`` (tests/README.md, "Helpers"): a tier imports its own and ``shared``, and this file,
+loaded for every tier, ``shared`` only (tests/unit/test_support_tiers.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from tests.support.chart.helm import helm, helm_bin, notes, template
+from tests.support.shared.chart.helm import helm, helm_bin, notes, template
 
 __all__ = ["helm", "helm_bin", "notes", "template"]
 

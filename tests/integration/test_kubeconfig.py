@@ -16,7 +16,7 @@ import yaml
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, _data_file, load
 from planb.local.tls import ServingCert, ensure_serving_cert
-from tests.support.loopback_json import empty_json_server
+from tests.support.integration.loopback_json import empty_json_server
 
 
 def _write(tmp_path: Path, user: dict[str, object], cluster: dict[str, object] | None = None) -> Path:

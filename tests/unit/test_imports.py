@@ -9,7 +9,8 @@
   ``kubernetes`` client); it reads the controller's names from ``planb.failover.names``.
 * ``import planb.cli`` imports no sub-command's package; a sub-command's package is imported when it runs.
 * No module under tests/ imports a test module (``test_*.py``) or a conftest: shared helpers live in
-  tests/support/, and a conftest only brings in fixtures from there.
+  tests/support/, and a conftest only brings in fixtures from there (which of its packages a tier may import:
+  tests/unit/test_support_tiers.py).
 * Every test file sits under tests/unit, tests/integration or tests/e2e: its folder is its tier.
 """
 

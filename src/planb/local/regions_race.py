@@ -1,8 +1,8 @@
 """One job's race across local regions (docs/regions.md, "What runs today"): each region's DWS switches, where the job
 runs, what the losers said, the nominations and ProvisioningRequests seen, and that nothing of it is left after its
 uninstall. The regions and advice demos (hack/demo_regions.py, hack/demo_advice.py) and the e2e regions topology
-(tests/support/regions_topology.py) run it. With advice-ordered dispatch (`planb regions keep --dispatch`, started by
-`keep`) the manager's GKE emulator is the keeper's advice source, told each region's outcomes by `advise`.
+(tests/support/e2e/regions_topology.py) run it. With advice-ordered dispatch (`planb regions keep --dispatch`, started
+by `keep`) the manager's GKE emulator is the keeper's advice source, told each region's outcomes by `advise`.
 
 One site.yml run on inventories/regions converges every region, each with a ladder of DWS alone (docs/regions.md,
 option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), and then the manager.

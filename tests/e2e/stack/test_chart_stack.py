@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from planb.build import golden
-from tests.support.chart.helm import Helm
-from tests.support.stack import Kubectl, get_json
-from tests.support.waits import wait_until
+from tests.support.e2e.stack import Kubectl, get_json
+from tests.support.e2e.waits import wait_until
+from tests.support.shared.chart.helm import Helm
 
 CHART = str(golden.CHART_DIR)
 

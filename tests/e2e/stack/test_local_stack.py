@@ -21,8 +21,8 @@ from planb.local.stack.crds import files as crd_files
 from planb.local.stack.crds import served
 from planb.local.stack.parts import CRDS_STAMP
 from planb.local.stack.stack import LocalStack
-from tests.support.stack import Kubectl, get_json
-from tests.support.waits import wait_until
+from tests.support.e2e.stack import Kubectl, get_json
+from tests.support.e2e.waits import wait_until
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:

@@ -1,10 +1,10 @@
 """The converged topologies, each converged once per session, and Helm against the stack
-(tests/support/topologies.py; the regions topology: tests/support/regions_topology.py)."""
+(tests/support/e2e/topologies.py; the regions topology: tests/support/e2e/regions_topology.py)."""
 
 import pytest
 
-from tests.support.regions_topology import regions, regions_up
-from tests.support.topologies import (
+from tests.support.e2e.regions_topology import regions, regions_up
+from tests.support.e2e.topologies import (
     concurrent,
     failover_site,
     helm,

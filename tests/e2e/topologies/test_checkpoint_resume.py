@@ -28,9 +28,9 @@ from planb.kube import Kube, conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
 from planb.local.rayhead import settings as rayhead_settings
-from tests.support.jobs import job_logs, payload_processes, planb_status, steps, workload_of
-from tests.support.topologies import Run, install_job, no_quota, wait_jobs
-from tests.support.waits import wait_until
+from tests.support.e2e.jobs import job_logs, payload_processes, planb_status, steps, workload_of
+from tests.support.e2e.topologies import Run, install_job, no_quota, wait_jobs
+from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]
 

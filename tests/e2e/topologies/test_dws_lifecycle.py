@@ -36,9 +36,9 @@ from planb.local.informer import Informer
 from planb.local.stack.stack import LocalStack
 from planb.status import lifecycle
 from planb.status.report import PROVREQ, collect
-from tests.support.jobs import planb_status, workload_of
-from tests.support.topologies import Run, install_job, no_quota, run, wait_jobs
-from tests.support.waits import holds_for, wait_until
+from tests.support.e2e.jobs import planb_status, workload_of
+from tests.support.e2e.topologies import Run, install_job, no_quota, run, wait_jobs
+from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
 

@@ -13,9 +13,9 @@ from planb.kube import Kube
 from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.report import PROVREQ, collect
-from tests.support.jobs import workloads_by_job
-from tests.support.topologies import Run, install_job, submit_two_jobs, wait_jobs
-from tests.support.waits import holds_for, wait_until
+from tests.support.e2e.jobs import workloads_by_job
+from tests.support.e2e.topologies import Run, install_job, submit_two_jobs, wait_jobs
+from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
 

@@ -22,7 +22,7 @@ from planb.local import failover_settings
 from planb.local.stack import failover_access
 from planb.local.stack.kubectl import kubectl
 from planb.local.stack.stack import LocalStack
-from tests.support.waits import wait_until
+from tests.support.e2e.waits import wait_until
 
 MINE = "default"  # the LocalQueue's namespace (queues.localQueue.namespace)
 OTHER = "planb-rights-other"

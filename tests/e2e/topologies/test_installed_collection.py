@@ -1,6 +1,6 @@
 """The seed's flow from the collection's tarball alone: what an ops controller outside the checkout runs.
 
-The `site` topology was converged by `tests/support/outside.py`: the tarball `make collection` builds, installed
+The `site` topology was converged by `tests/support/e2e/outside.py`: the tarball `make collection` builds, installed
 into an empty collections path, an inventory of its own and the collection README's one-line playbook. Here: what
 that controller installed is the checkout's collection file for file (plus the queues chart it carries), and the
 converge made the seed's queues. That a second run changes nothing and writes nothing is shown once for both
@@ -15,7 +15,7 @@ from pathlib import Path
 from planb.build.collection import COLLECTION_DIR
 from planb.build.collection_tarball import BUNDLED_CHART, CHART_DIR
 from planb.kube import Kube
-from tests.support.topologies import outside_controller
+from tests.support.e2e.topologies import outside_controller
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -16,9 +16,9 @@ from planb import paths
 from planb.kube import Kube, KubeError, Obj, conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.shapes import NO_FLAVOR_MATCH
-from tests.support.jobs import planb_status, workload_of
-from tests.support.topologies import PROFILE, Run, install_job, no_quota, wait_jobs
-from tests.support.waits import holds_for, wait_until
+from tests.support.e2e.jobs import planb_status, workload_of
+from tests.support.e2e.topologies import PROFILE, Run, install_job, no_quota, wait_jobs
+from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
 

@@ -22,9 +22,9 @@ from planb.local.capacity import spot
 from planb.local.process import is_alive
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
-from tests.support.jobs import job_logs, payload_processes, steps
-from tests.support.topologies import Run, install_job, wait_jobs
-from tests.support.waits import wait_until
+from tests.support.e2e.jobs import job_logs, payload_processes, steps
+from tests.support.e2e.topologies import Run, install_job, wait_jobs
+from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]
 

@@ -1,7 +1,7 @@
 """The molecule scenario `local` on the session's `site` topology: site.yml from the checkout, the two jobs.
 
 The seed's topology is converged once per test run, from the collection's tarball (the `site` fixture,
-tests/support/outside.py). This test runs the scenario's steps on that stack as `molecule converge` then
+tests/support/e2e/outside.py). This test runs the scenario's steps on that stack as `molecule converge` then
 `molecule verify`: its create (`planb local up`) finds the stack up; its converge is the checkout's site.yml on the
 local inventory, which must change nothing the tarball's converge made and send the GKE emulator no write (on a
 converged topology that run is the idempotence check, for the tarball's play too: the same files, see
@@ -21,7 +21,7 @@ import pytest
 
 from planb.local.gke_emulator.emulator import is_write
 from planb.local.gke_emulator.store import read_request_log
-from tests.support.molecule import run_scenario
+from tests.support.shared.molecule import run_scenario
 
 
 @pytest.mark.slow

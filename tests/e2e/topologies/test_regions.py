@@ -1,4 +1,4 @@
-"""Issue 38's failure paths on one multi-region topology (tests/support/regions_topology.py): the e2e stack as the
+"""Issue 38's failure paths on one multi-region topology (tests/support/e2e/regions_topology.py): the e2e stack as the
 MultiKueue manager, us-east5 and europe-west4 as regions, each on the real Kueue v0.19.2 with a DWS-only ladder.
 
 Each test sets the regions' DWS switches, installs job-1 on the manager with the unchanged chart
@@ -46,8 +46,8 @@ from planb.local.regions_race import (
 )
 from planb.regions.capacity_state import CONFIGMAP
 from planb.regions.dispatch import DISPATCHER
-from tests.support.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
-from tests.support.topologies import Topologies, run
+from tests.support.e2e.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
+from tests.support.e2e.topologies import Topologies, run
 
 pytestmark = [pytest.mark.slow]
 

@@ -19,9 +19,9 @@ from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, RAY, admitted_on, collect
-from tests.support.jobs import workload_of, workloads_by_job
-from tests.support.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
-from tests.support.waits import holds_for, wait_until
+from tests.support.e2e.jobs import workload_of, workloads_by_job
+from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
+from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow]
 AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
 #: The controller's test double that pauses mid-move (run with -m from the checkout).
-PAUSED_CONTROLLER = "tests.support.failover.paused_controller"
+PAUSED_CONTROLLER = "tests.support.shared.failover.paused_controller"
 
 
 @pytest.fixture()

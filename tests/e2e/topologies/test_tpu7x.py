@@ -29,9 +29,9 @@ from planb.kube import Kube, conditions
 from planb.local.gke_emulator.address import DEFAULT_PORT
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
-from tests.support.jobs import workload_of
-from tests.support.topologies import Run, wait_jobs
-from tests.support.waits import wait_until
+from tests.support.e2e.jobs import workload_of
+from tests.support.e2e.topologies import Run, wait_jobs
+from tests.support.e2e.waits import wait_until
 
 PROJECT, REGION, ZONE, CLUSTER = "planb-local", "us-east5", "us-east5-b", "tpu-cluster"
 POOL, POLICY = "ironwood-pool", "wp-2x2x2"

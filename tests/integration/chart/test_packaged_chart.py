@@ -23,7 +23,7 @@ from planb.kube import Kube
 from planb.local.stack import crds
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.snapshot import WITHOUT, EtcdSnapshot
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 pytestmark = [pytest.mark.tools]
 

@@ -29,7 +29,7 @@ from planb import paths
 from planb.build import collection_tarball
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
-from tests.support.gke.gke_api import call
+from tests.support.integration.gke.gke_api import call
 
 OPERATOR_BIN = paths.REPO / ".operator-venv" / "bin"
 PROJECT = "rehearsal-project"

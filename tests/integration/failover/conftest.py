@@ -1,5 +1,5 @@
-"""The failover controller's fixtures (tests/support/failover/fixtures.py)."""
+"""The failover controller's fixtures (tests/support/shared/failover/fixtures.py)."""
 
-from tests.support.failover.fixtures import clock, cluster, kueue, naps, no_network
+from tests.support.shared.failover.fixtures import clock, cluster, kueue, naps, no_network
 
 __all__ = ["clock", "cluster", "kueue", "naps", "no_network"]

@@ -1,6 +1,6 @@
 """The failover controller's /metrics, scraped over HTTP on 127.0.0.1 and read by prometheus-client's own parser.
 
-The controller polls the in-memory API server of tests/support/failover while Kueue's steps change the Workload;
+The controller polls the in-memory API server of tests/support/shared/failover while Kueue's steps change the Workload;
 its real endpoint (planb.failover.metrics.serve) answers the scrape.
 """
 
@@ -16,9 +16,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from planb.failover import metrics
 from planb.failover.controller import Controller
 from planb.failover.exposition import Counter, Histogram, MetricError
-from tests.support.failover.fake_api import FakeCluster
-from tests.support.failover.kueue_steps import Kueue, start_controller, timeout, watch
-from tests.support.failover.objects import KUEUE_API, NS, PLAN_A, PLAN_B, WL
+from tests.support.shared.failover.fake_api import FakeCluster
+from tests.support.shared.failover.kueue_steps import Kueue, start_controller, timeout, watch
+from tests.support.shared.failover.objects import KUEUE_API, NS, PLAN_A, PLAN_B, WL
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 REGION = "us-east5"

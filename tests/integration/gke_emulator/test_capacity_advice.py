@@ -12,8 +12,8 @@ from typing import Any
 
 from planb.local.gke_emulator import discovery
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import PROJECT
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import PROJECT
 
 REGION = "us-east5"
 CAPACITY = f"/compute/v1/projects/{PROJECT}/regions/{REGION}/advice/capacity"

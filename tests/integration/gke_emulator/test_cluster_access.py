@@ -19,7 +19,7 @@ from planb.local.gke_emulator.access import LOCAL_APISERVER
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
 from planb.local.tls import ensure_serving_cert
-from tests.support.gke.gke_api import call, create
+from tests.support.integration.gke.gke_api import call, create
 
 PROJECT, ZONE, CLUSTER = "planb-access", "us-east5-b", "tpu-cluster"
 LOCATION = f"projects/{PROJECT}/locations/{ZONE}"

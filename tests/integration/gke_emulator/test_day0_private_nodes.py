@@ -13,8 +13,8 @@ from typing import Any
 
 from planb.local.gke_emulator import discovery
 from planb.local.gke_emulator.emulator import RunningEmulator, is_write
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import PROJECT, ModuleRunner
 
 TUTORIAL: dict[str, Any] = {
     "machine_type": "ct6e-standard-4t",

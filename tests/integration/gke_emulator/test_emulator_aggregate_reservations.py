@@ -4,7 +4,7 @@ An aggregate reservation holds TPU chips of one VM family and a workload type; a
 it when it is a TPU pool, of the reserved accelerator's family, with at most the reserved chips in one slice, and
 (multi-host) the reservation is BATCH (pkg/reservations/matcher.go). Share types and int64-as-string fields are
 Compute Engine's v1 document's. Which pool consumes which reservation, specific ones included, is the table in
-tests/support/gke/reservation_cases.py, which planb.gke's matcher passes too
+tests/support/integration/gke/reservation_cases.py, which planb.gke's matcher passes too
 (tests/integration/gke_emulator/test_modules_ladder.py).
 """
 
@@ -24,8 +24,16 @@ import pytest
 from planb.catalog import tpu
 from planb.local.gke_emulator import reservation_rules
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, create, refused
-from tests.support.gke.reservation_cases import BY_ID, CASES, CT6E, Refusal, ReservationCase, aggregate, reserve
+from tests.support.integration.gke.gke_api import call, create, refused
+from tests.support.integration.gke.reservation_cases import (
+    BY_ID,
+    CASES,
+    CT6E,
+    Refusal,
+    ReservationCase,
+    aggregate,
+    reserve,
+)
 
 PROJECT = "planb-test"
 LOCATION = f"projects/{PROJECT}/locations/us-east5-b"
@@ -134,7 +142,7 @@ def _case_pool(case: ReservationCase) -> dict[str, Any]:
 def test_the_emulator_matches_every_case_of_the_reservation_table(
     emulator: RunningEmulator, case: ReservationCase
 ) -> None:
-    """Every case of tests/support/gke/reservation_cases.py, as GKE answers nodePools.create."""
+    """Every case of tests/support/integration/gke/reservation_cases.py, as GKE answers nodePools.create."""
     _cluster(emulator)
     reserve(emulator, case)
     if case.refusal is None:

@@ -18,8 +18,8 @@ import pytest
 from planb.local.gke_emulator import conformance, contract, discovery
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.errors import ApiError
-from tests.support.gke.gke_api import call, create
-from tests.support.gke.seed_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_ONDEMAND_POOL
+from tests.support.integration.gke.gke_api import call, create
+from tests.support.integration.gke.seed_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_ONDEMAND_POOL
 
 Body = dict[str, Any]
 POOLS = f"/v1/{CLUSTER_PATH}/nodePools"

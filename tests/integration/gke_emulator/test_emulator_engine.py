@@ -12,7 +12,7 @@ import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import StateFileError, emulator_dir, list_clusters, list_node_pools
-from tests.support.gke.gke_api import call
+from tests.support.integration.gke.gke_api import call
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 

@@ -15,7 +15,7 @@ import pytest
 from planb.catalog import tpu
 from planb.local.gke_emulator import rules
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, create, refused, workload_policy
+from tests.support.integration.gke.gke_api import call, create, refused, workload_policy
 
 LOCATION = "projects/planb-test/locations/us-east5-b"
 CLUSTER = f"{LOCATION}/clusters/c"

@@ -1,9 +1,9 @@
 """The emulator's Compute Engine reservations and GKE's rules for the ladder's kinds.
 
 A reservation pool (SPECIFIC_RESERVATION) names a reservation that exists in its zone, of its machine type and,
-when another project's, shared with its project (every case in tests/support/gke/reservation_cases.py, run by
-tests/integration/gke_emulator/test_emulator_aggregate_reservations.py); a Spot pool is never queued or flex-start
-and gets GKE's Spot node labels. Each refusal carries the Google page it follows.
+when another project's, shared with its project (every case in tests/support/integration/gke/reservation_cases.py,
+run by tests/integration/gke_emulator/test_emulator_aggregate_reservations.py); a Spot pool is never queued or
+flex-start and gets GKE's Spot node labels. Each refusal carries the Google page it follows.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from planb.local.gke_emulator import reservation_rules, rules
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, create, refused
+from tests.support.integration.gke.gke_api import call, create, refused
 
 PROJECT = "planb-test"
 LOCATION = f"projects/{PROJECT}/locations/us-east5-b"
@@ -90,8 +90,8 @@ def test_a_reservation_is_read_back_as_compute_engine_returns_it(emulator: Runni
 
 
 def test_a_reservation_pool_names_its_reservation_by_gke_s_key(emulator: RunningEmulator) -> None:
-    """Which reservation a pool may consume is the table in tests/support/gke/reservation_cases.py; the affinity
-    itself needs GKE's key and one value."""
+    """Which reservation a pool may consume is the table in tests/support/integration/gke/reservation_cases.py; the
+    affinity itself needs GKE's key and one value."""
     _cluster(emulator)
     _reserve(emulator, "tpu-res")
     bad_key = _reserved_pool("tpu-res")

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.modules import CLUSTER, LOCATION, PROJECT, ansible_playbook
+from tests.support.integration.gke.modules import CLUSTER, LOCATION, PROJECT, ansible_playbook
 
 SECRET = "ya29.in-worker-test-token"  # an access token; the module refuses it over http before sending it
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
+from tests.support.integration.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 DWS_AUTOSCALING = {"min_node_count": 0, "max_node_count": 4, "location_policy": "ANY"}
 

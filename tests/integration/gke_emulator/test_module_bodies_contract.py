@@ -18,9 +18,9 @@ import pytest
 
 from planb.local.gke_emulator import contract, discovery
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import CLUSTER, LOCATION, PROJECT, ModuleRunner
-from tests.support.gke.seed_bodies import SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import CLUSTER, LOCATION, PROJECT, ModuleRunner
+from tests.support.integration.gke.seed_bodies import SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL
 
 Body = dict[str, Any]
 

@@ -7,7 +7,7 @@ from typing import Any
 from planb.local.gke_emulator import contract
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_node_pools
-from tests.support.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
+from tests.support.integration.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 
 def _create_all(modules: ModuleRunner) -> None:

@@ -1,6 +1,7 @@
 """planb.gke modules for the ladder's kinds: a reservation pool (SPECIFIC_RESERVATION, read before any write),
 a Spot pool, and gcp_reservation_info; their inputs checked before any call. Which pool GKE lets consume which
-reservation is the table in tests/support/gke/reservation_cases.py, which the emulator's matcher passes too."""
+reservation is the table in tests/support/integration/gke/reservation_cases.py, which the emulator's matcher passes
+too."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from typing import Any
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
-from tests.support.gke.reservation_cases import BY_ID, CASES, NAME, Refusal, ReservationCase, reserve
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.support.integration.gke.reservation_cases import BY_ID, CASES, NAME, Refusal, ReservationCase, reserve
 
 RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/{LOCATION}/reservations"
 RESERVED: dict[str, Any] = {
@@ -165,8 +166,8 @@ _FIX = {
 def test_reservation_info_matches_every_case_of_the_reservation_table(
     modules: ModuleRunner, emulator: RunningEmulator, case: ReservationCase
 ) -> None:
-    """tests/support/gke/reservation_cases.py, which the emulator's matcher passes too; no vm_count, so planb's
-    policy on what the reservation holds is off."""
+    """tests/support/integration/gke/reservation_cases.py, which the emulator's matcher passes too; no vm_count, so
+    planb's policy on what the reservation holds is off."""
     reserve(emulator, case)
     args = {"name": case.value, "location": LOCATION, "machine_type": case.machine_type}
     if case.topology:

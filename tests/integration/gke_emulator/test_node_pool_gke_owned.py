@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import workload_policy
-from tests.support.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import workload_policy
+from tests.support.integration.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, PROJECT, ModuleRunner
 
 TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NO_SCHEDULE"}
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NO_SCHEDULE"}

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, DWS_ARGS, LOCATION, PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import CLUSTER, CLUSTER_ARGS, DWS_ARGS, LOCATION, PROJECT, ModuleRunner
 
 CPU_POOL: dict[str, Any] = {
     "name": "cpu-pool",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.modules import CLUSTER_ARGS, ModuleRunner
+from tests.support.integration.gke.modules import CLUSTER_ARGS, ModuleRunner
 
 #: Long enough that the operation never finishes on its own while the test runs.
 HELD_OP_SECONDS = 600.0

@@ -18,8 +18,8 @@ import pytest
 
 from planb.local.gke_emulator import rules
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
 
 CLUSTER_PATH = f"/v1/projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}"
 SHIELDED = {"enableSecureBoot": True, "enableIntegrityMonitoring": True}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, wait_done
-from tests.support.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call, wait_done
+from tests.support.integration.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
 
 POOL = f"projects/{PROJECT}/locations/{LOCATION}/clusters/{CLUSTER}/nodePools/on-demand-pool"
 

@@ -15,8 +15,8 @@ from planb.cli import main as planb_main
 from planb.local.gke_emulator import defaults
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import CLUSTER_ARGS, ONDEMAND_ARGS, ModuleRunner
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import CLUSTER_ARGS, ONDEMAND_ARGS, ModuleRunner
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 

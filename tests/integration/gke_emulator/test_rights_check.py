@@ -16,8 +16,8 @@ from planb.cli import main as planb_main
 from planb.local.gke_emulator import discovery
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import PROJECT, ModuleRunner
 
 TEST = f"/cloudresourcemanager/v3/projects/{PROJECT}:testIamPermissions"
 ASKED = ["container.clusters.create", "serviceusage.services.enable", "cloudquotas.quotas.get"]

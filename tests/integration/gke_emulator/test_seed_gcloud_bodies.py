@@ -1,8 +1,8 @@
 """The seed's own gcloud commands, as the REST bodies gcloud sends, are accepted by the emulator as GKE accepts them.
 
-The bodies (``tests/support/gke/seed_bodies.py``) are what Google Cloud SDK 528.0.0 sends for the seed's commands
-(captured against a loopback server with ``CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER``; flag -> field mapping in
-gcloud's ``lib/googlecloudsdk/api_lib/container/api_adapter.py``, ``CreateNodePoolCommon``). The seed is Google's
+The bodies (``tests/support/integration/gke/seed_bodies.py``) are what Google Cloud SDK 528.0.0 sends for the seed's
+commands (captured against a loopback server with ``CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER``; flag -> field mapping
+in gcloud's ``lib/googlecloudsdk/api_lib/container/api_adapter.py``, ``CreateNodePoolCommon``). The seed is Google's
 tutorial https://cloud.google.com/kubernetes-engine/docs/tutorials/ray-kueue-dws, so GKE accepts them: the
 emulator must too, and must fill what they omit (``autoscaling.locationPolicy``, GKE's taints) as GKE does.
 """
@@ -10,8 +10,14 @@ emulator must too, and must fill what they omit (``autoscaling.locationPolicy``,
 from __future__ import annotations
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, create
-from tests.support.gke.seed_bodies import CLUSTER_PATH, LOCATION, SEED_CLUSTER, SEED_DWS_POOL, SEED_ONDEMAND_POOL
+from tests.support.integration.gke.gke_api import call, create
+from tests.support.integration.gke.seed_bodies import (
+    CLUSTER_PATH,
+    LOCATION,
+    SEED_CLUSTER,
+    SEED_DWS_POOL,
+    SEED_ONDEMAND_POOL,
+)
 
 
 def _seed_cluster(emulator: RunningEmulator) -> None:

@@ -8,7 +8,7 @@ the emulator's URL sends exactly that, beside GKE's own ``/v1/projects/*/locatio
 from __future__ import annotations
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, create
+from tests.support.integration.gke.gke_api import call, create
 
 PROJECT, ZONE, CLUSTER = "planb-usage", "us-east5-b", "tpu-cluster"
 LOCATION = f"projects/{PROJECT}/locations/{ZONE}"

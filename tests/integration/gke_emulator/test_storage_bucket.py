@@ -17,8 +17,8 @@ from planb.cli import main as planb_main
 from planb.local.gke_emulator import conformance, discovery
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import PROJECT, ModuleRunner
 
 BUCKET = "planb-test-checkpoints"
 #: ModuleRunner's location is us-east5-b: the bucket belongs in us-east5.

@@ -24,8 +24,8 @@ from planb.build import golden
 from planb.catalog import tpu
 from planb.local.capacity.pools import from_gke
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call, workload_policy
-from tests.support.gke.modules import CLUSTER_ARGS, PROJECT, ModuleRunner
+from tests.support.integration.gke.gke_api import call, workload_policy
+from tests.support.integration.gke.modules import CLUSTER_ARGS, PROJECT, ModuleRunner
 
 ZONE = "us-central1-c"  # a TPU7x zone (https://cloud.google.com/tpu/docs/regions-zones)
 POOL_ARGS = {

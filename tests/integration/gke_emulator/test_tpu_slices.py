@@ -14,7 +14,7 @@ import pytest
 
 from planb.local.gke_emulator import rules
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
+from tests.support.integration.gke.gke_api import call
 
 BASE = "/v1/projects/p/locations/us-east5-b/clusters"
 

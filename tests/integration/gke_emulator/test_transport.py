@@ -20,7 +20,7 @@ import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.tls import ServingCert, ensure_serving_cert
-from tests.support.gke.modules import CLUSTER_ARGS, ModuleRunner, load_module
+from tests.support.integration.gke.modules import CLUSTER_ARGS, ModuleRunner, load_module
 
 load_module("gke_cluster")  # puts the checkout's collection on the import path
 from ansible_collections.planb.gke.plugins.module_utils import client as client_module  # noqa: E402

@@ -24,7 +24,7 @@ import yaml
 
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.snapshot import WITHOUT
-from tests.support.kueue.kueue_role import helm_installed_config, role_config
+from tests.support.shared.kueue.kueue_role import helm_installed_config, role_config
 
 pytestmark = [pytest.mark.tools]
 

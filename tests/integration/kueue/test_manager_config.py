@@ -17,7 +17,7 @@ import yaml
 
 from planb import paths
 from planb.local.stack.kueue import KueueSettings, configuration, feature_gates_flag, parse_manager_config
-from tests.support.kueue.kueue_role import helm_installed_config, need, role_config, upstream_default
+from tests.support.shared.kueue.kueue_role import helm_installed_config, need, role_config, upstream_default
 
 pytestmark = pytest.mark.tools
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from planb.catalog import values
-from tests.support.kueue.kueue_role import role_config
-from tests.support.kueue.queues_role import FOUR, chart_values_of, render
+from tests.support.shared.kueue.kueue_role import role_config
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, render
 
 pytestmark = pytest.mark.tools
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from planb.catalog import values
-from tests.support.kueue.queues_role import FOUR, chart_values_of, render, role
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, render, role
 
 pytestmark = pytest.mark.tools
 

@@ -10,7 +10,7 @@ import pytest
 
 from planb.catalog import profiles
 from planb.local.capacity import pools
-from tests.support.kueue.queues_role import FOUR, chart_values_of, render
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, render
 
 pytestmark = pytest.mark.tools
 

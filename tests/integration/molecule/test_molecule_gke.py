@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from planb.local.stack.ports import free_port
-from tests.support.molecule import run_scenario
+from tests.support.shared.molecule import run_scenario
 
 
 @pytest.mark.slow

@@ -20,8 +20,8 @@ from planb.local.gke_emulator.emulator import RunningEmulator, is_write
 from planb.local.gke_emulator.store import read_request_log
 from planb.local.stack.ports import free_port
 from planb.paths import REPO
-from tests.support.gke.modules import ansible_playbook
-from tests.support.gke.refusals import assert_plain_refusal
+from tests.support.integration.gke.modules import ansible_playbook
+from tests.support.integration.gke.refusals import assert_plain_refusal
 
 #: The plays of site.yml (its import_playbook order): a bad value must stop the run in the first one.
 PREFLIGHT_PLAY = "PLAY [Validate the Kueue and queue inputs before any change]"

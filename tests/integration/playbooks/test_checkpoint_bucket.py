@@ -8,8 +8,8 @@ from pathlib import Path
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import ansible_playbook
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import ansible_playbook
 
 #: inventories/local's project; its zone us-east5-b puts the cluster in us-east5.
 PROJECT = "planb-local"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from planb.local.gke_emulator.emulator import RunningEmulator, is_write
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
-from tests.support.gke.fresh_project import APIS, QUOTA_PROJECT, apply_fixes, make_fresh
-from tests.support.gke.modules import ansible_playbook
+from tests.support.integration.gke.fresh_project import APIS, QUOTA_PROJECT, apply_fixes, make_fresh
+from tests.support.integration.gke.modules import ansible_playbook
 
 #: inventories/local's project, zone and profile (tpu-v6e-4x4: ct6e-standard-4t, 16 chips a slice).
 PROJECT, REGION, MACHINE, CHIPS = "planb-local", "us-east5", "ct6e-standard-4t", 16

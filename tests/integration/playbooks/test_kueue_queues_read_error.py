@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.support.gke.modules import ansible_playbook
+from tests.support.integration.gke.modules import ansible_playbook
 
 PLAY = """\
 - name: The role's wait on its own, after a release that changed the queues

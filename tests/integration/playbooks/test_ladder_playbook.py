@@ -17,9 +17,9 @@ import yaml
 from planb.local.gke_emulator.conformance import state_dir_violations
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_node_pools
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import ansible_playbook
-from tests.support.gke.refusals import assert_plain_refusal
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import ansible_playbook
+from tests.support.integration.gke.refusals import assert_plain_refusal
 
 PROJECT, ZONE = "planb-local", "us-east5-b"
 RESERVATIONS = f"/compute/v1/projects/{PROJECT}/zones/{ZONE}/reservations"

@@ -13,8 +13,8 @@ from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_node_pools
-from tests.support.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner, ansible_playbook
-from tests.support.gke.refusals import assert_plain_refusal
+from tests.support.integration.gke.modules import CLUSTER_ARGS, DWS_ARGS, ONDEMAND_ARGS, ModuleRunner, ansible_playbook
+from tests.support.integration.gke.refusals import assert_plain_refusal
 
 PROJECT, ZONE, CLUSTER = "planb-local", "us-east5-b", "tpu-cluster"
 POOLS = f"/v1/projects/{PROJECT}/locations/{ZONE}/clusters/{CLUSTER}/nodePools"

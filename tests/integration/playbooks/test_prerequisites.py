@@ -16,7 +16,7 @@ from planb.cli import main as planb_main
 from planb.local.gke_emulator.background import BackgroundEmulator
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
-from tests.support.gke.modules import PROJECT, ModuleRunner, ansible_playbook
+from tests.support.integration.gke.modules import PROJECT, ModuleRunner, ansible_playbook
 
 APIS = ["container.googleapis.com", "tpu.googleapis.com"]
 QUOTA: dict[str, Any] = {"location": "us-east5-b", "machine_type": "ct6e-standard-4t", "needed": 16}

@@ -15,8 +15,8 @@ import yaml
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
-from tests.support.gke.gke_api import workload_policy
-from tests.support.gke.modules import CLUSTER_ARGS, ModuleRunner, ansible_playbook
+from tests.support.integration.gke.gke_api import workload_policy
+from tests.support.integration.gke.modules import CLUSTER_ARGS, ModuleRunner, ansible_playbook
 
 ZONE = "us-central1-c"  # a TPU7x zone (https://cloud.google.com/tpu/docs/regions-zones)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_node_pools
 from planb.paths import REPO
-from tests.support.gke.modules import ansible_playbook
-from tests.support.gke.refusals import assert_plain_refusal
+from tests.support.integration.gke.modules import ansible_playbook
+from tests.support.integration.gke.refusals import assert_plain_refusal
 
 
 def _recap_changed(output: str) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_node_pools
-from tests.support.gke.modules import ansible_playbook
+from tests.support.integration.gke.modules import ansible_playbook
 
 
 def test_check_diff_on_a_fresh_project_changes_nothing(emulator: RunningEmulator, tmp_path: Path) -> None:

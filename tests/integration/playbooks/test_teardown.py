@@ -15,8 +15,8 @@ import pytest
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
-from tests.support.gke.modules import CLUSTER, LOCATION, ModuleRunner, ansible_playbook, load_module
-from tests.support.gke.refusals import assert_plain_refusal
+from tests.support.integration.gke.modules import CLUSTER, LOCATION, ModuleRunner, ansible_playbook, load_module
+from tests.support.integration.gke.refusals import assert_plain_refusal
 
 #: A project id that, pasted into a path unquoted, would address cluster `prod` of project `other`.
 EVIL_PROJECT = "other/locations/x/clusters/prod?x="

@@ -11,7 +11,7 @@ from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
-from tests.support.gke.modules import CLUSTER, PROJECT, ModuleRunner, ansible_playbook
+from tests.support.integration.gke.modules import CLUSTER, PROJECT, ModuleRunner, ansible_playbook
 
 POOL: dict[str, Any] = {
     "name": "tpu-pool",

@@ -17,9 +17,9 @@ from ansible.errors import AnsibleFilterError
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import CLUSTER, ModuleRunner, ansible_playbook
-from tests.support.gke.refusals import assert_plain_refusal
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import CLUSTER, ModuleRunner, ansible_playbook
+from tests.support.integration.gke.refusals import assert_plain_refusal
 
 POOL: dict[str, Any] = {
     "name": "tpu-pool",

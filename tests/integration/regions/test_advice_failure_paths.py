@@ -23,8 +23,8 @@ from planb.regions import capacity_state as cs
 from planb.regions.advice import Advice, Post, ask
 from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
 from planb.status import capacity
-from tests.support.gke.gke_api import call
-from tests.support.gke.modules import PROJECT
+from tests.support.integration.gke.gke_api import call
+from tests.support.integration.gke.modules import PROJECT
 
 MACHINE = "ct6e-standard-4t"
 SHAPE = f"{MACHINE}:4"

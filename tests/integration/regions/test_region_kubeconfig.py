@@ -21,7 +21,7 @@ from planb.errors import PlanbError
 from planb.local.tls import ServingCert, ensure_serving_cert
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.kubeconfig import RegionKubeconfigError, load_region
-from tests.support.loopback_json import empty_json_server
+from tests.support.integration.loopback_json import empty_json_server
 
 REGION = "us-east5"
 SECRET = "us-east5-multikueue"

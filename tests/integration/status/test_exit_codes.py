@@ -18,7 +18,7 @@ import pytest
 from planb import cli
 from planb.errors import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from planb.status import cli as status_cli
-from tests.support import status_job
+from tests.support.shared import status_job
 
 CLEAR = "\033[2J\033[H"
 

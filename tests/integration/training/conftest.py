@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.training import load_train
+from tests.support.shared.training import load_train
 
 #: An upper bound that turns on the cache's file lock (JAX locks only a bounded cache), so that two Ray workers
 #: compiling the same step at once never read each other's half-written entry.

@@ -6,7 +6,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.training import run_script
+from tests.support.shared.training import run_script
 
 CPU = {"PLANB_ACCELERATOR": "cpu"}
 

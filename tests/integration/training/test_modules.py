@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.training import TRAIN_PY, TRAINING, clean_env
+from tests.support.shared.training import TRAIN_PY, TRAINING, clean_env
 
 MODULES = sorted(path.stem for path in TRAINING.glob("planb_train_*.py"))
 

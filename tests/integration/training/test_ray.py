@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.training import run_main, run_script, start_script
+from tests.support.shared.training import run_main, run_script, start_script
 
 
 def reached(ckpt: Path) -> int:

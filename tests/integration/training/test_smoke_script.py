@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.training import TRAINING, clean_env
+from tests.support.shared.training import TRAINING, clean_env
 
 SMOKE_PY = TRAINING / "smoke.py"
 

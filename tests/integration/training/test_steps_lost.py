@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.training import run_main, run_script, start_script, training_module
+from tests.support.shared.training import run_main, run_script, start_script, training_module
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
 LOST = training_module("planb_train_progress").RESUMED_LINE

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 
-from tests.support.training import run_script
+from tests.support.shared.training import run_script
 
 # A transformer small enough for a 2-core CI box; still 4 blocks' worth of real attention + MLP.
 SMALL_LM = {

@@ -19,7 +19,7 @@ from planb.catalog.profiles import Profile
 from planb.local.capacity import general, machines
 from planb.local.capacity.pools import from_gke
 from planb.local.gke_emulator import rules
-from tests.support.training import load_train
+from tests.support.shared.training import load_train
 
 #: The GKE version the seed asks for: TPU flex-start is allowed from 1.33.0-gke.1712000.
 CLUSTER_VERSION = "1.34"

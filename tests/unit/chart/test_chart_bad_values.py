@@ -11,7 +11,7 @@ import pytest
 
 from planb.build import golden
 from planb.catalog import profiles, tpu, values
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 SCHEMA = "values don't meet the specifications of the schema(s)"
 #: The end of every TPU slice refusal: where correct values come from.

@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 
 from planb.build import golden
-from tests.support.chart.helm import Helm
-from tests.support.chart.ladders import FOUR, PROFILE
+from tests.support.shared.chart.helm import Helm
+from tests.support.shared.chart.ladders import FOUR, PROFILE
 
 Render = Callable[..., list[dict[str, Any]]]
 

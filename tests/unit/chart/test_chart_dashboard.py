@@ -2,7 +2,7 @@
 chart ships it as a ConfigMap Grafana's sidecar loads, only when asked.
 
 planb's names are read from the controller's own output (planb.failover.metrics, parsed by prometheus-client's
-parser); Kueue's from tests/support/kueue/metrics-v0.19.2.tsv, the list taken from Kueue v0.19.2's
+parser); Kueue's from tests/support/shared/kueue/metrics-v0.19.2.tsv, the list taken from Kueue v0.19.2's
 pkg/metrics/metrics.go (the file cites the lines).
 """
 
@@ -23,7 +23,7 @@ Render = Callable[..., list[dict[str, Any]]]
 Obj = dict[str, Any]
 
 DASHBOARD = golden.CHART_DIR / "dashboards" / "planb.json"
-KUEUE_METRICS = Path(__file__).parents[2] / "support" / "kueue" / "metrics-v0.19.2.tsv"
+KUEUE_METRICS = Path(__file__).parents[2] / "support" / "shared" / "kueue" / "metrics-v0.19.2.tsv"
 QUEUES = ("--set", "mode=queues")
 #: PromQL words that are not metric names: functions, aggregations and their modifiers.
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset"}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from planb.build import golden
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
 Obj = dict[str, Any]

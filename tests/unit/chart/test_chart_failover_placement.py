@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from planb.build import golden
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
 Obj = dict[str, Any]

@@ -1,6 +1,6 @@
 """The failover controller's rights in the chart are the calls it makes, and its package needs no PyPI.
 
-The controller moves a job against the in-memory API server of tests/support/failover (the recorded calls of a
+The controller moves a job against the in-memory API server of tests/support/shared/failover (the recorded calls of a
 whole move, a list and a metrics scrape); every call must be granted by the chart's Role, so a verb left
 out of the chart fails here. tests/e2e/topologies/test_failover_rights.py asks the real API server the same.
 The package the ConfigMap carries is run from a folder laid out as the pod's volume, with Python's
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from planb.build import golden
-from tests.support.failover.kueue_steps import Kueue, make_cluster, start_controller, timeout, watch
-from tests.support.failover.objects import PLAN_A
+from tests.support.shared.failover.kueue_steps import Kueue, make_cluster, start_controller, timeout, watch
+from tests.support.shared.failover.objects import PLAN_A
 
 Render = Callable[..., list[dict[str, Any]]]
 ON = ("--set", "mode=queues", "--set", "failover.afterMinutes=10")

@@ -8,7 +8,7 @@ import pytest
 
 from planb import paths
 from planb.build import chart_files, golden
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 FIX = "run `make values` and review the diff"
 

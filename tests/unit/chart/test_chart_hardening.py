@@ -19,8 +19,8 @@ import yaml
 from planb import paths
 from planb.build import golden
 from planb.catalog import profiles, values
-from tests.support.chart.helm import YAML_LOADER
-from tests.support.chart.objects import by_kind, pod_specs
+from tests.support.shared.chart.helm import YAML_LOADER
+from tests.support.shared.chart.objects import by_kind, pod_specs
 
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR

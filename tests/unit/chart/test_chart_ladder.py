@@ -17,8 +17,8 @@ import yaml
 
 from planb.build import golden
 from planb.catalog import values
-from tests.support.chart.helm import Helm
-from tests.support.chart.ladders import FOUR, PROFILE, quota
+from tests.support.shared.chart.helm import Helm
+from tests.support.shared.chart.ladders import FOUR, PROFILE, quota
 
 Render = Callable[..., list[dict[str, Any]]]
 

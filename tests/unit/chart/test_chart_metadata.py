@@ -8,7 +8,7 @@ import yaml
 
 from planb import paths
 from planb.build import golden
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 CHART_YAML = yaml.safe_load((golden.CHART_DIR / "Chart.yaml").read_text())
 

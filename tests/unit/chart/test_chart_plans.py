@@ -22,7 +22,7 @@ import yaml
 from planb.build import golden
 from planb.catalog import nodepool as catalog_nodepool
 from planb.catalog import profiles, values
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
 

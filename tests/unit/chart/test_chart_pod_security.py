@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from planb.build import golden
-from tests.support.chart.helm import Helm
-from tests.support.chart.objects import by_kind, pod_specs
+from tests.support.shared.chart.helm import Helm
+from tests.support.shared.chart.objects import by_kind, pod_specs
 
 Render = Callable[..., list[dict[str, Any]]]
 SCHEMA = "values don't meet the specifications of the schema(s)"

@@ -12,7 +12,7 @@ import yaml
 from planb import paths
 from planb.build import golden
 from planb.catalog import chart_values, values
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.chart.helm import Helm
+from tests.support.shared.chart.helm import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
 RELEASE = "job-1"

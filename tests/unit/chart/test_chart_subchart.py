@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from planb.build import golden
-from tests.support.chart.helm import YAML_LOADER, Helm
+from tests.support.shared.chart.helm import YAML_LOADER, Helm
 
 V6E = golden.CHART_DIR / "values" / "tpu-v6e-4x4.yaml"
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from planb.build import golden
-from tests.support.training import load_train
+from tests.support.shared.training import load_train
 
 CHART = golden.CHART_DIR
 VALUES = sorted((CHART / "values").glob("*.yaml"))

@@ -5,7 +5,7 @@ what the controller decides and what it writes: which evictions it acts on, whic
 the exact patches of the RayJob and the Workload, the one Event per move, and a restart mid-move.
 
 The controller is the one `python -m planb.failover` builds, talking to an in-memory API server
-(tests/support/failover/fake_api.py `FakeCluster`) that has the calls of planb.failover.kubeapi.Api;
+(tests/support/shared/failover/fake_api.py `FakeCluster`) that has the calls of planb.failover.kubeapi.Api;
 tests/integration/failover/test_kubeapi.py proves those calls on the wire. No network, no subprocess, no sleep.
 
 The objects are shaped as Kueue v0.19.2 (kueue.x-k8s.io/v1beta2) and KubeRay v1.6.2 write them. The
@@ -35,17 +35,17 @@ from planb.failover.controller import (
     FROM_ANNOTATION,
     MOVED_ANNOTATION,
 )
-from tests.support.failover.fake_api import (
+from tests.support.shared.failover.fake_api import (
     FakeCluster,
 )
-from tests.support.failover.kueue_steps import (
+from tests.support.shared.failover.kueue_steps import (
     Clock,
     Kueue,
     make_cluster,
     start_controller,
     watch,
 )
-from tests.support.failover.objects import (
+from tests.support.shared.failover.objects import (
     JOB,
     NOT_ON_PLAN_A,
     NS,

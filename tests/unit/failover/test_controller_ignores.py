@@ -12,10 +12,10 @@ from planb.failover.controller import (
     FROM_ANNOTATION,
     MOVED_ANNOTATION,
 )
-from tests.support.failover.fake_api import (
+from tests.support.shared.failover.fake_api import (
     FakeCluster,
 )
-from tests.support.failover.kueue_steps import (
+from tests.support.shared.failover.kueue_steps import (
     Clock,
     Kueue,
     condition,
@@ -25,7 +25,7 @@ from tests.support.failover.kueue_steps import (
     timeout,
     watch,
 )
-from tests.support.failover.objects import (
+from tests.support.shared.failover.objects import (
     CLUSTER_QUEUE,
     EVICTED_MESSAGE,
     JOB,

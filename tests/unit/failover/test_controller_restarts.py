@@ -11,18 +11,18 @@ from planb.failover.controller import (
     MOVED_ANNOTATION,
     move_message,
 )
-from tests.support.failover.fake_api import (
+from tests.support.shared.failover.fake_api import (
     FakeCluster,
     Killed,
 )
-from tests.support.failover.kueue_steps import (
+from tests.support.shared.failover.kueue_steps import (
     Clock,
     Kueue,
     start_controller,
     timeout,
     watch,
 )
-from tests.support.failover.objects import (
+from tests.support.shared.failover.objects import (
     AFTER,
     JOB,
     NOT_ON_PLAN_A,

@@ -13,9 +13,9 @@ import pytest
 from planb.catalog import gpu, pool_layout, tpu
 from planb.failover import names
 from planb.status import report
-from tests.support.failover.fake_api import FakeCluster
-from tests.support.failover.kueue_steps import Clock, Kueue, start_controller
-from tests.support.failover.objects import JOB, PLAN_A
+from tests.support.shared.failover.fake_api import FakeCluster
+from tests.support.shared.failover.kueue_steps import Clock, Kueue, start_controller
+from tests.support.shared.failover.objects import JOB, PLAN_A
 
 #: What a RayJob or Event on a cluster carries: renaming one strands the jobs moved before.
 WIRE_NAMES = {

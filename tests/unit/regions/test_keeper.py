@@ -12,7 +12,7 @@ from planb.catalog import profiles, training
 from planb.regions import decisions as d
 from planb.regions import keeper as keeper_mod
 from planb.regions.keeper import KeeperSettings
-from tests.support.keeper_fakes import (
+from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
     MANAGER_JOB,

@@ -1,10 +1,10 @@
 """The regions keeper against the outside security read of issue 50 ("one region runs a job at a time; the keeper
-never deletes what it must not"), findings F3 and F4: fakes from tests/support/keeper_fakes.py."""
+never deletes what it must not"), findings F3 and F4: fakes from tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 
 from planb.regions import decisions as d
-from tests.support.keeper_fakes import (
+from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
     MANAGER_JOB,

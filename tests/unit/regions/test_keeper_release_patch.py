@@ -1,6 +1,6 @@
 """The keeper's release patch (issue 50 review F5): preconditioned on the RayJob's resourceVersion, never on a uid
 (which a custom resource's /status drops: tests/integration/regions/test_status_preconditions.py), never sent
-without one, and a conflict is said and retried, not a failed tick. Fakes from tests/support/keeper_fakes.py."""
+without one, and a conflict is said and retried, not a failed tick. Fakes from tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from planb.kube import KubeError
 from planb.regions import decisions as d
 from planb.regions import dispatch as dp
-from tests.support.keeper_fakes import (
+from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
     MANAGER_JOB,

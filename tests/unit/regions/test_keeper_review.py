@@ -1,4 +1,4 @@
-"""The regions keeper against the outside review's findings (F3-F6): fakes from tests/support/keeper_fakes.py."""
+"""The regions keeper against the outside review's findings (F3-F6): fakes from tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from planb.regions import decisions as d
 from planb.regions import keeper as keeper_mod
 from planb.regions.keeper import Keeper, KeeperSettings
-from tests.support.keeper_fakes import (
+from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
     MANAGER_JOB,

@@ -15,8 +15,8 @@ from planb.status import admissions, goodput, trainlog, variants
 from planb.status.lifecycle import parse_time
 from planb.status.render import explain, table
 from planb.status.report import KUEUE, collect
-from tests.support.status_fakes import FakeKube
-from tests.support.workload_objects import admitted, condition, event, reserved, variant
+from tests.support.shared.status_fakes import FakeKube
+from tests.support.shared.workload_objects import admitted, condition, event, reserved, variant
 
 Obj = dict[str, Any]
 NOW = "2026-11-29T10:05:00Z"

@@ -12,7 +12,7 @@ import pytest
 from planb.status import lifecycle
 from planb.status.render import explain, table
 from planb.status.report import collect
-from tests.support.status_fakes import FakeKube
+from tests.support.shared.status_fakes import FakeKube
 
 Obj = dict[str, Any]
 NOW = float(int(time.time()))

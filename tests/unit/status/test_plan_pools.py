@@ -10,7 +10,7 @@ from typing import Any
 
 from planb.status.render import explain, table
 from planb.status.report import collect
-from tests.support.status_fakes import FakeKube, pool_node, ray_pod
+from tests.support.shared.status_fakes import FakeKube, pool_node, ray_pod
 
 Obj = dict[str, Any]
 

@@ -18,7 +18,7 @@ from planb.status import serialize
 from planb.status.regions import Dispatch, RegionCopy
 from planb.status.render import explain, table
 from planb.status.report import CheckInfo, JobStatus, PodSetInfo, RequestInfo, collect
-from tests.support.status_fakes import FakeKube
+from tests.support.shared.status_fakes import FakeKube
 
 Obj = dict[str, Any]
 

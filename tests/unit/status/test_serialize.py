@@ -15,8 +15,8 @@ from planb import paths
 from planb.status import cli as status_cli
 from planb.status import serialize
 from planb.status.render import explain, table
-from tests.support import status_job
-from tests.support.status_fakes import FakeKube
+from tests.support.shared import status_job
+from tests.support.shared.status_fakes import FakeKube
 
 SCHEMA = json.loads((paths.REPO / "docs" / "status.schema.json").read_text())
 

@@ -1,5 +1,5 @@
 """`planb status JOB --timeline FILE`: one job's life on a time axis, drawn with matplotlib from the JobStatus that
-`-o json` serialises. The job of tests/support/status_job.py moved twice (Spot -> DWS -> the reservation)."""
+`-o json` serialises. The job of tests/support/shared/status_job.py moved twice (Spot -> DWS -> the reservation)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from planb.status import cli as status_cli
 from planb.status import timeline, timeline_draw
 from planb.status.lifecycle import parse_time
-from tests.support import status_job
+from tests.support.shared import status_job
 
 pytest.importorskip("matplotlib", reason="--timeline draws with matplotlib (pip install matplotlib)")
 

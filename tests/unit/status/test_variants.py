@@ -10,7 +10,7 @@ from planb.kube import KubeError
 from planb.status import variants
 from planb.status.render import explain, table
 from planb.status.report import KUEUE, collect
-from tests.support.status_fakes import FakeKube
+from tests.support.shared.status_fakes import FakeKube
 
 Obj = dict[str, Any]
 ORDER = ["reserved", "dws", "spot"]

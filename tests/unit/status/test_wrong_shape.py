@@ -20,7 +20,7 @@ from planb.build import golden
 from planb.kube import KubeError
 from planb.status.render import explain, table
 from planb.status.report import collect, why_it_cannot_run
-from tests.support.status_fakes import FakeKube
+from tests.support.shared.status_fakes import FakeKube
 
 Obj = dict[str, Any]
 Render = Callable[..., list[Obj]]

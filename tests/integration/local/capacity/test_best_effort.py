@@ -15,8 +15,8 @@ import pytest
 from planb.local.capacity import besteffort, dws, nodes
 from planb.local.capacity import simulator as sim
 from planb.local.capacity.settings import Settings
-from tests.support.capacity import ServePools
-from tests.support.capacity_fakes import KUBECONFIG, NS, Clock, FakeApi
+from tests.support.integration.capacity import ServePools
+from tests.support.integration.capacity_fakes import KUBECONFIG, NS, Clock, FakeApi
 
 TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
 SELECTOR = {"planb.dev/plan": "on-demand", **TPU}

@@ -8,7 +8,7 @@ import pytest
 
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity.settings import Lifecycle
-from tests.support.capacity import capacity_cli as capacity
+from tests.support.integration.capacity import capacity_cli as capacity
 
 
 def test_capacity_set_per_pool_and_per_request(tmp_path: Path) -> None:

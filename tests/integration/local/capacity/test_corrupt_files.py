@@ -10,7 +10,7 @@ import pytest
 from planb.local import apiserver as local_apiserver
 from planb.local.capacity.settings import Settings, SettingsError, load, settings_file
 from planb.local.capacity.simulator import CapacitySimulator
-from tests.support.capacity import capacity_cli
+from tests.support.integration.capacity import capacity_cli
 
 KUBECONFIG = (
     "apiVersion: v1\nkind: Config\ncurrent-context: x\n"

@@ -15,8 +15,8 @@ from planb.local.capacity.gke_api import GkeUnavailableError, NodePoolReader
 from planb.local.capacity.settings import Settings
 from planb.local.capacity.simulator import CapacitySimulator
 from planb.local.gke_emulator.store import Store
-from tests.support.capacity import PARENT, PROJECT, ServePools
-from tests.support.capacity_fakes import KUBECONFIG, FakeApi
+from tests.support.integration.capacity import PARENT, PROJECT, ServePools
+from tests.support.integration.capacity_fakes import KUBECONFIG, FakeApi
 
 FIXED = {"name": "default-pool", "initialNodeCount": 2, "config": {"machineType": "n2-standard-16"}}
 

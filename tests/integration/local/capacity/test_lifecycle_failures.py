@@ -15,7 +15,7 @@ from planb.local.capacity import settings as settings_mod
 from planb.local.capacity import simulator as sim
 from planb.local.capacity.pools import NodePool
 from planb.local.capacity.settings import Lifecycle, Settings
-from tests.support.capacity_fakes import NS, Clock, FakeApi
+from tests.support.integration.capacity_fakes import NS, Clock, FakeApi
 
 Obj = dict[str, Any]
 

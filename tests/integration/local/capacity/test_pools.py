@@ -11,7 +11,7 @@ from planb.local.capacity.autoscaler import tolerates
 from planb.local.capacity.pools import from_gke
 from planb.local.capacity.settings import Settings, SettingsError, load, save, update
 from planb.local.capacity.simulator import CapacitySimulator
-from tests.support.capacity import ServePools
+from tests.support.integration.capacity import ServePools
 
 DWS_POOL = {
     "name": "dws-pool",

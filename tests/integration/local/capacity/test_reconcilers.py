@@ -7,8 +7,8 @@ from pathlib import Path
 
 from planb.local.capacity import simulator as sim
 from planb.local.capacity.settings import Settings
-from tests.support.capacity import ServePools
-from tests.support.capacity_fakes import KUBECONFIG, Clock, FakeApi
+from tests.support.integration.capacity import ServePools
+from tests.support.integration.capacity_fakes import KUBECONFIG, Clock, FakeApi
 
 SPOT_POOL = {
     "name": "spot-pool",

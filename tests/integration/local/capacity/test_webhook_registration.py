@@ -18,7 +18,7 @@ import pytest
 from planb.kube import KubeError
 from planb.local.capacity import registration
 from planb.local.capacity import simulator as sim
-from tests.support.capacity_fakes import KUBECONFIG
+from tests.support.integration.capacity_fakes import KUBECONFIG
 
 Obj = dict[str, Any]
 

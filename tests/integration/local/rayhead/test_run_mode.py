@@ -1,5 +1,5 @@
 """`run` payloads through the stand-in: what reaches this machine as a process, where it runs, how it is recorded,
-and the Ray token check in front of it. The cluster is tests/support/rayhead_cluster.py's fake API server."""
+and the Ray token check in front of it. The cluster is tests/support/shared/rayhead_cluster.py's fake API server."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from planb.local.rayhead.jobs import FAILED, SUCCEEDED
 from planb.local.rayhead.launch import LaunchRefusedError
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
-from tests.support.rayhead_cluster import (
+from tests.support.shared.rayhead_cluster import (
     NS,
     OBJECTS,
     SUBMITTER,

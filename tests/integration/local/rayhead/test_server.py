@@ -1,6 +1,6 @@
 """The Ray head stand-in put together, without a cluster: heads, submitter pods and the Ray job API over HTTP.
 
-The cluster is tests/support/rayhead_cluster.py's fake API server, holding one RayJob's chain.
+The cluster is tests/support/shared/rayhead_cluster.py's fake API server, holding one RayJob's chain.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.heads import RayHeads
 from planb.local.rayhead.server import RayHeadServer
 from planb.local.rayhead.submitter import Submitters
-from tests.support.rayhead_cluster import HEAD, HEAD_HOST, NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
+from tests.support.shared.rayhead_cluster import HEAD, HEAD_HOST, NS, OBJECTS, SUBMITTER, FakeKube, feed, proxied
 
 
 @pytest.fixture

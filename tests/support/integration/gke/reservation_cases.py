@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from tests.support.gke.gke_api import call
+from tests.support.integration.gke.gke_api import call
 
 Body = dict[str, Any]
 

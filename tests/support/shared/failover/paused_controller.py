@@ -1,6 +1,6 @@
 """A test double of the failover controller that pauses between patching a RayJob and patching its Workload.
 
-`python -m tests.support.failover.paused_controller` takes the controller's own flags (planb.failover.__main__)
+`python -m tests.support.shared.failover.paused_controller` takes the controller's own flags (planb.failover.__main__)
 and runs `PausedMidMove` in place of `Controller`: a test kills it during the pause, and a restarted real
 controller must finish the move it started (tests/e2e/topologies/test_stockout_failover.py). The shipped
 controller knows nothing of it.

@@ -27,8 +27,8 @@ from planb.local.gke_emulator.store import list_node_pools
 from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
-from tests.support.outside import OutsideController
-from tests.support.waits import POLL_SECONDS, wait_until
+from tests.support.e2e.outside import OutsideController
+from tests.support.e2e.waits import POLL_SECONDS, wait_until
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PROFILE = "tpu-v6e-4x4"

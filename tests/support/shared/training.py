@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-TRAINING = Path(__file__).resolve().parents[2] / "training"
+TRAINING = Path(__file__).resolve().parents[3] / "training"
 TRAIN_PY = TRAINING / "train.py"
 
 

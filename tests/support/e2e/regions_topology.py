@@ -23,7 +23,7 @@ from planb.local.regions import Member
 from planb.local.regions_race import converge, keep
 from planb.local.stack.kueue import load_settings
 from planb.local.stack.stack import LocalStack
-from tests.support.topologies import CONVERGES, Topologies, delete_cluster_queue, run
+from tests.support.e2e.topologies import CONVERGES, Topologies, delete_cluster_queue, run
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]

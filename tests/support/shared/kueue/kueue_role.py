@@ -2,7 +2,7 @@
 
 `role_config` runs the role's `tasks/config.yml` against the pinned chart (.tools/manifests/kueue/chart) in helm or
 host mode; `helm_installed_config` renders that chart with the values the role hands to Helm. Each runs once per
-session for the same inputs (tests/support/kueue/run_once.py).
+session for the same inputs (tests/support/shared/kueue/run_once.py).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from planb import paths
-from tests.support.chart.helm import YAML_LOADER
-from tests.support.kueue.role_playbook import run_playbook
-from tests.support.kueue.run_once import once
+from tests.support.shared.chart.helm import YAML_LOADER
+from tests.support.shared.kueue.role_playbook import run_playbook
+from tests.support.shared.kueue.run_once import once
 
 PLAYBOOK = """\
 - name: Compute the Kueue configuration as roles/kueue does

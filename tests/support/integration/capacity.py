@@ -16,7 +16,7 @@ from planb.local.capacity import simulator as sim
 from planb.local.capacity.gke_api import NodePoolReader
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.store import Store
-from tests.support.capacity_fakes import KUBECONFIG, Clock, FakeApi, install_clock
+from tests.support.integration.capacity_fakes import KUBECONFIG, Clock, FakeApi, install_clock
 
 
 def capacity_cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:

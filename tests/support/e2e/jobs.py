@@ -12,7 +12,7 @@ from pathlib import Path
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
-from tests.support.topologies import run
+from tests.support.e2e.topologies import run
 
 
 def workloads_by_job(kube: Kube) -> dict[str, list[str]]:

@@ -17,8 +17,8 @@ from planb.kube import KubeError
 from planb.status import variants
 from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, JobStatus, collect
-from tests.support.status_fakes import FakeKube
-from tests.support.workload_objects import admitted, condition, event, reserved, variant
+from tests.support.shared.status_fakes import FakeKube
+from tests.support.shared.workload_objects import admitted, condition, event, reserved, variant
 
 Obj = dict[str, Any]
 NOW = "2026-11-29T10:15:00Z"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from planb.failover import controller as failover
-from tests.support.failover.fake_api import (
+from tests.support.shared.failover.fake_api import (
     FakeCluster,
 )
-from tests.support.failover.kueue_steps import (
+from tests.support.shared.failover.kueue_steps import (
     Clock,
     Kueue,
     make_cluster,

@@ -1,4 +1,4 @@
-"""Waits every tier uses: poll with a deadline (`wait_until`), assert that a state lasts (`holds_for`)."""
+"""Waits the e2e tier uses: poll with a deadline (`wait_until`), assert that a state lasts (`holds_for`)."""
 
 from __future__ import annotations
 

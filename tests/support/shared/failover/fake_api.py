@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planb.failover.kubeapi import JSON_PATCH, ApiError
-from tests.support.failover.objects import (
+from tests.support.shared.failover.objects import (
     KUEUE_API,
     NS,
     RAY_API,

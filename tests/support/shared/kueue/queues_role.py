@@ -1,5 +1,5 @@
 """The kueue_queues role's preflight as the queue tests run it: the chart values it derives from the inventory's
-plans (once per session for the same inputs, tests/support/kueue/run_once.py), and the pinned chart rendered with
+plans (once per session for the same inputs, tests/support/shared/kueue/run_once.py), and the pinned chart rendered with
 them."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from planb.build import golden
-from tests.support.kueue.role_playbook import run_playbook
-from tests.support.kueue.run_once import once
+from tests.support.shared.kueue.role_playbook import run_playbook
+from tests.support.shared.kueue.run_once import once
 
 PLAYBOOK = """\
 - name: Compute the queue values as roles/kueue_queues does

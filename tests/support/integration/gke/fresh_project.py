@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.gke_emulator.project_setup import NODE_ROLE, project_number
-from tests.support.gke.gke_api import call
+from tests.support.integration.gke.gke_api import call
 
 #: A second project whose APIs are on: the quota project the calls bill (x-goog-user-project).
 QUOTA_PROJECT = "planb-ops"

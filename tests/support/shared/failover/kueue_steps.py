@@ -12,10 +12,10 @@ from planb.failover.controller import (
     Config,
     Controller,
 )
-from tests.support.failover.fake_api import (
+from tests.support.shared.failover.fake_api import (
     FakeCluster,
 )
-from tests.support.failover.objects import (
+from tests.support.shared.failover.objects import (
     AFTER,
     CLUSTER_QUEUE,
     EVICTED_MESSAGE,
