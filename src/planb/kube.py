@@ -8,6 +8,7 @@ planb.kubeconfig (client certificates, tokens, exec plugins such as gke-gcloud-a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,17 @@ Obj = dict[str, Any]
 JSON = "application/json"
 #: A list of PartialObjectMetadata: each object's metadata only (apimachinery's metav1 "as=" content negotiation).
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
+#: C0 and C1 control characters (and DEL) but newline and tab: a terminal acts on them (ESC starts a sequence; OSC 52
+#: writes the clipboard), and text from a cluster (a region's messages, a ledger ConfigMap) is anyone's who writes it.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, one_line: bool = False) -> str:
+    """`text` with each control character but newline and tab written as \\uXXXX, safe to print to a terminal; with
+    `one_line`, a newline too (a log line that cluster text cannot split). Here, where planb.status and planb.regions
+    both read it (planb.status.regions.printable is this one)."""
+    return (_LINE if one_line else _CONTROL).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class KubeError(UnreachableError):
@@ -31,7 +43,7 @@ class KubeError(UnreachableError):
         self.status = status
         try:
             message = json.loads(body).get("message", body)
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             message = body
         super().__init__(f"{status} {reason}: {message}")
 
@@ -104,6 +116,15 @@ class Kube:
                 )
             except urllib3.exceptions.HTTPError as exc:
                 raise KubeError(0, "API server unreachable", f"{self.kubeconfig}: {exc}") from exc
+            except ValueError:
+                # http.client refuses a header value with CR, LF or another control character, quoting it: the
+                # bearer token. Not a crash of the caller's loop, and not the credential in its message.
+                raise KubeError(
+                    0,
+                    "request not sent",
+                    f"{self.kubeconfig}: the HTTP client refused a header value "
+                    "(not shown: it may hold the credential)",
+                ) from None
 
         resp = send(refresh=False)
         if resp.status == 401 and self.conn.exec_plugin is not None:
@@ -125,7 +146,20 @@ class Kube:
         if resp.status >= 400:
             raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
         data = resp.data
-        return dict(json.loads(data)) if data else {}
+        if not data:
+            return {}
+        try:
+            found = json.loads(data)
+        except (ValueError, RecursionError):  # not JSON (a proxy's HTML page), not UTF-8, nested too deep
+            found = None
+        if not isinstance(found, dict):
+            # The path and status only: the body is whatever answered, not planb's to print.
+            raise KubeError(
+                resp.status,
+                str(resp.reason),
+                f"{self.kubeconfig}: {method} {path} answered with something other than a JSON object (not shown)",
+            )
+        return found
 
     def get(self, path: str, query: dict[str, str] | None = None) -> Obj | None:
         """GET; None on 404."""
@@ -151,7 +185,10 @@ class Kube:
 
     def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
         found = self.get(path, query)
-        return list(found.get("items", [])) if found else []
+        listed = (found.get("items") or []) if found else []
+        if not isinstance(listed, list) or not all(isinstance(item, dict) for item in listed):
+            raise KubeError(200, "OK", f"{self.kubeconfig}: GET {path} answered a list whose items are not objects")
+        return listed
 
     def create(self, path: str, body: Obj) -> Obj:
         return self.request("POST", path, body)

@@ -42,7 +42,7 @@ from typing import Any
 import urllib3
 
 from planb.errors import UsageError
-from planb.kube import Kube, KubeError, Obj
+from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import capacity_state as cs
 from planb.regions import dispatch as dp
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
@@ -144,7 +144,7 @@ class Dispatcher:
         self.manager = manager
         self.settings = settings
         self.advise = advise
-        self.say = say
+        self.say: Callable[[str], None] = lambda line: say(printable(line, one_line=True))  # cluster text
         self.wall = wall
         self.regions = regions
         self.jobs: dict[str, JobDispatch] = {}

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from planb.catalog import profiles, training
-from planb.kube import Kube, KubeError, Obj
+from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import decisions as d
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.dispatcher import Dispatcher
@@ -38,7 +38,9 @@ RELEASE_AFTER_S = float(max(training.grace_period_seconds(p) for p in profiles.n
 
 
 def _say(line: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} planb regions keep: {line}", file=sys.stderr, flush=True)
+    print(
+        f"{time.strftime('%H:%M:%S')} planb regions keep: {printable(line, one_line=True)}", file=sys.stderr, flush=True
+    )
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ class Keeper:
         #: Advice-ordered dispatch (planb.regions.dispatcher), or None: Kueue's own dispatcher nominates.
         self.dispatcher = dispatcher
         self.settings = settings
-        self.say = say
+        # Every line escaped (cluster text: a MultiKueueCluster's message, an API server's error), whoever says it.
+        self.say: Callable[[str], None] = lambda line: say(printable(line, one_line=True))
         self.clock = clock
         self.inactive_since: dict[str, float] = {}
         self.evicted_since: dict[str, float] = {}
@@ -86,6 +89,12 @@ class Keeper:
         self.waiting: dict[str, str] = {}
         #: Per quarantined region, how many copies of gone Workloads were last said to wait for Kueue's GC.
         self.orphans_said: dict[str, int] = {}
+        #: Per quarantined region: the stale RayJobs (namespace, name) seen there, kept while a RayCluster of theirs
+        #: is listed (a background delete takes the RayJob first); the RayClusters last said to be waited for; the
+        #: first tick it answered, then the last at which it held anything stale (let back release_after after).
+        self.stale_rayjobs: dict[str, set[tuple[str, str]]] = {}
+        self.rayclusters_said: dict[str, str] = {}
+        self.region_held_at: dict[str, float] = {}
 
     @property
     def config_path(self) -> str:
@@ -133,7 +142,7 @@ class Keeper:
         if config is None:
             return
         if not self.quarantine(config, state, clusters, now):
-            self.rejoin(config, state, clusters, workloads, origin)
+            self.rejoin(config, state, clusters, workloads, origin, now)
         if self.dispatcher is not None:
             self.dispatcher.tick(workloads, clusters, config)
 
@@ -229,9 +238,11 @@ class Keeper:
         return jobs, rayclusters
 
     # ------------------------------------------------------------------ rejoin
-    def rejoin(self, config: Obj, state: Obj, clusters: dict[str, Obj], workloads: list[Obj], origin: str) -> None:
-        """Delete what is stale on each quarantined region that answers again; let back those left clean (into the
-        config first, then out of the ConfigMap's list)."""
+    def rejoin(
+        self, config: Obj, state: Obj, clusters: dict[str, Obj], workloads: list[Obj], origin: str, now: float
+    ) -> None:
+        """Delete what is stale on each quarantined region that answers again; let back those left clean for
+        release_after (into the config first, then out of the ConfigMap's list)."""
         away = d.quarantined(state)
         homes = {(str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): w for w in workloads}
         # The config as this tick read it, once: `region in listed` decides both whether a region is cleaned and
@@ -251,12 +262,29 @@ class Keeper:
                 back.append(name)
                 continue
             if not d.is_active(clusters[name]):
+                self.region_held_at.pop(name, None)  # counted again from when it answers
                 continue
             try:
-                if self._clean(name, homes, origin, listed):
-                    back.append(name)
+                clean = self._clean(name, homes, origin, listed)
             except (RegionAccessError, KubeError) as exc:
                 self.say(f"{name} answers Kueue again but not planb yet: {exc}")
+                continue
+            # planb's policy: a region is let back release_after after the first tick it answered and the last at
+            # which it still held a stale copy, RayJob or RayCluster, as the release path waits (held_at), because
+            # KubeRay's Suspended waits for the RayCluster object only, not its pods (ray-project/kuberay@v1.6.2
+            # ray-operator/controllers/ray/rayjob_controller.go#L369-L407, #L771-L807) and Kueue deletes a region's
+            # RayJob with background propagation (kubernetes-sigs/kueue@v0.19.2
+            # pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299): back earlier, Kueue could start the job
+            # there while the old one's pods still run their grace period. From the first answer too: a keeper
+            # restarted meanwhile no longer knows which deleted RayJob's RayCluster to wait for.
+            held = self.region_held_at.setdefault(name, now)
+            if not clean:
+                self.region_held_at[name] = now
+            elif now - held >= self.settings.release_after:
+                back.append(name)
+        # Kept while quarantined (a write that conflicts below is tried again next tick without waiting anew).
+        self.region_held_at = {k: v for k, v in self.region_held_at.items() if k in away}
+        self.stale_rayjobs = {k: v for k, v in self.stale_rayjobs.items() if k in away}
         if back:
             returning = [n for n in back if n in clusters and n not in listed]
             if returning and not self._write_config(config, listed + returning):
@@ -269,14 +297,17 @@ class Keeper:
 
     def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]) -> bool:
         """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; True when none
-        is left, nor a copy of a gone Workload (Kueue's GC deletes those, with their jobs). `listed` is the
-        MultiKueueConfig's clusters as this tick read them, the one snapshot every decision of the tick uses."""
+        is left, nor a copy of a gone Workload (Kueue's GC deletes those, with their jobs), nor a RayCluster of a
+        stale RayJob seen there (decisions.rayclusters_of; the garbage collector deletes it after its RayJob).
+        `listed` is the MultiKueueConfig's clusters as this tick read them, the one snapshot every decision of the
+        tick uses."""
         kube = region_kube(self.manager, region)
         selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
         check = self.settings.admission_check
         workloads = kube.items(f"{KUEUE}/workloads", selector)
         copies, orphans = d.stale_copies(region, workloads, homes, origin, check, listed=listed)
-        jobs, _ = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin, check, listed=listed)
+        jobs, gone = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin, check, listed=listed)
+        rayclusters = self._stale_rayclusters(region, kube, [*jobs, *gone])
         if orphans and self.orphans_said.get(region) != len(orphans):
             names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
             self.say(f"{region}: waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
@@ -294,7 +325,28 @@ class Keeper:
             kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
-        return not copies and not jobs and not orphans
+        return not copies and not jobs and not orphans and not rayclusters
+
+    def _stale_rayclusters(self, region: str, kube: Kube, jobs: list[Obj]) -> list[Obj]:
+        """The region's RayClusters of the stale RayJobs `jobs` listed now or seen at an earlier tick (whatever their
+        origin label, as the release path: decisions.rayclusters_of); a RayJob is forgotten once neither it nor a
+        RayCluster of it is listed. The region token lists RayClusters cluster-wide."""
+        seen = self.stale_rayjobs.setdefault(region, set())
+        now_listed = {(str(j["metadata"].get("namespace")), str(j["metadata"].get("name"))) for j in jobs}
+        seen |= now_listed
+        listed = kube.items(f"{RAY}/rayclusters")
+        found: list[Obj] = []
+        for namespace, name in sorted(seen):
+            there = [rc for rc in listed if (rc.get("metadata") or {}).get("namespace") == namespace]
+            mine = d.rayclusters_of(name, there)
+            found += mine
+            if not mine and (namespace, name) not in now_listed:
+                seen.discard((namespace, name))
+        names = ", ".join(f"{rc['metadata'].get('namespace')}/{rc['metadata'].get('name')}" for rc in found)
+        if names and self.rayclusters_said.get(region) != names:
+            self.say(f"{region}: waiting for the RayClusters of its stale RayJobs to be gone: {names}")
+        self.rayclusters_said[region] = names
+        return found
 
     def _write_config(self, config: Obj, clusters: list[str]) -> bool:
         """The config's clusters (the old annotation removed); False when it changed meanwhile."""

@@ -34,6 +34,9 @@ class RegionKubeconfigError(KubeconfigError):
 # anyone (http, insecure-skip-tls-verify, no CA, proxy-url) or authenticates as someone else (as, username, ...).
 REGION_CLUSTER_FIELDS = frozenset({"server", "certificate-authority-data"})
 REGION_USER_FIELDS = frozenset({"token"})
+#: A region's token: printable ASCII, no space nor control character (a ServiceAccount token is a JWT). An HTTP
+#: header cannot carry CR or LF (http.client raises ValueError, quoting the value, before anything is sent).
+_TOKEN = re.compile(r"[\x21-\x7e]+")
 REGION_CONTEXT_FIELDS = frozenset({"cluster", "user", "namespace"})
 #: Why a field is refused, where there is more to say than "not one of the three".
 _WHY = {
@@ -222,6 +225,12 @@ def load_region(data: bytes, source: str) -> Connection:
     token = (user or {}).get("token")
     if not isinstance(token, str) or not token:
         raise RegionKubeconfigError(f"{source}: user {user_name!r} has no token. {_REGION_FIX}")
+    if not _TOKEN.fullmatch(token):
+        # The field named, never the token's text: it is a credential.
+        raise RegionKubeconfigError(
+            f"{source}: the token of user {user_name!r} holds whitespace, a control character or a character outside "
+            f"ASCII, which no ServiceAccount token does and an HTTP header cannot carry. {_REGION_FIX}"
+        )
     return Connection(
         server=_region_server(cluster.get("server"), cluster_name, source),
         ca_data=_region_ca(cluster.get("certificate-authority-data"), cluster_name, source),

@@ -13,23 +13,15 @@ the losing regions are named with the only reason the race has: they had not gra
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj
+from planb.kube import printable as printable  # the status views' (and the regions keeper's log lines')
 from planb.regions.access import KUEUE, region_kube
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
 ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
-#: C0 and C1 control characters (and DEL) but newline and tab: a terminal acts on them (ESC starts a sequence; OSC 52
-#: writes the clipboard), and text from a cluster (a region's messages, a ledger ConfigMap) is anyone's who writes it.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """`text` with each control character but newline and tab written as \\uXXXX, safe to print to a terminal."""
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass

@@ -220,6 +220,8 @@ def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_work
     assert "us-east5: waiting for Kueue's GC to delete the copies of gone Workloads: default/rayjob-gone-fghij" in said
     del regions["us-east5"].objects[orphan]  # Kueue's GC, by the same origin
     ticks(keeper, clock, 1)
+    assert not [p for p, _ in kube.patches if p == CONFIG], "back before release_after passed since it held anything"
+    ticks(keeper, clock, 3)
     assert sorted(regions["us-east5"].deleted) == sorted([ours_copy, MANAGER_JOB])
     assert (CONFIG, {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["europe-west4", "us-east5"]}}) in (
         kube.patches

@@ -55,6 +55,8 @@ def test_a_returning_region_out_of_the_config_loses_its_copy_of_a_workload_still
     assert regions["b"].deleted == []
     assert not [p for p, _ in kube.patches if p == CONFIG], "let back in the same tick as its deletes"
     ticks(keeper, clock, 1)
+    assert not [p for p, _ in kube.patches if p == CONFIG], "let back before release_after passed since the deletes"
+    ticks(keeper, clock, 3)
     assert (CONFIG, {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["b", "a"]}}) in kube.patches
     assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None}}) in kube.patches
 
