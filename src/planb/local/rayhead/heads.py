@@ -224,7 +224,10 @@ class RayHeads:
         if owner.get("kind") != "RayJob":
             return Maker(None, f"RayCluster {namespace}/{cluster} has no RayJob as its controller", claimed)
         name = str(owner.get("name") or "")
-        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{name}") or {}
+        quoted = api_name(name)  # an ownerReference's name is not validated by the API server
+        if quoted is None:
+            return Maker(None, refusal(f"RayCluster {namespace}/{cluster}'s controller", name), claimed)
+        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{quoted}") or {}
         uid = (rj.get("metadata") or {}).get("uid")
         if not uid or owner.get("uid") != uid:
             why = (

@@ -24,6 +24,7 @@ from planb.local.rayhead.heads import (
     running,
     runtime_env_of,
 )
+from planb.local.rayhead.names import api_name
 from planb.local.rayhead.podlogs import PodLog
 from planb.local.rayhead.settings import SAFE_NAME, logs_dir
 
@@ -129,13 +130,19 @@ class Submitters:
         owner = controller_of(pod)
         if owner.get("kind") != "Job":
             return None
-        job = self.heads.kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{owner.get('name')}") or {}
+        job_name = api_name(owner.get("name"))  # ownerReference names are not validated by the API server
+        if job_name is None:
+            return None
+        job = self.heads.kube.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{job_name}") or {}
         if not owner.get("uid") or (job.get("metadata") or {}).get("uid") != owner.get("uid"):
             return None
         job_owner = controller_of(job)
         if job_owner.get("kind") != "RayJob":
             return None
-        rayjob = self.heads.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{job_owner.get('name')}")
+        rayjob_name = api_name(job_owner.get("name"))
+        if rayjob_name is None:
+            return None
+        rayjob = self.heads.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{rayjob_name}")
         if (
             rayjob is None
             or not job_owner.get("uid")

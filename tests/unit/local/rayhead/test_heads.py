@@ -139,3 +139,22 @@ def test_an_auth_secret_named_with_a_path_is_refused_and_never_read(
         RayHeads(cast(Kube, kube), state_dir=tmp_path).auth_token(NS, "rc")
     assert [p for p in kube.read if "secrets" in p] == []
     assert f"names {secret!r}, which is not a DNS-1123 subdomain" in capsys.readouterr().out
+
+
+def test_a_controller_named_with_a_path_is_no_maker_and_its_rayjob_is_never_read(tmp_path: Path) -> None:
+    """Issue 50, third read: the API server does not check an ownerReference's name, and the head read
+    `rayjobs/<name>` with it as it was, so a RayCluster in team-a whose controller names
+    '../../team-b/rayjobs/victim' (with the victim's uid) had team-b's RayJob as its maker, and that RayJob's
+    entrypoint ran under team-a's run setting. It is no maker, and nothing is read by that name."""
+    objects = _objects()
+    evil = "../../team-b/rayjobs/victim"
+    objects[RAYCLUSTER]["metadata"]["ownerReferences"] = [controller("RayJob", evil, "victim-uid")]
+    objects["/apis/ray.io/v1/namespaces/team-b/rayjobs/victim"] = {
+        "metadata": {"name": "victim", "namespace": "team-b", "uid": "victim-uid"},
+        "spec": {"entrypoint": "python victim.py"},
+    }
+    kube = RecordingKube(objects)
+    made = RayHeads(cast(Kube, kube), state_dir=tmp_path).maker(NS, "rc")
+    assert made.rayjob is None
+    assert f"names {evil!r}, which is not a DNS-1123 subdomain" in made.why
+    assert [p for p in kube.read if "rayjobs" in p] == []

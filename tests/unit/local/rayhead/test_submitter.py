@@ -83,3 +83,31 @@ def test_a_rayjob_that_is_not_the_heads_maker_by_uid_runs_nothing(tmp_path: Path
     code, why = submitters._follow(SUBMITTER)
     assert (code, submitted) == (1, [])
     assert "is not RayJob rj's (uid rj-uid): it belongs to RayJob rj uid rj-uid-2" in why
+
+
+@pytest.mark.parametrize("which", ["job", "rayjob"])
+def test_owner_names_with_a_path_are_never_followed(tmp_path: Path, which: str) -> None:
+    """Issue 50, third read: ownerReference names are not checked by the API server, and `jobs/<name>` and
+    `rayjobs/<name>` were read with them as they were, so '../../team-b/...' reached another namespace's objects.
+    Such a pod or Job has no RayJob, and nothing is read by that name."""
+    objects = copy.deepcopy(OBJECTS)
+    evil = f"../../{OTHER}/{'jobs' if which == 'job' else 'rayjobs'}/rj"
+    pod = copy.deepcopy(SUBMITTER)
+    if which == "job":
+        pod["metadata"]["ownerReferences"] = [controller("Job", evil, "job-uid")]
+    else:
+        job = objects[f"/apis/batch/v1/namespaces/{NS}/jobs/rj"]
+        job["metadata"]["ownerReferences"] = [controller("RayJob", evil, "rj-uid")]
+    objects[f"/apis/batch/v1/namespaces/{OTHER}/jobs/rj"] = objects[f"/apis/batch/v1/namespaces/{NS}/jobs/rj"]
+    objects[f"/apis/ray.io/v1/namespaces/{OTHER}/rayjobs/rj"] = objects[f"/apis/ray.io/v1/namespaces/{NS}/rayjobs/rj"]
+    submitters, _ = _submitters(objects, tmp_path)
+    read: list[str] = []
+    original = submitters.heads.kube.get
+
+    def get(path: str) -> Obj | None:
+        read.append(path)
+        return original(path)
+
+    submitters.heads.kube.get = get  # type: ignore[method-assign]
+    assert submitters.rayjob_of_submitter(pod) is None
+    assert not any(OTHER in p or ".." in p for p in read), read
