@@ -25,8 +25,10 @@ JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 #: C0 and C1 control characters (and DEL) but newline and tab: a terminal acts on them (ESC starts a sequence; OSC 52
 #: writes the clipboard), and text from a cluster (a region's messages, a ledger ConfigMap) is anyone's who writes it.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+#: Also the line and paragraph separators and the bidirectional overrides and isolates (U+2028-2029, U+202A-202E,
+#: U+2066-2069), which split a line in log viewers or reorder what a line shows (the "Trojan Source" characters).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 
 
 def printable(text: str, one_line: bool = False) -> str:

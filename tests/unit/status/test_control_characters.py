@@ -52,3 +52,13 @@ def test_region_copies_escape_messages_and_errors(monkeypatch: pytest.MonkeyPatc
     copy = regions._copy(object(), f"us-east5{CSI}", "default", "job")  # type: ignore[arg-type]
     shown = " ".join([copy.region, copy.state, *copy.checks, regions.Dispatch("", [copy]).line()])
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
+
+
+def test_line_separators_and_bidirectional_overrides_are_escaped_too() -> None:
+    """U+2028/2029 split a line in log viewers; U+202E and U+2066-2069 reorder what a line shows (a further outside
+    read of issue 50): written as \\uXXXX, as the control characters are."""
+    from planb.kube import printable as escaped
+
+    shown = escaped("ok\u2028forged line \u202eevil\u2066x\u2069")
+    assert not any(c in shown for c in "\u2028\u202e\u2066\u2069"), repr(shown)
+    assert "\\u2028" in shown and "\\u202e" in shown and "\\u2066" in shown
