@@ -56,6 +56,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from planb.errors import UnreachableError
 from planb.kube import Obj
 from planb.regions.kubeconfig import is_dns_subdomain
 
@@ -188,7 +189,16 @@ def release_patch(rayjob: Obj) -> Obj | None:
 
 def made_by(obj: Obj | None, origin: str) -> bool:
     """An object carrying this manager's origin label (never true for an empty origin)."""
-    return bool(origin) and ((obj or {}).get("metadata") or {}).get("labels", {}).get(ORIGIN) == origin
+    return bool(origin) and (((obj or {}).get("metadata") or {}).get("labels") or {}).get(ORIGIN) == origin
+
+
+def unreadable(region: str, exc: Exception, unanswered: str = "answers Kueue but not planb") -> str:
+    """What the keeper and the dispatcher say of a region they could not read: planb's own error (it did not answer,
+    no kubeconfig for it: the error's text) or objects of a shape planb cannot read (the exception's type only: its
+    text may quote the region's objects, another party's input)."""
+    if isinstance(exc, UnreachableError):
+        return f"{region} {unanswered}: {exc}"
+    return f"{region} answers objects planb cannot read ({type(exc).__name__}); taken as unreadable"
 
 
 def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj]) -> list[Obj]:

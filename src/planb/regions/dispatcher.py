@@ -48,7 +48,7 @@ from planb.regions import dispatch as dp
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.advice import Advice, Post, ask
 from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
-from planb.regions.decisions import is_active
+from planb.regions.decisions import is_active, unreadable
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
 
 #: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
@@ -238,9 +238,11 @@ class Dispatcher:
             local = kube.get(f"{KUEUE}/namespaces/{namespace}/localqueues/{queue}")
             cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
             cq = kube.get(f"{KUEUE}/clusterqueues/{cq_name}") if cq_name else None
+            rungs = dp.ladder_rungs(cq or {})
         except (RegionAccessError, KubeError) as exc:
             return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
-        rungs = dp.ladder_rungs(cq or {})
+        except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as _observe)
+            return [dp.LADDER], f"{region}'s ladder could not be read: planb cannot read it ({type(exc).__name__})"
         if not rungs:
             return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
         return rungs, ""
@@ -257,17 +259,20 @@ class Dispatcher:
             if region not in active:
                 self._fail(job, region, "", f"{region} left the MultiKueueConfig or is not Active", now, ledger)
                 continue
+            seen = job.seen.get(region, dp.Seen())
             try:
                 copy = self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
-            except (RegionAccessError, KubeError) as exc:
-                self.say(f"{job.name}: {region} answers Kueue but not planb: {exc}")
+                outcome, why = dp.copy_outcome(copy, seen)
+                rung = dp.admitted_rung(copy)
+                first = None if copy is None else dp.Seen(str(copy["metadata"].get("uid") or ""), dp.evictions(copy))
+            # planb's policy: any error reading a region's copy leaves it unread, because one must never stop the others
+            except Exception as exc:
+                self.say(f"{job.name}: {unreadable(region, exc)}")
                 continue
-            seen = job.seen.get(region, dp.Seen())
-            outcome, why = dp.copy_outcome(copy, seen)
             if outcome == FAILED:
-                self._fail(job, region, dp.admitted_rung(copy), why, now, ledger)
-            elif copy is not None and not seen.uid:
-                job.seen[region] = dp.Seen(str(copy["metadata"].get("uid") or ""), dp.evictions(copy))
+                self._fail(job, region, rung, why, now, ledger)
+            elif first is not None and not seen.uid:
+                job.seen[region] = first
 
     def _fail(self, job: JobDispatch, region: str, rung: str, why: str, now: float, ledger: Ledger) -> None:
         job.attempts, ended = dp.failed(job.attempts, region, rung, now - job.started)
@@ -280,11 +285,13 @@ class Dispatcher:
     def _granted(self, job: JobDispatch, workload: Obj, region: str, now: float, ledger: Ledger) -> None:
         meta = workload["metadata"]
         try:
-            copy = self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
-        except (RegionAccessError, KubeError):
-            copy = None
+            rung = dp.admitted_rung(
+                self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
+            )
+        except Exception:  # planb's policy: any error reading the winner's copy: its rung unknown (as _observe)
+            rung = ""
         shape = job.plan.keys[0].shape if job.plan.keys else "unknown"
-        key = dp.granted_key(job.attempts, region, dp.admitted_rung(copy), shape)
+        key = dp.granted_key(job.attempts, region, rung, shape)
         waited = [a for a in job.attempts if a.failed_s is None and a.key == key]
         if waited:
             self._end(ledger, key, job.started + waited[-1].asked_s, GRANTED, now)

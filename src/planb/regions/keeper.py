@@ -230,11 +230,13 @@ class Keeper:
             try:
                 kube = region_kube(self.manager, region)
                 job = kube.get(f"{RAY}/namespaces/{namespace}/rayjobs/{name}")
-                listed = kube.items(f"{RAY}/namespaces/{namespace}/rayclusters")
-            except (RegionAccessError, KubeError) as exc:
-                self.say(f"{region} answers Kueue but not planb: {exc}")
+                mine = d.rayclusters_of(name, kube.items(f"{RAY}/namespaces/{namespace}/rayclusters"))
+                d.still_held({region: cluster}, {region: job}, origin, region_clusters={region: mine})  # read here
+            # planb's policy: any error reading one region makes it unreadable, because one must never stop the others
+            except Exception as exc:
+                self.say(d.unreadable(region, exc))
                 continue
-            jobs[region], rayclusters[region] = job, d.rayclusters_of(name, listed)
+            jobs[region], rayclusters[region] = job, mine
         return jobs, rayclusters
 
     # ------------------------------------------------------------------ rejoin
@@ -266,8 +268,9 @@ class Keeper:
                 continue
             try:
                 clean = self._clean(name, homes, origin, listed)
-            except (RegionAccessError, KubeError) as exc:
-                self.say(f"{name} answers Kueue again but not planb yet: {exc}")
+            except Exception as exc:  # planb's policy: any error: unreadable, because one region never stops the others
+                self.say(d.unreadable(name, exc, "answers Kueue again but not planb yet"))
+                self.region_held_at[name] = now  # unread: taken as holding something stale, as the release path does
                 continue
             # planb's policy: a region is let back release_after after the first tick it answered and the last at
             # which it still held a stale copy, RayJob or RayCluster, as the release path waits (held_at), because

@@ -92,6 +92,15 @@ def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
         return RegionCopy(printable(region), printable(f"unreadable: {exc}"))
     if copy is None:
         return RegionCopy(printable(region), "no copy")
+    try:
+        return _read(region, copy)
+    # planb's policy: any error reading a region's copy shows it unreadable, because one must never stop the others
+    except Exception as exc:
+        return RegionCopy(printable(region), f"unreadable: planb cannot read its objects ({type(exc).__name__})")
+
+
+def _read(region: str, copy: Obj) -> RegionCopy:
+    """The region's copy as planb reads it (a copy of another shape raises: _copy takes the region as unreadable)."""
     conditions = {c.get("type"): c.get("status") for c in (copy.get("status") or {}).get("conditions") or []}
     checks = [
         printable(f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": "))
