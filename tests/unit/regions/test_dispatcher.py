@@ -3,10 +3,6 @@ how it widens, what the ledger's ConfigMap holds (issue 54, item 2). No sockets:
 
 from __future__ import annotations
 
-import copy
-import json
-from typing import Any
-
 import pytest
 
 from planb.errors import UsageError
@@ -15,119 +11,28 @@ from planb.regions import dispatch as dp
 from planb.regions.advice import Advice
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, http_post, no_advice
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
-
-Obj = dict[str, Any]
-KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
-REGIONS = ("us-east5", "europe-west4", "asia-northeast1")
-LEDGER_CM = "/api/v1/namespaces/kueue-system/configmaps/planb-regions-ledger"
-WL = f"{KUEUE}/namespaces/default/workloads/job-1"
-T0 = 1_800_000_000.0
-SHAPE = "ct6e-standard-4t:4"
-TPU = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
-
-
-def workload() -> Obj:
-    """A manager Workload with its quota reserved and its MultiKueue check Pending: what Kueue would sync now."""
-    quota = {
-        "type": "QuotaReserved",
-        "status": "True",
-        "reason": "QuotaReserved",
-        "message": "",
-        "lastTransitionTime": "t",
-    }
-    return {
-        "metadata": {"name": "job-1", "namespace": "default", "uid": "u1", "resourceVersion": "1"},
-        "spec": {
-            "queueName": "user-queue",
-            "podSets": [{"name": "workers", "count": 4, "template": {"spec": {"nodeSelector": TPU}}}],
-        },
-        "status": {
-            "conditions": [quota],
-            "admission": {"clusterQueue": "user-cq", "podSetAssignments": [{"name": "workers"}]},
-            "admissionChecks": [{"name": "planb-regions", "state": "Pending", "lastTransitionTime": "t"}],
-        },
-    }
-
-
-class Fake:
-    """Objects by path; records every write."""
-
-    def __init__(self, objects: dict[str, Obj] | None = None) -> None:
-        self.objects = copy.deepcopy(objects or {})
-        self.applies: list[tuple[str, Obj, dict[str, str], str]] = []
-
-    def get(self, path: str) -> Obj | None:
-        return copy.deepcopy(self.objects.get(path))
-
-    def create(self, path: str, body: Obj) -> Obj:
-        meta = body["metadata"]
-        self.objects[f"{path}/{meta['name']}"] = copy.deepcopy(body)
-        return body
-
-    def merge_patch(self, path: str, body: Obj) -> Obj:
-        self.objects[path] = copy.deepcopy(self.objects[path]) | body
-        return body
-
-    def request(self, method: str, path: str, body: Obj, query: dict[str, str], content_type: str) -> Obj:
-        self.applies.append((path, body, query, content_type))
-        target = self.objects[path.removesuffix("/status")]
-        nominated = body["status"].get("nominatedClusterNames")
-        target["status"]["nominatedClusterNames"] = nominated
-        return body
-
-
-def region(rungs: list[str]) -> Fake:
-    flavors = [{"name": r, "resources": [{"name": "google.com/tpu", "nominalQuota": 16}]} for r in rungs]
-    cq = {"spec": {"resourceGroups": [{"coveredResources": ["google.com/tpu"], "flavors": flavors}]}}
-    return Fake(
-        {
-            f"{KUEUE}/namespaces/default/localqueues/user-queue": {"spec": {"clusterQueue": "cq"}},
-            f"{KUEUE}/clusterqueues/cq": cq,
-        }
-    )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def setup(advice: dict[str, float | None]) -> tuple[Dispatcher, Fake, dict[str, Fake], Clock, list[str]]:
-    manager = Fake({WL: workload()})
-    regions = {r: region(["dws"]) for r in REGIONS}
-    said: list[str] = []
-    clock = Clock()
-
-    def advise(key: Key) -> Advice:
-        score = advice[key.region]
-        return Advice(score) if score is not None else Advice.absent("404 NOT_FOUND: no advice here")
-
-    dispatcher = Dispatcher(manager, DispatchSettings(), advise, said.append, clock, lambda m, r: regions[r])  # type: ignore[arg-type]
-    return dispatcher, manager, regions, clock, said
-
-
-CLUSTERS = {r: {"status": {"conditions": [{"type": "Active", "status": "True"}]}} for r in REGIONS}
-CONFIG = {"spec": {"clusters": list(REGIONS)}}
-
-
-def tick(dispatcher: Dispatcher, manager: Fake) -> None:
-    dispatcher.tick([manager.get(WL) or {}], CLUSTERS, CONFIG)
-
-
-def stored(manager: Fake) -> tuple[Ledger, cs.LastAdvice]:
-    data = manager.objects[LEDGER_CM]["data"]
-    return Ledger.from_json(json.loads(data["ledger"])), cs.LastAdvice.from_json(json.loads(data["advice"]))
-
-
-def outcomes(ledger: Ledger, region: str) -> list[str]:
-    return [a.outcome for a in ledger.asks.get(Key(region, "dws", SHAPE), [])]
+from tests.support.unit.dispatcher_fakes import (
+    CLUSTERS,
+    CONFIG,
+    KUEUE,
+    LEDGER_CM,
+    REGIONS,
+    SHAPE,
+    T0,
+    WL,
+    Clock,
+    Fake,
+    dispatching,
+    outcomes,
+    region,
+    stored,
+    tick,
+    workload,
+)
 
 
 def test_the_best_region_is_nominated_first_as_kueue_admission_and_the_configmap_says_why() -> None:
-    dispatcher, manager, _, _, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    dispatcher, manager, _, _, said = dispatching({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
     tick(dispatcher, manager)
     path, body, query, content_type = manager.applies[-1]
     assert path == f"{WL}/status" and query == {"fieldManager": "kueue-admission", "force": "true"}
@@ -144,7 +49,9 @@ def test_the_best_region_is_nominated_first_as_kueue_admission_and_the_configmap
 
 
 def test_a_stockout_said_in_the_best_region_widens_at_once_and_the_grant_elsewhere_closes_the_ledger() -> None:
-    dispatcher, manager, regions, clock, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    dispatcher, manager, regions, clock, said = dispatching(
+        {"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5}
+    )
     tick(dispatcher, manager)
     copy_path = f"{KUEUE}/namespaces/default/workloads/job-1"
     regions["europe-west4"].objects[copy_path] = {"metadata": {"uid": "c1"}, "spec": {}, "status": {}}
@@ -173,7 +80,7 @@ def test_a_stockout_said_in_the_best_region_widens_at_once_and_the_grant_elsewhe
 
 
 def test_a_silent_queue_keeps_its_place_and_the_next_region_joins_at_the_bound() -> None:
-    dispatcher, manager, _, clock, _ = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    dispatcher, manager, _, clock, _ = dispatching({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
     tick(dispatcher, manager)
     bound = next(iter(dispatcher.jobs.values())).plan.order[0].bound_s
     clock.now += bound
@@ -206,7 +113,7 @@ def test_missing_advice_nominates_every_region_and_records_why() -> None:
 
 
 def test_a_region_whose_ladder_cannot_be_read_is_one_pair_ordered_by_the_ledger() -> None:
-    dispatcher, manager, regions, _, _ = setup({"us-east5": 0.9, "europe-west4": 0.5, "asia-northeast1": 0.2})
+    dispatcher, manager, regions, _, _ = dispatching({"us-east5": 0.9, "europe-west4": 0.5, "asia-northeast1": 0.2})
     regions["us-east5"].objects.clear()
     tick(dispatcher, manager)
     _, advice = stored(manager)
@@ -215,7 +122,7 @@ def test_a_region_whose_ladder_cannot_be_read_is_one_pair_ordered_by_the_ledger(
 
 
 def test_a_workload_that_goes_before_any_grant_withdraws_its_asks() -> None:
-    dispatcher, manager, _, _, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    dispatcher, manager, _, _, said = dispatching({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
     tick(dispatcher, manager)
     dispatcher.tick([], CLUSTERS, CONFIG)
     ledger, _ = stored(manager)
@@ -246,7 +153,7 @@ def test_a_spot_rung_with_a_short_estimated_uptime_is_skipped_and_the_configmap_
 
 
 def test_a_nomination_kueues_own_dispatcher_rewrites_is_left_alone_and_said_once() -> None:
-    dispatcher, manager, _, clock, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    dispatcher, manager, _, clock, said = dispatching({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
     tick(dispatcher, manager)
     manager.objects[WL]["status"]["nominatedClusterNames"] = list(REGIONS)  # AllAtOnce: the name was not set
     for _ in range(3):
@@ -289,7 +196,9 @@ def test_a_restarted_keeper_closes_the_open_asks_and_keeps_the_regions_already_n
 def test_a_copy_admitted_after_an_eviction_keeps_its_region_nominated() -> None:
     """Review F1: a copy evicted from one DWS rung and admitted on the next between two looks is Admitted, so Kueue
     converges on it and sets clusterName, which its webhook refuses unless the region is still nominated."""
-    dispatcher, manager, regions, clock, said = setup({"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5})
+    dispatcher, manager, regions, clock, said = dispatching(
+        {"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5}
+    )
     tick(dispatcher, manager)
     copy_path = f"{KUEUE}/namespaces/default/workloads/job-1"
     regions["europe-west4"].objects[copy_path] = {"metadata": {"uid": "c1"}, "spec": {}, "status": {}}
