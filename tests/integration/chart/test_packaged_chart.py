@@ -20,9 +20,7 @@ import pytest
 
 from planb.build import chart_package
 from planb.kube import Kube
-from planb.local.stack import crds
-from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.snapshot import WITHOUT, EtcdSnapshot
+from tests.support.integration.api_server import stack_api_server
 from tests.support.shared.chart.helm import Helm
 
 pytestmark = [pytest.mark.tools]
@@ -35,19 +33,8 @@ VALUES = chart_package.CHART_DIR / "values" / f"{PROFILE}.yaml"
 def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A throwaway etcd and kube-apiserver on free loopback ports, etcd started from the stack's snapshot (made
     first if this toolchain has none, as `planb local up` does); their kubeconfig, once every CRD it holds is served."""
-    snapshot = EtcdSnapshot.for_stack()
-    snapshot.make()
-    work = tmp_path_factory.mktemp("packaged-chart")
-    plane = ControlPlane.throwaway(work / "local")
-    kubeconfig = work / "local" / "kubeconfig"
-    try:
-        with snapshot.in_use() as found:
-            assert found, f"no etcd snapshot in {snapshot.directory}"
-            plane.create(kubeconfig, without=WITHOUT, etcd_from=snapshot.data_dir)
-        crds.wait_served(kubeconfig, expected=snapshot.crd_names())
+    with stack_api_server(tmp_path_factory.mktemp("packaged-chart")) as kubeconfig:
         yield kubeconfig
-    finally:
-        plane.delete()
 
 
 def test_the_packaged_chart_installs_in_both_modes(api_server: Path, helm: Helm, tmp_path: Path) -> None:

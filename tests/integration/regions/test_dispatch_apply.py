@@ -20,10 +20,8 @@ from typing import Any
 import pytest
 
 from planb.kube import Kube, KubeError
-from planb.local.stack import crds
-from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.snapshot import WITHOUT, EtcdSnapshot
 from planb.regions import dispatch as dp
+from tests.support.integration.api_server import stack_api_server
 
 pytestmark = [pytest.mark.tools]
 
@@ -36,19 +34,8 @@ T = "2026-12-05T08:00:00Z"
 
 @pytest.fixture(scope="module")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
-    snapshot = EtcdSnapshot.for_stack()
-    snapshot.make()
-    work = tmp_path_factory.mktemp("dispatch-apply")
-    plane = ControlPlane.throwaway(work / "local")
-    kubeconfig = work / "local" / "kubeconfig"
-    try:
-        with snapshot.in_use() as found:
-            assert found, f"no etcd snapshot in {snapshot.directory}"
-            plane.create(kubeconfig, without=WITHOUT, etcd_from=snapshot.data_dir)
-        crds.wait_served(kubeconfig, expected=snapshot.crd_names())
+    with stack_api_server(tmp_path_factory.mktemp("dispatch-apply")) as kubeconfig:
         yield Kube(kubeconfig)
-    finally:
-        plane.delete()
 
 
 def apply_status(kube: Kube, name: str, body: Obj, manager: str) -> Obj:

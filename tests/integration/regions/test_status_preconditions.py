@@ -20,10 +20,8 @@ from typing import Any
 import pytest
 
 from planb.kube import Kube, KubeError
-from planb.local.stack import crds
-from planb.local.stack.control_plane import ControlPlane
-from planb.local.stack.snapshot import WITHOUT, EtcdSnapshot
 from planb.regions import decisions as d
+from tests.support.integration.api_server import stack_api_server
 
 pytestmark = [pytest.mark.tools]
 
@@ -36,19 +34,8 @@ WRONG_UID = "00000000-0000-0000-0000-000000000000"
 
 @pytest.fixture(scope="module")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
-    snapshot = EtcdSnapshot.for_stack()
-    snapshot.make()
-    work = tmp_path_factory.mktemp("status-preconditions")
-    plane = ControlPlane.throwaway(work / "local")
-    kubeconfig = work / "local" / "kubeconfig"
-    try:
-        with snapshot.in_use() as found:
-            assert found, f"no etcd snapshot in {snapshot.directory}"
-            plane.create(kubeconfig, without=WITHOUT, etcd_from=snapshot.data_dir)
-        crds.wait_served(kubeconfig, expected=snapshot.crd_names())
+    with stack_api_server(tmp_path_factory.mktemp("status-preconditions")) as kubeconfig:
         yield Kube(kubeconfig)
-    finally:
-        plane.delete()
 
 
 def rayjob(kube: Kube, name: str, state: str = "Running") -> Obj:
