@@ -4,13 +4,14 @@ when, and why; docs/regions.md, section 4).
 
 Each `tick()` reads everything again (MultiKueueClusters, the MultiKueueConfig, the keeper's ConfigMap, the manager's
 Workloads) and acts on what it finds, so a keeper restarted at any point picks up where the cluster stands; only the
-time a region has been lost and a Workload has held its quota while evicted are kept in memory (a restart counts
-them again). It writes the MultiKueueConfig and its ConfigMap with their resourceVersions (a conflict is retried at
-the next tick), never a Workload's spec; ``nominatedClusterNames`` only through its dispatcher, when it is given one
-(``planb regions keep --dispatch``, ``planb.regions.dispatcher``: advice-ordered dispatch, the manager's Kueue
-configured with planb's External dispatcher name). The ConfigMap (``<config>-keeper`` in Kueue's
-namespace, which only the operator and Kueue write) holds the manager's origin, which the regions playbook wrote,
-and the quarantined regions: a region leaves it only after it is back in the config, and joins it before it leaves.
+times a region was lost or last held something stale, and a Workload has held its quota while evicted, are kept
+in memory (a restart counts them again); what a region holds is read from it (planb.regions.leftovers). It writes
+the MultiKueueConfig and its ConfigMap with their resourceVersions (a conflict is retried at the next tick), never a
+Workload's spec; ``nominatedClusterNames`` only through its dispatcher, when it is given one (``planb regions keep
+--dispatch``, ``planb.regions.dispatcher``: advice-ordered dispatch, the manager's Kueue configured with planb's
+External dispatcher name). The ConfigMap (``<config>-keeper`` in Kueue's namespace, which only the operator and Kueue
+write) holds the manager's origin, which the regions playbook wrote, the quarantined regions (a region leaves that
+list only after it is back in the config, and joins it before it leaves) and what each waits for (planb status).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from planb.catalog import profiles, training
 from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import decisions as d
+from planb.regions import leftovers
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.dispatcher import Dispatcher
 
@@ -87,14 +89,12 @@ class Keeper:
         self.held_at: dict[str, float] = {}
         #: Workloads (uid) whose release waits, and the reason last said (each said once).
         self.waiting: dict[str, str] = {}
-        #: Per quarantined region, how many copies of gone Workloads were last said to wait for Kueue's GC.
-        self.orphans_said: dict[str, int] = {}
-        #: Per quarantined region: the stale RayJobs (namespace, name) seen there, kept while a RayCluster of theirs
-        #: is listed (a background delete takes the RayJob first); the RayClusters last said to be waited for; the
-        #: first tick it answered, then the last at which it held anything stale (let back release_after after).
-        self.stale_rayjobs: dict[str, set[tuple[str, str]]] = {}
-        self.rayclusters_said: dict[str, str] = {}
+        #: Per quarantined region: what was last said of it, by topic (each said once until it changes); the first
+        #: tick it answered, then the last at which it held anything stale (let back release_after after).
+        self.said_of: dict[tuple[str, str], str] = {}
         self.region_held_at: dict[str, float] = {}
+        #: What each quarantined region waits for, as last written to the ConfigMap (for planb status).
+        self.waiting_written: dict[str, str] | None = None
 
     @property
     def config_path(self) -> str:
@@ -257,6 +257,7 @@ class Keeper:
         # either re-creates (racing) or never sees: deleting never lets a job run twice.
         listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
         back = []
+        waiting: dict[str, str] = {}
         for name in away:
             # Removed from the manager: forget it. Back in the config (put there by hand or by the playbook): Kueue
             # races it again, so planb's policy is to clean nothing there, because its copies may be live.
@@ -265,11 +266,13 @@ class Keeper:
                 continue
             if not d.is_active(clusters[name]):
                 self.region_held_at.pop(name, None)  # counted again from when it answers
+                waiting[name] = "waiting for Kueue to reach it again"
                 continue
             try:
-                clean = self._clean(name, homes, origin, listed)
+                stale = self._clean(name, homes, origin, listed)
             except Exception as exc:  # planb's policy: any error: unreadable, because one region never stops the others
-                self.say(d.unreadable(name, exc, "answers Kueue again but not planb yet"))
+                waiting[name] = d.unreadable(name, exc, "answers Kueue again but not planb yet")
+                self.say(waiting[name])
                 self.region_held_at[name] = now  # unread: taken as holding something stale, as the release path does
                 continue
             # planb's policy: a region is let back release_after after the first tick it answered and the last at
@@ -279,42 +282,56 @@ class Keeper:
             # RayJob with background propagation (kubernetes-sigs/kueue@v0.19.2
             # pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299): back earlier, Kueue could start the job
             # there while the old one's pods still run their grace period. From the first answer too: a keeper
-            # restarted meanwhile no longer knows which deleted RayJob's RayCluster to wait for.
+            # restarted after the last RayCluster went cannot tell how long ago that was.
             held = self.region_held_at.setdefault(name, now)
-            if not clean:
+            if stale:
                 self.region_held_at[name] = now
+                waiting[name] = leftovers.waiting_line(stale)
             elif now - held >= self.settings.release_after:
                 back.append(name)
-        # Kept while quarantined (a write that conflicts below is tried again next tick without waiting anew).
-        self.region_held_at = {k: v for k, v in self.region_held_at.items() if k in away}
-        self.stale_rayjobs = {k: v for k, v in self.stale_rayjobs.items() if k in away}
-        if back:
-            returning = [n for n in back if n in clusters and n not in listed]
-            if returning and not self._write_config(config, listed + returning):
-                return
-            self._write_state(state, [n for n in away if n not in back])
-            if returning:
-                self.say(
-                    f"{', '.join(returning)} back in the MultiKueueConfig {self.settings.config}: nothing stale left"
-                )
+            else:
+                waiting[name] = f"nothing stale left; back {self.settings.release_after:g} s after the last was gone"
+        self.region_held_at = {k: v for k, v in self.region_held_at.items() if k in away}  # a conflict: no new wait
+        self.said_of = {k: v for k, v in self.said_of.items() if k[0] in away}
+        returning = [n for n in back if n in clusters and n not in listed]
+        if returning and not self._write_config(config, listed + returning):
+            return
+        if (back or waiting != self._written(state)) and self._write_state(
+            state, [n for n in away if n not in back], waiting
+        ):
+            self.waiting_written = waiting
+        if returning:
+            self.say(f"{', '.join(returning)} back in the MultiKueueConfig {self.settings.config}: nothing stale left")
 
-    def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]) -> bool:
-        """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; True when none
-        is left, nor a copy of a gone Workload (Kueue's GC deletes those, with their jobs), nor a RayCluster of a
-        stale RayJob seen there (decisions.rayclusters_of; the garbage collector deletes it after its RayJob).
+    def _written(self, state: Obj) -> dict[str, str]:  # what they wait for as this keeper wrote it, else as stored
+        return self.waiting_written if self.waiting_written is not None else leftovers.waiting_of(state)
+
+    def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]) -> list[str]:
+        """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; what is left
+        that keeps the region out (planb.regions.leftovers.describe of each; none: clean): those, copies of gone
+        Workloads (Kueue's GC deletes those, with their jobs), and the RayClusters of stale RayJobs, listed now or
+        deleted before (leftovers.stale_rayclusters; the garbage collector deletes them after their RayJob).
         `listed` is the MultiKueueConfig's clusters as this tick read them, the one snapshot every decision of the
-        tick uses."""
+        tick uses. The region token lists RayJobs and RayClusters cluster-wide."""
         kube = region_kube(self.manager, region)
-        selector = {"labelSelector": f"{d.ORIGIN}={origin}"}
         check = self.settings.admission_check
-        workloads = kube.items(f"{KUEUE}/workloads", selector)
+        workloads = kube.items(f"{KUEUE}/workloads", {"labelSelector": f"{d.ORIGIN}={origin}"})
         copies, orphans = d.stale_copies(region, workloads, homes, origin, check, listed=listed)
-        jobs, gone = d.stale_jobs(region, kube.items(f"{RAY}/rayjobs", selector), homes, origin, check, listed=listed)
-        rayclusters = self._stale_rayclusters(region, kube, [*jobs, *gone])
-        if orphans and self.orphans_said.get(region) != len(orphans):
-            names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
-            self.say(f"{region}: waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
-        self.orphans_said[region] = len(orphans)
+        rayjobs = kube.items(f"{RAY}/rayjobs")
+        jobs, gone = d.stale_jobs(region, rayjobs, homes, origin, check, listed=listed)
+        rayclusters = leftovers.stale_rayclusters(kube.items(f"{RAY}/rayclusters"), rayjobs, [*jobs, *gone], origin)
+        names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
+        self._say_once(region, "orphans", f"waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
+        names = ", ".join(f"{rc['metadata'].get('namespace')}/{rc['metadata'].get('name')}" for rc in rayclusters)
+        self._say_once(region, "rayclusters", f"waiting for the RayClusters of its stale RayJobs to be gone: {names}")
+        left = [
+            *((leftovers.describe("Workload", w), w) for w in [*copies, *orphans]),
+            *((leftovers.describe("RayJob", j), j) for j in jobs),
+            *((leftovers.describe("RayCluster", rc), rc) for rc in rayclusters),
+        ]
+        # planb's policy: one stuck on a finalizer is said with its finalizers, because it keeps the region out.
+        going = "; ".join(text for text, obj in left if (obj.get("metadata") or {}).get("deletionTimestamp"))
+        self._say_once(region, "going", f"kept out until these are deleted (their finalizers cleared): {going}")
         for obj, kind in [*((c, "workloads") for c in copies), *((j, "rayjobs") for j in jobs)]:
             meta = obj["metadata"]
             # Going: its finalizers are Kueue's or KubeRay's to clear there. No uid (never so from an API server):
@@ -328,28 +345,13 @@ class Keeper:
             kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
-        return not copies and not jobs and not orphans and not rayclusters
+        return [text for text, _ in left]
 
-    def _stale_rayclusters(self, region: str, kube: Kube, jobs: list[Obj]) -> list[Obj]:
-        """The region's RayClusters of the stale RayJobs `jobs` listed now or seen at an earlier tick (whatever their
-        origin label, as the release path: decisions.rayclusters_of); a RayJob is forgotten once neither it nor a
-        RayCluster of it is listed. The region token lists RayClusters cluster-wide."""
-        seen = self.stale_rayjobs.setdefault(region, set())
-        now_listed = {(str(j["metadata"].get("namespace")), str(j["metadata"].get("name"))) for j in jobs}
-        seen |= now_listed
-        listed = kube.items(f"{RAY}/rayclusters")
-        found: list[Obj] = []
-        for namespace, name in sorted(seen):
-            there = [rc for rc in listed if (rc.get("metadata") or {}).get("namespace") == namespace]
-            mine = d.rayclusters_of(name, there)
-            found += mine
-            if not mine and (namespace, name) not in now_listed:
-                seen.discard((namespace, name))
-        names = ", ".join(f"{rc['metadata'].get('namespace')}/{rc['metadata'].get('name')}" for rc in found)
-        if names and self.rayclusters_said.get(region) != names:
-            self.say(f"{region}: waiting for the RayClusters of its stale RayJobs to be gone: {names}")
-        self.rayclusters_said[region] = names
-        return found
+    def _say_once(self, region: str, topic: str, line: str) -> None:  # when what follows its colon is new, not ""
+        detail = line.split(": ", 1)[-1]
+        if detail and self.said_of.get((region, topic)) != detail:
+            self.say(f"{region}: {line}")
+        self.said_of[(region, topic)] = detail
 
     def _write_config(self, config: Obj, clusters: list[str]) -> bool:
         """The config's clusters (the old annotation removed); False when it changed meanwhile."""
@@ -359,12 +361,14 @@ class Keeper:
             metadata["annotations"] = {d.OLD_QUARANTINED: None}
         return self._patch(self.config_path, {"metadata": metadata, "spec": {"clusters": clusters}}, "MultiKueueConfig")
 
-    def _write_state(self, state: Obj, away: list[str]) -> bool:
-        """The ConfigMap's quarantine list; False when it changed meanwhile."""
-        body = {
-            "metadata": {"resourceVersion": state["metadata"]["resourceVersion"]},
-            "data": {d.QUARANTINED_KEY: json.dumps(away) if away else None},
-        }
+    def _write_state(self, state: Obj, away: list[str], waiting: dict[str, str] | None = None) -> bool:
+        """The ConfigMap's quarantine list, and what its regions wait for when that changed (`waiting`, for planb
+        status: leftovers.WAITING_KEY); False when the ConfigMap changed meanwhile."""
+        data: Obj = {d.QUARANTINED_KEY: json.dumps(away) if away else None}
+        kept = {k: v for k, v in (waiting or {}).items() if k in away}
+        if waiting is not None and kept != self._written(state):
+            data[leftovers.WAITING_KEY] = json.dumps(kept, sort_keys=True) if kept else None
+        body = {"metadata": {"resourceVersion": state["metadata"]["resourceVersion"]}, "data": data}
         return self._patch(self.state_path, body, "ConfigMap")
 
     def _patch(self, path: str, body: Obj, kind: str) -> bool:

@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj
 from planb.kube import printable as printable  # the status views' (and the regions keeper's log lines')
+from planb.regions import decisions as d
+from planb.regions import leftovers
 from planb.regions.access import KUEUE, region_kube
+from planb.regions.keeper import KeeperSettings
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
 ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
@@ -29,7 +32,7 @@ class RegionCopy:
     """One region's copy of the Workload, as that region's API server reports it."""
 
     region: str
-    #: "admitted", "waiting", "no copy" or "unreadable: <why>".
+    #: "admitted", "waiting", "no copy", "unreadable: <why>", "lost" or "quarantined: <what it waits for>".
     state: str
     #: Its admission checks, "name=State: message", one per check.
     checks: list[str] = field(default_factory=list)
@@ -48,10 +51,11 @@ class Dispatch:
     def line(self) -> str:
         """One line: the winner and why the others lost, or how each region stands."""
         if self.winner:
-            others = [r.region for r in self.regions if r.region != self.winner]
+            others = [r.region for r in self.regions if r.region != self.winner and r.state == "lost"]
             lost = f"; {', '.join(others)} lost: not granted before {self.winner} was" if others else ""
             rung = next((f" on rung {r.rung}" for r in self.regions if r.region == self.winner and r.rung), "")
-            return printable(f"runs in {self.winner}{rung} (admitted there first){lost}")
+            away = "".join(f"; {r.region} {r.state}" for r in self.regions if r.state.startswith("quarantined"))
+            return printable(f"runs in {self.winner}{rung} (admitted there first){lost}{away}")
         return printable(
             "waits in every region: "
             + "; ".join(f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions)
@@ -70,12 +74,30 @@ def dispatch(kube: Kube, workload: Obj) -> Dispatch:
     nominated = [str(n) for n in status.get("nominatedClusterNames") or []]
     everyone = _clusters(kube) or sorted({*nominated, *([winner] if winner else [])})
     out = Dispatch(winner)
+    away = quarantined(kube)
     for region in everyone:
+        if region in away and region != winner:
+            out.regions.append(RegionCopy(printable(region), f"quarantined: {away[region]}"))
+            continue
         if winner and region != winner:
             out.regions.append(RegionCopy(printable(region), "lost"))
             continue
         out.regions.append(_copy(kube, region, workload["metadata"]["namespace"], workload["metadata"]["name"]))
     return out
+
+
+def quarantined(kube: Kube, config: str = KeeperSettings.config) -> dict[str, str]:
+    """The regions the keeper took out of the MultiKueueConfig `config`, each with what it waits for to come back
+    (planb.regions.leftovers.waiting_of: the keeper writes it in its ConfigMap, ``kueue-system/<config>-keeper``, as it
+    changes). {} when that ConfigMap cannot be read: a user without access to Kueue's namespace sees no quarantine."""
+    try:
+        state = kube.get(f"/api/v1/namespaces/{KeeperSettings.namespace}/configmaps/{config}-keeper") or {}
+    except PlanbError:
+        return {}
+    waiting = leftovers.waiting_of(state)
+    return {
+        r: waiting.get(r, "out of the MultiKueueConfig until nothing stale is left there") for r in d.quarantined(state)
+    }
 
 
 def _clusters(kube: Kube) -> list[str]:

@@ -226,7 +226,10 @@ def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_work
     assert (CONFIG, {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["europe-west4", "us-east5"]}}) in (
         kube.patches
     )
-    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None}}) in kube.patches
+    assert (
+        STATE,
+        {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None, "waiting": None}},
+    ) in kube.patches
     assert said[-1] == "us-east5 back in the MultiKueueConfig planb-regions: nothing stale left"
 
 

@@ -58,7 +58,10 @@ def test_a_returning_region_out_of_the_config_loses_its_copy_of_a_workload_still
     assert not [p for p, _ in kube.patches if p == CONFIG], "let back before release_after passed since the deletes"
     ticks(keeper, clock, 3)
     assert (CONFIG, {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["b", "a"]}}) in kube.patches
-    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None}}) in kube.patches
+    assert (
+        STATE,
+        {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None, "waiting": None}},
+    ) in kube.patches
 
 
 def test_a_region_in_the_config_keeps_its_copy_of_a_workload_still_racing(regions: dict[str, FakeKube]) -> None:

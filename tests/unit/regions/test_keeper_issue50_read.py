@@ -11,6 +11,7 @@ import pytest
 
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import Connection
+from planb.regions import decisions as d
 from planb.regions import keeper as keeper_mod
 from planb.regions.advice import Advice
 from planb.regions.dispatcher import Dispatcher, DispatchSettings
@@ -120,10 +121,13 @@ def test_the_default_say_and_the_dispatchers_say_escape_too(capsys: pytest.Captu
     assert said == ["\\u001b]52;c;ZXZpbA==\\u0007\\u001b[2J\\u000d"]
 
 
-def raycluster(job: str) -> Obj:
-    """A RayCluster KubeRay made for the region's RayJob `job` (its controller), with no origin label."""
-    owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": job, "uid": f"{job}-uid", "controller": True}
-    return {"metadata": {"namespace": "default", "name": f"{job}-raycluster-x", "ownerReferences": [owner]}}
+def raycluster(job: str, uid: str = "", labels: Obj | None = None) -> Obj:
+    """A RayCluster KubeRay made for a RayJob `job` of uid `uid` (its controller; `job`-uid by default) with the
+    RayJob's `labels` (none by default) and KubeRay's own (kuberay v1.6.2 rayjob_controller.go#L969-L973)."""
+    owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": job, "uid": uid or f"{job}-uid", "controller": True}
+    labels = {**(labels or {}), d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: job}
+    meta = {"namespace": "default", "name": f"{job}-raycluster-x", "ownerReferences": [owner], "labels": labels}
+    return {"metadata": meta}
 
 
 def returning(regions: dict[str, FakeKube], objects: dict[str, Obj]) -> FakeKube:
@@ -145,7 +149,11 @@ def test_a_region_rejoins_only_once_the_stale_rayjobs_raycluster_is_gone_and_rel
     other = f"{RAY}/namespaces/default/rayclusters/job-2-raycluster-x"
     kube = returning(
         regions,
-        {MANAGER_JOB: region_rayjob("Running"), REGION_CLUSTER: raycluster("job-1"), other: raycluster("job-2")},
+        {
+            MANAGER_JOB: region_rayjob("Running"),
+            REGION_CLUSTER: raycluster("job-1", "region-rj-uid", region_rayjob("Running")["metadata"]["labels"]),
+            other: raycluster("job-2"),
+        },
     )
     said: list[str] = []
     clock = [0.0]
@@ -160,7 +168,10 @@ def test_a_region_rejoins_only_once_the_stale_rayjobs_raycluster_is_gone_and_rel
     assert back(kube) == [], "let back before release_after passed since the RayCluster was last listed"
     ticks(keeper, clock, 13)
     assert back(kube) == [{"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["b", "a"]}}]
-    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {"quarantined": None}}) in kube.patches
+    assert (
+        STATE,
+        {"metadata": {"resourceVersion": "3"}, "data": {"quarantined": None, "waiting": None}},
+    ) in kube.patches
     assert regions["a"].deleted == [MANAGER_JOB]
 
 

@@ -27,6 +27,9 @@ class Manager:
     def items(self, path: str, query: dict[str, str] | None = None) -> list[Obj]:
         return [{"metadata": {"name": n}} for n in ("a", "b")]
 
+    def get(self, path: str) -> Obj | None:  # no keeper's ConfigMap: no region quarantined
+        return None
+
 
 @pytest.mark.parametrize(
     "copy",

@@ -1,0 +1,114 @@
+"""What keeps a quarantined region out of the MultiKueueConfig, read from the region itself at every tick (the regions
+keeper's rejoin, planb.regions.keeper), and how the keeper and ``planb status`` say it.
+
+Pure functions over the API's JSON. The keeper keeps nothing of a region in memory but when it last held something
+stale: a keeper restarted after it deleted a stale RayJob finds that RayJob's RayCluster again from the region's own
+objects. KubeRay makes a RayJob's RayCluster with the RayJob as its controller ownerReference and with a copy of the
+RayJob's labels, MultiKueue's origin label among them (ray-project/kuberay@v1.6.2
+ray-operator/controllers/ray/rayjob_controller.go#L969-L973 copies the labels and adds ``ray.io/originated-from-crd``
+and ``ray.io/originated-from-cr-name``, #L993 sets the reference; the same at v1.7.0, #L998-L1021), and Kueue deletes
+a region's RayJob with background propagation (kubernetes-sigs/kueue@v0.19.2
+pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299), so the RayCluster outlives it until the garbage
+collector deletes it by that reference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from planb.kube import Obj, printable
+from planb.regions.decisions import RAY_ORIGIN_CRD, RAY_ORIGIN_NAME, made_by
+
+#: The keeper's ConfigMap's key for what each quarantined region waits for (a JSON object, region to line), written by
+#: the keeper when it changes and read by ``planb status`` (planb.status.regions).
+WAITING_KEY = "waiting"
+#: How many objects a waiting line names before "and N more".
+SHOWN = 3
+
+
+def _rayjob_owner(rc: Obj) -> Obj:
+    """The RayCluster's controller ownerReference of kind RayJob ({} without one)."""
+    for owner in (rc.get("metadata") or {}).get("ownerReferences") or []:
+        if (
+            owner.get("controller") is True
+            and owner.get("kind") == "RayJob"
+            and str(owner.get("apiVersion", "")).startswith("ray.io/")
+        ):
+            return dict(owner)
+    return {}
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def stale_rayclusters(
+    rayclusters: Sequence[Obj], rayjobs: Sequence[Obj], stale: Sequence[Obj], origin: str
+) -> list[Obj]:
+    """Of a region's RayClusters (every namespace), those made for a stale RayJob, which keep the region out:
+
+    * whatever their labels, those whose controller ownerReference names by uid a RayJob in `stale` (the RayJobs of
+      this manager the keeper deletes there, or waits for Kueue's GC to delete);
+    * those carrying this manager's `origin` label (KubeRay copied it from the RayJob) and made for a RayJob (that
+      controller reference, else KubeRay's originated-from labels) that is no longer among the region's `rayjobs`
+      but as a stale one: by the reference's uid, else by namespace and name. A keeper restarted after it deleted
+      the RayJob finds its RayCluster so.
+
+    planb's policy (issue 50, keeper finding 2): never by name alone, because a RayCluster of the same name that
+    another party made, for a RayJob of its own, would keep the region out for as long as it lives."""
+    stale_uids = {str((j.get("metadata") or {}).get("uid") or "") for j in stale} - {""}
+    stale_keys = {_key(j) for j in stale}
+    alive_uids = {str((j.get("metadata") or {}).get("uid") or "") for j in rayjobs} - stale_uids - {""}
+    alive_keys = {_key(j) for j in rayjobs if str((j.get("metadata") or {}).get("uid") or "") not in stale_uids}
+    alive_keys -= stale_keys
+    found = []
+    for rc in rayclusters:
+        owner = _rayjob_owner(rc)
+        uid = str(owner.get("uid") or "")
+        if uid and uid in stale_uids:
+            found.append(rc)
+            continue
+        if not made_by(rc, origin):
+            continue
+        labels = (rc.get("metadata") or {}).get("labels") or {}
+        if uid:
+            if uid not in alive_uids:
+                found.append(rc)
+        elif labels.get(RAY_ORIGIN_CRD) == "RayJob" and labels.get(RAY_ORIGIN_NAME):
+            found += [rc] if (_key(rc)[0], str(labels[RAY_ORIGIN_NAME])) not in alive_keys else []
+    return found
+
+
+def describe(kind: str, obj: Obj) -> str:
+    """``<Kind>/<namespace>/<name>``, and for an object being deleted when that began and the finalizers it waits on:
+    an object stuck on a finalizer keeps its region out until whoever owns the finalizer clears it."""
+    meta = obj.get("metadata") or {}
+    name = f"{kind}/{meta.get('namespace')}/{meta.get('name')}"
+    since = meta.get("deletionTimestamp")
+    if not since:
+        return printable(name, one_line=True)
+    finalizers = ", ".join(str(f) for f in meta.get("finalizers") or []) or "none"
+    return printable(f"{name} (deleting since {since}, finalizers: {finalizers})", one_line=True)
+
+
+def waiting_line(described: Sequence[str]) -> str:
+    """One line for what a region waits for ("" for nothing): the first `SHOWN` objects and how many more."""
+    if not described:
+        return ""
+    more = f" and {len(described) - SHOWN} more" if len(described) > SHOWN else ""
+    return "waiting for " + "; ".join(described[:SHOWN]) + more
+
+
+def waiting_of(state: Obj) -> dict[str, str]:
+    """What each quarantined region waits for, as the keeper last wrote it in its ConfigMap ({} when nothing, or
+    when what is there is not a JSON object of strings)."""
+    text = (state.get("data") or {}).get(WAITING_KEY, "")
+    try:
+        found = json.loads(text) if isinstance(text, str) and text else {}
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): printable(str(v), one_line=True) for k, v in found.items() if isinstance(v, str)}
