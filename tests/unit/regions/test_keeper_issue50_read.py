@@ -176,7 +176,7 @@ def test_a_region_rejoins_only_once_the_stale_rayjobs_raycluster_is_gone_and_rel
 
 
 def test_a_region_clean_at_its_first_answer_waits_release_after_too(regions: dict[str, FakeKube]) -> None:
-    """A keeper restarted after the RayJob was deleted no longer knows its RayCluster: the wait counts from the
+    """A keeper restarted after the stale RayCluster was gone cannot tell how long ago: the wait counts from the
     first tick the region answered, as the release counts from the first tick a keeper saw the eviction."""
     kube = returning(regions, {})
     said: list[str] = []
