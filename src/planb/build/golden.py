@@ -70,18 +70,23 @@ def chart_cases() -> dict[str, tuple[str, ...]]:
 #: The ConfigMap lines that carry training/train.py and its sibling modules (one JSON string on one line each).
 _SCRIPT_NAMES = "|".join(re.escape(name) for name in chart_files.TRAIN_FILES)
 _SCRIPT_LINE = re.compile(rf'^(  ({_SCRIPT_NAMES}): )".*"$', re.MULTILINE)
+#: The test hooks' ConfigMap line that carries the mode's check (charts/planb/files/tests/*.py), likewise.
+_CHECK_NAMES = "|".join(re.escape(path.name) for path in sorted((chart_files.CHART_FILES / "tests").glob("*.py")))
+_CHECK_LINE = re.compile(rf'^(  ({_CHECK_NAMES}): )".*"$', re.MULTILINE)
 
 
 def render_chart(args: tuple[str, ...]) -> str:
-    """`helm template` output with the training scripts' bodies replaced by markers.
+    """`helm template` output with the training scripts' and the test checks' bodies replaced by markers.
 
     The scripts belong to training/ and change on their own; a chart test proves the ConfigMap holds
-    each byte for byte, so the chart's goldens need not change with them.
+    each byte for byte, so the chart's goldens need not change with them (nor with files/tests/, whose
+    checks tests/unit/chart/test_chart_helm_test.py runs and compares with the ConfigMap).
     """
     done = helm_template(*args)
     if done.returncode != 0:
         raise RuntimeError(f"helm template {' '.join(args)} failed: {done.stderr}")
-    return _SCRIPT_LINE.sub(r'\1"<training/\2, verbatim>"', done.stdout)
+    out = _SCRIPT_LINE.sub(r'\1"<training/\2, verbatim>"', done.stdout)
+    return _CHECK_LINE.sub(r'\1"<charts/planb/files/tests/\2, verbatim>"', out)
 
 
 def expected() -> dict[str, Callable[[], str]]:

@@ -20,7 +20,7 @@ from planb import paths
 from planb.build import golden
 from planb.catalog import profiles, values
 from tests.support.shared.chart.helm import YAML_LOADER
-from tests.support.shared.chart.objects import by_kind, pod_specs
+from tests.support.shared.chart.objects import by_kind, pod_specs, release_objects
 
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR
@@ -62,11 +62,11 @@ def test_dws_quota_is_finite_and_one_slice_of_the_profile(template: Render, prof
 
 
 def test_queue_objects_are_kept_by_helm_uninstall(template: Render) -> None:
-    objs = template("--set", "mode=queues")
+    objs = release_objects(template("--set", "mode=queues"))  # the test hooks go once the test passes
     assert {o["kind"] for o in objs} == QUEUE_KINDS
     for obj in objs:
         assert obj["metadata"].get("annotations", {}).get("helm.sh/resource-policy") == "keep", obj["kind"]
-    for obj in template("--set", "mode=queues", "--set", "queues.keepOnUninstall=false"):
+    for obj in release_objects(template("--set", "mode=queues", "--set", "queues.keepOnUninstall=false")):
         assert "helm.sh/resource-policy" not in obj["metadata"].get("annotations", {}), obj["kind"]
 
 

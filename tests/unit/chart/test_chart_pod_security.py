@@ -5,7 +5,8 @@
 * `job.backoffLimit` is bounded, so a job that fails on its own gives its slice back.
 * Every pod the release makes or has KubeRay make (submitter, head, workers, the `helm test` pod,
   and the autoscaler container KubeRay adds to an elastic job's head) passes the restricted
-  profile's controls (https://kubernetes.io/docs/concepts/security/pod-security-standards/).
+  profile's controls (https://kubernetes.io/docs/concepts/security/pod-security-standards/), and so does
+  queues mode's `helm test` pod.
 * NOTES warn when Ray token authentication is off.
 """
 
@@ -159,6 +160,13 @@ def test_every_pod_passes_the_restricted_pod_security_standard(template: Render,
         assert container_violations(sec, head["securityContext"], "autoscaler") == []
     else:
         assert "autoscalerOptions" not in cluster
+
+
+def test_the_queues_helm_test_pod_passes_the_restricted_pod_security_standard(template: Render) -> None:
+    """Queues mode's `helm test` pod (the failover controller's image and securityContext) is restricted too."""
+    (pod,) = by_kind(template("--set", "mode=queues"), "Pod")
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert restricted_violations(pod["spec"]) == []
 
 
 def test_the_checker_sees_a_privileged_pod(template: Render) -> None:

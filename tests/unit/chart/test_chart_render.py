@@ -13,6 +13,7 @@ from planb import paths
 from planb.build import golden
 from planb.catalog import chart_values, values
 from tests.support.shared.chart.helm import Helm
+from tests.support.shared.chart.objects import release_objects
 
 Render = Callable[..., list[dict[str, Any]]]
 CHART = golden.CHART_DIR
@@ -49,7 +50,7 @@ def test_template_matches_golden(helm_bin: str, name: str) -> None:
 def test_configmap_is_train_py_byte_for_byte(template: Render) -> None:
     """The ConfigMap holds train.py and every module it imports from its directory (training/*.py), byte
     for byte, one key each, and nothing else."""
-    (cm,) = by_kind(template(), "ConfigMap")
+    (cm,) = by_kind(release_objects(template()), "ConfigMap")
     sources = {path.name: path.read_bytes() for path in (paths.REPO / "training").glob("*.py")}
     assert "train.py" in sources
     assert sorted(cm["data"]) == sorted(sources), "run `make values` and review the diff"
@@ -70,21 +71,26 @@ def test_every_script_lands_next_to_train_py(template: Render) -> None:
     for spec in specs:
         volumes = {v["name"]: v for v in spec["volumes"]}
         (container,) = spec["containers"]
-        (mount,) = [m for m in container["volumeMounts"] if "configMap" in volumes[m["name"]]]
+        # The helm test pod also mounts its check (files/tests/check_job.py) at /planb-test.
+        (mount,) = [
+            m
+            for m in container["volumeMounts"]
+            if "configMap" in volumes[m["name"]] and m["mountPath"] != "/planb-test"
+        ]
         assert mount["mountPath"] == "/app"
         assert volumes[mount["name"]]["configMap"] == {"name": "job-1-train-script"}
 
 
 def test_job_mode_renders_only_namespaced_job_objects(template: Render) -> None:
     objs = template()
-    assert sorted(o["kind"] for o in objs) == ["ConfigMap", "NetworkPolicy", "Pod", "RayJob"]
+    assert sorted(o["kind"] for o in objs) == ["ConfigMap", "ConfigMap", "NetworkPolicy", "Pod", "RayJob"]
     assert all("namespace" not in o["metadata"] for o in objs)
     (hook,) = by_kind(objs, "Pod")
     assert hook["metadata"]["annotations"]["helm.sh/hook"] == "test"
 
 
 def test_queues_mode_renders_the_seed_queue_objects(template: Render) -> None:
-    objs = template("--set", "mode=queues")
+    objs = release_objects(template("--set", "mode=queues"))  # the helm test hooks: test_chart_helm_test.py
     assert sorted({o["kind"] for o in objs}) == QUEUES_KINDS
     assert {o["apiVersion"] for o in objs if o["kind"] != "ServiceAccount"} == {"kueue.x-k8s.io/v1beta2"}
     assert [o["metadata"]["name"] for o in by_kind(objs, "ResourceFlavor")] == ["default-cpu", "on-demand", "dws"]
@@ -123,7 +129,7 @@ def test_retry_strategy_outlasts_a_week_long_queue(template: Render) -> None:
 
 
 def test_queues_without_dws_has_plan_a_only(template: Render) -> None:
-    objs = template("--set", "mode=queues", "--set", "dws.enabled=false")
+    objs = release_objects(template("--set", "mode=queues", "--set", "dws.enabled=false"))
     assert sorted(o["kind"] for o in objs) == [
         "ClusterQueue", "LocalQueue", "ResourceFlavor", "ResourceFlavor", "ServiceAccount",
     ]  # fmt: skip
@@ -245,6 +251,7 @@ def test_two_releases_do_not_share_names(template: Render) -> None:
         ("ConfigMap", "job-1-train-script"),
         ("RayJob", "job-1"),
         ("Pod", "job-1-test-script"),
+        ("ConfigMap", "job-1-test-scripts"),
         ("NetworkPolicy", "job-1-ray"),
     }
     assert not one & two

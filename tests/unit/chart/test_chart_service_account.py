@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.support.shared.chart.helm import Helm
+from tests.support.shared.chart.objects import release_objects
 
 Render = Callable[..., list[dict[str, Any]]]
 RELEASE = "job-1"
@@ -51,12 +52,12 @@ def test_the_account_is_created_only_when_a_value_says_so(template: Render, helm
 
 def test_the_queues_release_makes_the_one_account_a_namespace_s_jobs_share(template: Render) -> None:
     objs = template("--set", "mode=queues", "--set", "queues.localQueue.namespace=team-a")
-    (account,) = [o for o in objs if o["kind"] == "ServiceAccount"]
+    (account,) = [o for o in release_objects(objs) if o["kind"] == "ServiceAccount"]  # not helm test's own
     assert (account["metadata"]["name"], account["metadata"]["namespace"]) == ("planb-job", "team-a")
     # Kept with the queues on uninstall, so running jobs keep their identity.
     assert account["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
     none = template("--set", "mode=queues", "--set", "queues.jobServiceAccount=")
-    assert [o for o in none if o["kind"] == "ServiceAccount"] == []
+    assert [o for o in release_objects(none) if o["kind"] == "ServiceAccount"] == []
 
 
 def test_two_jobs_that_share_the_account_create_none_of_their_own(template: Render) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from planb.build import golden
 from tests.support.shared.chart.helm import Helm
+from tests.support.shared.chart.objects import release_objects
 
 Render = Callable[..., list[dict[str, Any]]]
 RELEASE = "job-smoke"
@@ -50,7 +51,7 @@ def test_the_smoke_job_replaces_the_training_job(template: Render) -> None:
     assert rayjob["metadata"]["name"] == RELEASE
     assert rayjob["metadata"]["labels"]["planb.dev/smoke"] == "true"
     assert rayjob["spec"]["entrypoint"] == "python /app/smoke.py"
-    (config_map,) = [o for o in objs if o["kind"] == "ConfigMap"]
+    (config_map,) = [o for o in release_objects(objs) if o["kind"] == "ConfigMap"]
     assert "smoke.py" in config_map["data"]
     assert "planb.dev/smoke" not in _rayjob(template(*TPU_VALUES))["metadata"]["labels"]
 

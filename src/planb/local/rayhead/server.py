@@ -41,6 +41,7 @@ from planb.local.rayhead.guard import require_local_apiserver
 from planb.local.rayhead.heads import ChainRefusedError, Maker, MissingTokenError, RayHeads, log, runtime_env_of
 from planb.local.rayhead.jobs import TERMINAL
 from planb.local.rayhead.submitter import Submitters
+from planb.local.rayhead.testpods import HelmTestPods
 
 #: The longest request body the stand-in reads (planb's policy; Ray documents no limit for its job API).
 MAX_BODY_BYTES = 1 << 20
@@ -250,12 +251,15 @@ def run(
     """Serve until `stopping`; refused before any request unless `kubeconfig` is the local stack's
     (its API server on 127.0.0.1:`apiserver_port`, planb.local.rayhead.guard). With `failover_settings` (local
     mode's failover.json), ready RayClusters are copied into their RayJobs while it switches failover on."""
-    require_local_apiserver(kubeconfig, apiserver_port)
+    api_server = require_local_apiserver(kubeconfig, apiserver_port)
     stopped = threading.Event()
     if failover_settings is not None:
         ray_ready.start(kubeconfig, failover_settings, stopped, log)
     heads = RayHeads(Kube(kubeconfig))
     Submitters(heads)
+    HelmTestPods(
+        heads, api_server
+    )  # the chart's `helm test` pods, which KWOK cannot run (planb.local.rayhead.testpods)
     server = RayHeadServer(heads, port)
     heads.start()
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)

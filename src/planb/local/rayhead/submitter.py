@@ -4,13 +4,13 @@ A running submitter pod (container ``ray-job-submitter``) does what its command 
 entrypoint under the RayJob's submission id unless it exists, follow it until it ends, then exit 0
 (``ray job logs --follow`` exits 0 whatever the job's status). The pod's status is written as the kubelet would;
 KWOK's own pod-complete stage leaves these pods alone (planb.local.stack.control_plane). The pod's log is the
-job's output, as `ray job logs --follow` prints it (planb.local.rayhead.podlogs).
+job's output, as `ray job logs --follow` prints it (planb.local.rayhead.podlogs); its end status,
+planb.local.rayhead.podstatus.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -26,13 +26,10 @@ from planb.local.rayhead.heads import (
 )
 from planb.local.rayhead.names import api_name
 from planb.local.rayhead.podlogs import PodLog
+from planb.local.rayhead.podstatus import finish_pod
 from planb.local.rayhead.settings import SAFE_NAME, logs_dir
 
 SUBMITTER_CONTAINER = "ray-job-submitter"
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class Submitters:
@@ -153,41 +150,4 @@ class Submitters:
 
     def finish_pod(self, pod: Obj, code: int) -> None:
         """Write the terminated status the kubelet would, from the pod's containers."""
-        now = _now()
-        started = ((pod.get("status") or {}).get("startTime")) or now
-        statuses = [
-            {
-                "name": c["name"],
-                "image": c.get("image", ""),
-                "imageID": "",
-                "ready": False,
-                "started": False,
-                "restartCount": 0,
-                "state": {
-                    "terminated": {
-                        "exitCode": code,
-                        "reason": "Completed" if code == 0 else "Error",
-                        "startedAt": started,
-                        "finishedAt": now,
-                    }
-                },
-            }
-            for c in (pod.get("spec") or {}).get("containers") or []
-        ]
-        conditions = [
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
-            {"type": "Initialized", "status": "True", "lastTransitionTime": started},
-            {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
-            {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
-        ]
-        meta = pod["metadata"]
-        self.heads.kube.merge_patch(
-            f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
-            {
-                "status": {
-                    "phase": "Succeeded" if code == 0 else "Failed",
-                    "conditions": conditions,
-                    "containerStatuses": statuses,
-                }
-            },
-        )
+        finish_pod(self.heads.kube, pod, code)

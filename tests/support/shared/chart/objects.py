@@ -10,6 +10,11 @@ def by_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [o for o in objs if o["kind"] == kind]
 
 
+def release_objects(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The release's own objects, without its `helm test` hooks (templates/tests/), which only `helm test` creates."""
+    return [o for o in objs if (o["metadata"].get("annotations") or {}).get("helm.sh/hook") != "test"]
+
+
 def pod_specs(objs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(which, pod template metadata, pod spec) of every pod the job release makes or has KubeRay make."""
     (job,) = by_kind(objs, "RayJob")
