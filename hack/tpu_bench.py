@@ -24,6 +24,7 @@ from typing import Any
 # train.py's resume line ("resumed from checkpoint step S; N step(s) lost") is read by one parser, beside this script
 # (hack/ is on sys.path when a script of it runs).
 from bench_concurrent_figures import parse_resumed
+from tpu_preemption_figures import PER_RUN, preemption_figures, startup_log
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN_PY = ROOT / "training" / "train.py"
@@ -259,11 +260,6 @@ def measure_half_hbm(b: Bench) -> None:
     )
 
 
-PER_RUN = ("returncode", "start_step", "end_step", "restore_s", "compile_s", "first_step_s", "startup_s",
-           "notice_save_s", "mean_step_s", "median_step_s", "saves", "save_blocking_s", "save_committed_s",
-           "save_step_s", "train_s", "wall_s", "stopped_on_notice")  # fmt: skip
-
-
 def measure_preemptions(b: Bench, count: int = 3) -> None:
     """SIGTERM ``count`` times, ``run_s`` after each (re)start's first step, as a preemption notice; each restart
     resumes; checkpoints every ``save_every`` steps (the chart's default). Goodput = training kept (the progress
@@ -310,6 +306,7 @@ def measure_preemptions(b: Bench, count: int = 3) -> None:
         out = "".join(out_lines)
         r = b.result(proc, out, metrics, env, time.monotonic() - started)
         row = {"run": i, "ok": r.get("ok"), "lost": [n for _, n in parse_resumed(out)], "tail": None}
+        row["startup_log"] = startup_log(out)
         row.update({k: r.get(k) for k in PER_RUN})
         if not r.get("ok"):
             row["tail"] = r.get("tail")
@@ -317,37 +314,9 @@ def measure_preemptions(b: Bench, count: int = 3) -> None:
             fh.write(json.dumps(row) + "\n")
         emit("preemptions-run", row)
     if last >= count:
-        emit("preemptions", preemption_figures(log, Path(ckpt["PLANB_CHECKPOINT_DIR"]), count))
-
-
-def preemption_figures(log: Path, ckpt_dir: Path, count: int) -> dict[str, Any]:
-    """The figures over every run preemptions.jsonl holds (hack/tpu_bench.py's preemptions measurement)."""
-    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    base = next((r["baseline"] for r in rows if "baseline" in r), {})
-    runs = sorted((r for r in rows if "run" in r), key=lambda r: r["run"])
-    record = json.loads((ckpt_dir / "planb-progress.json").read_text())
-    kept = float(record.get("train_s") or 0.0)
-    wall = sum(float(r["wall_s"]) for r in runs)
-    plain = base.get("median_step_s")
-    train = sum(float(r.get("train_s") or 0.0) for r in runs)
-    save_steps = [s for r in runs for s in r.get("save_step_s") or []]
-    extra = sum(s - plain for s in save_steps) if plain else None
-    lost = [n for r in runs for n in r.get("lost") or []]
-    return {
-        "ok": all(r.get("ok") for r in runs) and len(runs) == count + 1 and len(lost) == count,
-        "preemptions": count,
-        "steps_lost": lost,
-        "reached": record.get("reached"),
-        "training_kept_s": kept,
-        "wall_s": wall,
-        "goodput": kept / wall if wall else None,
-        "outside_training_s": [round(float(r["wall_s"]) - float(r.get("train_s") or 0.0), 1) for r in runs],
-        "step_s_without_saves": plain,
-        "saves": len(save_steps),
-        "save_extra_s": extra,
-        "save_overhead": extra / train if extra is not None and train else None,
-        "per_run": [{k: r.get(k) for k in ("run", "ok", "lost", *PER_RUN)} for r in runs],
-    }
+        figures = preemption_figures(log, Path(ckpt["PLANB_CHECKPOINT_DIR"]), count)
+        figures["compilation_cache_bytes"] = sum(f.stat().st_size for f in b.cache.rglob("*") if f.is_file())
+        emit("preemptions", figures)
 
 
 def _lines(proc: subprocess.Popen[str]) -> Iterator[str]:

@@ -26,5 +26,5 @@ if ! python3 -c 'import flax, optax, orbax.checkpoint' 2>/dev/null; then
   fi
   export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$SITE"
 fi
-python3 -c 'import jax; print("[tpu-bench] jax", jax.__version__, jax.devices())' >&2
+python3 -c 'import jax, jaxlib; print("[tpu-bench] jax", jax.__version__, "jaxlib", jaxlib.__version__)' >&2  # each run prints its devices (opening the chip here costs seconds a call)
 exec python3 -u hack/tpu_bench.py "$@"

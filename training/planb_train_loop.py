@@ -156,11 +156,12 @@ def import_in_background(cfg: TrainConfig) -> threading.Thread:
     return thread
 
 
-def first_state(task: Any, ckpt: Checkpointer, latest: int | None) -> tuple[Any, float | None, float]:
-    """The state to train from, with the restore's seconds (None without a checkpoint) and the step's compilation
-    seconds. A thread restores checkpoint ``latest`` into the abstract state (no initial state is ever built beside
-    it) or, without one, builds the initial state, while this thread compiles the step (Task.precompile): the
-    restore reads files and copies them to the devices, the compilation traces and compiles, so they overlap."""
+def first_state(task: Any, ckpt: Checkpointer, latest: int | None) -> tuple[Any, float | None, float, dict[str, float]]:
+    """The state to train from, with the restore's seconds (None without a checkpoint), the step's compilation
+    seconds and their parts (Task.precompile's: tracing and lowering, then compiling or loading). A thread restores
+    checkpoint ``latest`` into the abstract state (no initial state is ever built beside it) or, without one, builds
+    the initial state, while this thread compiles the step (Task.precompile): the restore reads files and copies
+    them to the devices, the compilation traces and compiles, so they overlap."""
 
     def produce() -> tuple[Any, float]:
         started = time.perf_counter()
@@ -171,10 +172,10 @@ def first_state(task: Any, ckpt: Checkpointer, latest: int | None) -> tuple[Any,
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="planb-restore") as pool:
         made = pool.submit(produce)
         started = time.perf_counter()
-        task.precompile()
+        parts = task.precompile()
         compile_s = time.perf_counter() - started
         state, produce_s = made.result()
-    return state, (produce_s if latest is not None else None), compile_s
+    return state, (produce_s if latest is not None else None), compile_s, parts
 
 
 @dataclasses.dataclass
@@ -215,7 +216,7 @@ def train_loop(
     if latest is None and ckpt.enabled:
         print(f"No checkpoint in {cfg.checkpoint_dir}; starting at step 0")
     startup["checkpointer"] = process_age_s()
-    state, restore_s, compile_s = first_state(task, ckpt, latest)
+    state, restore_s, compile_s, compile_parts = first_state(task, ckpt, latest)
     startup["state"] = process_age_s()
     if latest is not None:
         start = latest
@@ -337,6 +338,7 @@ def train_loop(
         "first_step_s": first_step_s,
         "startup_s": startup,
         "compile_s": compile_s,
+        "compile_parts_s": compile_parts,
         "notice_save_s": notice_save_s,
         "saves": len(ckpt.blocking_s),
         "save_step_s": [step_times[i] for i in save_steps if i >= WARMUP_STEPS],
@@ -353,6 +355,7 @@ def train_loop(
         if peak:
             summary["mfu"] = tps / task.tokens_per_step * task.flops_per_step / (peak * 1e12 * n_dev)
     if cfg.metrics_file and rank == 0:
+        summary["written_at_s"] = process_age_s()  # the process's end follows: its teardown is the rest of its wall
         with open(cfg.metrics_file, "w", encoding="utf-8") as fh:
             json.dump(summary, fh)
     if stopped and notice.signum is not None:

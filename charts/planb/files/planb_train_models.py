@@ -18,6 +18,7 @@ The model FLOPs per step (``model_flops_per_step``) feed the loop's MFU (see pla
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -42,9 +43,10 @@ class Task:
     tokens_per_step: int = 0
     flops_per_step: float = 0.0
     describe: str = ""
-    #: () -> None: trace, lower and compile the step ahead of time from ``abstract`` alone (a hit in the persistent
-    #: compilation cache on a restart), so that the loop can do it while the restore reads the checkpoint.
-    precompile: Callable[[], None] = lambda: None
+    #: () -> its parts' seconds ({"lower": ..., "compile": ...}): trace, lower and compile the step ahead of time from
+    #: ``abstract`` alone (a hit in the persistent compilation cache on a restart), so that the loop can do it while
+    #: the restore reads the checkpoint.
+    precompile: Callable[[], dict[str, float]] = dict
 
     @property
     def state_bytes(self) -> int:
@@ -291,11 +293,16 @@ def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
 
     abstract = abstract_state(init_fn, replicated)
 
-    def precompile() -> None:
+    def precompile() -> dict[str, float]:
         """The step compiled for ``abstract`` and the batch's shape (jax.jit's ahead-of-time lower and compile,
-        https://docs.jax.dev/en/latest/aot.html); step_fn calls it from then on."""
+        https://docs.jax.dev/en/latest/aot.html); step_fn calls it from then on. Returns the seconds of each part:
+        tracing and lowering (Python, every start), then compiling or loading from the persistent cache."""
+        started = time.perf_counter()
         tokens = jax.ShapeDtypeStruct(shape, jnp.int32, sharding=batch_sharding)  # type: ignore[no-untyped-call]
-        compiled["step"] = jitted.lower(abstract, tokens).compile()
+        lowered = jitted.lower(abstract, tokens)
+        lowered_at = time.perf_counter()
+        compiled["step"] = lowered.compile()
+        return {"lower": lowered_at - started, "compile": time.perf_counter() - lowered_at}
 
     n_matmul = matmul_params(abstract["params"])
     n_total = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(abstract["params"]))
