@@ -244,7 +244,8 @@ def train_loop(
     in_flight: jax.Array | None = None  # the loss of the step dispatched before this one
     for step in range(start, end):
         state, loss = task.step_fn(state, step)
-        if step % cfg.log_every == 0 or step == end - 1:
+        logged = step % cfg.log_every == 0 or step == end - 1  # a logged step: every rank's report boundary
+        if logged:
             value = float(loss)
             losses[step] = value
             metrics: dict[str, Any] = {"loss": value, "epoch": step}
@@ -285,9 +286,8 @@ def train_loop(
             save_steps.append(len(step_times) - 1)
         progress.record(step + 1, now - last, saved=saving)  # the step's time, its save included
         last = now
-        if progress.writer and (step % cfg.log_every == 0 or step == end - 1):
+        if progress.writer and logged:
             print(progress.line())
-        logged = step % cfg.log_every == 0 or step == end - 1  # every rank's report boundary
         if cfg.save_on_notice and (agree is None or logged) and notice.noticed(agree):
             t_notice = time.perf_counter()
             saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
