@@ -280,3 +280,52 @@ def test_a_planted_token_that_claims_the_account_is_replaced(converged: Converge
     assert claims(renewed)["exp"] < said["exp"]
     assert recap(done)["changed"] == 2, done.stdout[-3000:]  # a token requested, the Secret rewritten
     assert not leaks(done.stdout + done.stderr, forged), "the planted token shows in the output"
+
+
+#: Everything the role does on a worker but a TokenReview: its objects, their rights (RBAC lets only who holds a right
+#: grant it), the CA's ConfigMap, a token of the ServiceAccount, the legacy Secret's deletion.
+OPERATOR = f"""\
+apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: operator, namespace: {NAMESPACE}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: operator-without-tokenreviews}}
+rules:
+  - {{apiGroups: ["", rbac.authorization.k8s.io, kueue.x-k8s.io, ray.io], resources: ["*"], verbs: ["*"]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: operator-without-tokenreviews}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: operator-without-tokenreviews}}
+subjects: [{{kind: ServiceAccount, name: operator, namespace: {NAMESPACE}}}]
+"""
+
+
+def test_a_worker_kubeconfig_that_may_not_create_tokenreviews_is_said_without_the_token(
+    converged: Converged, tmp_path: Path
+) -> None:
+    """Keeper finding 4 of issue 50: the role checks the stored token with a TokenReview, a no_log task; run with a
+    worker kubeconfig whose identity may do everything else, it stops and says what is missing and the fix, and
+    prints no token in any form."""
+    kubectl(converged.kubeconfig, "apply", "-f", "-", stdin=OPERATOR)
+    token = kubectl(converged.kubeconfig, "create", "token", "operator", "-n", NAMESPACE, "--duration=600s").strip()
+    config = yaml.safe_load(converged.kubeconfig.read_text())
+    context = next(c for c in config["contexts"] if c["name"] == config["current-context"])["context"]
+    for user in config["users"]:
+        if user["name"] == context["user"]:
+            user["user"] = {"token": token}
+    worker = tmp_path / "operator.kubeconfig"
+    worker.write_text(yaml.safe_dump(config))
+    worker.chmod(0o600)
+    done = run_role(tmp_path, converged.kubeconfig, "-v", multikueue_worker={"name": WORKER, "kubeconfig": str(worker)})
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-4000:]
+    said = " ".join(out.split())
+    assert f"of {WORKER} may not create tokenreviews (authentication.k8s.io) there" in said, out[-4000:]
+    assert "(kubectl auth can-i create tokenreviews.authentication.k8s.io: no)" in said, out[-4000:]
+    assert "the built-in ClusterRole system:auth-delegator has it" in said, out[-4000:]
+    assert "Ask the worker whose the stored token is" not in out, "the TokenReview ran, hidden"
+    found = leaks(out, token_of(converged.kubeconfig)) + leaks(out, token)
+    assert not found, f"a token shows in the output ({', '.join(found)})"

@@ -85,3 +85,28 @@ def test_the_managers_cluster_queue_admits_only_the_local_queue_namespace() -> N
     assert queue["spec"]["namespaceSelector"] == {
         "matchLabels": {"kubernetes.io/metadata.name": "{{ multikueue_local_queue_namespace }}"}
     }, queue["spec"]
+
+
+def test_the_right_to_create_tokenreviews_is_checked_unhidden_before_the_hidden_tokenreview() -> None:
+    """Keeper finding 4 of issue 50: the TokenReview task is no_log, so a missing `create tokenreviews` is checked
+    first by a task that sends no token and is not hidden, and each failure is said by a fail task quoting no token."""
+    worker = list(tasks("worker.yml"))
+
+    def argv(task: dict[str, Any]) -> list[str]:
+        return list((task.get("ansible.builtin.command") or {}).get("argv") or [])
+
+    (check,) = [
+        i
+        for i, t in enumerate(worker)
+        if argv(t)[2:] == ["auth", "can-i", "create", "tokenreviews.authentication.k8s.io"]
+    ]
+    (review,) = [
+        i for i, t in enumerate(worker) if "TokenReview" in str((t.get("ansible.builtin.command") or {}).get("stdin"))
+    ]
+    assert check < review and worker[check].get("no_log") is not True and worker[review].get("no_log") is True
+    says = [t for t in worker if "ansible.builtin.fail" in t]
+    assert len(says) == 2, [t["name"] for t in says]
+    assert "system:auth-delegator" in says[0]["ansible.builtin.fail"]["msg"]
+    for task in says:
+        msg = task["ansible.builtin.fail"]["msg"]
+        assert "token_review.stdout" not in msg and "stored_token" not in msg and "multikueue_token " not in msg, msg
