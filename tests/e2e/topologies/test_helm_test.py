@@ -29,6 +29,12 @@ def helm_test(helm: Run, release: str) -> subprocess.CompletedProcess[str]:
     return helm("test", release, "-n", "default", "--timeout", "120s", check=False)
 
 
+def phase(out: str, hook: str) -> str:
+    """The phase `helm test` prints for one test hook (its "TEST SUITE:" block); '' when it printed none."""
+    block = out.partition(f"TEST SUITE:     {hook}\n")[2]
+    return next((line.split()[-1] for line in block.splitlines() if line.startswith("Phase:")), "")
+
+
 def test_helm_test_of_the_queues_release_checks_the_cluster_queue_is_active(site: Path, helm: Run) -> None:
     kube = Kube(site)
     values = json.loads(helm("get", "values", "planb-queues", "--all", "-o", "json").stdout)
@@ -38,7 +44,7 @@ def test_helm_test_of_the_queues_release_checks_the_cluster_queue_is_active(site
 
     passed = helm_test(helm, "planb-queues")
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "Phase:          Succeeded" in passed.stdout, passed.stdout
+    assert phase(passed.stdout, "planb-queues-test-queues") == "Succeeded", passed.stdout
     assert kube.get("/api/v1/namespaces/default/pods/planb-queues-test-queues") is None  # hook-succeeded
 
     # A ClusterQueue Kueue holds (stopPolicy Hold: Active False, reason Stopped) fails the test, saying so.
@@ -47,6 +53,7 @@ def test_helm_test_of_the_queues_release_checks_the_cluster_queue_is_active(site
         wait_until(lambda: not is_true(kube.get(path) or {}, "Active"), f"ClusterQueue {cluster_queue} inactive", 60)
         failed = helm_test(helm, "planb-queues")
         assert failed.returncode != 0, failed.stdout + failed.stderr
+        assert phase(failed.stdout, "planb-queues-test-queues") == "Failed", failed.stdout
         assert f"planb helm test: FAIL: ClusterQueue {cluster_queue} is not Active: Stopped" in failed.stderr
         assert f"OK: LocalQueue {local_queue} points at ClusterQueue {cluster_queue}" in failed.stderr
         pod = kube.get("/api/v1/namespaces/default/pods/planb-queues-test-queues") or {}
@@ -65,7 +72,7 @@ def test_helm_test_of_a_job_release_checks_its_scripts_compile(site: Path, helm:
     install_job(helm, "job-1")
     passed = helm_test(helm, "job-1")
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "Phase:          Succeeded" in passed.stdout, passed.stdout
+    assert phase(passed.stdout, "job-1-test-script") == "Succeeded", passed.stdout
 
     # The job's ConfigMap with a train.py that does not compile fails the test, naming the file and the line.
     scripts = "/api/v1/namespaces/default/configmaps/job-1-train-script"
