@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -17,6 +18,7 @@ from urllib.parse import urlencode
 import urllib3
 
 from planb.errors import UnreachableError
+from planb.kube_limits import CHUNK, Deadline, Limits, declared_too_large, read_capped, watched_pool_classes
 from planb.kubeconfig import Connection, KubeconfigError, load
 
 Obj = dict[str, Any]
@@ -29,6 +31,9 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.i
 #: U+2066-2069), which split a line in log viewers or reorder what a line shows (the "Trojan Source" characters).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 _LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+#: The most characters of a server's error message a limited client (Limits) keeps: a region's error text goes into
+#: the keeper's log line and `planb status`, once a tick.
+MAX_ERROR_TEXT = 2000
 
 
 def printable(text: str, one_line: bool = False) -> str:
@@ -41,23 +46,38 @@ def printable(text: str, one_line: bool = False) -> str:
 class KubeError(UnreachableError):
     """The API server answered an error, or could not be reached (status 0): the cluster cannot be read."""
 
-    def __init__(self, status: int, reason: str, body: str) -> None:
+    def __init__(self, status: int, reason: str, body: str, max_text: int | None = None) -> None:
         self.status = status
         try:
             message = json.loads(body).get("message", body)
         except (ValueError, AttributeError, RecursionError):
             message = body
+        message = str(message)
+        if max_text is not None and len(message) > max_text:
+            message = f"{message[:max_text]}... (cut: {len(message)} characters)"
         super().__init__(f"{status} {reason}: {message}")
+
+
+class KubeLimitError(KubeError):
+    """A server's answer passed a limited client's deadline or size cap (planb.kube_limits.Limits): the answer is not
+    read (status 0, as for a server that does not answer). `limit` is "deadline" or "size"."""
+
+    def __init__(self, limit: str, reason: str, message: str) -> None:
+        self.limit = limit
+        super().__init__(0, reason, message)
 
 
 class Kube:
     """JSON requests against the API server a kubeconfig points at."""
 
-    def __init__(self, kubeconfig: Path, connection: Connection | None = None) -> None:
+    def __init__(self, kubeconfig: Path, connection: Connection | None = None, limits: Limits | None = None) -> None:
         """`kubeconfig` is read with planb.kubeconfig.load, unless `connection` is given (one already read and
         checked, a region's: planb.regions.kubeconfig.load_region); then `kubeconfig` only names where it came from,
-        in messages."""
+        in messages. `limits`: each request's overall deadline and its answer's size cap (planb.kube_limits), for a
+        server that is another party's (a region's: planb.regions.access.region_kube); None: urllib3's per-read
+        timeout and no cap (the operator's own API server)."""
         self.kubeconfig = kubeconfig
+        self.limits = limits
         if connection is None:
             try:
                 connection = load(kubeconfig)
@@ -78,6 +98,9 @@ class Kube:
             if self.conn.cert_file:
                 tls.update(cert_file=self.conn.cert_file, key_file=self.conn.key_file)
         self.http = urllib3.PoolManager(maxsize=4, retries=False, **tls)
+        if limits is not None:
+            # Connections that hand their sockets to each request's Deadline, which shuts them down when it passes.
+            self.http.pool_classes_by_scheme = watched_pool_classes()
 
     def _headers(self, content_type: str | None, refresh: bool = False, accept: str = JSON) -> dict[str, str]:
         headers = {"Accept": accept}
@@ -130,9 +153,85 @@ class Kube:
 
         resp = send(refresh=False)
         if resp.status == 401 and self.conn.exec_plugin is not None:
+            if stream:
+                resp.close()  # its body unread: the connection is not used again
             resp.release_conn()
             resp = send(refresh=True)
         return resp
+
+    def _where(self) -> str:
+        return f"{self.kubeconfig} ({self.conn.server})"
+
+    def _answer(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str] | None,
+        payload: bytes | None,
+        content_type: str | None,
+        accept: str,
+        timeout: float,
+        within: float | None = None,
+    ) -> tuple[urllib3.BaseHTTPResponse, bytes]:
+        """One request and its whole body. A limited client reads it in chunks under its Limits, its deadline
+        shortened to `within` if that is less (else raises KubeLimitError); another as urllib3 does, `timeout` seconds
+        per read."""
+        url = self._url(path, query)
+        if self.limits is None:
+            resp = self._send(method, url, payload, content_type, timeout, stream=False, accept=accept)
+            return resp, resp.data
+        limits = self.limits
+        if within is not None and within < limits.deadline_s:
+            limits = replace(limits, deadline_s=within)
+        deadline = Deadline(limits.deadline_s)
+        answer: urllib3.BaseHTTPResponse | None = None
+        body: bytes | None = None
+        try:
+            try:
+                with deadline:
+                    per_read = urllib3.Timeout(connect=limits.deadline_s, read=limits.deadline_s)
+                    answer = self._send(method, url, payload, content_type, per_read, stream=True, accept=accept)
+                if not declared_too_large(answer.headers.get("Content-Length"), limits.max_bytes):
+                    body = read_capped(answer.stream(CHUNK, decode_content=True), limits.max_bytes)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:  # the body cut short (the headers': _send's)
+                raise KubeError(0, "answer cut short", f"{self._where()}: {method} {path}: {exc}") from exc
+        except KubeError as exc:
+            if deadline.finish():  # the deadline cut it: say so, not what the cut socket raised
+                raise self._too_slow(limits, method, path) from exc
+            raise
+        finally:
+            expired = deadline.finish()
+            if answer is not None:
+                if body is None or expired:
+                    answer.close()  # an answer not read to its end: the connection is not used again
+                answer.release_conn()
+        if expired:
+            raise self._too_slow(limits, method, path)
+        if body is None:
+            raise KubeLimitError(
+                "size",
+                "answer too large",
+                f"{self._where()}: {method} {path} answered more than {limits.max_bytes} bytes, the most planb reads "
+                "of this server's answer (a larger one would be held in memory whole). Fix: if the cluster holds "
+                f"that much (objects listed cluster-wide), raise {limits.size_setting}; else see what its API server "
+                "answers",
+            )
+        return answer, body
+
+    def _too_slow(self, limits: Limits, method: str, path: str) -> KubeLimitError:
+        return KubeLimitError(
+            "deadline",
+            "answer too slow",
+            f"{self._where()}: {method} {path} was not answered whole within {limits.deadline_s:g} s, the deadline "
+            "planb gives this server's answers (one that answers slowly, even a byte at a time, would hold planb "
+            "there). Fix: see why its API server or the network to it is slow, or raise "
+            f"{limits.deadline_setting}",
+        )
+
+    def _error(self, resp: urllib3.BaseHTTPResponse, data: bytes) -> KubeError:
+        """The KubeError of an answer with an error status; a limited client keeps MAX_ERROR_TEXT of its message."""
+        text = data.decode(errors="replace")
+        return KubeError(resp.status, str(resp.reason), text, MAX_ERROR_TEXT if self.limits is not None else None)
 
     def request(
         self,
@@ -144,10 +243,9 @@ class Kube:
         accept: str = JSON,
     ) -> Obj:
         payload = json.dumps(body).encode() if body is not None else None
-        resp = self._send(method, self._url(path, query), payload, content_type, 30, stream=False, accept=accept)
+        resp, data = self._answer(method, path, query, payload, content_type, accept, 30)
         if resp.status >= 400:
-            raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
-        data = resp.data
+            raise self._error(resp, data)
         if not data:
             return {}
         try:
@@ -173,11 +271,12 @@ class Kube:
             raise
 
     def text(self, path: str, query: dict[str, str] | None = None, timeout: float = 30) -> str:
-        """GET a plain-text resource (a pod's log), waiting `timeout` seconds at most for the answer."""
-        resp = self._send("GET", self._url(path, query), None, None, timeout, stream=False)
+        """GET a plain-text resource (a pod's log), waiting `timeout` seconds at most for the answer (per read; for a
+        limited client, for the whole answer)."""
+        resp, data = self._answer("GET", path, query, None, None, JSON, timeout, within=timeout)
         if resp.status >= 400:
-            raise KubeError(resp.status, str(resp.reason), resp.data.decode(errors="replace"))
-        return str(resp.data.decode(errors="replace"))
+            raise self._error(resp, data)
+        return str(data.decode(errors="replace"))
 
     def names(self, path: str) -> list[str]:
         """The names of a collection's objects, from a list of their metadata only (the server leaves out spec and
@@ -213,7 +312,10 @@ class Kube:
 
         The server ends the stream after `timeout_seconds`; a KubeError with status 410 means the
         version is too old to resume from (list again). BOOKMARK events carry only a new version.
+        A limited client does not watch: planb reads another party's server (a region's) by get and list only.
         """
+        if self.limits is not None:
+            raise NotImplementedError(f"{self._where()}: a client with limits (planb.kube_limits) does not watch")
         query = {
             "watch": "true",
             "allowWatchBookmarks": "true",

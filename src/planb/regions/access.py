@@ -10,17 +10,26 @@ operator's machine. So the kubeconfig is read by planb.regions.kubeconfig.load_r
 certificate-authority-data and a token; nothing else, nothing run, read or written here), the Secret's name must be
 a DNS-1123 subdomain and is quoted into the URL, and a ``Path`` location is refused (docs/security.md, "A region's
 kubeconfig").
+
+A region's API server is another party's too, so each request to it has an overall deadline and a size cap
+(planb.kube_limits; `region_limits`): a slow or huge answer makes that region unreadable for the tick, never holds
+the keeper or `planb status` (docs/security.md, "A region's answers are bounded").
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
+import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-from planb.errors import UnreachableError
+from planb.errors import UnreachableError, UsageError
 from planb.kube import Kube, KubeError, Obj
+from planb.kube_limits import Limits
 from planb.regions.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -28,8 +37,47 @@ KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 KUEUE_NAMESPACE = "kueue-system"
 
 
+#: Seconds a region's API server has for one request, from sending it to the last byte of the answer. A list of a
+#: region's RayClusters or Workloads takes well under a second; 30 s is urllib3's per-read timeout planb used before,
+#: now for the whole answer.
+REGION_DEADLINE_S = 30.0
+#: The most bytes of one answer from a region (decoded). planb's largest read there is the region's RayClusters,
+#: listed cluster-wide (the keeper's rejoin): a RayCluster is a few to some tens of KiB, so 64 MiB is thousands.
+REGION_MAX_BYTES = 64 << 20
+DEADLINE_ENV = "PLANB_REGION_DEADLINE_S"
+MAX_BYTES_ENV = "PLANB_REGION_MAX_BYTES"
+_SIZE = re.compile(r"([0-9]+)(Ki|Mi|Gi)?")
+_UNITS = {None: 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+
+
 class RegionAccessError(UnreachableError):
     """The manager holds no usable kubeconfig for a region, or the region does not answer."""
+
+
+def region_limits(environ: Mapping[str, str] = os.environ) -> Limits:
+    """The limits of each request to a region: $PLANB_REGION_DEADLINE_S (seconds, above zero) and
+    $PLANB_REGION_MAX_BYTES (bytes, or with Ki, Mi or Gi), else REGION_DEADLINE_S and REGION_MAX_BYTES. Raises
+    UsageError naming the variable and the fix (`planb regions keep` and `planb status` read them at start)."""
+    deadline, size = REGION_DEADLINE_S, REGION_MAX_BYTES
+    if text := environ.get(DEADLINE_ENV, "").strip():
+        try:
+            deadline = float(text)
+        except ValueError:
+            deadline = math.nan
+        if not math.isfinite(deadline) or deadline <= 0:
+            raise UsageError(
+                f"{DEADLINE_ENV}={text!r} is not a number of seconds above zero. Fix: set it to one (the default is "
+                f"{REGION_DEADLINE_S:g}), or unset it"
+            )
+    if text := environ.get(MAX_BYTES_ENV, "").strip():
+        match = _SIZE.fullmatch(text)
+        if match is None or int(match.group(1)) == 0:
+            raise UsageError(
+                f"{MAX_BYTES_ENV}={text!r} is not a size above zero. Fix: set it to a number of bytes, or with Ki, Mi "
+                f"or Gi (the default is {REGION_MAX_BYTES >> 20}Mi), or unset it"
+            )
+        size = int(match.group(1)) * _UNITS[match.group(2)]
+    return Limits(deadline, size, deadline_setting=DEADLINE_ENV, size_setting=MAX_BYTES_ENV)
 
 
 def kubeconfig_source(cluster: Obj) -> tuple[str, str]:
@@ -49,8 +97,9 @@ def kubeconfig_source(cluster: Obj) -> tuple[str, str]:
     return str(source.get("locationType") or "Secret"), str(source.get("location") or "")
 
 
-def region_kube(manager: Kube, region: str) -> Kube:
-    """A client for `region`, with the kubeconfig its MultiKueueCluster names (raises RegionAccessError).
+def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kube:
+    """A client for `region`, with the kubeconfig its MultiKueueCluster names (raises RegionAccessError), each of its
+    requests under `limits` (default: `region_limits()`): one that passes them raises planb.kube.KubeLimitError.
 
     A kubeconfig planb's policy refuses is a RegionAccessError whose cause is the RegionKubeconfigError that names
     the field and the fix: `planb status` reports the region unreadable and the keeper goes on with the others."""
@@ -90,6 +139,6 @@ def region_kube(manager: Kube, region: str) -> Kube:
             conn = load_region(raw, source)
         except RegionKubeconfigError as exc:
             raise RegionAccessError(f"{region}: {exc}") from exc
-        return Kube(Path(source), conn)
+        return Kube(Path(source), conn, limits or region_limits())
     except KubeError as exc:
         raise RegionAccessError(f"{region}: {exc}") from exc

@@ -9,6 +9,7 @@ from pathlib import Path
 from planb.argtypes import positive_float
 from planb.errors import UsageError
 from planb.kube import Kube
+from planb.regions.access import DEADLINE_ENV, MAX_BYTES_ENV, REGION_DEADLINE_S, REGION_MAX_BYTES, region_limits
 from planb.regions.advice_order import Job
 from planb.regions.dispatch import DISPATCHER
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
@@ -22,6 +23,7 @@ def _keep(args: argparse.Namespace) -> int:
     kubeconfig = kubeconfig.expanduser()
     if not kubeconfig.is_file():
         raise UsageError(f"no kubeconfig at {kubeconfig}. Fix: pass --kubeconfig (the manager's) or set KUBECONFIG.")
+    limits = region_limits()  # a bad $PLANB_REGION_* stops here, not at every region of every tick
     settings = KeeperSettings(
         config=args.config,
         admission_check=args.admission_check or args.config,
@@ -44,7 +46,8 @@ def _keep(args: argparse.Namespace) -> int:
     keeper.say(
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
         f"leaves the MultiKueueConfig {settings.config}; an evicted RayJob holding quota for "
-        f"{settings.release_after:g} s is released"
+        f"{settings.release_after:g} s is released; a region's answer taking over {limits.deadline_s:g} s or "
+        f"{limits.max_bytes} bytes leaves that region unread for the tick"
         + (f"; Workloads are nominated in advice order ({DISPATCHER})" if args.dispatch else "")
     )
     try:
@@ -58,7 +61,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("regions", help="across regions: the MultiKueue manager's keeper (docs/regions.md)")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     keep = verbs.add_parser(
-        "keep", help="quarantine lost regions, release held quota, clean a returning region (runs until stopped)"
+        "keep",
+        help="quarantine lost regions, release held quota, clean a returning region (runs until stopped)",
+        epilog=f"environment: {DEADLINE_ENV} (seconds, default {REGION_DEADLINE_S:g}) and {MAX_BYTES_ENV} (bytes, or "
+        f"with Ki, Mi, Gi; default {REGION_MAX_BYTES >> 20}Mi) bound each answer from a region: one slower or larger "
+        "leaves that region unread for the tick (docs/regions.md)",
     )
     keep.add_argument("--kubeconfig", help="the manager's; default: $KUBECONFIG, else ~/.kube/config")
     keep.add_argument("--config", default=DEFAULTS.config, help="the MultiKueueConfig planb's multikueue role wrote")

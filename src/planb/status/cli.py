@@ -23,6 +23,7 @@ from planb.errors import (
 )
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
+from planb.regions.access import region_limits
 from planb.status import capacity, serialize
 from planb.status.regions import printable
 from planb.status.render import explain, table
@@ -46,6 +47,8 @@ examples:
   planb status --expect job-2=dws --timeout 600 wait until job-2 is admitted on the dws flavor
   planb status job-c --timeline job-c.svg       a picture of job-c's life (the [timeline] extra)
   planb status --capacity                       on a MultiKueue manager: the obtainability ledger, the last advice
+  PLANB_REGION_DEADLINE_S=10 planb status job-2 on a manager: 10 s for each region's answer (default 30;
+                                                PLANB_REGION_MAX_BYTES, default 64Mi: docs/regions.md)
 """,
         exit_codes_help(
             {
@@ -214,6 +217,7 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 def _status(args: argparse.Namespace) -> int:
     _check_usage(args)
+    region_limits()  # a bad $PLANB_REGION_* is a usage error now, not "unreadable" on every region later
     kubeconfig = _kubeconfig(args.kubeconfig)
     files = [kubeconfig] if isinstance(kubeconfig, Path) else kubeconfig
     if not any(file.is_file() for file in files):

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from planb.regions.access import RegionAccessError, kubeconfig_source
+from planb import paths
+from planb.errors import UsageError
+from planb.kube import MAX_ERROR_TEXT
+from planb.regions.access import (
+    DEADLINE_ENV,
+    MAX_BYTES_ENV,
+    REGION_DEADLINE_S,
+    REGION_MAX_BYTES,
+    RegionAccessError,
+    kubeconfig_source,
+    region_limits,
+)
 
 
 def cluster(source: dict) -> dict:
@@ -21,3 +34,54 @@ def test_a_cluster_profile_region_is_refused_by_name_with_the_fix() -> None:
     refused = r"MultiKueueCluster us-east5 uses clusterProfileRef.*kubeConfig Secret"
     with pytest.raises(RegionAccessError, match=refused):
         kubeconfig_source(cluster({"clusterProfileRef": {"name": "us-east5"}}))
+
+
+# Each request to a region: an overall deadline and a size cap, from the environment (planb.regions.access).
+def test_a_regions_limits_default_to_30_s_and_64_mib() -> None:
+    limits = region_limits({})
+    assert (limits.deadline_s, limits.max_bytes) == (30.0, 64 << 20)
+    assert (limits.deadline_setting, limits.size_setting) == (DEADLINE_ENV, MAX_BYTES_ENV)
+
+
+@pytest.mark.parametrize(
+    ("deadline", "size", "expected"),
+    [
+        ("1", "65536", (1.0, 65536)),
+        ("2.5", "64Ki", (2.5, 65536)),
+        (" 10 ", "3Mi", (10.0, 3 << 20)),
+        ("", "1Gi", (30.0, 1 << 30)),
+    ],
+)
+def test_a_regions_limits_are_read_from_the_environment(deadline: str, size: str, expected: tuple[float, int]) -> None:
+    limits = region_limits({DEADLINE_ENV: deadline, MAX_BYTES_ENV: size})
+    assert (limits.deadline_s, limits.max_bytes) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        (DEADLINE_ENV, "0"),
+        (DEADLINE_ENV, "-1"),
+        (DEADLINE_ENV, "nan"),
+        (DEADLINE_ENV, "inf"),
+        (DEADLINE_ENV, "30s"),
+        (MAX_BYTES_ENV, "0"),
+        (MAX_BYTES_ENV, "-1"),
+        (MAX_BYTES_ENV, "64KB"),
+        (MAX_BYTES_ENV, "1.5Mi"),
+    ],
+)
+def test_a_limit_that_is_not_one_is_refused_by_name_with_the_fix(name: str, value: str) -> None:
+    with pytest.raises(UsageError, match=rf"{name}='{re.escape(value)}' is not .* Fix: "):
+        region_limits({name: value})
+
+
+def test_the_documents_give_the_limits_and_their_defaults_as_the_code_has_them() -> None:
+    regions = " ".join((paths.REPO / "docs" / "regions.md").read_text().split())
+    assert f"| `{DEADLINE_ENV}` | {REGION_DEADLINE_S:g} (seconds) |" in regions
+    assert f"| `{MAX_BYTES_ENV}` | {REGION_MAX_BYTES >> 20}Mi (bytes, or with `Ki`, `Mi`, `Gi`) |" in regions
+    assert f"kept to its first {MAX_ERROR_TEXT:,} characters" in regions
+    security = " ".join((paths.REPO / "docs" / "security.md").read_text().split())
+    assert f"`{DEADLINE_ENV}` (default {REGION_DEADLINE_S:g} s," in security
+    assert f"`{MAX_BYTES_ENV}` (default {REGION_MAX_BYTES >> 20} MiB," in security
+    assert f"kept to {MAX_ERROR_TEXT:,} characters" in security
