@@ -273,6 +273,8 @@ def train_loop(
             # One step in flight: wait for the step before this one, so that the host prepares the next batch (and
             # any save's background commit takes the host) while the device runs this step.
             in_flight.block_until_ready()
+        # Steps known to be done: this one where it was waited for, else only up to the one before it.
+        done = step + 1 if logged or in_flight is None or first_step_s is None else step
         in_flight = loss
         if first_step_s is None:
             first_step_s = startup["first_step"] = process_age_s()
@@ -284,7 +286,8 @@ def train_loop(
         step_times.append(now - last)
         if saving:
             save_steps.append(len(step_times) - 1)
-        progress.record(step + 1, now - last, saved=saving)  # the step's time, its save included
+        # the step's time, its save included; a save copies this step's state, so the step is done
+        progress.record(step + 1 if saving else done, now - last, saved=saving)
         last = now
         if progress.writer and logged:
             print(progress.line())
