@@ -1,6 +1,6 @@
 """The chart's `helm test` pods on the local stack (planb.local.rayhead.testpods): the job mode's pod as `helm
 template` renders it, run for real as a host process (the chart's check_job.py on the ConfigMaps' files), and
-what planb's policy refuses to run. The API server is a dict (tests/support/shared/rayhead_cluster.FakeKube);
+what planb's policy refuses to run. The API server is a dict (FakeKube of tests/support/shared/rayhead_cluster.py);
 tests/e2e/topologies/test_helm_test.py runs both modes' tests against the real stack."""
 
 from __future__ import annotations
