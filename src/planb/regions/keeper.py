@@ -89,11 +89,10 @@ class Keeper:
         self.held_at: dict[str, float] = {}
         #: Workloads (uid) whose release waits, and the reason last said (each said once).
         self.waiting: dict[str, str] = {}
-        #: Per quarantined region: what was last said of it, by topic (each said once until it changes); the first
-        #: tick it answered, then the last at which it held anything stale (let back release_after after).
+        #: Per quarantined region: what was last said of it, by topic; the first tick it answered, then the last at
+        #: which it held anything stale (let back release_after after); what it waits for as last written.
         self.said_of: dict[tuple[str, str], str] = {}
         self.region_held_at: dict[str, float] = {}
-        #: What each quarantined region waits for, as last written to the ConfigMap (for planb status).
         self.waiting_written: dict[str, str] | None = None
 
     @property
@@ -307,12 +306,10 @@ class Keeper:
         return self.waiting_written if self.waiting_written is not None else leftovers.waiting_of(state)
 
     def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]) -> list[str]:
-        """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; what is left
-        that keeps the region out (planb.regions.leftovers.describe of each; none: clean): those, copies of gone
-        Workloads (Kueue's GC deletes those, with their jobs), and the RayClusters of stale RayJobs, listed now or
-        deleted before (leftovers.stale_rayclusters; the garbage collector deletes them after their RayJob).
-        `listed` is the MultiKueueConfig's clusters as this tick read them, the one snapshot every decision of the
-        tick uses. The region token lists RayJobs and RayClusters cluster-wide."""
+        """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; what keeps the
+        region out (leftovers.describe of each; none: clean): those, copies of gone Workloads (Kueue's GC's) and the
+        RayClusters of stale RayJobs, listed now or deleted before (leftovers.stale_rayclusters). `listed`: the
+        MultiKueueConfig's clusters as this tick read them. The region token lists RayJobs and RayClusters anywhere."""
         kube = region_kube(self.manager, region)
         check = self.settings.admission_check
         workloads = kube.items(f"{KUEUE}/workloads", {"labelSelector": f"{d.ORIGIN}={origin}"})
