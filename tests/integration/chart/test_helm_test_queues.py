@@ -2,7 +2,8 @@
 chart's hook ServiceAccount, with the hook Roles the chart renders: no more rights than the check needs.
 
 The API server is the local stack's own build, started alone with the stack's CRDs (tests/support/integration/
-api_server.py); no Kueue runs, so the test writes the ClusterQueue's Active condition itself, through the status
+api_server.py), the folder's (conftest.py), shared with test_packaged_chart.py, so all of this is in a namespace of
+its own; no Kueue runs, so the test writes the ClusterQueue's Active condition itself, through the status
 subresource, as Kueue's controller does. The token is one the TokenRequest API issues for the hook account, as the
 kubelet asks for it. tests/e2e/topologies/test_helm_test.py runs `helm test` itself on the whole stack.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +21,13 @@ import yaml
 
 from planb.build import golden
 from planb.kube import Kube
-from tests.support.integration.api_server import stack_api_server
 from tests.support.shared.chart.helm import Helm
 
 pytestmark = [pytest.mark.tools]
 
 CHECK = golden.CHART_DIR / "files" / "tests" / "check_queues.py"
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+NS = "helm-test-check"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 #: A queues release whose cluster-scoped objects are named apart from any other test's.
 VALUES = (
@@ -38,6 +38,7 @@ VALUES = (
     "--set", "dws.enabled=false",
     "--set", "queues.jobServiceAccount=",
     "--set", "queues.localQueue.name=lq-check",
+    "--set", "queues.localQueue.namespace=helm-test-check",
 )  # fmt: skip
 #: Where each hook kind the check needs is created (the Pod is the kubelet's part: the test runs its command).
 PATHS = {
@@ -50,26 +51,21 @@ PATHS = {
 
 
 @pytest.fixture(scope="module")
-def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with stack_api_server(tmp_path_factory.mktemp("helm-test-queues")) as kubeconfig:
-        yield kubeconfig
-
-
-@pytest.fixture(scope="module")
 def account(api_server: Path, helm: Helm, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The release installed, its test hooks' account and Roles created; the account's token and the CA, as the
     kubelet mounts them."""
-    done = helm("install", "q-check", str(golden.CHART_DIR), "-n", "default", *VALUES, kubeconfig=str(api_server))
-    assert done.returncode == 0, done.stderr
-    rendered = helm("template", "q-check", str(golden.CHART_DIR), "-n", "default", *VALUES)
-    assert rendered.returncode == 0, rendered.stderr
     kube = Kube(api_server)
+    kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    done = helm("install", "q-check", str(golden.CHART_DIR), "-n", NS, *VALUES, kubeconfig=str(api_server))
+    assert done.returncode == 0, done.stderr
+    rendered = helm("template", "q-check", str(golden.CHART_DIR), "-n", NS, *VALUES)
+    assert rendered.returncode == 0, rendered.stderr
     hooks: list[dict[str, Any]] = [d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] in PATHS]
     assert sorted(h["kind"] for h in hooks) == sorted(PATHS)
     for hook in hooks:
-        kube.create(PATHS[hook["kind"]].format(namespace=hook["metadata"].get("namespace", "default")), hook)
+        kube.create(PATHS[hook["kind"]].format(namespace=hook["metadata"].get("namespace", NS)), hook)
     issued = kube.create(
-        "/api/v1/namespaces/default/serviceaccounts/q-check-test/token",
+        f"/api/v1/namespaces/{NS}/serviceaccounts/q-check-test/token",
         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}},
     )
     directory = tmp_path_factory.mktemp("serviceaccount")
@@ -92,7 +88,7 @@ def check(api_server: Path, account: Path, *args: str) -> subprocess.CompletedPr
     server = Kube(api_server).conn.server.removeprefix("https://")
     host, _, port = server.rpartition(":")
     env = {"PATH": os.environ.get("PATH", ""), "KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port}
-    argv = ["--serviceaccount", str(account), "--cluster-queue=cq-check", "--local-queue=default/lq-check", *args]
+    argv = ["--serviceaccount", str(account), "--cluster-queue=cq-check", f"--local-queue={NS}/lq-check", *args]
     return subprocess.run(
         [sys.executable, str(CHECK), *argv], capture_output=True, text=True, env=env, check=False, timeout=60
     )
@@ -105,7 +101,7 @@ def test_the_check_passes_for_an_active_cluster_queue_its_local_queue_points_at(
     done = check(api_server, account)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "OK: ClusterQueue cq-check is Active" in done.stdout
-    assert "OK: LocalQueue default/lq-check points at ClusterQueue cq-check" in done.stdout
+    assert f"OK: LocalQueue {NS}/lq-check points at ClusterQueue cq-check" in done.stdout
     assert done.stdout.rstrip().endswith("planb helm test: PASS")
 
 
@@ -124,5 +120,5 @@ def test_the_hook_account_may_read_the_two_queues_and_nothing_else(api_server: P
     done = check(api_server, account, "--cluster-queue=cq-other")
     assert done.returncode == 1
     assert f"GET {KUEUE}/clusterqueues/cq-other: the API server answered 403 Forbidden" in done.stderr
-    done = check(api_server, account, "--local-queue=default/lq-other")
-    assert f"GET {KUEUE}/namespaces/default/localqueues/lq-other: the API server answered 403" in done.stderr
+    done = check(api_server, account, f"--local-queue={NS}/lq-other")
+    assert f"GET {KUEUE}/namespaces/{NS}/localqueues/lq-other: the API server answered 403" in done.stderr

@@ -6,35 +6,25 @@ RayJob, the ProvisioningRequest) are served from the start: no controller runs, 
 runs the chart against the whole stack: tests/e2e/stack/test_chart_stack.py). `helm install` of the .tgz checks the
 chart's kubeVersion against the server's version and sends every object; the API server validates each against its
 schema (the CRDs' OpenAPI schemas for Kueue's and KubeRay's kinds) and stores it. The test then reads back what the API
-server stored.
+server stored. The API server is the folder's (tests/integration/chart/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from planb.build import chart_package
 from planb.kube import Kube
-from tests.support.integration.api_server import stack_api_server
 from tests.support.shared.chart.helm import Helm
 
 pytestmark = [pytest.mark.tools]
 
 PROFILE = "tpu-v6e-4x4"
 VALUES = chart_package.CHART_DIR / "values" / f"{PROFILE}.yaml"
-
-
-@pytest.fixture(scope="module")
-def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A throwaway etcd and kube-apiserver on free loopback ports, etcd started from the stack's snapshot (made
-    first if this toolchain has none, as `planb local up` does); their kubeconfig, once every CRD it holds is served."""
-    with stack_api_server(tmp_path_factory.mktemp("packaged-chart")) as kubeconfig:
-        yield kubeconfig
 
 
 def test_the_packaged_chart_installs_in_both_modes(api_server: Path, helm: Helm, tmp_path: Path) -> None:
