@@ -7,6 +7,7 @@
   test_chart_pod_security.py's; the check against a real API server is tests/e2e/topologies/test_helm_test.py's.
 * Every test object is a `test` hook, deleted once the test passes; a failed pod's log is printed by helm.
 * check_job.py passes the shipped scripts and fails, naming the file, one that does not compile or is missing.
+* NOTES name `helm test` in both modes.
 """
 
 from __future__ import annotations
@@ -143,3 +144,9 @@ def test_check_job_fails_when_the_entry_script_is_not_mounted(tmp_path: Path) ->
     done = check_job(tmp_path)
     assert done.returncode == 1
     assert f"planb helm test: FAIL: train.py is not in {tmp_path}" in done.stdout
+
+
+def test_notes_name_the_helm_test_of_each_mode(notes: Callable[..., str]) -> None:
+    assert "Check the mounted scripts: helm test job-1 -n default" in notes()
+    queues = notes("--set", "mode=queues")
+    assert "Check the ClusterQueue is Active and the LocalQueue points at it:  helm test job-1 -n default" in queues
