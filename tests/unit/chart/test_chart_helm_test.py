@@ -4,7 +4,8 @@
   script ConfigMap (mounted at /app as the head mounts it), with no ServiceAccount token (it reads no API).
 * Queues mode: the pod runs files/tests/check_queues.py as a ServiceAccount of its own, whose hook Roles let it
   `get` the release's ClusterQueue and LocalQueue and nothing else. Its pod security is
-  test_chart_pod_security.py's; the check against a real API server is tests/e2e/topologies/test_helm_test.py's.
+  test_chart_pod_security.py's; the check against a real API server is tests/integration/chart/
+  test_helm_test_queues.py's, and `helm test` on the local stack tests/e2e/topologies/test_helm_test.py's.
 * Every test object is a `test` hook, deleted once the test passes; a failed pod's log is printed by helm.
 * check_job.py passes the shipped scripts and fails, naming the file, one that does not compile or is missing.
 * NOTES name `helm test` in both modes.

@@ -205,10 +205,10 @@ class HelmTestPods:
         output, workdir = base / f"{safe}.out", self.state_dir / "rayhead" / "work" / "helm-tests" / safe
         try:
             code = self.execute(pod, workdir, output)
-        except (HookPodRefusedError, LaunchRefusedError, KubeError, OSError, KeyError, TypeError) as exc:
-            with open_private(output, "a") as out:
-                out.write(f"planb local: helm test pod {where} did not run: {exc}\n")
-            code = 1
+        except (HookPodRefusedError, LaunchRefusedError, KubeError, OSError, subprocess.SubprocessError) as exc:
+            code = self.refused(output, where, exc)
+        except (KeyError, TypeError, ValueError) as exc:  # a pod spec of an unexpected shape
+            code = self.refused(output, where, exc)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)  # the token and the volumes go with the pod's run
         containers = (pod.get("spec") or {}).get("containers") or [{}]
@@ -224,6 +224,14 @@ class HelmTestPods:
             log(f"helm test pod {where} exited {code}")
         except KubeError as exc:
             log(f"helm test pod {where}: could not write its status: {exc}")
+
+    @staticmethod
+    def refused(output: Path, where: str, exc: Exception) -> int:
+        """Say in the pod's log why it did not run; exit code 1, so the pod ends Failed rather than staying Running
+        until helm's timeout."""
+        with open_private(output, "a") as out:
+            out.write(f"planb local: helm test pod {where} did not run: {exc}\n")
+        return 1
 
     def execute(self, pod: Obj, workdir: Path, output: Path) -> int:
         """The check's exit code, its output appended to `output`; refused unless it is the chart's own."""

@@ -101,8 +101,9 @@ def test_a_script_that_is_not_the_charts_check_never_runs(template: Render, tmp_
             "env 'X' from valueFrom",
         ),
         (lambda p: p["spec"]["containers"].append(copy.deepcopy(p["spec"]["containers"][0])), "one container"),
+        (lambda p: p["spec"].update(activeDeadlineSeconds="soon"), "invalid literal for int()"),
     ],
-    ids=["a shell", "a hostPath", "env from elsewhere", "two containers"],
+    ids=["a shell", "a hostPath", "env from elsewhere", "two containers", "a spec of another shape"],
 )
 def test_what_the_policy_refuses_fails_the_pod_and_says_why(
     template: Render, tmp_path: Path, change: Callable[[Obj], object], refusal: str
