@@ -13,11 +13,15 @@ lands there with one request; the best region stocking out widens the offer at o
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -46,6 +50,7 @@ from planb.local.regions_race import (
 )
 from planb.regions.capacity_state import CONFIGMAP
 from planb.regions.dispatch import DISPATCHER
+from tests.support.e2e import regions_keeper
 from tests.support.e2e.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
 from tests.support.e2e.topologies import Topologies, run
 
@@ -77,6 +82,66 @@ def test_the_managers_cluster_queue_admits_only_its_local_queue_namespace(region
     the region token may write (issue 50, item 6); an empty selector would admit a LocalQueue of any namespace."""
     queue = Kube(paths.local_kubeconfig()).get(f"{KUEUE}/clusterqueues/cluster-queue")
     assert queue["spec"]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "default"}}, queue
+
+
+def test_the_keepers_deployment_runs_planb_regions_keep_with_the_rights_it_uses_and_no_more(
+    regions: list[Member], tmp_path: Path
+) -> None:
+    """roles/regions_keeper (docs/regions.md, "The keeper on the manager"): the converge left a Deployment of one
+    replica that never runs two keepers (Recreate), under the chart's pod security, running `planb regions keep` with
+    the playbook's config and origin. kwok runs no container, so its command and arguments run here, once, with a
+    token of its ServiceAccount: a quarantine list naming a region still in the MultiKueueConfig makes that look read
+    every object a tick reads and write the keeper's ConfigMap; a right it lacks is an error said, and the list stays.
+    The rights a quiet manager's tick does not reach are asked of the API server's authorizer, and so are a few it
+    must not have."""
+    admin = Kube(paths.local_kubeconfig())
+    deploy = regions_keeper.deployment(admin)
+    spec, pod = deploy["spec"], deploy["spec"]["template"]["spec"]
+    assert (spec["replicas"], spec["strategy"]) == (1, {"type": "Recreate"}), spec
+    keeper = regions_keeper.container(deploy)
+    assert pod["securityContext"]["runAsNonRoot"] is True, pod["securityContext"]
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, pod["securityContext"]
+    assert keeper["securityContext"]["readOnlyRootFilesystem"] is True, keeper["securityContext"]
+    assert keeper["securityContext"]["capabilities"] == {"drop": ["ALL"]}, keeper["securityContext"]
+    assert keeper["resources"]["limits"]["memory"], keeper["resources"]
+    state_path = "/api/v1/namespaces/kueue-system/configmaps/planb-regions-keeper"
+    origin = admin.get(state_path)["data"]["origin"]
+    assert f"--origin={origin}" in keeper["args"] and "--config=planb-regions" in keeper["args"], keeper["args"]
+
+    kubeconfig = regions_keeper.service_account_kubeconfig(paths.local_kubeconfig(), deploy, tmp_path)
+    listed = admin.get(f"{KUEUE}/multikueueconfigs/planb-regions")["spec"]["clusters"]
+    stop_keeper()  # the topology's own keeper would clear the list first
+    try:
+        admin.merge_patch(state_path, {"data": {"quarantined": json.dumps(listed[:1])}})
+        done = regions_keeper.run_once(deploy, kubeconfig)
+        said = done.stdout + done.stderr
+        assert done.returncode == 0, said
+        assert "did not answer" not in said and "forbidden" not in said.lower(), said
+        assert "quarantined" not in (admin.get(state_path)["data"]), f"the list was not cleared:\n{said}"
+    finally:
+        admin.merge_patch(state_path, {"data": {"quarantined": None}})
+        restart_keeper()
+
+    may = partial(regions_keeper.allowed, kubeconfig)
+    for region in listed:
+        assert may("get", "secrets", "kueue-system", f"{region}-multikueue"), region
+        assert may("get", "multikueueclusters", name=region, group="kueue.x-k8s.io"), region
+    assert may("patch", "multikueueconfigs", name="planb-regions", group="kueue.x-k8s.io")
+    assert may("get", "rayjobs", "default", "job-1", "ray.io") and may(
+        "patch", "rayjobs/status", "default", "job-1", "ray.io"
+    )
+    # And no more: no other Secret, no delete, no other config, no job write but the release's.
+    assert not may("get", "secrets", "kueue-system", "kueue-webhook-server-cert")
+    assert not may("list", "secrets", "kueue-system")
+    assert not may("patch", "multikueueconfigs", name="another", group="kueue.x-k8s.io")
+    assert not may("delete", "workloads", "default", group="kueue.x-k8s.io")
+    assert not may("patch", "rayjobs", "default", "job-1", "ray.io")
+    assert not may("patch", "configmaps", "kueue-system", "planb-regions-ledger")  # --dispatch's, off here
+
+    # The role again with the same settings: check mode with --diff, then for real, finds nothing to change.
+    for flags in (("--check", "--diff"), ()):
+        out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path, *flags)
+        assert re.search(r"localhost\s+: ok=\d+\s+changed=0 ", out), out[-3000:]
 
 
 def test_every_region_stocked_out_the_job_waits_and_status_says_so_per_region(regions: list[Member]) -> None:
