@@ -142,3 +142,14 @@ def rerun_role(admin: Path, deploy: dict[str, Any], where: Path, *flags: str) ->
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
+
+
+def changed_tasks(out: str) -> list[str]:
+    """The names of the role's tasks that an ansible-playbook output reports changed."""
+    names, task = [], ""
+    for line in out.splitlines():
+        if line.startswith("TASK ["):
+            task = line.removeprefix("TASK [").split("]", 1)[0].split(" : ", 1)[-1]
+        elif line.startswith("changed: "):
+            names.append(task)
+    return names
