@@ -41,14 +41,14 @@ def container(deploy: dict[str, Any]) -> dict[str, Any]:
     return dict(containers[0])
 
 
-def service_account_kubeconfig(admin: Path, deploy: dict[str, Any], where: Path) -> Path:
+def service_account_kubeconfig(admin: Path, deploy: dict[str, Any], where: Path, seconds: int = 600) -> Path:
     """A kubeconfig for the Deployment's ServiceAccount on the stack: the Deployment's ConfigMap's, with this stack's
-    server and CA and a fresh token of that ServiceAccount (10 minutes) in a file."""
+    server and CA and a fresh token of that ServiceAccount (`seconds` long) in a file."""
     kube = Kube(admin)
     namespace = deploy["metadata"]["namespace"]
     pod = deploy["spec"]["template"]["spec"]
     account = pod["serviceAccountName"]
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}}
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
     token = kube.create(f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", request)["status"]["token"]
     token_file = where / "keeper-token"
     token_file.write_text(token + "\n")
@@ -69,6 +69,19 @@ def service_account_kubeconfig(admin: Path, deploy: dict[str, Any], where: Path)
     out.write_text(yaml.safe_dump(config))
     out.chmod(0o600)
     return out
+
+
+def as_deployed(admin: Path, where: Path) -> tuple[Path, list[str]] | None:
+    """The kubeconfig of the Deployment's ServiceAccount (a token of an hour) and the Deployment's arguments but its
+    --kubeconfig: `planb regions keep` as the role wrote it, for a host process; None while there is no Deployment
+    (before the converge)."""
+    kube = Kube(admin)
+    if kube.get("/apis/apps/v1/namespaces/kueue-system/deployments/planb-regions-keeper") is None:
+        return None
+    deploy = deployment(kube)
+    where.mkdir(mode=0o700, parents=True, exist_ok=True)
+    kubeconfig = service_account_kubeconfig(admin, deploy, where, seconds=3600)
+    return kubeconfig, [a for a in container(deploy)["args"] if a != f"--kubeconfig={IN_POD}"]
 
 
 def run_once(deploy: dict[str, Any], kubeconfig: Path) -> subprocess.CompletedProcess[str]:

@@ -18,11 +18,13 @@ from pathlib import Path
 import pytest
 
 from planb import paths
+from planb.kube import KubeError
 from planb.local import regions as local_regions
 from planb.local.regions import Member
 from planb.local.regions_race import converge, keep
 from planb.local.stack.kueue import load_settings
 from planb.local.stack.stack import LocalStack
+from tests.support.e2e import regions_keeper
 from tests.support.e2e.topologies import CONVERGES, Topologies, delete_cluster_queue, run
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
@@ -36,15 +38,33 @@ def keeper_log() -> Path:
     return paths.state_dir() / "regions" / "keeper.log"
 
 
-#: The keeper running now (one at most).
+#: The keeper running now (one at most); _UNDEPLOYED holds True while it is a plain one (no `extra`) started before
+#: the converge deployed the keeper, which the `regions` fixture then restarts as deployed.
 _KEEPER: list[subprocess.Popen[bytes]] = []
+_UNDEPLOYED: list[bool] = []
 
 
 def restart_keeper(*extra: str) -> None:
     """The regions keeper on the manager, (re)started with KEEPER and `extra` (`--dispatch ...`), its output appended
-    to keeper_log()."""
+    to keeper_log(). Without `extra`, once the converge has deployed it (roles/regions_keeper): the Deployment's own
+    arguments and a token of its ServiceAccount (kwok runs no container), so every regions test runs the keeper with
+    the rights the role grants, KEEPER's fast timings after the Deployment's; before that, and with --dispatch, whose
+    rights the role grants only to a manager converged with planb's dispatcher name, the stack's admin kubeconfig, as
+    an operator runs it beside the manager."""
     stop_keeper()
-    _KEEPER.append(keep(paths.local_kubeconfig(), keeper_log(), *KEEPER, *extra))
+    deployed = None
+    if not extra:
+        try:
+            deployed = regions_keeper.as_deployed(paths.local_kubeconfig(), keeper_log().parent / "keeper")
+        except (KubeError, OSError):  # no stack up yet: nothing deployed
+            deployed = None
+    if deployed is None:
+        _KEEPER.append(keep(paths.local_kubeconfig(), keeper_log(), *KEEPER, *extra))
+        if not extra:
+            _UNDEPLOYED.append(True)
+    else:
+        kubeconfig, args = deployed
+        _KEEPER.append(keep(kubeconfig, keeper_log(), *args, *KEEPER))
 
 
 def stop_keeper() -> None:
@@ -52,6 +72,7 @@ def stop_keeper() -> None:
         keeper = _KEEPER.pop()
         keeper.terminate()
         keeper.wait(10)
+    _UNDEPLOYED.clear()
 
 
 def manager_dispatcher(name: str) -> None:
@@ -104,4 +125,7 @@ def regions_up(topologies: Topologies) -> Iterator[list[Member]]:
 def regions(topologies: Topologies, regions_up: list[Member]) -> list[Member]:
     """The manager (the stack) connected to the two regions, reset; the regions, in the playbook's order."""
     topologies.ensure("regions")
+    if _UNDEPLOYED:  # a plain keeper started before the converge deployed it: now as the Deployment runs it
+        restart_keeper()
+        assert not _UNDEPLOYED, "the converge left no keeper Deployment to run as (roles/regions_keeper)"
     return regions_up
