@@ -138,18 +138,22 @@ def test_the_keepers_deployment_runs_planb_regions_keep_with_the_rights_it_uses_
     assert not may("patch", "rayjobs", "default", "job-1", "ray.io")
     assert not may("patch", "configmaps", "kueue-system", "planb-regions-ledger")  # --dispatch's, off here
 
-    # The role again with the same settings changes nothing; turned off, in check mode with --diff, only the
-    # Deployment and its kubeconfig would go (the ServiceAccount and its rights stay).
+    # The role again with the same settings changes nothing.
     out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path)
     assert re.search(r"localhost\s+: ok=\d+\s+changed=0 ", out), out[-3000:]
-    off = ("--check", "--diff", "-e", "regions_keeper_deploy=false")
-    out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path, *off)
-    assert re.search(r"localhost\s+: ok=\d+\s+changed=2 ", out), out[-3000:]
+    # Checked only, with --diff: turned off, the Deployment and its kubeconfig would go and the ServiceAccount and its
+    # rights stay; with planb's dispatcher, --dispatch's rights would be added. Nothing changes.
+    changes = ("--check", "--diff", "-e", "regions_keeper_deploy=false", "-e", "regions_keeper_dispatch=true")
+    out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path, *changes)
     assert regions_keeper.changed_tasks(out) == [
+        "Create the keeper's ServiceAccount, its ClusterRole, Roles and bindings on the manager",
         "Write the keeper's in-cluster kubeconfig on the manager",
         "Run planb regions keep as a Deployment on the manager",
     ], out[-3000:]
+    rbac = out[out.index("TASK [planb.gke.regions_keeper : Create the keeper's ServiceAccount") :]
+    assert re.search(r"^\+\s+- planb-regions-ledger$", rbac, re.M), rbac[:4000]
     assert regions_keeper.deployment(admin)["metadata"]["uid"] == deploy["metadata"]["uid"]  # check mode: still there
+    assert not may("patch", "configmaps", "kueue-system", "planb-regions-ledger")
 
 
 def test_every_region_stocked_out_the_job_waits_and_status_says_so_per_region(regions: list[Member]) -> None:

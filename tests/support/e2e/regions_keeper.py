@@ -163,6 +163,6 @@ def changed_tasks(out: str) -> list[str]:
     for line in out.splitlines():
         if line.startswith("TASK ["):
             task = line.removeprefix("TASK [").split("]", 1)[0].split(" : ", 1)[-1]
-        elif line.startswith("changed: "):
+        elif line.startswith("changed: ") and task not in names:  # a looped task: once, however many items
             names.append(task)
     return names
