@@ -30,6 +30,7 @@ from urllib.parse import quote
 from planb.errors import UnreachableError, UsageError
 from planb.kube import Kube, KubeError, Obj
 from planb.kube_limits import Limits
+from planb.kubeconfig import Connection
 from planb.regions.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -103,6 +104,13 @@ def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kub
 
     A kubeconfig planb's policy refuses is a RegionAccessError whose cause is the RegionKubeconfigError that names
     the field and the fix: `planb status` reports the region unreadable and the keeper goes on with the others."""
+    conn, source = region_connection(manager, region)
+    return Kube(Path(source), conn, limits or region_limits())
+
+
+def region_connection(manager: Kube, region: str) -> tuple[Connection, str]:
+    """The connection `region`'s kubeconfig Secret describes, and that Secret's name for messages (region_kube's
+    reading, nothing sent to the region); raises RegionAccessError."""
     try:
         cluster = manager.get(f"{KUEUE}/multikueueclusters/{quote(region, safe='')}")
         if cluster is None:
@@ -139,6 +147,6 @@ def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kub
             conn = load_region(raw, source)
         except RegionKubeconfigError as exc:
             raise RegionAccessError(f"{region}: {exc}") from exc
-        return Kube(Path(source), conn, limits or region_limits())
+        return conn, source
     except KubeError as exc:
         raise RegionAccessError(f"{region}: {exc}") from exc

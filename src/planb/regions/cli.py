@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 from planb.argtypes import positive_float
 from planb.errors import UsageError
-from planb.kube import Kube
-from planb.regions.access import DEADLINE_ENV, MAX_BYTES_ENV, REGION_DEADLINE_S, REGION_MAX_BYTES, region_limits
+from planb.kube import Kube, KubeError
+from planb.regions.access import (
+    DEADLINE_ENV,
+    MAX_BYTES_ENV,
+    REGION_DEADLINE_S,
+    REGION_MAX_BYTES,
+    RegionAccessError,
+    region_limits,
+)
 from planb.regions.advice_order import Job
 from planb.regions.dispatch import DISPATCHER
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
-from planb.regions.keeper import Keeper, KeeperSettings, run
+from planb.regions.keeper import Keeper, KeeperSettings, KeeperStateError
 
 DEFAULTS = KeeperSettings()
 
@@ -55,6 +63,24 @@ def _keep(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def run(keeper: Keeper, poll_seconds: float, once: bool = False) -> None:
+    """Tick every poll_seconds until interrupted; a manager that does not answer is said and tried again."""
+    said = ""
+    while True:
+        try:
+            keeper.tick()
+            said = ""
+        except (KubeError, RegionAccessError) as exc:
+            keeper.say(f"the manager did not answer: {exc}")
+        except KeeperStateError as exc:
+            if str(exc) != said:  # said once, until it changes
+                keeper.say(str(exc))
+            said = str(exc)
+        if once:
+            return
+        time.sleep(poll_seconds)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
+from types import MappingProxyType
 
 from planb.errors import UnreachableError
 from planb.kube import Obj
@@ -76,6 +77,8 @@ ORIGIN = "kueue.x-k8s.io/multikueue-origin"
 #: The origin label's value when a manager's Kueue configuration sets no ``multiKueue.origin``
 #: (apis/config/v1beta2/defaults.go#L49, #L136): the same for every such manager, so never the keeper's.
 DEFAULT_ORIGIN = "multikueue"
+#: Per region, why it is (a line naming it first, then the reason and the fix).
+Why = Mapping[str, str]
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 #: KubeRay's labels on the RayCluster it makes for a RayJob: the RayJob's name and kind (kuberay v1.6.2
 #: ray-operator/controllers/ray/utils/constant.go#L17-L18, set in rayjob_controller.go#L970-L973).
@@ -269,6 +272,7 @@ def release_blocker(
     lost: Collection[str] = (),
     *,
     region_clusters: Mapping[str, Sequence[Obj]],
+    excused: Why = MappingProxyType({}),
 ) -> str:
     """Why an evicted Workload's quota may not be released yet ('' when it may): a region Kueue reaches (its
     MultiKueueCluster Active) whose RayJob of the job (`region_jobs`, read there: None when it is gone) this manager
@@ -277,10 +281,13 @@ def release_blocker(
     propagation (kueue v0.19.2 pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299) and KubeRay's Suspended
     waits for the RayCluster object only, not its pods (rayjob_controller.go#L369-L407, #L771-L807). A region that is
     Active but was not read (absent from either mapping) blocks too: planb cannot tell; so does one not Active that is
-    not `lost` yet (not Active for lost_after): it may still run the job."""
+    not `lost` yet (not Active for lost_after): it may still run the job; nor is one `excused`, unreached for a cause
+    on the manager's side (planb.regions.unreached: why, and the fix)."""
     for region, cluster in clusters.items():
         if region in lost:
             continue
+        if region in excused:
+            return f"{region} is not Active in Kueue, not taken as lost ({excused[region].split(': ', 1)[-1]})"
         if not is_active(cluster):
             return f"{region} is not Active in Kueue, but not lost yet: it may still run the job"
         held = _held_in(region, region_jobs, region_clusters, origin)

@@ -26,8 +26,9 @@ from planb.catalog import profiles, training
 from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import decisions as d
 from planb.regions import leftovers
-from planb.regions.access import KUEUE, RegionAccessError, region_kube
+from planb.regions.access import KUEUE, region_kube
 from planb.regions.dispatcher import Dispatcher
+from planb.regions.unreached import manager_side
 
 RAY = "/apis/ray.io/v1"
 #: Seconds past the largest workers' grace period the keeper waits by default: for the garbage collector to delete
@@ -50,8 +51,12 @@ class KeeperSettings:
     #: The MultiKueueConfig planb's multikueue role writes, and its AdmissionCheck (the role names both alike).
     config: str = "planb-regions"
     admission_check: str = "planb-regions"
-    #: Seconds a region may be not Active before it is quarantined (Kueue's own workerLostTimeout is 15 min).
-    lost_after: float = 300.0
+    #: Seconds a region may be not Active before it is quarantined: Kueue's own workerLostTimeout, 15 min
+    #: (kubernetes-sigs/kueue@v0.19.2 apis/config/v1beta2/defaults.go#L50, waited in
+    #: pkg/controller/admissionchecks/multikueue/workload.go#L551-L560). planb's policy: not less, because a quarantine
+    #: makes Kueue retry at once (workload.go#L568), and a zonal control plane can be out longer than 5 min (an
+    #: upgrade, an outage) while the region's nodes still run the job.
+    lost_after: float = 900.0
     #: Seconds an evicted Workload may hold its quota, its RayJob suspended, before the keeper releases it, counted
     #: from the eviction and from the last tick at which a region still held its RayJob or RayCluster: past the
     #: largest grace period of the chart's workers, whose pods outlive their RayCluster (`RELEASE_AFTER_S`).
@@ -94,6 +99,8 @@ class Keeper:
         self.said_of: dict[tuple[str, str], str] = {}
         self.region_held_at: dict[str, float] = {}
         self.waiting_written: dict[str, str] | None = None
+        #: Regions not Active for lost_after but not taken as lost (planb.regions.unreached), as last said.
+        self.excused_said: dict[str, str] = {}
 
     @property
     def config_path(self) -> str:
@@ -135,21 +142,32 @@ class Keeper:
                 self.inactive_since.pop(name, None)
             else:
                 self.inactive_since.setdefault(name, now)
+        # Not Active for lost_after, unless the cause is on the manager's side (planb.regions.unreached says why).
+        late = [n for n, since in self.inactive_since.items() if now - since >= self.settings.lost_after]
+        excused = {
+            n: why for n in late if n in clusters and (why := manager_side(self.manager, n, clusters[n], time.time()))
+        }
+        for name, why in excused.items():
+            if self.excused_said.get(name) != why:
+                self.say(f"not taking {why.split(': ', 1)[0]} as lost: {why.split(': ', 1)[-1]}")
+        self.excused_said = excused
+        lost = {n for n in late if n not in excused}
         workloads = self.manager.items(f"{KUEUE}/workloads")
-        self.release(workloads, clusters, origin, now)
+        self.release(workloads, clusters, origin, now, lost, excused)
         config = self.manager.get(self.config_path)
         if config is None:
             return
-        if not self.quarantine(config, state, clusters, now):
+        if not self.quarantine(config, state, clusters, now, lost):
             self.rejoin(config, state, clusters, workloads, origin, now)
         if self.dispatcher is not None:
             self.dispatcher.tick(workloads, clusters, config)
 
     # ------------------------------------------------------------------ quarantine
-    def quarantine(self, config: Obj, state: Obj, clusters: dict[str, Obj], now: float) -> bool:
-        """Take the lost regions out of the config (the ConfigMap's list first); True when it wrote them."""
+    def quarantine(self, config: Obj, state: Obj, clusters: dict[str, Obj], now: float, gone: set[str]) -> bool:
+        """Take the lost regions (`gone`) out of the config (the ConfigMap's list first); True when it wrote them."""
         listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
-        lost = d.to_quarantine(listed, self.inactive_since, now, self.settings.lost_after)
+        since = {n: s for n, s in self.inactive_since.items() if n in gone}
+        lost = d.to_quarantine(listed, since, now, self.settings.lost_after)
         if not lost:
             return False
         for name in lost:
@@ -165,14 +183,15 @@ class Keeper:
         return True
 
     # ------------------------------------------------------------------ release
-    def release(self, workloads: list[Obj], clusters: dict[str, Obj], origin: str, now: float) -> None:
+    def release(
+        self, workloads: list[Obj], clusters: dict[str, Obj], origin: str, now: float, lost: set[str], excused: d.Why
+    ) -> None:
         """Mark Suspended the manager RayJobs whose evicted Workloads still hold their quota, once no region Kueue
         reaches, or lost less than lost_after ago, still holds the job's RayJob or a RayCluster of it
         (planb.regions.decisions.release_blocker), and release_after has passed since the eviction and since the last
         tick at which a region still held either (`held_at`): the RayCluster's pods keep running for their grace
         period after it is gone. Only the RayJob the Workload's ownerReference names by uid."""
         holding = set()
-        lost = {n for n, since in self.inactive_since.items() if now - since >= self.settings.lost_after}
         for workload in workloads:
             meta = workload["metadata"]
             owner = d.owner_rayjob(workload)
@@ -188,7 +207,7 @@ class Keeper:
             jobs, rayclusters = self._region_holds(clusters, meta["namespace"], owner, origin)
             if d.still_held(clusters, jobs, origin, region_clusters=rayclusters):
                 self.held_at[uid] = now
-            blocker = d.release_blocker(clusters, jobs, origin, lost, region_clusters=rayclusters)
+            blocker = d.release_blocker(clusters, jobs, origin, lost, region_clusters=rayclusters, excused=excused)
             if blocker:
                 if self.waiting.get(uid) != blocker:
                     self.say(f"not releasing the quota of {meta['namespace']}/{owner} yet: {blocker}")
@@ -377,21 +396,3 @@ class Keeper:
             self.say(f"the {kind} {path.removesuffix('/status').rsplit('/', 1)[-1]} changed meanwhile; trying again")
             return False
         return True
-
-
-def run(keeper: Keeper, poll_seconds: float, once: bool = False) -> None:
-    """Tick every poll_seconds until interrupted; a manager that does not answer is said and tried again."""
-    said = ""
-    while True:
-        try:
-            keeper.tick()
-            said = ""
-        except (KubeError, RegionAccessError) as exc:
-            keeper.say(f"the manager did not answer: {exc}")
-        except KeeperStateError as exc:
-            if str(exc) != said:  # said once, until it changes
-                keeper.say(str(exc))
-            said = str(exc)
-        if once:
-            return
-        time.sleep(poll_seconds)

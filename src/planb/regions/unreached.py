@@ -1,0 +1,58 @@
+"""Why a region Kueue does not reach is not taken as lost: the cause is on the manager's side (issue 50, F1).
+
+Kueue turns a MultiKueueCluster's ``Active`` False on any failed connection (kubernetes-sigs/kueue@v0.19.2
+pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L911-L918), its own token's expiry included. The
+region's nodes then keep running its job. planb's policy: the keeper neither quarantines such a region nor lets the
+release pass it while the token in the region's kubeconfig Secret has an ``exp`` in the past, or Kueue's message says
+401/Unauthorized, because taking the region out then makes Kueue retry the job elsewhere at once (workload.go#L568)
+while it still runs there, and nobody can delete it there until the token is renewed (the keeper reads the region
+with the same token). The token is decoded unverified: enough to decide not to act, never to act.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import json
+import math
+import re
+
+from planb.kube import Kube, Obj
+from planb.regions import decisions as d
+from planb.regions.access import RegionAccessError, region_connection
+
+FIX = "run playbooks/regions.yml, which renews the region tokens"
+_UNAUTHORIZED = re.compile(r"\b401\b|unauthori[sz]ed", re.IGNORECASE)
+
+
+def token_expiry(token: str) -> float | None:
+    """The ``exp`` (seconds since the epoch) of a JWT, decoded unverified; None when it is not a JWT or has none."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    exp = claims.get("exp") if isinstance(claims, dict) else None
+    if not isinstance(exp, int | float) or isinstance(exp, bool) or not math.isfinite(exp):
+        return None
+    return float(exp)
+
+
+def manager_side(manager: Kube, region: str, cluster: Obj, wall_now: float) -> str:
+    """Why `region`, not Active, is out of reach because of the manager's side ('' when planb cannot tell): Kueue's
+    Active message says 401/Unauthorized, or the token in its kubeconfig Secret expired (`wall_now`: time.time())."""
+    message = str(d.condition(cluster, "Active").get("message") or "")
+    if _UNAUTHORIZED.search(message):
+        return f"{region}: Kueue's connection to it is refused as unauthorized ({message[:200]}); {FIX}"
+    try:
+        conn, source = region_connection(manager, region)
+    except RegionAccessError:
+        return ""  # no token to read: planb cannot tell, so the region counts as lost as before
+    exp = token_expiry(conn.token)
+    if exp is None or exp > wall_now:
+        return ""
+    when = dt.datetime.fromtimestamp(max(exp, 0.0), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{region}: its MultiKueue token ({source}) expired at {when}; {FIX}"
