@@ -25,18 +25,19 @@ from dataclasses import dataclass
 from planb.catalog import profiles, training
 from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import decisions as d
-from planb.regions import leftovers
+from planb.regions import grace, leftovers
 from planb.regions.access import KUEUE, region_kube
 from planb.regions.dispatcher import Dispatcher
+from planb.regions.grace import RELEASE_MARGIN_S
+from planb.regions.keeper_state import KeeperStateError, checked_origin
 from planb.regions.unreached import manager_side
 
+__all__ = ["RELEASE_MARGIN_S", "Keeper", "KeeperSettings", "KeeperStateError"]
+
 RAY = "/apis/ray.io/v1"
-#: Seconds past the largest workers' grace period the keeper waits by default: for the garbage collector to delete
-#: the pods of a RayCluster that is gone and their kubelets to see it, and for the keeper's own polls.
-RELEASE_MARGIN_S = 30
 #: The default release_after: the largest terminationGracePeriodSeconds of the chart's workers over the catalog's
-#: profiles (planb.catalog.training; 75 s, its preStop save included) plus the margin. A job whose workers are given
-#: more (job.workers.terminationGracePeriodSeconds) wants --release-after raised to match (docs/regions.md).
+#: profiles (planb.catalog.training; 75 s, its preStop save included) plus the margin; a job whose pods are given more
+#: (job.workers.terminationGracePeriodSeconds) is waited for longer (planb.regions.grace).
 RELEASE_AFTER_S = float(max(training.grace_period_seconds(p) for p in profiles.names()) + RELEASE_MARGIN_S)
 
 
@@ -68,10 +69,6 @@ class KeeperSettings:
     namespace: str = "kueue-system"
 
 
-class KeeperStateError(RuntimeError):
-    """The keeper's ConfigMap is missing or names no origin: the keeper would not know what is its manager's."""
-
-
 class Keeper:
     def __init__(
         self,
@@ -98,6 +95,7 @@ class Keeper:
         #: which it held anything stale (let back release_after after); what it waits for as last written.
         self.said_of: dict[tuple[str, str], str] = {}
         self.region_held_at: dict[str, float] = {}
+        self.region_wait: dict[str, float] = {}  # and the wait after it (planb.regions.grace)
         self.waiting_written: dict[str, str] | None = None
         #: Regions not Active for lost_after but not taken as lost (planb.regions.unreached), as last said.
         self.excused_said: dict[str, str] = {}
@@ -112,25 +110,8 @@ class Keeper:
 
     def state(self) -> tuple[Obj, str]:
         """The keeper's ConfigMap and this manager's origin (the settings' if given, else the ConfigMap's)."""
-        state = self.manager.get(self.state_path)
-        origin = self.settings.origin or d.origin_of(state or {})
-        if state is None or not origin:
-            raise KeeperStateError(
-                f"the ConfigMap {self.settings.namespace}/{self.settings.config}-keeper on the manager "
-                f"{'names no origin' if state is not None else 'is missing'}: the keeper acts on nothing, because it "
-                "would not know which of a region's objects its manager's Kueue made. Fix: converge the manager with "
-                "the regions playbook (site.yml's last play), which gives its Kueue an origin of its own and writes it "
-                "there"
-            )
-        if origin == d.DEFAULT_ORIGIN:
-            raise KeeperStateError(
-                f"the manager's origin is {origin!r}, Kueue's default (kueue v0.19.2 "
-                "apis/config/v1beta2/defaults.go#L49), which every manager left at its default shares: planb's policy: "
-                "the keeper acts on nothing, because it would delete in a region what another manager made. Fix: "
-                "give the manager's Kueue an origin of its own (the regions playbook does) and pass it with --origin "
-                "or write it in that ConfigMap"
-            )
-        return state, origin
+        name = f"{self.settings.namespace}/{self.settings.config}-keeper"
+        return checked_origin(self.manager.get(self.state_path), self.settings.origin, name)
 
     def tick(self) -> None:
         """One look at the manager and the quarantined regions, and what it calls for."""
@@ -214,7 +195,7 @@ class Keeper:
                     self.waiting[uid] = blocker
                 continue
             quiet_since = max(evicted, self.held_at.get(uid, evicted))
-            if now - quiet_since < self.settings.release_after:
+            if now - quiet_since < grace.wait_after([job], self.settings.release_after):
                 continue
             # Preconditioned on the resourceVersion read (d.release_patch says why not the uid): a RayJob recreated
             # under the name, or changed, meanwhile is not suspended; the next tick reads it again.
@@ -287,7 +268,7 @@ class Keeper:
                 waiting[name] = "waiting for Kueue to reach it again"
                 continue
             try:
-                stale = self._clean(name, homes, origin, listed)
+                stale, wait = self._clean(name, homes, origin, listed)
             except Exception as exc:  # planb's policy: any error: unreadable, because one region never stops the others
                 waiting[name] = d.unreadable(name, exc, "answers Kueue again but not planb yet")
                 self.say(waiting[name])
@@ -301,15 +282,18 @@ class Keeper:
             # pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299): back earlier, Kueue could start the job
             # there while the old one's pods still run their grace period. From the first answer too: a keeper
             # restarted after the last RayCluster went cannot tell how long ago that was.
+            # The wait: the largest of the stale RayJobs' and RayClusters' grace periods seen (planb.regions.grace).
             held = self.region_held_at.setdefault(name, now)
+            wait = self.region_wait[name] = max(wait, self.region_wait.get(name, wait))
             if stale:
                 self.region_held_at[name] = now
                 waiting[name] = leftovers.waiting_line(stale)
-            elif now - held >= self.settings.release_after:
+            elif now - held >= wait:
                 back.append(name)
             else:
-                waiting[name] = f"nothing stale left; back {self.settings.release_after:g} s after the last was gone"
+                waiting[name] = f"nothing stale left; back {wait:g} s after the last was gone"
         self.region_held_at = {k: v for k, v in self.region_held_at.items() if k in away}  # a conflict: no new wait
+        self.region_wait = {k: v for k, v in self.region_wait.items() if k in away}
         self.said_of = {k: v for k, v in self.said_of.items() if k[0] in away}
         returning = [n for n in back if n in clusters and n not in listed]
         if returning and not self._write_config(config, listed + returning):
@@ -324,9 +308,12 @@ class Keeper:
     def _written(self, state: Obj) -> dict[str, str]:  # what they wait for as this keeper wrote it, else as stored
         return self.waiting_written if self.waiting_written is not None else leftovers.waiting_of(state)
 
-    def _clean(self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]) -> list[str]:
+    def _clean(
+        self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]
+    ) -> tuple[list[str], float]:
         """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; what keeps the
-        region out (leftovers.describe of each; none: clean): those, copies of gone Workloads (Kueue's GC's) and the
+        region out (leftovers.describe of each; none: clean) and the wait after the last is gone (their RayJobs' and
+        RayClusters' grace, planb.regions.grace): those, copies of gone Workloads (Kueue's GC's) and the
         RayClusters of stale RayJobs, listed now or deleted before (leftovers.stale_rayclusters). `listed`: the
         MultiKueueConfig's clusters as this tick read them. The region token lists RayJobs and RayClusters anywhere."""
         kube = region_kube(self.manager, region)
@@ -361,7 +348,7 @@ class Keeper:
             kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
-        return [text for text, _ in left]
+        return [text for text, _ in left], grace.wait_after([*jobs, *gone, *rayclusters], self.settings.release_after)
 
     def _say_once(self, region: str, topic: str, line: str) -> None:  # when what follows its colon is new, not ""
         detail = line.split(": ", 1)[-1]

@@ -50,6 +50,7 @@ from planb.local.regions_race import (
 )
 from planb.regions.capacity_state import CONFIGMAP
 from planb.regions.dispatch import DISPATCHER
+from planb.regions.keeper import RELEASE_AFTER_S
 from tests.support.e2e import regions_keeper
 from tests.support.e2e.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
 from tests.support.e2e.topologies import Topologies, run
@@ -209,7 +210,12 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     set_dws(lost, NEVER)  # when it rejoins, its fresh copy must not win: the job is to run in the other region
 
     released = f"released the quota of default/{JOB}: its Workload was evicted"
-    _until("the keeper releasing the quota the evicted RayJob holds", lambda: released in keeper_log().read_text(), 60)
+    # The keeper waits the job's pods' grace period plus its margin (planb.regions.grace) past --release-after 3: at
+    # most RELEASE_AFTER_S for the chart's catalog profiles.
+    within = 60 + RELEASE_AFTER_S
+    _until(
+        "the keeper releasing the quota the evicted RayJob holds", lambda: released in keeper_log().read_text(), within
+    )
     set_dws(other, ("--delay", "1"))
 
     def moved() -> bool:
@@ -234,7 +240,9 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
             return False
         return clean and listed()
 
-    _until(f"{lost.name} back in the MultiKueueConfig with nothing of {JOB} left there", back_clean, 90)
+    _until(
+        f"{lost.name} back in the MultiKueueConfig with nothing of {JOB} left there", back_clean, 90 + RELEASE_AFTER_S
+    )
     print(f"[e2e] {lost.name} back, clean, {time.monotonic() - killed:.1f} s after it was lost")
     said = keeper_log().read_text()
     assert f"{lost.name}: deleted the stale workload default/rayjob-{JOB}-" in said, said

@@ -216,7 +216,8 @@ def test_a_restarted_keeper_waits_for_the_raycluster_of_a_rayjob_it_deleted_and_
 ) -> None:
     """Findings 1 and 2: the first keeper deletes the stale RayJob (no garbage collector here: its RayCluster stays,
     as it outlives a background delete); a keeper started afresh keeps region a out while that RayCluster is there,
-    whatever a user's RayCluster made for another RayJob job-1 does, then lets it back release_after (2 s) later."""
+    whatever a user's RayCluster made for another RayJob job-1 does, then lets it back the RayCluster's pods' grace
+    period (none set: Kubernetes' 30 s) plus planb.regions.grace's 30 s margin later, more than release_after (2 s)."""
     kube = manager.kube
     job = region_rayjob(kube)
     raycluster(kube, "job-1-raycluster-x", job["metadata"]["uid"], job["metadata"]["labels"])
@@ -232,9 +233,9 @@ def test_a_restarted_keeper_waits_for_the_raycluster_of_a_rayjob_it_deleted_and_
     assert json.loads(manager.state()[leftovers.WAITING_KEY]) == {"a": waiting}
     assert status_regions.quarantined(kube) == {"a": waiting}
     kube.delete(f"{RAY}/rayclusters/job-1-raycluster-x")  # the garbage collector, after its RayJob
-    manager.ticks(restarted, 111)
-    assert manager.config() == ["b"], "let back before release_after passed since the RayCluster was last there"
-    manager.ticks(restarted, 112)
+    manager.ticks(restarted, 111, 169)
+    assert manager.config() == ["b"], "let back before its pods' grace passed since the RayCluster was last there"
+    manager.ticks(restarted, 171)
     assert manager.config() == ["b", "a"], "kept out by a user's RayCluster of the same name"
     assert d.QUARANTINED_KEY not in manager.state() and leftovers.WAITING_KEY not in manager.state()
     assert kube.get(f"{RAY}/rayclusters/job-1-raycluster-user") is not None

@@ -1,0 +1,34 @@
+"""The regions keeper's ConfigMap (``<config>-keeper`` in Kueue's namespace on the manager): the manager's origin read
+from it, or why the keeper acts on nothing without one (planb.regions.keeper)."""
+
+from __future__ import annotations
+
+from planb.kube import Obj
+from planb.regions import decisions as d
+
+
+class KeeperStateError(RuntimeError):
+    """The keeper's ConfigMap is missing or names no origin: the keeper would not know what is its manager's."""
+
+
+def checked_origin(state: Obj | None, origin_setting: str, name: str) -> tuple[Obj, str]:
+    """The ConfigMap `name` (namespace/name, as read: None when missing) and this manager's origin (`origin_setting`
+    if given, else the ConfigMap's); raises KeeperStateError when there is none, or it is Kueue's default."""
+    origin = origin_setting or d.origin_of(state or {})
+    if state is None or not origin:
+        raise KeeperStateError(
+            f"the ConfigMap {name} on the manager "
+            f"{'names no origin' if state is not None else 'is missing'}: the keeper acts on nothing, because it "
+            "would not know which of a region's objects its manager's Kueue made. Fix: converge the manager with "
+            "the regions playbook (site.yml's last play), which gives its Kueue an origin of its own and writes it "
+            "there"
+        )
+    if origin == d.DEFAULT_ORIGIN:
+        raise KeeperStateError(
+            f"the manager's origin is {origin!r}, Kueue's default (kueue v0.19.2 "
+            "apis/config/v1beta2/defaults.go#L49), which every manager left at its default shares: planb's policy: "
+            "the keeper acts on nothing, because it would delete in a region what another manager made. Fix: "
+            "give the manager's Kueue an origin of its own (the regions playbook does) and pass it with --origin "
+            "or write it in that ConfigMap"
+        )
+    return state, origin
