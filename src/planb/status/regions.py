@@ -55,8 +55,8 @@ class Dispatch:
             lost = f"; {', '.join(others)} lost: not granted before {self.winner} was" if others else ""
             rung = next((f" on rung {r.rung}" for r in self.regions if r.region == self.winner and r.rung), "")
             away = "".join(f"; {r.region} {r.state}" for r in self.regions if r.state.startswith("quarantined"))
-            return printable(f"runs in {self.winner}{rung} (admitted there first){lost}{away}")
-        return printable(
+            return _one_line(f"runs in {self.winner}{rung} (admitted there first){lost}{away}")
+        return _one_line(
             "waits in every region: "
             + "; ".join(f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions)
         )
@@ -77,10 +77,10 @@ def dispatch(kube: Kube, workload: Obj) -> Dispatch:
     away = quarantined(kube)
     for region in everyone:
         if region in away and region != winner:
-            out.regions.append(RegionCopy(printable(region), f"quarantined: {away[region]}"))
+            out.regions.append(RegionCopy(_one_line(region), f"quarantined: {_one_line(away[region])}"))
             continue
         if winner and region != winner:
-            out.regions.append(RegionCopy(printable(region), "lost"))
+            out.regions.append(RegionCopy(_one_line(region), "lost"))
             continue
         out.regions.append(_copy(kube, region, workload["metadata"]["namespace"], workload["metadata"]["name"]))
     return out
@@ -111,21 +111,21 @@ def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
     try:
         copy = region_kube(kube, region).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}")
     except PlanbError as exc:  # a region that does not answer, no kubeconfig for it, a bad one
-        return RegionCopy(printable(region), printable(f"unreadable: {exc}"))
+        return RegionCopy(_one_line(region), _one_line(f"unreadable: {exc}"))
     if copy is None:
-        return RegionCopy(printable(region), "no copy")
+        return RegionCopy(_one_line(region), "no copy")
     try:
         return _read(region, copy)
     # planb's policy: any error reading a region's copy shows it unreadable, because one must never stop the others
     except Exception as exc:
-        return RegionCopy(printable(region), f"unreadable: planb cannot read its objects ({type(exc).__name__})")
+        return RegionCopy(_one_line(region), f"unreadable: planb cannot read its objects ({type(exc).__name__})")
 
 
 def _read(region: str, copy: Obj) -> RegionCopy:
     """The region's copy as planb reads it (a copy of another shape raises: _copy takes the region as unreadable)."""
     conditions = {c.get("type"): c.get("status") for c in (copy.get("status") or {}).get("conditions") or []}
     checks = [
-        printable(f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": "))
+        _one_line(f"{c.get('name')}={c.get('state')}: {c.get('message', '')}".rstrip(": "))
         for c in (copy.get("status") or {}).get("admissionChecks") or []
     ]
     # The flavors of its admission for the accelerators (Kueue v0.19.2, apis/kueue/v1beta2/workload_types.go:
@@ -133,6 +133,12 @@ def _read(region: str, copy: Obj) -> RegionCopy:
     # each rung's flavor after the plan.
     assignments = (((copy.get("status") or {}).get("admission") or {}).get("podSetAssignments")) or []
     flavors = [(str(r), str(f)) for a in assignments for r, f in (a.get("flavors") or {}).items()]
-    rung = printable(", ".join(dict.fromkeys(f for r, f in flavors if r in ACCELERATORS)))
+    rung = _one_line(", ".join(dict.fromkeys(f for r, f in flavors if r in ACCELERATORS)))
     state = "admitted" if conditions.get("Admitted") == "True" else "waiting"
-    return RegionCopy(printable(region), state, checks, rung)
+    return RegionCopy(_one_line(region), state, checks, rung)
+
+
+def _one_line(text: str) -> str:
+    """Region-derived text (a check's message, a rung, why it is unreadable) escaped on one line, newline included:
+    a region's text cannot add a line to `planb status` (issue 50, F5)."""
+    return printable(text, one_line=True)
