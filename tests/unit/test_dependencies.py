@@ -217,11 +217,30 @@ def test_pyproject_declares_exactly_what_each_part_imports(part: str) -> None:
     )
 
 
+#: A dependency as pyproject.toml may write it: a name, with at most a lower bound (a floor below which planb is
+#: unsafe, said in a comment there, e.g. urllib3's decompression fixes); requirements.txt pins, the locks hash.
+DECLARED = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(>=(?P<floor>[0-9]+(\.[0-9]+)*))?")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
 def test_pyproject_leaves_versions_to_the_requirements_and_locks() -> None:
-    pinned = [
-        dep for deps in declared().values() for dep in deps if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", dep)
-    ]
+    pinned = [dep for deps in declared().values() for dep in deps if not DECLARED.fullmatch(dep)]
     assert pinned == [], f"pyproject.toml: {pinned} carry versions; requirements.txt pins, the locks hash"
+
+
+def test_each_floor_in_pyproject_is_met_by_the_locks() -> None:
+    for lock in ("requirements.lock", "requirements-all.lock"):
+        text = (paths.REPO / lock).read_text()
+        for dep in declared()[CORE]:
+            match = DECLARED.fullmatch(dep)
+            if match is None or not match["floor"]:
+                continue
+            locked = re.search(rf"^{re.escape(match['name'])}==([0-9.]+)", text, re.MULTILINE | re.IGNORECASE)
+            assert locked is not None, f"{lock}: no pin of {match['name']}"
+            assert _version(locked[1]) >= _version(match["floor"]), f"{lock}: {locked[0]} is below pyproject's {dep}"
 
 
 def test_the_failover_controller_needs_the_standard_library_only() -> None:
