@@ -247,3 +247,10 @@ def test_the_failover_controller_needs_the_standard_library_only() -> None:
     """The queues chart runs src/planb/failover from a ConfigMap in a stock Python image: nothing is installed."""
     found = third_party(imported_modules(SRC / "failover"))
     assert found == {}, f"src/planb/failover: the controller's pod has no {sorted(found)}; use the standard library"
+
+
+def test_urllib3_is_required_at_the_version_the_answer_cap_needs() -> None:
+    """planb.kube_limits caps a region's answer in decoded bytes: urllib3 before 2.7 decompresses more than it is
+    asked for (CVE-2025-66471, CVE-2025-66418; a Brotli second read, CVE-2026-44432)."""
+    floors = [m["floor"] for dep in declared()[CORE] if (m := DECLARED.fullmatch(dep)) and m["name"] == "urllib3"]
+    assert floors and floors[0] and _version(floors[0]) >= (2, 7), f"pyproject.toml: urllib3 floor {floors}"
