@@ -244,7 +244,11 @@ class Kube:
     ) -> Obj:
         payload = json.dumps(body).encode() if body is not None else None
         resp, data = self._answer(method, path, query, payload, content_type, accept, 30)
-        if resp.status >= 400:
+        if 300 <= resp.status < 400:  # not followed (retries=False): a redirect is no answer, whatever its body
+            raise KubeError(
+                resp.status, str(resp.reason), f"{self.kubeconfig}: {method} {path} answered a redirect, not followed"
+            )
+        if not 200 <= resp.status < 300:
             raise self._error(resp, data)
         if not data:
             return {}
@@ -274,7 +278,7 @@ class Kube:
         """GET a plain-text resource (a pod's log), waiting `timeout` seconds at most for the answer (per read; for a
         limited client, for the whole answer)."""
         resp, data = self._answer("GET", path, query, None, None, JSON, timeout, within=timeout)
-        if resp.status >= 400:
+        if not 200 <= resp.status < 300:
             raise self._error(resp, data)
         return str(data.decode(errors="replace"))
 
