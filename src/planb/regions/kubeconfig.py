@@ -9,7 +9,7 @@ import binascii
 import ipaddress
 import re
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
@@ -37,6 +37,8 @@ REGION_USER_FIELDS = frozenset({"token"})
 #: A region's token: printable ASCII, no space nor control character (a ServiceAccount token is a JWT). An HTTP
 #: header cannot carry CR or LF (http.client raises ValueError, quoting the value, before anything is sent).
 _TOKEN = re.compile(r"[\x21-\x7e]+")
+#: A server URL as planb uses it: printable ASCII, no space (checked before urlsplit, which drops some characters).
+_URL_CHARS = re.compile(r"[\x21-\x7e]+")
 REGION_CONTEXT_FIELDS = frozenset({"cluster", "user", "namespace"})
 #: Why a field is refused, where there is more to say than "not one of the three".
 _WHY = {
@@ -84,6 +86,13 @@ def _region_server(server: Any, cluster: str, source: str) -> str:
     name or password, query or fragment."""
     if not isinstance(server, str) or not server:
         raise RegionKubeconfigError(f"{source}: cluster {cluster!r} has no server. {_REGION_FIX}")
+    # Before urlsplit, which drops tab, CR and LF and leading spaces and C0 from what it checks (Python's
+    # urllib.parse), so what is checked is what is used.
+    if not _URL_CHARS.fullmatch(server):
+        raise RegionKubeconfigError(
+            f"{source}: cluster {cluster!r} has a server with a space, a control character or a character outside "
+            f"printable ASCII. {_REGION_FIX}"
+        )
     try:
         url = urlsplit(server)
         url.port  # noqa: B018 - raises ValueError on a port that is not a number
@@ -113,8 +122,8 @@ def _region_server(server: Any, cluster: str, source: str) -> str:
                 f"{source}: cluster {cluster!r} has a server whose host is neither an IP address nor a DNS name. "
                 f"{_REGION_FIX}"
             ) from None
-    # The scheme as written may be HTTPS: planb.kube decides on TLS and the region's CA from "https://".
-    return "https" + server[len(url.scheme) :].rstrip("/")
+    # Rebuilt from the parts checked; the scheme as written may be HTTPS: planb.kube decides on TLS from "https://".
+    return urlunsplit(("https", url.netloc, url.path.rstrip("/"), "", ""))
 
 
 def _region_ca(data: Any, cluster: str, source: str) -> str:
