@@ -35,6 +35,8 @@ from planb.regions.unreached import manager_side
 __all__ = ["RELEASE_MARGIN_S", "Keeper", "KeeperSettings", "KeeperStateError"]
 
 RAY = "/apis/ray.io/v1"
+#: The most characters of one region line the keeper says once (planb.regions.leftovers.cap; issue 50, F3).
+SAID_CHARS = 4096
 #: The default release_after: the largest terminationGracePeriodSeconds of the chart's workers over the catalog's
 #: profiles (planb.catalog.training; 75 s, its preStop save included) plus the margin; a job whose pods are given more
 #: (job.workers.terminationGracePeriodSeconds) is waited for longer (planb.regions.grace).
@@ -351,6 +353,7 @@ class Keeper:
         return [text for text, _ in left], grace.wait_after([*jobs, *gone, *rayclusters], self.settings.release_after)
 
     def _say_once(self, region: str, topic: str, line: str) -> None:  # when what follows its colon is new, not ""
+        line = leftovers.cap(line, SAID_CHARS)
         detail = line.split(": ", 1)[-1]
         if detail and self.said_of.get((region, topic)) != detail:
             self.say(f"{region}: {line}")
@@ -378,8 +381,12 @@ class Keeper:
         try:
             self.manager.merge_patch(path, body)
         except KubeError as exc:
+            name = path.removesuffix("/status").rsplit("/", 1)[-1]
+            if exc.status == 422:  # planb's policy: said, and the tick goes on, because the rest of it does not need it
+                self.say(f"the manager refused the write of the {kind} {name} (422: {leftovers.cap(str(exc), 500)})")
+                return False
             if exc.status != 409:
                 raise
-            self.say(f"the {kind} {path.removesuffix('/status').rsplit('/', 1)[-1]} changed meanwhile; trying again")
+            self.say(f"the {kind} {name} changed meanwhile; trying again")
             return False
         return True

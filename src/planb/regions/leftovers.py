@@ -25,6 +25,15 @@ from planb.regions.decisions import RAY_ORIGIN_CRD, RAY_ORIGIN_NAME, made_by
 WAITING_KEY = "waiting"
 #: How many objects a waiting line names before "and N more".
 SHOWN = 3
+#: planb's caps on region text the keeper writes to its ConfigMap (at most 1 MiB, or every write fails) and its log,
+#: because a region's user can make an object of about 1.5 MiB (thousands of finalizers) that stays being deleted:
+#: finalizers shown per object and the characters of each, of one object's line, of a region's `waiting` entry.
+FINALIZERS_SHOWN, FINALIZER_CHARS, DESCRIBED_CHARS, WAITING_CHARS = 3, 100, 512, 1024
+
+
+def cap(text: str, most: int) -> str:
+    """`text`, cut to `most` characters with how many more there were."""
+    return text if len(text) <= most else f"{text[:most]}... and {len(text) - most} more characters"
 
 
 def _rayjob_owner(rc: Obj) -> Obj:
@@ -89,8 +98,11 @@ def describe(kind: str, obj: Obj) -> str:
     since = meta.get("deletionTimestamp")
     if not since:
         return printable(name, one_line=True)
-    finalizers = ", ".join(str(f) for f in meta.get("finalizers") or []) or "none"
-    return printable(f"{name} (deleting since {since}, finalizers: {finalizers})", one_line=True)
+    found = [str(f) for f in meta.get("finalizers") or []]
+    finalizers = ", ".join(cap(f, FINALIZER_CHARS) for f in found[:FINALIZERS_SHOWN]) or "none"
+    if len(found) > FINALIZERS_SHOWN:
+        finalizers += f" and {len(found) - FINALIZERS_SHOWN} more"
+    return cap(printable(f"{name} (deleting since {since}, finalizers: {finalizers})", one_line=True), DESCRIBED_CHARS)
 
 
 def waiting_line(described: Sequence[str]) -> str:
@@ -98,7 +110,7 @@ def waiting_line(described: Sequence[str]) -> str:
     if not described:
         return ""
     more = f" and {len(described) - SHOWN} more" if len(described) > SHOWN else ""
-    return "waiting for " + "; ".join(described[:SHOWN]) + more
+    return cap("waiting for " + "; ".join(described[:SHOWN]) + more, WAITING_CHARS)
 
 
 def waiting_of(state: Obj) -> dict[str, str]:
