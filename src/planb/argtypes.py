@@ -28,3 +28,11 @@ def positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not above zero")
     return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number, zero or more (argparse ``type=``): a margin of seconds that may be none."""
+    value = finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is below zero")
+    return value

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,16 +186,18 @@ def race(
     switches: Mapping[str, Iterable[str]],
     watch_for: float,
     progress: Callable[[str], None] = lambda _msg: None,
+    values: Sequence[str] = (),
 ) -> Race:
-    """Set each region's DWS switches, `helm install` the job on the manager with the unchanged chart, and watch for
-    up to `watch_for` seconds where it runs; then wait up to GONE_WITHIN for the losers' copies and requests to go.
-    The job stays installed: `uninstall` is the caller's next step."""
+    """Set each region's DWS switches, `helm install` the job on the manager with the unchanged chart (and `values`,
+    each a `--set` of it), and watch for up to `watch_for` seconds where it runs; then wait up to GONE_WITHIN for the
+    losers' copies and requests to go. The job stays installed: `uninstall` is the caller's next step."""
     for member in workers:
         set_dws(member, switches[member.name])
     boss = Kube(manager_kubeconfig)
     kubes = {m.name: Kube(worker_kubeconfig(m)) for m in workers}
     submitted = time.monotonic()
-    _run([str(paths.tool("helm")), "--kubeconfig", str(manager_kubeconfig), "install", JOB, str(CHART)])
+    sets = [arg for value in values for arg in ("--set", value)]
+    _run([str(paths.tool("helm")), "--kubeconfig", str(manager_kubeconfig), "install", JOB, str(CHART), *sets])
     out = Race()
     won_at = None
     while time.monotonic() < submitted + watch_for and out.running_after is None:

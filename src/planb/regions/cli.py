@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from planb.argtypes import positive_float
+from planb.argtypes import non_negative_float, positive_float
 from planb.errors import UsageError
 from planb.kube import Kube, KubeError
 from planb.regions.access import (
@@ -37,6 +37,7 @@ def _keep(args: argparse.Namespace) -> int:
         admission_check=args.admission_check or args.config,
         lost_after=args.lost_after,
         release_after=args.release_after,
+        release_margin=args.release_margin,
         origin=args.origin,
     )
     manager = Kube(kubeconfig)
@@ -108,6 +109,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=DEFAULTS.release_after,
         help="seconds an evicted RayJob may hold its quota, counted from the last look at which a region still held "
         "its RayJob or RayCluster, before it is released; default: the largest workers' grace period plus 30 s",
+    )
+    keep.add_argument(
+        "--release-margin",
+        type=non_negative_float,
+        default=DEFAULTS.release_margin,
+        help="seconds past a job's own largest grace period the keeper also waits before it releases the job's quota "
+        "or lets a region back: for the pods' deletion to be seen (default %(default)g)",
     )
     keep.add_argument(
         "--origin",

@@ -4,8 +4,9 @@ KubeRay's ``Suspended`` waits for the RayCluster object only (ray-project/kubera
 ray-operator/controllers/ray/rayjob_controller.go#L369-L407, #L771-L807); the pods then run their
 terminationGracePeriodSeconds, which the chart lets a job raise (job.workers.terminationGracePeriodSeconds, up to
 3600, charts/planb/values.schema.json) and during which train.py saves a checkpoint. planb's policy: the keeper waits,
-per job, the larger of its --release-after and the job's own largest grace period plus RELEASE_MARGIN_S, because a job
-started in a second region sooner would restore from a checkpoint the first region's workers still write.
+per job, the larger of its --release-after and the job's own largest grace period plus a margin (--release-margin,
+RELEASE_MARGIN_S by default), because a job started in a second region sooner would restore from a checkpoint the first
+region's workers still write.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def largest_grace(obj: Obj) -> int | None:
     return found
 
 
-def wait_after(objs: list[Obj], release_after: float) -> float:
+def wait_after(objs: list[Obj], release_after: float, margin: float = RELEASE_MARGIN_S) -> float:
     """Seconds to wait after the last look at which a region held any of `objs` (RayJobs or RayClusters of one job or
-    one region): release_after, or more when their largest grace period plus RELEASE_MARGIN_S is more."""
+    one region): release_after, or more when their largest grace period plus `margin` is more."""
     graces = [g for g in (largest_grace(o) for o in objs) if g is not None]
-    return max([release_after, *(float(g + RELEASE_MARGIN_S) for g in graces)])
+    return max([release_after, *(float(g) + margin for g in graces)])

@@ -64,6 +64,8 @@ class KeeperSettings:
     #: from the eviction and from the last tick at which a region still held its RayJob or RayCluster: past the
     #: largest grace period of the chart's workers, whose pods outlive their RayCluster (`RELEASE_AFTER_S`).
     release_after: float = RELEASE_AFTER_S
+    #: Seconds past a job's own largest grace period the keeper waits as well (planb.regions.grace).
+    release_margin: float = RELEASE_MARGIN_S
     #: The manager Kueue's ``multiKueue.origin``: the keeper deletes in a region only what carries it. Empty: the one
     #: the regions playbook wrote in the keeper's ConfigMap (the keeper acts on nothing without one).
     origin: str = ""
@@ -197,7 +199,7 @@ class Keeper:
                     self.waiting[uid] = blocker
                 continue
             quiet_since = max(evicted, self.held_at.get(uid, evicted))
-            if now - quiet_since < grace.wait_after([job], self.settings.release_after):
+            if now - quiet_since < grace.wait_after([job], self.settings.release_after, self.settings.release_margin):
                 continue
             # Preconditioned on the resourceVersion read (d.release_patch says why not the uid): a RayJob recreated
             # under the name, or changed, meanwhile is not suspended; the next tick reads it again.
@@ -324,7 +326,9 @@ class Keeper:
         copies, orphans = d.stale_copies(region, workloads, homes, origin, check, listed=listed)
         rayjobs = kube.items(f"{RAY}/rayjobs")
         jobs, gone = d.stale_jobs(region, rayjobs, homes, origin, check, listed=listed)
-        rayclusters = leftovers.stale_rayclusters(kube.items(f"{RAY}/rayclusters"), rayjobs, [*jobs, *gone], origin)
+        mine = leftovers.dispatched(homes.values(), check)  # only a job's of this manager keeps it out (issue 50, F4)
+        listed_rcs = kube.items(f"{RAY}/rayclusters")
+        rayclusters = leftovers.stale_rayclusters(listed_rcs, rayjobs, [*jobs, *gone], origin, mine)
         names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
         self._say_once(region, "orphans", f"waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
         names = ", ".join(f"{rc['metadata'].get('namespace')}/{rc['metadata'].get('name')}" for rc in rayclusters)
@@ -350,7 +354,9 @@ class Keeper:
             kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
             name = f"{meta['namespace']}/{meta['name']}"
             self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
-        return [text for text, _ in left], grace.wait_after([*jobs, *gone, *rayclusters], self.settings.release_after)
+        return [text for text, _ in left], grace.wait_after(
+            [*jobs, *gone, *rayclusters], self.settings.release_after, self.settings.release_margin
+        )
 
     def _say_once(self, region: str, topic: str, line: str) -> None:  # when what follows its colon is new, not ""
         line = leftovers.cap(line, SAID_CHARS)

@@ -66,13 +66,23 @@ GRANT_SOON = 3.0
 WAIT_WATCH = 7.0
 
 
+#: The lost-region test's job: workers with a short grace period (the chart's default is the profile's, 75 s).
+SHORT_GRACE = ("job.workers.terminationGracePeriodSeconds=10",)
+
+
 def race_to(
-    granting: Member, other: Member, other_switches: tuple[str, ...], regions: list[Member], after: float = GRANT_AFTER
+    granting: Member,
+    other: Member,
+    other_switches: tuple[str, ...],
+    regions: list[Member],
+    after: float = GRANT_AFTER,
+    values: tuple[str, ...] = (),
 ) -> Race:
-    """One race in which `granting` grants after `after` seconds and `other` has `other_switches`; the job must run in
-    `granting` (the manager's Workload names it and the manager's RayJob reports Running)."""
+    """One race in which `granting` grants after `after` seconds and `other` has `other_switches`, the job installed
+    with `values`; it must run in `granting` (the manager's Workload names it and the manager's RayJob reports
+    Running)."""
     switches = {other.name: other_switches, granting.name: ("--delay", str(after))}
-    out = race(paths.local_kubeconfig(), regions, switches, 90)
+    out = race(paths.local_kubeconfig(), regions, switches, 90, values=values)
     assert out.winner == granting.name, f"the manager's Workload names {out.winner or 'no region'}: {out}"
     assert out.running_after is not None, f"the RayJob on the manager never reported Running: {out}"
     return out
@@ -189,7 +199,9 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     # A is the region the failing-request test below has grant: a region whose API server was restarted may take its
     # time over its next request, and that test needs the failing region's request failed within GRANT_AFTER.
     other, lost = regions
-    out = race_to(lost, other, NEVER, regions, GRANT_SOON)
+    # The job's workers get a 10 s grace period (the head keeps Kubernetes' 30 s), so the keeper, at
+    # --release-margin 2, waits 32 s to release and to let the region back, not the chart's default job's 105 s.
+    out = race_to(lost, other, NEVER, regions, GRANT_SOON, values=SHORT_GRACE)
     assert out.gone_after is not None, f"{other.name}'s copy or request was still there {GONE_WITHIN} s on"
     assert "waiting for resources" in out.last_word.get(other.name, "").lower(), out.last_word
     assert out.status_line.startswith(f"runs in {lost.name} on rung dws "), out.status_line
@@ -210,8 +222,8 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     set_dws(lost, NEVER)  # when it rejoins, its fresh copy must not win: the job is to run in the other region
 
     released = f"released the quota of default/{JOB}: its Workload was evicted"
-    # The keeper waits the job's pods' grace period plus its margin (planb.regions.grace) past --release-after 3: at
-    # most RELEASE_AFTER_S for the chart's catalog profiles.
+    # The keeper waits the job's pods' largest grace period plus its margin (planb.regions.grace), 32 s here: at most
+    # RELEASE_AFTER_S for the chart's catalog profiles.
     within = 60 + RELEASE_AFTER_S
     _until(
         "the keeper releasing the quota the evicted RayJob holds", lambda: released in keeper_log().read_text(), within

@@ -4,7 +4,11 @@ quarantined region last held a stale one (rejoin). Fakes from tests/support/unit
 
 from __future__ import annotations
 
+import pytest
+
+from planb import cli
 from planb.regions import grace
+from planb.regions.keeper import Keeper, KeeperSettings
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     MANAGER_JOB,
@@ -75,6 +79,21 @@ def test_a_job_without_a_longer_grace_keeps_release_after(regions: dict[str, Fak
     assert released(kube), said
 
 
+def test_the_release_margin_is_the_keepers_setting(regions: dict[str, FakeKube]) -> None:
+    """`--release-margin 2` (KeeperSettings.release_margin): pods with Kubernetes' 30 s wait 32 s, not 60."""
+    kube = manager(regions={"a": True}, state=keeper_state(), workload=manager_workload("Evicted", "QuotaReserved"))
+    kube.objects[MANAGER_JOB]["spec"]["rayClusterSpec"] = cluster_spec(None)
+    regions["a"] = FakeKube({})
+    said: list[str] = []
+    clock = [0.0]
+    settings = KeeperSettings(lost_after=5, release_after=3, release_margin=2)
+    keeper = Keeper(kube, settings, say=said.append, clock=lambda: clock[0])  # type: ignore[arg-type]
+    ticks(keeper, clock, 0, 31)
+    assert not released(kube), said
+    ticks(keeper, clock, 33)
+    assert released(kube), said
+
+
 def test_a_region_whose_stale_rayjob_had_a_600_s_grace_rejoins_630_s_after_it_was_gone(
     regions: dict[str, FakeKube],
 ) -> None:
@@ -106,3 +125,15 @@ def test_the_largest_grace_reads_head_and_worker_templates_and_kubernetes_defaul
     assert grace.largest_grace({"spec": {"suspend": True}}) is None
     assert grace.wait_after([{"spec": {"rayClusterSpec": cluster_spec(3600)}}], 105.0) == 3630.0
     assert grace.wait_after([{"spec": {}}], 105.0) == 105.0
+    assert grace.wait_after([{"spec": {"rayClusterSpec": cluster_spec(10)}}], 3.0, margin=2.0) == 32.0
+
+
+def test_planb_regions_keep_takes_a_margin_of_zero_or_more_and_refuses_a_negative_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = cli.build_parser(["planb.regions.cli"])
+    args = parser.parse_args(["regions", "keep", "--release-margin", "0"])
+    assert (args.release_margin, args.release_after) == (0.0, grace.RELEASE_MARGIN_S + 75.0)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["regions", "keep", "--release-margin", "-1"])
+    assert "--release-margin: '-1' is below zero" in capsys.readouterr().err
