@@ -15,10 +15,10 @@ collector deletes it by that reference.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from planb.kube import Obj, printable
-from planb.regions.decisions import RAY_ORIGIN_CRD, RAY_ORIGIN_NAME, made_by
+from planb.regions.decisions import RAY_ORIGIN_CRD, RAY_ORIGIN_NAME, made_by, owner_rayjob, under_check
 
 #: The keeper's ConfigMap's key for what each quarantined region waits for (a JSON object, region to line), written by
 #: the keeper when it changes and read by ``planb status`` (planb.status.regions).
@@ -53,20 +53,52 @@ def _key(obj: Obj) -> tuple[str, str]:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def dispatched(manager_workloads: Iterable[Obj], check: str) -> set[tuple[str, str]]:
+    """The (namespace, name) of each RayJob this manager dispatched to its regions: the one a manager Workload under
+    its MultiKueue `check` names as owner (a Workload being deleted too). Kueue's MultiKueue makes the region's copy
+    of a job under the manager job's namespace and name (kubernetes-sigs/kueue@v0.19.2
+    pkg/controller/jobs/ray/ray_multikueue_adapter.go#L174-L221, the key of both; the copy's metadata cloned by
+    pkg/controller/jobs/rayjob/rayjob_multikueue_adapter.go#L34-L39)."""
+    found = set()
+    for workload in manager_workloads:
+        name = owner_rayjob(workload)
+        if name and under_check(workload, check):
+            found.add((str((workload.get("metadata") or {}).get("namespace") or ""), name))
+    return found
+
+
+def _rayjob_named(rc: Obj, owner: Obj) -> str:
+    """The name of the RayJob a RayCluster was made for: its controller reference's, else KubeRay's labels' ("")."""
+    labels = (rc.get("metadata") or {}).get("labels") or {}
+    if owner:
+        return str(owner.get("name") or "")
+    return str(labels.get(RAY_ORIGIN_NAME) or "") if labels.get(RAY_ORIGIN_CRD) == "RayJob" else ""
+
+
 def stale_rayclusters(
-    rayclusters: Sequence[Obj], rayjobs: Sequence[Obj], stale: Sequence[Obj], origin: str
+    rayclusters: Sequence[Obj],
+    rayjobs: Sequence[Obj],
+    stale: Sequence[Obj],
+    origin: str,
+    jobs: Collection[tuple[str, str]],
 ) -> list[Obj]:
-    """Of a region's RayClusters (every namespace), those made for a stale RayJob, which keep the region out:
+    """Of a region's RayClusters (every namespace), those made for a stale RayJob, which keep the region out. Only
+    those made for a RayJob this manager dispatched (`jobs`, from `dispatched`: its namespace and the name of the
+    RayJob the RayCluster's controller reference, else KubeRay's originated-from labels, name), and of those:
 
     * whatever their labels, those whose controller ownerReference names by uid a RayJob in `stale` (the RayJobs of
       this manager the keeper deletes there, or waits for Kueue's GC to delete);
-    * those carrying this manager's `origin` label (KubeRay copied it from the RayJob) and made for a RayJob (that
-      controller reference, else KubeRay's originated-from labels) that is no longer among the region's `rayjobs`
-      but as a stale one: by the reference's uid, else by namespace and name. A keeper restarted after it deleted
-      the RayJob finds its RayCluster so.
+    * those carrying this manager's `origin` label (KubeRay copied it from the RayJob) whose RayJob is no longer
+      among the region's `rayjobs` but as a stale one: by the reference's uid, else by namespace and name. A keeper
+      restarted after it deleted the RayJob finds its RayCluster so.
 
     planb's policy (issue 50, keeper finding 2): never by name alone, because a RayCluster of the same name that
-    another party made, for a RayJob of its own, would keep the region out for as long as it lives."""
+    another party made, for a RayJob of its own, would keep the region out for as long as it lives. planb's policy
+    (issue 50, F4): never by the origin label or an owner's uid alone either, because a region's user can copy the
+    label (and make a RayJob carrying it, whose RayCluster KubeRay then makes) in any namespace, and would keep the
+    region out for as long as they like; only one of a job this manager dispatched, in that job's namespace, does.
+    What that leaves out: a RayCluster of a job whose manager Workload is gone; the keeper still waits the grace of
+    its RayJob after the last tick it saw that RayJob or its Workload copy there (planb.regions.keeper.rejoin)."""
     stale_uids = {str((j.get("metadata") or {}).get("uid") or "") for j in stale} - {""}
     stale_keys = {_key(j) for j in stale}
     alive_uids = {str((j.get("metadata") or {}).get("uid") or "") for j in rayjobs} - stale_uids - {""}
@@ -75,18 +107,13 @@ def stale_rayclusters(
     found = []
     for rc in rayclusters:
         owner = _rayjob_owner(rc)
+        job = (_key(rc)[0], _rayjob_named(rc, owner))
+        if not job[1] or job not in jobs:
+            continue
         uid = str(owner.get("uid") or "")
-        if uid and uid in stale_uids:
+        gone = uid not in alive_uids if uid else job not in alive_keys
+        if (uid and uid in stale_uids) or (made_by(rc, origin) and gone):
             found.append(rc)
-            continue
-        if not made_by(rc, origin):
-            continue
-        labels = (rc.get("metadata") or {}).get("labels") or {}
-        if uid:
-            if uid not in alive_uids:
-                found.append(rc)
-        elif labels.get(RAY_ORIGIN_CRD) == "RayJob" and labels.get(RAY_ORIGIN_NAME):
-            found += [rc] if (_key(rc)[0], str(labels[RAY_ORIGIN_NAME])) not in alive_keys else []
     return found
 
 

@@ -108,14 +108,56 @@ def test_a_raycluster_of_the_same_name_made_for_another_rayjob_does_not_keep_a_r
 def test_a_raycluster_with_this_origin_whose_rayjob_is_live_and_not_stale_does_not_keep_a_region_out() -> None:
     rayjob = {"metadata": {"namespace": "default", "name": "job-1", "uid": "live-uid", "labels": {d.ORIGIN: ORIGIN}}}
     live = raycluster("job-1-raycluster-x", "live-uid", {d.ORIGIN: ORIGIN})
-    assert leftovers.stale_rayclusters([live], [rayjob], [], ORIGIN) == []
-    assert leftovers.stale_rayclusters([live], [rayjob], [rayjob], ORIGIN) == [live]
-    assert leftovers.stale_rayclusters([live], [], [], ORIGIN) == [live]
-    assert leftovers.stale_rayclusters([live], [], [], "another-manager") == []
+    mine = leftovers.dispatched([manager_workload("QuotaReserved")], "planb-regions")
+    assert mine == {("default", "job-1")}
+    assert leftovers.stale_rayclusters([live], [rayjob], [], ORIGIN, mine) == []
+    assert leftovers.stale_rayclusters([live], [rayjob], [rayjob], ORIGIN, mine) == [live]
+    assert leftovers.stale_rayclusters([live], [], [], ORIGIN, mine) == [live]
+    assert leftovers.stale_rayclusters([live], [], [], "another-manager", mine) == []
     # No ownerReference left: KubeRay's originated-from labels name the RayJob, by namespace and name.
     unowned = {"metadata": {**live["metadata"], "ownerReferences": []}}
-    assert leftovers.stale_rayclusters([unowned], [rayjob], [], ORIGIN) == []
-    assert leftovers.stale_rayclusters([unowned], [], [], ORIGIN) == [unowned]
+    assert leftovers.stale_rayclusters([unowned], [rayjob], [], ORIGIN, mine) == []
+    assert leftovers.stale_rayclusters([unowned], [], [], ORIGIN, mine) == [unowned]
+    # Issue 50, F4: none of a job this manager did not dispatch, whether by its uid or by its labels.
+    for rc in (live, unowned):
+        assert leftovers.stale_rayclusters([rc], [], [rayjob], ORIGIN, set()) == []
+        assert leftovers.stale_rayclusters([rc], [], [], ORIGIN, {("other", "job-1"), ("default", "job-2")}) == []
+    assert leftovers.dispatched([manager_workload("QuotaReserved")], "another-check") == set()
+
+
+def forged(namespace: str, name: str, job: str, owner_uid: str = "") -> Obj:
+    """A RayCluster a region's user made (or KubeRay made for their RayJob `job`, of uid `owner_uid`), carrying this
+    manager's origin label and KubeRay's labels naming `job`."""
+    labels = {d.ORIGIN: ORIGIN, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: job}
+    meta: Obj = {"namespace": namespace, "name": name, "labels": labels}
+    if owner_uid:
+        meta["ownerReferences"] = [
+            {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": job, "uid": owner_uid, "controller": True}
+        ]
+    return {"metadata": meta}
+
+
+def test_a_raycluster_with_this_origin_for_a_job_this_manager_did_not_dispatch_does_not_keep_a_region_out(
+    regions: dict[str, FakeKube],
+) -> None:
+    """Issue 50, F4: RayClusters carrying this manager's origin label and KubeRay's labels naming a RayJob that is not
+    in the region, in another namespace than the manager's job-1 or naming another RayJob, and one KubeRay made for
+    a RayJob a user made with the origin label in another namespace: none keeps the quarantined region out."""
+    user_job = {"metadata": {"namespace": "other", "name": "job-1", "uid": "user-rj-uid", "labels": {d.ORIGIN: ORIGIN}}}
+    objects = {
+        f"{RAY}/namespaces/other/rayclusters/a": forged("other", "a", "job-1"),
+        f"{RAY}/namespaces/default/rayclusters/b": forged("default", "b", "job-2", owner_uid="gone-uid"),
+        f"{RAY}/namespaces/other/rayjobs/job-1": user_job,
+        f"{RAY}/namespaces/other/rayclusters/c": forged("other", "c", "job-1", owner_uid="user-rj-uid"),
+    }
+    kube = returning(regions, objects)
+    said: list[str] = []
+    clock = [0.0]
+    keeper = make(kube, said, clock)
+    ticks(keeper, clock, 0, 1, 4)
+    assert back(kube) == [BACK], said
+    assert not [line for line in said if "RayClusters" in line], said
+    assert regions["a"].deleted == [], "the keeper deletes none of them"
 
 
 CONTROL = "\x1b[2J\r\nforged"

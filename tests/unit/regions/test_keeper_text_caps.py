@@ -22,14 +22,15 @@ from tests.support.unit.keeper_fakes import (
     ticks,
 )
 
-FORGED = f"{RAY}/namespaces/team/rayclusters/forged"
+FORGED = f"{RAY}/namespaces/default/rayclusters/forged"
 
 
 def forged_raycluster(count: int = 4000) -> Obj:
-    labels = {d.ORIGIN: ORIGIN, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: "nope"}
+    """Made by a user of the manager's job's namespace, naming that job (else it keeps no region out: issue 50, F4)."""
+    labels = {d.ORIGIN: ORIGIN, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: "job-1"}
     finalizers = [f"example.com/{'f' * 300}-{i}" for i in range(count)]
     meta = {
-        "namespace": "team",
+        "namespace": "default",
         "name": "forged",
         "uid": "forged-uid",
         "labels": labels,
@@ -83,7 +84,7 @@ def test_a_raycluster_with_4000_finalizers_leaves_the_configmap_write_under_64_k
     writes = [body for path, body in kube.patches if path == STATE]
     assert writes and all(len(json.dumps(body)) < 64 << 10 for body in writes), [len(json.dumps(b)) for b in writes]
     waiting = json.loads(writes[-1]["data"][leftovers.WAITING_KEY])["a"]
-    assert waiting.startswith("waiting for RayCluster/team/forged (deleting since 2026-12-05T10:00:00Z, finalizers: ")
+    assert waiting.startswith("waiting for RayCluster/default/forged (deleting since 2026-12-05T10:00:00Z, finalizers:")
     assert "and 3997 more" in waiting and len(waiting) <= leftovers.WAITING_CHARS + 40
     assert all(len(line) < 5000 for line in said), [len(line) for line in said]
     assert counting.ticks == 1
