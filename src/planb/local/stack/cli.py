@@ -1,4 +1,4 @@
-"""`planb local up|down|status|versions|kueue|failover`, and the stand-ins' commands beside them.
+"""`planb local up|down|status|versions|kueue|failover|kuberay-layout`, and the stand-ins' commands beside them.
 
 The stand-ins (`planb local gke-emulator`, `planb local capacity`, `planb local rayhead`) register themselves under
 `planb local` from their own modules; planb.cli adds them here, each imported only when it runs."""
@@ -10,7 +10,9 @@ import json
 from dataclasses import replace
 
 from planb.argtypes import finite
+from planb.kube import Kube
 from planb.local import failover_settings, regions
+from planb.local.stack import kuberay_layout
 from planb.local.stack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.local.stack.stack import LocalStack, component_versions
 
@@ -99,6 +101,16 @@ def _failover(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kuberay_layout(args: argparse.Namespace) -> int:
+    """Show the KubeRay operator in another layout on the running stack (PLANB_KUBERAY_LAYOUT is `up`'s); JSON."""
+    stack = LocalStack()
+    version = args.version or kuberay_layout.from_env({})[1]
+    with stack.locked():
+        changed = kuberay_layout.apply(Kube(stack.kubeconfig), args.layout, version)
+    print(json.dumps({"changed": changed, "layout": args.layout, "version": version}))
+    return 0
+
+
 def _print_versions(stack: LocalStack) -> None:
     for name, version in component_versions(stack.kubeconfig).items():
         print(f"{name:<15} {version}")
@@ -152,3 +164,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     failover.add_argument("--namespaces", default="default", help="the LocalQueue namespaces, a,b")
     failover.add_argument("--check", action="store_true", help="report what would change, change nothing")
     failover.set_defaults(handler=_failover)
+    layout = verbs.add_parser(
+        "kuberay-layout",
+        help="show the KubeRay operator as self-installed in ray-system or as GKE's hosted add-on (no Deployment)",
+    )
+    layout.add_argument("layout", choices=kuberay_layout.LAYOUTS)
+    layout.add_argument("--version", default="", help="the in-cluster operator's image tag (default: the pinned one)")
+    layout.set_defaults(handler=_kuberay_layout)

@@ -12,10 +12,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from planb.errors import PlanbError
+from planb.kube import Kube
 from planb.local import failover_settings
 from planb.local.gke_emulator.background import default_port
 from planb.local.rayhead import address as rayhead_address
-from planb.local.stack import ports, statedir
+from planb.local.stack import kuberay_layout, ports, statedir
 from planb.local.stack.control_plane import BIND_ADDRESS
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.logtails import log_tails
@@ -94,6 +95,7 @@ class LocalStack(StackTeardown):
         self.kueue.binary()
         self.kuberay_binary()
         self.crd_directories()
+        kuberay_layout.from_env()
 
     def _up(self) -> bool:
         if self.kueue.cert_needs_renewal():
@@ -129,6 +131,8 @@ class LocalStack(StackTeardown):
             ]
             with timeline.span("CRDs, Kueue's namespace and webhook configurations"):
                 self.install_crds(snapshot.crd_names() if snapshot else None)
+            # What the API shows of the operator (PLANB_KUBERAY_LAYOUT): the chart's queues release records it.
+            parts.append(pool.submit(timeline.timed, "KubeRay operator's layout", self.show_kuberay_layout))
             # Kueue (which probes the ProvisioningRequest and Ray APIs once at start), KubeRay and the failover
             # controller need the CRDs established, not each other.
             say("starting Kueue and the KubeRay operator ...")
@@ -192,6 +196,11 @@ class LocalStack(StackTeardown):
                 say(f"could not make the etcd snapshot, so this up takes the CRDs into an empty etcd: {exc}")
                 return None
         return snapshot
+
+    def show_kuberay_layout(self) -> None:
+        layout, version = kuberay_layout.from_env()
+        if kuberay_layout.apply(Kube(self.kubeconfig), layout, version):
+            say(f"KubeRay operator layout: {layout}" + (f" (ray-system, {version})" if layout == "in-cluster" else ""))
 
     def start_kueue(self) -> None:
         self.kueue.start()
