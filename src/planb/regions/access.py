@@ -9,7 +9,7 @@ Whoever can write Secrets in the manager's ``kueue-system`` writes the kubeconfi
 operator's machine. So the kubeconfig is read by planb.regions.kubeconfig.load_region (an https server,
 certificate-authority-data and a token; nothing else, nothing run, read or written here), the Secret's name must be
 a DNS-1123 subdomain and is quoted into the URL, and a ``Path`` location is refused (docs/security.md, "A region's
-kubeconfig").
+kubeconfig"); so must the region's own name be, which is quoted into the MultiKueueCluster's URL.
 
 A region's API server is another party's too, so each request to it has an overall deadline and a size cap
 (planb.kube_limits; `region_limits`): a slow or huge answer makes that region unreadable for the tick, never holds
@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from planb.errors import UnreachableError, UsageError
-from planb.kube import Kube, KubeError, Obj
+from planb.kube import Kube, KubeError, Obj, printable
 from planb.kube_limits import Limits
 from planb.kubeconfig import Connection
 from planb.regions.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
@@ -110,7 +110,17 @@ def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kub
 
 def region_connection(manager: Kube, region: str) -> tuple[Connection, str]:
     """The connection `region`'s kubeconfig Secret describes, and that Secret's name for messages (region_kube's
-    reading, nothing sent to the region); raises RegionAccessError."""
+    reading, nothing sent to the region); raises RegionAccessError. planb's policy (issue 50, F9): a region whose name
+    is not a DNS-1123 subdomain, as a MultiKueueCluster's name is, is refused before anything is asked, because the
+    name comes from objects others write (the MultiKueueConfig's clusters, the keeper's ConfigMap) and goes into a
+    path, where quoting leaves ``..`` as it is."""
+    if not is_dns_subdomain(region):
+        shown = printable(repr(region[:100]), one_line=True)
+        raise RegionAccessError(
+            f"the region {shown} is not a DNS-1123 subdomain, as a MultiKueueCluster's name must be, so planb does "
+            "not look it up. Fix: name regions by their MultiKueueClusters (the "
+            "MultiKueueConfig's spec.clusters, the keeper's ConfigMap kueue-system/planb-regions-keeper)"
+        )
     try:
         cluster = manager.get(f"{KUEUE}/multikueueclusters/{quote(region, safe='')}")
         if cluster is None:

@@ -13,15 +13,27 @@ then carries why it is missing (``Advice.from_error``, Google's error body: ``er
 ``error.message``).
 
 ``ask`` sends the request through a ``post`` the caller gives (the product holds no Google credentials of its own
-yet; the tests give the GKE emulator's HTTP API, which serves the method from the same discovery document).
+yet; the tests give the GKE emulator's HTTP API, which serves the method from the same discovery document):
+``http_post``'s, for ``planb regions keep --advice-url``, reads each answer under an overall deadline and a decoded
+size cap (planb.kube_limits, as a region's answers: `ADVICE_LIMITS`), because the URL may be any server the operator
+was given, and a slow or huge answer must cost one pair its advice, never hold the keeper.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import urllib3
+
+from planb.errors import UsageError
+from planb.kube import KubeLimitError
+from planb.kube_limits import CHUNK, Deadline, Limits, declared_too_large, read_capped, watched_pool_classes
+from planb.regions.kubeconfig import is_dns_subdomain
 from planb.regions.ledger import Key
 
 #: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling).
@@ -32,8 +44,14 @@ PROVISIONING_MODELS = {
     "spot": "SPOT",
 }
 
-#: POST ``path`` with a JSON body: (HTTP status, the JSON answer); an error status is an answer too.
+#: POST ``path`` with a JSON body: (HTTP status, the JSON answer); an error status is an answer too. Raises OSError
+#: when there is no answer, KubeLimitError when it is too slow or too large (``ask`` reads both as no advice).
 Post = Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]]
+#: planb's caps on one advice.capacity answer (planb.kube_limits.Limits): 10 s from sending the request to the last
+#: byte of the answer (urllib3's per-read timeout planb used before, now for the whole answer), and 1 MiB decoded. A
+#: CapacityAdviceResponse holds one recommendation of some hundred bytes (compute v1 CapacityAdviceResponse), so 1 MiB
+#: is thousands of times the answer; a larger one would be held in memory whole.
+ADVICE_LIMITS = Limits(10.0, 1 << 20, "the advice deadline (ADVICE_LIMITS)", "the advice size cap (ADVICE_LIMITS)")
 
 
 @dataclass(frozen=True)
@@ -115,14 +133,102 @@ def shape_parts(shape: str) -> tuple[str, int]:
 
 
 def ask(post: Post, project: str, key: Key, zones: Sequence[str]) -> Advice:
-    """Google's advice for one pair: the answer's scores, or, when it refuses (400, 403, 404...) or cannot be
-    reached, why there is none, so the policy falls back and says so."""
+    """Google's advice for one pair: the answer's scores, or, when it refuses (400, 403, 404...), cannot be reached
+    or answers past ADVICE_LIMITS, why there is none, so the policy falls back and says so. A region or project that
+    is not a DNS-1123 name (a region is a MultiKueueCluster's name, which whoever writes the MultiKueueConfig
+    chooses) is not asked about: planb's policy, because it would be put into the request's path (``..`` reaches
+    another resource), and no Google Cloud region or project ID is such a name."""
     machine_type, count = shape_parts(key.shape)
-    path = f"/compute/v1/projects/{project}/regions/{key.region}/advice/capacity"
+    for what, name in (("region", key.region), ("project", project)):
+        if not is_dns_subdomain(name):
+            return Advice.absent(f"not asked: the {what} {name!r} is not a DNS-1123 name, as a Google Cloud {what} is")
+    region, project = urllib.parse.quote(key.region, safe=""), urllib.parse.quote(project, safe="")
+    path = f"/compute/v1/projects/{project}/regions/{region}/advice/capacity"
     try:
         status, body = post(path, capacity_request(key, zones, machine_type, count))
     except OSError as exc:  # a refused connection, a timeout: no answer at all
         return Advice.absent(f"no answer: {exc}")
+    except KubeLimitError as exc:  # too slow or too large: not read
+        return Advice.absent(f"answer not read: {exc}")
     if status != 200:
         return Advice.from_error(status, body if isinstance(body, dict) else {})
     return Advice.from_response(body)
+
+
+def http_post(base_url: str, token: str = "", limits: Limits = ADVICE_LIMITS) -> Post:
+    """POST JSON to a compute v1 endpoint (``https://compute.googleapis.com``, or the GKE emulator locally), each
+    answer read under `limits` (else KubeLimitError). A token goes over https only, or plain http to a loopback host
+    (the local emulator): planb's policy, because a bearer token sent in the clear is anyone's on the path. Checked
+    here, before anything is sent."""
+    url = urllib.parse.urlsplit(base_url)
+    if token and url.scheme != "https" and not (url.scheme == "http" and _loopback(url.hostname or "")):
+        raise UsageError(
+            f"--advice-url {base_url} is not https: planb's policy is not to send $PLANB_ADVICE_TOKEN in the clear, "
+            "because anyone on the path could use it. Fix: an https:// URL (https://compute.googleapis.com), or "
+            "http:// only to a loopback host (the local emulator), or unset PLANB_ADVICE_TOKEN"
+        )
+    pool = urllib3.PoolManager(retries=False)
+    # Connections that hand their sockets to each request's Deadline, which shuts them down when it passes.
+    pool.pool_classes_by_scheme = watched_pool_classes()
+
+    def post(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+        status, data = _capped_post(pool, base_url.rstrip("/") + path, json.dumps(body).encode(), headers, limits)
+        try:
+            answer = json.loads(data or b"{}")
+        except ValueError:
+            answer = {}
+        return status, answer if isinstance(answer, dict) else {}
+
+    return post
+
+
+def _capped_post(
+    pool: urllib3.PoolManager, url: str, payload: bytes, headers: dict[str, str], limits: Limits
+) -> tuple[int, bytes]:
+    """The answer's status and body, read in chunks under `limits` (as planb.kube reads a region's answers)."""
+    where = f"--advice-url: POST {urllib.parse.urlsplit(url).path}"
+    deadline = Deadline(limits.deadline_s)
+    answer: urllib3.BaseHTTPResponse | None = None
+    data: bytes | None = None
+    try:
+        with deadline:
+            per_read = urllib3.Timeout(connect=limits.deadline_s, read=limits.deadline_s)
+            answer = pool.request("POST", url, body=payload, headers=headers, timeout=per_read, preload_content=False)
+        if not declared_too_large(answer.headers.get("Content-Length"), limits.max_bytes):
+            data = read_capped(answer.stream(CHUNK, decode_content=True), limits.max_bytes)
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        if not deadline.finish():
+            raise OSError(str(exc)) from exc
+    finally:
+        expired = deadline.finish()
+        if answer is not None:
+            if data is None or expired:
+                answer.close()  # an answer not read to its end: the connection is not used again
+            answer.release_conn()
+    if expired:
+        raise KubeLimitError(
+            "deadline",
+            "answer too slow",
+            f"{where} was not answered whole within {limits.deadline_s:g} s, the deadline planb gives advice "
+            "answers (one that answers slowly, even a byte at a time, would hold the keeper). Fix: see why the "
+            "advice server or the network to it is slow",
+        )
+    if data is None or answer is None:
+        raise KubeLimitError(
+            "size",
+            "answer too large",
+            f"{where} answered more than {limits.max_bytes} bytes, the most planb reads of an advice answer (one "
+            "recommendation is some hundred bytes; a larger answer would be held in memory whole). Fix: see what "
+            "the advice server answers; --advice-url is compute v1's (https://compute.googleapis.com)",
+        )
+    return answer.status, data
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

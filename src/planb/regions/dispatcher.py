@@ -31,24 +31,20 @@ and requests keep their place.
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-import urllib3
-
-from planb.errors import UsageError
 from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import capacity_state as cs
 from planb.regions import dispatch as dp
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
 from planb.regions.advice import Advice, Post, ask
+from planb.regions.advice import http_post as http_post  # where planb regions keep and its tests find it
 from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
 from planb.regions.decisions import is_active, unreadable
+from planb.regions.kubeconfig import is_dns_subdomain
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
 
 #: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
@@ -61,43 +57,15 @@ def no_advice(why: str) -> Advise:
     return lambda key: Advice.absent(why)
 
 
-def http_post(base_url: str, token: str = "", timeout_s: float = 10.0) -> Post:
-    """POST JSON to a compute v1 endpoint (``https://compute.googleapis.com``, or the GKE emulator locally). A token
-    goes over https only, or plain http to a loopback host (the local emulator): planb's policy, because a bearer
-    token sent in the clear is anyone's on the path. Checked here, before anything is sent."""
-    url = urllib.parse.urlsplit(base_url)
-    if token and url.scheme != "https" and not (url.scheme == "http" and _loopback(url.hostname or "")):
-        raise UsageError(
-            f"--advice-url {base_url} is not https: planb's policy is not to send $PLANB_ADVICE_TOKEN in the clear, "
-            "because anyone on the path could use it. Fix: an https:// URL (https://compute.googleapis.com), or "
-            "http:// only to a loopback host (the local emulator), or unset PLANB_ADVICE_TOKEN"
-        )
-    pool = urllib3.PoolManager(retries=False)
-
-    def post(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
-        try:
-            resp = pool.request(
-                "POST", base_url.rstrip("/") + path, body=json.dumps(body).encode(), headers=headers, timeout=timeout_s
-            )
-        except urllib3.exceptions.HTTPError as exc:
-            raise OSError(str(exc)) from exc
-        try:
-            answer = json.loads(resp.data or b"{}")
-        except ValueError:
-            answer = {}
-        return resp.status, answer if isinstance(answer, dict) else {}
-
-    return post
+class NotAName(ValueError):
+    """A name read from a cluster that is not a Kubernetes object name (DNS-1123 subdomain)."""
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def _segment(name: str) -> str:
+    """`name` quoted as one URL path segment, once it is a DNS-1123 subdomain (else NotAName, its text escaped)."""
+    if not is_dns_subdomain(name):
+        raise NotAName(f"{printable(repr(name[:100]), one_line=True)} is not a Kubernetes name (DNS-1123 subdomain)")
+    return urllib.parse.quote(name, safe="")
 
 
 def google_advise(post: Post, project: str) -> Advise:
@@ -235,10 +203,15 @@ class Dispatcher:
         one pair and why it could not be read."""
         try:
             kube = self._region(region)
-            local = kube.get(f"{KUEUE}/namespaces/{namespace}/localqueues/{queue}")
+            local = kube.get(f"{KUEUE}/namespaces/{_segment(namespace)}/localqueues/{_segment(queue)}")
             cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
-            cq = kube.get(f"{KUEUE}/clusterqueues/{cq_name}") if cq_name else None
+            # planb's policy (issue 50, F9): the name the region's LocalQueue gives goes into a URL only as a
+            # Kubernetes name, quoted, because whoever may write that LocalQueue chooses it (``..`` reaches another
+            # resource).
+            cq = kube.get(f"{KUEUE}/clusterqueues/{_segment(str(cq_name))}") if cq_name else None
             rungs = dp.ladder_rungs(cq or {})
+        except NotAName as exc:
+            return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
         except (RegionAccessError, KubeError) as exc:
             return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
         except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as _observe)

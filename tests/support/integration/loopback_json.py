@@ -43,8 +43,8 @@ _BLOCK = 64 * 1024
 def json_server(
     cert: ServingCert | None, answer: Callable[[str], Answer], seen: list[tuple[str, str]] | None = None
 ) -> Iterator[str]:
-    """The server's URL while it runs; each GET answered `answer(path)`, appended to ``seen`` first; HTTPS with
-    ``cert``, plain HTTP without."""
+    """The server's URL while it runs; each GET (or POST, its body read and left aside) answered `answer(path)`,
+    appended to ``seen`` first; HTTPS with ``cert``, plain HTTP without."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # a connection kept for the next request, when the answer says its length
@@ -74,6 +74,10 @@ def json_server(
                         self.wfile.write(got.body[start : start + _BLOCK])
             except OSError:  # the client gave up (its deadline or cap): nothing more to send
                 pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))  # the request's body, then the answer
+            self.do_GET()
 
         def _trickle(self, data: bytes, every_s: float, until: float) -> None:
             for i in range(len(data)):

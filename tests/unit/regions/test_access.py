@@ -16,6 +16,7 @@ from planb.regions.access import (
     REGION_MAX_BYTES,
     RegionAccessError,
     kubeconfig_source,
+    region_connection,
     region_limits,
 )
 
@@ -85,3 +86,26 @@ def test_the_documents_give_the_limits_and_their_defaults_as_the_code_has_them()
     assert f"`{DEADLINE_ENV}` (default {REGION_DEADLINE_S:g} s," in security
     assert f"`{MAX_BYTES_ENV}` (default {REGION_MAX_BYTES >> 20} MiB," in security
     assert f"kept to {MAX_ERROR_TEXT:,} characters" in security
+
+
+class AskedManager:
+    """A manager API server that records each path asked and holds nothing."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def get(self, path: str) -> None:
+        self.asked.append(path)
+
+
+@pytest.mark.parametrize("region", ["..", ".", "a/b", "%2e%2e", "US-EAST5", "a\n", "", "x" * 254])
+def test_a_region_name_that_is_not_dns_1123_is_refused_before_anything_is_asked(region: str) -> None:
+    """Issue 50, F9: the region's name went into the MultiKueueCluster's URL, quoted but ``..`` as it is; now a name
+    that is not a DNS-1123 subdomain is refused by name (escaped, cut to 100 characters) and nothing is asked."""
+    manager = AskedManager()
+    with pytest.raises(
+        RegionAccessError, match=r"is not a DNS-1123 subdomain, as a MultiKueueCluster's name"
+    ) as caught:
+        region_connection(manager, region)  # type: ignore[arg-type]
+    assert manager.asked == []
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 500

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planb import paths
 from planb.regions import advice as ad
 from planb.regions.ledger import Key
 
@@ -48,3 +49,23 @@ def test_no_answer_at_all_is_missing_advice_too() -> None:
 def test_a_shape_without_a_count_is_one_vm() -> None:
     assert ad.shape_parts("ct6e-standard-4t:4") == ("ct6e-standard-4t", 4)
     assert ad.shape_parts("n2-standard-8") == ("n2-standard-8", 1)
+
+
+def test_a_region_or_project_that_is_not_a_dns_name_is_not_asked_about() -> None:
+    """Issue 50, F9: a region (a MultiKueueCluster's name, from the MultiKueueConfig) or project went into the
+    request's path unquoted; ``..`` there reaches another resource. Now nothing is sent, and the advice says why."""
+    for region, project in (("..", "p"), ("us-east5/../x", "p"), ("us-east5", "../p"), ("us-east5", "p?x=1")):
+        sent: list[tuple[str, dict[str, Any]]] = []
+        got = ad.ask(_post(200, {}, sent), project, Key(region, "spot", SPOT.shape), ["us-east5-a"])
+        assert sent == [], sent
+        what, name = ("region", region) if region != "us-east5" else ("project", project)
+        assert got == ad.Advice.absent(
+            f"not asked: the {what} {name!r} is not a DNS-1123 name, as a Google Cloud {what} is"
+        )
+
+
+def test_the_documents_give_the_advice_answer_caps_as_the_code_has_them() -> None:
+    limits = ad.ADVICE_LIMITS
+    for doc in ("security.md", "regions.md"):
+        text = " ".join((paths.REPO / "docs" / doc).read_text().split())
+        assert f"within {limits.deadline_s:g} s" in text and f"{limits.max_bytes >> 20} MiB" in text, doc

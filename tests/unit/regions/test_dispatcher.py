@@ -3,6 +3,8 @@ how it widens, what the ledger's ConfigMap holds (issue 54, item 2). No sockets:
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from planb.errors import UsageError
@@ -230,3 +232,31 @@ def test_the_advice_token_goes_over_plain_http_only_to_a_loopback_host() -> None
     http_post("http://[::1]:8080", "secret")
     http_post("https://compute.googleapis.com", "secret")
     http_post("http://advice.example.com")  # no token: nothing to leak
+
+
+class Asked(Fake):
+    """A region's fake API server that records each path asked."""
+
+    def __init__(self, objects: dict[str, dict[str, Any]]) -> None:
+        super().__init__(objects)
+        self.asked: list[str] = []
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        self.asked.append(path)
+        return super().get(path)
+
+
+@pytest.mark.parametrize("cq_name", ["..", "../../../api/v1/namespaces/kube-system/secrets/x", "CQ", "a?watch=1"])
+def test_a_clusterqueue_name_that_is_not_a_kubernetes_name_is_not_put_into_a_url(cq_name: str) -> None:
+    """Issue 50, F9: the region's LocalQueue names its ClusterQueue, and that name went into the URL unquoted. Now it
+    is read only when it is a DNS-1123 subdomain (then quoted); else the ladder is unread, and the pair says why."""
+    dispatcher, manager, regions, _, _ = dispatching({"us-east5": 0.9, "europe-west4": 0.5, "asia-northeast1": 0.2})
+    east = Asked(regions["us-east5"].objects)
+    east.objects[f"{KUEUE}/namespaces/default/localqueues/user-queue"] = {"spec": {"clusterQueue": cq_name}}
+    regions["us-east5"] = east
+    tick(dispatcher, manager)
+    assert east.asked == [f"{KUEUE}/namespaces/default/localqueues/user-queue"], east.asked
+    _, advice = stored(manager)
+    pair = next(p for p in advice.pairs if p.key.region == "us-east5")
+    assert pair.key.rung == "ladder"
+    assert f"us-east5's ladder could not be read: {cq_name!r} is not a Kubernetes name" in pair.source, pair.source
