@@ -26,19 +26,32 @@ FIX = "run playbooks/regions.yml, which renews the region tokens"
 _UNAUTHORIZED = re.compile(r"\b401\b|unauthori[sz]ed", re.IGNORECASE)
 
 
-def token_expiry(token: str) -> float | None:
-    """The ``exp`` (seconds since the epoch) of a JWT, decoded unverified; None when it is not a JWT or has none."""
+def token_times(token: str) -> tuple[float | None, float | None]:
+    """The ``iat`` and ``exp`` (seconds since the epoch) of a JWT, decoded unverified; each None when it is not a
+    JWT or has no such number. A TokenRequest token carries both, ``exp`` at ``iat`` plus its expirationSeconds
+    (kubernetes/kubernetes@031075d149ca pkg/serviceaccount/claims.go#L61-L69)."""
     parts = token.split(".")
     if len(parts) != 3:
-        return None
+        return None, None
     try:
         claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        return None
-    exp = claims.get("exp") if isinstance(claims, dict) else None
-    if not isinstance(exp, int | float) or isinstance(exp, bool) or not math.isfinite(exp):
-        return None
-    return float(exp)
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
+        return None, None
+    if not isinstance(claims, dict):
+        return None, None
+
+    def number(key: str) -> float | None:
+        value = claims.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            return None
+        return float(value)
+
+    return number("iat"), number("exp")
+
+
+def token_expiry(token: str) -> float | None:
+    """The ``exp`` (seconds since the epoch) of a JWT, decoded unverified; None when it is not a JWT or has none."""
+    return token_times(token)[1]
 
 
 def manager_side(manager: Kube, region: str, cluster: Obj, wall_now: float) -> str:

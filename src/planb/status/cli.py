@@ -25,7 +25,7 @@ from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.regions.access import region_limits
 from planb.status import capacity, serialize
-from planb.status.regions import printable
+from planb.status.regions import printable, token_warnings
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
 
@@ -85,6 +85,12 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     if getattr(args, "capacity", False):
         return _capacity(kube, output)
     jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
+    # On a MultiKueue manager: each region token that lapses soon, first (on stderr beside a document, and in it).
+    warnings = token_warnings(kube)
+    for found in warnings:
+        print(f"WARNING {found.line()}", file=sys.stderr if output else sys.stdout)
+    if warnings and not output:
+        print()
     if not jobs:
         where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
         what = f"no RayJob {args.job!r}" if args.job else "no RayJob"
@@ -92,12 +98,12 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
         if output:
             print(message, file=sys.stderr)
             if not args.job:
-                print(serialize.dump(serialize.document(jobs), output), end="")
+                print(serialize.dump(serialize.document(jobs, warnings=warnings), output), end="")
         else:
             print(message)
         return EXIT_FAILED
     if output:
-        print(serialize.dump(serialize.document(jobs, one=bool(args.job)), output), end="")
+        print(serialize.dump(serialize.document(jobs, one=bool(args.job), warnings=warnings), output), end="")
     else:
         print(table(jobs))
         print()

@@ -13,15 +13,18 @@ the losing regions are named with the only reason the race has: they had not gra
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from dataclasses import dataclass, field
 
 from planb.errors import PlanbError
-from planb.kube import Kube, KubeError, Obj
+from planb.kube import Kube, KubeError, Obj, items_if_allowed
 from planb.kube import printable as printable  # the status views' (and the regions keeper's log lines')
 from planb.regions import decisions as d
 from planb.regions import leftovers
-from planb.regions.access import KUEUE, region_kube
+from planb.regions.access import KUEUE, region_connection, region_kube
 from planb.regions.keeper import KeeperSettings
+from planb.regions.unreached import FIX, token_times
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
 ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
@@ -60,6 +63,67 @@ class Dispatch:
             "waits in every region: "
             + "; ".join(f"{r.region} {r.state}" + (f" ({r.checks[0]})" if r.checks else "") for r in self.regions)
         )
+
+
+#: planb status warns of a region token that lapses within this many seconds, or within TOKEN_WARN_FRACTION of its
+#: lifetime (``exp`` - ``iat``) when that is less. planb's policy: 24 h, because it leaves the operator a working day
+#: to run the regions playbook before Kueue and the regions keeper lose the region (with the multikueue role's
+#: defaults, 7-day tokens that any run renews once fewer than 4 days are left, a token reaches its last day only
+#: when nobody ran the playbook for 6 days); a quarter of a shorter lifetime, so that a short-lived token (the role
+#: takes 600 s) is not warned of for its whole life.
+TOKEN_WARN_S = 24 * 3600.0
+TOKEN_WARN_FRACTION = 0.25
+
+
+@dataclass(frozen=True)
+class TokenWarning:
+    """A region whose MultiKueue token, in its kubeconfig Secret on the manager, lapses soon or has lapsed."""
+
+    region: str
+    #: The Secret that holds it: ``kueue-system/<name>``.
+    secret: str
+    #: Its ``exp`` (seconds since the epoch), and the seconds left at the look (negative: lapsed).
+    expires: float
+    left_s: float
+
+    def line(self) -> str:
+        when = dt.datetime.fromtimestamp(max(self.expires, 0.0), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if self.left_s <= 0:
+            lapse = f"expired at {when}: Kueue and the regions keeper cannot reach {self.region}"
+        else:
+            lapse = f"expires at {when}, in {_span(self.left_s)}: then Kueue and the regions keeper lose {self.region}"
+        return _one_line(f"region {self.region}: the MultiKueue token in Secret {self.secret} {lapse}. Fix: {FIX}")
+
+
+def _span(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+
+
+def token_warnings(kube: Kube, now: float | None = None) -> list[TokenWarning]:
+    """The regions whose token lapses within TOKEN_WARN_S (or TOKEN_WARN_FRACTION of its lifetime), read from each
+    MultiKueueCluster's kubeconfig Secret on the manager (planb.regions.access.region_connection; the token decoded
+    unverified, as the keeper reads it: enough to warn). Nothing when the manager has no MultiKueueClusters or the
+    caller may not read them or their Secrets (a job author): those regions are not warned of."""
+    now = time.time() if now is None else now
+    try:
+        clusters = items_if_allowed(kube, f"{KUEUE}/multikueueclusters") or []
+    except KubeError:  # not a MultiKueue manager (no such resource), or it does not answer: nothing to warn of
+        return []
+    found = []
+    for name in sorted(str((c.get("metadata") or {}).get("name") or "") for c in clusters):
+        try:
+            conn, source = region_connection(kube, name)
+        except PlanbError:  # no Secret, one the caller may not read, a kubeconfig planb refuses: not a lapse
+            continue
+        issued, expires = token_times(conn.token)
+        if expires is None:
+            continue
+        lifetime = expires - issued if issued is not None and issued < expires else None
+        threshold = TOKEN_WARN_S if lifetime is None else min(TOKEN_WARN_S, TOKEN_WARN_FRACTION * lifetime)
+        if expires - now < threshold:
+            found.append(TokenWarning(_one_line(name), source.removeprefix("Secret "), expires, expires - now))
+    return found
 
 
 def is_dispatched(workload: Obj) -> bool:

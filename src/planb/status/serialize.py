@@ -10,7 +10,7 @@ docs/status.schema.json (tests/unit/status/test_serialize.py validates real outp
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ import yaml
 from planb.errors import UsageError
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, variants
+from planb.status.regions import TokenWarning
 from planb.status.report import JobStatus
 
 API_VERSION = "planb.dev/v1alpha1"
@@ -79,11 +80,24 @@ def item(job: JobStatus) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": "JobStatus", **plain(job)}
 
 
-def document(jobs: list[JobStatus], one: bool = False) -> dict[str, Any]:
-    """The list of ``jobs``; with ``one`` (a named job, found), that job's object alone."""
+def warning(found: TokenWarning) -> dict[str, Any]:
+    """A region token that lapses soon (planb.status.regions.token_warnings), with the line the text report prints."""
+    return {
+        "region": found.region,
+        "secret": found.secret,
+        "expires": goodput_.stamp(found.expires),
+        "leftSeconds": round(found.left_s),
+        "message": found.line(),
+    }
+
+
+def document(jobs: list[JobStatus], one: bool = False, warnings: Sequence[TokenWarning] = ()) -> dict[str, Any]:
+    """The list of ``jobs``; with ``one`` (a named job, found), that job's object alone. Either carries the manager's
+    ``warnings`` (each region token that lapses soon; [] when none or not a MultiKueue manager)."""
+    said = [warning(w) for w in warnings]
     if one and len(jobs) == 1:
-        return item(jobs[0])
-    return {"apiVersion": API_VERSION, "kind": "JobStatusList", "items": [item(job) for job in jobs]}
+        return {**item(jobs[0]), "warnings": said}
+    return {"apiVersion": API_VERSION, "kind": "JobStatusList", "warnings": said, "items": [item(job) for job in jobs]}
 
 
 def dump(doc: dict[str, Any], output: str) -> str:
@@ -95,4 +109,4 @@ def dump(doc: dict[str, Any], output: str) -> str:
     raise UsageError(f"-o {output}: not one of {', '.join(FORMATS)}")
 
 
-__all__ = ["API_VERSION", "FORMATS", "document", "dump", "item", "plain"]
+__all__ = ["API_VERSION", "FORMATS", "document", "dump", "item", "plain", "warning"]
