@@ -184,6 +184,7 @@ Checks across values that a JSON schema cannot express; each failure names the v
 {{- if and (eq .Values.mode "job") (eq .Values.job.rayAuth "token") (semverCompare "<2.52.0" .Values.job.rayVersion) -}}
 {{- fail (printf "job.rayAuth=token needs Ray 2.52.0 or later, but job.rayVersion is %s: KubeRay refuses token authentication on older Ray. Use an image of Ray 2.52.0 or later and set job.rayVersion to its version, or set job.rayAuth=disabled" .Values.job.rayVersion) -}}
 {{- end -}}
+{{- include "planb.validateKuberay" . -}}
 {{- if and (eq .Values.mode "job") (hasSuffix "-failover" .Values.job.serviceAccountName) -}}
 {{- fail (printf "job.serviceAccountName=%s names the failover controller's ServiceAccount (the queues release's <release>-failover): planb's policy: a job never runs as the controller, because the controller may patch every Workload and RayJob of its namespaces; use the job's own ServiceAccount (job.createServiceAccount=true with another name)" .Values.job.serviceAccountName) -}}
 {{- end -}}
@@ -432,4 +433,98 @@ could run as its ServiceAccount or a ConfigMap edit could swap its code. Its rig
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
+{{- end -}}
+
+
+{{/*
+The KubeRay operator's layout, read from the cluster by the queues release, which the admin installs with
+cluster-wide reads (Helm's lookup: a list or get with the installer's own rights). Returns JSON: {} when there is
+no cluster to read (helm template, a client-side dry run: lookup answers nothing, not even kube-system), else
+  layout       in-cluster: exactly one Deployment whose pods carry app.kubernetes.io/name=kuberay-operator (the
+               label KubeRay's Helm chart gives them: ray-project/kuberay helm-chart/kuberay-operator/templates/
+               deployment.yaml, spec.template.metadata.labels, container named after the chart);
+               hosted: rayjobs.ray.io is served but no such Deployment is visible, as with GKE's Ray Operator
+               add-on ("GKE automatically installs and hosts the KubeRay operator",
+               https://cloud.google.com/kubernetes-engine/docs/add-on/ray-on-gke/concepts/overview; Google does
+               not say where it runs, in which namespace, or at which KubeRay version);
+               none: rayjobs.ray.io is not served.
+  namespace, deployment, version   of the in-cluster operator (version: its image tag, "" when not a version)
+  authOptions  "true" when the served rayjobs.ray.io v1 schema has spec.rayClusterSpec.authOptions (KubeRay 1.5.1
+               or later: https://github.com/ray-project/kuberay/releases/tag/v1.5.1). An older schema would make
+               the API server prune the field, and the RayCluster would run without authentication.
+planb's policy: more than one operator Deployment is refused, because two operators that watch the same
+namespaces both reconcile every RayJob and its RayCluster.
+*/}}
+{{- define "planb.kuberayDetect" -}}
+{{- $out := dict -}}
+{{- if lookup "v1" "Namespace" "" "kube-system" -}}
+{{- $crd := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "rayjobs.ray.io" -}}
+{{- $auth := "false" -}}
+{{- range (dig "spec" "versions" list $crd) -}}
+{{- if and (eq .name "v1") (dig "schema" "openAPIV3Schema" "properties" "spec" "properties" "rayClusterSpec" "properties" "authOptions" "" .) -}}
+{{- $auth = "true" -}}
+{{- end -}}
+{{- end -}}
+{{- $ops := list -}}
+{{- range (dig "items" list (lookup "apps/v1" "Deployment" "" "")) -}}
+{{- if eq (toString (get (dig "spec" "template" "metadata" "labels" dict .) "app.kubernetes.io/name")) "kuberay-operator" -}}
+{{- $image := "" -}}
+{{- range (dig "spec" "template" "spec" "containers" list .) -}}
+{{- if or (not $image) (eq .name "kuberay-operator") -}}{{- $image = toString .image -}}{{- end -}}
+{{- end -}}
+{{- $tag := regexFind ":v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?$" (regexReplaceAll "@sha256:[0-9a-f]+$" $image "") -}}
+{{- $ops = append $ops (dict "namespace" .metadata.namespace "deployment" .metadata.name "version" (trimPrefix "v" (trimPrefix ":" $tag))) -}}
+{{- end -}}
+{{- end -}}
+{{- if gt (len $ops) 1 -}}
+{{- $names := list -}}
+{{- range $ops }}{{ $names = append $names (printf "%s/%s" .namespace .deployment) }}{{ end -}}
+{{- fail (printf "queues.kuberay.detect: %d KubeRay operator Deployments (pods labelled app.kubernetes.io/name=kuberay-operator): %s. planb's policy: one operator, because two that watch the same namespaces both reconcile every RayJob and its RayCluster. Fix: keep one (helm uninstall the other's release; with GKE's Ray Operator add-on on, either uninstall the self-installed operator or turn the add-on off: gcloud container clusters update CLUSTER --update-addons=RayOperator=DISABLED), or, for operators that watch separate namespaces, set queues.kuberay.detect=false and give each job job.networkPolicy.kuberayNamespace" (len $ops) (join ", " $names)) -}}
+{{- else if $ops -}}
+{{- $out = merge (dict "layout" "in-cluster" "authOptions" $auth) (first $ops) -}}
+{{- else if $crd -}}
+{{- $out = dict "layout" "hosted" "namespace" "" "deployment" "" "version" "" "authOptions" $auth -}}
+{{- else -}}
+{{- $out = dict "layout" "none" "namespace" "" "deployment" "" "version" "" "authOptions" "false" -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+A job release's view of the operator: the data of the ConfigMap job.kuberayRecord (planb-kuberay, which the queues
+release writes in the LocalQueue's namespace) in the release's namespace, as JSON; {} without a cluster (helm
+template), without that ConfigMap, or with job.kuberayRecord="" (then the values alone decide, as before).
+*/}}
+{{- define "planb.kuberayRecord" -}}
+{{- $data := dict -}}
+{{- if and (eq .Values.mode "job") .Values.job.kuberayRecord -}}
+{{- $data = (lookup "v1" "ConfigMap" .Release.Namespace .Values.job.kuberayRecord).data | default dict -}}
+{{- end -}}
+{{- toJson $data -}}
+{{- end -}}
+
+{{/*
+A job refused before anything is created when the recorded operator cannot run it: no operator; job.rayAuth=token
+on an operator without authOptions (KubeRay before 1.5.1); a hosted operator, which no namespace peer admits, with
+the NetworkPolicy on and no peer given for it, since a blocked operator never sees the job end while its slice bills.
+*/}}
+{{- define "planb.validateKuberay" -}}
+{{- if eq .Values.mode "job" -}}
+{{- $rec := include "planb.kuberayRecord" . | fromJson -}}
+{{- $where := printf "ConfigMap %s/%s, written by the queues release" .Release.Namespace .Values.job.kuberayRecord -}}
+{{- if eq (toString $rec.layout) "none" -}}
+{{- fail (printf "no KubeRay operator serves this cluster (%s: rayjobs.ray.io is not served), so the RayJob would never run. Fix: turn on GKE's Ray Operator add-on (gcloud container clusters update CLUSTER --update-addons=RayOperator=ENABLED; the gke_cluster role's gke_cluster_ray_operator) or install KubeRay 1.5.1 or later, then run site.yml again to record it" $where) -}}
+{{- end -}}
+{{- if and $rec.layout (eq .Values.job.rayAuth "token") -}}
+{{- $old := and $rec.version (semverCompare "<1.5.1-0" (toString $rec.version)) -}}
+{{- if or (ne (toString $rec.authOptions) "true") $old -}}
+{{- $seen := ternary (printf "the %s operator %s/%s is KubeRay %s" $rec.layout $rec.namespace $rec.deployment (default "of an unknown version" $rec.version)) (printf "the %s operator's version is not visible" $rec.layout) (ne (toString $rec.layout) "hosted") -}}
+{{- fail (printf "job.rayAuth=token needs KubeRay 1.5.1 or later (authOptions), but %s and the served rayjobs.ray.io schema %s authOptions (%s); an older operator runs the Ray cluster without authentication. Fix: upgrade the operator to KubeRay 1.5.1 or later (a self-installed one: helm upgrade its release; GKE's add-on: a GKE version whose add-on serves authOptions) and run site.yml again, or set job.rayAuth=disabled" $seen (ternary "has" "lacks" (eq (toString $rec.authOptions) "true")) $where) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq (toString $rec.layout) "hosted") .Values.job.networkPolicy.enabled (not .Values.job.networkPolicy.dashboardFrom) (eq (toString $rec.dashboardFrom) "[]") -}}
+{{- fail (printf "the KubeRay operator runs outside this cluster's pods (%s: layout hosted, as GKE's Ray Operator add-on, which Google hosts without saying from where it connects), so job.networkPolicy, which admits the operator by namespace, would keep it from polling the job on TCP 8265, and the RayJob would never finish while its nodes bill. Fix: give the operator's source as a NetworkPolicy peer, for every job in queues.kuberay.dashboardFrom (site.yml: kueue_queues_values) or for this one in job.networkPolicy.dashboardFrom (an ipBlock of its range), or set job.networkPolicy.enabled=false (then only token authentication guards the Ray ports)" $where) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,166 @@
+"""The Ray add-on, decided (issue 51, item 4): the queues release reads where the KubeRay operator runs and at which
+version, and a job release sets its NetworkPolicy's operator peer and checks `job.rayAuth` against that record, or is
+refused naming the fix, before anything of it is created.
+
+The API server is the folder's (conftest.py), a real kube-apiserver with the stack's KubeRay CRDs (v1.6.2, whose
+RayJob schema has authOptions). Each layout is put there by the local stack's own code
+(planb.local.stack.kuberay_layout, what `planb local up` or `planb local kuberay-layout` does): `in-cluster`, a
+self-installed operator's Deployment in ray-system; `hosted`, only the CRDs, as GKE's Ray Operator add-on shows.
+Releases are real `helm install`/`upgrade`s, so Helm's lookup reads the cluster; each test has its own namespace and
+cluster-scoped names, and leaves the stack's default layout behind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planb.build import golden
+from planb.kube import Kube
+from planb.local.stack import kuberay_layout
+from tests.support.shared.chart.helm import Helm
+
+pytestmark = [pytest.mark.tools]
+
+CHART = str(golden.CHART_DIR)
+PEER = {"ipBlock": {"cidr": "127.0.0.1/32"}}
+
+
+def queues_values(ns: str) -> tuple[str, ...]:
+    """A queues release whose cluster-scoped objects are named after its namespace, its LocalQueue there."""
+    return (
+        "--set", "mode=queues",
+        "--set", f"queues.clusterQueue=cq-{ns}",
+        "--set", f"queues.flavors.cpu=cpu-{ns}",
+        "--set", f"queues.flavors.onDemand=on-demand-{ns}",
+        "--set", "dws.enabled=false",
+        "--set", "queues.jobServiceAccount=",
+        "--set", f"queues.localQueue.namespace={ns}",
+    )  # fmt: skip
+
+
+@pytest.fixture
+def cluster(api_server: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Kube, str]]:
+    """A namespace of the test's own; the stack's default layout again afterwards."""
+    kube = Kube(api_server)
+    ns = "layout-in-cluster" if "in_cluster" in request.node.name else "layout-hosted"
+    kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    yield kube, ns
+    kube.delete(f"{kuberay_layout.DEPLOYMENTS}/second-operator")
+    kuberay_layout.apply(kube, *kuberay_layout.from_env({}))
+
+
+def run(helm: Helm, api_server: Path, *args: str) -> tuple[int, str]:
+    done = helm(*args, kubeconfig=str(api_server))
+    return done.returncode, done.stderr
+
+
+def record(kube: Kube, ns: str) -> dict[str, Any]:
+    found = kube.get(f"/api/v1/namespaces/{ns}/configmaps/planb-kuberay")
+    assert found is not None, f"no planb-kuberay ConfigMap in {ns}"
+    return dict(found["data"])
+
+
+def operator_peers(kube: Kube, ns: str, release: str) -> list[dict[str, Any]]:
+    """The peers the release's NetworkPolicy admits to TCP 8265, as the API server stored them."""
+    policy = kube.get(f"/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies/{release}-ray")
+    assert policy is not None
+    rules = [r for r in policy["spec"]["ingress"] if r.get("ports") == [{"protocol": "TCP", "port": 8265}]]
+    return [peer for rule in rules for peer in rule["from"]]
+
+
+def test_in_cluster_operator_is_the_peer_and_an_older_one_refuses_token_auth(
+    cluster: tuple[Kube, str], api_server: Path, helm: Helm
+) -> None:
+    kube, ns = cluster
+    kuberay_layout.apply(kube, "in-cluster", "v1.6.2")
+    code, err = run(helm, api_server, "install", "queues", CHART, "-n", ns, *queues_values(ns))
+    assert code == 0, err
+    assert record(kube, ns) == {
+        "layout": "in-cluster",
+        "namespace": "ray-system",
+        "deployment": "kuberay-operator",
+        "version": "1.6.2",
+        "authOptions": "true",
+        "dashboardFrom": "[]",
+    }
+    # The recorded namespace wins over the value (a job copied from a cluster whose operator ran elsewhere).
+    code, err = run(
+        helm, api_server, "install", "job-a", CHART, "-n", ns, "--set", "job.networkPolicy.kuberayNamespace=kuberay"
+    )
+    assert code == 0, err
+    assert operator_peers(kube, ns, "job-a") == [
+        {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ray-system"}},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kuberay-operator"}},
+        }
+    ]
+
+    # An operator before authOptions (KubeRay 1.4.2): the queues upgrade records it, token auth is refused.
+    kuberay_layout.apply(kube, "in-cluster", "v1.4.2")
+    assert run(helm, api_server, "upgrade", "queues", CHART, "-n", ns, *queues_values(ns))[0] == 0
+    assert record(kube, ns)["version"] == "1.4.2"
+    code, err = run(helm, api_server, "install", "job-b", CHART, "-n", ns)
+    assert code != 0
+    assert "job.rayAuth=token needs KubeRay 1.5.1 or later" in err
+    assert "the in-cluster operator ray-system/kuberay-operator is KubeRay 1.4.2" in err
+    assert "set job.rayAuth=disabled" in err
+    assert kube.get(f"/apis/ray.io/v1/namespaces/{ns}/rayjobs/job-b") is None
+    assert run(helm, api_server, "install", "job-b", CHART, "-n", ns, "--set", "job.rayAuth=disabled")[0] == 0
+
+    # A second operator Deployment: the queues release refuses, naming both.
+    second = kuberay_layout.deployment("v1.6.2")
+    second["metadata"]["name"] = "second-operator"
+    kube.create(kuberay_layout.DEPLOYMENTS, second)
+    code, err = run(helm, api_server, "upgrade", "queues", CHART, "-n", ns, *queues_values(ns))
+    assert code != 0
+    assert "2 KubeRay operator Deployments" in err
+    assert "ray-system/kuberay-operator, ray-system/second-operator" in err
+
+
+def test_hosted_operator_needs_a_peer_given_and_token_auth_follows_the_served_schema(
+    cluster: tuple[Kube, str], api_server: Path, helm: Helm
+) -> None:
+    kube, ns = cluster
+    kuberay_layout.apply(kube, "hosted", "v1.6.2")
+    code, err = run(helm, api_server, "install", "queues", CHART, "-n", ns, *queues_values(ns))
+    assert code == 0, err
+    assert record(kube, ns) == {
+        "layout": "hosted",
+        "namespace": "",
+        "deployment": "",
+        "version": "",
+        "authOptions": "true",
+        "dashboardFrom": "[]",
+    }
+    # No namespace admits an operator outside the pods, and none was given: refused before anything is made.
+    code, err = run(helm, api_server, "install", "job-a", CHART, "-n", ns)
+    assert code != 0
+    assert "the KubeRay operator runs outside this cluster's pods" in err
+    assert "queues.kuberay.dashboardFrom" in err and "job.networkPolicy.dashboardFrom" in err
+    assert kube.get(f"/apis/ray.io/v1/namespaces/{ns}/rayjobs/job-a") is None
+
+    # A peer given for this job: no namespace peer, the ipBlock; token auth stays on (the schema has authOptions).
+    peer = json.dumps([PEER])
+    code, err = run(
+        helm, api_server, "install", "job-a", CHART, "-n", ns, "--set-json", f"job.networkPolicy.dashboardFrom={peer}"
+    )
+    assert code == 0, err
+    assert operator_peers(kube, ns, "job-a") == [PEER]
+    rayjob = kube.get(f"/apis/ray.io/v1/namespaces/{ns}/rayjobs/job-a")
+    assert rayjob is not None and rayjob["spec"]["rayClusterSpec"]["authOptions"] == {"mode": "token"}
+
+    # The peer recorded once by the queues release serves every job.
+    code, err = run(
+        helm, api_server, "upgrade", "queues", CHART, "-n", ns, *queues_values(ns),
+        "--set-json", f"queues.kuberay.dashboardFrom={peer}",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(record(kube, ns)["dashboardFrom"]) == [PEER]
+    code, err = run(helm, api_server, "install", "job-b", CHART, "-n", ns)
+    assert code == 0, err
+    assert operator_peers(kube, ns, "job-b") == [PEER]
