@@ -24,6 +24,7 @@ from typing import Any
 # train.py's resume line ("resumed from checkpoint step S; N step(s) lost") is read by one parser, beside this script
 # (hack/ is on sys.path when a script of it runs).
 from bench_concurrent_figures import parse_resumed
+from tpu_floor import measure_floor
 from tpu_preemption_figures import PER_RUN, preemption_figures, startup_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -331,6 +332,15 @@ MEASURES: dict[str, Callable[[Bench], None]] = {
     "save-interval": measure_save_interval,
     "half-hbm": measure_half_hbm,
     "preemptions": measure_preemptions,
+    # not in a plain run (`--only floor`): the parts of a restart that are the machine's (hack/tpu_floor.py)
+    "floor": lambda b: emit(
+        "floor",
+        measure_floor(
+            b.work,
+            size=64 << 20 if b.smoke else None,
+            step_env=b.env({**PROFILE, "PLANB_COMPILATION_CACHE_DIR": str(b.cache)}),
+        ),
+    ),
 }
 
 
@@ -357,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         sweep(b, only)
         return 0
     for name, fn in MEASURES.items():
-        if not only or name in only:
+        if (not only and name != "floor") or name in only:
             started = time.monotonic()
             fn(b)
             print(f"# {name}: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
