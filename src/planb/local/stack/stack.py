@@ -104,6 +104,8 @@ class LocalStack(StackTeardown):
             _ = self.kueue.cert  # renews; install_crds below publishes the new CA bundle
         if self.is_up():
             self._warn_if_exposed()
+            # A stack started before the layout existed, or switched since, shows PLANB_KUBERAY_LAYOUT again.
+            self.show_kuberay_layout()
             say(f"already up (kubeconfig: {self.kubeconfig})")
             return False
         timeline = Timeline()
