@@ -40,9 +40,11 @@ flavor) also resumes, so the pairing holds for a job whose only restarts were mi
 from __future__ import annotations
 
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 
 from planb.kube import Kube, KubeError, Obj, conditions
+from planb.regions.kubeconfig import is_dns_subdomain
 
 PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
@@ -151,8 +153,13 @@ def fetch(kube: Kube, parent: Obj, submitters: list[str], log: str | None = None
     has read it (``log``), the submitters' logs (train.py's output; a log the API cannot serve counts as empty)."""
     ns = parent["metadata"]["namespace"]
     kueue = "/apis/kueue.x-k8s.io/v1beta2"
-    cq_name = (parent.get("status") or {}).get("admission", {}).get("clusterQueue", "")
-    cq = kube.get(f"{kueue}/clusterqueues/{cq_name}") if cq_name else None
+    cq_name = str(((parent.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
+    # planb's policy (issue 50, as planb.regions.dispatcher reads a LocalQueue's): the name goes into a URL only as a
+    # Kubernetes name (DNS-1123 subdomain), quoted, because whoever may write the Workload's status chooses it
+    # (``..`` reaches another resource); another is not read, and the variants keep their flavors' names' order.
+    cq = (
+        kube.get(f"{kueue}/clusterqueues/{urllib.parse.quote(cq_name, safe='')}") if is_dns_subdomain(cq_name) else None
+    )
     groups = ((cq or {}).get("spec") or {}).get("resourceGroups") or [{}]
     order = [str(f["name"]) for f in groups[0].get("flavors", [])]
     logs = [] if log is None else [log]

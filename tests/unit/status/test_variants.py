@@ -161,3 +161,29 @@ def test_a_sequential_job_shows_no_variants() -> None:
     [job] = collect(_Kube({"/rayjobs": [rayjob], "/workloads": [plain]}))  # type: ignore[arg-type]
     assert job.concurrent is None
     assert "concurrent ladder" not in explain(job)
+
+
+class _Recording(_Kube):
+    """The fake API above, remembering every path `get` is asked for."""
+
+    def __init__(self, objects: dict[str, list[Obj]]) -> None:
+        super().__init__(objects)
+        self.asked: list[str] = []
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> Obj | None:
+        self.asked.append(path)
+        return super().get(path, query)
+
+
+def test_a_cluster_queue_name_that_is_no_kubernetes_name_is_not_put_into_a_url() -> None:
+    # Whoever may write a Workload's status chooses its admission's clusterQueue; '..' would reach another resource.
+    for bad in ("../../../api/v1/namespaces/kube-system/secrets/x", "cluster-queue/../other", "Cluster_Queue"):
+        parent = {**PARENT, "status": {"conditions": [], "admission": {"clusterQueue": bad}}}
+        kube = _Recording({"/workloads": WORKLOADS, "/events": EVENTS})
+        found = variants.fetch(kube, parent, [], LOG)  # type: ignore[arg-type]
+        assert kube.asked == [], kube.asked
+        assert [v.flavor for v in found.variants] == ["dws", "reserved", "spot"]  # no ladder order: by name
+    kube = _Recording({"/workloads": WORKLOADS, "/events": EVENTS})
+    found = variants.fetch(kube, PARENT, [], LOG)  # type: ignore[arg-type]
+    assert kube.asked == [f"{KUEUE}/clusterqueues/cluster-queue"]
+    assert [v.flavor for v in found.variants] == ORDER
