@@ -3,6 +3,8 @@ operator Deployment as KubeRay's Helm chart labels it (what the chart's queues r
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from planb import paths
@@ -20,12 +22,15 @@ def test_the_default_is_the_pinned_operator_in_cluster() -> None:
     ("env", "named"),
     [
         ({kuberay_layout.LAYOUT_ENV: "addon"}, "PLANB_KUBERAY_LAYOUT='addon': expected one of in-cluster, hosted"),
-        ({kuberay_layout.VERSION_ENV: "latest"}, "PLANB_KUBERAY_OPERATOR_VERSION='latest'"),
-        ({kuberay_layout.VERSION_ENV: "1.6.2"}, "expected a KubeRay tag such as v1.6.2"),
+        ({kuberay_layout.VERSION_ENV: "latest"}, "version 'latest' (PLANB_KUBERAY_OPERATOR_VERSION, or --version)"),
+        (
+            {kuberay_layout.VERSION_ENV: "1.6.2"},
+            "version '1.6.2' (PLANB_KUBERAY_OPERATOR_VERSION, or --version): expected a tag such as v1.6.2",
+        ),
     ],
 )
 def test_a_bad_setting_is_named(env: dict[str, str], named: str) -> None:
-    with pytest.raises(KubeRayLayoutError, match=named.replace("(", r"\(")):
+    with pytest.raises(KubeRayLayoutError, match=re.escape(named)):
         kuberay_layout.from_env(env)
 
 

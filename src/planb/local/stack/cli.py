@@ -104,7 +104,7 @@ def _failover(args: argparse.Namespace) -> int:
 def _kuberay_layout(args: argparse.Namespace) -> int:
     """Show the KubeRay operator in another layout on the running stack (PLANB_KUBERAY_LAYOUT is `up`'s); JSON."""
     stack = LocalStack()
-    version = args.version or kuberay_layout.from_env({})[1]
+    version = kuberay_layout.from_env({kuberay_layout.VERSION_ENV: args.version})[1]
     with stack.locked():
         changed = kuberay_layout.apply(Kube(stack.kubeconfig), args.layout, version)
     print(json.dumps({"changed": changed, "layout": args.layout, "version": version}))

@@ -49,7 +49,9 @@ def from_env(env: Mapping[str, str] | None = None) -> tuple[str, str]:
         raise KubeRayLayoutError(f"{LAYOUT_ENV}={layout!r}: expected one of {', '.join(LAYOUTS)}")
     version = env.get(VERSION_ENV, "").strip() or paths.versions()["KUBERAY_VERSION"]
     if not version.startswith("v") or not all(part.isdigit() for part in version[1:].split(".")):
-        raise KubeRayLayoutError(f"{VERSION_ENV}={version!r}: expected a KubeRay tag such as v1.6.2")
+        raise KubeRayLayoutError(
+            f"KubeRay operator version {version!r} ({VERSION_ENV}, or --version): expected a tag such as v1.6.2"
+        )
     return layout, version
 
 
