@@ -32,7 +32,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,3 +267,34 @@ def load(path: Path | Sequence[Path], context_name: str | None = None) -> Connec
             "Fix: regenerate it (for GKE: gcloud container clusters get-credentials, which writes an exec plugin)."
         )
     return conn
+
+
+#: Where the kubelet mounts a pod's ServiceAccount token, its cluster's CA and its namespace, the files client-go's
+#: rest.InClusterConfig reads (kubernetes/client-go@v0.34.2 rest/config.go#L543-L571).
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def in_cluster(environ: Mapping[str, str] = os.environ, folder: Path = SERVICE_ACCOUNT_DIR) -> Connection:
+    """The pod's own API server and ServiceAccount, as client-go's rest.InClusterConfig takes them
+    (kubernetes/client-go@v0.34.2 rest/config.go#L543-L571): https to $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
+    which the kubelet sets, the CA and the token from `folder` (the token re-read at every request: the kubelet rotates
+    it). No kubeconfig is read, so nothing in a ConfigMap or Secret can name a command, a file or a server for it."""
+    host, port = environ.get("KUBERNETES_SERVICE_HOST", ""), environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port:
+        raise KubeconfigError(
+            "not in a pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset (the kubelet sets both in "
+            "every container). Fix: run in a pod, or give a kubeconfig instead"
+        )
+    for name in ("token", "ca.crt"):
+        if not (folder / name).is_file():
+            raise KubeconfigError(
+                f"{folder / name} is missing: the pod has no ServiceAccount token mounted. Fix: give the pod a "
+                "ServiceAccount with automountServiceAccountToken true"
+            )
+    namespace = folder / "namespace"
+    return Connection(
+        server=f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}",  # net.JoinHostPort's brackets
+        ca_file=str(folder / "ca.crt"),
+        token_file=str(folder / "token"),
+        namespace=namespace.read_text().strip() if namespace.is_file() else "default",
+    )

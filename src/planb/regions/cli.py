@@ -10,6 +10,7 @@ from pathlib import Path
 from planb.argtypes import non_negative_float, positive_float
 from planb.errors import UsageError
 from planb.kube import Kube, KubeError
+from planb.kubeconfig import KubeconfigError, in_cluster
 from planb.regions.access import (
     DEADLINE_ENV,
     MAX_BYTES_ENV,
@@ -26,11 +27,23 @@ from planb.regions.keeper import Keeper, KeeperSettings, KeeperStateError
 DEFAULTS = KeeperSettings()
 
 
-def _keep(args: argparse.Namespace) -> int:
+def _manager(args: argparse.Namespace) -> Kube:
+    """The manager's client: with --in-cluster the pod's own ServiceAccount (planb.kubeconfig.in_cluster), else the
+    operator's kubeconfig, read as kubectl reads it (exec plugins included: that file is the operator's)."""
+    if args.in_cluster:
+        try:
+            return Kube(Path("in-cluster"), in_cluster())
+        except KubeconfigError as exc:
+            raise UsageError(f"--in-cluster: {exc}") from exc
     kubeconfig = Path(args.kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config")
     kubeconfig = kubeconfig.expanduser()
     if not kubeconfig.is_file():
         raise UsageError(f"no kubeconfig at {kubeconfig}. Fix: pass --kubeconfig (the manager's) or set KUBECONFIG.")
+    return Kube(kubeconfig)
+
+
+def _keep(args: argparse.Namespace) -> int:
+    manager = _manager(args)
     limits = region_limits()  # a bad $PLANB_REGION_* stops here, not at every region of every tick
     settings = KeeperSettings(
         config=args.config,
@@ -40,7 +53,6 @@ def _keep(args: argparse.Namespace) -> int:
         release_margin=args.release_margin,
         origin=args.origin,
     )
-    manager = Kube(kubeconfig)
     keeper = Keeper(manager, settings)
     if args.dispatch:
         if args.advice_url and not args.project:
@@ -94,7 +106,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"with Ki, Mi, Gi; default {REGION_MAX_BYTES >> 20}Mi) bound each answer from a region: one slower or larger "
         "leaves that region unread for the tick (docs/regions.md)",
     )
-    keep.add_argument("--kubeconfig", help="the manager's; default: $KUBECONFIG, else ~/.kube/config")
+    where = keep.add_mutually_exclusive_group()
+    where.add_argument("--kubeconfig", help="the manager's; default: $KUBECONFIG, else ~/.kube/config")
+    where.add_argument(
+        "--in-cluster",
+        action="store_true",
+        help="in a pod on the manager: its own ServiceAccount, as client-go's in-cluster config (no kubeconfig read: "
+        "the regions_keeper role's Deployment)",
+    )
     keep.add_argument("--config", default=DEFAULTS.config, help="the MultiKueueConfig planb's multikueue role wrote")
     keep.add_argument("--admission-check", default="", help="its AdmissionCheck; default: the config's name")
     keep.add_argument(

@@ -115,6 +115,11 @@ def test_the_keepers_deployment_runs_planb_regions_keep_with_the_rights_it_uses_
     assert keeper["securityContext"]["readOnlyRootFilesystem"] is True, keeper["securityContext"]
     assert keeper["securityContext"]["capabilities"] == {"drop": ["ALL"]}, keeper["securityContext"]
     assert keeper["resources"]["limits"]["memory"], keeper["resources"]
+    # No kubeconfig from a ConfigMap (issue 50): one names a command to run and the server the token goes to, so
+    # whoever may write ConfigMaps in Kueue's namespace would run code as the keeper; the pod's own ServiceAccount.
+    assert "--in-cluster" in keeper["args"] and not any(a.startswith("--kubeconfig") for a in keeper["args"]), keeper
+    assert not [v for v in pod.get("volumes") or [] if "configMap" in v or "secret" in v], pod.get("volumes")
+    assert admin.get("/api/v1/namespaces/kueue-system/configmaps/planb-regions-keeper-kubeconfig") is None
     state_path = "/api/v1/namespaces/kueue-system/configmaps/planb-regions-keeper"
     origin = admin.get(state_path)["data"]["origin"]
     assert f"--origin={origin}" in keeper["args"] and "--config=planb-regions" in keeper["args"], keeper["args"]
@@ -152,13 +157,12 @@ def test_the_keepers_deployment_runs_planb_regions_keep_with_the_rights_it_uses_
     # The role again with the same settings changes nothing.
     out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path)
     assert re.search(r"localhost\s+: ok=\d+\s+changed=0 ", out), out[-3000:]
-    # Checked only, with --diff: turned off, the Deployment and its kubeconfig would go and the ServiceAccount and its
-    # rights stay; with planb's dispatcher, --dispatch's rights would be added. Nothing changes.
+    # Checked only, with --diff: turned off, the Deployment would go and the ServiceAccount and its rights stay; with
+    # planb's dispatcher, --dispatch's rights would be added. Nothing changes.
     changes = ("--check", "--diff", "-e", "regions_keeper_deploy=false", "-e", "regions_keeper_dispatch=true")
     out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path, *changes)
     assert regions_keeper.changed_tasks(out) == [
         "Create the keeper's ServiceAccount, its ClusterRole, Roles and bindings on the manager",
-        "Write the keeper's in-cluster kubeconfig on the manager",
         "Run planb regions keep as a Deployment on the manager",
     ], out[-3000:]
     rbac = out[out.index("TASK [planb.gke.regions_keeper : Create the keeper's ServiceAccount") :]

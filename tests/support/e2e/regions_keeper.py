@@ -1,7 +1,7 @@
 """The regions keeper as the regions playbook deploys it (roles/regions_keeper), run on this machine: kwok runs no
 container, so the e2e regions topology runs the Deployment's own command and arguments as a host process, with a token
-of the Deployment's ServiceAccount (the TokenRequest API) and the kubeconfig of the Deployment's ConfigMap, whose
-three in-pod paths (the API server's in-cluster address, the CA and the token file) become this stack's.
+of the Deployment's ServiceAccount (the TokenRequest API) in a kubeconfig of this stack's server and CA in place of its
+--in-cluster (the pod's own ServiceAccount, planb.kubeconfig.in_cluster).
 
 `rerun_role` applies the role again with the settings the converge gave it, read back from what it applied (the
 image, the regions, the origin), in check mode or for real: a converged manager must find nothing to change.
@@ -25,8 +25,8 @@ from planb import paths
 from planb.kube import Kube
 from planb.kubeconfig import load
 
-#: Where the in-cluster kubeconfig is mounted in the pod (its --kubeconfig).
-IN_POD = "/etc/planb/kubeconfig"
+#: The Deployment's argument that makes the keeper reach the manager as its pod's ServiceAccount.
+IN_POD = "--in-cluster"
 
 
 def deployment(kube: Kube, namespace: str = "kueue-system", name: str = "planb-regions-keeper") -> dict[str, Any]:
@@ -42,8 +42,8 @@ def container(deploy: dict[str, Any]) -> dict[str, Any]:
 
 
 def service_account_kubeconfig(admin: Path, deploy: dict[str, Any], where: Path, seconds: int = 600) -> Path:
-    """A kubeconfig for the Deployment's ServiceAccount on the stack: the Deployment's ConfigMap's, with this stack's
-    server and CA and a fresh token of that ServiceAccount (`seconds` long) in a file."""
+    """A kubeconfig for the Deployment's ServiceAccount on the stack, as its pod reaches it with --in-cluster: this
+    stack's server and CA and a fresh token of that ServiceAccount (`seconds` long) in a file."""
     kube = Kube(admin)
     namespace = deploy["metadata"]["namespace"]
     pod = deploy["spec"]["template"]["spec"]
@@ -53,18 +53,15 @@ def service_account_kubeconfig(admin: Path, deploy: dict[str, Any], where: Path,
     token_file = where / "keeper-token"
     token_file.write_text(token + "\n")
     token_file.chmod(0o600)
-    source = next(v["configMap"]["name"] for v in pod["volumes"] if v["name"] == "kubeconfig")
-    configmap = kube.get(f"/api/v1/namespaces/{namespace}/configmaps/{source}")
-    assert configmap is not None, f"the Deployment's kubeconfig ConfigMap {namespace}/{source} is missing"
-    config = yaml.safe_load(configmap["data"]["kubeconfig"])
     stack = load(admin)
-    for cluster in config["clusters"]:
-        assert cluster["cluster"]["server"] == "https://kubernetes.default.svc", cluster
-        cluster["cluster"]["server"] = stack.server
-        cluster["cluster"]["certificate-authority"] = stack.ca_file
-    for user in config["users"]:
-        assert user["user"] == {"tokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token"}, user
-        user["user"]["tokenFile"] = str(token_file)
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "manager", "cluster": {"server": stack.server, "certificate-authority": stack.ca_file}}],
+        "users": [{"name": account, "user": {"tokenFile": str(token_file)}}],
+        "contexts": [{"name": "manager", "context": {"cluster": "manager", "user": account, "namespace": namespace}}],
+        "current-context": "manager",
+    }
     out = where / "keeper.kubeconfig"
     out.write_text(yaml.safe_dump(config))
     out.chmod(0o600)
@@ -73,7 +70,7 @@ def service_account_kubeconfig(admin: Path, deploy: dict[str, Any], where: Path,
 
 def as_deployed(admin: Path, where: Path) -> tuple[Path, list[str]] | None:
     """The kubeconfig of the Deployment's ServiceAccount (a token of an hour) and the Deployment's arguments but its
-    --kubeconfig: `planb regions keep` as the role wrote it, for a host process; None while there is no Deployment
+    --in-cluster: `planb regions keep` as the role wrote it, for a host process; None while there is no Deployment
     (before the converge)."""
     kube = Kube(admin)
     if kube.get("/apis/apps/v1/namespaces/kueue-system/deployments/planb-regions-keeper") is None:
@@ -81,7 +78,7 @@ def as_deployed(admin: Path, where: Path) -> tuple[Path, list[str]] | None:
     deploy = deployment(kube)
     where.mkdir(mode=0o700, parents=True, exist_ok=True)
     kubeconfig = service_account_kubeconfig(admin, deploy, where, seconds=3600)
-    return kubeconfig, [a for a in container(deploy)["args"] if a != f"--kubeconfig={IN_POD}"]
+    return kubeconfig, [a for a in container(deploy)["args"] if a != IN_POD]
 
 
 def run_once(deploy: dict[str, Any], kubeconfig: Path) -> subprocess.CompletedProcess[str]:
@@ -89,8 +86,8 @@ def run_once(deploy: dict[str, Any], kubeconfig: Path) -> subprocess.CompletedPr
     `python -m planb.cli`), its --kubeconfig the ServiceAccount's, its plain env values set."""
     spec = container(deploy)
     assert spec["command"][0] == "planb", spec["command"]
-    assert f"--kubeconfig={IN_POD}" in spec["args"], spec["args"]
-    args = [f"--kubeconfig={kubeconfig}" if a == f"--kubeconfig={IN_POD}" else a for a in spec["args"]]
+    assert IN_POD in spec["args"], spec["args"]
+    args = [f"--kubeconfig={kubeconfig}" if a == IN_POD else a for a in spec["args"]]
     env = {e["name"]: e["value"] for e in spec.get("env") or [] if "value" in e}
     return subprocess.run(
         [sys.executable, "-m", "planb.cli", *spec["command"][1:], *args, "--once"],
