@@ -1,0 +1,48 @@
+"""The queues release's record of the KubeRay operator follows the cluster at the next run of the kueue playbook
+(issue 51, item 4): the kueue_queues role reads what the record rests on and passes it as queues.kuberay.observed, so
+a changed operator upgrades the release, which reads the cluster again. Here the stack switches to the hosted layout
+(GKE's Ray Operator add-on: the CRDs, no operator Deployment; planb.local.stack.kuberay_layout) after the `site`
+converge, and one run of playbooks/kueue.yml records it. That an unchanged operator changes
+nothing is the molecule scenario's converge on the same topology (test_molecule_local.py, changed=0). The stack's
+layout and the release's revision are put back at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from planb.kube import Kube
+from planb.local.stack import kuberay_layout
+from tests.support.e2e.topologies import Run, ansible_playbook
+
+pytestmark = [pytest.mark.slow]
+
+RECORD = "/api/v1/namespaces/default/configmaps/planb-kuberay"
+
+
+def _revision(helm: Run) -> int:
+    return int(json.loads(helm("history", "planb-queues", "-o", "json").stdout)[-1]["revision"])
+
+
+def test_a_changed_operator_is_recorded_at_the_next_run(site: Path, helm: Run) -> None:
+    kube = Kube(site)
+    before = (kube.get(RECORD) or {}).get("data") or {}
+    assert before.get("layout") == "in-cluster" and before.get("namespace") == "ray-system", before
+    revision = _revision(helm)
+    try:
+        assert kuberay_layout.apply(kube, "hosted", kuberay_layout.from_env({})[1])
+        done = ansible_playbook("playbooks/kueue.yml")
+        recap = re.findall(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", done.stdout)
+        assert recap and int(recap[-1]) >= 1, done.stdout[-3000:]
+        after = (kube.get(RECORD) or {}).get("data") or {}
+        assert (after.get("layout"), after.get("namespace"), after.get("authOptions")) == ("hosted", "", "true")
+        assert _revision(helm) == revision + 1
+        values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout)
+        assert values["queues"]["kuberay"]["observed"] == "|object"
+    finally:
+        kuberay_layout.apply(kube, *kuberay_layout.from_env({}))
+        helm("rollback", "planb-queues", str(revision))
