@@ -88,6 +88,15 @@ def test_in_cluster_operator_is_the_peer_and_an_older_one_refuses_token_auth(
         "authOptions": "true",
         "dashboardFrom": "[]",
     }
+    # A second queues release in the namespace (one per accelerator): installed; the record stays the first's.
+    second_queues = (
+        "--set", f"queues.clusterQueue=cq2-{ns}", "--set", f"queues.flavors.cpu=cpu2-{ns}",
+        "--set", f"queues.flavors.onDemand=on-demand2-{ns}", "--set", "queues.localQueue.name=second-queue",
+    )  # fmt: skip
+    code, err = run(helm, api_server, "install", "queues-2", CHART, "-n", ns, *queues_values(ns), *second_queues)
+    assert code == 0, err
+    made = kube.get(f"/api/v1/namespaces/{ns}/configmaps/planb-kuberay")
+    assert made is not None and made["metadata"]["annotations"]["meta.helm.sh/release-name"] == "queues"
     # The recorded namespace wins over the value (a job copied from a cluster whose operator ran elsewhere).
     code, err = run(
         helm, api_server, "install", "job-a", CHART, "-n", ns, "--set", "job.networkPolicy.kuberayNamespace=kuberay"
