@@ -66,8 +66,9 @@ GRANT_SOON = 3.0
 WAIT_WATCH = 7.0
 
 
-#: The lost-region test's job: workers with a short grace period (the chart's default is the profile's, 75 s).
-SHORT_GRACE = ("job.workers.terminationGracePeriodSeconds=10",)
+#: The lost-region test's job: pods with a short grace period (the chart's default: the profile's for the workers, 75 s
+#: here, and Kubernetes' 30 s for the head).
+SHORT_GRACE = ("job.workers.terminationGracePeriodSeconds=5", "job.head.terminationGracePeriodSeconds=5")
 
 
 def race_to(
@@ -203,8 +204,8 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     # A is the region the failing-request test below has grant: a region whose API server was restarted may take its
     # time over its next request, and that test needs the failing region's request failed within GRANT_AFTER.
     other, lost = regions
-    # The job's workers get a 10 s grace period (the head keeps Kubernetes' 30 s), so the keeper, at
-    # --release-margin 2, waits 32 s to release and to let the region back, not the chart's default job's 105 s.
+    # The job's pods get a 5 s grace period, so the keeper, at --release-margin 2, waits 7 s to release and to let the
+    # region back, not the chart's default job's 105 s.
     out = race_to(lost, other, NEVER, regions, GRANT_SOON, values=SHORT_GRACE)
     assert out.gone_after is not None, f"{other.name}'s copy or request was still there {GONE_WITHIN} s on"
     assert "waiting for resources" in out.last_word.get(other.name, "").lower(), out.last_word
@@ -226,7 +227,7 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     set_dws(lost, NEVER)  # when it rejoins, its fresh copy must not win: the job is to run in the other region
 
     released = f"released the quota of default/{JOB}: its Workload was evicted"
-    # The keeper waits the job's pods' largest grace period plus its margin (planb.regions.grace), 32 s here: at most
+    # The keeper waits the job's pods' largest grace period plus its margin (planb.regions.grace), 7 s here: at most
     # RELEASE_AFTER_S for the chart's catalog profiles.
     within = 60 + RELEASE_AFTER_S
     _until(

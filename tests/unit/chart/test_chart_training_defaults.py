@@ -84,3 +84,14 @@ def test_the_compilation_cache_sits_beside_the_checkpoints_unless_set(template: 
     assert env(*root)["PLANB_COMPILATION_CACHE_DIR"] == "gs://planb-ckpt/runs/jax-cache"
     own = ("--set", "job.training.compilationCacheDir=/cache")
     assert env(*root, *own)["PLANB_COMPILATION_CACHE_DIR"] == "/cache"
+
+
+def test_the_head_s_grace_period_is_a_value_kubernetes_default_unless_set(template: Render) -> None:
+    """The regions keeper waits for the longest grace period of a job's pods, head included (planb.regions.grace)."""
+
+    def head_pod(*args: str) -> dict[str, Any]:
+        (job,) = [o for o in template(*args) if o["kind"] == "RayJob"]
+        return dict(job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"])
+
+    assert head_pod()["terminationGracePeriodSeconds"] == 30
+    assert head_pod("--set", "job.head.terminationGracePeriodSeconds=5")["terminationGracePeriodSeconds"] == 5
