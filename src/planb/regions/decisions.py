@@ -163,11 +163,21 @@ def owns(workload: Obj, rayjob: Obj) -> bool:
     return bool(uid) and (rayjob.get("metadata") or {}).get("uid") == uid
 
 
+#: The spec.managedBy Kueue defaults on a job whose ClusterQueue has a MultiKueue check
+#: (kubernetes-sigs/kueue@v0.19.2 pkg/controller/jobframework/defaults.go#L127-L148), and for which KubeRay leaves the
+#: job alone (ray-project/kuberay@v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L108-L111).
+MULTIKUEUE_MANAGED_BY = "kueue.x-k8s.io/multikueue"
+
+
 def needs_release(rayjob: Obj) -> bool:
-    """A RayJob Kueue has suspended whose status still reads active, so its Workload keeps its quota."""
+    """A RayJob Kueue has suspended whose status still reads active, so its Workload keeps its quota; only one that
+    MultiKueue manages. planb's policy (issue 50 review, 2026-12-05 finding 3): a RayJob KubeRay reconciles on the
+    manager tears its own RayCluster down on suspend and would skip that when its status read Suspended, so the keeper
+    never writes it, whatever a Workload's ownerReference (which whoever may write Workloads chooses) names."""
     spec = rayjob.get("spec") or {}
     deployment = (rayjob.get("status") or {}).get("jobDeploymentStatus", "")
-    return bool(spec.get("suspend")) and deployment not in INACTIVE
+    managed = spec.get("managedBy") == MULTIKUEUE_MANAGED_BY
+    return managed and bool(spec.get("suspend")) and deployment not in INACTIVE
 
 
 def release_patch(rayjob: Obj) -> Obj | None:

@@ -174,7 +174,7 @@ class Manager:
         self.objects[CONFIG] = {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": listed}}
         self.objects[MANAGER_JOB] = {
             "metadata": {"namespace": "default", "name": "job-1", "uid": "rj-uid", "resourceVersion": "41"},
-            "spec": {"suspend": True},
+            "spec": {"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue"},
             "status": {"jobDeploymentStatus": "Suspending"},
         }
         owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": "rj-uid", "controller": True}

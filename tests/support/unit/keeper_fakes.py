@@ -75,7 +75,7 @@ def manager(*, regions: dict[str, bool], state: Obj | None, workload: Obj, confi
     objects[f"{KUEUE}/namespaces/default/workloads/{workload['metadata']['name']}"] = workload
     objects[MANAGER_JOB] = {
         "metadata": {"namespace": "default", "name": "job-1", "uid": "rj-uid", "resourceVersion": "41"},
-        "spec": {"suspend": True},
+        "spec": {"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue"},
         "status": {"jobDeploymentStatus": "Suspending"},
     }
     objects[CONFIG] = config or {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": list(regions)}}

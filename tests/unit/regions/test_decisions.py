@@ -55,7 +55,12 @@ def test_only_an_evicted_workload_of_the_multikueue_check_that_still_holds_quota
 
 
 def test_a_suspended_rayjob_still_reading_running_needs_release_and_a_suspended_or_new_one_does_not() -> None:
-    assert d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": "Running"}})
+    mk = {"managedBy": d.MULTIKUEUE_MANAGED_BY}
+    assert d.needs_release({"spec": {"suspend": True, **mk}, "status": {"jobDeploymentStatus": "Running"}})
+    # Not MultiKueue's (KubeRay reconciles it on the manager): never written, whatever a Workload names.
+    assert not d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": "Running"}})
+    kuberay = {"managedBy": "ray.io/kuberay-operator"}
+    assert not d.needs_release({"spec": {"suspend": True, **kuberay}, "status": {"jobDeploymentStatus": "Running"}})
     assert not d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": "Suspended"}})
     # KubeRay's New is the empty string, and Kueue counts it inactive: its quota is released without planb.
     assert not d.needs_release({"spec": {"suspend": True}, "status": {"jobDeploymentStatus": ""}})
