@@ -206,11 +206,7 @@ def kwokctl_configuration(
                 {"name": name, "extraEnvs": [{"name": key, "value": value} for key, value in env.items()]}
                 for name, env in GO_RUNTIME_ENV.items()
             ),
-            # planb's policy for this machine's stack: etcd does not fsync (--unsafe-no-fsync, etcd 3.5 and later),
-            # because its data is disposable (`planb local down` removes it, `up` makes it again) and only a crash
-            # of the host, not of etcd, loses what the page cache holds; under the test suite's disk load each
-            # fsync waited on the other tiers' writes, and every API write waits on one.
-            {"name": "etcd", "extraArgs": [*tls["etcd"], _arg("unsafe-no-fsync", "true")]},
+            {"name": "etcd", "extraArgs": tls["etcd"]},
             {"name": "kwok-controller", "extraArgs": [{"key": "node-ip", "value": BIND_ADDRESS}]},
             *({"name": name, "extraArgs": [{"key": "leader-elect", "value": "false"}]} for name in SINGLE_INSTANCE),
             {
