@@ -25,7 +25,7 @@ from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.regions.access import region_limits
 from planb.status import capacity, serialize
-from planb.status.regions import printable, token_warnings
+from planb.status.regions import TokenWarning, printable, token_warnings
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
 
@@ -85,12 +85,7 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     if getattr(args, "capacity", False):
         return _capacity(kube, output)
     jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
-    # On a MultiKueue manager: each region token that lapses soon, first (on stderr beside a document, and in it).
-    warnings = token_warnings(kube)
-    for found in warnings:
-        print(f"WARNING {found.line()}", file=sys.stderr if output else sys.stdout)
-    if warnings and not output:
-        print()
+    warnings = _warn(kube, output)
     if not jobs:
         where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
         what = f"no RayJob {args.job!r}" if args.job else "no RayJob"
@@ -114,8 +109,20 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     return EXIT_FAILED if any(job.failed for job in jobs) else EXIT_OK
 
 
+def _warn(kube: Kube, output: str | None) -> list[TokenWarning]:
+    """On a MultiKueue manager: each region token that lapses soon, said first (on stderr beside a document)."""
+    warnings = token_warnings(kube)
+    for found in warnings:
+        print(f"WARNING {found.line()}", file=sys.stderr if output else sys.stdout)
+    if warnings and not output:
+        print()
+    return warnings
+
+
 def _capacity(kube: Kube, output: str | None) -> int:
-    """The ledger and the last advice used (planb.status.capacity); EXIT_OK, also when none is recorded yet."""
+    """The ledger and the last advice used (planb.status.capacity), after the region tokens' warnings; EXIT_OK, also
+    when none is recorded yet."""
+    _warn(kube, output)
     found = capacity.collect(kube)
     if output:
         print(serialize.dump(capacity.document(found), output), end="")

@@ -115,6 +115,17 @@ def test_status_warns_of_each_region_token_that_lapses_within_24_h_or_a_quarter_
     assert lines[len(EXPECTED) + 1].startswith("JOB ")  # then the table, as before
 
 
+def test_status_capacity_warns_first_too(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`planb status --capacity`, the manager's own view, says the same warnings before the ledger (stderr with -o)."""
+    status_job.job_m(monkeypatch)
+    assert status_cli._once(manager(), args(capacity=True)) == 0  # type: ignore[arg-type]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[: len(EXPECTED) + 1] == [*EXPECTED, ""], lines[:5]
+    assert status_cli._once(manager(), args(capacity=True, output="json")) == 0  # type: ignore[arg-type]
+    out, err = capsys.readouterr()
+    assert err.splitlines() == EXPECTED and json.loads(out), err
+
+
 def test_status_json_carries_the_warnings_and_stays_valid(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
