@@ -39,7 +39,7 @@ class ConfigMapKube:
         return self.objects.get(path)
 
     def items(self, path: str, query: dict[str, str] | None = None) -> list[dict[str, Any]]:
-        """No MultiKueueClusters listed (the region tokens' warnings: tests/unit/status/test_region_token_warning.py)."""
+        """No MultiKueueClusters listed (the region tokens' warnings: test_region_token_warning.py)."""
         if self.error is not None:
             raise self.error
         return []
