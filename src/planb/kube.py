@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import urllib3
 
 from planb.errors import UnreachableError
-from planb.kube_limits import CHUNK, Deadline, Limits, declared_too_large, read_capped, watched_pool_classes
+from planb.kube_limits import DeadlinePassed, Limits, read_within, watched_pool_classes
 from planb.kubeconfig import Connection, KubeconfigError, load
 
 Obj = dict[str, Any]
@@ -183,30 +183,17 @@ class Kube:
         limits = self.limits
         if within is not None and within < limits.deadline_s:
             limits = replace(limits, deadline_s=within)
-        deadline = Deadline(limits.deadline_s)
-        answer: urllib3.BaseHTTPResponse | None = None
-        body: bytes | None = None
+
+        def send(per_read: urllib3.Timeout) -> urllib3.BaseHTTPResponse:
+            return self._send(method, url, payload, content_type, per_read, stream=True, accept=accept)
+
         try:
-            try:
-                with deadline:
-                    per_read = urllib3.Timeout(connect=limits.deadline_s, read=limits.deadline_s)
-                    answer = self._send(method, url, payload, content_type, per_read, stream=True, accept=accept)
-                if not declared_too_large(answer.headers.get("Content-Length"), limits.max_bytes):
-                    body = read_capped(answer.stream(CHUNK, decode_content=True), limits.max_bytes)
-            except (urllib3.exceptions.HTTPError, OSError) as exc:  # the body cut short (the headers': _send's)
-                raise KubeError(0, "answer cut short", f"{self._where()}: {method} {path}: {exc}") from exc
-        except KubeError as exc:
-            if deadline.finish():  # the deadline cut it: say so, not what the cut socket raised
-                raise self._too_slow(limits, method, path) from exc
-            raise
-        finally:
-            expired = deadline.finish()
-            if answer is not None:
-                if body is None or expired:
-                    answer.close()  # an answer not read to its end: the connection is not used again
-                answer.release_conn()
-        if expired:
-            raise self._too_slow(limits, method, path)
+            # The body cut short raises urllib3's or the OS's error (the headers': _send's KubeError).
+            answer, body = read_within(limits, send, (KubeError, urllib3.exceptions.HTTPError, OSError))
+        except DeadlinePassed as exc:  # the deadline cut it: say so, not what the cut socket raised
+            raise self._too_slow(limits, method, path) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise KubeError(0, "answer cut short", f"{self._where()}: {method} {path}: {exc}") from exc
         if body is None:
             raise KubeLimitError(
                 "size",

@@ -13,6 +13,8 @@ out, and an answer is held in memory whole, however large. Here:
   (`watched_pool_classes`), as a second descriptor of the same socket (`twin`), which the deadline closes when the
   request ends; shutting one descriptor down shuts the socket down for both.
 * `read_capped`: an answer's chunks joined, stopping at the cap.
+* `read_within`: one request sent and its answer read under both, the connection closed unless read whole (what
+  planb.kube and the advice poster, planb.regions.advice, share).
 
 planb.kube uses these for a client built with `Limits` (planb.regions.access.region_kube's); a client without keeps
 urllib3's per-read timeout and no cap (the operator's own API server: docs/regions.md, "A region's answers: a deadline
@@ -26,7 +28,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,3 +184,41 @@ def declared_too_large(content_length: str | None, max_bytes: int) -> bool:
         return content_length is not None and int(content_length) > max_bytes
     except ValueError:
         return False
+
+
+class DeadlinePassed(Exception):
+    """`read_within`: the deadline passed before the answer was read whole; the cause, if any, is what the shut socket
+    raised (the caller says "too slow", not that)."""
+
+
+def read_within(
+    limits: Limits,
+    send: Callable[[urllib3.Timeout], urllib3.BaseHTTPResponse],
+    cut: tuple[type[BaseException], ...],
+) -> tuple[urllib3.BaseHTTPResponse, bytes | None]:
+    """`send` (given the per-read timeout, its connection handing its socket to this request's Deadline) and the whole
+    body read in chunks: the answer and its body, None when it is over `limits.max_bytes` (declared or read). Raises
+    DeadlinePassed when the deadline passed first, also when it made `send` or the read raise one of `cut`; anything
+    else `send` or the read raised, as raised. An answer not read to its end is closed, so its connection is not used
+    again."""
+    deadline = Deadline(limits.deadline_s)
+    answer: urllib3.BaseHTTPResponse | None = None
+    body: bytes | None = None
+    try:
+        with deadline:
+            answer = send(urllib3.Timeout(connect=limits.deadline_s, read=limits.deadline_s))
+        if not declared_too_large(answer.headers.get("Content-Length"), limits.max_bytes):
+            body = read_capped(answer.stream(CHUNK, decode_content=True), limits.max_bytes)
+    except cut as exc:
+        if deadline.finish():
+            raise DeadlinePassed() from exc
+        raise
+    finally:
+        expired = deadline.finish()
+        if answer is not None:
+            if body is None or expired:
+                answer.close()  # an answer not read to its end: the connection is not used again
+            answer.release_conn()
+    if expired:
+        raise DeadlinePassed()
+    return answer, body

@@ -32,7 +32,7 @@ import urllib3
 
 from planb.errors import UsageError
 from planb.kube import KubeLimitError
-from planb.kube_limits import CHUNK, Deadline, Limits, declared_too_large, read_capped, watched_pool_classes
+from planb.kube_limits import DeadlinePassed, Limits, read_within, watched_pool_classes
 from planb.regions.kubeconfig import is_dns_subdomain
 from planb.regions.ledger import Key
 
@@ -188,33 +188,23 @@ def _capped_post(
 ) -> tuple[int, bytes]:
     """The answer's status and body, read in chunks under `limits` (as planb.kube reads a region's answers)."""
     where = f"--advice-url: POST {urllib.parse.urlsplit(url).path}"
-    deadline = Deadline(limits.deadline_s)
-    answer: urllib3.BaseHTTPResponse | None = None
-    data: bytes | None = None
+
+    def send(per_read: urllib3.Timeout) -> urllib3.BaseHTTPResponse:
+        return pool.request("POST", url, body=payload, headers=headers, timeout=per_read, preload_content=False)
+
     try:
-        with deadline:
-            per_read = urllib3.Timeout(connect=limits.deadline_s, read=limits.deadline_s)
-            answer = pool.request("POST", url, body=payload, headers=headers, timeout=per_read, preload_content=False)
-        if not declared_too_large(answer.headers.get("Content-Length"), limits.max_bytes):
-            data = read_capped(answer.stream(CHUNK, decode_content=True), limits.max_bytes)
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        if not deadline.finish():
-            raise OSError(str(exc)) from exc
-    finally:
-        expired = deadline.finish()
-        if answer is not None:
-            if data is None or expired:
-                answer.close()  # an answer not read to its end: the connection is not used again
-            answer.release_conn()
-    if expired:
+        answer, data = read_within(limits, send, (urllib3.exceptions.HTTPError, OSError))
+    except DeadlinePassed as exc:
         raise KubeLimitError(
             "deadline",
             "answer too slow",
             f"{where} was not answered whole within {limits.deadline_s:g} s, the deadline planb gives advice "
             "answers (one that answers slowly, even a byte at a time, would hold the keeper). Fix: see why the "
             "advice server or the network to it is slow",
-        )
-    if data is None or answer is None:
+        ) from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise OSError(str(exc)) from exc
+    if data is None:
         raise KubeLimitError(
             "size",
             "answer too large",
