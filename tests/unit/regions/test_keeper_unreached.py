@@ -4,11 +4,6 @@ Fakes from tests/support/unit/keeper_fakes.py; the token is a real JWT shape in 
 
 from __future__ import annotations
 
-import base64
-import json
-
-import yaml
-
 from planb.regions import decisions as d
 from planb.regions.keeper import KeeperSettings
 from planb.regions.unreached import token_expiry
@@ -23,16 +18,9 @@ from tests.support.unit.keeper_fakes import (
     released,
     ticks,
 )
+from tests.support.unit.region_tokens import jwt, kubeconfig_data
 
-PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 SECRET = "/api/v1/namespaces/kueue-system/secrets/a-multikueue"
-
-
-def jwt(exp: object) -> str:
-    def part(obj: object) -> str:
-        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
-
-    return f"{part({'alg': 'RS256'})}.{part({'exp': exp, 'sub': 'system:serviceaccount:x:y'})}.c2ln"
 
 
 def with_token(kube: FakeKube, token: str, message: str = "dial tcp: connection refused") -> FakeKube:
@@ -42,24 +30,7 @@ def with_token(kube: FakeKube, token: str, message: str = "dial tcp: connection 
         "clusterSource": {"kubeConfig": {"locationType": "Secret", "location": "a-multikueue"}}
     }
     kube.objects[path]["status"]["conditions"][0].update(reason="ClientConnectionFailed", message=message)
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "r",
-                "cluster": {
-                    "server": "https://203.0.113.7",
-                    "certificate-authority-data": base64.b64encode(PEM.encode()).decode(),
-                },
-            }
-        ],
-        "users": [{"name": "u", "user": {"token": token}}],
-        "contexts": [{"name": "c", "context": {"cluster": "r", "user": "u"}}],
-        "current-context": "c",
-    }
-    data = base64.b64encode(yaml.safe_dump(config).encode()).decode()
-    kube.objects[SECRET] = {"metadata": {"name": "a-multikueue"}, "data": {"kubeconfig": data}}
+    kube.objects[SECRET] = {"metadata": {"name": "a-multikueue"}, "data": kubeconfig_data(token)}
     return kube
 
 
@@ -74,7 +45,7 @@ def evicted(regions: dict[str, FakeKube], token: str, message: str = "dial tcp: 
 def test_a_region_whose_token_expired_is_not_quarantined_and_blocks_the_release(regions: dict[str, FakeKube]) -> None:
     """Fails on the code before issue 50's F1 fix: region a was quarantined at 10 s and the job released at 20 s,
     while a's nodes, out of the keeper's reach only because of the expired token, still ran it."""
-    kube = evicted(regions, jwt(1_000_000_000))
+    kube = evicted(regions, jwt(exp=1_000_000_000))
     said: list[str] = []
     clock = [0.0]
     ticks(make(kube, said, clock), clock, 0, 10, 20, 30)
@@ -104,7 +75,7 @@ def test_a_region_answering_401_is_not_quarantined(regions: dict[str, FakeKube])
 
 def test_a_region_whose_token_is_valid_is_still_lost(regions: dict[str, FakeKube]) -> None:
     """The control: a token valid until 9999 and a refused connection: the region is lost, as before."""
-    kube = evicted(regions, jwt(253402300000))
+    kube = evicted(regions, jwt(exp=253402300000))
     said: list[str] = []
     clock = [0.0]
     ticks(make(kube, said, clock), clock, 0, 10, 20)
@@ -113,8 +84,8 @@ def test_a_region_whose_token_is_valid_is_still_lost(regions: dict[str, FakeKube
 
 
 def test_a_tokens_expiry_is_read_only_from_a_jwt_with_a_numeric_exp() -> None:
-    assert token_expiry(jwt(1_000_000_000)) == 1_000_000_000.0
-    for token in ["abc", "a.b.c", jwt("soon"), jwt(True), jwt(None), "a.!!!.c"]:
+    assert token_expiry(jwt(exp=1_000_000_000)) == 1_000_000_000.0
+    for token in ["abc", "a.b.c", jwt(exp="soon"), jwt(exp=True), jwt(exp=None), "a.!!!.c"]:
         assert token_expiry(token) is None, token
 
 

@@ -8,13 +8,11 @@ writes them."""
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 
 from planb import paths
 from planb.kube import KubeError
@@ -22,42 +20,13 @@ from planb.status import cli as status_cli
 from planb.status import regions as status_regions
 from planb.status.lifecycle import parse_time
 from tests.support.shared import status_job
+from tests.support.unit.region_tokens import jwt, kubeconfig_data
 
 Obj = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
-PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 T = parse_time(status_job.NOW)
 DAY, HOUR = 86400.0, 3600.0
 FIX = "Fix: run playbooks/regions.yml, which renews the region tokens"
-
-
-def jwt(iat: float, exp: float) -> str:
-    def part(obj: object) -> str:
-        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
-
-    return (
-        f"{part({'alg': 'RS256'})}.{part({'iat': int(iat), 'exp': int(exp), 'sub': 'system:serviceaccount:x:y'})}.c2ln"
-    )
-
-
-def secret(token: str) -> Obj:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "r",
-                "cluster": {
-                    "server": "https://203.0.113.7",
-                    "certificate-authority-data": base64.b64encode(PEM.encode()).decode(),
-                },
-            }
-        ],
-        "users": [{"name": "u", "user": {"token": token}}],
-        "contexts": [{"name": "c", "context": {"cluster": "r", "user": "u"}}],
-        "current-context": "c",
-    }
-    return {"data": {"kubeconfig": base64.b64encode(yaml.safe_dump(config).encode()).decode()}}
 
 
 #: Region -> (iat, exp): the role's 7-day tokens 5 h and 3 days from lapsing, one lapsed 1 h ago, and two 600-s tokens
@@ -80,7 +49,7 @@ class ManagerKube(status_job.JobKube):
                 source = {"kubeConfig": {"locationType": "Secret", "location": f"{region}-multikueue"}}
                 return {"metadata": {"name": region}, "spec": {"clusterSource": source}}
             if path == f"/api/v1/namespaces/kueue-system/secrets/{region}-multikueue":
-                return secret(jwt(iat, exp))
+                return {"data": kubeconfig_data(jwt(iat=int(iat), exp=int(exp)))}
         return super().get(path, query)
 
 
