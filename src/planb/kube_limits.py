@@ -210,7 +210,9 @@ def read_within(
         if not declared_too_large(answer.headers.get("Content-Length"), limits.max_bytes):
             body = read_capped(answer.stream(CHUNK, decode_content=True), limits.max_bytes)
     except cut as exc:
-        if deadline.finish():
+        # Past the deadline's time, the deadline cut it even when the timer thread had not marked it yet: the
+        # per-read timeout is the deadline's own length, so under load the socket's timeout can fire first.
+        if deadline.finish() or deadline.remaining() == 0:
             raise DeadlinePassed() from exc
         raise
     finally:
