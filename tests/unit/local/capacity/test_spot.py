@@ -126,7 +126,7 @@ def test_the_notice_cordons_and_stamps_each_node_once() -> None:
             "PATCH",
             "/api/v1/nodes/n1",
             {
-                "metadata": {"annotations": {spot.NOTICE_ANNOTATION: "1970-01-01T00:33:20Z"}},
+                "metadata": {"annotations": {spot.NOTICE_ANNOTATION: "1970-01-01T00:33:20.000000Z"}},
                 "spec": {"unschedulable": True},
             },
         )
@@ -154,3 +154,13 @@ def test_after_the_notice_the_pods_fail_and_the_nodes_go_with_them() -> None:
     assert removed == ["/api/v1/namespaces/default/pods/w0", "/api/v1/namespaces/default/pods/gone"]
     # Before the notice period is over nothing goes.
     assert preemption.reclaim([_node("n2", noticed=1020.0)], 30.0, now=1049.0) == ([], 1050.0)
+
+
+def test_the_notice_period_counts_from_the_notice_to_the_microsecond() -> None:
+    """A notice stamped cut to the second made a node noticed at 1000.9 s go at 1030 s of a 30 s notice."""
+    preemption = spot.Preemption(FakeKube([]), lambda msg: None, lambda name, why: None)  # type: ignore[arg-type]
+    assert preemption.reclaim([_node("n1", noticed=1000.9)], 30.0, now=1030.4) == ([], 1030.9)
+    assert preemption.reclaim([_node("n1", noticed=1000.9)], 30.0, now=1030.9)[0] == ["n1"]
+    # A stamp without a fraction (an older simulator's) still reads.
+    old = {"metadata": {"name": "n2", "annotations": {spot.NOTICE_ANNOTATION: "1970-01-01T00:16:40Z"}}}
+    assert spot.noticed_at(old) == 1000.0
