@@ -3,6 +3,7 @@ TLS, the ports planb picks, the API server's flags and kwok's stages (planb.loca
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ SUBMITTER_CONTAINER = "ray-job-submitter"
 #: cache off (API_SERVER_ARGS) keeps the idle stack under 1 GiB. A GOMEMLIMIT instead would make the runtime collect
 #: without pause once the live heap passes it, as it does when a client first asks for the OpenAPI v2
 #: document of all CRDs (helm does, at its first install).
-GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": "75"}}
+#: A GOGC in the environment wins (the other components inherit it anyway): `make test` sets one, because there two
+#: loaded cores, not memory, are what is short (hack/test.sh).
+GO_RUNTIME_ENV = {"kube-apiserver": {"GOGC": os.environ.get("GOGC", "").strip() or "75"}}
 #: kube-apiserver's flags beyond kwokctl's. `--watch-cache-sizes=RESOURCE#0` turns the watch cache off for
 #: one resource (k8s.io/apiserver pkg/server/options/etcd.go, GetRESTOptions: a size of 0 leaves its storage
 #: undecorated by a cacher). The cache keeps every CRD decoded, and each of its earlier versions in its event
