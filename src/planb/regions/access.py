@@ -110,7 +110,7 @@ def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kub
 
 def region_connection(manager: Kube, region: str) -> tuple[Connection, str]:
     """The connection `region`'s kubeconfig Secret describes, and that Secret's name for messages (region_kube's
-    reading, nothing sent to the region); raises RegionAccessError. planb's policy (issue 50, F9): a region whose name
+    reading, nothing sent to the region); raises RegionAccessError. planb's policy: a region whose name
     is not a DNS-1123 subdomain, as a MultiKueueCluster's name is, is refused before anything is asked, because the
     name comes from objects others write (the MultiKueueConfig's clusters, the keeper's ConfigMap) and goes into a
     path, where quoting leaves ``..`` as it is."""

@@ -171,7 +171,7 @@ MULTIKUEUE_MANAGED_BY = "kueue.x-k8s.io/multikueue"
 
 def needs_release(rayjob: Obj) -> bool:
     """A RayJob Kueue has suspended whose status still reads active, so its Workload keeps its quota; only one that
-    MultiKueue manages. planb's policy (issue 50 review, 2026-12-05 finding 3): a RayJob KubeRay reconciles on the
+    MultiKueue manages. planb's policy: a RayJob KubeRay reconciles on the
     manager tears its own RayCluster down on suspend and would skip that when its status read Suspended, so the keeper
     never writes it, whatever a Workload's ownerReference (which whoever may write Workloads chooses) names."""
     spec = rayjob.get("spec") or {}
@@ -184,7 +184,7 @@ def release_patch(rayjob: Obj) -> Obj | None:
     """The merge patch to the manager RayJob's ``/status`` that releases its quota, preconditioned on the
     resourceVersion read (None when it has none: the keeper never sends an unconditional one).
 
-    planb's policy (issue 50 review F5): the precondition is the resourceVersion, never ``metadata.uid``, because on a
+    planb's policy: the precondition is the resourceVersion, never ``metadata.uid``, because on a
     custom resource's status subresource the API server replaces the patched object's metadata with the stored
     one before it validates (kubernetes/apiextensions-apiserver@v0.34.2
     pkg/registry/customresource/status_strategy.go#L66-L90, called by kubernetes/apiserver@v0.34.2
@@ -217,7 +217,7 @@ def unreadable(region: str, exc: Exception, unanswered: str = "answers Kueue but
 def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj]) -> list[Obj]:
     """Of a region's RayClusters (in the job's namespace), those made for its RayJob `rayjob`, whatever their origin
     label: KubeRay's originated-from labels name it, or a controller ownerReference of kind RayJob does (KubeRay
-    sets both, kuberay v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L969-L995; review F4 of issue 50).
+    sets both, kuberay v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L969-L995).
     Not by the RayJob's uid: the RayCluster outlives the RayJob Kueue deleted, and one an earlier RayJob of the name
     left still has pods; a false match only holds the release longer."""
 
@@ -380,7 +380,7 @@ def _not_home(home: Obj, region: str, in_config: bool) -> bool:
     """Whether the manager Workload's copy in `region` is stale: the Workload runs in another region, or it runs
     nowhere yet (no clusterName) and `region` is not in the MultiKueueConfig (`in_config` False).
 
-    planb's policy (review F3 of issue 50): a copy of a Workload still racing is live only in a region of the config,
+    planb's policy: a copy of a Workload still racing is live only in a region of the config,
     because Kueue reads and deletes copies only in the config's clusters (kueue@v0.19.2
     pkg/controller/admissionchecks/multikueue/workload.go#L293-L306, readGroup #L334-L363): a copy left in a region
     out of it is Kueue's to see again only once the region is back, and the earliest Admitted copy wins

@@ -205,7 +205,7 @@ class Dispatcher:
             kube = self._region(region)
             local = kube.get(f"{KUEUE}/namespaces/{_segment(namespace)}/localqueues/{_segment(queue)}")
             cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
-            # planb's policy (issue 50, F9): the name the region's LocalQueue gives goes into a URL only as a
+            # planb's policy: the name the region's LocalQueue gives goes into a URL only as a
             # Kubernetes name, quoted, because whoever may write that LocalQueue chooses it (``..`` reaches another
             # resource).
             cq = kube.get(f"{KUEUE}/clusterqueues/{_segment(str(cq_name))}") if cq_name else None

@@ -1,4 +1,4 @@
-"""How long the regions keeper waits after a region last held a job's RayJob or RayCluster (issue 50, F2).
+"""How long the regions keeper waits after a region last held a job's RayJob or RayCluster.
 
 KubeRay's ``Suspended`` waits for the RayCluster object only (ray-project/kuberay@v1.6.2
 ray-operator/controllers/ray/rayjob_controller.go#L369-L407, #L771-L807); the pods then run their

@@ -35,7 +35,7 @@ from planb.regions.unreached import manager_side
 __all__ = ["RELEASE_MARGIN_S", "Keeper", "KeeperSettings", "KeeperStateError"]
 
 RAY = "/apis/ray.io/v1"
-#: The most characters of one region line the keeper says once (planb.regions.leftovers.cap; issue 50, F3).
+#: The most characters of one region line the keeper says once (planb.regions.leftovers.cap).
 SAID_CHARS = 4096
 #: The default release_after: the largest terminationGracePeriodSeconds of the chart's workers over the catalog's
 #: profiles (planb.catalog.training; 75 s, its preStop save included) plus the margin; a job whose pods are given more
@@ -326,7 +326,7 @@ class Keeper:
         copies, orphans = d.stale_copies(region, workloads, homes, origin, check, listed=listed)
         rayjobs = kube.items(f"{RAY}/rayjobs")
         jobs, gone = d.stale_jobs(region, rayjobs, homes, origin, check, listed=listed)
-        mine = leftovers.dispatched(homes.values(), check)  # only a job's of this manager keeps it out (issue 50, F4)
+        mine = leftovers.dispatched(homes.values(), check)  # only a job's of this manager keeps it out
         listed_rcs = kube.items(f"{RAY}/rayclusters")
         rayclusters = leftovers.stale_rayclusters(listed_rcs, rayjobs, [*jobs, *gone], origin, mine)
         names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)

@@ -92,9 +92,9 @@ def stale_rayclusters(
       among the region's `rayjobs` but as a stale one: by the reference's uid, else by namespace and name. A keeper
       restarted after it deleted the RayJob finds its RayCluster so.
 
-    planb's policy (issue 50, keeper finding 2): never by name alone, because a RayCluster of the same name that
-    another party made, for a RayJob of its own, would keep the region out for as long as it lives. planb's policy
-    (issue 50, F4): never by the origin label or an owner's uid alone either, because a region's user can copy the
+    planb's policy: never by name alone, because a RayCluster of the same name that
+    another party made, for a RayJob of its own, would keep the region out for as long as it lives. planb's policy:
+    never by the origin label or an owner's uid alone either, because a region's user can copy the
     label (and make a RayJob carrying it, whose RayCluster KubeRay then makes) in any namespace, and would keep the
     region out for as long as they like; only one of a job this manager dispatched, in that job's namespace, does.
     What that leaves out: a RayCluster of a job whose manager Workload is gone; the keeper still waits the grace of

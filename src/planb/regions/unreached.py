@@ -1,4 +1,4 @@
-"""Why a region Kueue does not reach is not taken as lost: the cause is on the manager's side (issue 50, F1).
+"""Why a region Kueue does not reach is not taken as lost: the cause is on the manager's side.
 
 Kueue turns a MultiKueueCluster's ``Active`` False on any failed connection (kubernetes-sigs/kueue@v0.19.2
 pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L911-L918), its own token's expiry included. The

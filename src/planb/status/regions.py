@@ -204,5 +204,5 @@ def _read(region: str, copy: Obj) -> RegionCopy:
 
 def _one_line(text: str) -> str:
     """Region-derived text (a check's message, a rung, why it is unreadable) escaped on one line, newline included:
-    a region's text cannot add a line to `planb status` (issue 50, F5)."""
+    a region's text cannot add a line to `planb status`."""
     return printable(text, one_line=True)
