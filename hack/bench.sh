@@ -81,7 +81,7 @@ PY
   measure "make demo (warm tools)" make demo
 }
 
-# Regions (issue 38; BENCHMARKS.md "Regions"): the four stacks' start and idle memory, then the demo's runs.
+# Regions (docs/regions.md; BENCHMARKS.md "Regions"): the four stacks' start and idle memory, then the demo's runs.
 regions_figures() {
   planb local down >/dev/null 2>&1 || true
   planb local down --regions >/dev/null 2>&1 || true

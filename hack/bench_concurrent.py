@@ -6,7 +6,8 @@ share on the preferred rung, steps lost, goodput.
 Needs the local stack up (`planb local up`) with a Kueue that has the ConcurrentAdmission gate on for
 the concurrent runs (`planb_ladder_mode=concurrent`). Three columns (--modes): `sequential` and
 `concurrent`, each with train.py's save on notice off (PLANB_SAVE_ON_NOTICE=0: SIGTERM ends it at once, as
-before issue 37), and `concurrent+save`, the concurrent ladder with save on notice on (train.py's default).
+before train.py saved on notice), and `concurrent+save`, the concurrent ladder with save on notice on (train.py's
+default).
 For each ladder mode it converges site.yml once with the four-rung ladder (reservation, on-demand, DWS,
 Spot; one slice each, as tests/e2e/conftest.py FOUR) and `-e planb_ladder_mode=<mode>` (the two concurrent
 columns share it), waits until no Spot or DWS node of an earlier run is left, then plays the same trace:

@@ -1,4 +1,4 @@
-"""Advice-ordered dispatch against today's race and an oracle, on seeded stockout traces (issue 54, item 4).
+"""Advice-ordered dispatch against today's race and an oracle, on seeded stockout traces.
 
     .venv/bin/python hack/bench_dispatch.py                  # the table (BENCHMARKS.md, "Dispatch")
     .venv/bin/python hack/bench_dispatch.py --update BENCHMARKS.md   # the same, written between its markers

@@ -1,4 +1,4 @@
-"""hack/bench_dispatch.py's seeded stockout traces, and Google's advice as a noisy forecast of them (issue 54).
+"""hack/bench_dispatch.py's seeded stockout traces, and Google's advice as a noisy forecast of them.
 
 **The trace** (``Trace``, all of it from ``--seed``). Regions ``REGIONS`` by rungs ``--rungs`` (each region's ladder
 in that order), one shape. Time runs in 10-minute slots. Each pair (region, rung) has a true grant probability per

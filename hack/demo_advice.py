@@ -1,4 +1,4 @@
-"""`PLANB_DEMO_SCENARIO=advice make demo`: advice-ordered dispatch across three regions (issue 54, item 5).
+"""`PLANB_DEMO_SCENARIO=advice make demo`: advice-ordered dispatch across three regions.
 
 1. `planb local up --regions 3`: the MultiKueue manager and three regions (us-east5, europe-west4, asia-northeast1),
    each a local stack of its own (planb.local.regions);

@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         moves = [line.split(": ", 1)[1] for line in shown.splitlines() if line.strip().startswith("migrated at ")]
         if [m.split(" (")[0] for m in moves] != ["spot -> dws", "dws -> reserved"]:
             raise DemoError(f"planb status shows the migrations {moves}, not spot -> dws -> reserved")
-        # No step lost (issue 37): Kueue's eviction reaches train.py as SIGTERM (KubeRay deletes the variant's pods),
+        # No step lost: Kueue's eviction reaches train.py as SIGTERM (KubeRay deletes the variant's pods),
         # and train.py saves at the next step boundary; only the step in flight when the signal came may be lost.
         resumed = logs.resumed()
         lost = [int(line.split("; ")[1].split()[0]) for line in resumed]

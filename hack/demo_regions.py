@@ -1,4 +1,4 @@
-"""`PLANB_DEMO_SCENARIO=regions make demo`: a job goes to the region whose DWS request GKE grants (issue 38).
+"""`PLANB_DEMO_SCENARIO=regions make demo`: a job goes to the region whose DWS request GKE grants.
 
 1. `planb local up --regions 3`: the MultiKueue manager and three regions (us-east5, europe-west4, asia-northeast1),
    each a local stack of its own (planb.local.regions);
@@ -12,8 +12,9 @@
    region, the job runs within ``--grant-delay`` + 60 s of its submission, and the losing regions hold no copy
    and no ProvisioningRequest of it within 30 s after the win, and `planb status` on the manager names the
    winner and the regions that lost;
-5. two of issue 38's failure paths: every region stocked out (the job runs nowhere, and `planb status` says each
-   region waits), and one region's request failing after dispatch while another grants (the job runs there).
+5. two of the regions' failure paths (docs/regions.md, "Failure paths"): every region stocked out (the job runs
+   nowhere, and `planb status` says each region waits), and one region's request failing after dispatch while
+   another grants (the job runs there).
    After every run the job is uninstalled on the manager, and no Workload, RayJob or ProvisioningRequest of it
    may be left in any region.
 
@@ -52,7 +53,7 @@ def one_run(number: int, manager: Member, workers: list[Member], grant_delay: fl
 
 
 def failure_paths(manager: Member, workers: list[Member], grant_delay: float) -> int:
-    """Issue 38's failure paths that need no more than Kueue and these switches; how many passed (of two)."""
+    """The regions' failure paths that need no more than Kueue and these switches; how many passed (of two)."""
     first, second, third = workers
     say("failure path: every region stocked out - the job waits, and planb status says so for each region")
     stocked_out = checked(manager, workers, {m.name: NEVER for m in workers}, None, grant_delay)

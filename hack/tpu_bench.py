@@ -62,7 +62,7 @@ PROFILE = size(1024, 12, 8, 1024, 16)
 LARGE = size(2048, 8, 16, 2048, 8)
 #: A training state over half of the chip's HBM: 738 M parameters x 12 bytes (float32 weights, Adam's two moments).
 HALF_HBM = size(2048, 12, 16, 1024, 4, "full")
-#: The sizes that did not fit before rematerialisation (issue 49's table).
+#: The sizes that did not fit before rematerialisation (BENCHMARKS.md, "TPU v5e, one chip": "did not fit").
 TABLE = {
     "d2048-l8-seq2048-b8": LARGE,
     "d1536-l12-seq1024-b16": size(1536, 12, 12, 1024, 16, "minimal"),

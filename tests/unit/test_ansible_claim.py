@@ -1,4 +1,4 @@
-"""The ansible-core and Python versions planb.gke claims are the ones its code needs (issue 52, item 2).
+"""The ansible-core and Python versions planb.gke claims are the ones its code needs.
 
 Every API module's action (``plugins/plugin_utils/in_worker.py``) reaches into ansible-core's internals, which move
 between releases without notice. ``INTERNALS`` names each private name the collection's plugins use and the first

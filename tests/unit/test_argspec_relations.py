@@ -1,4 +1,4 @@
-"""planb.gke's options' relations are declared in the argument specs (issue 52, item 6): AnsibleModule refuses each
+"""planb.gke's options' relations are declared in the argument specs: AnsibleModule refuses each
 combination they rule out before any of planb's code runs, so before any API call, and gke_cluster's and
 gke_node_pool's validate_only action (answered on the controller) refuses it the same way.
 

@@ -1,4 +1,4 @@
-"""No hand-written Python file is over 400 lines (issue 34): a module that grows past it is split by what it holds.
+"""No hand-written Python file is over 400 lines: a module that grows past it is split by what it holds.
 
 Generated files say so in their first lines ("Do not edit") and are left out: the catalog's facts in the
 collection, its copies of planb's standard-library modules. The chart's copies of training/ and the failover

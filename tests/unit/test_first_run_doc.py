@@ -1,4 +1,4 @@
-"""docs/first-run.md's rule (issue 35): every step an operator takes is either tested here, with the test named, or
+"""docs/first-run.md's rule: every step an operator takes is either tested here, with the test named, or
 marked Google-only; and every test it names exists."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_every_test_the_page_names_exists() -> None:
 
 
 def test_the_spot_notice_paragraph_is_the_catalog_s() -> None:
-    """Issue 50, item 10: the 120 s Spot notice, its GKE version and its fields, as planb.catalog.versions holds
+    """The 120 s Spot notice, its GKE version and its fields, as planb.catalog.versions holds
     them (the capacity simulator runs the same function)."""
     from planb.catalog import versions
 

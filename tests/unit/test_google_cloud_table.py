@@ -1,4 +1,4 @@
-"""DEVELOPING.md's google.cloud table holds for the google.cloud the pinned Ansible bundle installs (issue 52, item 8).
+"""DEVELOPING.md's google.cloud table holds for the google.cloud the pinned Ansible bundle installs.
 
 The section "Why planb ships its own GKE modules (google.cloud compared)" says, need by need, what google.cloud's
 four overlapping modules have, and why planb.gke ships its own. This test reads the table between its markers and

@@ -1,4 +1,4 @@
-"""kubectl's habits (issue 52, item 5): every KUBECONFIG file merged, --context, and -n from the context.
+"""kubectl's habits: every KUBECONFIG file merged, --context, and -n from the context.
 
 client-go's loader (tools/clientcmd/loader.go, ClientConfigLoadingRules.Load) merges KUBECONFIG's list in order: a
 file that does not exist is skipped, the first current-context set wins, an entry (cluster, user, context) of a

@@ -1,4 +1,4 @@
-"""The licence planb is published under, said once and the same everywhere (issue 52, item 3).
+"""The licence planb is published under, said once and the same everywhere.
 
 galaxy.yml has said Apache-2.0 from the start; the repository and the collection carry the licence's text, and
 pyproject.toml says it in PEP 639's terms, with the readme and the project's home that Chart.yaml and galaxy.yml

@@ -1,4 +1,4 @@
-"""Tests match their tier (issue 53): no file under tests/ imports another tier's support.
+"""Tests match their tier: no file under tests/ imports another tier's support.
 
 tests/support is split by who uses a helper, and each file under tests/ may import only these of its packages:
 

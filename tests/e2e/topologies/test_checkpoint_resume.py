@@ -123,7 +123,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     assert len(logs) == 2, logs
     resumed = logs[-1].read_text(errors="replace")
     assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed, resumed[-3000:]
-    # No step lost (issue 37, DWS): the run's end (its request's max run duration, here set to now) takes the nodes,
+    # No step lost (DWS): the run's end (its request's max run duration, here set to now) takes the nodes,
     # their pods are stopped with SIGTERM (the stand-in stops the payload so), and train.py saves at the next step
     # boundary before it exits; only the step in flight may be lost. train.py's own resume line says how many.
     lost = re.search(r"resumed from checkpoint step (\d+); (\d+) step\(s\) lost", resumed)

@@ -127,7 +127,7 @@ def _refusal(kube: Kube, job: str) -> str:
 
 
 def test_a_job_of_another_shape_is_never_admitted_and_status_says_why(site: Path, helm: Run) -> None:
-    """issue 35: a job rendered for tpu-v6e-2x4 on the site's tpu-v6e-4x4 queues used to get plan A's quota and
+    """A job rendered for tpu-v6e-2x4 on the site's tpu-v6e-4x4 queues used to get plan A's quota and
     wait forever for nodes. The plan flavors select the profile's accelerator labels, so Kueue finds no flavor for
     its workers (kueue v0.19.2 flavorassigner.go checkFlavorForPodSets: "flavor %s doesn't match node affinity"),
     holds no quota for it, and admits a job of the right shape behind it."""

@@ -1,5 +1,5 @@
-"""The queues release's record of the KubeRay operator follows the cluster at the next run of the kueue playbook
-(issue 51, item 4): the kueue_queues role reads what the record rests on and passes it as queues.kuberay.observed, so
+"""The queues release's record of the KubeRay operator follows the cluster at the next run of the kueue playbook:
+the kueue_queues role reads what the record rests on and passes it as queues.kuberay.observed, so
 a changed operator upgrades the release, which reads the cluster again. Here the stack switches to the hosted layout
 (GKE's Ray Operator add-on: the CRDs, no operator Deployment; planb.local.stack.kuberay_layout) after the `site`
 converge, and one run of playbooks/kueue.yml records it. That an unchanged operator changes

@@ -167,7 +167,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     resumed = job_logs("job-2", since)[-1]
     wait_until(lambda: "Resumed from checkpoint" in resumed.read_text(errors="replace"), "the retry to resume", 90)
     assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed.read_text(errors="replace")
-    # No step lost (issue 37): the stand-in stops the payload with SIGTERM when its workers go, as the kubelet stops
+    # No step lost: the stand-in stops the payload with SIGTERM when its workers go, as the kubelet stops
     # a preempted node's pods (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms#termination), and
     # train.py saves at the next step boundary before it exits. The step in flight when the signal came may be lost.
     wait_until(lambda: "step(s) lost" in resumed.read_text(errors="replace"), "the retry's resume line", 30)

@@ -1,4 +1,4 @@
-"""Issue 38's failure paths on one multi-region topology (tests/support/e2e/regions_topology.py): the e2e stack as the
+"""The regions' failure paths on one multi-region topology (tests/support/e2e/regions_topology.py): the e2e stack as the
 MultiKueue manager, us-east5 and europe-west4 as regions, each on the real Kueue v0.19.2 with a DWS-only ladder.
 
 Each test sets the regions' DWS switches, installs job-1 on the manager with the unchanged chart
@@ -91,7 +91,7 @@ def race_to(
 
 def test_the_managers_cluster_queue_admits_only_its_local_queue_namespace(regions: list[Member]) -> None:
     """docs/security.md: the manager's ClusterQueue admits only the LocalQueue's namespace, the one namespace where
-    the region token may write (issue 50, item 6); an empty selector would admit a LocalQueue of any namespace."""
+    the region token may write; an empty selector would admit a LocalQueue of any namespace."""
     queue = Kube(paths.local_kubeconfig()).get(f"{KUEUE}/clusterqueues/cluster-queue")
     assert queue["spec"]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "default"}}, queue
 
@@ -116,7 +116,7 @@ def test_the_keepers_deployment_runs_planb_regions_keep_with_the_rights_it_uses_
     assert keeper["securityContext"]["readOnlyRootFilesystem"] is True, keeper["securityContext"]
     assert keeper["securityContext"]["capabilities"] == {"drop": ["ALL"]}, keeper["securityContext"]
     assert keeper["resources"]["limits"]["memory"], keeper["resources"]
-    # No kubeconfig from a ConfigMap (issue 50): one names a command to run and the server the token goes to, so
+    # No kubeconfig from a ConfigMap: one names a command to run and the server the token goes to, so
     # whoever may write ConfigMaps in Kueue's namespace would run code as the keeper; the pod's own ServiceAccount.
     assert "--in-cluster" in keeper["args"] and not any(a.startswith("--kubeconfig") for a in keeper["args"]), keeper
     assert not [v for v in pod.get("volumes") or [] if "configMap" in v or "secret" in v], pod.get("volumes")

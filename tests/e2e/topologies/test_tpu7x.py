@@ -5,7 +5,7 @@ not by a topology on the pool, and labels the nodes with the policy's accelerato
 (cloud.google.com/gke-tpu-topology), which the job chart's workers select. The seed's topology is tpu-v6e-4x4, so
 this test adds one TPU7x pool beside it, as plan A (label planb.dev/plan=on-demand), through the emulator's REST API
 as any GKE client would, and removes it again; no converge is added. The seed's flavors select the tpu-v6e-4x4 shape
-as well as the plan, so a TPU7x job matches none of them (issue 35): the test installs the queues chart a second time
+as well as the plan, so a TPU7x job matches none of them: the test installs the queues chart a second time
 for the tpu7x-2x2x2 profile, under names of its own (plan A only), and submits the job to that queue.
 """
 

@@ -1,4 +1,4 @@
-"""The Ray add-on, decided (issue 51, item 4): the queues release reads where the KubeRay operator runs and at which
+"""The Ray add-on, decided: the queues release reads where the KubeRay operator runs and at which
 version, and a job release sets its NetworkPolicy's operator peer and checks `job.rayAuth` against that record, or is
 refused naming the fix, before anything of it is created.
 

@@ -5,7 +5,7 @@ outside the checkout, against the GKE emulator set up as a locked-down project: 
 and the preemptible quota DWS flex-start pools consume is 0.
 
 Preflight refuses first, naming the right and its role, with nothing written; once the emulator grants it, the play
-converges the cluster and plan A and names plan B's pool, which waits for the preemptible quota (issue 51: quota gates
+converges the cluster and plan A and names plan B's pool, which waits for the preemptible quota (quota gates
 the pools that draw on it, not the cluster); once that is granted too, the pool is created, and after GKE upgrades
 the cluster on its release channel a further run changes nothing (GKE_VERSION is a floor). What the emulator does
 not model of a locked-down project (an organisation policy that forbids the default network or external IPs) is
@@ -103,7 +103,7 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         assert emulator.writes() == []
 
         _switch(emulator, "/planb/v1/permissions", {"project": PROJECT, "permission": WITHHELD, "granted": True})
-        # The preemptible quota gates plan B's pool, not the CPU cluster (issue 51, item 2): the run converges the
+        # The preemptible quota gates plan B's pool, not the CPU cluster: the run converges the
         # cluster and plan A, and names the pool that waits for Google's approval with the request link.
         quota_short = play()
         out = " ".join((quota_short.stdout + quota_short.stderr).split())
@@ -135,7 +135,7 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
             "certificate-authority-data": served["masterAuth"]["clusterCaCertificate"],
         }
         assert written["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
-        # GKE upgrades the cluster on its release channel between two runs (issue 51, item 3): GKE_VERSION is a floor,
+        # GKE upgrades the cluster on its release channel between two runs: GKE_VERSION is a floor,
         # so the next run changes nothing.
         _switch(emulator, "/planb/v1/upgrades", {"cluster": where.removeprefix("/v1/"), "version": "1.35"})
         writes = len(emulator.writes())

@@ -1,4 +1,4 @@
-"""The day-0 check (planb.gke.gcp_project_check) with private nodes (issue 51, item 6): Cloud NAT required and read
+"""The day-0 check (planb.gke.gcp_project_check) with private nodes: Cloud NAT required and read
 with Compute Engine's routers.list (compute.v1.json, served by gke_emulator.project_setup), and the firewall rule
 Kueue's webhook needs with a private control plane named in the report.
 

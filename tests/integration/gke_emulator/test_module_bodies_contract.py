@@ -141,7 +141,7 @@ def test_the_cluster_create_body_validates(workload_identity: bool, modules: Mod
 
 
 def test_the_org_policy_safe_cluster_body_validates(modules: ModuleRunner) -> None:
-    """Shielded GKE Nodes, default-pool's secure boot and a Shared VPC's secondary ranges (issue 51, item 6)."""
+    """Shielded GKE Nodes, default-pool's secure boot and a Shared VPC's secondary ranges: the org-policy-safe body."""
     args = {
         "name": CLUSTER,
         "version": "1.34",

@@ -1,4 +1,4 @@
-"""Org-policy-safe bodies (issue 51, item 6): Shielded GKE Nodes with secure boot on every pool, and a Shared VPC's
+"""Org-policy-safe bodies: Shielded GKE Nodes with secure boot on every pool, and a Shared VPC's
 secondary ranges by name, sent by gke_cluster and gke_node_pool and kept by the emulator as container v1 describes them.
 
 * Secure boot: GKE leaves it off unless a pool turns it on

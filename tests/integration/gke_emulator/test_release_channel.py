@@ -52,7 +52,7 @@ def test_the_rule_cites_googles_reference() -> None:
 def test_the_version_is_a_floor_a_cluster_gke_upgraded_is_left_there(
     modules: ModuleRunner, emulator: RunningEmulator
 ) -> None:
-    """issue 51, item 3: GKE upgrades a channel's clusters by itself (gke_emulator.upgrades.auto_upgrade cites the
+    """GKE upgrades a channel's clusters by itself (gke_emulator.upgrades.auto_upgrade cites the
     pages), so gke_cluster's version is a minimum: a cluster above it changes nothing, one below it is upgraded to
     it."""
     assert modules.run("gke_cluster", CLUSTER_ARGS)["changed"]

@@ -139,7 +139,7 @@ QUOTA_PROJECT = "billing-project"
 def test_a_quota_project_is_checked_for_the_right_to_bill_it(
     project_modules: ProjectRunner, emulator: RunningEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Issue 50, item 10: every call names the quota project (x-goog-user-project), which Google refuses unless the
+    # Every call names the quota project (x-goog-user-project), which Google refuses unless the
     # caller holds serviceusage.services.use there, so the rights check asks for it on that project.
     monkeypatch.delenv("GOOGLE_CLOUD_QUOTA_PROJECT", raising=False)
     modules = project_modules

@@ -1,4 +1,4 @@
-"""planb's wheel works alone (issue 52, item 1): installed into a fresh venv, outside the checkout, its CLI answers.
+"""planb's wheel works alone: installed into a fresh venv, outside the checkout, its CLI answers.
 
 The wheel is built from a copy of the files setuptools reads (``src/``, ``pyproject.toml``, the readme, the licence
 and training/requirements.txt, which ``src/planb/catalog/training-requirements.txt`` links to), never in the

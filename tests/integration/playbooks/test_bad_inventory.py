@@ -139,7 +139,7 @@ def test_a_region_of_a_multikueue_manager_with_an_on_demand_rung_is_refused_befo
 
 
 def test_a_region_of_a_multikueue_manager_with_failover_on_is_refused_before_any_change(tmp_path: Path) -> None:
-    """Issue 50, item 9: a region's failover controller would move the manager's copies by editing their spec, which
+    """A region's failover controller would move the manager's copies by editing their spec, which
     makes Kueue on the manager delete them (docs/regions.md, option C, point 3): refused in that region at the first
     play, with planb's policy and the fix; nothing is asked of any GKE API."""
     limit = ["--limit", "manager,us-east5"]
@@ -159,7 +159,7 @@ def test_a_region_of_a_multikueue_manager_with_failover_on_is_refused_before_any
 
 
 def test_a_dws_rung_outside_gkes_flex_start_zones_is_refused_by_name_with_the_page(emulator: RunningEmulator) -> None:
-    """Issue 51, item 5: the tutorial's ladder (on-demand, then DWS) in europe-west4-a, a zone with TPU v6e but not
+    """The tutorial's ladder (on-demand, then DWS) in europe-west4-a, a zone with TPU v6e but not
     one GKE's flex-start page lists for it: the DWS pool is refused by name with the page and its date, as Google's
     requirement, before any API call, and the emulator receives no write."""
     from planb.catalog import zones

@@ -204,7 +204,7 @@ def _pools(emulator: RunningEmulator) -> list[str]:
 
 
 def test_playbook_quota_too_low_gates_plan_a_s_pool_not_the_cluster(emulator: RunningEmulator, tmp_path: Path) -> None:
-    """issue 51, item 2: the CPU cluster does not wait for accelerator quota; the pool that draws on it does."""
+    """The CPU cluster does not wait for accelerator quota; the pool that draws on it does."""
     _set_quota(emulator, 8)
     rc, out = _play(emulator, tmp_path)
     assert rc == 0, out[-3000:]

@@ -119,7 +119,7 @@ def test_playbook_regional_cluster_with_tpu_zone_reconverges_after_gke_upgrades_
     accelerator = [p for name, p in pools.items() if name != "default-pool"]
     assert accelerator and all(p["locations"] == ["us-east5-b"] for p in accelerator)
     # Between the two runs GKE upgrades the cluster on its release channel, unasked (1.34 -> 1.35): GKE_VERSION is a
-    # floor, so the next run leaves it there, changing nothing and sending no write (issue 51, item 3).
+    # floor, so the next run leaves it there, changing nothing and sending no write.
     cluster = f"projects/planb-local/locations/us-east5/clusters/{list_clusters(state)[0]['name']}"
     assert call(emulator, "POST", "/planb/v1/upgrades", {"cluster": cluster, "version": "1.35"})[0] == 200
     writes = len(emulator.writes())

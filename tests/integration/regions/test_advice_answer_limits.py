@@ -1,4 +1,4 @@
-"""Google's advice.capacity answer is read under planb's caps (issue 50, F9): an overall deadline and a decoded size
+"""Google's advice.capacity answer is read under planb's caps: an overall deadline and a decoded size
 cap (planb.regions.advice.ADVICE_LIMITS, read as planb.kube_limits reads a region's answers). An answer too large or
 too slow is no advice for the pair, with why, never a keeper held or its memory filled; one within them is read as
 before. Servers on 127.0.0.1, run by the test (tests/support/integration/loopback_json.py)."""

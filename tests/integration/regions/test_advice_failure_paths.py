@@ -1,4 +1,4 @@
-"""Advice-ordered dispatch's failure paths (issue 54), with the GKE emulator's real ``advice.capacity`` answers.
+"""Advice-ordered dispatch's failure paths, with the GKE emulator's real ``advice.capacity`` answers.
 
 The policy (planb.regions.advice_order) plans from what ``planb.regions.advice.ask`` reads off the emulator's HTTP API
 (compute v1 ``compute.advice.capacity``, scored by planb's model of the capacity signals), the offer is walked with

@@ -1,4 +1,4 @@
-"""The keeper's nomination against a real kube-apiserver with Kueue v0.19.2's Workload CRD (issue 54, item 2): why it
+"""The keeper's nomination against a real kube-apiserver with Kueue v0.19.2's Workload CRD: why it
 applies as ``kueue-admission`` (planb.regions.dispatch, docs/regions.md "Advice-ordered dispatch in a cluster").
 
 Kueue's page says an External dispatcher that writes ``nominatedClusterNames`` under another field manager leaves

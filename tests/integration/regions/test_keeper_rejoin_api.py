@@ -1,4 +1,4 @@
-"""The regions keeper's rejoin on a real kube-apiserver (issue 50, keeper findings 1-3): a quarantined region comes
+"""The regions keeper's rejoin on a real kube-apiserver: a quarantined region comes
 back only once the RayCluster of a stale RayJob is gone, also for a keeper restarted after it deleted that RayJob; a
 RayCluster of the same name made for another RayJob does not keep it out; an object stuck on a finalizer is said and
 ``planb status`` shows what the region waits for.

@@ -1,6 +1,6 @@
 """The multikueue role's worker part (tasks/worker.yml) on a real API server: the region token it hands the manager
 expires, is renewed, reads cluster-wide and writes only in the LocalQueue's namespace, and never shows in -v output,
-in plain text or base64-encoded (issue 50, items 2 and 3; docs/security.md, "The region token").
+in plain text or base64-encoded (docs/security.md, "The region token").
 
 One throwaway etcd, kube-apiserver and kube-controller-manager on free loopback ports (the controller manager fills
 legacy token Secrets and publishes kube-root-ca.crt, as on GKE) serves as both the worker and the manager. It starts
@@ -46,7 +46,7 @@ PLAYBOOK = """\
         tasks_from: worker.yml
 """
 
-#: What the multikueue role made on a worker before issue 50: a token Secret that never expires, and writes anywhere.
+#: What the multikueue role made on a worker at first: a token Secret that never expires, and writes anywhere.
 EARLIER = f"""\
 apiVersion: v1
 kind: ServiceAccount
@@ -260,7 +260,7 @@ def test_a_run_renews_a_token_that_nears_its_expiry_and_prints_it_nowhere(conver
 def test_a_planted_token_that_claims_the_account_is_replaced(converged: Converged, tmp_path: Path) -> None:
     """Whoever may write the manager's Secret plants a token whose unsigned claims name the ServiceAccount's uid and
     a far expiry (its signature no longer matches): the worker's API server does not authenticate it, so the next
-    run replaces it instead of keeping it as fresh (issue 50 re-read, finding 4)."""
+    run replaces it instead of keeping it as fresh."""
     current = token_of(converged.kubeconfig)
     head, _, signature = current.split(".")
     said = claims(current)
@@ -306,7 +306,7 @@ subjects: [{{kind: ServiceAccount, name: operator, namespace: {NAMESPACE}}}]
 def test_a_worker_kubeconfig_that_may_not_create_tokenreviews_is_said_without_the_token(
     converged: Converged, tmp_path: Path
 ) -> None:
-    """Keeper finding 4 of issue 50: the role checks the stored token with a TokenReview, a no_log task; run with a
+    """The role checks the stored token with a TokenReview, a no_log task; run with a
     worker kubeconfig whose identity may do everything else, it stops and says what is missing and the fix, and
     prints no token in any form."""
     kubectl(converged.kubeconfig, "apply", "-f", "-", stdin=OPERATOR)

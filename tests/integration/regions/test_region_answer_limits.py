@@ -1,5 +1,5 @@
 """A region's API server that answers slowly or hugely costs that region one tick, never the keeper or `planb status`
-(issue 50: a slow or huge answer from a region stalled both). Each request to a region has an overall deadline and a
+(before, a slow or huge answer from a region stalled both). Each request to a region has an overall deadline and a
 size cap (planb.kube_limits, set by $PLANB_REGION_DEADLINE_S and $PLANB_REGION_MAX_BYTES; here 1 s and 64 KiB for the
 region a test makes slow or huge); urllib3's read timeout alone bounds each socket read, so a server sending a byte
 every 0.2 s never timed out.

@@ -1,4 +1,4 @@
-"""Issue 50, F8: an API server's 3xx is no success. planb follows no redirect (urllib3 retries=False); before, a 302
+"""An API server's 3xx is no success. planb follows no redirect (urllib3 retries=False); before, a 302
 read as `{}`, so a list of a region's RayClusters read as none (the unsafe side for the keeper's release). Now any
 status outside 200-299 raises KubeError naming the status. The server is on 127.0.0.1, run by the test."""
 

@@ -1,5 +1,5 @@
-"""What a merge patch to a custom resource's ``/status`` takes as a precondition on a real kube-apiserver (issue 50
-review F5): the keeper's release patch (planb.regions.decisions.release_patch) suspends the manager RayJob through its
+"""What a merge patch to a custom resource's ``/status`` takes as a precondition on a real kube-apiserver:
+the keeper's release patch (planb.regions.decisions.release_patch) suspends the manager RayJob through its
 status subresource, and must not suspend a RayJob recreated under the name meanwhile.
 
 The API server replaces the patched object's metadata with the stored one on a custom resource's status update

@@ -1,6 +1,6 @@
-"""The `regions` topology (issue 38, item 5): the e2e session's stack as the MultiKueue manager and two regions beside
-it, us-east5 and europe-west4 (planb.local.regions: each a local stack of its own, ports +100 and +200), all three
-converged by one site.yml run on inventories/regions (planb.local.regions_race.converge).
+"""The `regions` topology, for the regions' failure paths: the e2e session's stack as the MultiKueue manager and two
+regions beside it, us-east5 and europe-west4 (planb.local.regions: each a local stack of its own, ports +100 and
++200), all three converged by one site.yml run on inventories/regions (planb.local.regions_race.converge).
 
 It comes last among the topologies (TOPOLOGY_ORDER): the manager gives up the ladder's queues for MultiKueue's, as
 Google's manager cluster runs no ladder of its own. The two regions start when the first regions test asks for

@@ -1,4 +1,4 @@
-"""GKE's flex-start zones (issue 51, item 5): carried with their page and date, a DWS rung outside them is refused as
+"""GKE's flex-start zones: carried with their page and date, a DWS rung outside them is refused as
 Google's requirement (not planb's policy), and the shipped inventories put every DWS rung inside them."""
 
 from __future__ import annotations

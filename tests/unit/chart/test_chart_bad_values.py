@@ -275,7 +275,7 @@ DIGEST = "sha256:" + "0123456789abcdef" * 4
 
 @pytest.mark.parametrize("key", ["job.image", "job.test.image"])
 def test_an_image_may_be_pinned_by_digest_and_a_malformed_digest_is_refused(helm: Helm, key: str) -> None:
-    # Issue 50, item 7: NAME[:TAG]@sha256:<64 hex digits> renders, as a tag alone does (NOTES warn of that).
+    # NAME[:TAG]@sha256:<64 hex digits> renders, as a tag alone does (NOTES warn of that).
     for image in (f"rayproject/ray:2.53.0-py311@{DIGEST}", f"rayproject/ray@{DIGEST}", "rayproject/ray:2.53.0-py311"):
         done = helm("template", "job-1", str(golden.CHART_DIR), "--set", f"{key}={image}")
         assert (done.returncode, done.stderr) == (0, ""), done.stderr

@@ -1,4 +1,4 @@
-"""The failover controller's pod as values place it (issue 52, item 4): failover.resources, nodeSelector, tolerations
+"""The failover controller's pod as values place it: failover.resources, nodeSelector, tolerations
 and affinity. Their defaults render the manifest the chart rendered when they were hard-coded (the CPU pool, 50m and
 64Mi requested, 128Mi the limit); each set value lands in the Deployment; a value of the wrong type is refused by the
 schema. And chart-testing's values files (charts/planb/ci/*-values.yaml, which `ct lint` reads) render, and stay out

@@ -78,7 +78,7 @@ def test_each_plan_flavor_selects_what_the_profile_s_workers_select(template: Re
 
 
 def test_a_job_of_another_shape_fits_no_plan_flavor(template: Render) -> None:
-    """issue 35: `-f values/tpu-v6e-2x4.yaml` on a 4x4 cluster got plan A's quota and then waited forever."""
+    """Before: `-f values/tpu-v6e-2x4.yaml` on a 4x4 cluster got plan A's quota and then waited forever."""
     flavors = _flavors(template("-f", _values("tpu-v6e-4x4"), "--set", "mode=queues"))
     # The same TPU of another topology, another TPU of the same topology, another TPU of another topology.
     for other in ("tpu-v6e-2x4", "tpu-v5e-2x4", "tpu7x-2x2x2"):

@@ -195,7 +195,7 @@ DIGEST = "sha256:" + "0123456789abcdef" * 4
 
 
 def test_notes_warn_of_images_pinned_by_tag_only(notes: Callable[..., str]) -> None:
-    # Issue 50, item 7: job.image and job.test.image may be pinned by digest; NOTES warn of a tag alone.
+    # job.image and job.test.image may be pinned by digest; NOTES warn of a tag alone.
     by_tag = notes()
     assert "WARNING: job.image=rayproject/ray:2.53.0-py311, job.test.image=rayproject/ray:2.53.0-py311" in by_tag
     assert "pinned by tag only" in by_tag and "NAME[:TAG]@sha256:<digest>" in by_tag
@@ -209,7 +209,7 @@ def test_notes_warn_of_images_pinned_by_tag_only(notes: Callable[..., str]) -> N
 
 
 def test_notes_warn_of_pip_packages_without_an_exact_version(notes: Callable[..., str]) -> None:
-    # Issue 50, item 7: the shipped job.pip pins every package with ==, so no warning; an unpinned one is named.
+    # The shipped job.pip pins every package with ==, so no warning; an unpinned one is named.
     assert "without an exact version" not in notes()
     loose = notes("--set", "job.pip={jax[tpu]==0.8.2,pandas,optax>=0.2}")
     assert "WARNING: job.pip installs pandas, optax>=0.2 without an exact version (==)" in loose

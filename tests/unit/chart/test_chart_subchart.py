@@ -1,4 +1,4 @@
-"""The chart as a subchart (issue 52, item 4): an umbrella chart, Argo CD or Flux installs planb as a dependency.
+"""The chart as a subchart: an umbrella chart, Argo CD or Flux installs planb as a dependency.
 
 Helm hands a subchart the parent's ``global`` values (always, if only ``global: {}``) and the ``enabled`` switch a
 dependency's ``condition`` names; a schema with ``additionalProperties: false`` at the top refused both, so planb

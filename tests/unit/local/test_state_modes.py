@@ -1,4 +1,4 @@
-"""The regions' state and the Ray head stand-in's logs are this user's alone, whatever the umask (issue 50, item 7).
+"""The regions' state and the Ray head stand-in's logs are this user's alone, whatever the umask.
 
 A job's log holds what its entrypoint prints, and a member's `planb local up` log what the stack says; with the
 usual umask 022 both were readable by every local account. Each test sets umask 022 and checks that every directory

@@ -100,7 +100,7 @@ class AskedManager:
 
 @pytest.mark.parametrize("region", ["..", ".", "a/b", "%2e%2e", "US-EAST5", "a\n", "", "x" * 254])
 def test_a_region_name_that_is_not_dns_1123_is_refused_before_anything_is_asked(region: str) -> None:
-    """Issue 50, F9: the region's name went into the MultiKueueCluster's URL, quoted but ``..`` as it is; now a name
+    """The region's name went into the MultiKueueCluster's URL, quoted but ``..`` as it is; now a name
     that is not a DNS-1123 subdomain is refused by name (escaped, cut to 100 characters) and nothing is asked."""
     manager = AskedManager()
     with pytest.raises(

@@ -52,7 +52,7 @@ def test_a_shape_without_a_count_is_one_vm() -> None:
 
 
 def test_a_region_or_project_that_is_not_a_dns_name_is_not_asked_about() -> None:
-    """Issue 50, F9: a region (a MultiKueueCluster's name, from the MultiKueueConfig) or project went into the
+    """A region (a MultiKueueCluster's name, from the MultiKueueConfig) or project went into the
     request's path unquoted; ``..`` there reaches another resource. Now nothing is sent, and the advice says why."""
     for region, project in (("..", "p"), ("us-east5/../x", "p"), ("us-east5", "../p"), ("us-east5", "p?x=1")):
         sent: list[tuple[str, dict[str, Any]]] = []

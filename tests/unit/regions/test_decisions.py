@@ -42,7 +42,7 @@ def test_the_quarantined_regions_are_read_from_the_keepers_configmap_and_never_f
     assert (d.quarantined(state), d.origin_of(state)) == (["us-east5"], "planb-mgr")
     assert d.quarantined({"data": {d.QUARANTINED_KEY: "not json"}}) == []
     assert (d.quarantined({}), d.origin_of({})) == ([], "")
-    # Issue 50, item 5: whoever may edit the MultiKueueConfig does not choose what the keeper cleans and adds back.
+    # Whoever may edit the MultiKueueConfig does not choose what the keeper cleans and adds back.
     forged = {"metadata": {"annotations": {d.OLD_QUARANTINED: json.dumps(["us-east5"])}}}
     assert d.quarantined(forged) == []
 
@@ -114,7 +114,7 @@ def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_
 
 
 def test_the_keeper_deletes_only_copies_kueue_made_for_a_workload_of_its_own_manager() -> None:
-    """Issue 50, item 5: the origin label alone (anyone's to write in a region) names nothing for deletion; the copy
+    """The origin label alone (anyone's to write in a region) names nothing for deletion; the copy
     must be of a Workload this manager has under its MultiKueue check, and never under Kueue's shared default."""
     homes = {
         ("default", "other-check"): workload("other-check", check="dws-prov", cluster="europe-west4"),
@@ -182,7 +182,7 @@ def _raycluster(rayjob: str = "job-1", origin: str = ORIGIN, owned: bool = True,
 
 
 def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota() -> None:
-    """Issue 50, item 8: KubeRay holds Suspending until the RayCluster is gone; released before that, the job could
+    """KubeRay holds Suspending until the RayCluster is gone; released before that, the job could
     run in two regions at once. Released only when the region is not Active or its RayJob is gone."""
     clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
     none = {"us-east5": [], "europe-west4": []}
@@ -212,7 +212,7 @@ def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota
 
 
 def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its_quota() -> None:
-    """Issue 50 review, finding 6: Kueue deletes a region's RayJob with background propagation (kueue v0.19.2
+    """Kueue deletes a region's RayJob with background propagation (kueue v0.19.2
     ray_multikueue_adapter.go#L294-L299), so its RayCluster, and the pods in their grace period, outlive it: the
     release waits for the RayCluster too, whether its controller reference or KubeRay's labels name the RayJob."""
     clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
@@ -232,7 +232,7 @@ def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its
     others = [_raycluster("job-2"), _raycluster(owned=False, labelled=False)]
     assert d.rayclusters_of("job-1", others) == []
     # KubeRay's originated-from labels for the job, or its controller reference alone, block without this manager's
-    # origin (issue 50 review F4: blocking is the safe side).
+    # origin (blocking is the safe side).
     theirs, owned_only = _raycluster(origin="other-manager"), _raycluster(origin="other-manager", labelled=False)
     assert d.rayclusters_of("job-1", [theirs, owned_only]) == [theirs, owned_only]
     # A region read for its RayJob but not for its RayClusters is not known to be free.

@@ -1,5 +1,5 @@
 """Advice-ordered dispatch's decisions as Kueue's External dispatcher (planb.regions.dispatch): pure functions over the
-API's JSON, no server (issue 54, item 2)."""
+API's JSON, no server."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The keeper's dispatcher (planb.regions.dispatcher) against fake manager and region API servers: what it nominates,
-how it widens, what the ledger's ConfigMap holds (issue 54, item 2). No sockets: the fakes answer in memory."""
+how it widens, what the ledger's ConfigMap holds. No sockets: the fakes answer in memory."""
 
 from __future__ import annotations
 
@@ -248,7 +248,7 @@ class Asked(Fake):
 
 @pytest.mark.parametrize("cq_name", ["..", "../../../api/v1/namespaces/kube-system/secrets/x", "CQ", "a?watch=1"])
 def test_a_clusterqueue_name_that_is_not_a_kubernetes_name_is_not_put_into_a_url(cq_name: str) -> None:
-    """Issue 50, F9: the region's LocalQueue names its ClusterQueue, and that name went into the URL unquoted. Now it
+    """The region's LocalQueue names its ClusterQueue, and that name went into the URL unquoted. Now it
     is read only when it is a DNS-1123 subdomain (then quoted); else the ladder is unread, and the pair says why."""
     dispatcher, manager, regions, _, _ = dispatching({"us-east5": 0.9, "europe-west4": 0.5, "asia-northeast1": 0.2})
     east = Asked(regions["us-east5"].objects)

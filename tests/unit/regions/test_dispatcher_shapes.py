@@ -1,5 +1,5 @@
-"""The dispatcher against a region whose copy of the Workload is a JSON object of a shape planb does not expect
-(issue 50, outside review A): dispatch.copy_outcome would raise; the region is said unreadable and left waiting,
+"""The dispatcher against a region whose copy of the Workload is a JSON object of a shape planb does not expect:
+dispatch.copy_outcome would raise; the region is said unreadable and left waiting,
 never failed, and the other regions' copies are observed in the same tick."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The regions keeper's ticks (planb.regions.keeper) against fake manager and region API servers: what it writes,
-releases and deletes (issue 50, items 5 and 8)."""
+releases and deletes."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from tests.support.unit.keeper_fakes import (
 
 
 def test_a_suspending_rayjob_is_not_released_while_its_region_is_active(regions: dict[str, FakeKube]) -> None:
-    """Issue 50, item 8: the manager's RayJob reads Suspending (copied from the region, where KubeRay is still
+    """The manager's RayJob reads Suspending (copied from the region, where KubeRay is still
     deleting the RayCluster); the region is Active and still has the RayJob, so the quota stays held. Once the
     region's RayJob is gone, the keeper releases it."""
     evicted = manager_workload("Evicted", "QuotaReserved")
@@ -66,7 +66,7 @@ def region_raycluster(origin: str = ORIGIN) -> Obj:
 
 
 def test_the_quota_is_held_while_a_region_still_has_the_rayjobs_raycluster(regions: dict[str, FakeKube]) -> None:
-    """Issue 50 review, finding 6: Kueue deleted the region's RayJob with background propagation, so its RayCluster
+    """Kueue deleted the region's RayJob with background propagation, so its RayCluster
     (and its pods, in their grace period) is still there: the quota stays held, and release_after counts from the
     last tick at which a region held the RayJob or its RayCluster, not from the eviction."""
     evicted = manager_workload("Evicted", "QuotaReserved")
@@ -93,7 +93,7 @@ def test_the_quota_is_held_while_a_region_still_has_the_rayjobs_raycluster(regio
 
 
 def test_the_default_release_after_outlasts_the_largest_workers_grace_period() -> None:
-    """Issue 50 review, finding 6: a RayCluster's pods keep running for their grace period after it is gone (the
+    """A RayCluster's pods keep running for their grace period after it is gone (the
     chart's workers: planb.catalog.training.grace_period_seconds, 50-75 s), so by default the keeper waits past the
     largest of them, with a margin, before a second region may start the job."""
     largest = max(training.grace_period_seconds(name) for name in profiles.names())
@@ -144,7 +144,7 @@ def test_only_the_rayjob_the_workloads_owner_reference_names_by_uid_is_released(
 
 
 def test_the_quarantine_list_lives_in_the_keepers_configmap(regions: dict[str, FakeKube]) -> None:
-    """Issue 50, item 5: a lost region is written to the keeper's ConfigMap (before it leaves the config), and an
+    """A lost region is written to the keeper's ConfigMap (before it leaves the config), and an
     annotation on the MultiKueueConfig, which a user allowed to edit the config writes, makes the keeper neither
     clean a region nor add it back."""
     running = manager_workload("QuotaReserved", "Admitted", cluster_name="europe-west4")
@@ -178,7 +178,7 @@ def test_the_quarantine_list_lives_in_the_keepers_configmap(regions: dict[str, F
 def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_workloads(
     regions: dict[str, FakeKube],
 ) -> None:
-    """Issue 50, item 5: in the returning region the keeper deletes the copy and RayJob of its own Workload, which
+    """In the returning region the keeper deletes the copy and RayJob of its own Workload, which
     runs elsewhere now; another manager's copy (Kueue's default origin) and a RayJob that only carries the labels
     stay; a copy of a gone Workload is left to Kueue's GC, and the region comes back once that is gone."""
     moved = manager_workload("QuotaReserved", "Admitted", cluster_name="europe-west4")

@@ -1,4 +1,4 @@
-"""Issue 50, F2: the keeper waits, per job, the larger of --release-after and the job's own largest pod grace period
+"""The keeper waits, per job, the larger of --release-after and the job's own largest pod grace period
 plus planb.regions.grace.RELEASE_MARGIN_S, after a region last held its RayJob or RayCluster (release), and after a
 quarantined region last held a stale one (rejoin). Fakes from tests/support/unit/keeper_fakes.py (release_after 3 s)."""
 

@@ -1,4 +1,4 @@
-"""`planb regions keep --in-cluster` (issue 50): the keeper's Deployment reaches the manager as its pod's
+"""`planb regions keep --in-cluster`: the keeper's Deployment reaches the manager as its pod's
 ServiceAccount, as client-go's rest.InClusterConfig does (kubernetes/client-go@v0.34.2 rest/config.go#L543-L571),
 and reads no kubeconfig: one in a ConfigMap of Kueue's namespace, as the role wrote before, let whoever writes
 ConfigMaps there name a command for the keeper to run (exec), a file for it to send (tokenFile) and the server it

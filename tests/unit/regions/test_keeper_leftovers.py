@@ -1,4 +1,4 @@
-"""The regions keeper's rejoin against issue 50's keeper findings 1-3: what keeps a quarantined region out is read
+"""The regions keeper's rejoin: what keeps a quarantined region out is read
 from the region at every tick (planb.regions.leftovers), so a restarted keeper still waits for the RayCluster of a
 RayJob it deleted before; a RayCluster is tied to a stale RayJob by its owner's uid and this manager's origin label,
 never by name; an object stuck on a finalizer is said, and ``planb status`` shows what the region waits for. Fakes
@@ -118,7 +118,7 @@ def test_a_raycluster_with_this_origin_whose_rayjob_is_live_and_not_stale_does_n
     unowned = {"metadata": {**live["metadata"], "ownerReferences": []}}
     assert leftovers.stale_rayclusters([unowned], [rayjob], [], ORIGIN, mine) == []
     assert leftovers.stale_rayclusters([unowned], [], [], ORIGIN, mine) == [unowned]
-    # Issue 50, F4: none of a job this manager did not dispatch, whether by its uid or by its labels.
+    # None of a job this manager did not dispatch, whether by its uid or by its labels.
     for rc in (live, unowned):
         assert leftovers.stale_rayclusters([rc], [], [rayjob], ORIGIN, set()) == []
         assert leftovers.stale_rayclusters([rc], [], [], ORIGIN, {("other", "job-1"), ("default", "job-2")}) == []
@@ -140,7 +140,7 @@ def forged(namespace: str, name: str, job: str, owner_uid: str = "") -> Obj:
 def test_a_raycluster_with_this_origin_for_a_job_this_manager_did_not_dispatch_does_not_keep_a_region_out(
     regions: dict[str, FakeKube],
 ) -> None:
-    """Issue 50, F4: RayClusters carrying this manager's origin label and KubeRay's labels naming a RayJob that is not
+    """RayClusters carrying this manager's origin label and KubeRay's labels naming a RayJob that is not
     in the region, in another namespace than the manager's job-1 or naming another RayJob, and one KubeRay made for
     a RayJob a user made with the origin label in another namespace: none keeps the quarantined region out."""
     user_job = {"metadata": {"namespace": "other", "name": "job-1", "uid": "user-rj-uid", "labels": {d.ORIGIN: ORIGIN}}}

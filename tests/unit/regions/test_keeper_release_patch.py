@@ -1,4 +1,4 @@
-"""The keeper's release patch (issue 50 review F5): preconditioned on the RayJob's resourceVersion, never on a uid
+"""The keeper's release patch: preconditioned on the RayJob's resourceVersion, never on a uid
 (which a custom resource's /status drops: tests/integration/regions/test_status_preconditions.py), never sent
 without one, and a conflict is said and retried, not a failed tick. Fakes from tests/support/unit/keeper_fakes.py."""
 

@@ -26,7 +26,7 @@ from tests.support.unit.keeper_fakes import (
 
 
 def test_the_release_patch_is_preconditioned_on_the_rayjobs_resource_version(regions: dict[str, FakeKube]) -> None:
-    """Review F5 (issue 50): the patch carries the resourceVersion read, so a RayJob recreated or changed under the
+    """Review F5: the patch carries the resourceVersion read, so a RayJob recreated or changed under the
     name is not suspended; never the uid, which the API server drops on a custom resource's /status
     (tests/integration/regions/test_status_preconditions.py)."""
     evicted = manager_workload("Evicted", "QuotaReserved")
@@ -71,7 +71,7 @@ def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[st
 
 def test_a_copy_of_a_workload_still_racing_is_stale_only_out_of_the_config() -> None:
     """Review F3: clusterName "" means the Workload still races: in a region of the config its copies may be the one
-    Kueue admits (kept); in a region out of it Kueue does not see them, so they are stale (issue 50 review F3)."""
+    Kueue admits (kept); in a region out of it Kueue does not see them, so they are stale."""
     racing = manager_workload("QuotaReserved")
     homes = {("default", "rayjob-job-1-abcde"): racing}
     copy, job = region_copy(), region_rayjob("Running")

@@ -1,4 +1,4 @@
-"""Issue 50, F3: a region's user can make a RayCluster of about 1.5 MiB (thousands of finalizers, each some hundred
+"""A region's user can make a RayCluster of about 1.5 MiB (thousands of finalizers, each some hundred
 characters) that stays being deleted and carries this manager's origin. The keeper's ConfigMap (at most 1 MiB) and log
 hold a bounded text of it, and a write the manager refuses with 422 is said while the tick goes on. Fakes from
 tests/support/unit/keeper_fakes.py; the 1 MiB ConfigMap limit is the API server's, applied by the fake."""
@@ -26,7 +26,7 @@ FORGED = f"{RAY}/namespaces/default/rayclusters/forged"
 
 
 def forged_raycluster(count: int = 4000) -> Obj:
-    """Made by a user of the manager's job's namespace, naming that job (else it keeps no region out: issue 50, F4)."""
+    """Made by a user of the manager's job's namespace, naming that job (else it keeps no region out)."""
     labels = {d.ORIGIN: ORIGIN, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: "job-1"}
     finalizers = [f"example.com/{'f' * 300}-{i}" for i in range(count)]
     meta = {

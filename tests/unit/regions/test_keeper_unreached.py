@@ -1,4 +1,4 @@
-"""Issue 50, F1: a region Kueue does not reach because of the manager's side (its MultiKueue token expired, or Kueue
+"""A region Kueue does not reach because of the manager's side (its MultiKueue token expired, or Kueue
 is answered 401) is not taken as lost: not quarantined, and it keeps blocking the release (planb.regions.unreached).
 Fakes from tests/support/unit/keeper_fakes.py; the token is a real JWT shape in a real region kubeconfig Secret."""
 
@@ -43,7 +43,7 @@ def evicted(regions: dict[str, FakeKube], token: str, message: str = "dial tcp: 
 
 
 def test_a_region_whose_token_expired_is_not_quarantined_and_blocks_the_release(regions: dict[str, FakeKube]) -> None:
-    """Fails on the code before issue 50's F1 fix: region a was quarantined at 10 s and the job released at 20 s,
+    """Fails on the code before planb.regions.unreached: region a was quarantined at 10 s and the job released at 20 s,
     while a's nodes, out of the keeper's reach only because of the expired token, still ran it."""
     kube = evicted(regions, jwt(exp=1_000_000_000))
     said: list[str] = []

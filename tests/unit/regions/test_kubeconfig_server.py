@@ -1,4 +1,4 @@
-"""Issue 50, F6: the server a region's kubeconfig names is checked as it is used. urlsplit drops tab, CR and LF and
+"""The server a region's kubeconfig names is checked as it is used. urlsplit drops tab, CR and LF and
 leading spaces and C0 before the host check, and the server was returned as written, those characters still in it;
 now a server with any character outside printable ASCII (or a space) is refused, and the URL returned is rebuilt from
 the checked parts."""

@@ -1,4 +1,4 @@
-"""The multikueue role's tasks as written (issue 50, items 2, 3 and 6): what a task applies and whether it may print
+"""The multikueue role's tasks as written: what a task applies and whether it may print
 it. The integration test (tests/integration/regions/test_multikueue_token.py) runs them on a real API server; these
 read them, so they fail in a second where a task is edited.
 """
@@ -88,7 +88,7 @@ def test_the_managers_cluster_queue_admits_only_the_local_queue_namespace() -> N
 
 
 def test_the_right_to_create_tokenreviews_is_checked_unhidden_before_the_hidden_tokenreview() -> None:
-    """Keeper finding 4 of issue 50: the TokenReview task is no_log, so a missing `create tokenreviews` is checked
+    """The TokenReview task is no_log, so a missing `create tokenreviews` is checked
     first by a task that sends no token and is not hidden, and each failure is said by a fail task quoting no token."""
     worker = list(tasks("worker.yml"))
 

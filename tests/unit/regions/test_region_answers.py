@@ -1,4 +1,4 @@
-"""A region's token and answers that are not what planb asks for (issue 50 security read, item 1): each is a typed
+"""A region's token and answers that are not what planb asks for: each is a typed
 error (RegionKubeconfigError, KubeError) the keeper and `planb status` already take as "this region is unreadable",
 never a ValueError or TypeError that stops every region's loop, and none quotes the token or the answer's body."""
 

@@ -55,8 +55,8 @@ def test_region_copies_escape_messages_and_errors(monkeypatch: pytest.MonkeyPatc
 
 
 def test_line_separators_and_bidirectional_overrides_are_escaped_too() -> None:
-    """U+2028/2029 split a line in log viewers; U+202E and U+2066-2069 reorder what a line shows (a further outside
-    read of issue 50): written as \\uXXXX, as the control characters are."""
+    """U+2028/2029 split a line in log viewers; U+202E and U+2066-2069 reorder what a line shows:
+    written as \\uXXXX, as the control characters are."""
     from planb.kube import printable as escaped
 
     shown = escaped("ok\u2028forged line \u202eevil\u2066x\u2069")

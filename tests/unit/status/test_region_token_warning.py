@@ -1,4 +1,4 @@
-"""Issue 50, F1 part 3: `planb status` on a MultiKueue manager warns before a region's MultiKueue token lapses: the
+"""`planb status` on a MultiKueue manager warns before a region's MultiKueue token lapses: the
 token in each region's kubeconfig Secret (a TokenRequest JWT, decoded unverified) that lapses within 24 h, or within
 a quarter of its lifetime when that is less, or has lapsed, is named with its region, its Secret and the fix, in the
 text report and in ``-o json`` (planb.status.regions.token_warnings). In-memory manager: the job-m fakes

@@ -1,4 +1,4 @@
-"""Issue 50, F5: text a region writes (an admission check's message, a rung, why the region is unreadable) cannot add
+"""Text a region writes (an admission check's message, a rung, why the region is unreadable) cannot add
 a line to `planb status`: each is escaped on one line, the newline written as \\u000a."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`planb status` on a MultiKueue manager against a region whose copy of the Workload is a JSON object of a shape
-planb does not expect (issue 50, outside review A): that region reads "unreadable: ..." (the exception's type only),
+planb does not expect: that region reads "unreadable: ..." (the exception's type only),
 the other regions as usual, instead of the command stopping."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`planb status`'s table and detail view escape the terminal control characters of the cluster's text (issue 50
-review F8): a Workload's condition message, a check's message, a ProvisioningRequest's reason, KubeRay's message, an
+"""`planb status`'s table and detail view escape the terminal control characters of the cluster's text:
+a Workload's condition message, a check's message, a ProvisioningRequest's reason, KubeRay's message, an
 object's name or label, written by whoever may write those objects, could otherwise clear the operator's screen
 (CSI 2J), write their clipboard (OSC 52) or overwrite a line (CR). ``-o json`` and ``-o yaml`` escape them already."""
 

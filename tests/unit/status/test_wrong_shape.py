@@ -1,5 +1,5 @@
 """`planb status` shows the cluster's profile beside the job's, and says in one line why a job of another shape
-never gets admitted (issue 35: `-f values/tpu-v6e-2x4.yaml` on a 4x4 cluster).
+never gets admitted (`-f values/tpu-v6e-2x4.yaml` on a 4x4 cluster).
 
 The queue objects and the RayJobs are the chart's own, rendered by `helm template` (queues mode as the kueue_queues
 role installs it, job mode as a user installs it). The Workload is written as Kueue v0.19.2 writes one that no flavor

@@ -251,7 +251,7 @@ def test_a_decoy_pod_with_the_heads_labels_runs_nothing_of_its_own(serve: Any, t
 
 
 def test_a_decoy_pod_owned_by_the_clusters_uid_is_not_the_head_its_status_names(serve: Any, tmp_path: Path) -> None:
-    """Issue 50, item 4: a decoy with the head's labels whose controller ownerReference carries the RayCluster's
+    """A decoy with the head's labels whose controller ownerReference carries the RayCluster's
     real name and uid (anyone who may create pods may write one) is still not the head: KubeRay's status subresource
     names the head pod, and only the pod of that name is taken, whichever the informer lists first."""
     marker = tmp_path / "owned"
@@ -283,7 +283,7 @@ def test_a_decoy_pod_owned_by_the_clusters_uid_is_not_the_head_its_status_names(
 
 
 def test_a_decoy_the_status_names_runs_only_the_rayjobs_head_template(serve: Any, tmp_path: Path) -> None:
-    """Issue 50, review finding 5: with no head pod, KubeRay adopts the one pod carrying the head labels and names it
+    """With no head pod, KubeRay adopts the one pod carrying the head labels and names it
     in status.head.podName (v1.6.2 common/association.go#L83-L91, raycluster_controller.go#L1801-L1812), so a decoy
     with a forged controller ownerReference passes as the head. The launch still takes its ConfigMap volumes and env
     from the RayJob's own spec.rayClusterSpec.headGroupSpec.template, never from the pod (nor from the RayCluster,

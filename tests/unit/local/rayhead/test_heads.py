@@ -108,7 +108,7 @@ class RecordingKube(FakeKube):
 
 
 def test_a_configmap_volume_named_with_a_path_is_refused_and_never_read(tmp_path: Path) -> None:
-    """Issue 50, item 6: a ConfigMap source named '../../kube-system/configmaps/x' reached kube-system's ConfigMap
+    """A ConfigMap source named '../../kube-system/configmaps/x' reached kube-system's ConfigMap
     (urllib3 resolves '../'), whose files the launch wrote and ran. It is refused, nothing of it read or written."""
     objects = _objects()
     evil = "../../kube-system/configmaps/x"
@@ -126,7 +126,7 @@ def test_a_configmap_volume_named_with_a_path_is_refused_and_never_read(tmp_path
 def test_an_auth_secret_named_with_a_path_is_refused_and_never_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], secret: str
 ) -> None:
-    """Issue 50, item 6: the RayCluster's authOptions Secret named with '../' reached another namespace's Secret, whose
+    """The RayCluster's authOptions Secret named with '../' reached another namespace's Secret, whose
     token then opened the head's job API. No token is taken (MissingTokenError: no request is answered), and no
     Secret is read."""
     objects = _objects()
@@ -142,7 +142,7 @@ def test_an_auth_secret_named_with_a_path_is_refused_and_never_read(
 
 
 def test_a_controller_named_with_a_path_is_no_maker_and_its_rayjob_is_never_read(tmp_path: Path) -> None:
-    """Issue 50, third read: the API server does not check an ownerReference's name, and the head read
+    """The API server does not check an ownerReference's name, and the head read
     `rayjobs/<name>` with it as it was, so a RayCluster in team-a whose controller names
     '../../team-b/rayjobs/victim' (with the victim's uid) had team-b's RayJob as its maker, and that RayJob's
     entrypoint ran under team-a's run setting. It is no maker, and nothing is read by that name."""

@@ -57,7 +57,7 @@ def _other_namespace(objects: dict[str, Obj]) -> Obj:
 
 
 def test_a_rayjob_whose_dashboard_url_names_another_namespaces_head_runs_nothing(tmp_path: Path) -> None:
-    """Issue 50, item 5: team-b's RayJob rj names team-a's head in its status.dashboardURL. Its own RayCluster of
+    """team-b's RayJob rj names team-a's head in its status.dashboardURL. Its own RayCluster of
     the head's name was made by it, so the maker check in team-b passes; without comparing namespaces its
     entrypoint ran under team-a/rj's `run` setting, with team-a's head template. It is refused, naming why."""
     objects = copy.deepcopy(OBJECTS)
@@ -87,7 +87,7 @@ def test_a_rayjob_that_is_not_the_heads_maker_by_uid_runs_nothing(tmp_path: Path
 
 @pytest.mark.parametrize("which", ["job", "rayjob"])
 def test_owner_names_with_a_path_are_never_followed(tmp_path: Path, which: str) -> None:
-    """Issue 50, third read: ownerReference names are not checked by the API server, and `jobs/<name>` and
+    """The API server does not check ownerReference names, and `jobs/<name>` and
     `rayjobs/<name>` were read with them as they were, so '../../team-b/...' reached another namespace's objects.
     Such a pod or Job has no RayJob, and nothing is read by that name."""
     objects = copy.deepcopy(OBJECTS)

@@ -1,6 +1,6 @@
-"""The regions keeper against the outside security read of issue 50 (its three remaining items): a region answering
-garbage is unreadable, not a crash; cluster text in its log lines is escaped; a region rejoins only once the stale
-RayJobs' RayClusters are gone and release_after has passed. Fakes from tests/support/unit/keeper_fakes.py."""
+"""The regions keeper against what a region may send, and its rejoin: a region answering garbage is unreadable, not
+a crash; cluster text in its log lines is escaped; a region rejoins only once the stale RayJobs' RayClusters are gone
+and release_after has passed. Fakes from tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The regions keeper and its dispatcher against a region whose objects are JSON objects of a shape planb does not
-expect (issue 50, outside review A), and a region unread between two stale ticks (B): each such region is taken as
-unreadable, the tick goes on for the others, and nothing is released or let back on its account. Fakes from
-tests/support/unit/keeper_fakes.py."""
+expect, and a region unread between two stale ticks: each such region is taken as unreadable, the tick goes on for
+the others, and nothing is released or let back on its account. Fakes from tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The regions keeper against the outside security read of issue 50 ("one region runs a job at a time; the keeper
-never deletes what it must not"), findings F3 and F4: fakes from tests/support/unit/keeper_fakes.py."""
+"""One region runs a job at a time, and the regions keeper never deletes what it must not: a copy of a Workload still
+racing (F3) and a RayCluster tied to its RayJob by ownerReference alone (F4). Fakes from
+tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 
