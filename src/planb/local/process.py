@@ -150,3 +150,19 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         pass
     except PermissionError as exc:
         raise ProcessError(f"pid {pid} is not this user's process; remove the stale pid file") from exc
+
+
+def pid_files(directory: Path, roots: Sequence[Path]) -> dict[str, int]:
+    """The live processes named by `directory`'s <name>.pid files, by name, whose executable lies under one of
+    `roots` (a pid file outlives its process, and the kernel hands the number out again)."""
+    out: dict[str, int] = {}
+    prefixes = tuple(str(root.resolve()) for root in roots)
+    for f in sorted(directory.glob("*.pid")) if directory.is_dir() else []:
+        try:
+            pid = int(f.read_text().strip())
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except (ValueError, OSError):
+            continue
+        if is_alive(pid) and exe.startswith(prefixes):
+            out[f.stem] = pid
+    return out

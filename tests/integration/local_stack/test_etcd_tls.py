@@ -7,12 +7,16 @@ only, as the snapshot test's.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
 import ssl
 import stat
+import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +27,8 @@ from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.snapshot import WITHOUT
 from planb.local.tls import EtcdPKI, ensure_etcd_pki
 
+#: The cgroup v1 freezer's hierarchy (the renewal's race widened: _frozen_for).
+_FREEZER = Path("/sys/fs/cgroup/freezer")
 #: What a failed connection to etcd looks like from a client (refused handshake, reset, HTTP error, a 400 page).
 _FAILED = (OSError, http.client.HTTPException, ssl.SSLError)
 
@@ -113,11 +119,14 @@ def test_etcd_refuses_a_client_without_the_stacks_certificate_while_the_api_serv
         assert {"default", "kube-system"} <= set(namespaces), namespaces
 
         # A restart with etcd's certificates due for renewal (here: a CA that signed neither) stops the control
-        # plane, renews all three and starts it again with the new CA on both sides.
+        # plane, renews all three and starts it again with the new CA on both sides. The components are frozen for
+        # two seconds meanwhile, so kwokctl's SIGKILL takes effect only then: on a busy host a killed component
+        # lingers as long, holding its port from the one started next.
         old_ca = pki.ca_crt.read_bytes()
         pki.ca_crt.write_bytes(ensure_etcd_pki(tmp_path / "third-pki").ca_crt.read_bytes())
         assert pki.needs_renewal()
-        plane.start()
+        with _frozen_for(2.0, plane.component_pids().values()):
+            plane.start(kubeconfig)
         assert not pki.needs_renewal() and pki.ca_crt.read_bytes() != old_ca
         assert plane.etcd_secured()
         assert {"default", "kube-system"} <= set(Kube(kubeconfig).names("/api/v1/namespaces"))
@@ -126,6 +135,32 @@ def test_etcd_refuses_a_client_without_the_stacks_certificate_while_the_api_serv
         plane.delete()
     assert not plane.component_pids()
     assert not plane.etcd_pki.directory.exists()  # the certificates go with the cluster
+
+
+@contextlib.contextmanager
+def _frozen_for(seconds: float, pids: Iterable[int]) -> Iterator[None]:
+    """The processes frozen (the cgroup v1 freezer) and thawed by a timer `seconds` later: a signal, SIGKILL too,
+    takes effect only at the thaw. Skips the test where the freezer cannot be used (not root, no cgroup v1 freezer)."""
+    group = _FREEZER / f"planb-test-{os.getpid()}"
+    try:
+        group.mkdir()
+    except OSError as exc:
+        pytest.skip(f"the cgroup v1 freezer is not usable here: {exc}")
+    state = group / "freezer.state"
+    timer = threading.Timer(seconds, state.write_text, ("THAWED",))
+    try:
+        for pid in pids:
+            (group / "tasks").write_text(str(pid))
+        state.write_text("FROZEN")
+        timer.start()
+        yield
+    finally:
+        timer.cancel()
+        state.write_text("THAWED")
+        for pid in (group / "tasks").read_text().split():
+            with contextlib.suppress(OSError):  # back to the root group; it may have ended meanwhile
+                (_FREEZER / "tasks").write_text(pid)
+        group.rmdir()
 
 
 def _client_of(pki: EtcdPKI) -> tuple[Path, Path]:

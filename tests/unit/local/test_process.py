@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from planb.local.process import ManagedProcess, is_alive, reap, start_time, terminate
+from planb.local.process import ManagedProcess, is_alive, pid_files, reap, start_time, terminate
 
 SLEEPER = [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"]
 IGNORES_SIGTERM = [
@@ -75,3 +75,23 @@ def test_a_zombie_counts_as_gone_and_reap_gives_its_exit_code(tmp_path: Path) ->
     assert proc.pid() is None
     assert reap(pid) == 3
     assert not Path(f"/proc/{pid}").exists()
+
+
+def test_pid_files_name_only_live_processes_of_the_given_executables(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    ours = Path(sys.executable).resolve().parent
+    sleeper = subprocess.Popen(SLEEPER, stdout=subprocess.DEVNULL)
+    try:
+        (pids / "alive.pid").write_text(f"{sleeper.pid}\n")
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        (pids / "dead.pid").write_text(dead.stdout)
+        (pids / "garbage.pid").write_text("not a pid")
+        (pids / "other.txt").write_text(str(sleeper.pid))
+        assert pid_files(pids, [ours]) == {"alive": sleeper.pid}
+        # The same live pid under executables elsewhere: a number the kernel handed to another program.
+        assert pid_files(pids, [tmp_path]) == {}
+        assert pid_files(tmp_path / "none", [ours]) == {}
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -41,7 +41,7 @@ import yaml
 
 from planb import paths
 from planb.kube import Kube, KubeError
-from planb.local.process import is_alive, terminate
+from planb.local.process import pid_files, terminate
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kwokctl_config import (
     _SAVED_PORTS,
@@ -214,12 +214,11 @@ class ControlPlane:
             taken = [name for name, tail in tails.items() if PORT_TAKEN in tail]
             fixed_port_taken = taken == ["kube-apiserver"] and not self.ports_by_kernel  # no other port to try
             if not taken or fixed_port_taken or attempt == CREATE_ATTEMPTS:
-                said = "\n".join(f"--- {name}:\n{tail}" for name, tail in tails.items()) or "(no component logs)"
                 raise StartupTimeoutError(
                     f"the control plane's API server did not answer /readyz on port {self.apiserver_port} after "
                     f"kwokctl created it (attempt {attempt} of {CREATE_ATTEMPTS}"
                     + (f"; a port was taken from {', '.join(taken)}" if taken else "")
-                    + f"); the cluster was deleted. The components' last log lines:\n{said}"
+                    + f"); the cluster was deleted. The components' last log lines:\n{_said(tails)}"
                 )
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -295,14 +294,28 @@ class ControlPlane:
         """etcd's CA and certificates, and the API server's client certificate, in the cluster's directory."""
         return EtcdPKI(self.cluster_dir / ETCD_PKI_DIR)
 
-    def start(self) -> None:
+    def start(self, kubeconfig: Path | None = None) -> None:
         """Start the existing cluster's stopped components; etcd's certificates renewed first when due (every
-        component stopped before, so etcd and the API server start with the same new CA)."""
+        component stopped before, so etcd and the API server start with the same new CA). With `kubeconfig`, the
+        API server must then answer /readyz through it (kwokctl's start, like its create, exits 0 when its own wait
+        fails: pkg/kwokctl/cmd/start/cluster/cluster.go, runE, logs the error only)."""
         if self.etcd_secured() and self.etcd_pki.needs_renewal():
-            if self.component_pids():
+            running = self.component_pids()
+            if running:
                 self._kwokctl("stop", "cluster", timeout=120)
+                # kwokctl's stop SIGKILLs each component but cannot wait for one that is not its child
+                # (pkg/utils/exec/cmd.go, KillProcess: Wait gives ECHILD), and removes its pid file: a component still
+                # exiting holds its port, and the one started next fails to bind it on a busy host.
+                for pid in running.values():
+                    terminate(pid)
             ensure_etcd_pki(self.etcd_pki.directory)
         self._kwokctl("start", "cluster", "--wait=120s")
+        if kubeconfig is not None and not self.serving(kubeconfig, SERVING_WAIT):
+            raise StartupTimeoutError(
+                f"the control plane's API server did not answer /readyz on port {self.apiserver_port} after kwokctl "
+                f"started it again (`planb local down` removes it). The components' last log lines:\n"
+                + _said(self.log_tails())
+            )
 
     def etcd_secured(self) -> bool:
         """The existing cluster's etcd requires client certificates on https (a cluster created by an older planb
@@ -370,24 +383,10 @@ class ControlPlane:
 
     def component_pids(self) -> dict[str, int]:
         """Pids of the running components, from kwokctl's pid files."""
-        out: dict[str, int] = {}
-        pids = self.cluster_dir / "pids"
-        if not pids.is_dir():
-            return out
-        for f in sorted(pids.glob("*.pid")):
-            try:
-                pid = int(f.read_text().strip())
-            except ValueError:
-                continue
-            if is_alive(pid) and self._runs_our_binary(pid):
-                out[f.stem] = pid
-        return out
+        # kwokctl's pid files carry no start time: the executable must be one of ours instead.
+        return pid_files(self.cluster_dir / "pids", (self.cluster_dir, paths.tools_dir() / "bin"))
 
-    def _runs_our_binary(self, pid: int) -> bool:
-        """kwokctl's pid files carry no start time: check the executable is one of ours instead."""
-        try:
-            exe = os.readlink(f"/proc/{pid}/exe")
-        except OSError:
-            return False
-        roots = (str(self.cluster_dir.resolve()), str((paths.tools_dir() / "bin").resolve()))
-        return exe.startswith(roots)
+
+def _said(tails: dict[str, str]) -> str:
+    """Components' log tails (ControlPlane.log_tails) as an error message's last lines."""
+    return "\n".join(f"--- {name}:\n{tail}" for name, tail in tails.items()) or "(no component logs)"

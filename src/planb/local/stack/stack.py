@@ -156,7 +156,7 @@ class LocalStack(StackTeardown):
         if self.control_plane.exists():
             with timeline.span(CONTROL_PLANE_SPAN):
                 say("starting the existing control plane ...")
-                self.control_plane.start()
+                self.control_plane.start(self.kubeconfig)
             return None
         with timeline.span("etcd snapshot (found, or made once per toolchain and CRD set)"):
             snapshot = self.etcd_snapshot()
