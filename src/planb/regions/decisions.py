@@ -232,7 +232,7 @@ def rayclusters_of(rayjob: str, rayclusters: Sequence[Obj]) -> list[Obj]:
         )
 
     # planb's policy: a RayCluster KubeRay's labels or a controller reference tie to the job blocks the release
-    # whether or not it carries this manager's origin (review F4), because it may still run the job, and releasing
+    # whether or not it carries this manager's origin, because it may still run the job, and releasing
     # its quota then could start the job in a second region (blocking is the safe side).
     return [rc for rc in rayclusters if made_for(rc)]
 

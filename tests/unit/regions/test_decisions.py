@@ -105,7 +105,7 @@ def test_a_returning_regions_copies_are_stale_unless_their_job_still_runs_there_
         listed=["europe-west4"],
     )
     delete, gc = found
-    # Still racing (no clusterName), the region out of the config: no candidate of Kueue's, stale (review F3).
+    # Still racing (no clusterName), the region out of the config: no candidate of Kueue's, stale.
     assert [c["metadata"]["name"] for c in delete] == ["moved", "racing"]
     assert [c["metadata"]["name"] for c in gc] == ["gone"]  # Kueue's GC deletes it, by the same origin
     # The region in the config: Kueue races the copy, which may be the one it admits; never stale there.
@@ -204,7 +204,7 @@ def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota
         d.release_blocker(clusters, {"europe-west4": None}, ORIGIN, region_clusters=none)
         == "us-east5 answers Kueue but was not read by planb"
     )
-    # A RayJob of the same key without this manager's origin still blocks: it may be this job's (review F4).
+    # A RayJob of the same key without this manager's origin still blocks: it may be this job's.
     other = {"us-east5": _rayjob("Running", "other-manager"), "europe-west4": None}
     assert d.release_blocker(clusters, other, ORIGIN, region_clusters=none) == (
         "us-east5 still has its RayJob (without this manager's origin), reading 'Running'"

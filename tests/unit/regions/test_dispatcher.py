@@ -196,7 +196,7 @@ def test_a_restarted_keeper_closes_the_open_asks_and_keeps_the_regions_already_n
 
 
 def test_a_copy_admitted_after_an_eviction_keeps_its_region_nominated() -> None:
-    """Review F1: a copy evicted from one DWS rung and admitted on the next between two looks is Admitted, so Kueue
+    """A copy evicted from one DWS rung and admitted on the next between two looks is Admitted, so Kueue
     converges on it and sets clusterName, which its webhook refuses unless the region is still nominated."""
     dispatcher, manager, regions, clock, said = dispatching(
         {"us-east5": 0.2, "europe-west4": 0.9, "asia-northeast1": 0.5}
@@ -224,7 +224,7 @@ def test_a_copy_admitted_after_an_eviction_keeps_its_region_nominated() -> None:
 
 
 def test_the_advice_token_goes_over_plain_http_only_to_a_loopback_host() -> None:
-    """Review F10: the URL is checked before anything is sent (no socket: http_post only builds the poster)."""
+    """The URL is checked before anything is sent (no socket: http_post only builds the poster)."""
     with pytest.raises(UsageError, match="not https: planb's policy"):
         http_post("http://advice.example.com", "secret")
     http_post("http://127.0.0.1:8080", "secret")

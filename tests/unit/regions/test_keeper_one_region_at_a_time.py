@@ -1,5 +1,5 @@
 """One region runs a job at a time, and the regions keeper never deletes what it must not: a copy of a Workload still
-racing (F3) and a RayCluster tied to its RayJob by ownerReference alone (F4). Fakes from
+racing and a RayCluster tied to its RayJob by ownerReference alone. Fakes from
 tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def racing() -> dict:
 def test_a_returning_region_out_of_the_config_loses_its_copy_of_a_workload_still_racing(
     regions: dict[str, FakeKube],
 ) -> None:
-    """F3 (a): a quarantined region, out of the MultiKueueConfig, that answers again: the copy and RayJob of a
+    """A quarantined region, out of the MultiKueueConfig, that answers again: the copy and RayJob of a
     Workload with no clusterName are deleted before the region is let back, because Kueue reads copies only in the
     config's regions and, once the region is back, the earliest Admitted copy would win: the job would run twice."""
     config = {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["b"]}}
@@ -66,7 +66,7 @@ def test_a_returning_region_out_of_the_config_loses_its_copy_of_a_workload_still
 
 
 def test_a_region_in_the_config_keeps_its_copy_of_a_workload_still_racing(regions: dict[str, FakeKube]) -> None:
-    """F3 (b): the same copy in a region the config lists (the ConfigMap still naming it quarantined) is live: Kueue
+    """The same copy in a region the config lists (the ConfigMap still naming it quarantined) is live: Kueue
     races it, so nothing there is deleted."""
     config = {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["a", "b"]}}
     kube = manager(regions={"a": True, "b": True}, state=keeper_state(["a"]), workload=racing(), config=config)
@@ -81,7 +81,7 @@ def test_a_region_in_the_config_keeps_its_copy_of_a_workload_still_racing(region
 def test_a_raycluster_owned_by_the_rayjob_without_the_origin_label_blocks_the_release(
     regions: dict[str, FakeKube],
 ) -> None:
-    """F4: a region's RayCluster whose only link to the job is KubeRay's controller ownerReference to the RayJob (no
+    """A region's RayCluster whose only link to the job is KubeRay's controller ownerReference to the RayJob (no
     origin label, no originated-from labels) may still run it: the quota is not released while it is there."""
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": "x", "controller": True}
     left = {"metadata": {"namespace": "default", "name": "job-1-raycluster-x", "ownerReferences": [owner]}}

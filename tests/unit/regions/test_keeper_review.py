@@ -1,4 +1,6 @@
-"""The regions keeper against the outside review's findings (F3-F6): fakes from tests/support/unit/keeper_fakes.py."""
+"""The regions keeper against what an outside review found: a release patch that could hit a recreated RayJob, a
+shared origin, live races taken as stale, copies tied by name or label alone. Fakes from
+tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from tests.support.unit.keeper_fakes import (
 
 
 def test_the_release_patch_is_preconditioned_on_the_rayjobs_resource_version(regions: dict[str, FakeKube]) -> None:
-    """Review F5: the patch carries the resourceVersion read, so a RayJob recreated or changed under the
+    """The patch carries the resourceVersion read, so a RayJob recreated or changed under the
     name is not suspended; never the uid, which the API server drops on a custom resource's /status
     (tests/integration/regions/test_status_preconditions.py)."""
     evicted = manager_workload("Evicted", "QuotaReserved")
@@ -41,7 +43,7 @@ def test_the_release_patch_is_preconditioned_on_the_rayjobs_resource_version(reg
 
 @pytest.mark.parametrize("where", ["configmap", "flag"])
 def test_kueues_default_origin_is_refused(where: str) -> None:
-    """Review F6: ``multikueue`` is Kueue's shared default origin: the keeper refuses it and names the fix."""
+    """``multikueue`` is Kueue's shared default origin: the keeper refuses it and names the fix."""
     state = keeper_state(origin=d.DEFAULT_ORIGIN if where == "configmap" else "")
     kube = manager(regions={"europe-west4": True}, state=state, workload=manager_workload("QuotaReserved"))
     settings = KeeperSettings(origin=d.DEFAULT_ORIGIN if where == "flag" else "")
@@ -52,7 +54,7 @@ def test_kueues_default_origin_is_refused(where: str) -> None:
 
 
 def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[str, FakeKube]) -> None:
-    """Review F3: a region the ConfigMap still lists as quarantined but the MultiKueueConfig lists again races live
+    """A region the ConfigMap still lists as quarantined but the MultiKueueConfig lists again races live
     copies: nothing there is deleted, and the ConfigMap's list is reconciled."""
     racing = manager_workload("QuotaReserved")
     racing["status"]["admissionChecks"][0]["state"] = "Pending"
@@ -70,7 +72,7 @@ def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[st
 
 
 def test_a_copy_of_a_workload_still_racing_is_stale_only_out_of_the_config() -> None:
-    """Review F3: clusterName "" means the Workload still races: in a region of the config its copies may be the one
+    """A clusterName "" means the Workload still races: in a region of the config its copies may be the one
     Kueue admits (kept); in a region out of it Kueue does not see them, so they are stale."""
     racing = manager_workload("QuotaReserved")
     homes = {("default", "rayjob-job-1-abcde"): racing}
@@ -84,7 +86,7 @@ def test_a_copy_of_a_workload_still_racing_is_stale_only_out_of_the_config() -> 
 def test_a_same_key_rayjob_or_raycluster_without_the_origin_blocks_the_release(
     regions: dict[str, FakeKube],
 ) -> None:
-    """Review F4: a region's RayJob of the job's name, or a RayCluster KubeRay labelled for it, without this
+    """A region's RayJob of the job's name, or a RayCluster KubeRay labelled for it, without this
     manager's origin label still holds the release (blocking is the safe side)."""
     evicted = manager_workload("Evicted", "QuotaReserved")
     kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)

@@ -39,7 +39,7 @@ def _heads(objects: dict[str, Obj], tmp_path: Path) -> RayHeads:
 
 
 def test_a_launch_takes_the_rayjobs_head_template_not_an_edited_rayclusters(tmp_path: Path) -> None:
-    """Review F11: KubeRay adopts a RayCluster by name and never reverts edits to its spec, so whoever writes
+    """KubeRay adopts a RayCluster by name and never reverts edits to its spec, so whoever writes
     RayClusters would choose the ConfigMap run; the launch takes the RayJob's spec.rayClusterSpec instead."""
     heads = _heads(_objects(), tmp_path)
     launch = heads.launch(HEAD, "rj", "python /app/train.py", {}, settings_mod.Payload(mode="run"))
@@ -71,7 +71,7 @@ def _running_job(heads: RayHeads, tmp_path: Path) -> RayJobRecord:
 
 
 def test_a_decoy_worker_without_the_raycluster_as_controller_is_ignored(tmp_path: Path) -> None:
-    """Review F12: labels are whatever a pod's creator wrote; deleting a decoy with the worker labels (no owner, or
+    """Labels are whatever a pod's creator wrote; deleting a decoy with the worker labels (no owner, or
     another RayCluster's uid) does not fail the head's running jobs."""
     heads = _heads(_objects(), tmp_path)
     job = _running_job(heads, tmp_path)
