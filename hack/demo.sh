@@ -151,6 +151,11 @@ planb local versions
 KUBECONFIG=$(.venv/bin/python -c 'from planb import paths; import sys; print(paths.state_dir() / "gke" / "tpu-cluster.kubeconfig")')
 [[ -f "$KUBECONFIG" ]] || KUBECONFIG=$PWD/.state/local/kubeconfig
 export KUBECONFIG
+# The stack stays up to explore (the header); say where it is and how it goes, whether the demo passed or not.
+left_up() {
+  echo "[planb demo] the local stack stays up to explore: kubectl --kubeconfig $KUBECONFIG get rayjobs,workloads;" \
+    "'make down' stops it"
+}
 
 if [[ "$SCENARIO" == concurrent ]]; then
   phase "3/5 concurrent" "job-c starts on Spot now and migrates up as better rungs free (real train.py)"
@@ -160,6 +165,7 @@ if [[ "$SCENARIO" == concurrent ]]; then
   printf '\nphase timings:\n'
   printf '  %s\n' "${timings[@]}"
   printf '  %-22s %4d s\n' "total" $((SECONDS - t0))
+  left_up
   if [[ $rc -ne 0 ]]; then echo "demo FAILED: the concurrent ladder did not do what it should (see above)" >&2; exit 1; fi
   echo "demo OK: job-c started on spot, migrated to dws and then to the reservation, resumed from checkpoint each time with at most the step in flight lost"
   exit 0
@@ -215,6 +221,7 @@ printf '  %-22s %4d s\n' "total" $((SECONDS - t0))
 if [[ "$SCENARIO" == stockout && $rc -eq 0 ]]; then
   printf '  %-22s %4d s  (failover after %s min)\n' "stockout -> plan B" "$moved_after" "$FAILOVER_MINUTES"
 fi
+left_up
 if [[ $rc -ne 0 ]]; then
   echo "demo FAILED: the jobs did not land as expected (see above)" >&2
   exit 1
