@@ -154,7 +154,8 @@ def _signal(pid: int, sig: signal.Signals) -> None:
 
 def pid_files(directory: Path, roots: Sequence[Path]) -> dict[str, int]:
     """The live processes named by `directory`'s <name>.pid files, by name, whose executable lies under one of
-    `roots` (a pid file outlives its process, and the kernel hands the number out again)."""
+    `roots`: pid files another program wrote with the pid alone (kwokctl's), where planb's own carry a start time
+    (ManagedProcess); a pid file outlives its process, and the kernel hands the number out again."""
     out: dict[str, int] = {}
     prefixes = tuple(str(root.resolve()) for root in roots)
     for f in sorted(directory.glob("*.pid")) if directory.is_dir() else []:

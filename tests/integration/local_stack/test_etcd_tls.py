@@ -140,12 +140,14 @@ def test_etcd_refuses_a_client_without_the_stacks_certificate_while_the_api_serv
 @contextlib.contextmanager
 def _frozen_for(seconds: float, pids: Iterable[int]) -> Iterator[None]:
     """The processes frozen (the cgroup v1 freezer) and thawed by a timer `seconds` later: a signal, SIGKILL too,
-    takes effect only at the thaw. Skips the test where the freezer cannot be used (not root, no cgroup v1 freezer)."""
+    takes effect only at the thaw. Where the freezer cannot be used (not root, no cgroup v1 freezer) nothing is frozen
+    and the rest of the test still runs: the restart is then checked without the race made certain."""
     group = _FREEZER / f"planb-test-{os.getpid()}"
     try:
         group.mkdir()
-    except OSError as exc:
-        pytest.skip(f"the cgroup v1 freezer is not usable here: {exc}")
+    except OSError:
+        yield
+        return
     state = group / "freezer.state"
     timer = threading.Timer(seconds, state.write_text, ("THAWED",))
     try:
