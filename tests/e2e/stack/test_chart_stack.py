@@ -12,6 +12,7 @@ import pytest
 
 from planb.build import golden
 from tests.support.e2e.stack import Kubectl, get_json
+from tests.support.e2e.uninstall import uninstall
 from tests.support.e2e.waits import wait_until
 from tests.support.shared.chart.helm import Helm
 
@@ -92,7 +93,7 @@ def installed(helm: Helm, ns: str, local_stack: Path) -> Iterator[Callable[..., 
 
     yield install
     for release in reversed(releases):
-        helm("uninstall", release, "-n", ns, "--wait", kubeconfig=kubeconfig)
+        uninstall(Path(kubeconfig), release, namespace=ns, check=False)
 
 
 def workloads(kubectl: Kubectl, ns: str) -> dict[str, dict[str, Any]]:
@@ -122,7 +123,7 @@ def test_queues_and_two_jobs_make_two_workloads(
         assert wl["spec"]["queueName"] == "planb-lq", name
 
     # Uninstalling job-1 removes job-1's objects only.
-    done = helm("uninstall", "job-1", "-n", ns, "--wait", kubeconfig=str(local_stack))
+    done = uninstall(local_stack, "job-1", namespace=ns, check=False)
     assert done.returncode == 0, done.stderr
     rayjobs = [o["metadata"]["name"] for o in get_json(kubectl, "rayjobs.ray.io", "-n", ns)["items"]]
     maps = [o["metadata"]["name"] for o in get_json(kubectl, "configmaps", "-n", ns)["items"]]
@@ -170,7 +171,7 @@ def test_uninstall_keeps_the_queues_for_running_workloads(
     done = helm("install", "planb-queues", CHART, "-n", ns, *queues_args(suffix, ns, keep=True), kubeconfig=kubeconfig)
     assert done.returncode == 0, done.stderr
     try:
-        done = helm("uninstall", "planb-queues", "-n", ns, "--wait", kubeconfig=kubeconfig)
+        done = uninstall(local_stack, "planb-queues", namespace=ns, check=False)
         assert done.returncode == 0, done.stderr
         assert "These resources were kept due to the resource policy" in done.stdout + done.stderr
         for kind, name in [*cluster_scoped, ("localqueue", "planb-lq")]:
@@ -209,5 +210,5 @@ def test_namespace_outside_the_selector_cannot_use_the_queue(
         wait_until(refused, "job-1's Workload refused by the ClusterQueue's namespace selector", timeout=90)
         assert all("admission" not in wl.get("status", {}) for wl in workloads(kubectl, other).values())
     finally:
-        helm("uninstall", "job-1", "-n", other, "--wait", kubeconfig=str(local_stack))
+        uninstall(local_stack, "job-1", namespace=other, check=False)
         kubectl("delete", "namespace", other, "--wait=false", check=False)

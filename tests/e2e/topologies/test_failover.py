@@ -15,6 +15,7 @@ from planb.local.stack.stack import LocalStack
 from planb.status.report import PROVREQ, collect
 from tests.support.e2e.jobs import workloads_by_job
 from tests.support.e2e.topologies import Run, install_job, submit_two_jobs, wait_jobs
+from tests.support.e2e.uninstall import uninstall
 from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
@@ -105,7 +106,7 @@ def test_failed_provisioning_is_retried(site: Path, helm: Run) -> None:
 def test_uninstalling_job_1_frees_plan_a_for_job_3(site: Path, helm: Run) -> None:
     kube = Kube(site)
     submit_two_jobs(helm, kube)
-    helm("uninstall", "job-1", "--wait")
+    uninstall(site, "job-1")
     wait_until(lambda: "job-1" not in workloads_by_job(kube), "job 1's Workload to go")
     install_job(helm, "job-3")
     jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "on-demand"})
@@ -121,7 +122,7 @@ def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
 
     wait_until(lambda: pool_nodes("on-demand-pool") == 4, "plan A's slice to be scaled up for job 1's workers")
     assert pool_nodes("dws-pool") == 4
-    helm("uninstall", "job-1", "job-2", "--wait")
+    uninstall(site, "job-1", "job-2")
     # DWS nodes go with their ProvisioningRequest; on-demand nodes after the idle time (5 s here).
     wait_until(lambda: pool_nodes("dws-pool") == 0, "the DWS slice to be released")
     wait_until(lambda: pool_nodes("on-demand-pool") == 0, "plan A's idle slice to be scaled down")

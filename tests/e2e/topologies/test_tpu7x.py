@@ -31,6 +31,7 @@ from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
 from tests.support.e2e.jobs import workload_of
 from tests.support.e2e.topologies import Run, wait_jobs
+from tests.support.e2e.uninstall import uninstall
 from tests.support.e2e.waits import wait_until
 
 PROJECT, REGION, ZONE, CLUSTER = "planb-local", "us-east5", "us-east5-b", "tpu-cluster"
@@ -117,8 +118,8 @@ def tpu7x_queues(site: Path, helm: Run) -> Iterator[str]:
         yield LOCAL_QUEUE
     finally:
         # The job first: Kueue keeps a ClusterQueue that a Workload still uses (its resource-in-use finalizer).
-        helm("uninstall", "job-7x", "--wait", check=False)
-        helm("uninstall", QUEUES, "--wait")
+        uninstall(site, "job-7x", check=False)
+        uninstall(site, QUEUES)
 
 
 def test_a_tpu7x_job_is_admitted_and_runs_on_a_policy_placed_slice(
