@@ -28,7 +28,7 @@ from planb.kube import Kube, conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
 from planb.local.rayhead import settings as rayhead_settings
-from tests.support.e2e.jobs import job_logs, payload_processes, planb_status, steps, workload_of
+from tests.support.e2e.jobs import job_logs, payload_processes, planb_status, run_env, steps, workload_of
 from tests.support.e2e.topologies import Run, install_job, no_quota, wait_jobs
 from tests.support.e2e.waits import wait_until
 
@@ -66,7 +66,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     root = tmp_path / "checkpoints"
     # The chart scopes the root per release; a KubeRay retry or a re-queued run keeps the directory.
     ckpt = root / "default" / "job-2"
-    plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
+    plain = run_env()
     rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
     capacity_settings.update(provisioning_delay_seconds=1.0)
     # No plan A quota: job 2 goes to plan B (DWS), now and when it is queued again.

@@ -23,7 +23,7 @@ from planb.kube import Kube
 from planb.local.capacity import settings as capacity_settings
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
-from tests.support.e2e.jobs import job_logs, planb_status, steps
+from tests.support.e2e.jobs import job_logs, planb_status, run_env, steps
 from tests.support.e2e.topologies import FOUR, Run, ansible_playbook, install_job, ladder_without_quota, release_ladder
 from tests.support.e2e.waits import wait_until
 
@@ -61,7 +61,7 @@ def test_a_job_starts_on_spot_and_migrates_up_to_dws_then_the_reservation(
             f"queues.ladder={json.dumps(ladder)}",
         )
 
-    env = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
+    env = run_env()
     rayhead_settings.set_payload("default/job-9", rayhead_settings.Payload(mode="run", env=env))
     # Only Spot has quota at first. Kueue v0.19.2 evicts the running variant as soon as a more preferred one
     # fits its quota, before that one's admission check (scheduler.go issueMigration), so a DWS rung with quota

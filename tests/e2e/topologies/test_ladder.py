@@ -22,7 +22,7 @@ from planb.local.capacity import spot
 from planb.local.process import is_alive
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE, collect
-from tests.support.e2e.jobs import job_logs, payload_processes, steps
+from tests.support.e2e.jobs import job_logs, payload_processes, run_env, steps
 from tests.support.e2e.topologies import Run, install_job, wait_jobs
 from tests.support.e2e.waits import wait_until
 
@@ -117,7 +117,7 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     root = tmp_path / "checkpoints"
     # The release's own directory under the root: KubeRay's retry (a new submission id) resumes from it.
     ckpt = root / "default" / "job-2"
-    plain = {**rayhead_settings.DEFAULT_RUN_ENV, "PLANB_RUNNER": "plain", "PLANB_LOG_EVERY": "1000"}
+    plain = run_env()
     rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
     # Plan A full (job 1 keeps off the reservation and Spot), then a job that cannot wait for DWS (and keeps off the
     # reservation, which job 1 left free) falls through to Spot.

@@ -6,39 +6,24 @@ most of a small run's time on CPU. The tests share JAX's persistent compilation 
 configuration compiles it, later runs of the same computation (in this process, in train.py processes and in their
 Ray workers, which inherit the environment) load the executable XLA compiled then. The cache holds XLA's own output
 keyed by the computation, its devices, the compiler options and JAX's version, so a run computes exactly what it would
-after compiling. It lives beside the pinned tools' cache, outside the checkout (${PLANB_CACHE_DIR:-~/.cache/planb},
-hack/build-tools.sh), in a folder per jax and jaxlib version, so that a warm machine compiles nothing the last run
-compiled: on 2026-12-06 the training tests took 91 CPU-seconds with a cold cache and 52 with a warm one
-(BENCHMARKS.md, "The test suite"). PLANB_JAX_CACHE_DIR names another folder (a fresh one: a run that compiles all).
+after compiling. It lives beside the pinned tools' cache, outside the checkout, in a folder per jax and jaxlib version
+(tests.support.shared.training.jax_cache_dir), so that a warm machine compiles nothing the last run compiled: on
+2026-12-06 the training tests took 91 CPU-seconds with a cold cache and 52 with a warm one (BENCHMARKS.md, "The test
+suite"). PLANB_JAX_CACHE_DIR names another folder (a fresh one: a run that compiles everything).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.support.shared.training import load_train
+from tests.support.shared.training import jax_cache_dir, load_train
 
 #: An upper bound that turns on the cache's file lock (JAX locks only a bounded cache), so that two Ray workers
 #: compiling the same step at once never read each other's half-written entry.
 CACHE_MAX_BYTES = 1 << 30
-
-
-def cache_dir() -> Path:
-    """The compilation cache's folder: PLANB_JAX_CACHE_DIR, else one per jax and jaxlib version in planb's cache."""
-    if os.environ.get("PLANB_JAX_CACHE_DIR"):
-        return Path(os.environ["PLANB_JAX_CACHE_DIR"])
-    import jax
-    import jaxlib
-
-    root = (
-        os.environ.get("PLANB_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "planb"
-    )
-    return Path(root) / "jax-compilation-cache" / f"jax-{jax.__version__}-jaxlib-{jaxlib.__version__}"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -46,7 +31,7 @@ def _jax_compilation_cache() -> Iterator[None]:
     """JAX's persistent compilation cache, in this process and in the processes it starts."""
     import jax
 
-    folder = cache_dir()
+    folder = jax_cache_dir("training-tests")
     folder.mkdir(parents=True, exist_ok=True)
     cache = str(folder)
     settings = {

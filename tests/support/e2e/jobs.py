@@ -13,6 +13,23 @@ from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.support.e2e.topologies import run
+from tests.support.shared.training import jax_cache_dir
+
+
+def run_env(**extra: str) -> dict[str, str]:
+    """The Ray head stand-in's environment for a job whose entrypoint it runs (train.py on this host's CPU): its
+    defaults, the plain runner, a log line per 1000 steps, JAX's compilation cache for the tier's payloads (what the
+    chart's training.compilationCacheDir sets, PLANB_COMPILATION_CACHE_DIR: a resumed run, and the next test run,
+    load what the first compiled), and `extra`."""
+    cache = jax_cache_dir("e2e-payloads")
+    cache.mkdir(parents=True, exist_ok=True)
+    return {
+        **rayhead_settings.DEFAULT_RUN_ENV,
+        "PLANB_RUNNER": "plain",
+        "PLANB_LOG_EVERY": "1000",
+        "PLANB_COMPILATION_CACHE_DIR": str(cache),
+        **extra,
+    }
 
 
 def workloads_by_job(kube: Kube) -> dict[str, list[str]]:

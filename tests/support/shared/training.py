@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
@@ -16,6 +17,20 @@ import pytest
 
 TRAINING = Path(__file__).resolve().parents[3] / "training"
 TRAIN_PY = TRAINING / "train.py"
+
+
+def jax_cache_dir(user: str) -> Path:
+    """JAX's persistent compilation cache for `user` (the training tests, the e2e tier's payloads): PLANB_JAX_CACHE_DIR
+    if set, else a folder per jax and jaxlib version beside the pinned tools' cache, outside the checkout
+    (${PLANB_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/planb}, hack/build-tools.sh), so that a warm machine compiles
+    nothing the last run compiled. The cache holds XLA's output keyed by the computation, its devices, the compiler
+    options and JAX's version: a run computes exactly what it would after compiling."""
+    if os.environ.get("PLANB_JAX_CACHE_DIR"):
+        return Path(os.environ["PLANB_JAX_CACHE_DIR"]) / user
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "planb"
+    root = Path(os.environ.get("PLANB_CACHE_DIR") or cache)
+    versions = f"jax-{metadata.version('jax')}-jaxlib-{metadata.version('jaxlib')}"  # without importing JAX
+    return root / "jax-compilation-cache" / versions / user
 
 
 def load_train(name: str) -> ModuleType:
