@@ -46,7 +46,7 @@ def queued(kube: Kube, job: str) -> bool:
 
 def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm: Run) -> None:
     kube = Kube(site)
-    rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=10))
+    rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=6))
     rayhead_settings.set_payload("job-*", rayhead_settings.Payload(seconds=600))
     no_dws = no_quota(helm, "dws")  # only plan A: job 3 waits for job 1's quota
     helm("upgrade", "planb-queues", str(paths.REPO / "charts" / "planb"), "--reuse-values", *no_dws)
@@ -55,7 +55,7 @@ def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm
     wait_until(lambda: status(kube, "job-1") == ("Running", "RUNNING"), "job 1 to run", 90)
     install_job(helm, "job-3")
     wait_until(lambda: queued(kube, "job-3"), "job 3 to be queued behind job 1", 30)
-    assert status(kube, "job-1") == ("Running", "RUNNING")  # still running: the payload takes 10 s
+    assert status(kube, "job-1") == ("Running", "RUNNING")  # still running: the payload takes 6 s
     wait_until(lambda: status(kube, "job-1") == ("Complete", "SUCCEEDED"), "job 1 to succeed", 120)
     st = rayjob(kube, "job-1")["status"]
     assert st["rayJobInfo"]["startTime"] and st["rayJobInfo"]["endTime"]
