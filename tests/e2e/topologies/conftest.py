@@ -3,9 +3,9 @@
 
 import pytest
 
-from tests.conftest import TOPOLOGY_ORDER
 from tests.support.e2e.regions_topology import regions, regions_up, start_regions_ahead
 from tests.support.e2e.topologies import (
+    CONVERGES,
     concurrent,
     failover_site,
     helm,
@@ -40,7 +40,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def _topology(fixtures: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(name for name in TOPOLOGY_ORDER if name in fixtures)
+    return tuple(name for name in CONVERGES if name in fixtures)
 
 
 def pytest_runtest_call(item: pytest.Item) -> None:
