@@ -37,6 +37,11 @@ PLAYBOOK = "- name: planb's cluster and plans\n  ansible.builtin.import_playbook
 WITHHELD = "container.clusters.create"
 
 
+#: The operations poll of these runs: the emulator finishes an operation in 0.05 s, where the inventory's Google pace
+#: (planb_gke_poll_interval: 10) would only wait, about 30 s of this test.
+POLL_SECONDS = 0.2
+
+
 def _switch(emulator: RunningEmulator, path: str, body: dict[str, Any]) -> None:
     """Set one of the emulator's project switches (planb's own /planb/v1 paths)."""
     assert call(emulator, "POST", path, body)[0] == 200
@@ -91,7 +96,7 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         def play() -> subprocess.CompletedProcess[str]:
             return subprocess.run(
                 [str(OPERATOR_BIN / "ansible-playbook"), "-i", "inventory", "cluster.yml",
-                 "-e", "planb_private_nodes=true"],
+                 "-e", "planb_private_nodes=true", "-e", f"planb_gke_poll_interval={POLL_SECONDS}"],
                 cwd=home, env=env, capture_output=True, text=True, timeout=300, check=False,
             )  # fmt: skip
 

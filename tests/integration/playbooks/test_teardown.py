@@ -154,8 +154,10 @@ def test_a_regions_teardown_deletes_every_confirmed_cluster_or_none(emulator: Ru
     }
 
     def teardown(confirm: str) -> tuple[int, str]:
+        # The emulator finishes a deletion in moments: the inventory's Google pace (a poll every 10 s) would only wait.
         command = [str(Path(sys.executable).parent / "ansible-playbook"), "playbooks/teardown.yml",
-                   "-i", "inventories/gke-regions", "-e", f"planb_teardown_confirm={confirm}"]  # fmt: skip
+                   "-i", "inventories/gke-regions", "-e", f"planb_teardown_confirm={confirm}",
+                   "-e", "planb_gke_poll_interval=0.2"]  # fmt: skip
         done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         return done.returncode, done.stdout + done.stderr
 
