@@ -14,14 +14,12 @@ them; run it under ``flock /tmp/planb-e2e.lock`` beside other work.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from planb.kube import Kube, KubeError
 from planb.regions import dispatch as dp
-from tests.support.integration.api_server import stack_api_server
 
 pytestmark = [pytest.mark.tools]
 
@@ -33,9 +31,9 @@ T = "2026-12-05T08:00:00Z"
 
 
 @pytest.fixture(scope="module")
-def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
-    with stack_api_server(tmp_path_factory.mktemp("dispatch-apply")) as kubeconfig:
-        yield Kube(kubeconfig)
+def kube(module_kube: Kube) -> Kube:
+    """The folder's shared API server (tests/integration/regions/conftest.py)."""
+    return module_kube
 
 
 def apply_status(kube: Kube, name: str, body: Obj, manager: str) -> Obj:

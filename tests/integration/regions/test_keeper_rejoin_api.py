@@ -27,7 +27,6 @@ from planb.regions import decisions as d
 from planb.regions import leftovers
 from planb.regions.keeper import Keeper, KeeperSettings
 from planb.status import regions as status_regions
-from tests.support.integration.api_server import stack_api_server
 
 pytestmark = [pytest.mark.tools]
 
@@ -139,52 +138,52 @@ class Manager:
 
 
 @pytest.fixture(scope="module")
-def manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Manager]:
-    """The manager (its job now runs in region b) and region a, quarantined, on one API server."""
-    with stack_api_server(tmp_path_factory.mktemp("keeper-rejoin")) as kubeconfig:
-        kube = Kube(kubeconfig)
-        if kube.get("/api/v1/namespaces/kueue-system") is None:
-            kube.create(
-                "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}}
-            )
-        account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "planb-multikueue"}}
-        kube.create("/api/v1/namespaces/kueue-system/serviceaccounts", account)
-        kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", RIGHTS[0])
-        kube.create("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", RIGHTS[1])
-        kube.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding("ClusterRole"))
-        kube.create("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", binding("Role", "default"))
-        for name in ("a", "b"):
-            region_secret(kube, kubeconfig, name)
-            active(kube, name)
-        config = {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "MultiKueueConfig",
-            "metadata": {"name": "planb-regions"},
-        }
-        kube.create(f"{KUEUE}/multikueueconfigs", {**config, "spec": {"clusters": ["b"]}})
-        state = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "planb-regions-keeper"}}
-        kube.create("/api/v1/namespaces/kueue-system/configmaps", {**state, "data": {d.ORIGIN_KEY: ORIGIN}})
-        owner = {
-            "apiVersion": "ray.io/v1",
-            "kind": "RayJob",
-            "name": "job-1",
-            "uid": "manager-rayjob-uid",
-            "controller": True,
-        }
-        pod = {"spec": {"containers": [{"name": "c", "image": "x"}]}}
-        workload = {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "Workload",
-            "metadata": {"name": WORKLOAD, "ownerReferences": [owner]},
-            "spec": {"queueName": "user-queue", "podSets": [{"name": "main", "count": 1, "template": pod}]},
-        }
-        kube.create(f"{KUEUE}/namespaces/default/workloads", workload)
-        check = {"name": "planb-regions", "state": "Ready", "message": "", "lastTransitionTime": SINCE}
-        status = {"status": {"clusterName": "b", "admissionChecks": [check]}}
-        kube.merge_patch(f"{KUEUE}/namespaces/default/workloads/{WORKLOAD}/status", status)
-        found = Manager(kube)
-        found.quarantine_a()
-        yield found
+def manager(module_kube: Kube, regions_api_server: Path) -> Iterator[Manager]:
+    """The manager (its job now runs in region b) and region a, quarantined, on one API server (the folder's shared
+    one, tests/integration/regions/conftest.py)."""
+    kube, kubeconfig = module_kube, regions_api_server
+    if kube.get("/api/v1/namespaces/kueue-system") is None:
+        kube.create(
+            "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}}
+        )
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "planb-multikueue"}}
+    kube.create("/api/v1/namespaces/kueue-system/serviceaccounts", account)
+    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", RIGHTS[0])
+    kube.create("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", RIGHTS[1])
+    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding("ClusterRole"))
+    kube.create("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", binding("Role", "default"))
+    for name in ("a", "b"):
+        region_secret(kube, kubeconfig, name)
+        active(kube, name)
+    config = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueConfig",
+        "metadata": {"name": "planb-regions"},
+    }
+    kube.create(f"{KUEUE}/multikueueconfigs", {**config, "spec": {"clusters": ["b"]}})
+    state = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "planb-regions-keeper"}}
+    kube.create("/api/v1/namespaces/kueue-system/configmaps", {**state, "data": {d.ORIGIN_KEY: ORIGIN}})
+    owner = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "name": "job-1",
+        "uid": "manager-rayjob-uid",
+        "controller": True,
+    }
+    pod = {"spec": {"containers": [{"name": "c", "image": "x"}]}}
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": WORKLOAD, "ownerReferences": [owner]},
+        "spec": {"queueName": "user-queue", "podSets": [{"name": "main", "count": 1, "template": pod}]},
+    }
+    kube.create(f"{KUEUE}/namespaces/default/workloads", workload)
+    check = {"name": "planb-regions", "state": "Ready", "message": "", "lastTransitionTime": SINCE}
+    status = {"status": {"clusterName": "b", "admissionChecks": [check]}}
+    kube.merge_patch(f"{KUEUE}/namespaces/default/workloads/{WORKLOAD}/status", status)
+    found = Manager(kube)
+    found.quarantine_a()
+    yield found
 
 
 def region_rayjob(kube: Kube, finalizers: list[str] | None = None) -> Obj:

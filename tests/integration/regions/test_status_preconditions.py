@@ -14,14 +14,12 @@ tests/integration/regions/test_dispatch_apply.py starts them; run it under ``flo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from planb.kube import Kube, KubeError
 from planb.regions import decisions as d
-from tests.support.integration.api_server import stack_api_server
 
 pytestmark = [pytest.mark.tools]
 
@@ -33,9 +31,9 @@ WRONG_UID = "00000000-0000-0000-0000-000000000000"
 
 
 @pytest.fixture(scope="module")
-def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
-    with stack_api_server(tmp_path_factory.mktemp("status-preconditions")) as kubeconfig:
-        yield Kube(kubeconfig)
+def kube(module_kube: Kube) -> Kube:
+    """The folder's shared API server (tests/integration/regions/conftest.py)."""
+    return module_kube
 
 
 def rayjob(kube: Kube, name: str, state: str = "Running") -> Obj:
