@@ -148,8 +148,15 @@ class EtcdSnapshot:
     def make(self) -> bool:
         """Make the snapshot unless it exists (another `up` may be making it: one at a time); True if made here.
 
-        What an interrupted making left (its throwaway control plane, its directory) is removed first."""
+        Whether it exists is read under the shared lock, so a snapshot that exists costs no exclusive lock: one
+        would wait for every control plane being created from the snapshot (`in_use`), and, once held by a process
+        that the scheduler then leaves waiting (a test tier at SCHED_IDLE, `make test`), hold up every `up` that
+        asks for the shared one. What an interrupted making left (its throwaway control plane, its directory) is
+        removed first."""
         self.root.mkdir(parents=True, exist_ok=True)
+        with flocked(self.root / ".lock", fcntl.LOCK_SH):
+            if self.exists():
+                return False
         with flocked(self.root / ".lock"):
             if self.exists():
                 return False
