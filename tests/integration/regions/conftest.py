@@ -63,6 +63,5 @@ def leave_clean(kube: Kube) -> None:
 def module_kube(regions_api_server: Path) -> Iterator[Kube]:
     """The shared API server for one module; what the module made in `default` goes when it ends."""
     kube = Kube(regions_api_server)
-    leave_clean(kube)  # (a module stopped half-way in an earlier run of this session leaves nothing behind)
     yield kube
     leave_clean(kube)
