@@ -49,16 +49,30 @@ for half in playbook other; do
   "${lowest[@]}" "$PY" -m pytest -ra --durations=15 -p no:cacheprovider ${folders[$half]} >"$logdir/$half.log" 2>&1 &
   pids[$half]=$!
 done
+# The regions topology (tests/e2e/topologies/test_regions.py: a manager and two regions, three stacks of its own) on a
+# stack of its own at the e2e tier's priority, beside the rest of the tier: its manager's ports moved by 500 (the
+# regions' own take +100 and +200, planb.local.regions; 8765 is planb.local.gke_emulator.address.DEFAULT_PORT), its
+# state in a folder of its own. It takes 150 s alone, off the tier's chain of topologies (tests/README.md, "Tiers").
+regions_state=$(mktemp -d -t planb-regions-state.XXXXXX)
+PLANB_STATE_DIR="$regions_state" PLANB_PORT_OFFSET=500 PLANB_GKE_EMULATOR_PORT=$((8765 + 500)) \
+  "$PY" -m pytest -ra --durations=15 -p no:cacheprovider tests/e2e --e2e-groups=regions >"$logdir/regions.log" 2>&1 &
+pids[regions]=$!
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
-echo "[planb test] the unit and integration tests run beside these (output: $logdir/playbook.log, $logdir/other.log)"
-"$PY" -m pytest -ra --durations=60 tests/e2e
+echo "[planb test] the regions topology, the unit and the integration tests run beside these" \
+  "(output: $logdir/regions.log, $logdir/playbook.log, $logdir/other.log)"
+"$PY" -m pytest -ra --durations=60 tests/e2e --e2e-groups=-regions
 stack_rc=$?
 echo "[planb test] e2e tests: exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
 rc=$stack_rc
-for half in playbook other; do
+for half in regions playbook other; do
   wait "${pids[$half]}"
   half_rc=$?
-  echo "[planb test] unit and integration tests ($half): exit $half_rc after $((SECONDS - start)) s; their summary:"
+  what="unit and integration tests ($half)"
+  if [[ $half == regions ]]; then
+    what="e2e tests (the regions topology)"
+    rm -rf "$regions_state"
+  fi
+  echo "[planb test] $what: exit $half_rc after $((SECONDS - start)) s; their summary:"
   sed -n '/short test summary info/,$p' "$logdir/$half.log"
   tail -n 1 "$logdir/$half.log"
   if ((half_rc != 0)); then

@@ -73,7 +73,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="",
         help="comma-separated: run only these e2e tests: topologies "
         f"({', '.join(TOPOLOGY_ORDER)}), 'teardown' (the tests that take the stack down) and, for tests that need "
-        "no converge, their file's name (test_chart_stack.py); hack/test.sh splits tests/e2e so, over two stacks",
+        "no converge, their file's name (test_chart_stack.py); a name with a leading '-' leaves that group out and "
+        "keeps the rest ('-regions'); hack/test.sh runs the regions topology so, on a stack of its own",
     )
 
 
@@ -84,13 +85,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for marker in tier_of(Path(str(item.path))):
             item.add_marker(getattr(pytest.mark, marker))
-    wanted = {name.strip() for name in str(config.getoption("--e2e-groups")).split(",") if name.strip()}
-    if wanted:
+    named = [name.strip() for name in str(config.getoption("--e2e-groups")).split(",") if name.strip()]
+    wanted = {name for name in named if not name.startswith("-")}
+    unwanted = {name[1:] for name in named if name.startswith("-")}
+    if named:
         groups = {e2e_group(item) for item in items if item.get_closest_marker("e2e")}
-        unknown = wanted - groups - {*TOPOLOGY_ORDER, "teardown"}
+        unknown = (wanted | unwanted) - groups - {*TOPOLOGY_ORDER, "teardown"}
         if unknown:
             raise pytest.UsageError(f"--e2e-groups: no e2e test in {sorted(unknown)}; the groups: {sorted(groups)}")
-        dropped = [item for item in items if item.get_closest_marker("e2e") and e2e_group(item) not in wanted]
+        kept = (wanted or groups) - unwanted
+        dropped = [item for item in items if item.get_closest_marker("e2e") and e2e_group(item) not in kept]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = [item for item in items if item not in dropped]

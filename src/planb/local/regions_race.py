@@ -27,6 +27,7 @@ from typing import Any
 from planb import paths
 from planb.catalog import profiles
 from planb.kube import Kube, KubeError
+from planb.local import loopback
 from planb.local.regions import Member, RegionsError
 from planb.local.statefile import open_private, write_atomic
 from planb.regions.dispatch import advice_zones
@@ -83,11 +84,14 @@ def converge(
 ) -> float:
     """site.yml on inventories/regions, limited to the manager and `workers`: every region's cluster, ladder (DWS
     alone) and Kueue, side by side, then the manager's cluster, Kueue and MultiKueue; seconds it took. The manager is
-    the stack of <state>/regions/manager, or the one whose state root `manager_state` names (the e2e stack); `extra`:
-    more arguments, such as `-e planb_multikueue_dispatcher=planb.dev/advice-ordered`."""
+    the stack of <state>/regions/manager, or the caller's own (the e2e stack: `manager_state` names its state root,
+    and its ports are this process's PLANB_PORT_OFFSET); `extra`: more arguments, such as
+    `-e planb_multikueue_dispatcher=planb.dev/advice-ordered`."""
     start = time.monotonic()
     limit = ",".join(["manager", *(m.name for m in workers)])
-    env = {"PLANB_MANAGER_STATE_DIR": str(manager_state)} if manager_state else {}
+    env: dict[str, str] = {}
+    if manager_state:
+        env = {"PLANB_MANAGER_STATE_DIR": str(manager_state), "PLANB_MANAGER_PORT_OFFSET": str(loopback.offset())}
     _run([_playbook(), "site.yml", "-i", str(INVENTORY), "--limit", limit, *extra], env, log)
     return time.monotonic() - start
 
