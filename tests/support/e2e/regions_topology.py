@@ -4,7 +4,10 @@ regions beside it, us-east5 and europe-west4 (planb.local.regions: each a local 
 
 It comes last among the topologies (TOPOLOGY_ORDER): the manager gives up the ladder's queues for MultiKueue's, as
 Google's manager cluster runs no ladder of its own. The two regions start when the first regions test asks for
-them and go when the file's tests end, so they cost nothing to the rest of the tier.
+them and go when the file's tests end, so they cost nothing to the rest of the tier. `make test` runs this topology
+in a pytest process of its own beside the rest of the tier (hack/test.sh: `--e2e-groups=regions`, the manager's
+stack on ports moved by 500 and with a state folder of its own; regions_race.converge hands the inventory that
+stack's ports).
 """
 
 from __future__ import annotations
