@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,6 +64,7 @@ from planb.local.stack.kwokctl_config import (
     kwokctl_configuration,
     unused_ports,
 )
+from planb.local.stack.port_watch import PORT_TAKEN, KwokctlRun, run_until_port_taken
 from planb.local.stack.ports import free_ports
 from planb.local.statefile import write_atomic
 from planb.local.tls import EtcdPKI, ensure_etcd_pki, private_dir
@@ -81,6 +81,7 @@ __all__ = [
     "KWOK_STAGES",
     "PICKED_PORTS",
     "PORTS_BELOW",
+    "PORT_TAKEN",
     "RECIPE_ETCD",
     "SUBMITTER_CONTAINER",
     "ControlPlane",
@@ -98,8 +99,6 @@ __all__ = [
 CREATE_ATTEMPTS = 3
 #: How long `create` waits, after kwokctl, for the API server to answer /readyz (kwokctl has waited already).
 SERVING_WAIT = 30.0
-#: What a component's log says when its port was taken (Go's net.Listen; etcd and the API server alike).
-PORT_TAKEN = "address already in use"
 
 
 @dataclass
@@ -140,23 +139,18 @@ class ControlPlane:
                 del env[key]
         return env
 
-    def _kwokctl(self, *args: str, timeout: float = 300, config: Path | None = None) -> str:
-        binary = paths.tool("kwokctl")
+    def _kwokctl(
+        self, *args: str, timeout: float = 300, config: Path | None = None, watch: Path | None = None
+    ) -> KwokctlRun:
+        """kwokctl with `args`; with `watch`, stopped once a log there says a port was taken (port_watch)."""
         options = [f"--config={config}"] if config is not None else []
-        proc = subprocess.run(
-            [str(binary), "--name", CLUSTER_NAME, *options, *args],
-            env=self._env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            umask=0o077,
-        )
-        if proc.returncode != 0:
+        argv = [str(paths.tool("kwokctl")), "--name", CLUSTER_NAME, *options, *args]
+        run = run_until_port_taken(argv, env=self._env(), logs=watch, timeout=timeout)
+        if run.returncode not in (0, None):
             raise LocalStackError(
-                f"kwokctl {' '.join(args[:2])} failed (exit {proc.returncode}):\n{proc.stderr.strip()[-3000:]}"
+                f"kwokctl {' '.join(args[:2])} failed (exit {run.returncode}):\n{run.stderr.strip()[-3000:]}"
             )
-        return proc.stdout
+        return run
 
     def check_tools(self) -> None:
         for name in BINARIES:
@@ -187,7 +181,8 @@ class ControlPlane:
         of that data directory (a snapshot: planb.local.stack.snapshot) instead of an empty one; kwokctl's install only
         makes the directory if it is missing. With dry_run, kwokctl only prints the commands it would run (and creates
         nothing); that output is returned. kwokctl waits up to `wait_s` for the cluster, and gives up on the whole
-        creation after `timeout_s` (an API server that cannot listen holds kwokctl that long). Then the API server
+        creation after `timeout_s` (an API server that cannot listen would hold kwokctl that long: it is stopped
+        as soon as a component's log says its port was taken, planb.local.stack.port_watch). Then the API server
         must answer /readyz, or the cluster is deleted and StartupTimeoutError says why, with the components' last log
         lines. A component whose port was taken after the pick (another process bound it first) makes the cluster
         again on other ports, up to CREATE_ATTEMPTS times, unless it is the API server's fixed port.
@@ -195,18 +190,18 @@ class ControlPlane:
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if dry_run:
-            return self._create_once(kubeconfig, True, without, None, (wait_s, timeout_s))
+            return self._create_once(kubeconfig, True, without, None, (wait_s, timeout_s)).stdout
         for attempt in range(1, CREATE_ATTEMPTS + 1):
-            out = self._create_once(kubeconfig, False, without, etcd_from, (wait_s, timeout_s))
-            if not self.etcd_secured():
+            run = self._create_once(kubeconfig, False, without, etcd_from, (wait_s, timeout_s))
+            if not run.taken and not self.etcd_secured():
                 # A kwokctl that no longer has a flag an override names drops the override with a warning only.
                 self.delete()
                 raise LocalStackError(
                     "kwokctl did not start etcd on https with client certificates (its saved etcd flags lack them), "
                     "so the cluster was deleted: the pinned kwokctl and planb.local.stack.control_plane disagree"
                 )
-            if self.serving(kubeconfig, min(SERVING_WAIT, wait_s)):
-                return out
+            if not run.taken and self.serving(kubeconfig, min(SERVING_WAIT, wait_s)):
+                return run.stdout
             # kwokctl exits 0 when its wait for readiness fails: it only logs "Failed to wait for cluster to be
             # ready" (pkg/kwokctl/cmd/create/cluster/cluster.go, runE), so the API server is asked here.
             tails = self.log_tails()
@@ -214,9 +209,10 @@ class ControlPlane:
             taken = [name for name, tail in tails.items() if PORT_TAKEN in tail]
             fixed_port_taken = taken == ["kube-apiserver"] and not self.ports_by_kernel  # no other port to try
             if not taken or fixed_port_taken or attempt == CREATE_ATTEMPTS:
+                what = "kwokctl was stopped once a log said so" if run.taken else "/readyz did not answer after kwokctl"
                 raise StartupTimeoutError(
-                    f"the control plane's API server did not answer /readyz on port {self.apiserver_port} after "
-                    f"kwokctl created it (attempt {attempt} of {CREATE_ATTEMPTS}"
+                    f"the control plane's API server on port {self.apiserver_port} did not start: {what} "
+                    f"(attempt {attempt} of {CREATE_ATTEMPTS}"
                     + (f"; a port was taken from {', '.join(taken)}" if taken else "")
                     + f"); the cluster was deleted. The components' last log lines:\n{_said(tails)}"
                 )
@@ -224,11 +220,13 @@ class ControlPlane:
 
     def _create_once(
         self, kubeconfig: Path, dry_run: bool, without: Sequence[str], etcd_from: Path | None, waits: tuple[int, int]
-    ) -> str:
-        """kwokctl's create on ports picked now; with `etcd_from`, etcd's data directory copied first."""
+    ) -> KwokctlRun:
+        """kwokctl's create on ports picked now, stopped when a component's log says its port was taken
+        (planb.local.stack.port_watch); with `etcd_from`, etcd's data directory copied first."""
         if not dry_run:
             for directory in (self.workdir, self.workdir / "clusters", self.cluster_dir):
                 private_dir(directory)  # as kwokctl makes them under umask 077
+            shutil.rmtree(self.cluster_dir / "logs", ignore_errors=True)  # an earlier attempt's logs said PORT_TAKEN
         pki = self.etcd_pki if dry_run else ensure_etcd_pki(self.etcd_pki.directory)
         if self.ports_by_kernel:
             self.apiserver_port, *others = free_ports(len(PICKED_PORTS) + 1)
@@ -246,8 +244,7 @@ class ControlPlane:
                 raise LocalStackError(f"{self.etcd_dir} exists already; a snapshot goes only into a new cluster")
             shutil.copytree(etcd_from, self.etcd_dir)
             self.etcd_dir.chmod(0o700)  # etcd wants its data directory private
-        return self._kwokctl(
-            *(["--dry-run"] if dry_run else []),
+        args = (
             "create",
             "cluster",
             "--runtime=binary",
@@ -263,8 +260,10 @@ class ControlPlane:
             *([f"--disable={','.join(without)}"] if without else []),
             f"--wait={waits[0]}s",
             f"--timeout={waits[1]}s",
-            config=self.config_file,
         )
+        if dry_run:
+            return self._kwokctl("--dry-run", *args, config=self.config_file)
+        return self._kwokctl(*args, config=self.config_file, watch=self.cluster_dir / "logs")
 
     def serving(self, kubeconfig: Path, timeout: float) -> bool:
         """True once the API server answers /readyz with "ok" through `kubeconfig`, within `timeout` seconds. The
