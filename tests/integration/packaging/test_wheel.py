@@ -29,6 +29,8 @@ from planb.local.stack.snapshot import WITHOUT
 
 pytestmark = pytest.mark.slow
 PIP_TIMEOUT = 180
+# The installs below pass --no-compile: pip's bytecode compilation of matplotlib and the rest is 4-5 CPU-seconds an
+# install that nothing here reads back (each command below runs once, and Python compiles what it imports).
 #: The distributions of the extras (pyproject.toml's [project.optional-dependencies]), by PEP 503 name.
 EXTRAS_ONLY = {"matplotlib", "google-api-python-client", "cryptography"}
 #: The environment of every command: none of Python's variables (PYTHONPATH would let the venv import the checkout).
@@ -85,7 +87,7 @@ def test_the_installed_cli_answers_outside_the_checkout(wheel: Path, tmp_path: P
     done = _run(sys.executable, "-m", "venv", venv, cwd=away)
     assert done.returncode == 0, done.stderr
     python = venv / "bin" / "python"
-    done = _run(python, "-m", "pip", "install", "-q", wheel, cwd=away)
+    done = _run(python, "-m", "pip", "install", "-q", "--no-compile", wheel, cwd=away)
     assert done.returncode == 0, f"pip could not install the wheel and its core dependencies:\n{done.stderr}"
     listed = _run(python, "-m", "pip", "list", "--format=freeze", cwd=away)
     installed = {line.split("==")[0].lower().replace("_", "-") for line in listed.stdout.split()}
@@ -112,7 +114,7 @@ def test_the_installed_status_reads_a_real_api_server_and_draws_with_its_extra(w
     venv, away = tmp_path / "venv", tmp_path / "elsewhere"
     away.mkdir()
     assert _run(sys.executable, "-m", "venv", venv, cwd=away).returncode == 0
-    done = _run(venv / "bin" / "python", "-m", "pip", "install", "-q", f"{wheel}[timeline]", cwd=away)
+    done = _run(venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[timeline]", cwd=away)
     assert done.returncode == 0, f"pip could not install the wheel with its [timeline] extra:\n{done.stderr}"
     chart = paths.REPO / "charts" / "planb"
     rendered = _run(paths.tool("helm"), "template", "job-1", chart, "--skip-tests", cwd=paths.REPO, timeout=60)
