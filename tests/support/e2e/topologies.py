@@ -28,7 +28,7 @@ from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
 from tests.support.e2e.outside import OutsideController
-from tests.support.e2e.waits import POLL_SECONDS, wait_until
+from tests.support.e2e.waits import pauses, wait_until
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PROFILE = "tpu-v6e-4x4"
@@ -378,14 +378,16 @@ def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[st
     """Wait until each job is admitted on its flavor (and, if it has requests, provisioned)."""
     deadline = time.monotonic() + timeout
     jobs: dict[str, JobStatus] = {}
-    while time.monotonic() < deadline:
+    for pause in pauses():
         jobs = {j.name: j for j in collect(kube, "default")}
         if all(
             n in jobs and admitted_on(jobs[n], f) and (not jobs[n].requests or provisioned(jobs[n]))
             for n, f in want.items()
         ):
             return jobs
-        time.sleep(POLL_SECONDS)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(pause)
     states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
     raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
 
