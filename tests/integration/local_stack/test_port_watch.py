@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -48,3 +49,26 @@ def test_a_command_past_its_timeout_is_killed_and_the_timeout_raised(tmp_path: P
     argv = _script(tmp_path, "exec sleep 120")
     with pytest.raises(subprocess.TimeoutExpired):
         run_until_port_taken(argv, env=os.environ, logs=tmp_path / "logs", timeout=1)
+
+
+class _Interrupted(Exception):
+    """What the timer below raises in the middle of the run, as an interrupt or a test's timeout would."""
+
+
+def test_a_run_interrupted_midway_kills_the_command_before_the_exception_goes_on(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    argv = _script(tmp_path, f"echo $$ > {pid_file}\nexec sleep 120")
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise _Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(_Interrupted):
+            run_until_port_taken(argv, env=os.environ, logs=tmp_path / "logs", timeout=60)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not left to run its two minutes
+        os.kill(int(pid_file.read_text()), 0)

@@ -387,7 +387,7 @@ def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[st
             return jobs
         if time.monotonic() >= deadline:
             break
-        time.sleep(pause)
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
     states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
     raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 
-#: Seconds before the second look at a condition: controllers act in milliseconds on the local stack...
+# The pauses between looks at a condition: POLL_SECONDS first, as controllers act in milliseconds on the local
+# stack, then each half as long again, up to POLL_MAX_SECONDS, because a wait that outlasts its first looks is
+# waiting for a timer (a DWS delay, a grace period, a backoff), and every look is several requests to the API server:
+# at a fixed 0.2 s the tier's looks were a large share of the API server's 60 requests a second, on the same two
+# cores as the tests that end last (BENCHMARKS.md, "The test suite").
 POLL_SECONDS = 0.2
-#: ...and each pause after is half as long again, up to a second, because a wait that outlasts its first looks is
-#: waiting for a timer (a DWS delay, a grace period, a backoff), and every look is several requests to the API
-#: server: at a fixed 0.2 s the tier's looks were a large share of the API server's 60 requests a second, on the
-#: same two cores as the tests that end last (BENCHMARKS.md, "The test suite").
 POLL_MAX_SECONDS = 1.0
 #: Seconds between two looks of `holds_for`, which looks for its whole span.
 HOLD_LOOK_SECONDS = 0.5

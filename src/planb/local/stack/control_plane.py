@@ -185,7 +185,9 @@ class ControlPlane:
         as soon as a component's log says its port was taken, planb.local.stack.port_watch). Then the API server
         must answer /readyz, or the cluster is deleted and StartupTimeoutError says why, with the components' last log
         lines. A component whose port was taken after the pick (another process bound it first) makes the cluster
-        again on other ports, up to CREATE_ATTEMPTS times, unless it is the API server's fixed port.
+        again on other ports, up to CREATE_ATTEMPTS times, unless it is the API server's fixed port; any component's
+        log saying so stops the attempt, even where the API server would have answered, since the cluster would lack
+        that component.
         """
         self.check_tools()
         kubeconfig.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -206,13 +208,17 @@ class ControlPlane:
             # ready" (pkg/kwokctl/cmd/create/cluster/cluster.go, runE), so the API server is asked here.
             tails = self.log_tails()
             self.delete()
-            taken = [name for name, tail in tails.items() if PORT_TAKEN in tail]
+            # The watch read more of each log than its last lines (a component may log on after the bind failed).
+            taken = sorted({*run.taken, *(name for name, tail in tails.items() if PORT_TAKEN in tail)})
             fixed_port_taken = taken == ["kube-apiserver"] and not self.ports_by_kernel  # no other port to try
             if not taken or fixed_port_taken or attempt == CREATE_ATTEMPTS:
-                what = "kwokctl was stopped once a log said so" if run.taken else "/readyz did not answer after kwokctl"
+                what = (
+                    "kwokctl was stopped when a component's log said its port was taken"
+                    if run.taken
+                    else f"its API server did not answer /readyz on port {self.apiserver_port} after kwokctl"
+                )
                 raise StartupTimeoutError(
-                    f"the control plane's API server on port {self.apiserver_port} did not start: {what} "
-                    f"(attempt {attempt} of {CREATE_ATTEMPTS}"
+                    f"the control plane did not start: {what} (attempt {attempt} of {CREATE_ATTEMPTS}"
                     + (f"; a port was taken from {', '.join(taken)}" if taken else "")
                     + f"); the cluster was deleted. The components' last log lines:\n{_said(tails)}"
                 )
@@ -226,7 +232,6 @@ class ControlPlane:
         if not dry_run:
             for directory in (self.workdir, self.workdir / "clusters", self.cluster_dir):
                 private_dir(directory)  # as kwokctl makes them under umask 077
-            shutil.rmtree(self.cluster_dir / "logs", ignore_errors=True)  # an earlier attempt's logs said PORT_TAKEN
         pki = self.etcd_pki if dry_run else ensure_etcd_pki(self.etcd_pki.directory)
         if self.ports_by_kernel:
             self.apiserver_port, *others = free_ports(len(PICKED_PORTS) + 1)
@@ -244,6 +249,8 @@ class ControlPlane:
                 raise LocalStackError(f"{self.etcd_dir} exists already; a snapshot goes only into a new cluster")
             shutil.copytree(etcd_from, self.etcd_dir)
             self.etcd_dir.chmod(0o700)  # etcd wants its data directory private
+        if not dry_run:
+            shutil.rmtree(self.cluster_dir / "logs", ignore_errors=True)  # an earlier attempt's logs said PORT_TAKEN
         args = (
             "create",
             "cluster",

@@ -20,6 +20,8 @@ from pathlib import Path
 PORT_TAKEN = "address already in use"
 #: How often the logs are read while kwokctl runs.
 POLL_S = 0.5
+#: How long the output of a killed kwokctl is read.
+KILL_READ_S = 5.0
 #: How much of each log's end is read (a port that cannot be bound is the log's last lines).
 TAIL_BYTES = 16_384
 
@@ -66,16 +68,32 @@ def run_until_port_taken(
         umask=umask,
     ) as proc:
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                stdout, stderr = proc.communicate(timeout=POLL_S)
-            except subprocess.TimeoutExpired:
-                taken = components_with_port_taken(logs) if logs is not None else ()
-                if taken or time.monotonic() >= deadline:
-                    proc.kill()
-                    stdout, stderr = proc.communicate()
+        try:
+            while True:
+                try:
+                    stdout, stderr = proc.communicate(timeout=POLL_S)
+                except subprocess.TimeoutExpired:
+                    taken = components_with_port_taken(logs) if logs is not None else ()
+                    if not taken and time.monotonic() < deadline:
+                        continue
+                    stdout, stderr = _kill(proc)
                     if not taken:
                         raise subprocess.TimeoutExpired(list(argv), timeout, stdout, stderr) from None
                     return KwokctlRun(None, stdout, stderr, taken)
-                continue
-            return KwokctlRun(proc.returncode, stdout, stderr, ())
+                return KwokctlRun(proc.returncode, stdout, stderr, ())
+        except BaseException:
+            # An interrupt or a test's timeout: kwokctl must not outlive its caller (subprocess.run kills too).
+            if proc.poll() is None:
+                _kill(proc)
+            raise
+
+
+def _kill(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Kill `proc` and return what it wrote; the read gives up after KILL_READ_S, as a component that inherited the
+    pipe (none does: kwokctl's binary runtime sends each component's output to its log) would hold it open."""
+    proc.kill()
+    try:
+        return proc.communicate(timeout=KILL_READ_S)
+    except subprocess.TimeoutExpired:
+        proc.wait()
+        return "", ""
