@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +27,7 @@ from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ, RAY, JobStatus, admitted_on, collect, provisioned
 from tests.support.e2e.outside import OutsideController
-from tests.support.e2e.waits import pauses, wait_until
+from tests.support.e2e.waits import wait_until
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PROFILE = "tpu-v6e-4x4"
@@ -376,20 +375,21 @@ def no_quota(helm: Run, plan: str) -> tuple[str, ...]:
 
 def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[str, JobStatus]:
     """Wait until each job is admitted on its flavor (and, if it has requests, provisioned)."""
-    deadline = time.monotonic() + timeout
     jobs: dict[str, JobStatus] = {}
-    for pause in pauses():
-        jobs = {j.name: j for j in collect(kube, "default")}
-        if all(
+
+    def admitted() -> bool:
+        jobs.clear()
+        jobs.update((j.name, j) for j in collect(kube, "default"))
+        return all(
             n in jobs and admitted_on(jobs[n], f) and (not jobs[n].requests or provisioned(jobs[n]))
             for n, f in want.items()
-        ):
-            return jobs
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-    states = {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
-    raise AssertionError(f"jobs not admitted as {want} within {timeout:.0f} s: {states}")
+        )
+
+    def states() -> dict[str, object]:
+        return {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
+
+    wait_until(admitted, f"jobs admitted as {want}", timeout, explain=states)
+    return jobs
 
 
 def submit_two_jobs(helm: Run, kube: Kube) -> dict[str, JobStatus]:

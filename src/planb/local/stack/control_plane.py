@@ -64,7 +64,7 @@ from planb.local.stack.kwokctl_config import (
     kwokctl_configuration,
     unused_ports,
 )
-from planb.local.stack.port_watch import PORT_TAKEN, KwokctlRun, run_until_port_taken
+from planb.local.stack.port_watch import KwokctlRun, components_with_port_taken, run_until_port_taken
 from planb.local.stack.ports import free_ports
 from planb.local.statefile import write_atomic
 from planb.local.tls import EtcdPKI, ensure_etcd_pki, private_dir
@@ -81,7 +81,6 @@ __all__ = [
     "KWOK_STAGES",
     "PICKED_PORTS",
     "PORTS_BELOW",
-    "PORT_TAKEN",
     "RECIPE_ETCD",
     "SUBMITTER_CONTAINER",
     "ControlPlane",
@@ -207,9 +206,9 @@ class ControlPlane:
             # kwokctl exits 0 when its wait for readiness fails: it only logs "Failed to wait for cluster to be
             # ready" (pkg/kwokctl/cmd/create/cluster/cluster.go, runE), so the API server is asked here.
             tails = self.log_tails()
+            # The same reading of the logs as the watch's, which may have stopped kwokctl already.
+            taken = sorted({*run.taken, *components_with_port_taken(self.cluster_dir / "logs")})
             self.delete()
-            # The watch read more of each log than its last lines (a component may log on after the bind failed).
-            taken = sorted({*run.taken, *(name for name, tail in tails.items() if PORT_TAKEN in tail)})
             fixed_port_taken = taken == ["kube-apiserver"] and not self.ports_by_kernel  # no other port to try
             if not taken or fixed_port_taken or attempt == CREATE_ATTEMPTS:
                 what = (

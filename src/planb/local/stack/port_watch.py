@@ -2,10 +2,11 @@
 
 kwokctl's create starts each component and then holds until its ``--timeout`` (240 s by default in
 planb.local.stack.control_plane) when the API server could not bind its port, although the API server's log says
-so within seconds. An operator whose port 6443 is held (another cluster, another checkout's stack) then waited four
-minutes for an error planb can name at once. This run reads the components' logs while kwokctl works and stops
-kwokctl when one of them says PORT_TAKEN; the caller then deletes the half-made cluster and tries other ports, or
-says which port was taken, as it does when kwokctl returns by itself.
+so within seconds. `planb local up` refuses a port held before it starts (planb.local.stack.ports); this is for a
+port taken between planb's pick and the bind (two clusters created at once), which held the create that long before
+planb could try other ports. This run reads the components' logs while kwokctl works and stops kwokctl when one of
+them says PORT_TAKEN; the caller then deletes the half-made cluster and tries other ports, or says which port was
+taken, as it does when kwokctl returns by itself.
 """
 
 from __future__ import annotations
