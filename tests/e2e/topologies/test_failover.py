@@ -45,6 +45,26 @@ def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
         assert node["status"]["capacity"]["google.com/tpu"] == "4"
 
 
+def _lists(kube: Kube, resource: str) -> float:
+    """How many cluster-wide LISTs of `resource` the API server has answered (its apiserver_request_total)."""
+    total = 0.0
+    for line in kube.text("/metrics").splitlines():
+        if line.startswith("apiserver_request_total{") and all(
+            label in line for label in ('verb="LIST"', f'resource="{resource}"', 'scope="cluster"', 'group=""')
+        ):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def test_the_capacity_simulator_reads_pods_from_its_watch_not_by_listing_them(site: Path) -> None:
+    # Each pass of the running simulator lists the nodes once; the pods it reads (what runs, what is pending) come
+    # from its watch's cache, so the passes list no pod: nothing else on the stack lists every pod.
+    kube = Kube(site)
+    nodes, pods = _lists(kube, "nodes"), _lists(kube, "pods")
+    wait_until(lambda: _lists(kube, "nodes") >= nodes + 4, "four passes of the capacity simulator", timeout=30)
+    assert _lists(kube, "pods") == pods
+
+
 def test_kueue_restart_while_job_2_waits_for_provisioning(
     site: Path, helm: Run, capfd: pytest.CaptureFixture[str]
 ) -> None:

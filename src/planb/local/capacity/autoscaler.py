@@ -97,8 +97,8 @@ class Autoscaler:
 
     def _pending_pods(self) -> list[Obj]:
         out = []
-        for pod in self.ctx.kube.items("/api/v1/pods", {"fieldSelector": "status.phase=Pending"}):
-            if pod["spec"].get("nodeName"):
+        for pod in self.ctx.pods():
+            if pod["spec"].get("nodeName") or (pod.get("status") or {}).get("phase") != "Pending":
                 continue
             scheduled = conditions(pod).get("PodScheduled", {})
             if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":

@@ -171,7 +171,7 @@ class BestEffortAtomic:
             if node["metadata"]["name"] not in busy() and not (node["metadata"].get("annotations") or {}).get(REQUEST)
         ]
         scheduled: dict[str, int] = defaultdict(int)
-        for pod in self.ctx.kube.items("/api/v1/pods"):
+        for pod in self.ctx.pods():
             consumer = consumed_request(pod)
             if (
                 consumer

@@ -23,7 +23,11 @@ autoscaler's filter of pending pods is best-effort atomic's).
 
 `CapacitySimulator.run` watches ProvisioningRequests (list, then watch from the list's
 resourceVersion), so it answers each one as it appears instead of on the next poll, and runs a pass
-on every change, at the earliest timer a pass found and every ``interval_seconds`` else. An API
+on every change, at the earliest timer a pass found and every ``interval_seconds`` else. It reads the
+pods from a watch too, as the autoscaler's scheduled and unschedulable pod listers do (reflectors over
+a pod watch: cluster-autoscaler ``utils/kubernetes/listers.go``, ``NewScheduledPodLister``,
+``NewUnschedulablePodLister``), instead of listing every pod each pass; a pod's change waits for the
+next pass, as on GKE's loop. An API
 error is logged and the next pass retries; an unreadable settings file or a GKE API that does not
 give the pools pauses it (said once, no node changes) until the next pass that reads both.
 
@@ -155,10 +159,14 @@ class CapacitySimulator:
             return  # stopped before the webhook could be registered
         informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
         self.informer = informer
+        # Pods change the pass's answer only at its next look (no wake-up): the watch replaces its lists.
+        self.ctx.pod_informer = Informer(self.kube, "/api/v1/pods", log=self.log).start()
         try:
             self._loop(should_stop, settings)
         finally:
             informer.stop()
+            self.ctx.pod_informer.stop()
+            self.ctx.pod_informer = None
             if served is not None:
                 self._remove_webhook(served)
 
@@ -217,7 +225,7 @@ class CapacitySimulator:
                 busy_nodes.append(
                     {
                         pod["spec"]["nodeName"]
-                        for pod in self.kube.items("/api/v1/pods")
+                        for pod in self.ctx.pods()
                         if pod["spec"].get("nodeName")
                         and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")
                     }
