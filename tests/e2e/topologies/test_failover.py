@@ -57,8 +57,9 @@ def _lists(kube: Kube, resource: str) -> float:
 
 
 def test_the_capacity_simulator_reads_pods_from_its_watch_not_by_listing_them(site: Path) -> None:
-    # Each pass of the running simulator lists the nodes once; the pods it reads (what runs, what is pending) come
-    # from its watch's cache, so the passes list no pod: nothing else on the stack lists every pod.
+    # Each pass of the running simulator lists the nodes once (no other client of the stack lists nodes); the pods it
+    # reads (what runs, what is pending) come from its watch's cache, so the passes list no pod. The other clients
+    # watch pods, and kwok lists a node's pods only when it takes a new node, which a settled topology does not make.
     kube = Kube(site)
     nodes, pods = _lists(kube, "nodes"), _lists(kube, "pods")
     wait_until(lambda: _lists(kube, "nodes") >= nodes + 4, "four passes of the capacity simulator", timeout=30)

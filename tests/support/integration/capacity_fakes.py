@@ -70,10 +70,7 @@ class FakeApi:
         if path == "/api/v1/nodes":
             return [copy.deepcopy(n) for n in self.nodes.values()]
         if path == "/api/v1/pods":
-            pods = self.pods
-            if query and query.get("fieldSelector") == "status.phase=Pending":
-                pods = [p for p in pods if p["status"]["phase"] == "Pending"]
-            return copy.deepcopy(pods)
+            return copy.deepcopy(self.pods)
         if path == PR_LIST:
             return [copy.deepcopy(r) for r in self.requests.values()]
         return []

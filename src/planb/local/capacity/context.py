@@ -46,9 +46,12 @@ class Context:
         """Every pod, to read only: the watch's cache under `run` once it has listed, else one list. A pass read the
         pods by a list of every pod in the cluster up to three times (what runs, what a best-effort request's pods
         took, what is pending): on the e2e stack 4.5 lists a second of some 25 KB a pod, the largest share of the API
-        server's reads; the watch brings each change once."""
-        if self.pod_informer is not None and self.pod_informer.synced.is_set():
-            return self.pod_informer.snapshot()
+        server's reads; the watch brings each change once. While the watch is failing its cache may miss a pod bound
+        since (a busy node would look idle to scale-down), so a pass lists them itself until the watch is back. The
+        dicts are the cache's own: callers only read them."""
+        informer = self.pod_informer
+        if informer is not None and informer.synced.is_set() and not informer.error:
+            return informer.snapshot()
         return self.kube.items("/api/v1/pods")
 
     def set_pr_conditions(

@@ -157,16 +157,16 @@ class CapacitySimulator:
         served = self._serve_webhook(should_stop) if webhook else None
         if webhook and served is None:
             return  # stopped before the webhook could be registered
-        informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
-        self.informer = informer
-        # Pods change the pass's answer only at its next look (no wake-up): the watch replaces its lists.
-        self.ctx.pod_informer = Informer(self.kube, "/api/v1/pods", log=self.log).start()
         try:
+            self.informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
+            # Pods change the pass's answer only at its next look (no wake-up): the watch replaces its lists.
+            self.ctx.pod_informer = Informer(self.kube, "/api/v1/pods", log=self.log).start()
             self._loop(should_stop, settings)
         finally:
-            informer.stop()
-            self.ctx.pod_informer.stop()
-            self.ctx.pod_informer = None
+            for informer in (self.informer, self.ctx.pod_informer):
+                if informer is not None:
+                    informer.stop()
+            self.informer = self.ctx.pod_informer = None
             if served is not None:
                 self._remove_webhook(served)
 
