@@ -30,7 +30,9 @@ from planb.local.stack.snapshot import WITHOUT
 pytestmark = pytest.mark.slow
 PIP_TIMEOUT = 180
 # The installs below pass --no-compile: pip's bytecode compilation of matplotlib and the rest is 4-5 CPU-seconds an
-# install that nothing here reads back (each command below runs once, and Python compiles what it imports).
+# install that nothing here reads back (each command below runs once, and Python compiles what it imports). The venvs
+# are made without pip (`venv`'s ensurepip took 3.6 CPU-seconds a venv) and the checkout's pip installs into them
+# (`pip --python`): what the wheel installs is the same with either pip.
 #: The distributions of the extras (pyproject.toml's [project.optional-dependencies]), by PEP 503 name.
 EXTRAS_ONLY = {"matplotlib", "google-api-python-client", "cryptography"}
 #: The environment of every command: none of Python's variables (PYTHONPATH would let the venv import the checkout).
@@ -44,6 +46,18 @@ def _run(
         [str(a) for a in args], input=stdin, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
         env=ENV,
     )  # fmt: skip
+
+
+def _venv(venv: Path, away: Path) -> Path:
+    """A fresh venv (its python) with nothing installed, not even pip."""
+    done = _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=away)
+    assert done.returncode == 0, done.stderr
+    return venv / "bin" / "python"
+
+
+def _pip(python: Path, *args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """pip for the venv of `python`, run by the checkout's pip."""
+    return _run(sys.executable, "-m", "pip", "--python", python, *args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +98,10 @@ def test_the_wheel_carries_its_data_and_licence(wheel: Path) -> None:
 def test_the_installed_cli_answers_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
     venv, away = tmp_path / "venv", tmp_path / "elsewhere"
     away.mkdir()
-    done = _run(sys.executable, "-m", "venv", venv, cwd=away)
-    assert done.returncode == 0, done.stderr
-    python = venv / "bin" / "python"
-    done = _run(python, "-m", "pip", "install", "-q", "--no-compile", wheel, cwd=away)
+    python = _venv(venv, away)
+    done = _pip(python, "install", "-q", "--no-compile", wheel, cwd=away)
     assert done.returncode == 0, f"pip could not install the wheel and its core dependencies:\n{done.stderr}"
-    listed = _run(python, "-m", "pip", "list", "--format=freeze", cwd=away)
+    listed = _pip(python, "list", "--format=freeze", cwd=away)
     installed = {line.split("==")[0].lower().replace("_", "-") for line in listed.stdout.split()}
     assert {"planb", "pyyaml", "urllib3"} <= installed, listed.stdout
     assert installed & EXTRAS_ONLY == set(), f"the core install pulled an extra's distributions:\n{listed.stdout}"
@@ -113,8 +125,7 @@ def test_the_installed_status_reads_a_real_api_server_and_draws_with_its_extra(w
     chart's RayJob from kube-apiserver (the local stack's own build, started alone) and `--timeline` draws it."""
     venv, away = tmp_path / "venv", tmp_path / "elsewhere"
     away.mkdir()
-    assert _run(sys.executable, "-m", "venv", venv, cwd=away).returncode == 0
-    done = _run(venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[timeline]", cwd=away)
+    done = _pip(_venv(venv, away), "install", "-q", "--no-compile", f"{wheel}[timeline]", cwd=away)
     assert done.returncode == 0, f"pip could not install the wheel with its [timeline] extra:\n{done.stderr}"
     chart = paths.REPO / "charts" / "planb"
     rendered = _run(paths.tool("helm"), "template", "job-1", chart, "--skip-tests", cwd=paths.REPO, timeout=60)
