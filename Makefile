@@ -7,6 +7,11 @@ SHELL := /bin/bash
 VENV      := $(CURDIR)/.venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.planb-installed
+# The interpreter .venv is made with (`make setup PYTHON=python3` to choose another): the distribution's CPython
+# 3.11 where there is one, built with profile-guided and link-time optimisation, else the first python3 on PATH.
+# A pyenv build without --enable-optimizations ran planb's Python 9-13 % slower on this project's work (a converge
+# of playbooks/cluster.yml, the unit tests; BENCHMARKS.md, "The test suite").
+PYTHON    ?= $(firstword $(wildcard /usr/bin/python3.11) python3)
 export PATH := $(CURDIR)/.tools/bin:$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
@@ -20,7 +25,7 @@ help: ## list the targets
 # built from this checkout with the locked setuptools.
 $(STAMP): requirements-all.lock pyproject.toml
 	@echo "[planb setup] Python environment in .venv (hash-checked from requirements-all.lock) ..."
-	@test -x $(PY) || python3 -m venv $(VENV)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --require-hashes -r requirements-all.lock
 	@$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $@
