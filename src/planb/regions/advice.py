@@ -176,7 +176,7 @@ def http_post(base_url: str, token: str = "", limits: Limits = ADVICE_LIMITS) ->
         status, data = _capped_post(pool, base_url.rstrip("/") + path, json.dumps(body).encode(), headers, limits)
         try:
             answer = json.loads(data or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
             answer = {}
         return status, answer if isinstance(answer, dict) else {}
 

@@ -197,6 +197,6 @@ def read(kube: Kube, namespace: str = KUEUE_NAMESPACE, name: str = CONFIGMAP) ->
                 out.ledger = Ledger.from_json(parsed)
             else:
                 out.advice = LastAdvice.from_json(parsed)
-        except (ValueError, AttributeError, LedgerError) as exc:
+        except (ValueError, AttributeError, LedgerError, RecursionError) as exc:
             out.problems.append(f"ConfigMap {where}, key {key}: {exc}")
     return out

@@ -106,7 +106,7 @@ def quarantined(state: Obj) -> list[str]:
     text = (state.get("data") or {}).get(QUARANTINED_KEY, "")
     try:
         names = json.loads(text) if text else []
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the keeper goes on
         return []
     return [str(n) for n in names] if isinstance(names, list) else []
 

@@ -146,7 +146,7 @@ def waiting_of(state: Obj) -> dict[str, str]:
     text = (state.get("data") or {}).get(WAITING_KEY, "")
     try:
         found = json.loads(text) if isinstance(text, str) and text else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the keeper goes on
         return {}
     if not isinstance(found, dict):
         return {}

@@ -60,3 +60,12 @@ def test_an_answer_within_the_caps_is_read_and_the_default_caps_are_10_s_and_1_m
     assert (ad.ADVICE_LIMITS.deadline_s, ad.ADVICE_LIMITS.max_bytes) == (10.0, 1 << 20)
     with json_server(None, lambda path: Answer(body=json.dumps(SCORES).encode())) as url:
         assert ad.ask(ad.http_post(url), "p", KEY, ["us-east5-a"]) == ad.Advice(0.7)
+
+
+def test_an_answer_nested_deeper_than_the_parser_goes_is_no_advice_for_the_pair() -> None:
+    """200 KB of lists one inside the other: json.loads raises RecursionError (not ValueError), which went out of
+    `ask` and stopped the dispatch before the fix; now it is an answer without a score, as one that is not JSON."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with json_server(None, lambda path: Answer(body=deep)) as url:
+        got = ad.ask(ad.http_post(url), "p", KEY, ["us-east5-a"])
+    assert got == ad.Advice(None, None, "the answer holds no obtainability score")
