@@ -35,11 +35,16 @@ class Context:
         self.next_deadline = min(self.next_deadline, when)
 
     def requests(self) -> list[Obj] | None:
-        """Every ProvisioningRequest: the watch's cache under `run`, else one list; None before the first sync."""
-        if self.informer is not None:
-            if not self.informer.synced.is_set():
+        """Every ProvisioningRequest: the watch's cache under `run` once it has listed, else one list; None before
+        the watch's first list (an empty cache then does not mean every request is gone). As `pods`: while the watch
+        is failing its cache may still hold a request deleted since (its nodes would be kept, or made, for a job that
+        is gone) or miss one made since, so a pass lists them itself until the watch is back."""
+        informer = self.informer
+        if informer is not None:
+            if not informer.synced.is_set():
                 return None
-            return self.informer.snapshot()
+            if not informer.error:
+                return informer.snapshot()
         return self.kube.items(f"{dws.PR_PATH}/provisioningrequests")
 
     def pods(self) -> list[Obj]:

@@ -258,3 +258,16 @@ def test_the_pod_watchs_cache_is_read_only_while_the_watch_follows_the_api_serve
     cache.error = "watch of /api/v1/pods: connection refused (will retry)"
     # A failing watch may have missed the binding (scale-down would take the node for idle): the pass lists.
     assert [pod["spec"]["nodeName"] for pod in simulator.ctx.pods()] == ["dws-node-1"]
+
+
+def test_a_failing_request_watchs_cache_is_not_read(simulator: sim.CapacitySimulator, api: FakeApi) -> None:
+    api.add_request("wl-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    assert len(api.nodes) == 4
+    cache = StaleInformer([copy.deepcopy(api.requests[f"{NS}/wl-dws-prov-1"])])
+    del api.requests[f"{NS}/wl-dws-prov-1"]  # deleted after the cache's last event
+    cache.error = "watch of provisioningrequests: connection refused (will retry)"
+    simulator.informer = cache  # type: ignore[assignment]
+    simulator.step(Settings(provisioning_delay_seconds=0))
+    # A failing watch may have missed the delete: the pass lists, finds the request gone and takes its nodes.
+    assert api.nodes == {}
