@@ -3,13 +3,15 @@
     .venv/bin/python hack/bench_dispatch.py                  # the table (BENCHMARKS.md, "Dispatch")
     .venv/bin/python hack/bench_dispatch.py --update BENCHMARKS.md   # the same, written between its markers
     .venv/bin/python hack/bench_dispatch.py --sweep          # the policy's knobs (GRID) on TUNING_SEEDS 1-12
+    .venv/bin/python hack/bench_dispatch.py --advice-model realtime   # Google's score as its page describes it
 
 Pure Python, no cluster: a replay of planb.regions.advice_order's policy and planb.regions.ledger.
 
 **The trace and Google's advice** (``bench_dispatch_trace``, beside this script, whose docstring has the model and
 the noise model): regions by rungs, one shape; each pair's grant probability drifts over the day, stockouts come in
 episodes, DWS queues through one and the other rungs fail; Google's obtainability is the true probability half an
-hour stale with noise on its logit; the last region's advice is missing (a refused shape) and its reservation never
+hour stale with noise on its logit (``--advice-model realtime``: the pair's state now and over the last hour, with
+the same noise); the last region's advice is missing (a refused shape) and its reservation never
 grants; Spot's estimatedUptime is the true uptime with noise.
 
 **The dispatchers.** *AllAtOnce* (today): every region gets the job at once; each region's ladder asks its rungs in
@@ -46,7 +48,7 @@ from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
 _HERE = os.path.dirname(os.path.realpath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from bench_dispatch_trace import REGIONS, RETRY_S, RUNG_MODELS, JobSpec, Trace  # noqa: E402
+from bench_dispatch_trace import ADVICE_MODELS, REGIONS, RETRY_S, RUNG_MODELS, JobSpec, Trace  # noqa: E402
 
 BEGIN, END = "<!-- bench_dispatch: begin -->", "<!-- bench_dispatch: end -->"
 
@@ -257,7 +259,7 @@ def others(args: argparse.Namespace, policy: ao.Policy) -> str:
         "|---|---|---|---|---|---|",
     ]
     for seed in args.check_seeds:
-        trace = Trace(seed, args.jobs, args.rungs, args.interarrival, args.advice_outage)
+        trace = Trace(seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
         race, advised, best = run(trace, policy)
         known = informed_median(trace) / best.median_s - 1
         met = [advised.requests <= 1.5, advised.median_s <= 1.1 * best.median_s, advised.p95_s <= race.p95_s]
@@ -279,7 +281,10 @@ def sweep(args: argparse.Namespace, base: ao.Policy) -> ao.Policy:
     """The policy's knobs on the tuning seeds, never the reported one. The pick: the most goals met over the seeds
     (three goals a seed), then the smallest mean excess of the median over the oracle's, then of p95 over
     AllAtOnce's."""
-    traces = [Trace(s, args.jobs, args.rungs, args.interarrival, args.advice_outage) for s in args.tuning_seeds]
+    traces = [
+        Trace(s, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
+        for s in args.tuning_seeds
+    ]
     grid = {**GRID, **dict(args.grid or [])}
     print(
         f"| {' | '.join(grid)} | goals met | requests/job (max) | median over oracle (max) | p95 / AllAtOnce's (max) |"
@@ -335,6 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rungs", type=lambda s: tuple(s.split(",")), default=("reservation", "dws", "spot"))
     parser.add_argument("--interarrival", type=float, default=900.0, help="mean seconds between jobs")
     parser.add_argument("--advice-outage", type=float, default=0.03, help="share of jobs whose advice calls all fail")
+    parser.add_argument(
+        "--advice-model",
+        choices=ADVICE_MODELS,
+        default="stale",
+        help="Google's score: bench_dispatch_trace's docstring",
+    )
     parser.add_argument("--policy", type=_knob, action="append", metavar="KNOB=VALUE", help="a Policy field's value")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--tuning-seeds", type=lambda s: [int(x) for x in s.split(",")], default=TUNING_SEEDS)
@@ -348,12 +359,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sweep:
         sweep(args, policy)
         return 0
-    trace = Trace(args.seed, args.jobs, args.rungs, args.interarrival, args.advice_outage)
+    trace = Trace(args.seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
     rows = run(trace, policy)
     head = (
         f"Seed {args.seed}: {args.jobs} jobs, {len(REGIONS)} regions x {len(args.rungs)} rungs "
         f"({', '.join(args.rungs)}), a job every {args.interarrival:.0f} s on average, advice outage "
-        f"{args.advice_outage:.0%}; policy: {knobs(policy)}."
+        f"{args.advice_outage:.0%}, Google's score the {args.advice_model} model; policy: {knobs(policy)}."
     )
     text = "\n".join([head, "", table(rows), "", *goals(rows, informed_median(trace))])
     if args.check_seeds:

@@ -108,3 +108,25 @@ def test_a_first_pair_that_stocks_out_widens_at_once_and_the_job_runs_elsewhere(
         if not granted and end - job.t0 < 600.0:  # the first pair said no at once
             widened.append((result.key != first, result.wait_s))
     assert widened and all(elsewhere for elsewhere, _ in widened)
+
+
+def test_the_realtime_model_scores_a_pair_with_capacity_now_above_one_stocked_out(bench: ModuleType) -> None:
+    trace = bench.Trace(7, 200, ("reservation", "dws", "spot"), 900.0, 0.0, "realtime")
+    stale = bench.Trace(7, 200, ("reservation", "dws", "spot"), 900.0, 0.0)
+    scores: dict[tuple[str, bool], list[float]] = {("realtime", True): [], ("realtime", False): []}
+    scores |= {("stale", True): [], ("stale", False): []}
+    for job in trace.jobs:
+        for key, pair in trace.pairs.items():
+            if key.region == bench.REGIONS[-1]:
+                continue  # Google is silent on the last region in either model
+            up = pair.up[trace._slot(job.t0)]
+            scores[("realtime", up)].append(trace.advice(job, key).obtainability)
+            scores[("stale", up)].append(stale.advice(job, key).obtainability)
+    mean = {k: sum(v) / len(v) for k, v in scores.items()}
+    # Google's page: the score is the real-time availability and recent successes; the stale model knows neither.
+    assert mean[("realtime", True)] - mean[("realtime", False)] > 0.3
+    assert mean[("realtime", True)] - mean[("realtime", False)] > 2 * (mean[("stale", True)] - mean[("stale", False)])
+    assert trace.pairs.keys() == stale.pairs.keys()
+    assert all(trace.pairs[k].up == stale.pairs[k].up for k in trace.pairs)  # the same trace, only the advice differs
+    with pytest.raises(ValueError, match="advice model 'fresh': one of stale, realtime"):
+        bench.Trace(7, 2, ("dws",), 900.0, 0.0, "fresh")
