@@ -36,9 +36,10 @@ class Context:
 
     def requests(self) -> list[Obj] | None:
         """Every ProvisioningRequest: the watch's cache under `run` once it has listed, else one list; None before
-        the watch's first list (an empty cache then does not mean every request is gone). As `pods`: while the watch
-        is failing its cache may still hold a request deleted since (its nodes would be kept, or made, for a job that
-        is gone) or miss one made since, so a pass lists them itself until the watch is back."""
+        the watch's first list (an empty cache then does not mean every request is gone). As `pods`: once it has
+        listed, while the watch is failing its cache may still hold a request deleted since (its nodes would be kept,
+        or made, for a job that is gone) or miss one made since, so a pass lists them itself until the watch is back
+        (the watch's error clears when a watch request ends well, within `informer.WATCH_SECONDS`)."""
         informer = self.informer
         if informer is not None:
             if not informer.synced.is_set():
