@@ -20,12 +20,12 @@ advice.capacity; planb's emulator refuses a shape with a 400). Spot's true mean 
 **Google's advice, the noise model** (``--advice-model``). ``stale``, the default and the model BENCHMARKS.md's
 table reports: for each job and pair, ``obtainability = sigmoid(logit(p at t - 30 min) + N(0, 0.75))``, the true
 probability half an hour stale, with fresh noise on the logit at each call. ``realtime``, what Google's page
-describes (https://cloud.google.com/compute/docs/instances/view-vm-availability: the score is computed from "the
-real-time availability" of the resources asked for and the success rate of recent creation requests): ``sigmoid(
+describes (https://cloud.google.com/compute/docs/instances/view-vm-availability: the score is based on "real-time
+availability"; the page's zh-CN copy names the success rate of recent creation requests beside it): ``sigmoid(
 logit(0.5 * has capacity now + 0.5 * share of the last hour with capacity) + N(0, 0.75))``, the two inputs the page
-names, weighed equally because it gives no weights. Either way Spot's ``estimatedUptime`` is the true uptime times
-``exp(N(0, 0.3))``, and with probability ``--advice-outage`` a job's calls all fail (no advice for any pair: the
-policy's race).
+names, weighed equally because it gives no weights, for every rung (the page speaks of Spot only). Either way
+Spot's ``estimatedUptime`` is the true uptime times ``exp(N(0, 0.3))``, and with probability ``--advice-outage`` a
+job's calls all fail (no advice for any pair: the policy's race).
 """
 
 from __future__ import annotations
