@@ -251,6 +251,11 @@ TUNING_SEEDS = list(range(1, 13))
 CHECK_SEEDS = [101, 102, 103, 104, 105]
 
 
+def trace_of(args: argparse.Namespace, seed: int) -> Trace:
+    """The seeded trace the command line describes (the report's, a check seed's or a tuning seed's)."""
+    return Trace(seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
+
+
 def others(args: argparse.Namespace, policy: ao.Policy) -> str:
     """One line a check seed: the three goals on the same policy."""
     lines = [
@@ -259,7 +264,7 @@ def others(args: argparse.Namespace, policy: ao.Policy) -> str:
         "|---|---|---|---|---|---|",
     ]
     for seed in args.check_seeds:
-        trace = Trace(seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
+        trace = trace_of(args, seed)
         race, advised, best = run(trace, policy)
         known = informed_median(trace) / best.median_s - 1
         met = [advised.requests <= 1.5, advised.median_s <= 1.1 * best.median_s, advised.p95_s <= race.p95_s]
@@ -281,10 +286,7 @@ def sweep(args: argparse.Namespace, base: ao.Policy) -> ao.Policy:
     """The policy's knobs on the tuning seeds, never the reported one. The pick: the most goals met over the seeds
     (three goals a seed), then the smallest mean excess of the median over the oracle's, then of p95 over
     AllAtOnce's."""
-    traces = [
-        Trace(s, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
-        for s in args.tuning_seeds
-    ]
+    traces = [trace_of(args, s) for s in args.tuning_seeds]
     grid = {**GRID, **dict(args.grid or [])}
     print(
         f"| {' | '.join(grid)} | goals met | requests/job (max) | median over oracle (max) | p95 / AllAtOnce's (max) |"
@@ -359,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sweep:
         sweep(args, policy)
         return 0
-    trace = Trace(args.seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
+    trace = trace_of(args, args.seed)
     rows = run(trace, policy)
     head = (
         f"Seed {args.seed}: {args.jobs} jobs, {len(REGIONS)} regions x {len(args.rungs)} rungs "

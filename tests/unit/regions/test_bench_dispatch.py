@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+from collections import defaultdict
 from pathlib import Path
 from types import ModuleType
 
@@ -113,8 +114,7 @@ def test_a_first_pair_that_stocks_out_widens_at_once_and_the_job_runs_elsewhere(
 def test_the_realtime_model_scores_a_pair_with_capacity_now_above_one_stocked_out(bench: ModuleType) -> None:
     trace = bench.Trace(7, 200, ("reservation", "dws", "spot"), 900.0, 0.0, "realtime")
     stale = bench.Trace(7, 200, ("reservation", "dws", "spot"), 900.0, 0.0)
-    scores: dict[tuple[str, bool], list[float]] = {("realtime", True): [], ("realtime", False): []}
-    scores |= {("stale", True): [], ("stale", False): []}
+    scores: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for job in trace.jobs:
         for key, pair in trace.pairs.items():
             if key.region == bench.REGIONS[-1]:
