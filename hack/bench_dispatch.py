@@ -96,7 +96,7 @@ def all_at_once(trace: Trace, job: JobSpec, keys: Sequence[Key] | None = None, l
 def advice_ordered(trace: Trace, job: JobSpec, ledger: Ledger, policy: ao.Policy) -> Result:
     """planb's policy: the pairs OfferPlan.due names, at each answer and each time it names; the ledger learns from
     every request."""
-    candidates = [ao.Candidate(key, trace.advice(job, key)) for key in trace.pairs]
+    candidates = [ao.Candidate(key, trace.advice(job, key), trace.room(job, key)) for key in trace.pairs]
     offer = ao.plan(candidates, job.needs, ledger, job.t0, policy)
     if offer.race:
         result = all_at_once(trace, job, offer.keys, ledger)
@@ -105,7 +105,7 @@ def advice_ordered(trace: Trace, job: JobSpec, ledger: Ledger, policy: ao.Policy
     pending: dict[Key, tuple[int, float, bool]] = {}  # key: its attempt, when it ends (after submission), granted
     now = 0.0  # seconds after submission, as OfferPlan.due counts them
     while math.isfinite(now):
-        keys, wake = offer.due(now, attempts)
+        keys, wake = offer.due(now, attempts, trace.full(job, job.t0 + now))
         for key in keys:
             end, granted = trace.ask(job, key, job.t0 + now)
             pending[key] = (len(attempts), end - job.t0, granted)
@@ -253,7 +253,8 @@ CHECK_SEEDS = [101, 102, 103, 104, 105]
 
 def trace_of(args: argparse.Namespace, seed: int) -> Trace:
     """The seeded trace the command line describes (the report's, a check seed's or a tuning seed's)."""
-    return Trace(seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model)
+    reads = args.reservations == "read"
+    return Trace(seed, args.jobs, args.rungs, args.interarrival, args.advice_outage, args.advice_model, reads)
 
 
 def others(args: argparse.Namespace, policy: ao.Policy) -> str:
@@ -347,6 +348,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=ADVICE_MODELS,
         default="stale",
         help="Google's score: bench_dispatch_trace's docstring",
+    )
+    parser.add_argument(
+        "--reservations",
+        choices=("read", "unread"),
+        default="read",
+        help="read each reservation's room before offering it (planb.regions.reservation_room), or not",
     )
     parser.add_argument("--policy", type=_knob, action="append", metavar="KNOB=VALUE", help="a Policy field's value")
     parser.add_argument("--sweep", action="store_true")

@@ -36,7 +36,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planb.regions import advice_order as ao
+from planb.regions.advice import shape_parts
 from planb.regions.ledger import Key
+from planb.regions.reservation_room import Room
 
 REGIONS = ("us-east5", "europe-west4", "asia-northeast1")
 SHAPE = "ct6e-standard-4t:4"
@@ -107,10 +109,11 @@ class Trace:
         interarrival_s: float,
         outage: float,
         advice_model: str = "stale",
+        reads: bool = True,
     ) -> None:
         if advice_model not in ADVICE_MODELS:
             raise ValueError(f"advice model {advice_model!r}: one of {', '.join(ADVICE_MODELS)}")
-        self.seed, self.advice_model, rng = seed, advice_model, random.Random(seed)
+        self.seed, self.advice_model, self.reads, rng = seed, advice_model, reads, random.Random(seed)
         t, self.jobs = 0.0, []
         for i in range(jobs):
             t += rng.expovariate(1.0 / interarrival_s)
@@ -185,6 +188,22 @@ class Trace:
         score = _sigmoid(_logit(mean) + rng.gauss(0.0, ADVICE_NOISE))
         uptime = None if pair.uptime_s is None else pair.uptime_s * math.exp(rng.gauss(0.0, UPTIME_NOISE))
         return ao.Advice(score, uptime)
+
+    def room(self, job: JobSpec, key: Key, at: float | None = None) -> Room | None:
+        """A reservation's room read at ``at`` (submission by default; Compute Engine's ``reservations.get``):
+        whether the pair has capacity then, which for a reservation is its room (a reservation fails for want of
+        room); None for the other rungs, for a job whose calls all fail (the outage is Compute Engine's, so the read
+        fails with the advice), and with ``reads`` off."""
+        if not self.reads or job.outage or key.rung != "reservation":
+            return None
+        _, count = shape_parts(SHAPE)
+        up = self.pairs[key].up[self._slot(job.t0 if at is None else at)]
+        return Room(f"{key.region}-reservation", count if up else 0, count, "VMs")
+
+    def full(self, job: JobSpec, at: float) -> list[Key]:
+        """The reservation pairs read full at ``at``: what the policy's ``OfferPlan.due`` leaves unasked."""
+        rooms = ((key, self.room(job, key, at)) for key in self.pairs)
+        return [key for key, room in rooms if room is not None and not room.fits]
 
     def short_spot(self, job: JobSpec, key: Key) -> bool:
         uptime = self.pairs[key].uptime_s

@@ -26,7 +26,7 @@ import json
 import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import urllib3
 
@@ -35,6 +35,9 @@ from planb.kube import KubeLimitError
 from planb.kube_limits import DeadlinePassed, Limits, read_within, watched_pool_classes
 from planb.regions.kubeconfig import is_dns_subdomain
 from planb.regions.ledger import Key
+
+if TYPE_CHECKING:
+    from planb.regions.reservation_room import Room
 
 #: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling).
 PROVISIONING_MODELS = {
@@ -98,10 +101,12 @@ class Advice:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One pair a job could be offered to (its region, rung and shape), with Google's advice for it."""
+    """One pair a job could be offered to (its region, rung and shape), with Google's advice for it, and, for a
+    reservation rung whose reservation was read, its room (``planb.regions.reservation_room``; None: not read)."""
 
     key: Key
     advice: Advice
+    room: Room | None = None
 
     @property
     def provisioning_model(self) -> str:

@@ -18,7 +18,11 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
    well, and a pair Google is silent on. ``p`` is then mixed, ``Policy.state_weight`` to one (all of it, as
    tuned), with the ledger's ``state_rate``: 0 right after a miss, 1 right after a grant, back to the day's rate
    (Google's prior in it) with a 30-minute half-life. So a stockout seen demotes the pair at once, and the
-   demotion decays as the episode likely ends.
+   demotion decays as the episode likely ends. A reservation rung whose reservation was read
+   (``planb.regions.reservation_room``: Compute Engine's ``reservations.get``, its VMs or chips in use) has its
+   state read, not guessed: ``p`` is ``Policy.room_fits`` where the room holds the job's slice, else 0 (so it goes
+   after every other pair, rule 3), because a reservation grants exactly while it has room and says no at once when
+   it has not; every such no is a request that a free read spares.
 3. **Order.** A try of a pair takes ``t = p * d + (1 - p) * min(m, bound)``: ``d`` the ledger's mean time to a
    grant there over the last hours (``DELAY_HALF_LIFE_S``), ``m`` its mean time to a miss; a pair the ledger has
    not seen grant (or miss) takes what its rung took in the other regions for the same shape, else
@@ -33,11 +37,12 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
    answers fast looks cheap to try even when it almost never grants, and each try is a request that fails.
 4. **First offer.** The fewest pairs, in that order, whose chance that at least one grants within its bound,
    ``1 - prod(1 - p * (1 - exp(-bound / d)))`` (the grant delay taken as exponential), reaches
-   ``Policy.confidence``: normally one. The hedge, off by default (``Policy.hedge_target_s`` infinite): where the
-   first pair alone is unlikely to grant within ``hedge_target_s``, the pair likeliest to (``p`` times the chance
-   its delay, lognormal with ``DELAY_SPREAD``, is within it) joins it, up to ``hedge_max`` pairs, while the chance
-   none does is above ``1 - hedge_confidence`` and the pair's own chance is at least ``hedge_min``. It buys a
-   median closer to the oracle's with requests (``Policy.hedge_target_s`` says how many).
+   ``Policy.confidence``: normally one; a pair at or below ``Policy.min_score`` joins only later (rule 5),
+   because it adds (almost) no chance for its request. The hedge (``Policy.hedge_target_s``, 90 s; infinite turns
+   it off): where the first pair alone is unlikely to grant within ``hedge_target_s``, the pair likeliest to
+   (``p`` times the chance its delay, lognormal with ``DELAY_SPREAD``, is within it) joins it, up to ``hedge_max``
+   pairs, while the chance none does is above ``1 - hedge_confidence`` and the pair's own chance is at least
+   ``hedge_min``. It buys a median closer to the oracle's with requests (``Policy.hedge_target_s`` says how many).
 5. **Widening, a bound per pair.** A pair asked may wait ``bound = bound_factor * d`` (its own expected grant
    delay, before rule 3's shrink; at least ``min_bound_s``, at most ``max_bound_s``) before the next pair in the
    order joins the offer; a pair that answers with a failure (a stockout said is a no, not a wait) lets the next
@@ -60,6 +65,7 @@ from dataclasses import dataclass, replace
 
 from planb.regions.advice import PROVISIONING_MODELS, Advice, Candidate, Job, capacity_request
 from planb.regions.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger, Score
+from planb.regions.offer_plan import Attempt, OfferPlan, Ranked, Wave
 
 #: Google's side, kept importable from here (hack/bench_dispatch.py and the tests read them as ``advice_order``'s).
 __all__ = [
@@ -88,7 +94,8 @@ class Policy:
     pick on its tuning seeds 1-12 (1-6 where an earlier sweep is named), never on the seeds BENCHMARKS.md reports:
     the most of its three goals met (at most 1.5 requests a job, a median within 10% of the oracle's, a p95 no worse
     than today's race's), then the smallest median over the oracle's; the others are set by their reason. The
-    figures quoted are means over those seeds; the pick met 24 of the 36 goals there (the policy before it, 22)."""
+    figures quoted are means over those seeds, with the reservations read (rule 2); the pick met 28 of the 36 goals
+    there (the policy before it, 27; without the reads, 24 and 18)."""
 
     #: *Swept* (2, 3; as many goals met with either): a pair may wait 3 times its expected grant delay before the
     #: next joins (rule 5), because the grant delay varies from job to job (a third either way on the replayed
@@ -103,9 +110,9 @@ class Policy:
     #: and a reservation's seconds between.
     unseen_delay_s: float = 300.0
     #: *Swept* (0.5, 0.8; 0 in an earlier sweep): the delay used to order is shrunk by ``optimism / sqrt(1 + grants
-    #: seen)`` (rule 3), so a pair the ledger saw little is tried rather than never: 0.8, 24 goals of 36 against 23,
-    #: 1.41 requests a job against 1.43, a p95 0.75 of the race's against 0.79, the median a point further (+28%).
-    optimism: float = 0.8
+    #: seen)`` (rule 3), so a pair the ledger saw little is tried rather than never: 0.5, 28 goals of 36 against 26
+    #: at 0.8, the median +8% over the oracle's against +12%, for 1.40 requests a job against 1.36.
+    optimism: float = 0.5
     #: *Swept* (0, 0.5, 1): ``p`` is this much the ledger's state (its last answer fading back to the day's rate)
     #: and the rest its smoothed rate (rule 2): 1, the state alone. At 0 the policy asked again pairs that had just
     #: failed: 1.43 requests a job against 1.33, and 9 goals of 18 met on the tuning seeds against 11 (0.5: 1.36, 10).
@@ -126,134 +133,41 @@ class Policy:
     #: it within a few jobs.
     advice_weight: float = 2.0
     #: *Swept* (15, 30 s; 60 s and 0 in earlier sweeps): a request is worth a quarter of a minute of waiting (rule
-    #: 3), because each request is work for GKE and a copy to clean up; at 30 s, 1.38 requests a job against 1.41,
-    #: the same goals met, the median 2 points further (+30%); at 60 s (seeds 1-6) 7 points further; at 0, 1.56-1.70.
+    #: 3), because each request is work for GKE and a copy to clean up; at 30 s, the same goals met and the same
+    #: median (1.39 requests a job against 1.40, a worse p95 at worst); before the reservation reads, 30 s cost the
+    #: median 2 points, 60 s (seeds 1-6) 7 points, and 0 s made 1.56-1.70 requests a job.
     request_cost_s: float = 15.0
     #: *Swept* (60, 600 s): the time to a no assumed of a pair whose rung the ledger has seen fail nowhere, on a rung
     #: that answers (reservation, on-demand, Spot: a stockout is said within minutes); a rung that queues (DWS) takes
-    #: ``miss_after_s``. 1 min: 24 goals of 36 against 22 at 10 min, because at 10 min an unseen reservation looked
-    #: as slow as a DWS queue and was never tried while another pair granted.
+    #: ``miss_after_s``. 1 min: 28 goals of 36 against 27 at 10 min (24 against 22 before the reservation reads),
+    #: because at 10 min an unseen reservation looked as slow as a DWS queue and was never tried while another pair
+    #: granted.
     unseen_miss_s: float = 60.0
-    #: *Swept* (0, 0.1): a pair whose ``p`` is below 0.1 is offered after every pair at or above it (rule 3), because
-    #: a pair that answers fast looks cheap to try even when it almost never grants (a reservation that is always
-    #: full), and each such try is a request that fails: 1.41 requests a job against 1.43 (1.94 at most against
-    #: 2.10), the same goals met.
-    min_score: float = 0.1
-    #: *Swept* (off, 90 s): the hedge (rule 4), off: a job whose first pair is unlikely to grant within this many
-    #: seconds gets the pair likeliest to in the same first offer. At 90 s the median came 11 points closer to the
-    #: oracle's (+17% against +28%, +35% at worst against +68%) for 0.22 more requests a job (1.63): 18 goals of 36
-    #: against 24, the requests goal lost on 6 seeds and the median's won on none.
-    hedge_target_s: float = math.inf
+    #: *Swept* (0, 0.1): a pair whose ``p`` is below this is offered after every pair at or above it (rule 3), and
+    #: one at or below it joins no first offer (rule 4): 0, because with the reservations read (rule 2) the pair
+    #: that never grants, a full reservation, has ``p`` 0 and goes last anyway; at 0.1, the same goals, requests
+    #: (1.39) and median. Before the reads it was 0.1, because a reservation always full answered fast and looked
+    #: cheap to try: 1.41 requests a job against 1.43.
+    min_score: float = 0.0
+    #: *Swept* (off, 90 s): the hedge (rule 4), at 90 s: a job whose first pair is unlikely to grant within this
+    #: many seconds gets the pair likeliest to in the same first offer. It buys a median 9 points closer to the
+    #: oracle's (+8% against +17%, +21% at worst against +63%) for 0.23 more requests a job (1.40 against 1.17): 28
+    #: goals of 36 against 26. Before the reservation reads it cost more requests than it bought (18 goals against
+    #: 24: the requests goal lost on 6 seeds, the median's won on none), and was off.
+    hedge_target_s: float = 90.0
     #: The hedge adds pairs while the chance none grants within ``hedge_target_s`` is above ``1 - hedge_confidence``...
     hedge_confidence: float = 0.8
     #: ...each the pair likeliest to grant within it, only if that chance is at least ``hedge_min``...
     hedge_min: float = 0.3
     #: ...and at most this many pairs in the first offer.
     hedge_max: int = 2
+    #: The chance a reservation read with room for the job grants it (rule 2): 0.95, not 1, because the read is
+    #: seconds old when the request lands and another consumer of the reservation may take the room first (the
+    #: request's failure then lets the next pair join at once, rule 5).
+    room_fits: float = 0.95
 
     def bound(self, grant_delay_s: float) -> float:
         return min(self.max_bound_s, max(self.min_bound_s, self.bound_factor * grant_delay_s))
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """A pair offered, with its score, the expected time of one try of it, its bound, and why it stands there."""
-
-    key: Key
-    score: float
-    expected_s: float
-    reason: str
-    #: The chance it grants within its bound.
-    within_bound: float = math.nan
-    #: Seconds it may wait ungranted before the next pair joins the offer (rule 5).
-    bound_s: float = math.nan
-
-
-@dataclass(frozen=True)
-class Wave:
-    """The pairs added to the offer ``after_s`` seconds without a grant."""
-
-    after_s: float
-    keys: tuple[Key, ...]
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One request of the job so far: its pair, when it was asked and when it failed (None while it waits or
-    after it was granted), in seconds after submission."""
-
-    key: Key
-    asked_s: float
-    failed_s: float | None = None
-
-
-@dataclass(frozen=True)
-class OfferPlan:
-    """The pairs to offer, best first, how many at once, and when to widen; the skipped pairs; and why."""
-
-    order: tuple[Ranked, ...]
-    skipped: tuple[tuple[Key, str], ...]
-    first: int
-    retry_after_s: float
-    full_after_s: float
-    race: bool
-    note: str
-
-    @property
-    def keys(self) -> list[Key]:
-        return [r.key for r in self.order]
-
-    def due(self, elapsed_s: float, attempts: Sequence[Attempt]) -> tuple[list[Key], float]:
-        """The pairs to ask ``elapsed_s`` after submission, given the job's requests so far, and when to look again
-        (seconds after submission; inf: only an answer changes anything). Rules 4 and 5."""
-        keys = self.keys
-        waiting = {a.key: a.asked_s for a in attempts if a.failed_s is None}
-        if self.race:
-            return [k for k in keys if k not in waiting], math.inf
-        bounds = {r.key: r.bound_s for r in self.order}
-        asked = {a.key for a in attempts}
-        fresh = [k for k in keys if k not in asked]
-        if not attempts:
-            return fresh[: self.first], self._wake(elapsed_s, {k: 0.0 for k in fresh[: self.first]}, bounds)
-        if elapsed_s >= self.full_after_s and fresh:
-            return fresh, math.inf
-        busy = {k: at for k, at in waiting.items() if elapsed_s < at + bounds[k]}
-        if busy:
-            return [], self._wake(elapsed_s, busy, bounds)
-        if fresh:
-            return fresh[:1], self._wake(elapsed_s, {fresh[0]: elapsed_s}, bounds)
-        retry_at = {}
-        for key in keys:
-            failures = [a.failed_s for a in attempts if a.key == key and a.failed_s is not None]
-            if key not in waiting and failures:
-                retry_at[key] = max(failures) + self.retry_after_s * 2 ** (len(failures) - 1)
-        ready = [k for k in keys if k in retry_at and retry_at[k] <= elapsed_s]
-        if ready:
-            return ready[:1], self._wake(elapsed_s, {ready[0]: elapsed_s}, bounds)
-        return [], min(retry_at.values(), default=math.inf)
-
-    def _wake(self, elapsed_s: float, asked: dict[Key, float], bounds: dict[Key, float]) -> float:
-        wake = min(at + bounds[k] for k, at in asked.items()) if asked else math.inf
-        return min(wake, self.full_after_s) if elapsed_s < self.full_after_s else wake
-
-    def waves(self) -> list[Wave]:
-        """The schedule without an answer: the first offer, one pair after each bound, then the rest."""
-        keys = self.keys
-        if self.race:
-            return [Wave(0.0, tuple(keys))]
-        waves, count = [Wave(0.0, tuple(keys[: self.first]))], self.first
-        at = min((r.bound_s for r in self.order[: self.first]), default=math.inf)
-        while count < len(keys):
-            if at >= self.full_after_s:
-                waves.append(Wave(self.full_after_s, tuple(keys[count:])))
-                break
-            waves.append(Wave(at, (keys[count],)))
-            at, count = at + self.order[count].bound_s, count + 1
-        return waves
-
-    def reasons(self) -> dict[Key, str]:
-        """Per pair, why it is offered where it is, or skipped."""
-        return {**{r.key: r.reason for r in self.order}, **dict(self.skipped)}
 
 
 def spot_too_short(candidate: Candidate, job: Job) -> str:
@@ -339,6 +253,9 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         if miss is None:
             miss = policy.miss_after_s if candidate.provisioning_model == "FLEX_START" else policy.unseen_miss_s
         rate = (1.0 - policy.state_weight) * score.rate + policy.state_weight * score.state_rate
+        if candidate.room is not None:
+            rate = policy.room_fits if candidate.room.fits else 0.0
+            source += f"; {candidate.room} (Compute Engine reservations.get), its state read"
         score = replace(score, rate=rate)
         expected = score.rate * grant + (1.0 - score.rate) * min(miss, bound)
         cost = (expected + policy.request_cost_s) / max(score.rate, 1e-6)
@@ -362,7 +279,9 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
     ranked.sort(key=lambda item: item[0])
     order = [item[1] for item in ranked]
     first, none_grants = 0, 1.0
-    while first < len(order) and (first == 0 or 1.0 - none_grants < policy.confidence):
+    while first < len(order) and (
+        first == 0 or (1.0 - none_grants < policy.confidence and order[first].score > policy.min_score)
+    ):
         none_grants *= 1.0 - order[first].within_bound
         first += 1
     if math.isfinite(policy.hedge_target_s) and first == 1:

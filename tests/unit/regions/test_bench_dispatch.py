@@ -130,3 +130,29 @@ def test_the_realtime_model_scores_a_pair_with_capacity_now_above_one_stocked_ou
     assert all(trace.pairs[k].up == stale.pairs[k].up for k in trace.pairs)  # the same trace, only the advice differs
     with pytest.raises(ValueError, match="advice model 'fresh': one of stale, realtime"):
         bench.Trace(7, 2, ("dws",), 900.0, 0.0, "fresh")
+
+
+def test_with_the_reservations_read_no_reservation_is_asked_while_it_reads_full(bench: ModuleType) -> None:
+    requests = {}
+    for reads in (True, False):
+        trace = bench.Trace(8, 60, ("reservation", "dws", "spot"), 900.0, 0.0, reads=reads)
+        asked: list[tuple[bool, bool]] = []  # per ask of a reservation: whether it read full then, and its outcome
+        answer = trace.ask
+
+        def ask(job, key, at, trace=trace, asked=asked, answer=answer):  # type: ignore[no-untyped-def]
+            end, granted = answer(job, key, at)
+            if key.rung == "reservation":
+                asked.append((key in trace.full(job, at), granted))
+            return end, granted
+
+        trace.ask = ask
+        ledger = Ledger()
+        results = [bench.advice_ordered(trace, job, ledger, ao.Policy()) for job in trace.jobs]
+        requests[reads] = sum(r.requests for r in results)
+        if reads:
+            assert asked and not any(full for full, _ in asked)
+            assert all(granted for _, granted in asked)  # the trace's reservations grant exactly while they have room
+        else:
+            assert trace.full(trace.jobs[0], trace.jobs[0].t0) == []  # nothing read
+            assert any(not granted for _, granted in asked)
+    assert requests[True] < requests[False]
