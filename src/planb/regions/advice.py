@@ -160,11 +160,28 @@ def ask(post: Post, project: str, key: Key, zones: Sequence[str]) -> Advice:
     return Advice.from_response(body)
 
 
+#: GET ``path``: (HTTP status, the JSON answer), as ``Post`` answers (a reservation read, ``reservation_reads``).
+Get = Callable[[str], tuple[int, dict[str, Any]]]
+
+
 def http_post(base_url: str, token: str = "", limits: Limits = ADVICE_LIMITS) -> Post:
     """POST JSON to a compute v1 endpoint (``https://compute.googleapis.com``, or the GKE emulator locally), each
     answer read under `limits` (else KubeLimitError). A token goes over https only, or plain http to a loopback host
     (the local emulator): planb's policy, because a bearer token sent in the clear is anyone's on the path. Checked
     here, before anything is sent."""
+    call = _http(base_url, token, limits)
+    return lambda path, body: call("POST", path, body)
+
+
+def http_get(base_url: str, token: str = "", limits: Limits = ADVICE_LIMITS) -> Get:
+    """GET from the same compute v1 endpoint, under the same rules and caps as ``http_post``."""
+    call = _http(base_url, token, limits)
+    return lambda path: call("GET", path, None)
+
+
+def _http(
+    base_url: str, token: str, limits: Limits
+) -> Callable[[str, str, dict[str, Any] | None], tuple[int, dict[str, Any]]]:
     url = urllib.parse.urlsplit(base_url)
     if token and url.scheme != "https" and not (url.scheme == "http" and _loopback(url.hostname or "")):
         raise UsageError(
@@ -176,26 +193,29 @@ def http_post(base_url: str, token: str = "", limits: Limits = ADVICE_LIMITS) ->
     # Connections that hand their sockets to each request's Deadline, which shuts them down when it passes.
     pool.pool_classes_by_scheme = watched_pool_classes()
 
-    def post(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
-        status, data = _capped_post(pool, base_url.rstrip("/") + path, json.dumps(body).encode(), headers, limits)
+    def call(method: str, path: str, body: dict[str, Any] | None) -> tuple[int, dict[str, Any]]:
+        headers = ({"Content-Type": "application/json"} if body is not None else {}) | (
+            {"Authorization": f"Bearer {token}"} if token else {}
+        )
+        payload = None if body is None else json.dumps(body).encode()
+        status, data = _capped(pool, method, base_url.rstrip("/") + path, payload, headers, limits)
         try:
             answer = json.loads(data or b"{}")
         except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
             answer = {}
         return status, answer if isinstance(answer, dict) else {}
 
-    return post
+    return call
 
 
-def _capped_post(
-    pool: urllib3.PoolManager, url: str, payload: bytes, headers: dict[str, str], limits: Limits
+def _capped(
+    pool: urllib3.PoolManager, method: str, url: str, payload: bytes | None, headers: dict[str, str], limits: Limits
 ) -> tuple[int, bytes]:
     """The answer's status and body, read in chunks under `limits` (as planb.kube reads a region's answers)."""
-    where = f"--advice-url: POST {urllib.parse.urlsplit(url).path}"
+    where = f"--advice-url: {method} {urllib.parse.urlsplit(url).path}"
 
     def send(per_read: urllib3.Timeout) -> urllib3.BaseHTTPResponse:
-        return pool.request("POST", url, body=payload, headers=headers, timeout=per_read, preload_content=False)
+        return pool.request(method, url, body=payload, headers=headers, timeout=per_read, preload_content=False)
 
     try:
         answer, data = read_within(limits, send, (urllib3.exceptions.HTTPError, OSError))

@@ -19,10 +19,12 @@ from planb.regions.access import (
     RegionAccessError,
     region_limits,
 )
+from planb.regions.advice import http_get
 from planb.regions.advice_order import Job
 from planb.regions.dispatch import DISPATCHER
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
 from planb.regions.keeper import Keeper, KeeperSettings, KeeperStateError
+from planb.regions.reservation_reads import google_read
 
 DEFAULTS = KeeperSettings()
 
@@ -57,13 +59,17 @@ def _keep(args: argparse.Namespace) -> int:
     if args.dispatch:
         if args.advice_url and not args.project:
             raise UsageError("--advice-url needs --project (the Google Cloud project advice.capacity is asked in).")
+        token = os.environ.get("PLANB_ADVICE_TOKEN", "")
         advise = (
-            google_advise(http_post(args.advice_url, os.environ.get("PLANB_ADVICE_TOKEN", "")), args.project)
+            google_advise(http_post(args.advice_url, token), args.project)
             if args.advice_url
             else no_advice("no advice source: planb regions keep --dispatch was given no --advice-url")
         )
+        # The reservations' room comes from the same Compute Engine endpoint as the advice (reservation_reads).
+        read = google_read(http_get(args.advice_url, token), args.project) if args.advice_url else None
         job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
-        keeper.dispatcher = Dispatcher(manager, DispatchSettings(settings.admission_check, job), advise, keeper.say)
+        dispatch = DispatchSettings(settings.admission_check, job)
+        keeper.dispatcher = Dispatcher(manager, dispatch, advise, keeper.say, read=read)
     keeper.say(
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
         f"leaves the MultiKueueConfig {settings.config}; an evicted RayJob holding quota for "
@@ -151,10 +157,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keep.add_argument(
         "--advice-url",
         default="",
-        help="with --dispatch: a compute v1 endpoint for advice.capacity (https://compute.googleapis.com with "
-        "$PLANB_ADVICE_TOKEN; the GKE emulator locally); none: every job races, and the ledger's ConfigMap says why",
+        help="with --dispatch: a compute v1 endpoint for advice.capacity and reservations.get (the room of each "
+        "reservation a flavor's planb.dev/reservation names; https://compute.googleapis.com with $PLANB_ADVICE_TOKEN; "
+        "the GKE emulator locally); none: every job races, and the ledger's ConfigMap says why",
     )
-    keep.add_argument("--project", default="", help="with --advice-url: the project advice.capacity is asked in")
+    keep.add_argument(
+        "--project",
+        default="",
+        help="with --advice-url: the project advice.capacity is asked in, and a reservation named without one is read",
+    )
     keep.add_argument(
         "--checkpoint-interval",
         type=positive_float,

@@ -44,7 +44,7 @@ API's JSON (``planb.regions.dispatcher`` reads and writes; ``planb.regions.advic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from planb.catalog import gpu, profiles, tpu, zones
@@ -207,11 +207,13 @@ def waiting(attempts: Sequence[Attempt]) -> list[Key]:
     return [a.key for a in attempts if a.failed_s is None]
 
 
-def nominate(plan: OfferPlan, elapsed_s: float, attempts: Sequence[Attempt]) -> tuple[list[Attempt], list[str], float]:
+def nominate(
+    plan: OfferPlan, elapsed_s: float, attempts: Sequence[Attempt], full: Collection[Key] = ()
+) -> tuple[list[Attempt], list[str], float]:
     """What to ask ``elapsed_s`` after the job's plan began: the attempts with the pairs due added, the regions to
     nominate (every region with a pair waiting, in the plan's order), and when to look again (seconds after the start;
-    inf: only an answer changes anything)."""
-    due, wake = plan.due(elapsed_s, attempts)
+    inf: only an answer changes anything). ``full``: the reservation pairs read full now, left unasked."""
+    due, wake = plan.due(elapsed_s, attempts, full)
     grown = [*attempts, *(Attempt(k, elapsed_s) for k in due)]
     return grown, regions_in_order(plan, waiting(grown)), wake
 

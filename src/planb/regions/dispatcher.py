@@ -46,6 +46,8 @@ from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Polic
 from planb.regions.decisions import is_active, unreadable
 from planb.regions.kubeconfig import is_dns_subdomain
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
+from planb.regions.reservation_reads import Read, Rooms, flavor_reservations
+from planb.regions.reservation_room import Room
 
 #: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
 Advise = Callable[[Key], Advice]
@@ -97,6 +99,8 @@ class JobDispatch:
     #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
     written: list[str] | None = None
     overruled: bool = False
+    #: The reservation each reservation pair consumes (its flavor's ``planb.dev/reservation``), read again each look.
+    reservations: dict[Key, str] = field(default_factory=dict)
 
 
 class Dispatcher:
@@ -108,11 +112,14 @@ class Dispatcher:
         say: Callable[[str], None],
         wall: Callable[[], float] = time.time,
         regions: Callable[[Kube, str], Kube] = region_kube,
+        read: Read | None = None,
     ) -> None:
         self.manager = manager
         self.settings = settings
         self.advise = advise
         self.say: Callable[[str], None] = lambda line: say(printable(line, one_line=True))  # cluster text
+        #: Reservation reads (``reservation_reads``), None where the keeper has no Compute Engine to ask.
+        self.rooms = None if read is None else Rooms(read, self.say)
         self.wall = wall
         self.regions = regions
         self.jobs: dict[str, JobDispatch] = {}
@@ -169,9 +176,10 @@ class Dispatcher:
         if not active:
             return None  # nothing to offer yet; Kueue itself waits for a connected region
         shape = dp.job_shape(workload)
-        candidates = []
+        candidates, reservations = [], {}
         for region in active:
             rungs, why = self._rungs(region, meta["namespace"], str((workload.get("spec") or {}).get("queueName")))
+            refs = self._reservations(region) if self.rooms is not None and not why and shape else {}
             for rung in rungs:
                 key = Key(region, rung, shape or "unknown")
                 if why:
@@ -180,7 +188,9 @@ class Dispatcher:
                     advice = Advice.absent("the job selects no accelerator of planb's catalog")
                 else:
                     advice = self.advise(key)
-                candidates.append(Candidate(key, advice))
+                if rung in refs:
+                    reservations[key] = refs[rung]
+                candidates.append(Candidate(key, advice, self._room(key, reservations.get(key), now)))
         offer = plan(candidates, self.settings.job, ledger, now, self.settings.policy)
         self.last = cs.last_advice(offer, candidates, name, now)
         self.dirty = True
@@ -191,7 +201,7 @@ class Dispatcher:
         )
         for key, why in offer.skipped:
             self.say(f"{name}: {key} {why}")
-        job = JobDispatch(name, offer, now, dp.adopt(offer, dp.nominated_now(workload)))
+        job = JobDispatch(name, offer, now, dp.adopt(offer, dp.nominated_now(workload)), reservations=reservations)
         for attempt in job.attempts:
             ledger.ask(attempt.key, now)
         if job.attempts:
@@ -219,6 +229,17 @@ class Dispatcher:
         if not rungs:
             return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
         return rungs, ""
+
+    def _reservations(self, region: str) -> dict[str, str]:
+        """The reservation each of the region's flavors consumes; none where they cannot be read (said)."""
+        try:
+            return flavor_reservations(self._region(region))
+        except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as _rungs)
+            self.say(f"{region}'s ResourceFlavors could not be read, so no reservation there is read: {exc}")
+            return {}
+
+    def _room(self, key: Key, ref: str | None, now: float) -> Room | None:
+        return None if self.rooms is None or ref is None else self.rooms.room(key, ref, now)
 
     def _region(self, region: str) -> Kube:
         if region not in self._kubes:
@@ -296,7 +317,9 @@ class Dispatcher:
     # ------------------------------------------------------------------ nominate
     def _nominate(self, job: JobDispatch, workload: Obj, active: list[str], now: float, ledger: Ledger) -> None:
         before = len(job.attempts)
-        job.attempts, regions, _ = dp.nominate(job.plan, now - job.started, job.attempts)
+        rooms = {key: self._room(key, ref, now) for key, ref in job.reservations.items()}
+        full = [key for key, room in rooms.items() if room is not None and not room.fits]
+        job.attempts, regions, _ = dp.nominate(job.plan, now - job.started, job.attempts, full)
         for attempt in job.attempts[before:]:
             ledger.ask(attempt.key, job.started + attempt.asked_s)
             self.dirty = True

@@ -1,0 +1,86 @@
+"""The keeper's dispatcher reads the reservation each region's reservation flavor names (``planb.dev/reservation``)
+before it offers that rung: a region whose reservation has room for the job goes first, one read full is not
+nominated for it while it reads full, and each reservation is read once per ``READ_TTL_S``, not once a tick."""
+
+from __future__ import annotations
+
+from planb.regions.advice import Advice
+from planb.regions.dispatcher import Dispatcher, DispatchSettings
+from planb.regions.ledger import Key
+from planb.regions.reservation_reads import ANNOTATION, READ_TTL_S
+from planb.regions.reservation_room import Room, RoomUnread
+from tests.support.unit.dispatcher_fakes import KUEUE, REGIONS, WL, Clock, Fake, region, stored, tick, workload
+
+
+def _dispatching(free: dict[str, int | None]) -> tuple[Dispatcher, Fake, Clock, list[str], list[str]]:
+    """Every region with a reservation rung (its reservation ``res-<region>``, ``free`` VMs of it free; None: its
+    read fails) above a DWS rung; Google rates every pair alike, so only the reads tell the regions apart."""
+    manager, said, reads, clock = Fake({WL: workload()}), [], [], Clock()
+    regions = {}
+    for name in REGIONS:
+        regions[name] = region(["reserved", "dws"])
+        flavors = [{"metadata": {"name": "reserved", "annotations": {ANNOTATION: f"res-{name}"}}}]
+        regions[name].objects[f"{KUEUE}/resourceflavors"] = {"items": [*flavors, {"metadata": {"name": "dws"}}]}
+
+    def read(key: Key, ref: str) -> Room:
+        reads.append(ref)
+        room = free[key.region]
+        if room is None:
+            raise RoomUnread("403 PERMISSION_DENIED")
+        return Room(ref, room, 4, "VMs")
+
+    dispatcher = Dispatcher(
+        manager,
+        DispatchSettings(),
+        lambda key: Advice(0.5),
+        said.append,
+        clock,
+        lambda m, r: regions[r],  # type: ignore[arg-type,return-value]
+        read=read,
+    )
+    return dispatcher, manager, clock, said, reads
+
+
+def _nominated(manager: Fake) -> list[str]:
+    return manager.applies[-1][1]["status"]["nominatedClusterNames"]
+
+
+def test_the_region_whose_reservation_has_room_goes_first_and_the_configmap_says_what_was_read() -> None:
+    dispatcher, manager, _, said, _ = _dispatching({"us-east5": 0, "europe-west4": 4, "asia-northeast1": None})
+    tick(dispatcher, manager)
+    assert _nominated(manager) == ["europe-west4"]
+    _, advice = stored(manager)
+    reasons = {(p.key.region, p.key.rung): p.reason for p in advice.pairs}
+    assert (
+        "reservation res-europe-west4: 4 VMs free, the job needs 4 (room for the job)"
+        in reasons[("europe-west4", "reserved")]
+    )
+    assert "res-us-east5: 0 VMs free" in reasons[("us-east5", "reserved")]
+    assert any("asia-northeast1/reserved" in line and "403 PERMISSION_DENIED" in line for line in said)
+
+
+def _asked(manager: Fake) -> set[tuple[str, str]]:
+    ledger, _ = stored(manager)
+    return {(key.region, key.rung) for key, asks in ledger.asks.items() if asks}
+
+
+def test_a_reservation_read_full_is_not_asked_until_a_read_finds_room_and_reads_are_kept_a_while() -> None:
+    free: dict[str, int | None] = {"us-east5": 0, "europe-west4": 0, "asia-northeast1": 0}
+    dispatcher, manager, clock, _, reads = _dispatching(free)
+    tick(dispatcher, manager)
+    assert _nominated(manager) and {rung for _, rung in _asked(manager)} == {"dws"}
+    _, advice = stored(manager)
+    assert all(p.score == 0.0 for p in advice.pairs if p.key.rung == "reserved")
+    assert len(reads) == len(REGIONS)
+    clock.now += 5
+    tick(dispatcher, manager)
+    assert len(reads) == len(REGIONS)  # within READ_TTL_S: not read again
+    # Every pair left waits past its bound, then past the hour after which the rest of the offer joins: the
+    # reservations still read full stay unasked; the one read with room again is asked.
+    free["asia-northeast1"] = 4
+    for _ in range(8):
+        clock.now += 20 * 60
+        tick(dispatcher, manager)
+    assert len(reads) > len(REGIONS) and READ_TTL_S < 20 * 60
+    assert ("asia-northeast1", "reserved") in _asked(manager)
+    assert not {("us-east5", "reserved"), ("europe-west4", "reserved")} & _asked(manager)
