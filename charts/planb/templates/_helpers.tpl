@@ -270,7 +270,7 @@ annotations:
 
 {{/*
 The capacity ladder as a JSON list of rungs, in the order Kueue tries them; each rung is one
-ResourceFlavor: {name, kind, nodeLabels, planLabels, tolerations, quota}. queues.ladder when it is
+ResourceFlavor: {name, kind, nodeLabels, planLabels, tolerations, quota, reservation}. queues.ladder when it is
 set; else the tutorial's two plans from plans, queues.flavors and queues.quotas (on-demand, then dws
 while dws.enabled).
 planLabels select the plan's pools (planb.dev/plan, or plans.*); nodeLabels are planLabels plus the
@@ -305,7 +305,11 @@ tolerations to the pods it admits on it (https://kueue.sigs.k8s.io/docs/concepts
 {{- $_ := set $labels "cloud.google.com/gke-spot" "true" -}}
 {{- $tolerations = list (dict "key" "cloud.google.com/gke-spot" "operator" "Equal" "value" "true" "effect" "NoSchedule") -}}
 {{- end -}}
-{{- $rungs = append $rungs (dict "name" $r.name "kind" $r.kind "planLabels" (dict "planb.dev/plan" $r.name) "nodeLabels" $labels "tolerations" $tolerations "quota" $r.quota) -}}
+{{- $reservation := "" -}}
+{{- if and (eq $r.kind "reservation") $r.reservation -}}
+{{- $reservation = ternary (printf "projects/%s/reservations/%s" $r.reservationProject $r.reservation) $r.reservation (not (empty $r.reservationProject)) -}}
+{{- end -}}
+{{- $rungs = append $rungs (dict "name" $r.name "kind" $r.kind "planLabels" (dict "planb.dev/plan" $r.name) "nodeLabels" $labels "tolerations" $tolerations "quota" $r.quota "reservation" $reservation) -}}
 {{- end -}}
 {{- else -}}
 {{- $rungs = append $rungs (dict "name" $q.flavors.onDemand "kind" "on-demand" "planLabels" .Values.plans.onDemand "nodeLabels" (deepCopy .Values.plans.onDemand) "tolerations" (list) "quota" $q.quotas.onDemand) -}}

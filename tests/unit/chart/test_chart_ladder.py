@@ -77,6 +77,24 @@ def test_four_rungs_are_four_flavors_in_the_queue_s_order(template: Render, tmp_
     assert len(_by_kind(objs, "ProvisioningRequestConfig")) == 1
 
 
+def test_a_reservation_flavor_names_its_reservation_for_the_keepers_reads(template: Render, tmp_path: Any) -> None:
+    shared = [{**FOUR[0], "reservationProject": "owner-project"}, *FOUR[1:]]
+    for ladder, ref, extra in (
+        (FOUR, "r1", ()),
+        (shared, "projects/owner-project/reservations/r1", ("--set", "queues.keepOnUninstall=false")),
+    ):
+        flavors = {
+            o["metadata"]["name"]: o["metadata"]
+            for o in _by_kind(template(*_ladder_args(tmp_path, ladder, *extra)), "ResourceFlavor")
+        }
+        assert flavors["reserved"]["annotations"]["planb.dev/reservation"] == ref
+        assert all(
+            "planb.dev/reservation" not in (m.get("annotations") or {}) for n, m in flavors.items() if n != "reserved"
+        )
+        kept = {n: (m.get("annotations") or {}).get("helm.sh/resource-policy") for n, m in flavors.items()}
+        assert set(kept.values()) == ({None} if extra else {"keep"})  # the keep annotation stays beside it
+
+
 def test_a_ladder_without_dws_has_no_admission_check(template: Render, tmp_path: Any) -> None:
     objs = template(*_ladder_args(tmp_path, [FOUR[1], FOUR[3]]))
     (cq,) = _by_kind(objs, "ClusterQueue")
