@@ -373,7 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     head = (
         f"Seed {args.seed}: {args.jobs} jobs, {len(REGIONS)} regions x {len(args.rungs)} rungs "
         f"({', '.join(args.rungs)}), a job every {args.interarrival:.0f} s on average, advice outage "
-        f"{args.advice_outage:.0%}, Google's score the {args.advice_model} model; policy: {knobs(policy)}."
+        f"{args.advice_outage:.0%}, Google's score the {args.advice_model} model, reservations {args.reservations}; "
+        f"policy: {knobs(policy)}."
     )
     text = "\n".join([head, "", table(rows), "", *goals(rows, informed_median(trace))])
     if args.check_seeds:
