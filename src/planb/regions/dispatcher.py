@@ -99,7 +99,8 @@ class JobDispatch:
     #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
     written: list[str] | None = None
     overruled: bool = False
-    #: The reservation each reservation pair consumes (its flavor's ``planb.dev/reservation``), read again each look.
+    #: The reservation each reservation pair consumes (its flavor's ``planb.dev/reservation``, as at the plan); its
+    #: room is read again at each look (``reservation_reads.Rooms`` keeps a read 30 s).
     reservations: dict[Key, str] = field(default_factory=dict)
 
 

@@ -10,10 +10,13 @@ in ``planb.regions.advice_order`` uses it).
 * **Its room.** ``google_read`` GETs ``projects/P/zones/Z/reservations/NAME`` (compute v1 ``reservations.get``) in
   the zones of the pair's region where its machine type is offered (``dispatch.advice_zones``), the first found.
   A region is a MultiKueueCluster's name, as for the advice (``advice.ask``): one that is not a DNS-1123 name, as a
-  Google Cloud region is, is not read (planb's policy, because it would go into the request's path).
+  Google Cloud region is, is not read (planb's policy, because it would go into the request's path). A reservation's
+  name is unique within its zone only: where two zones of the region hold one of that name, the first zone in order
+  is read (planb's policy, because a plan's pools name the reservation, not its zone).
 * **How often.** ``Rooms`` keeps each read ``READ_TTL_S`` (30 s), planb's policy, because the keeper looks at every
   waiting job each tick, a reservation's room changes as VMs come and go (minutes), and one read serves every job
-  that tick. A read that fails is no read: the pair is scored as without one (its ledger), and the keeper says why.
+  that tick. A read that fails is no read: the pair is scored as without one (its ledger), and the keeper says why,
+  once for as long as the same reason lasts.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ class Rooms:
     read: Read
     say: Callable[[str], None]
     seen: dict[tuple[Key, str], tuple[float, Room | None]] = field(default_factory=dict)
+    #: Why each pair's last read failed, so that a failure that lasts (a 403) is said once, not every read.
+    said: dict[tuple[Key, str], str] = field(default_factory=dict)
 
     def room(self, key: Key, ref: str, now: float) -> Room | None:
         held = self.seen.get((key, ref))
@@ -98,8 +103,11 @@ class Rooms:
             return held[1]
         try:
             room: Room | None = self.read(key, ref)
+            self.said.pop((key, ref), None)
         except RoomUnread as exc:
             room = None
-            self.say(f"{key}: its reservation's room was not read ({exc}); the pair is scored by its ledger")
+            if self.said.get((key, ref)) != str(exc):
+                self.said[(key, ref)] = str(exc)
+                self.say(f"{key}: its reservation's room was not read ({exc}); the pair is scored by its ledger")
         self.seen[(key, ref)] = (now, room)
         return room

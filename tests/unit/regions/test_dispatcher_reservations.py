@@ -46,7 +46,7 @@ def _nominated(manager: Fake) -> list[str]:
 
 
 def test_the_region_whose_reservation_has_room_goes_first_and_the_configmap_says_what_was_read() -> None:
-    dispatcher, manager, _, said, _ = _dispatching({"us-east5": 0, "europe-west4": 4, "asia-northeast1": None})
+    dispatcher, manager, clock, said, reads = _dispatching({"us-east5": 0, "europe-west4": 4, "asia-northeast1": None})
     tick(dispatcher, manager)
     assert _nominated(manager) == ["europe-west4"]
     _, advice = stored(manager)
@@ -56,7 +56,13 @@ def test_the_region_whose_reservation_has_room_goes_first_and_the_configmap_says
         in reasons[("europe-west4", "reserved")]
     )
     assert "res-us-east5: 0 VMs free" in reasons[("us-east5", "reserved")]
-    assert any("asia-northeast1/reserved" in line and "403 PERMISSION_DENIED" in line for line in said)
+    failed = [line for line in said if "asia-northeast1/reserved" in line and "403 PERMISSION_DENIED" in line]
+    assert len(failed) == 1
+    for _ in range(3):  # read again past READ_TTL_S, failing for the same reason: said once
+        clock.now += READ_TTL_S + 1
+        tick(dispatcher, manager)
+    assert [line for line in said if "403 PERMISSION_DENIED" in line] == failed
+    assert reads.count("res-asia-northeast1") == 4
 
 
 def _asked(manager: Fake) -> set[tuple[str, str]]:

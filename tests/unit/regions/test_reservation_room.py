@@ -12,6 +12,7 @@ from planb.regions.reservation_room import Room, RoomUnread
 SHAPE = "ct6e-standard-4t:4"
 EAST, WEST = (Key(r, "reservation", SHAPE) for r in ("us-east5", "europe-west4"))
 WEST_DWS = Key("europe-west4", "dws", SHAPE)
+CT5P = {"acceleratorType": "https://www.googleapis.com/compute/v1/projects/p/zones/us-east5-b/acceleratorTypes/ct5p"}
 JOB = ao.Job(checkpoint_interval_s=45 * 60, restore_s=10 * 60)
 
 
@@ -31,6 +32,18 @@ def test_a_specific_reservation_counts_vms_and_an_aggregate_one_counts_chips() -
     assert unused.free == 32  # no inUseResources: nothing in use
 
 
+def test_room_is_what_is_assured_less_what_is_in_use_and_only_the_jobs_chips_count() -> None:
+    assured = {"status": "READY", "specificReservation": {"count": "8", "assuredCount": "5", "inUseCount": "2"}}
+    assert Room.read("r", assured, SHAPE).free == 3
+    mixed = [
+        {"accelerator": {"acceleratorCount": 32, **CT5P}},
+        {"accelerator": {"acceleratorCount": 16, "acceleratorType": "zones/us-east5-b/acceleratorTypes/ct6e"}},
+    ]
+    used = [{"accelerator": {"acceleratorCount": 32, **CT5P}}]
+    room = Room.read("r", {"aggregateReservation": {"reservedResources": mixed, "inUseResources": used}}, SHAPE)
+    assert (room.free, room.fits) == (16, True)  # the ct5p chips, reserved and used, are another job's
+
+
 @pytest.mark.parametrize(
     ("body", "shape", "says"),
     [
@@ -40,6 +53,18 @@ def test_a_specific_reservation_counts_vms_and_an_aggregate_one_counts_chips() -
         ({"specificReservation": {"count": "-1"}}, SHAPE, "is negative"),
         ({"aggregateReservation": {"reservedResources": {}}}, SHAPE, "reservedResources is not a list"),
         ({"aggregateReservation": {}}, "a3-highgpu-8g:2", "a3-highgpu-8g names no chip count"),
+        ({"status": "CREATING", "specificReservation": {"count": "8"}}, SHAPE, "is CREATING, not READY"),
+        ({"specificReservation": {"inUseCount": "0"}}, SHAPE, "gives no specificReservation.count"),
+        (
+            {"specificReservation": {"count": "8", "instanceProperties": {"machineType": "ct5lp-hightpu-4t"}}},
+            SHAPE,
+            "reserves ct5lp-hightpu-4t, not the job's ct6e-standard-4t",
+        ),
+        (
+            {"aggregateReservation": {"reservedResources": [{"accelerator": {"acceleratorCount": 32, **CT5P}}]}},
+            SHAPE,
+            "reserves no ct6e chips",
+        ),
     ],
 )
 def test_a_body_planb_cannot_read_room_from_is_refused_with_what_is_wrong(body: dict, shape: str, says: str) -> None:
