@@ -262,9 +262,21 @@ matchLabels:
 
 {{/* Metadata annotations of every queue object: `helm uninstall` keeps them (queues.keepOnUninstall). */}}
 {{- define "planb.queueAnnotations" -}}
-{{- if .Values.queues.keepOnUninstall -}}
+{{- include "planb.queueAnnotationsWith" (dict "root" . "extra" (dict)) -}}
+{{- end -}}
+
+{{/*
+The same, with `extra` annotations beside the keep (a reservation plan's flavor: planb.dev/reservation).
+Called with (dict "root" $ "extra" (dict ...)).
+*/}}
+{{- define "planb.queueAnnotationsWith" -}}
+{{- $annotations := deepCopy .extra -}}
+{{- if .root.Values.queues.keepOnUninstall -}}
+{{- $_ := set $annotations "helm.sh/resource-policy" "keep" -}}
+{{- end -}}
+{{- with $annotations -}}
 annotations:
-  helm.sh/resource-policy: keep
+  {{- toYaml . | nindent 2 }}
 {{- end -}}
 {{- end -}}
 
