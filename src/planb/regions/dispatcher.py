@@ -318,8 +318,7 @@ class Dispatcher:
     # ------------------------------------------------------------------ nominate
     def _nominate(self, job: JobDispatch, workload: Obj, active: list[str], now: float, ledger: Ledger) -> None:
         before = len(job.attempts)
-        rooms = {key: self._room(key, ref, now) for key, ref in job.reservations.items()}
-        full = [key for key, room in rooms.items() if room is not None and not room.fits]
+        full = [] if self.rooms is None else self.rooms.full(job.reservations, now)
         job.attempts, regions, _ = dp.nominate(job.plan, now - job.started, job.attempts, full)
         for attempt in job.attempts[before:]:
             ledger.ask(attempt.key, job.started + attempt.asked_s)

@@ -111,3 +111,8 @@ class Rooms:
                 self.say(f"{key}: its reservation's room was not read ({exc}); the pair is scored by its ledger")
         self.seen[(key, ref)] = (now, room)
         return room
+
+    def full(self, reservations: dict[Key, str], now: float) -> list[Key]:
+        """The pairs whose reservation reads full now: what ``OfferPlan.due`` leaves unasked."""
+        rooms = ((key, self.room(key, ref, now)) for key, ref in reservations.items())
+        return [key for key, room in rooms if room is not None and not room.fits]
