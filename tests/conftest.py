@@ -35,6 +35,10 @@ SUB_MARKERS = {("integration", "playbooks"): "playbook"}
 #: returned to), and the tests that take the stack down last (marker `stack_teardown`).
 TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder", "concurrent", "regions")
 TESTS = Path(__file__).parent
+# libtpu is installed (the TPU compiler, for compiling ahead of time on CPU): without this, every JAX process the
+# tests start would try to open a TPU, and the first would hold libtpu's lock file (/tmp/libtpu_lockfile) against the
+# others. The compiler itself needs no platform (jax.experimental.topologies works with JAX_PLATFORMS=cpu).
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
 def tier_of(path: Path) -> tuple[str, ...]:

@@ -5,12 +5,12 @@ sequences generated from (PLANB_SEED, step) alone: each sequence is an arithmeti
 the vocabulary with a random start and a random stride in 1..7, so the model can learn it, and a run
 resumed at step k sees exactly the batches an uninterrupted run sees.
 
-Parallelism. The transformer is data parallel over ``jax.devices()`` with ``jax.sharding``: a 1-D
-``Mesh`` named ``data``, the batch sharded along it (``NamedSharding(mesh, P("data"))``), parameters
-and optimizer state replicated (``P()``); XLA inserts the gradient all-reduce. Under ``JaxTrainer``
-with ``use_tpu``/``use_gpu`` Ray initialises ``jax.distributed``, so the mesh spans every host. On
-``cpu`` Ray does no JAX distributed setup (Ray 2.53): each worker then trains an identical replica,
-and only worker 0 writes checkpoints.
+Parallelism. The transformer runs on a mesh of every device of every process (planb_train_sharding): by default
+``fsdp`` over every chip of a slice and ``data`` over the slices, parameters and optimizer state split by the
+rules there, the batch split over both axes; XLA inserts the weights' all-gathers and the gradients'
+reduce-scatters. Under ``JaxTrainer`` with ``use_tpu``/``use_gpu`` Ray initialises ``jax.distributed``, so the
+mesh spans every host. On ``cpu`` Ray does no JAX distributed setup (Ray 2.53): each worker then trains an
+identical replica, and only worker 0 writes checkpoints.
 
 The model FLOPs per step (``model_flops_per_step``) feed the loop's MFU (see planb_train_loop).
 """
@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from planb_train_config import ConfigError, TrainConfig
+from planb_train_sharding import attention_over_mesh, batch_spec, make_mesh, state_shardings
 
 
 @dataclasses.dataclass
@@ -47,6 +48,9 @@ class Task:
     #: ``abstract`` alone (a hit in the persistent compilation cache on a restart), so that the loop can do it while
     #: the restore reads the checkpoint.
     precompile: Callable[[], dict[str, float]] = dict
+    #: () -> the step traced and lowered ahead of time, not compiled (jax.stages.Lowered; None where not offered):
+    #: planb_train_aot compiles it for a TPU slice this machine does not have.
+    lower: Callable[[], Any] = lambda: None
 
     @property
     def state_bytes(self) -> int:
@@ -172,27 +176,44 @@ REMAT_POLICIES: dict[str, Callable[..., Any] | None] = {
 }
 
 
-def make_lm(cfg: TrainConfig, interpret: bool = False) -> Any:
-    """A pre-norm decoder-only transformer LM (Flax linen); each block rematerialised by PLANB_REMAT."""
+def make_lm(cfg: TrainConfig, interpret: bool = False, mesh: Any = None, platform: str | None = None) -> Any:
+    """A pre-norm decoder-only transformer LM (Flax linen); each block rematerialised by PLANB_REMAT, the blocks
+    scanned by PLANB_SCAN_LAYERS. With ``mesh`` the activations are kept split along the batch as the mesh says and
+    the splash kernel runs under shard_map (planb_train_sharding); ``platform`` is the devices' (default: JAX's
+    default backend, or ``tpu`` with ``interpret``)."""
     import flax.linen as nn
 
     dtype = jnp.bfloat16 if cfg.dtype == "bfloat16" else jnp.float32
     d, h = cfg.d_model, cfg.num_heads
     from jax.ad_checkpoint import checkpoint_name
 
-    impl = attention_impl(cfg, "tpu" if interpret else None)
-    if impl == "splash" and not interpret and jax.default_backend() != "tpu":
+    platform = "tpu" if interpret else (platform or jax.default_backend())
+    impl = attention_impl(cfg, platform)
+    if impl == "splash" and platform != "tpu":
         raise ConfigError(
             "PLANB_ATTENTION",
-            f"splash is a TPU kernel, and this run's devices are {jax.default_backend()}: set auto (splash on TPU, "
+            f"splash is a TPU kernel, and this run's devices are {platform}: set auto (splash on TPU, "
             "xla elsewhere) or xla",
         )
-    splash = splash_attention(h, cfg.seq_len, interpret) if impl == "splash" else None
+    splash: Callable[..., jax.Array] | None = None
+    if impl == "splash" and mesh is not None:
+        splash = attention_over_mesh(lambda heads: splash_attention(heads, cfg.seq_len, interpret), h, mesh)
+    elif impl == "splash":
+        splash = splash_attention(h, cfg.seq_len, interpret)
+
+    def along_batch(x: jax.Array) -> jax.Array:
+        """``x`` kept split along its batch axis over the mesh (no-op without one)."""
+        if mesh is None:
+            return x
+        from jax.sharding import NamedSharding
+
+        return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, batch_spec(mesh, x.ndim)))
 
     class Block(nn.Module):
         @nn.compact
-        def __call__(self, x: jax.Array) -> jax.Array:
-            b, t, _ = x.shape
+        def __call__(self, x: jax.Array, _: Any = None) -> Any:
+            x = along_batch(x)
+            b, t, _d = x.shape
             y = nn.LayerNorm(dtype=dtype)(x)
             qkv = nn.Dense(3 * d, use_bias=False, dtype=dtype, name="qkv")(y)
             q, k, v = (a.reshape(b, t, h, d // h) for a in jnp.split(qkv, 3, axis=-1))
@@ -206,7 +227,7 @@ def make_lm(cfg: TrainConfig, interpret: bool = False) -> Any:
             y = nn.LayerNorm(dtype=dtype)(x)
             y = nn.Dense(4 * d, dtype=dtype, name="mlp_in")(y)
             y = nn.Dense(d, dtype=dtype, name="mlp_out")(nn.gelu(y))
-            return x + y
+            return (x + y, None) if cfg.scan_layers else x + y
 
     policy = REMAT_POLICIES[cfg.remat]
     block_cls: Any = Block if cfg.remat == "none" else nn.remat(Block, policy=policy, prevent_cse=True)
@@ -216,9 +237,15 @@ def make_lm(cfg: TrainConfig, interpret: bool = False) -> Any:
         def __call__(self, tokens: jax.Array) -> jax.Array:
             x = nn.Embed(cfg.vocab_size, d, dtype=dtype, name="embed")(tokens)
             pos = self.param("pos_embed", nn.initializers.normal(0.02), (cfg.seq_len, d))
-            x = x + pos[None, : tokens.shape[1]].astype(dtype)
-            for i in range(cfg.num_layers):
-                x = block_cls(name=f"block_{i}")(x)
+            x = along_batch(x + pos[None, : tokens.shape[1]].astype(dtype))
+            if cfg.scan_layers:  # one block's program over weights stacked on a leading layers axis
+                stack = nn.scan(
+                    block_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=cfg.num_layers
+                )
+                x, _ = stack(name="blocks")(x, None)
+            else:
+                for i in range(cfg.num_layers):
+                    x = block_cls(name=f"block_{i}")(x)
             x = nn.LayerNorm(dtype=dtype)(x)
             return nn.Dense(cfg.vocab_size, use_bias=False, dtype=dtype, name="head")(x)
 
@@ -245,25 +272,29 @@ def model_flops_per_step(cfg: TrainConfig, n_matmul: int, global_batch: int) -> 
     return float(tokens) * (6.0 * n_matmul + 6.0 * cfg.num_layers * cfg.d_model * cfg.seq_len)
 
 
-def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
+def transformer_task(cfg: TrainConfig, interpret: bool = False, devices: Any = None) -> Task:
+    """The transformer's Task on a mesh of ``devices`` (default: every device of every process; the devices of a
+    ``jax.experimental.topologies`` description compile for a slice this machine does not have)."""
     import optax
-    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    devices = np.array(jax.devices())
-    mesh = Mesh(devices, ("data",))
-    batch_sharding = NamedSharding(mesh, P("data"))  # type: ignore[no-untyped-call]
+    mesh = make_mesh(cfg, devices)
+    batch_sharding = NamedSharding(mesh, batch_spec(mesh))  # type: ignore[no-untyped-call]
     replicated = NamedSharding(mesh, P())  # type: ignore[no-untyped-call]
-    global_batch = cfg.batch_per_device * devices.size
+    global_batch = cfg.batch_per_device * mesh.size
 
-    model = make_lm(cfg, interpret)
+    model = make_lm(cfg, interpret, mesh, platform=mesh.devices.flat[0].platform)
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(cfg.learning_rate, b2=0.95))
 
+    rows = mesh.size // mesh.shape["tensor"]  # the fewest sequences the mesh splits (init's are never computed)
+
     def init_fn() -> dict[str, Any]:
-        params = model.init(jax.random.PRNGKey(cfg.seed), jnp.zeros((1, cfg.seq_len), jnp.int32))
+        params = model.init(jax.random.PRNGKey(cfg.seed), jnp.zeros((rows, cfg.seq_len), jnp.int32))
         return {"params": params, "opt_state": tx.init(params)}
 
-    init_jitted = jax.jit(init_fn, out_shardings=replicated)
+    shardings = state_shardings(jax.eval_shape(init_fn), mesh)
+    init_jitted = jax.jit(init_fn, out_shardings=shardings)
 
     def init() -> Any:
         return init_jitted()
@@ -279,8 +310,8 @@ def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
 
     jitted = jax.jit(
         train_step,
-        in_shardings=(replicated, batch_sharding),
-        out_shardings=(replicated, replicated),
+        in_shardings=(shardings, batch_sharding),
+        out_shardings=(shardings, replicated),
         donate_argnums=0,
     )
     shape = (global_batch, cfg.seq_len + 1)  # inputs are tokens[:, :-1], targets tokens[:, 1:]
@@ -291,15 +322,23 @@ def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
         tokens = jax.make_array_from_callback(shape, batch_sharding, lambda idx: host[idx])
         return cast(tuple[Any, jax.Array], compiled.get("step", jitted)(state, tokens))
 
-    abstract = abstract_state(init_fn, replicated)
+    abstract = jax.tree.map(
+        lambda x, sharding: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),  # type: ignore[no-untyped-call]
+        jax.eval_shape(init_fn),
+        shardings,
+    )
+
+    def lower() -> Any:
+        """The step traced and lowered for ``abstract`` and the batch's shape, not compiled (jax.stages.Lowered)."""
+        tokens = jax.ShapeDtypeStruct(shape, jnp.int32, sharding=batch_sharding)  # type: ignore[no-untyped-call]
+        return jitted.lower(abstract, tokens)
 
     def precompile() -> dict[str, float]:
         """The step compiled for ``abstract`` and the batch's shape (jax.jit's ahead-of-time lower and compile,
         https://docs.jax.dev/en/latest/aot.html); step_fn calls it from then on. Returns the seconds of each part:
         tracing and lowering (Python, every start), then compiling or loading from the persistent cache."""
         started = time.perf_counter()
-        tokens = jax.ShapeDtypeStruct(shape, jnp.int32, sharding=batch_sharding)  # type: ignore[no-untyped-call]
-        lowered = jitted.lower(abstract, tokens)
+        lowered = lower()
         lowered_at = time.perf_counter()
         compiled["step"] = lowered.compile()
         return {"lower": lowered_at - started, "compile": time.perf_counter() - lowered_at}
@@ -311,12 +350,13 @@ def transformer_task(cfg: TrainConfig, interpret: bool = False) -> Task:
         abstract=abstract,
         step_fn=step_fn,
         precompile=precompile,
+        lower=lower,
         tokens_per_step=global_batch * cfg.seq_len,
         flops_per_step=model_flops_per_step(cfg, n_matmul, global_batch),
         describe=(
             f"transformer LM: {n_total:,} params ({n_matmul:,} in matmuls), {cfg.num_layers} layers, "
             f"d_model {cfg.d_model}, {cfg.num_heads} heads, seq {cfg.seq_len}, vocab {cfg.vocab_size}, "
-            f"global batch {global_batch} over {devices.size} device(s), {cfg.dtype}, "
+            f"global batch {global_batch} over {mesh.size} device(s) (mesh {dict(mesh.shape)}), {cfg.dtype}, "
             f"attention {attention_impl(cfg, 'tpu' if interpret else None)}, remat {cfg.remat}"
         ),
     )

@@ -66,6 +66,15 @@ PLANB_REMAT                       none        rematerialisation of each decoder 
                                               ``minimal`` keeps the matmul outputs and recomputes the
                                               rest (``dots_with_no_batch_dims_saveable``); ``full``
                                               keeps only each block's input (``nothing_saveable``)
+PLANB_MESH                        (empty)     transformer: the device mesh, ``AXIS=SIZE`` pairs of
+                                              ``data``, ``fsdp`` and ``tensor`` (``-1``: the devices
+                                              left; an axis left out: 1); empty: ``data`` one per
+                                              slice, ``fsdp`` every chip of a slice, ``tensor`` 1
+                                              (planb_train_sharding)
+PLANB_SCAN_LAYERS                 0           transformer: ``1`` runs the decoder blocks as one
+                                              ``flax.linen.scan`` over stacked weights, so that the
+                                              step compiles in the same time at any depth; ``0``
+                                              unrolls them
 PLANB_COMPILATION_CACHE_DIR       (empty)     JAX's persistent compilation cache
                                               (``jax_compilation_cache_dir``; a gs:// URL or an
                                               absolute path): a restart loads its step from there
@@ -79,6 +88,14 @@ PLANB_PEAK_TFLOPS                 (unset)     peak dense bf16 TFLOP/s of one chi
                                               the chart sets it from the catalog's profile
                                               (accelerator.peakTflops); unset: no MFU
 PLANB_METRICS_FILE                (empty)     if set, worker 0 writes its final metrics here as JSON
+PLANB_COORDINATOR_ADDRESS         (unset)     plain runner, several processes: process 0's
+                                              ``HOST:PORT``; with the two below set too, each process
+                                              starts ``jax.distributed`` before it touches a device
+                                              and all train one model (planb_train_processes)
+PLANB_NUM_PROCESSES               (unset)     plain runner: how many processes train together
+PLANB_PROCESS_ID                  (unset)     plain runner: this process's index, 0 to N - 1. Each
+                                              of the three unset: JAX's JAX_COORDINATOR_ADDRESS,
+                                              JAX_NUM_PROCESSES, JAX_PROCESS_ID
 RAY_TRAIN_HEALTH_CHECK_INTERVAL_S 0.2         (Ray's own variable; Ray's default is 2.0) how often
                                               the Train controller collects reports; each
                                               ``ray.train.report`` waits for the previous one to be
@@ -105,6 +122,8 @@ DTYPES = ("float32", "bfloat16")
 ATTENTION_IMPLS = ("auto", "xla", "cudnn", "splash")
 REMAT_POLICIES = ("none", "minimal", "full")
 RESUME_MODES = ("auto", "never", "force")
+#: The device mesh's axes (planb_train_sharding): whole replicas, sharded data parallelism, tensor parallelism.
+MESH_AXIS_NAMES = ("data", "fsdp", "tensor")
 SWITCH_ON, SWITCH_OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 RUN_ID_RE = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # Ray's accelerator types, not ours: the GOOGLE_TPU_* and NVIDIA_* constants of
@@ -172,6 +191,8 @@ class TrainConfig:
     dtype: str = "float32"
     attention: str = "auto"
     remat: str = "none"
+    mesh: tuple[tuple[str, int], ...] = ()
+    scan_layers: bool = False
     compilation_cache_dir: str = ""
     notice_file: str = ""
     peak_tflops: float | None = None
@@ -182,7 +203,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
-        return cls(**dict(data))
+        fields = dict(data)
+        fields["mesh"] = tuple((str(axis), int(size)) for axis, size in fields.get("mesh", ()))  # lists in JSON
+        return cls(**fields)
 
     def topology_chips(self) -> int:
         return math.prod(int(part) for part in self.topology.split("x"))
@@ -294,6 +317,8 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
         dtype=_choice(env, "PLANB_DTYPE", "float32", DTYPES),
         attention=_choice(env, "PLANB_ATTENTION", "auto", ATTENTION_IMPLS),
         remat=_choice(env, "PLANB_REMAT", "none", REMAT_POLICIES),
+        mesh=parse_mesh(env.get("PLANB_MESH", "")),
+        scan_layers=_switch(env, "PLANB_SCAN_LAYERS", False),
         compilation_cache_dir=_location(env, "PLANB_COMPILATION_CACHE_DIR"),
         notice_file=_location(env, "PLANB_NOTICE_FILE", urls=False),
         peak_tflops=_float(env, "PLANB_PEAK_TFLOPS", None),
@@ -304,6 +329,26 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
     if accelerator == "tpu":
         _check_tpu_topology(cfg)
     return cfg
+
+
+def parse_mesh(raw: str) -> tuple[tuple[str, int], ...]:
+    """PLANB_MESH's value, ``data=1,fsdp=-1,tensor=1``, as (axis, size) pairs; empty for the default mesh."""
+    if not raw.strip():
+        return ()
+    pairs: dict[str, int] = {}
+    for item in raw.split(","):
+        axis, sep, size = (part.strip() for part in item.partition("="))
+        if not sep or axis not in MESH_AXIS_NAMES or axis in pairs:
+            raise ConfigError("PLANB_MESH", f"expected AXIS=SIZE pairs, each axis once, got {raw!r}", MESH_AXIS_NAMES)
+        try:
+            pairs[axis] = int(size)
+        except ValueError:
+            raise ConfigError("PLANB_MESH", f"{axis}'s size must be an integer or -1, got {size!r}") from None
+        if pairs[axis] < 1 and pairs[axis] != -1:
+            raise ConfigError("PLANB_MESH", f"{axis}'s size must be positive or -1, got {pairs[axis]}")
+    if list(pairs.values()).count(-1) > 1:
+        raise ConfigError("PLANB_MESH", f"at most one axis may be -1, got {raw!r}")
+    return tuple(pairs.items())
 
 
 def _checkpoint_dir(env: Mapping[str, str]) -> str:
