@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from typing import Any
 
@@ -71,7 +72,19 @@ def claim_checkpoints(cfg: TrainConfig, has_checkpoints: bool, write: bool) -> N
         print(f"PLANB_RESUME=force: taking over the checkpoints of run {found.get('run')!r} in {where}")
     if write and found != mine:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(mine, indent=2, sort_keys=True) + "\n")
+        write_whole(path, json.dumps(mine, indent=2, sort_keys=True) + "\n")
+
+
+def write_whole(path: Any, text: str) -> None:
+    """Write ``text`` to ``path`` (an etils.epath.Path) so that a reader finds it whole or not at all: every process
+    of a jax.distributed run reads the run record while process 0 writes it. A local file is replaced by a written
+    temporary; an object store's object is written whole."""
+    if "://" in str(path):
+        path.write_text(text)
+        return
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def pytree_handler(ocp: Any) -> Any:
@@ -84,6 +97,20 @@ def pytree_handler(ocp: Any) -> Any:
         return ocp.PyTreeCheckpointHandler(use_compression=False)
     except TypeError:  # an Orbax without the option
         return ocp.PyTreeCheckpointHandler()
+
+
+def checkpoint_manager(ocp: Any, directory: str, options: Any) -> Any:
+    """Orbax's CheckpointManager over ``directory`` with planb's PyTree handler, told never to look at JAX's preemption
+    sync point itself. The loop asks it at every step (planb_train_processes), and each ask sets the step this process
+    reports when a notice starts the sync protocol. Orbax's manager asks too, with the saved step, from its commit
+    thread once a save is committed, when the loop is steps past it: were every process set back so when the
+    protocol ran, the sync step would lie behind every loop and never be reached."""
+
+    class Manager(ocp.CheckpointManager):  # type: ignore[misc]
+        def reached_preemption(self, step: int) -> bool:
+            return False
+
+    return Manager(directory, options=options, item_handlers=pytree_handler(ocp))
 
 
 class Checkpointer:
@@ -120,7 +147,7 @@ class Checkpointer:
             enable_async_checkpointing=True,
             enable_background_delete=True,  # pruning old checkpoints never holds a step up
         )
-        self._manager = ocp.CheckpointManager(cfg.checkpoint_dir, options=options, item_handlers=pytree_handler(ocp))
+        self._manager = checkpoint_manager(ocp, cfg.checkpoint_dir, options)
         claim_checkpoints(cfg, self._manager.latest_step() is not None, write=writer and jax.process_index() == 0)
 
     def latest_step(self) -> int | None:

@@ -34,6 +34,7 @@ import numpy as np
 from planb_train_checkpoints import Checkpointer
 from planb_train_config import TrainConfig
 from planb_train_models import attention_impl, linear_task, transformer_task
+from planb_train_processes import announce_stop, leave, stop_agreed
 from planb_train_progress import Progress
 
 WARMUP_STEPS = 2  # steps excluded from throughput (compilation)
@@ -78,9 +79,10 @@ class StopNotice:
     at every step boundary instead. The chart's preStop hook creates that file in each Ray pod before the kubelet
     sends SIGTERM and waits for ``<file>.saved`` (https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/);
     the Ray driver creates it on its own SIGTERM. The loop then returns normally after the save. With several
-    processes (jax.distributed) they agree at each step, so that all of them save the same step. Independent
-    replicas under Ray Train (one JAX process each) agree at the report boundaries only, where Ray already holds
-    every rank together: rank 0's view, broadcast (``ray.train.collective.broadcast_from_rank_zero``), decides for
+    processes (jax.distributed) a notice may reach one of them only: it tells the others, and all of them stop at
+    JAX's preemption sync point, the same step, with no host round-trip on the steps before (planb_train_processes).
+    Independent replicas under Ray Train (one JAX process each) agree at the report boundaries only, where Ray already
+    holds every rank together: rank 0's view, broadcast (``ray.train.collective.broadcast_from_rank_zero``), decides for
     all. Each rank looking on its own stopped them at different steps, and the rank still training then waited in
     ``ray.train.report`` for one that had returned, until the grace period ran out. A notice file
     older than this process is a previous container's and is removed. PLANB_SAVE_ON_NOTICE=0 (the benchmark's
@@ -106,15 +108,32 @@ class StopNotice:
     def _noticed(self, signum: int, _frame: object) -> None:
         self.signum = signum
 
-    def noticed(self, agree: Callable[[bool], bool] | None = None) -> bool:
-        """Whether this process (or, under jax.distributed, any process) has been told to stop; with ``agree`` (how
-        independent replicas share rank 0's view), what it returns for this process's view."""
+    #: Under jax.distributed: whether this process has told the others of its notice (planb_train_processes).
+    announced = False
+
+    def noticed(self, step: int, logged: bool, agree: Callable[[bool], bool] | None = None) -> bool:
+        """Whether to stop after ``step`` (the steps done; ``logged``: a logged step). One process: whether it has
+        been told to stop. Under jax.distributed: whether every process stops here, having told the others of its own
+        notice (planb_train_processes.stop_agreed). With ``agree`` (how independent replicas share rank 0's view), on
+        logged steps only: what it returns for this process's view."""
         local = self.signum is not None or bool(self.file and os.path.exists(self.file))
         if jax.process_count() > 1:
-            from jax.experimental import multihost_utils
+            if local and not self.announced:
+                print(f"Stop notice ({self.source()}) at step {step}: telling the other processes")
+                announce_stop()
+                self.announced = True
+            return stop_agreed(step, logged, local)
+        if agree is not None:
+            return logged and bool(agree(local))
+        return local
 
-            return bool(np.max(multihost_utils.process_allgather(np.array([int(local)], np.int32))))
-        return bool(agree(local)) if agree is not None else local
+    def source(self) -> str:
+        """What told this process to stop: its signal, its notice file, or another process."""
+        if self.signum is not None:
+            return signal.Signals(self.signum).name
+        if self.file and os.path.exists(self.file):
+            return f"file {self.file}"
+        return "another process"
 
     def acknowledge(self, saved_step: int | None) -> None:
         """Tell the preStop hook waiting on ``<file>.saved`` that the save is committed (or that nothing was saved)."""
@@ -129,8 +148,9 @@ class StopNotice:
 
 
 def end_by_signal(signum: int) -> None:
-    """End this process by ``signum`` (its default action), after its output is out: whoever watches the process
-    sees the stop it asked for."""
+    """End this process by ``signum`` (its default action), after its output is out and, under jax.distributed, once
+    every process has left (planb_train_processes.leave): whoever watches the process sees the stop it asked for."""
+    leave()
     sys.stdout.flush()
     sys.stderr.flush()
     signal.signal(signum, signal.SIG_DFL)
@@ -210,7 +230,10 @@ def train_loop(
     startup["model"] = process_age_s()
     # With jax.distributed every process takes part in saving; independent replicas: worker 0 only.
     ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0)
-    progress = Progress(cfg, writer=rank == 0)
+    # One process prints the steps (each independent replica its own); the lead alone records progress and metrics.
+    shows = jax.process_index() == 0
+    lead = shows and rank == 0
+    progress = Progress(cfg, writer=lead)
     start = 0
     latest = ckpt.latest_step()
     if latest is None and ckpt.enabled:
@@ -250,7 +273,7 @@ def train_loop(
             losses[step] = value
             metrics: dict[str, Any] = {"loss": value, "epoch": step}
             if cfg.model == "linear":
-                if step % cfg.log_every == 0:  # the tutorial's lines only
+                if step % cfg.log_every == 0 and shows:  # the tutorial's lines only
                     print(f"Epoch {step}: Loss {value:.4f}")
             else:
                 text = f"Step {step}: loss {value:.4f}"
@@ -262,7 +285,8 @@ def train_loop(
                         mfu = tps / task.tokens_per_step * task.flops_per_step / (peak * 1e12 * n_dev)
                         metrics["mfu"] = mfu
                         text += f", MFU {100 * mfu:.1f}%"
-                print(text)
+                if shows:
+                    print(text)
             if report is not None:
                 t_report = time.perf_counter()
                 report(metrics)
@@ -291,7 +315,7 @@ def train_loop(
         last = now
         if progress.writer and logged:
             print(progress.line())
-        if cfg.save_on_notice and (agree is None or logged) and notice.noticed(agree):
+        if cfg.save_on_notice and notice.noticed(step + 1, logged, agree):
             t_notice = time.perf_counter()
             saved = ckpt.maybe_save(step + 1, state, force=True) or ckpt.latest_step() == step + 1
             ckpt.close()
@@ -306,7 +330,7 @@ def train_loop(
                 where = "no checkpoint directory, nothing saved"
             if progress.writer:
                 print(progress.line())
-            how = signal.Signals(notice.signum).name if notice.signum is not None else f"file {notice.file}"
+            how = notice.source()
             print(f"Stop notice ({how}) after step {step + 1}: {where}; stopping")
             print(f"The save on notice took {notice_save_s:.1f} s from the step boundary to its commit")
             end, stopped = step + 1, True
@@ -357,7 +381,7 @@ def train_loop(
         summary.update(attention=attention_impl(cfg), remat=cfg.remat)
         if peak:
             summary["mfu"] = tps / task.tokens_per_step * task.flops_per_step / (peak * 1e12 * n_dev)
-    if cfg.metrics_file and rank == 0:
+    if cfg.metrics_file and lead:
         summary["written_at_s"] = process_age_s()  # the process's end follows: its teardown is the rest of its wall
         with open(cfg.metrics_file, "w", encoding="utf-8") as fh:
             json.dump(summary, fh)

@@ -20,6 +20,7 @@ from typing import Any
 
 from planb_train_config import TPU7X_ACCELERATOR_TYPE, TrainConfig
 from planb_train_loop import RunResult, end_by_signal, train_loop
+from planb_train_processes import Processes, join, leave
 
 DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
 
@@ -183,7 +184,12 @@ def run_ray(cfg: TrainConfig) -> None:
     notice.stop()
 
 
-def run_plain(cfg: TrainConfig) -> RunResult:
+def run_plain(cfg: TrainConfig, processes: Processes | None = None) -> RunResult:
+    """Train in this process, with ``processes`` one of several under jax.distributed (planb_train_processes), all of
+    them leaving it together at the end."""
+    if processes is not None:
+        join(processes)
     result = train_loop(cfg)
+    leave()
     print("Training Complete!")
     return result

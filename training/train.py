@@ -15,6 +15,7 @@ The modules, each with its part of the story in its docstring:
 * ``planb_train_models``: the tutorial's linear regression and the transformer LM (data, parallelism);
 * ``planb_train_loop``: the loop both runners share (throughput, MFU, the metrics file);
 * ``planb_train_runners``: Ray Train ``JaxTrainer``, or plain JAX in this process;
+* ``planb_train_processes``: one run over several JAX processes (``jax.distributed``), and their stop together;
 * this script: the command line.
 
 Configuration comes from environment variables (the chart sets them from the accelerator profile);
@@ -54,6 +55,7 @@ from planb_train_config import (  # noqa: E402
 )
 from planb_train_loop import RunResult, train_loop  # noqa: E402
 from planb_train_models import Task, linear_task, matmul_params, synthetic_batch, transformer_task  # noqa: E402
+from planb_train_processes import load_processes  # noqa: E402
 from planb_train_progress import Progress, resumed_line, steps_lost  # noqa: E402
 from planb_train_runners import (  # noqa: E402
     UnsupportedByRayError,
@@ -131,6 +133,9 @@ CLI_FLAGS: tuple[str, ...] = (
     "PLANB_NOTICE_FILE",
     "PLANB_PEAK_TFLOPS",
     "PLANB_METRICS_FILE",
+    "PLANB_COORDINATOR_ADDRESS",
+    "PLANB_NUM_PROCESSES",
+    "PLANB_PROCESS_ID",
 )
 
 
@@ -152,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides, show = parse_args(argv)
     try:
         cfg = load_config({**os.environ, **overrides})
+        processes = load_processes({**os.environ, **overrides})
     except ConfigError as exc:
         print(f"planb train: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -160,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         if cfg.runner == "plain":
-            run_plain(cfg)
+            run_plain(cfg, processes)
             return 0
         # The driver checks the checkpoints' owner before Ray starts a worker; workers check again.
         Checkpointer(cfg, writer=False).close()
