@@ -5,6 +5,13 @@ Ray ships ``train_func`` to its workers pickled. train.py's modules go by value,
 script's ``__main__`` did (``ship_modules_by_value``): a worker pod mounts them too, but Ray would
 have it import them from the head's resolved ConfigMap directory (``/app/..<timestamp>``), which is
 named differently in every pod.
+
+A run is finished only when it reaches its last step: then, and only then, the process exits 0 and prints
+"Training Complete!". A run that stops on a notice before it (after saving) is not finished, whichever process the
+notice reached: each Ray worker that stops raises ``StoppedOnNoticeError`` once every worker is past its save, so
+``trainer.fit()`` fails, and the driver ends by the signal it was told of, or else with ``EXIT_STOPPED``; the plain
+runner ends the same way. Either is a failed run to KubeRay, never a finished one: its retry (the chart's
+job.backoffLimit) resumes the run from the checkpoint.
 """
 
 from __future__ import annotations
@@ -24,13 +31,25 @@ from planb_train_processes import Processes, join, leave
 
 DEFAULT_RAY_POLL_S = "0.2"  # RAY_TRAIN_HEALTH_CHECK_INTERVAL_S unless set; see run_ray
 
+#: train.py's exit status when the run stopped on a notice before its last step and no signal reached the process
+#: itself (EX_TEMPFAIL, sysexits.h: a temporary failure, try again). The run saved and is not finished.
+EXIT_STOPPED = 75
+
 
 class UnsupportedByRayError(RuntimeError):
     """The configuration is valid, but the installed Ray cannot schedule it (the message says why)."""
 
 
+class StoppedOnNoticeError(RuntimeError):
+    """The run stopped on a stop notice before its last step, after saving: it is not finished (the message says
+    where it stopped). A Ray worker raises it so that ``trainer.fit()`` fails; the driver raises it to train.py's
+    command line, which exits with ``EXIT_STOPPED``."""
+
+
 def train_func(config: dict[str, Any]) -> None:
-    """Ray Train worker entry point (``train_loop_per_worker``)."""
+    """Ray Train worker entry point (``train_loop_per_worker``). Returns only after the last step; a worker that
+    stopped on a notice raises ``StoppedOnNoticeError`` once every worker has passed its save (a barrier: Ray Train
+    ends the whole worker group at the first error it sees, which would cut short a save still in progress)."""
     import jax
     import ray.train
     import ray.train.collective
@@ -41,8 +60,23 @@ def train_func(config: dict[str, Any]) -> None:
     # Independent replicas (no jax.distributed) agree on a stop notice through Ray Train (StopNotice).
     agree = ray.train.collective.broadcast_from_rank_zero if size > 1 and jax.process_count() == 1 else None
     result = train_loop(cfg, rank, size, report=ray.train.report, agree=agree)
-    print("Training stopped on notice" if result.stopped else "Training Complete!")
-    time.sleep(3)  # as the seed: let the log lines reach the driver before the worker exits
+    if result.stopped:
+        # Every rank stops at the same step (StopNotice's agreement), so every rank reaches this barrier.
+        ray.train.collective.barrier()
+        raise StoppedOnNoticeError(f"worker {rank} stopped on a notice after step {result.end_step} of {cfg.epochs}")
+
+
+def stopped_workers(error: BaseException) -> dict[int, str]:
+    """The workers of a failed ``trainer.fit()`` that raised ``StoppedOnNoticeError``: rank -> its message. Ray Train
+    raises a ``WorkerGroupError`` whose ``worker_failures`` holds each failed rank's exception, wrapped with its
+    traceback text (the wrapper keeps the worker's exception as ``_base_exc``)."""
+    failures = getattr(error, "worker_failures", None) or {}
+    found = {}
+    for rank, failure in failures.items():
+        cause = getattr(failure, "_base_exc", failure)
+        if isinstance(cause, StoppedOnNoticeError):
+            found[int(rank)] = str(cause)
+    return found
 
 
 def ray_detects_tpu7x() -> bool:
@@ -174,22 +208,52 @@ def run_ray(cfg: TrainConfig) -> None:
             scaling_config=ScalingConfig(**scaling_config_kwargs(cfg)),
             run_config=RunConfig(name=f"planb-{cfg.model}-{int(time.time())}"),
         )
-        result = trainer.fit()
-        print(f"Run Result: {result.metrics}")
+        stopped = fit(trainer)
     finally:
         if started_here:
             ray.shutdown()
+    end_run(notice, stopped)
+
+
+def fit(trainer: Any) -> dict[int, str]:
+    """Run ``trainer.fit()``: the workers that stopped on a notice (``stopped_workers``), empty when the run reached
+    its last step. Any other failure is raised as Ray Train raised it."""
+    from ray.train import TrainingFailedError
+
+    try:
+        result = trainer.fit()
+    except TrainingFailedError as exc:
+        stopped = stopped_workers(exc)
+        if not stopped:
+            raise
+        return stopped
+    print(f"Run Result: {result.metrics}")
+    return {}
+
+
+def end_run(notice: DriverNotice, stopped: dict[int, str]) -> None:
+    """The driver's end: by the signal it was told of (once the workers have saved), else ``StoppedOnNoticeError``
+    when a worker stopped on a notice, else "Training Complete!"."""
+    for rank in sorted(stopped):
+        print(f"Stop notice: {stopped[rank]}")
     if notice.signum is not None:
         print(f"Stop notice ({signal.Signals(notice.signum).name}) reached the driver: the workers saved; stopping")
     notice.stop()
+    if stopped:
+        raise StoppedOnNoticeError(
+            f"{len(stopped)} worker(s) stopped on a notice before the last step: the run saved and is not finished"
+        )
+    print("Training Complete!")
 
 
 def run_plain(cfg: TrainConfig, processes: Processes | None = None) -> RunResult:
     """Train in this process, with ``processes`` one of several under jax.distributed (planb_train_processes), all of
-    them leaving it together at the end."""
+    them leaving it together at the end. "Training Complete!" only when the run was not stopped on a notice: a notice
+    file returns the result with ``stopped`` set, a signal ends the process by it (StopNotice)."""
     if processes is not None:
         join(processes)
     result = train_loop(cfg)
     leave()
-    print("Training Complete!")
+    if not result.stopped:
+        print("Training Complete!")
     return result

@@ -24,6 +24,13 @@ Bad values raise ``ConfigError`` (a ``ValueError``) naming the variable and the 
 command line turns it into exit status 2, as it does a ``CheckpointOwnerError`` (another run's
 checkpoints) and an ``UnsupportedByRayError`` (a job the installed Ray cannot schedule).
 
+Exit status. 0 and "Training Complete!" only when the run reached its last step (PLANB_EPOCHS, or the end
+PLANB_STOP_AFTER sets). A run stopped on a notice before it saves and is not finished: the process ends by the
+signal it got (SIGTERM: status 143 from a shell, -15 to Python's subprocess), or, when the notice reached only the
+notice file (the Ray workers' pods on GKE, whose preStop hooks create it), with ``EXIT_STOPPED`` (75, EX_TEMPFAIL).
+Either way the RayJob fails, never succeeds: KubeRay's retry (the chart's job.backoffLimit) resumes it from the
+checkpoint. 2 is a configuration error; any other failure is 1.
+
 Cluster notes: a ``gs://`` checkpoint directory needs ``orbax-checkpoint`` and ``gcsfs`` (the gs://
 backend of etils.epath when TensorFlow is absent) in the Ray runtime environment. flax and optax are
 only imported for the transformer, orbax only when checkpointing, so the tutorial's default needs just
@@ -58,6 +65,8 @@ from planb_train_models import Task, linear_task, matmul_params, synthetic_batch
 from planb_train_processes import load_processes  # noqa: E402
 from planb_train_progress import Progress, resumed_line, steps_lost  # noqa: E402
 from planb_train_runners import (  # noqa: E402
+    EXIT_STOPPED,
+    StoppedOnNoticeError,
     UnsupportedByRayError,
     ray_detects_tpu7x,
     run_plain,
@@ -69,6 +78,7 @@ from planb_train_runners import (  # noqa: E402
 #: What the tests and tools that load this script by path use of it (its siblings hold the rest).
 __all__ = [
     "CLI_FLAGS",
+    "EXIT_STOPPED",
     "GPU_ACCELERATOR_TYPES",
     "RAY_TPU_ACCELERATOR_TYPES",
     "TPU7X_ACCELERATOR_TYPE",
@@ -78,6 +88,7 @@ __all__ = [
     "ConfigError",
     "Progress",
     "RunResult",
+    "StoppedOnNoticeError",
     "Task",
     "TrainConfig",
     "UnsupportedByRayError",
@@ -166,7 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         if cfg.runner == "plain":
-            run_plain(cfg, processes)
+            result = run_plain(cfg, processes)
+            if result.stopped:
+                where = f"after step {result.end_step} of {cfg.epochs}"
+                raise StoppedOnNoticeError(f"stopped on a notice {where}: the run saved and is not finished")
             return 0
         # The driver checks the checkpoints' owner before Ray starts a worker; workers check again.
         Checkpointer(cfg, writer=False).close()
@@ -174,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UnsupportedByRayError, CheckpointOwnerError) as exc:
         print(f"planb train: {exc}", file=sys.stderr)
         return 2
+    except StoppedOnNoticeError as exc:
+        print(f"planb train: {exc} (exit status {EXIT_STOPPED})", file=sys.stderr)
+        return EXIT_STOPPED
     return 0
 
 

@@ -1,0 +1,110 @@
+"""A run stopped on a notice is never a finished run, and the notice's files are private to the run.
+
+train.py exits 0 and prints "Training Complete!" only after its last step. A run that stops on a notice file (the
+Ray workers' pods on GKE, whose preStop hooks create it) ends with EXIT_STOPPED; one the signal reached ends by the
+signal. test_ray.py gives the notice to the Ray workers alone; here the plain runner and the Ray driver's end,
+without Ray's startup.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.support.shared.training import run_main
+
+LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
+
+
+def private_notice(tmp_path: Path) -> Path:
+    """A notice file's path in a directory of the run's own (0700), as the chart's emptyDir gives each pod."""
+    folder = tmp_path / "notice"
+    folder.mkdir(mode=0o700, parents=True)
+    return folder / "stop"
+
+
+def test_a_plain_run_stopped_by_its_notice_file_exits_75_and_is_not_complete(
+    train: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The notice file appears (after this process started, so it is no previous container's): the run saves and
+    stops after its first step, exits with EXIT_STOPPED and never says it finished."""
+    notice, ckpt = private_notice(tmp_path), tmp_path / "ckpt"
+    notice.touch()
+    env = {**LINEAR, "PLANB_NOTICE_FILE": str(notice), "PLANB_CHECKPOINT_DIR": str(ckpt)}
+    done = run_main(train, env, monkeypatch, capsys)
+    assert done.returncode == 75, done.stdout[-3000:]  # EXIT_STOPPED
+    assert "Training Complete!" not in done.stdout, done.stdout[-3000:]
+    assert "stopped on a notice after step 1 of 50: the run saved and is not finished" in done.stdout
+    assert (ckpt / "1").is_dir()
+    assert Path(f"{notice}.saved").read_text() == "1\n"
+    assert train.EXIT_STOPPED == 75  # the status train.py's docstring and docs/training-on-tpu.md name
+
+
+class Ended(Exception):
+    """Raised instead of ending the test's process by a signal."""
+
+
+def driver_notice(train: ModuleType, tmp_path: Path, signum: int | None) -> object:
+    """The Ray driver's notice as run_ray holds it, told of ``signum`` (None: of nothing)."""
+    runners = sys.modules[train.run_ray.__module__]
+    cfg = train.load_config({**LINEAR, "PLANB_NOTICE_FILE": str(private_notice(tmp_path))})
+    notice = runners.DriverNotice(cfg)
+    notice.signum = signum
+    return notice
+
+
+@pytest.fixture
+def ends(train: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The signals the driver ended by (``Ended`` raised instead)."""
+    runners = sys.modules[train.run_ray.__module__]
+    ended: list[int] = []
+
+    def end_by_signal(signum: int) -> None:
+        ended.append(signum)
+        raise Ended
+
+    monkeypatch.setattr(runners, "end_by_signal", end_by_signal)
+    monkeypatch.setattr(runners.signal, "signal", lambda *_: None)  # the test's own SIGTERM handler stays
+    return ended
+
+
+def test_the_driver_says_complete_only_when_no_worker_stopped(
+    train: ModuleType, tmp_path: Path, ends: list[int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    runners = sys.modules[train.run_ray.__module__]
+    runners.end_run(driver_notice(train, tmp_path / "done", None), {})
+    assert capsys.readouterr().out.endswith("Training Complete!\n")
+    with pytest.raises(train.StoppedOnNoticeError, match="1 worker\\(s\\) stopped on a notice before the last step"):
+        runners.end_run(driver_notice(train, tmp_path / "stopped", None), {1: "worker 1 stopped on a notice"})
+    out = capsys.readouterr().out
+    assert "Stop notice: worker 1 stopped on a notice" in out and "Training Complete!" not in out
+    assert ends == []
+
+
+def test_a_driver_told_by_sigterm_ends_by_it(
+    train: ModuleType, tmp_path: Path, ends: list[int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    runners = sys.modules[train.run_ray.__module__]
+    with pytest.raises(Ended):
+        runners.end_run(driver_notice(train, tmp_path, signal.SIGTERM), {0: "worker 0 stopped on a notice"})
+    assert ends == [signal.SIGTERM]
+    assert "Training Complete!" not in capsys.readouterr().out
+
+
+def test_the_driver_finds_the_stopped_workers_in_ray_trains_error(train: ModuleType) -> None:
+    """As Ray Train raises it from ``trainer.fit()``: each failed rank's exception wrapped with its traceback."""
+    from ray.train import WorkerGroupError
+    from ray.train.v2._internal.exceptions import UserExceptionWithTraceback
+
+    runners = sys.modules[train.run_ray.__module__]
+    stopped = train.StoppedOnNoticeError("worker 0 stopped on a notice after step 7 of 50")
+    error = WorkerGroupError(
+        "workers failed",
+        {0: UserExceptionWithTraceback(stopped, "Traceback ..."), 1: UserExceptionWithTraceback(OSError(), "...")},
+    )
+    assert runners.stopped_workers(error) == {0: "worker 0 stopped on a notice after step 7 of 50"}
+    assert runners.stopped_workers(WorkerGroupError("a worker died", {1: RuntimeError("gone")})) == {}
