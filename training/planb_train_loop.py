@@ -24,6 +24,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -93,8 +94,8 @@ class StopNotice:
         self.file = notice_file
         if self.file:
             for stale in (self.file, self.file + ".saved"):
-                try:
-                    if os.path.getmtime(stale) < time.time() - process_age_s():
+                try:  # the entry's own time: a link is judged, and removed, as itself
+                    if os.lstat(stale).st_mtime < time.time() - process_age_s():
                         os.remove(stale)
                 except OSError:
                     pass
@@ -136,10 +137,13 @@ class StopNotice:
         return "another process"
 
     def acknowledge(self, saved_step: int | None) -> None:
-        """Tell the preStop hook waiting on ``<file>.saved`` that the save is committed (or that nothing was saved)."""
+        """Tell the preStop hook waiting on ``<file>.saved`` that the save is committed (or that nothing was saved):
+        written new (0600) beside it, then renamed onto it, so a link found there is replaced, never written through."""
         if self.file:
-            with open(self.file + ".saved", "w", encoding="utf-8") as fh:
+            fd, written = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(self.file)))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(f"{saved_step if saved_step is not None else ''}\n")
+            os.replace(written, self.file + ".saved")
 
     def stop(self) -> None:
         """End the process by the signal it was told of, after its output is out."""

@@ -142,12 +142,28 @@ release's checkpoints (shared: XLA keys each entry by the computation and the de
 {{- end -}}
 
 {{/*
-The stop-notice file train.py polls at each step boundary (PLANB_NOTICE_FILE): the workers' preStop hook creates
-it in the pod and waits for train.py's <file>.saved, since the training loop runs in a Ray worker's thread, which
-the pod's SIGTERM never reaches.
+The directory of the stop-notice file: an emptyDir volume (planb.noticeVolume) mounted in the head and each worker,
+so the file is the pod's own. A fixed path in a shared directory (/tmp) would let one job's notice stop another.
+*/}}
+{{- define "planb.noticeDir" -}}
+/var/run/planb-notice
+{{- end -}}
+
+{{/* The pod's own directory for the stop-notice file (planb.noticeDir): two small files, kept in memory. */}}
+{{- define "planb.noticeVolume" -}}
+- name: stop-notice
+  emptyDir:
+    medium: Memory
+    sizeLimit: 1Mi
+{{- end -}}
+
+{{/*
+The stop-notice file train.py polls at each step boundary (PLANB_NOTICE_FILE), in planb.noticeDir: the workers'
+preStop hook creates it in the pod and waits for train.py's <file>.saved, since the training loop runs in a Ray
+worker's thread, which the pod's SIGTERM never reaches.
 */}}
 {{- define "planb.noticeFile" -}}
-/tmp/planb-stop-notice
+{{- printf "%s/stop" (include "planb.noticeDir" .) -}}
 {{- end -}}
 
 {{/*

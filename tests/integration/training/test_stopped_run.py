@@ -2,20 +2,21 @@
 
 train.py exits 0 and prints "Training Complete!" only after its last step. A run that stops on a notice file (the
 Ray workers' pods on GKE, whose preStop hooks create it) ends with EXIT_STOPPED; one the signal reached ends by the
-signal. test_ray.py gives the notice to the Ray workers alone; here the plain runner and the Ray driver's end,
-without Ray's startup.
+signal. test_ray.py gives the notice to the Ray workers alone; here the plain runner, the Ray driver's end and the
+``<file>.saved`` acknowledgement, without Ray's startup.
 """
 
 from __future__ import annotations
 
 import signal
+import stat
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.support.shared.training import run_main
+from tests.support.shared.training import run_main, training_module
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
 
@@ -108,3 +109,19 @@ def test_the_driver_finds_the_stopped_workers_in_ray_trains_error(train: ModuleT
     )
     assert runners.stopped_workers(error) == {0: "worker 0 stopped on a notice after step 7 of 50"}
     assert runners.stopped_workers(WorkerGroupError("a worker died", {1: RuntimeError("gone")})) == {}
+
+
+def test_the_acknowledgement_replaces_a_planted_link_instead_of_writing_through_it(tmp_path: Path) -> None:
+    """Whoever can write the notice's directory planted ``<file>.saved`` as a link to a file of their choosing: the
+    acknowledgement replaces the link with a file of its own (0600) and leaves the link's target as it was."""
+    loop = training_module("planb_train_loop")
+    notice = tmp_path / "stop"
+    victim = tmp_path / "victim"
+    victim.write_text("someone else's\n")
+    saved = Path(f"{notice}.saved")
+    saved.symlink_to(victim)
+    loop.StopNotice(str(notice)).acknowledge(42)
+    assert victim.read_text() == "someone else's\n"
+    assert not saved.is_symlink() and saved.read_text() == "42\n"
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stop.saved", "victim"]  # no temporary file left

@@ -215,7 +215,7 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_DTYPE": "bfloat16",
         "PLANB_ATTENTION": "auto",
         "PLANB_COMPILATION_CACHE_DIR": "",  # no checkpoint directory, no cache beside it
-        "PLANB_NOTICE_FILE": "/tmp/planb-stop-notice",
+        "PLANB_NOTICE_FILE": "/var/run/planb-notice/stop",  # in the pod's own emptyDir
     }
     for container in (head, worker):
         assert {e["name"]: e["value"] for e in container["env"]} == expected

@@ -86,6 +86,19 @@ def test_the_compilation_cache_sits_beside_the_checkpoints_unless_set(template: 
     assert env(*root, *own)["PLANB_COMPILATION_CACHE_DIR"] == "/cache"
 
 
+def test_the_stop_notice_file_is_in_each_pod_s_own_empty_dir(template: Render) -> None:
+    """Head and workers keep PLANB_NOTICE_FILE in an emptyDir of the pod's own, not in a folder other jobs share."""
+    (job,) = [o for o in template() if o["kind"] == "RayJob"]
+    head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    for pod in (head, worker_pod([job])):
+        (container,) = pod["containers"]
+        notice = {e["name"]: e["value"] for e in container["env"]}["PLANB_NOTICE_FILE"]
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        (mount,) = [m for m in container["volumeMounts"] if notice.startswith(m["mountPath"].rstrip("/") + "/")]
+        assert "emptyDir" in volumes[mount["name"]], (mount, volumes)
+        assert not notice.startswith("/tmp/")
+
+
 def test_the_head_s_grace_period_is_a_value_kubernetes_default_unless_set(template: Render) -> None:
     """The regions keeper waits for the longest grace period of a job's pods, head included (planb.regions.grace)."""
 

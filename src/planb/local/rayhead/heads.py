@@ -44,7 +44,7 @@ from planb.kube import Kube, Obj
 from planb.local.informer import Informer
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.jobs import JobTable, RayJobRecord
-from planb.local.rayhead.launch import Launch, LaunchRefusedError, launch_for, write_config_map
+from planb.local.rayhead.launch import Launch, LaunchRefusedError, empty_dirs, launch_for, write_config_map
 from planb.local.rayhead.names import api_name, refusal
 
 RAY_GROUP_PATH = "/apis/ray.io/v1"
@@ -273,15 +273,15 @@ class RayHeads:
         self, head: Obj, rayjob: str, entrypoint: str, runtime_env: dict[str, Any], payload: settings_mod.Payload
     ) -> Launch:
         """The entrypoint as a host process (planb.local.rayhead.launch says what is accepted): the ConfigMap volumes
-        of the head's template (`head_template`) written to the RayJob's work directory, its container's literal
-        environment, the runtime env's env_vars and the payload's overrides."""
+        of the head's template (`head_template`) written to the RayJob's work directory, each emptyDir a new private
+        directory there, its container's literal environment, the runtime env's env_vars and the payload's overrides."""
         namespace = head["metadata"]["namespace"]
         spec = self.head_template(head, rayjob).get("spec") or {}
         container = (spec.get("containers") or [{}])[0]
         workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
         volumes = {v.get("name"): v for v in spec.get("volumes") or []}
-        mounts: dict[str, Path] = {}
+        mounts = empty_dirs(workdir, container, volumes)
         files: set[Path] = set()
         sources = [
             (m, (volumes.get(m.get("name")) or {}).get("configMap")) for m in container.get("volumeMounts") or []

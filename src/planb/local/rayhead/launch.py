@@ -10,6 +10,10 @@ ships, in a shape it can check:
   shell would do is refused instead of silently differing);
 * every file written for a ConfigMap volume (its ``mountPath``, its items' ``path``) lies inside the
   RayJob's work directory: a path with ``..``, or one that leads out through a link, is refused;
+* an emptyDir volume is a new directory of the launch's own (mode 0700) in the work directory, as the kubelet
+  gives each pod its own: what a job keeps there (the training job's stop-notice file) is never another run's;
+* a container path under a volume's ``mountPath``, in the entrypoint or in a value of the container's ``env``,
+  is mapped onto that volume's directory;
 * the environment is built, not inherited: from this machine only ``PATH`` (with planb's interpreter
   first), the locale and ``TZ``/``TMPDIR``; ``HOME`` and ``PYTHONPATH`` are the work directory and
   ``PYTHONUNBUFFERED`` is 1 (its log is written as it runs); then the head container's literal ``env``,
@@ -25,6 +29,7 @@ import os
 import re
 import shlex
 import sys
+import tempfile
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -92,6 +97,17 @@ def write_config_map(workdir: Path, mount_path: str, data: Mapping[str, Any], it
     return local, files
 
 
+def empty_dirs(workdir: Path, container: Mapping[str, Any], volumes: Mapping[Any, Any]) -> dict[str, Path]:
+    """Each of the container's emptyDir volumeMounts: its mountPath -> a new directory of its own under `workdir`
+    (``tempfile.mkdtemp``: mode 0700, a name no other launch has), as the kubelet makes one per pod."""
+    made: dict[str, Path] = {}
+    for mount in container.get("volumeMounts") or []:
+        volume = volumes.get(mount.get("name")) or {}
+        if "emptyDir" in volume and mount.get("mountPath"):
+            made[str(mount["mountPath"])] = Path(tempfile.mkdtemp(prefix="emptydir-", dir=workdir))
+    return made
+
+
 def host_argv(entrypoint: str, mounts: Mapping[str, Path], files: Collection[Path]) -> list[str]:
     """The entrypoint as the host command: container paths under a mount mapped onto its files, `python`
     as this interpreter; refused unless it is ``python <a file in files> [ARG ...]``."""
@@ -155,6 +171,8 @@ def launch_for(
     workdir: Path,
     files: Collection[Path],
 ) -> Launch:
-    """The host process for a head's entrypoint (`host_argv`, `payload_env`), run in `workdir`."""
+    """The host process for a head's entrypoint (`host_argv`, `payload_env`), run in `workdir`; the container's env
+    values under a mount mapped onto its directory."""
     argv = host_argv(entrypoint, mounts, files)
-    return Launch(argv=argv, env=payload_env(workdir, container_env, runtime_env_vars, overrides), cwd=workdir)
+    mapped = {name: _mapped(value, mounts) for name, value in container_env.items()}
+    return Launch(argv=argv, env=payload_env(workdir, mapped, runtime_env_vars, overrides), cwd=workdir)

@@ -158,3 +158,24 @@ def test_a_controller_named_with_a_path_is_no_maker_and_its_rayjob_is_never_read
     assert made.rayjob is None
     assert f"names {evil!r}, which is not a DNS-1123 subdomain" in made.why
     assert [p for p in kube.read if "rayjobs" in p] == []
+
+
+def test_each_launch_gets_its_own_private_empty_dir_and_the_env_points_into_it(tmp_path: Path) -> None:
+    """The chart keeps the stop-notice file in an emptyDir (PLANB_NOTICE_FILE inside it): on this machine each launch
+    gets a new 0700 directory for it, so one job's notice never reaches another run."""
+    objects = _objects()
+    template = objects[RAYJOB]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]
+    template["spec"]["volumes"].append({"name": "stop-notice", "emptyDir": {}})
+    container = template["spec"]["containers"][0]
+    container["volumeMounts"].append({"name": "stop-notice", "mountPath": "/var/run/planb-notice"})
+    container["env"] = [{"name": "PLANB_NOTICE_FILE", "value": "/var/run/planb-notice/stop"}]
+    heads = _heads(objects, tmp_path)
+    work = settings_mod.work_dir(NS, "rj", tmp_path)
+    files = []
+    for _ in range(2):
+        launch = heads.launch(HEAD, "rj", "python /app/train.py", {}, settings_mod.Payload(mode="run"))
+        notice = Path(launch.env["PLANB_NOTICE_FILE"])
+        assert notice.name == "stop" and notice.parent.parent == work
+        assert notice.parent.is_dir() and notice.parent.stat().st_mode & 0o777 == 0o700
+        files.append(notice)
+    assert files[0] != files[1]
