@@ -130,14 +130,16 @@ as 1e+09; whole numbers are printed as integers.
 {{- end -}}
 
 {{/*
-JAX's persistent compilation cache: job.training.compilationCacheDir, or <checkpointDir>/jax-cache beside every
-release's checkpoints (shared: XLA keys each entry by the computation and the devices), or empty.
+JAX's persistent compilation cache: job.training.compilationCacheDir, or the release's own
+<checkpointDir>/jax_cache/<namespace>/<release name> (no namespace is named jax_cache: a namespace name has no "_",
+so it never meets planb.checkpointDir), or empty. A cache entry is a compiled program the job loads and runs:
+whoever can write the folder runs code in the job, so no release shares another's by default.
 */}}
 {{- define "planb.compilationCacheDir" -}}
 {{- if .Values.job.training.compilationCacheDir -}}
 {{- .Values.job.training.compilationCacheDir -}}
 {{- else if .Values.job.training.checkpointDir -}}
-{{- printf "%s/jax-cache" (trimSuffix "/" .Values.job.training.checkpointDir) -}}
+{{- printf "%s/jax_cache/%s/%s" (trimSuffix "/" .Values.job.training.checkpointDir) .Release.Namespace .Release.Name -}}
 {{- end -}}
 {{- end -}}
 

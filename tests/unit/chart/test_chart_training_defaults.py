@@ -74,14 +74,25 @@ def test_workers_get_the_grace_period_a_save_of_their_state_needs(template: Rend
     assert int(limit) < grace  # the hook gives up before the kubelet's SIGKILL
 
 
-def test_the_compilation_cache_sits_beside_the_checkpoints_unless_set(template: Render) -> None:
-    def env(*args: str) -> dict[str, str]:
-        (container,) = worker_pod(template(*args))["containers"]
+def test_the_compilation_cache_is_the_release_s_own_beside_the_checkpoints_unless_set(template: Render) -> None:
+    """A cache entry is a compiled program the job runs: by default no two releases, in one namespace or in two,
+    share a cache folder, and none is a checkpoint directory (<checkpointDir>/<namespace>/<release>)."""
+
+    def env(*args: str, release: str = "job-1") -> dict[str, str]:
+        (container,) = worker_pod(template(*args, release=release))["containers"]
         return {e["name"]: e["value"] for e in container["env"]}
 
     assert env()["PLANB_COMPILATION_CACHE_DIR"] == ""
     root = ("--set", "job.training.checkpointDir=gs://planb-ckpt/runs/")
-    assert env(*root)["PLANB_COMPILATION_CACHE_DIR"] == "gs://planb-ckpt/runs/jax-cache"
+    caches = {
+        env(*root, "--namespace", namespace, release=release)["PLANB_COMPILATION_CACHE_DIR"]
+        for namespace in ("team-a", "team-b", "jax-cache")
+        for release in ("job-1", "job-2")
+    }
+    assert len(caches) == 6
+    assert "gs://planb-ckpt/runs/jax_cache/team-a/job-1" in caches
+    checkpoints = env(*root, "--namespace", "team-a")["PLANB_CHECKPOINT_DIR"]
+    assert checkpoints == "gs://planb-ckpt/runs/team-a/job-1" and not any(c.startswith(checkpoints) for c in caches)
     own = ("--set", "job.training.compilationCacheDir=/cache")
     assert env(*root, *own)["PLANB_COMPILATION_CACHE_DIR"] == "/cache"
 
