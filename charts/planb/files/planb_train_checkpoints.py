@@ -35,6 +35,8 @@ class CheckpointOwnerError(RuntimeError):
 def run_record(cfg: TrainConfig) -> dict[str, Any]:
     """What the owner of ``cfg.checkpoint_dir`` records there: its run id and its config's hash."""
     config = {name: getattr(cfg, name) for name in RUN_CONFIG_FIELDS}
+    if cfg.scan_layers:  # stacked blocks: another tree of the same numbers (named only when on, so hashes stay)
+        config["scan_layers"] = True
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     return {"run": cfg.run_id, "config_sha256": digest, "config": config}
 

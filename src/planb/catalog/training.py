@@ -55,6 +55,7 @@ class TransformerSize:
     batch_per_device: int
     vocab_size: int = 32768
     remat: str = "none"
+    scan_layers: bool = False  # PLANB_SCAN_LAYERS: the blocks as one scan (what the largest sizes compile with)
 
     @property
     def params(self) -> int:
@@ -116,6 +117,46 @@ def default_transformer(profile: str) -> TransformerSize:
         if size.state_bytes <= budget:
             return size
     raise ValueError(f"no measured transformer size fits a quarter of {profile}'s memory")
+
+
+#: The sizes a profile may claim as its largest (the largest that fits is its claim), from about 1 to 52 billion
+#: parameters. Each runs as large models train: scanned blocks, every block rematerialised, one sequence of 2,048
+#: tokens per device, on a mesh that splits parameters and optimizer state over every chip (fsdp).
+LARGEST_LADDER = tuple(
+    TransformerSize(d, layers, heads, 2048, 1, remat="full", scan_layers=True)
+    for d, layers, heads in ((2048, 16, 16), (4096, 32, 32), (5120, 40, 40), (8192, 64, 64))
+)
+#: planb's policy for a largest claim: its training state split over every chip of the slice takes at most this
+#: share of one chip's memory, and so do one block's float32 weights and their gradients gathered on one chip (what
+#: fsdp holds whole while the block runs), because the rest is left to activations, the logits and XLA's buffers.
+#: The claim is then checked by the TPU compiler for each profile (tests/integration/training/test_aot.py).
+LARGEST_SHARE = 0.3
+
+
+#: JAX devices per chip where the TPU compiler presents more than one (a device per TensorCore): TPU7x's two
+#: chiplets (https://cloud.google.com/tpu/docs/tpu7x), and v4's two cores as jax.experimental.topologies describes
+#: them (a v4 VM's runtime joins them into one megacore device; compiling per core is the stricter check).
+DEVICES_PER_CHIP = {"v4": 2, "tpu7x": 2}
+
+
+def device_hbm_bytes(profile: str) -> float:
+    """Memory of one JAX device of ``profile`` as the TPU compiler sees it (a chip's, over its devices)."""
+    prof = profiles.get(profile)
+    return hbm_gib(profile) * 2**30 / DEVICES_PER_CHIP.get(prof.generation, 1)
+
+
+def largest_transformer(profile: str) -> TransformerSize:
+    """The largest model ``profile`` claims to train: the last of LARGEST_LADDER within LARGEST_SHARE of one
+    device's memory, else the profile's default."""
+    prof = profiles.get(profile)
+    budget = LARGEST_SHARE * device_hbm_bytes(profile)
+    devices = prof.chips_per_slice * DEVICES_PER_CHIP.get(prof.generation, 1)
+    fits = [
+        size
+        for size in LARGEST_LADDER
+        if size.state_bytes / devices <= budget and 12 * size.d_model**2 * 4 * 2 <= budget
+    ]
+    return fits[-1] if fits else default_transformer(profile)
 
 
 def grace_period_seconds(profile: str) -> int:

@@ -18,7 +18,8 @@ import pytest
 
 from tests.support.shared.training import TRAIN_PY, TRAINING, clean_env
 
-MODULES = sorted(path.stem for path in TRAINING.glob("planb_train_*.py"))
+#: planb_train_aot compiles the step for a slice this machine lacks (planb.build.aot): the job never imports it.
+MODULES = sorted(path.stem for path in TRAINING.glob("planb_train_*.py") if path.stem != "planb_train_aot")
 
 #: Run in a process whose sys.path has no training/: unpickle train_func from stdin, then run the loop it
 #: carries for 3 steps on CPU.

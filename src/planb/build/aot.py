@@ -1,0 +1,211 @@
+"""The training step compiled ahead of time for every TPU profile of the catalog, by the real TPU compiler on this
+machine's CPU (training/planb_train_aot.py): the profile's default transformer and the largest model it claims
+(planb.catalog.training), each on a mesh of the slice's devices as ``jax.experimental.topologies`` describes them.
+
+A compile takes 20 to 60 s on two cores, whatever the slice's size, so each result is kept in the tool cache
+outside the checkout (``$PLANB_CACHE_DIR/aot``) under a key over everything that decides it: the bytes of the
+modules that build and compile the step, the model's settings, the slice, and the versions of jax, jaxlib, libtpu,
+flax and optax. A change to any of them compiles again; nothing else is reused.
+
+``python -m planb.build.aot [--jobs N] [--table]`` compiles what the cache lacks (N processes at once) and, with
+``--table``, prints BENCHMARKS.md's "Compiled for each slice" table (``make bench BENCH=aot`` writes it there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from planb import paths
+from planb.catalog import profiles, training
+
+TRAINING = paths.REPO / "training"
+#: The modules whose bytes decide the compiled program (the model, its sharding, the compile itself).
+SOURCES = ("planb_train_models.py", "planb_train_sharding.py", "planb_train_aot.py")
+VERSIONED = ("jax", "jaxlib", "libtpu", "flax", "optax")
+#: planb's policy: a step fits when the compiler's HBM for one device is at most this share of the device's memory,
+#: because the runtime adds its own buffers (the compiler reserves some itself) and a data loader's batches.
+FIT_SHARE = 0.9
+#: The MFU the table's step time is given at (MaxText reports 56-67% on whole pods).
+TABLE_MFU = 0.6
+KINDS = ("default", "largest")
+SCHEMA = 1
+#: The profiles `make test` compiles (tests/integration/training/test_aot.py): of each generation a single-host slice
+#: of several chips and the smallest multi-host one, the tutorial's v6e 4x4, the one-chip v5e the bench measures on,
+#: and a 256-chip v6e slice. `make bench BENCH=aot` compiles every TPU profile of the catalog.
+TESTED = (
+    "tpu-v4-2x2x1", "tpu-v4-2x2x2", "tpu-v5e-1x1", "tpu-v5e-2x4", "tpu-v5e-4x4", "tpu-v5p-2x2x1", "tpu-v5p-2x2x2",
+    "tpu-v6e-2x4", "tpu-v6e-4x4", "tpu-v6e-16x16", "tpu7x-2x2x1", "tpu7x-2x2x2",
+)  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One compile: a profile and which of its models."""
+
+    profile: str
+    which: str  # "default" or "largest"
+
+    def size(self) -> training.TransformerSize:
+        if self.which == "default":
+            return training.default_transformer(self.profile)
+        return training.largest_transformer(self.profile)
+
+    def settings(self) -> dict[str, Any]:
+        """The PLANB_* settings of the model (train.py's TrainConfig fields) and of its slice."""
+        size, prof = self.size(), profiles.get(self.profile)
+        return {
+            "model": "transformer",
+            "d_model": size.d_model,
+            "num_layers": size.num_layers,
+            "num_heads": size.num_heads,
+            "seq_len": size.seq_len,
+            "batch_per_device": size.batch_per_device,
+            "vocab_size": size.vocab_size,
+            "remat": size.remat,
+            "scan_layers": size.scan_layers,
+            "dtype": "bfloat16",
+            "attention": "auto",
+            "slice": {
+                "generation": prof.generation,
+                "topology": prof.topology,
+                "chips_per_host": prof.chips_per_host,
+            },
+        }
+
+    def key(self) -> str:
+        digest = hashlib.sha256(json.dumps({"schema": SCHEMA, **self.settings()}, sort_keys=True).encode())
+        for name in SOURCES:
+            digest.update((TRAINING / name).read_bytes())
+        for dist in VERSIONED:
+            digest.update(f"{dist}=={metadata.version(dist)}".encode())
+        return digest.hexdigest()
+
+
+def cache_dir() -> Path:
+    """$PLANB_CACHE_DIR/aot (default ~/.cache/planb/aot), beside the pinned tools' cache."""
+    root = (
+        os.environ.get("PLANB_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "planb"
+    )
+    return Path(root) / "aot"
+
+
+def jobs(only: tuple[str, ...] = ()) -> list[Job]:
+    """Every TPU profile of the catalog (or those of ``only``), its default model and its largest."""
+    tpu = [p.name for p in profiles.PROFILES.values() if p.kind == "tpu" and (not only or p.name in only)]
+    return [Job(name, which) for name in tpu for which in KINDS]
+
+
+def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
+    """In a worker process: compile the step for ``settings`` and say what the compiler said (or its error)."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # the compiler needs no device; no chip is opened
+    os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # workers side by side load libtpu each
+    if str(TRAINING) not in sys.path:
+        sys.path.insert(0, str(TRAINING))
+    import planb_train_aot as aot  # training/ is not a package of planb
+    import planb_train_config as config
+
+    fields = {k: v for k, v in settings.items() if k != "slice"}
+    cfg = config.TrainConfig(accelerator="tpu", **fields)
+    tpu = aot.Slice(**settings["slice"])
+    try:
+        done = aot.compile_step(cfg, tpu)
+    except Exception as exc:  # the compiler's refusal (out of memory, a kernel it cannot place) is the result
+        return {"error": f"{type(exc).__name__}: {str(exc)[:2000]}"}
+    return {**dataclasses.asdict(done), "peak_bytes": done.peak_bytes}
+
+
+def results(wanted: list[Job], workers: int = 1, progress: bool = True) -> dict[Job, dict[str, Any]]:
+    """The compiler's answer for each job: from the cache, or compiled (``workers`` processes) and cached."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    found: dict[Job, dict[str, Any]] = {}
+    missing: list[Job] = []
+    for job in wanted:
+        path = folder / f"{job.key()}.json"
+        if path.is_file():
+            found[job] = json.loads(path.read_text(encoding="utf-8"))
+        else:
+            missing.append(job)
+    if not missing:
+        return found
+    context = multiprocessing.get_context("spawn")  # libtpu and JAX's threads do not survive a fork
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = {pool.submit(_compile_in_worker, job.settings()): job for job in missing}
+        for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            job = futures[future]
+            answer = future.result()
+            tmp = folder / f".{job.key()}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(answer), encoding="utf-8")
+            tmp.replace(folder / f"{job.key()}.json")
+            found[job] = answer
+            if progress:
+                what = answer.get("error", "").split(":")[0] or f"{answer['compile_s']:.0f} s"
+                print(f"[planb aot] {n}/{len(missing)} compiled: {job.profile} {job.which} ({what})", flush=True)
+    return found
+
+
+def verdict(job: Job, answer: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the step fits one device's memory within FIT_SHARE, and a line that says it."""
+    hbm = training.device_hbm_bytes(job.profile)
+    if "error" in answer:
+        return False, f"{job.profile} {job.which}: the compiler refused it: {answer['error'][:400]}"
+    share = answer["peak_bytes"] / hbm
+    line = f"{job.profile} {job.which}: {answer['peak_bytes'] / 2**30:.2f} GiB of {hbm / 2**30:.0f} GiB ({share:.0%})"
+    return share <= FIT_SHARE, line
+
+
+def table(answers: dict[Job, dict[str, Any]]) -> str:
+    """BENCHMARKS.md's table: one row per profile and model."""
+    head = (
+        "| profile | model | parameters | devices (mesh data x fsdp) | state per device | compiler's HBM per device "
+        "(share) | FLOPs per step per device | step at 60% MFU |\n|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for job, answer in answers.items():
+        size, prof = job.size(), profiles.get(job.profile)
+        model = f"{job.which}: d{size.d_model} x {size.num_layers}, seq {size.seq_len}, batch {size.batch_per_device}"
+        model += f", remat {size.remat}" + (", scanned" if size.scan_layers else "")
+        if "error" in answer:
+            rows.append(f"| {job.profile} | {model} | {size.params / 1e9:.2f} B | - | - | refused | - | - |")
+            continue
+        mesh = answer["mesh"]
+        hbm = training.device_hbm_bytes(job.profile)
+        step_s = answer["model_flops_per_step"] / (prof.chips_per_slice * prof.peak_tflops * 1e12 * TABLE_MFU)
+        rows.append(
+            f"| {job.profile} | {model} | {answer['params'] / 1e9:.2f} B | {answer['devices']} "
+            f"({mesh['data']} x {mesh['fsdp']}) | {answer['state_bytes_per_device'] / 2**30:.2f} GiB | "
+            f"{answer['peak_bytes'] / 2**30:.2f} GiB ({answer['peak_bytes'] / hbm:.0%}) | "
+            f"{answer['flops_per_device'] / 1e12:.1f} T | {step_s:.3f} s |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m planb.build.aot", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=1, help="compiles at once (each a process; about 2 GB each)")
+    parser.add_argument("--table", action="store_true", help="print BENCHMARKS.md's table")
+    parser.add_argument("--profile", action="append", default=[], help="only these profiles (repeatable)")
+    args = parser.parse_args(argv)
+    wanted = jobs(tuple(args.profile))
+    answers = results(wanted, args.jobs)
+    ordered = {job: answers[job] for job in wanted}
+    failed = [line for job in wanted for ok, line in [verdict(job, ordered[job])] if not ok]
+    if args.table:
+        sys.stdout.write(table(ordered))
+    for line in failed:
+        print(f"[planb aot] does not fit within {FIT_SHARE:.0%}: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

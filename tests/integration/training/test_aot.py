@@ -1,0 +1,64 @@
+"""The training step (forward, backward and the optimizer's update) compiles for the TPU slices the catalog sells,
+multi-host slices included, and fits one device's memory: the real TPU compiler (libtpu) on this machine's CPU,
+through jax.experimental.topologies (planb.build.aot; training/planb_train_aot.py).
+
+Each tested profile's (planb.build.aot.TESTED: of each generation a single-host and a multi-host slice, and a
+256-chip one; `make bench BENCH=aot` compiles every profile) default transformer and the largest model it claims
+(planb.catalog.training) are compiled on a mesh of the slice's devices; the compiler's memory for one device
+(arguments, outputs, temporaries, the program) must be at most 90% of the device's HBM. Results come from the tool
+cache outside the checkout, under a key over the step's source, the model, the slice and the compiler's version: a
+change to any of them compiles again here (1.5 to 12 minutes a compile on a busy two-core machine, two at once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planb.build import aot
+from planb.catalog import profiles, training
+
+JOBS = aot.jobs(aot.TESTED)
+
+
+@pytest.fixture(scope="module")
+def answers() -> dict[aot.Job, dict[str, Any]]:
+    return aot.results(JOBS, workers=2)
+
+
+@pytest.mark.timeout(7200)  # a cold cache compiles each profile's step (the module docstring)
+def test_each_generation_compiles_on_a_single_host_and_a_multi_host_slice(
+    answers: dict[aot.Job, dict[str, Any]],
+) -> None:
+    for generation in ("v4", "v5e", "v5p", "v6e", "tpu7x"):
+        hosts = {
+            profiles.get(j.profile).multi_host for j in answers if profiles.get(j.profile).generation == generation
+        }
+        assert hosts == {False, True}, generation
+    for job, answer in answers.items():
+        if "error" in answer:
+            continue
+        prof = profiles.get(job.profile)
+        assert answer["devices"] == prof.chips_per_slice * training.DEVICES_PER_CHIP.get(prof.generation, 1)
+        assert answer["mesh"] == {"data": 1, "fsdp": answer["devices"], "tensor": 1}
+
+
+@pytest.mark.parametrize("job", JOBS, ids=[f"{job.profile}-{job.which}" for job in JOBS])
+def test_the_step_fits_within_90_percent_of_a_devices_memory(
+    answers: dict[aot.Job, dict[str, Any]], job: aot.Job
+) -> None:
+    fits, line = aot.verdict(job, answers[job])
+    assert fits, line
+
+
+def test_parameters_and_optimizer_state_are_split_over_the_slice(answers: dict[aot.Job, dict[str, Any]]) -> None:
+    """The largest claim of a 256-chip v6e slice holds its 52 billion parameters' state (about 580 GiB) as a
+    256th on each chip, not whole on every chip."""
+    job = aot.Job("tpu-v6e-16x16", "largest")
+    answer = answers[job]
+    size = job.size()
+    assert "error" not in answer, answer
+    assert answer["state_bytes_per_device"] == pytest.approx(size.state_bytes / 256, rel=0.02)
+    # the compiler's own view: the step's arguments on one device are that share (the batch is a few kB more)
+    assert answer["argument_bytes"] == pytest.approx(size.state_bytes / 256, rel=0.02)
