@@ -73,6 +73,19 @@ def start_script(extra_env: Mapping[str, str], *, output: bool = False) -> subpr
     )
 
 
+def start_logged(extra_env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """train.py started in its own process group, its output (stdout and stderr) written to ``log``: a test reads it
+    while the process runs, and no pipe fills up while the test waits on another process."""
+    with log.open("wb") as out:  # the child holds its own copy of the file
+        return subprocess.Popen(
+            [sys.executable, str(TRAIN_PY)],
+            env=clean_env(extra_env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
 def run_script(
     extra_env: Mapping[str, str], args: tuple[str, ...] = (), timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
