@@ -159,7 +159,13 @@ def largest_transformer(profile: str) -> TransformerSize:
     return fits[-1] if fits else default_transformer(profile)
 
 
-def grace_period_seconds(profile: str) -> int:
-    """terminationGracePeriodSeconds for the profile's workers (module docstring: planb's policy)."""
-    write_s = default_transformer(profile).state_bytes / MEASURED_SAVE_BYTES_PER_S
+def grace_period_for(size: TransformerSize | None) -> int:
+    """terminationGracePeriodSeconds for workers training ``size`` (None: the linear model, no state to speak of),
+    by planb's policy (module docstring); the chart computes the same from its values (planb.workerGracePeriod)."""
+    write_s = size.state_bytes / MEASURED_SAVE_BYTES_PER_S if size is not None else 0.0
     return 5 * math.ceil((GRACE_FIXED_S + GRACE_WRITE_FACTOR * write_s) / 5)
+
+
+def grace_period_seconds(profile: str) -> int:
+    """terminationGracePeriodSeconds for workers training the profile's default transformer."""
+    return grace_period_for(default_transformer(profile))

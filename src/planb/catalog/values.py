@@ -115,7 +115,6 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
             "workers": {
                 "replicas": replicas,
                 "resources": {"cpu": str(worker_cpu), "memory": f"{worker_mem}Gi"},
-                "terminationGracePeriodSeconds": training.grace_period_seconds(prof.name),
             },
         },
     }

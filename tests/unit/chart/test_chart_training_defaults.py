@@ -57,7 +57,9 @@ def test_workers_get_the_grace_period_a_save_of_their_state_needs(template: Rend
     grace = training.grace_period_seconds(profile)
     write_s = training.default_transformer(profile).state_bytes / training.MEASURED_SAVE_BYTES_PER_S
     assert grace >= training.GRACE_FIXED_S + training.GRACE_WRITE_FACTOR * write_s > 30  # above Kubernetes' 30 s
-    pod = worker_pod(template("-f", str(golden.CHART_DIR / "values" / f"{profile}.yaml")))
+    shipped = ("-f", str(golden.CHART_DIR / "values" / f"{profile}.yaml"))
+    assert worker_pod(template(*shipped))["terminationGracePeriodSeconds"] == 30  # the linear model: no state
+    pod = worker_pod(template(*shipped, "--set", "job.training.model=transformer"))
     assert pod["terminationGracePeriodSeconds"] == grace
     (container,) = pod["containers"]
     env = {e["name"]: e["value"] for e in container["env"]}
@@ -72,6 +74,26 @@ def test_workers_get_the_grace_period_a_save_of_their_state_needs(template: Rend
     assert 'touch "$PLANB_NOTICE_FILE"' in hook and '"$PLANB_NOTICE_FILE.saved"' in hook
     (limit,) = re.findall(r"-lt (\d+)", hook)
     assert int(limit) < grace  # the hook gives up before the kubelet's SIGKILL
+
+
+@pytest.mark.parametrize("d_model,layers,seq", [(1024, 12, 1024), (1792, 10, 2048), (4096, 32, 2048)])
+def test_the_workers_grace_period_follows_the_model_the_job_trains(
+    template: Render, d_model: int, layers: int, seq: int
+) -> None:
+    """Not the profile's default model's: the chart computes the catalog's policy from job.training.transformer."""
+    size = training.TransformerSize(d_model, layers, 16, seq, 8)
+    model = (
+        "--set", "job.training.model=transformer",
+        "--set", f"job.training.transformer.dModel={d_model}",
+        "--set", f"job.training.transformer.numLayers={layers}",
+        "--set", f"job.training.transformer.seqLen={seq}",
+    )  # fmt: skip
+    pod = worker_pod(template(*model))
+    assert pod["terminationGracePeriodSeconds"] == training.grace_period_for(size) > 30
+    (limit,) = re.findall(r"-lt (\d+)", " ".join(pod["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]))
+    assert int(limit) == training.grace_period_for(size) - 5
+    chosen = worker_pod(template(*model, "--set", "job.workers.terminationGracePeriodSeconds=600"))
+    assert chosen["terminationGracePeriodSeconds"] == 600  # a value set wins
 
 
 def test_the_compilation_cache_is_the_release_s_own_beside_the_checkpoints_unless_set(template: Render) -> None:

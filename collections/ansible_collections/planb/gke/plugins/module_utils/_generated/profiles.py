@@ -113,8 +113,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "2",
        "memory": "4Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a3-h100-1",
@@ -217,8 +216,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "4",
        "memory": "8Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a3-h100-2",
@@ -321,8 +319,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a3-h100-4",
@@ -425,8 +422,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a3-h100-8",
@@ -529,8 +525,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a3-mega-h100-8",
@@ -633,8 +628,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a3-ultra-h200-8",
@@ -737,8 +731,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "gpu-a4-b200-8",
@@ -841,8 +834,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-2x2x1",
@@ -946,8 +938,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-2x2x2",
@@ -1051,8 +1042,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-2x2x4",
@@ -1156,8 +1146,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-2x4x4",
@@ -1261,8 +1250,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-4x4x4",
@@ -1366,8 +1354,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-4x4x8",
@@ -1471,8 +1458,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-4x8x8",
@@ -1576,8 +1562,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-8x16x16",
@@ -1681,8 +1666,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-8x8x16",
@@ -1786,8 +1770,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v4-8x8x8",
@@ -1891,8 +1874,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-16x16",
@@ -1996,8 +1978,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "2",
        "memory": "4Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-1x1",
@@ -2101,8 +2082,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-2x2",
@@ -2206,8 +2186,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-2x4",
@@ -2339,8 +2318,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-4x4",
@@ -2444,8 +2422,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-4x8",
@@ -2549,8 +2526,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-8x16",
@@ -2654,8 +2630,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 50
+      }
      }
     },
     "profile": "tpu-v5e-8x8",
@@ -2759,8 +2734,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-16x16x16",
@@ -2864,8 +2838,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-2x2x1",
@@ -2969,8 +2942,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-2x2x2",
@@ -3074,8 +3046,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-2x2x4",
@@ -3179,8 +3150,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-2x4x4",
@@ -3284,8 +3254,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-4x4x4",
@@ -3389,8 +3358,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-4x4x8",
@@ -3494,8 +3462,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-4x8x8",
@@ -3599,8 +3566,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-8x16x16",
@@ -3704,8 +3670,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-8x8x16",
@@ -3809,8 +3774,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v5p-8x8x8",
@@ -3914,8 +3878,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-16x16",
@@ -4019,8 +3982,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "2",
        "memory": "4Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-1x1",
@@ -4124,8 +4086,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-2x2",
@@ -4229,8 +4190,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "16",
        "memory": "32Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-2x4",
@@ -4362,8 +4322,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-4x4",
@@ -4467,8 +4426,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-4x8",
@@ -4572,8 +4530,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-8x16",
@@ -4677,8 +4634,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu-v6e-8x8",
@@ -4782,8 +4738,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-2x2x1",
@@ -4887,8 +4842,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-2x2x2",
@@ -4992,8 +4946,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-2x2x4",
@@ -5097,8 +5050,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-2x4x4",
@@ -5202,8 +5154,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-4x4x4",
@@ -5307,8 +5258,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-4x4x8",
@@ -5412,8 +5362,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-4x8x8",
@@ -5517,8 +5466,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-8x16x16",
@@ -5622,8 +5570,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-8x8x16",
@@ -5727,8 +5674,7 @@ FACTS: dict[str, Any] = json.loads(
       "resources": {
        "cpu": "8",
        "memory": "16Gi"
-      },
-      "terminationGracePeriodSeconds": 75
+      }
      }
     },
     "profile": "tpu7x-8x8x8",
