@@ -97,7 +97,7 @@ chart-lint: venv chart-tools ## the chart alone: ct lint (chart-testing, ct.yaml
 sanity: venv ## ansible-test sanity on the planb.gke collection (part of lint)
 	@hack/sanity.sh
 
-bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local loop: up, memory, no-op converge, demo; BENCH=regions: the regions' up, memory and demo; BENCH=concurrent: the ladder's three columns; BENCH=dispatch: advice-ordered dispatch against the race and an oracle, written to BENCHMARKS.md; hack/bench.sh concurrent ARGS passes arguments)
+bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local loop: up, memory, no-op converge, demo; BENCH=regions: the regions' up, memory and demo; BENCH=concurrent: the ladder's three columns; BENCH=dispatch: advice-ordered dispatch against the race and an oracle, written to BENCHMARKS.md; BENCH=aot: the training step compiled for every TPU profile, written to BENCHMARKS.md; hack/bench.sh concurrent ARGS passes arguments)
 	@hack/bench.sh $(BENCH)
 
 values: venv ## regenerate charts/planb/values/*.yaml and the collection's catalog facts from the catalog

@@ -3,7 +3,7 @@
 # Run on an otherwise idle machine; results go to stdout and to .state/bench-<date>.log.
 usage() {
   cat <<'EOF'
-usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...] | dispatch [ARGS...]]
+usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...] | dispatch [ARGS...] | aot [ARGS...]]
   all (default)    every figure: the tool build, the local loop, admission latency, training step time
   loop             the local loop only: up, memory, no-op converge, demo
   regions          planb local up --regions 3 (time, idle PSS of the four stacks), then the regions demo with
@@ -17,10 +17,13 @@ usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...] | dispatch [AR
                    Python, no stack, under a minute): hack/bench_dispatch.py --update BENCHMARKS.md ARGS, which
                    prints the table and writes it into BENCHMARKS.md's "Dispatch" section (--seed N, --jobs N,
                    --sweep for the policy's knobs on the tuning seeds; --help lists them)
+  aot ARGS         the training step compiled by the TPU compiler on this CPU for every TPU profile, its default
+                   and its largest model (python -m planb.build.aot --jobs 2 --update BENCHMARKS.md ARGS; cached
+                   in the tool cache, minutes a compile when not): BENCHMARKS.md's "Compiled for each slice"
 EOF
 }
 if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then usage; exit 0; fi
-case "${1:-all}" in all | loop | regions | concurrent | dispatch) ;; *) usage >&2; exit 2 ;; esac
+case "${1:-all}" in all | loop | regions | concurrent | dispatch | aot) ;; *) usage >&2; exit 2 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/bin:$PWD/.venv/bin:$PATH"
@@ -120,6 +123,12 @@ fi
 if [[ "${1:-all}" == dispatch ]]; then  # advice-ordered dispatch, the race and an oracle (BENCHMARKS.md, "Dispatch")
   shift
   measure "dispatch: advice-ordered, race, oracle" python hack/bench_dispatch.py --update BENCHMARKS.md "$@"
+  echo "log: $log"
+  exit 0
+fi
+if [[ "${1:-all}" == aot ]]; then  # the step compiled for each slice (BENCHMARKS.md, "Compiled for each slice")
+  shift
+  measure "aot: the step compiled for every TPU profile" python -m planb.build.aot --jobs 2 --update BENCHMARKS.md "$@"
   echo "log: $log"
   exit 0
 fi

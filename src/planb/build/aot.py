@@ -7,8 +7,9 @@ outside the checkout (``$PLANB_CACHE_DIR/aot``) under a key over everything that
 modules that build and compile the step, the model's settings, the slice, and the versions of jax, jaxlib, libtpu,
 flax and optax. A change to any of them compiles again; nothing else is reused.
 
-``python -m planb.build.aot [--jobs N] [--table]`` compiles what the cache lacks (N processes at once) and, with
-``--table``, prints BENCHMARKS.md's "Compiled for each slice" table (``make bench BENCH=aot`` writes it there).
+``python -m planb.build.aot [--jobs N] [--table] [--update BENCHMARKS.md] [--profile P ...]`` compiles what the
+cache lacks (N processes at once) and prints BENCHMARKS.md's "Compiled for each slice" table, or writes it between
+that file's markers (``make bench BENCH=aot`` does, for every TPU profile).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import hashlib
+import importlib
 import json
 import multiprocessing
 import os
@@ -39,6 +41,7 @@ FIT_SHARE = 0.9
 TABLE_MFU = 0.6
 KINDS = ("default", "largest")
 SCHEMA = 1
+BEGIN, END = "<!-- planb.build.aot: begin -->", "<!-- planb.build.aot: end -->"
 #: The profiles `make test` compiles (tests/integration/training/test_aot.py): of each generation a single-host slice
 #: of several chips and the smallest multi-host one, the tutorial's v6e 4x4, the one-chip v5e the bench measures on,
 #: and a 256-chip v6e slice. `make bench BENCH=aot` compiles every TPU profile of the catalog.
@@ -111,8 +114,9 @@ def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # workers side by side load libtpu each
     if str(TRAINING) not in sys.path:
         sys.path.insert(0, str(TRAINING))
-    import planb_train_aot as aot  # training/ is not a package of planb
-    import planb_train_config as config
+    # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
+    aot = importlib.import_module("planb_train_aot")
+    config = importlib.import_module("planb_train_config")
 
     fields = {k: v for k, v in settings.items() if k != "slice"}
     cfg = config.TrainConfig(accelerator="tpu", **fields)
@@ -195,13 +199,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="compiles at once (each a process; about 2 GB each)")
     parser.add_argument("--table", action="store_true", help="print BENCHMARKS.md's table")
     parser.add_argument("--profile", action="append", default=[], help="only these profiles (repeatable)")
+    parser.add_argument("--update", type=Path, help="write the table between the markers of this file")
     args = parser.parse_args(argv)
     wanted = jobs(tuple(args.profile))
     answers = results(wanted, args.jobs)
     ordered = {job: answers[job] for job in wanted}
     failed = [line for job in wanted for ok, line in [verdict(job, ordered[job])] if not ok]
-    if args.table:
+    if args.table or args.update:
         sys.stdout.write(table(ordered))
+    if args.update:
+        old = args.update.read_text(encoding="utf-8")
+        if BEGIN not in old or END not in old:
+            raise SystemExit(f"{args.update} has no {BEGIN} ... {END} markers")
+        head, rest = old.split(BEGIN, 1)
+        args.update.write_text(f"{head}{BEGIN}\n{table(ordered)}{END}{rest.split(END, 1)[1]}", encoding="utf-8")
     for line in failed:
         print(f"[planb aot] does not fit within {FIT_SHARE:.0%}: {line}", file=sys.stderr)
     return 1 if failed else 0
