@@ -2,7 +2,8 @@
 optimizer state, and a sharded step that computes what one device computes.
 
 The steps run in a process of their own with four CPU devices (XLA_FLAGS), as JAX fixes its device count when it
-starts; the splash kernel runs there in Pallas' interpreter under shard_map, as it runs compiled on a slice."""
+starts, and JAX's persistent compilation cache; the splash kernel runs there in Pallas' interpreter under
+shard_map, as it runs compiled on a slice."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.shared.training import TRAINING, clean_env, training_module
+from tests.support.shared.training import TRAINING, clean_env, jax_cache_dir, training_module
 
 #: Run in a process with four CPU devices: the specs of the state, and the losses of three steps on 4 devices (the
 #: default mesh, and data=2,fsdp=2) and on one device of them, from the same initial state and batches.
@@ -31,7 +32,7 @@ def run(c, devices=None, interpret=False):
     specs = {jax.tree_util.keystr(p): [list(s.sharding.shard_shape(s.shape)), str(s.sharding.spec)]
              for p, s in jax.tree_util.tree_flatten_with_path(state)[0]}
     losses = []
-    for step in range(3):
+    for step in range(2):
         state, loss = task.step_fn(state, step)
         losses.append(float(loss))
     return specs, losses
@@ -40,9 +41,7 @@ out["specs"] = specs
 _, out["data2"] = run(dataclasses.replace(cfg, mesh=(("data", 2), ("fsdp", 2))))
 one = dataclasses.replace(cfg, batch_per_device=cfg.batch_per_device * 4)
 _, out["one"] = run(one, devices=jax.devices()[:1])
-splash = dataclasses.replace(cfg, attention="splash", seq_len=128, remat="minimal")
-_, out["splash4"] = run(splash, interpret=True)
-_, out["xla4"] = run(dataclasses.replace(splash, attention="xla"))
+_, out["splash4"] = run(dataclasses.replace(cfg, attention="splash", remat="minimal"), interpret=True)
 print("RESULT " + json.dumps(out))
 """
 
@@ -52,7 +51,7 @@ LM = {
     "PLANB_D_MODEL": "128",
     "PLANB_NUM_HEADS": "2",
     "PLANB_NUM_LAYERS": "1",
-    "PLANB_SEQ_LEN": "32",
+    "PLANB_SEQ_LEN": "128",
     "PLANB_VOCAB_SIZE": "64",
     "PLANB_BATCH_PER_DEVICE": "1",
     "PLANB_LEARNING_RATE": "0.003",
@@ -61,7 +60,15 @@ LM = {
 
 @pytest.fixture(scope="module")
 def four_devices() -> dict[str, Any]:
-    env = clean_env({"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"})
+    env = clean_env(
+        {
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+            "JAX_PLATFORMS": "cpu",
+            # JAX's persistent cache outside the checkout: a warm machine compiles none of these steps again
+            "JAX_COMPILATION_CACHE_DIR": str(jax_cache_dir("sharding")),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        }
+    )
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps(LM)],
         cwd=TRAINING,
@@ -94,9 +101,9 @@ def test_parameters_and_adam_moments_are_split_over_the_slice(four_devices: dict
 
 
 def test_a_sharded_step_computes_what_one_device_computes(four_devices: dict[str, Any]) -> None:
-    """Three steps on four devices, split fsdp=4 or data=2,fsdp=2, give the losses of the same global batch on one."""
+    """Two steps on four devices, split fsdp=4 or data=2,fsdp=2, give the losses of the same global batch on one."""
     one = four_devices["one"]
-    assert one[0] != one[2]  # it trains
+    assert one[0] != one[1]  # it trains
     for mesh in ("fsdp4", "data2"):
         assert four_devices[mesh] == pytest.approx(one, rel=2e-5), (mesh, four_devices[mesh], one)
 
@@ -104,7 +111,7 @@ def test_a_sharded_step_computes_what_one_device_computes(four_devices: dict[str
 def test_the_splash_kernel_runs_under_shard_map_on_a_mesh(four_devices: dict[str, Any]) -> None:
     """The Pallas kernel, which XLA cannot partition, runs on each device's share of the batch under shard_map and
     trains as XLA's attention does (Pallas' interpreter on CPU)."""
-    assert four_devices["splash4"] == pytest.approx(four_devices["xla4"], rel=2e-3)
+    assert four_devices["splash4"] == pytest.approx(four_devices["fsdp4"], rel=2e-3)
 
 
 def _devices(n: int, slices: int = 1) -> list[Any]:
