@@ -103,9 +103,10 @@ def cache_dir() -> Path:
 
 
 def jobs(only: tuple[str, ...] = ()) -> list[Job]:
-    """Every TPU profile of the catalog (or those of ``only``), its default model and its largest."""
-    tpu = [p.name for p in profiles.PROFILES.values() if p.kind == "tpu" and (not only or p.name in only)]
-    return [Job(name, which) for name in tpu for which in KINDS]
+    """Every TPU profile of the catalog (or those of ``only``, in its order), its default model and its largest."""
+    tpu = [p.name for p in profiles.PROFILES.values() if p.kind == "tpu"]
+    chosen = [name for name in only if name in tpu] if only else tpu  # in the order asked
+    return [Job(name, which) for name in chosen for which in KINDS]
 
 
 def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
