@@ -122,6 +122,10 @@ as 1e+09; whole numbers are printed as integers.
   value: {{ .dtype | quote }}
 - name: PLANB_ATTENTION
   value: {{ .attention | quote }}
+- name: PLANB_MESH
+  value: {{ .mesh | default "" | quote }}
+- name: PLANB_SCAN_LAYERS
+  value: {{ ternary "1" "0" (.scanLayers | default false) | quote }}
 {{- end }}
 - name: PLANB_COMPILATION_CACHE_DIR
   value: {{ include "planb.compilationCacheDir" . | quote }}

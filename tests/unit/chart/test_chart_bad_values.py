@@ -23,6 +23,11 @@ TPU_LABELS = ", ".join(sorted(gen.gke_accelerator for gen in tpu.GENERATIONS))
 # (what, helm args, text expected in helm's stderr)
 CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
     ("unknown mode", ("--set", "mode=jobs"), [SCHEMA, "/mode", "'job', 'queues'"]),
+    (
+        "a mesh axis train.py does not have",
+        ("--set", "job.training.transformer.mesh=pipeline=2"),
+        [SCHEMA, "/job/training/transformer/mesh", "'pipeline=2'"],
+    ),
     ("unknown top-level key", ("--set", "replicas=2"), [SCHEMA, "additional properties 'replicas' not allowed"]),
     ("unknown accelerator kind", ("--set", "accelerator.kind=npu"), [SCHEMA, "/accelerator/kind", "'tpu', 'gpu'"]),
     (

@@ -214,6 +214,8 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_REMAT": "none",
         "PLANB_DTYPE": "bfloat16",
         "PLANB_ATTENTION": "auto",
+        "PLANB_MESH": "",  # data one per slice, fsdp every chip of it
+        "PLANB_SCAN_LAYERS": "0",
         "PLANB_COMPILATION_CACHE_DIR": "",  # no checkpoint directory, no cache beside it
         "PLANB_NOTICE_FILE": "/var/run/planb-notice/stop",  # in the pod's own emptyDir
     }

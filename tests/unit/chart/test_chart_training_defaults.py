@@ -96,6 +96,18 @@ def test_the_workers_grace_period_follows_the_model_the_job_trains(
     assert chosen["terminationGracePeriodSeconds"] == 600  # a value set wins
 
 
+def test_the_mesh_and_the_scan_reach_train_py(template: Render) -> None:
+    def env(*args: str) -> dict[str, str]:
+        (container,) = worker_pod(template(*args))["containers"]
+        return {e["name"]: e["value"] for e in container["env"]}
+
+    assert (env()["PLANB_MESH"], env()["PLANB_SCAN_LAYERS"]) == ("", "0")  # the default mesh, unrolled blocks
+    chosen = env(
+        "--set", "job.training.transformer.mesh=data=2\\,fsdp=-1", "--set", "job.training.transformer.scanLayers=true"
+    )
+    assert (chosen["PLANB_MESH"], chosen["PLANB_SCAN_LAYERS"]) == ("data=2,fsdp=-1", "1")
+
+
 def test_the_compilation_cache_is_the_release_s_own_beside_the_checkpoints_unless_set(template: Render) -> None:
     """A cache entry is a compiled program the job runs: by default no two releases, in one namespace or in two,
     share a cache folder, and none is a checkpoint directory (<checkpointDir>/<namespace>/<release>)."""
