@@ -34,6 +34,8 @@ TRAINING = paths.REPO / "training"
 #: The modules whose bytes decide the compiled program (the model, its sharding, the compile itself).
 SOURCES = ("planb_train_models.py", "planb_train_sharding.py", "planb_train_aot.py")
 VERSIONED = ("jax", "jaxlib", "libtpu", "flax", "optax")
+#: The environment the compiler reads its options from (the workers inherit it).
+COMPILER_ENV = ("XLA_FLAGS", "LIBTPU_INIT_ARGS")
 #: planb's policy: a step fits when the compiler's HBM for one device is at most this share of the device's memory,
 #: because the runtime adds its own buffers (the compiler reserves some itself) and a data loader's batches.
 FIT_SHARE = 0.9
@@ -86,11 +88,17 @@ class Job:
         }
 
     def key(self) -> str:
+        """What decides the compiled program: the settings, the sources, the versions, and the compiler's options
+        from the environment where any is set (COMPILER_ENV). The other TrainConfig defaults (the learning rate, the
+        seed) are constants of the program that change neither its memory nor its FLOPs."""
         digest = hashlib.sha256(json.dumps({"schema": SCHEMA, **self.settings()}, sort_keys=True).encode())
         for name in SOURCES:
             digest.update((TRAINING / name).read_bytes())
         for dist in VERSIONED:
             digest.update(f"{dist}=={metadata.version(dist)}".encode())
+        for name in COMPILER_ENV:
+            if os.environ.get(name):
+                digest.update(f"{name}={os.environ[name]}".encode())
         return digest.hexdigest()
 
 
@@ -105,7 +113,10 @@ def cache_dir() -> Path:
 def jobs(only: tuple[str, ...] = ()) -> list[Job]:
     """Every TPU profile of the catalog (or those of ``only``, in its order), its default model and its largest."""
     tpu = [p.name for p in profiles.PROFILES.values() if p.kind == "tpu"]
-    chosen = [name for name in only if name in tpu] if only else tpu  # in the order asked
+    unknown = [name for name in only if name not in tpu]
+    if unknown:
+        raise ValueError(f"not TPU profiles of the catalog: {', '.join(unknown)} (see 'planb profiles')")
+    chosen = list(only) if only else tpu  # in the order asked
     return [Job(name, which) for name in chosen for which in KINDS]
 
 
@@ -118,13 +129,16 @@ def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
     # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
     aot = importlib.import_module("planb_train_aot")
     config = importlib.import_module("planb_train_config")
+    jax_errors = importlib.import_module("jax.errors")
 
     fields = {k: v for k, v in settings.items() if k != "slice"}
     cfg = config.TrainConfig(accelerator="tpu", **fields)
     tpu = aot.Slice(**settings["slice"])
     try:
         done = aot.compile_step(cfg, tpu)
-    except Exception as exc:  # the compiler's refusal (out of memory, a kernel it cannot place) is the result
+    except (jax_errors.JaxRuntimeError, config.ConfigError, NotImplementedError) as exc:
+        # the compiler's refusal (out of memory, a kernel it cannot place) or the model's, a result to keep; any
+        # other failure (libtpu's start, the host's memory) propagates and is never cached as a verdict
         return {"error": f"{type(exc).__name__}: {str(exc)[:2000]}"}
     return {**dataclasses.asdict(done), "peak_bytes": done.peak_bytes}
 
@@ -143,19 +157,24 @@ def results(wanted: list[Job], workers: int = 1, progress: bool = True) -> dict[
             missing.append(job)
     if not missing:
         return found
+    same: dict[str, list[Job]] = {}  # one compile a key (a profile whose largest claim is its default: one model)
+    for job in missing:
+        same.setdefault(job.key(), []).append(job)
     context = multiprocessing.get_context("spawn")  # libtpu and JAX's threads do not survive a fork
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = {pool.submit(_compile_in_worker, job.settings()): job for job in missing}
+        futures = {pool.submit(_compile_in_worker, jobs_[0].settings()): key for key, jobs_ in same.items()}
         for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
-            job = futures[future]
+            key = futures[future]
             answer = future.result()
-            tmp = folder / f".{job.key()}.{os.getpid()}.tmp"
+            tmp = folder / f".{key}.{os.getpid()}.tmp"
             tmp.write_text(json.dumps(answer), encoding="utf-8")
-            tmp.replace(folder / f"{job.key()}.json")
-            found[job] = answer
+            tmp.replace(folder / f"{key}.json")
+            for job in same[key]:
+                found[job] = answer
             if progress:
                 what = answer.get("error", "").split(":")[0] or f"{answer['compile_s']:.0f} s"
-                print(f"[planb aot] {n}/{len(missing)} compiled: {job.profile} {job.which} ({what})", flush=True)
+                names = ", ".join(f"{job.profile} {job.which}" for job in same[key])
+                print(f"[planb aot] {n}/{len(same)} compiled: {names} ({what})", flush=True)
     return found
 
 
@@ -202,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="append", default=[], help="only these profiles (repeatable)")
     parser.add_argument("--update", type=Path, help="write the table between the markers of this file")
     args = parser.parse_args(argv)
-    wanted = jobs(tuple(args.profile))
+    try:
+        wanted = jobs(tuple(args.profile))
+    except ValueError as exc:
+        parser.error(str(exc))
     answers = results(wanted, args.jobs)
     ordered = {job: answers[job] for job in wanted}
     failed = [line for job in wanted for ok, line in [verdict(job, ordered[job])] if not ok]

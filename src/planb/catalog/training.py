@@ -154,7 +154,9 @@ def largest_transformer(profile: str) -> TransformerSize:
     fits = [
         size
         for size in LARGEST_LADDER
-        if size.state_bytes / devices <= budget and 12 * size.d_model**2 * 4 * 2 <= budget
+        if size.state_bytes / devices <= budget
+        and 12 * size.d_model**2 * 4 * 2 <= budget
+        and size.d_model % devices == 0  # else fsdp cannot split the weights (planb_train_sharding keeps them whole)
     ]
     return fits[-1] if fits else default_transformer(profile)
 
