@@ -34,6 +34,10 @@ TRAINING = paths.REPO / "training"
 #: The modules whose bytes decide the compiled program (the model, its sharding, the compile itself).
 SOURCES = ("planb_train_models.py", "planb_train_sharding.py", "planb_train_aot.py")
 VERSIONED = ("jax", "jaxlib", "libtpu", "flax", "optax")
+#: Exceptions that are the compiler's or the model's answer (jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED and the
+#: like; planb_train_config.ConfigError; NotImplementedError: an op XLA cannot partition), named so that this module
+#: imports neither JAX nor the job's modules itself.
+REFUSALS = frozenset({"JaxRuntimeError", "XlaRuntimeError", "ConfigError", "NotImplementedError"})
 #: The environment the compiler reads its options from (the workers inherit it).
 COMPILER_ENV = ("XLA_FLAGS", "LIBTPU_INIT_ARGS")
 #: planb's policy: a step fits when the compiler's HBM for one device is at most this share of the device's memory,
@@ -129,16 +133,17 @@ def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
     # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
     aot = importlib.import_module("planb_train_aot")
     config = importlib.import_module("planb_train_config")
-    jax_errors = importlib.import_module("jax.errors")
 
     fields = {k: v for k, v in settings.items() if k != "slice"}
     cfg = config.TrainConfig(accelerator="tpu", **fields)
     tpu = aot.Slice(**settings["slice"])
     try:
         done = aot.compile_step(cfg, tpu)
-    except (jax_errors.JaxRuntimeError, config.ConfigError, NotImplementedError) as exc:
-        # the compiler's refusal (out of memory, a kernel it cannot place) or the model's, a result to keep; any
+    except Exception as exc:
+        # the compiler's refusal (out of memory, a kernel it cannot place) or the model's is a result to keep; any
         # other failure (libtpu's start, the host's memory) propagates and is never cached as a verdict
+        if type(exc).__name__ not in REFUSALS:
+            raise
         return {"error": f"{type(exc).__name__}: {str(exc)[:2000]}"}
     return {**dataclasses.asdict(done), "peak_bytes": done.peak_bytes}
 

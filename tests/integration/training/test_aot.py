@@ -53,12 +53,13 @@ def test_the_step_fits_within_90_percent_of_a_devices_memory(
 
 
 def test_parameters_and_optimizer_state_are_split_over_the_slice(answers: dict[aot.Job, dict[str, Any]]) -> None:
-    """The largest claim of a 256-chip v6e slice holds its 52 billion parameters' state (about 580 GiB) as a
+    """The largest claim of a 256-chip v6e slice holds its 52 billion parameters' state (about 580 GiB) as about a
     256th on each chip, not whole on every chip."""
     job = aot.Job("tpu-v6e-16x16", "largest")
     answer = answers[job]
     size = job.size()
     assert "error" not in answer, answer
-    assert answer["state_bytes_per_device"] == pytest.approx(size.state_bytes / 256, rel=0.02)
-    # the compiler's own view: the step's arguments on one device are that share (the batch is a few kB more)
-    assert answer["argument_bytes"] == pytest.approx(size.state_bytes / 256, rel=0.02)
+    # a 256th, and a little more: layer norms and biases of d_model or 4 x d_model (57 MB here) are whole on each
+    assert answer["state_bytes_per_device"] == pytest.approx(size.state_bytes / 256, rel=0.05)
+    # the compiler's own view: the step's arguments on one device are that much (the batch is a few kB more)
+    assert answer["argument_bytes"] == pytest.approx(answer["state_bytes_per_device"], rel=0.01)
