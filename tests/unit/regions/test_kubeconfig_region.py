@@ -47,10 +47,10 @@ def test_nested_aliases_are_refused_before_any_expansion(monkeypatch: pytest.Mon
     monkeypatch.setattr(kubeconfig, "parse", compose)
     data = billion_laughs()
     assert len(data) < 600
-    started = time.monotonic()
+    started = time.process_time()  # CPU time, as below
     with pytest.raises(RegionKubeconfigError, match="anchors or aliases") as err:
         load_region(data, "kueue-system/r")
-    assert time.monotonic() - started < 1
+    assert time.process_time() - started < 1
     assert "Fix:" in str(err.value)
 
 
@@ -100,10 +100,10 @@ def block_mapping(depth: int) -> bytes:
 )
 def test_deep_nesting_is_refused_before_the_loader_recurses(data: bytes) -> None:
     assert len(data) < kubeconfig.MAX_REGION_KUBECONFIG
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the scan's own work, not a wait for the CPU under make test's load
     with pytest.raises(RegionKubeconfigError, match=f"nesting deeper than {kubeconfig.MAX_REGION_NESTING} levels"):
         load_region(data, "kueue-system/r")
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
 
 
 def test_the_nesting_refusal_names_the_place_not_the_text() -> None:
