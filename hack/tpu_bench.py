@@ -139,6 +139,7 @@ SHOWN = {
     "BATCH_PER_DEVICE",
     "REMAT",
     "ATTENTION",
+    "SCAN_LAYERS",
     "VOCAB_SIZE",
     "CHECKPOINT_EVERY",
     "EPOCHS",
@@ -174,6 +175,13 @@ def measure_mfu(b: Bench) -> None:
     for name, settings in (("profile-default", PROFILE), ("large", LARGE)):
         m = b.run({**settings, "PLANB_EPOCHS": "40"})
         emit(f"mfu-{name}", throughput(m))
+
+
+def measure_mfu_scanned(b: Bench) -> None:
+    """The same two sizes with the blocks as one scan (PLANB_SCAN_LAYERS=1), the form every slice compiles in."""
+    for name, settings in (("profile-default", PROFILE), ("large", LARGE)):
+        m = b.run({**settings, "PLANB_SCAN_LAYERS": "1", "PLANB_EPOCHS": "40"})
+        emit(f"mfu-scanned-{name}", throughput(m))
 
 
 def measure_table(b: Bench) -> None:
@@ -327,6 +335,7 @@ def _lines(proc: subprocess.Popen[str]) -> Iterator[str]:
 
 MEASURES: dict[str, Callable[[Bench], None]] = {
     "mfu": measure_mfu,
+    "mfu-scanned": measure_mfu_scanned,
     "table": measure_table,
     "saves": measure_saves_and_restarts,
     "save-interval": measure_save_interval,
