@@ -84,3 +84,37 @@ def test_a_private_control_plane_range_names_kueue_s_webhook_rule(
 def test_routers_list_is_the_discovery_document_s_method() -> None:
     found = discovery.find_method("GET", f"/compute/v1/projects/{PROJECT}/regions/us-east5/routers")
     assert found is not None and found.id == "compute.routers.list", found
+
+
+def _peering_policy(emulator: RunningEmulator, rule: dict[str, Any]) -> None:
+    body = {"project": PROJECT, "constraint": "compute.restrictVpcPeering", "spec": {"rules": [rule]}}
+    assert call(emulator, "POST", "/planb/v1/org-policies", body)[0] == 200
+
+
+def test_a_policy_against_vpc_peering_blocks_the_control_plane_range_and_names_the_psc_form(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    """constraints/compute.restrictVpcPeering, read with the effective policy when the inventory gives the control
+    plane a range (the VPC Network Peering form, which GKE refuses under it only after accepting the create call):
+    a blocker naming the policy and the Private Service Connect form (no range); without the range it is not read."""
+    _router(emulator, "default", [NAT])
+    peering = {**TUTORIAL, "master_ipv4_cidr": "172.16.0.32/28"}
+    _peering_policy(emulator, {"values": {"allowedValues": ["under:organizations/123456789012"]}})
+    (listed,) = modules.fail("gcp_project_check", peering)["blockers"]
+    assert listed["area"] == "org_policy" and listed["by"] == "planb", listed
+    assert listed["what"].startswith(
+        f"constraints/compute.restrictVpcPeering restricts VPC peering on project {PROJECT}"
+    )
+    assert "planb_master_ipv4_cidr (172.16.0.32/28, MASTER_IPV4_CIDR)" in listed["what"], listed
+    assert "legacy/network-isolation" in listed["what"] and "only after it accepted the create call" in listed["what"]
+    assert listed["fix"].startswith("use the Private Service Connect form: leave MASTER_IPV4_CIDR unset"), listed
+    _peering_policy(emulator, {"denyAll": True})
+    (denied,) = modules.fail("gcp_project_check", peering)["blockers"]
+    assert denied["by"] == "google" and "it refuses every peering" in denied["what"], denied
+    _peering_policy(emulator, {"allowAll": True})
+    assert modules.run("gcp_project_check", peering)["blockers"] == []
+    _peering_policy(emulator, {"denyAll": True})
+    assert modules.run("gcp_project_check", TUTORIAL)["blockers"] == []  # the PSC form: nothing to peer
+    reads = [r["path"] for r in emulator.store.request_log() if "restrictVpcPeering" in r["path"]]
+    assert len(reads) == 3, reads  # the three runs with a range, none without
+    assert emulator.writes() == []

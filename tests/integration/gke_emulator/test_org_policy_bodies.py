@@ -8,6 +8,8 @@ secondary ranges by name, sent by gke_cluster and gke_node_pool and kept by the 
   changes the cluster's Shielded GKE Nodes in place.
 * Secondary ranges: IPAllocationPolicy.clusterSecondaryRangeName and servicesSecondaryRangeName, with useIpAliases;
   ClusterUpdate has no field for them, so they are set at creation only.
+* VPC peering: under ``constraints/compute.restrictVpcPeering`` GKE accepts the create call of the peering form of
+  private cluster (a control plane range) and fails its operation (gke_emulator.vpc_peering cites GKE's answer).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from planb.local.gke_emulator import rules
+from planb.local.gke_emulator import rules, vpc_peering
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
@@ -130,3 +132,48 @@ def test_gke_s_rules_on_ranges_and_secure_boot() -> None:
         rules.check_shielded_vm({"name": "p", "config": {}}, PROJECT, enforced)
     rules.check_shielded_vm({"name": "p", "config": {"shieldedInstanceConfig": SHIELDED}}, PROJECT, enforced)
     rules.check_shielded_vm({"name": "p", "config": {}}, PROJECT, {})
+
+
+PEERING_POLICY = {
+    "project": PROJECT,
+    "constraint": "compute.restrictVpcPeering",
+    "spec": {"rules": [{"values": {"allowedValues": ["under:organizations/123456789012"]}}]},
+}
+
+
+def test_a_policy_against_vpc_peering_fails_the_peering_form_after_gke_accepted_the_create(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    """constraints/compute.restrictVpcPeering allowing only the organisation's own networks: GKE accepts the create
+    call of the VPC Network Peering form (a control plane range) and its operation then fails with GKE's sentence
+    (gke_emulator.vpc_peering); the Private Service Connect form, without the range, needs no peering and is made."""
+    _post(emulator, "org-policies", PEERING_POLICY)
+    peering = {**CLUSTER_ARGS, "private_nodes": True, "master_ipv4_cidr": "172.16.0.32/28"}
+    message = modules.fail("gke_cluster", peering)["msg"]
+    assert "Constraint constraints/compute.restrictVpcPeering violated for project" in message, message
+    assert "Peering the network projects/gke-prod-us-east5-" in message and "-net is not allowed" in message, message
+    creates = [w for w in emulator.writes() if w["method"] == "POST" and w["path"].endswith("/clusters")]
+    assert len(creates) == 1  # the call was sent and accepted: the refusal is its operation's
+    assert call(emulator, "GET", CLUSTER_PATH)[1]["status"] == "ERROR"
+    psc = {**CLUSTER_ARGS, "name": "psc-cluster", "private_nodes": True}
+    assert modules.run("gke_cluster", psc)["changed"] is True
+
+
+def test_gke_s_rule_on_vpc_peering_reads_the_policy_s_values() -> None:
+    """The emulator's reading alone: allowAll and a range-less cluster pass; denyAll, a list that does not name GKE's
+    peer network or its project, and a denied list that names it refuse."""
+    cluster = {"name": CLUSTER, "privateClusterConfig": {"masterIpv4CidrBlock": "172.16.0.32/28"}}
+    peer = vpc_peering.peer_network(PROJECT, LOCATION, CLUSTER)
+    peer_project = "/".join(peer.split("/")[:2])
+
+    def refused(rule: dict[str, Any], body: dict[str, Any] = cluster) -> bool:
+        policies = {"*/compute.restrictVpcPeering": {"rules": [rule]}}
+        return vpc_peering.peering_refusal(body, PROJECT, "123", LOCATION, policies) is not None
+
+    assert refused({"denyAll": True}) and not refused({"allowAll": True})
+    assert refused({"denyAll": True, "condition": {"expression": "resource.matchTag('env', 'dev')"}}) is False
+    assert refused({"values": {"allowedValues": [f"projects/{PROJECT}/global/networks/default"]}})
+    assert not refused({"values": {"allowedValues": [f"under:{peer_project}"]}})
+    assert refused({"values": {"deniedValues": [peer]}}) and not refused({"values": {"deniedValues": ["x"]}})
+    assert not refused({"denyAll": True}, {"name": CLUSTER, "privateClusterConfig": {}})
+    assert vpc_peering.peering_refusal(cluster, PROJECT, "123", LOCATION, {}) is None

@@ -10,19 +10,20 @@ from pathlib import Path
 from planb.local.gke_emulator.emulator import RunningEmulator, is_write
 from planb.local.gke_emulator.store import list_clusters, list_node_pools
 from tests.support.integration.gke.fresh_project import APIS, QUOTA_PROJECT, apply_fixes, make_fresh
+from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import ansible_playbook
 
 #: inventories/local's project, zone and profile (tpu-v6e-4x4: ct6e-standard-4t, 16 chips a slice).
 PROJECT, REGION, MACHINE, CHIPS = "planb-local", "us-east5", "ct6e-standard-4t", 16
 
 
-def _run(emulator: RunningEmulator, tmp_path: Path) -> tuple[int, str]:
+def _run(emulator: RunningEmulator, tmp_path: Path, *extra: str) -> tuple[int, str]:
     env = {
         "GKE_API_ENDPOINT": emulator.url,
         "PLANB_STATE_DIR": str(tmp_path / "state"),
         "GOOGLE_CLOUD_QUOTA_PROJECT": QUOTA_PROJECT,
     }
-    done = ansible_playbook("playbooks/day0.yml", "-i", "inventories/local", env=env)
+    done = ansible_playbook("playbooks/day0.yml", "-i", "inventories/local", *extra, env=env)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -92,3 +93,26 @@ def test_after_the_fixes_the_cluster_converges_under_the_shielded_vm_policy(
     assert list_clusters(state)[0]["shieldedNodes"] == {"enabled": True}
     again = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", env=env)
     assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-3000:]
+
+
+def test_a_policy_against_vpc_peering_stops_the_control_plane_range_before_any_write(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """docs/first-run.md section 4's MASTER_IPV4_CIDR asks GKE for the VPC Network Peering form, which an organisation
+    enforcing constraints/compute.restrictVpcPeering refuses only after GKE accepted the create call: the day-0 check
+    reads the policy and names it with the fix, the Private Service Connect form (no range), which then passes."""
+    make_fresh(emulator, PROJECT)
+    apply_fixes(emulator, PROJECT, REGION, MACHINE, CHIPS)
+    policy = {"rules": [{"values": {"allowedValues": ["under:organizations/123456789012"]}}]}
+    body = {"project": PROJECT, "constraint": "compute.restrictVpcPeering", "spec": policy}
+    assert call(emulator, "POST", "/planb/v1/org-policies", body)[0] == 200
+    private = ("-e", "planb_private_nodes=true", "-e", "planb_cloud_nat=false")
+    code, out = _run(emulator, tmp_path, *private, "-e", "planb_master_ipv4_cidr=172.16.0.32/28")
+    assert code != 0, out[-3000:]
+    report = " ".join(out[out.index("Day-0 check of project planb-local:") :].split())
+    assert report.startswith("Day-0 check of project planb-local: 1 blocker(s); nothing was written"), report[:3000]
+    assert "constraints/compute.restrictVpcPeering restricts VPC peering on project planb-local" in report, report
+    assert "Fix: use the Private Service Connect form: leave MASTER_IPV4_CIDR unset" in report, report
+    code, out = _run(emulator, tmp_path, *private)
+    assert code == 0 and "Day-0 check of project planb-local: 0 blocker(s)" in out, out[-3000:]
+    assert emulator.writes() == []

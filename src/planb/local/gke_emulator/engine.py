@@ -25,9 +25,10 @@ from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS, Operations, now
 from planb.local.gke_emulator.project import ProjectApis
-from planb.local.gke_emulator.project_setup import org_policies, subnet_ranges
+from planb.local.gke_emulator.project_setup import org_policies, project_number, subnet_ranges
 from planb.local.gke_emulator.store import Store
 from planb.local.gke_emulator.upgrades import resolve_version
+from planb.local.gke_emulator.vpc_peering import peering_refusal
 from planb.paths import local_kubeconfig
 
 Body = dict[str, Any]
@@ -141,8 +142,10 @@ class Engine:
         self.store.clusters[name] = body
         for pool in pools:
             add_instance_group(self.store, self._store_pool(name, pool, version))
+        # An organisation policy against VPC peering fails the peering form's create operation, not the call.
+        refusal = peering_refusal(body, project, project_number(project), location, org_policies(self.store))
         return self.operations.start(
-            project, location, "CREATE_CLUSTER", name, {"kind": "create_cluster", "target": name}
+            project, location, "CREATE_CLUSTER", name, {"kind": "create_cluster", "target": name}, refusal
         )
 
     def update_cluster(self, project: str, location: str, name: str, request: Body) -> Body:

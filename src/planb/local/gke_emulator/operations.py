@@ -40,12 +40,14 @@ class Operations:
         self.store = store
         self.op_seconds = op_seconds
 
-    def start(self, project: str, location: str, op_type: str, target: str, effect: Body) -> Body:
-        """Record a RUNNING operation on ``target`` whose ``effect`` applies when it finishes."""
+    def start(
+        self, project: str, location: str, op_type: str, target: str, effect: Body, fail: str | None = None
+    ) -> Body:
+        """Record a RUNNING operation on ``target`` whose ``effect`` applies when it finishes; with ``fail`` (GKE's
+        answer from the operation, such as an organisation policy's refusal) it finishes with that error."""
         name = f"operation-{int(time.time() * 1000)}-{secrets.token_hex(4)}"
         full = f"projects/{project}/locations/{location}/operations/{name}"
-        fail = None
-        for fault in list(self.store.faults):
+        for fault in list(self.store.faults) if fail is None else []:
             if fault.get("operationType") in ("*", op_type):
                 self.store.faults.remove(fault)
                 fail = str(fault.get("message") or f"Injected fault: {op_type} failed mid-operation")

@@ -94,7 +94,8 @@ def _bad(message: str) -> ProjectApiError:
 
 def org_policies(store: Store) -> Body:
     """The org policies the day-0 setup holds, ``"{project}/{constraint}"`` to a spec, which Compute Engine enforces
-    when GKE creates VMs (``rules.check_shielded_vm``)."""
+    when GKE creates VMs (``rules.check_shielded_vm``) and GKE on a peering-form cluster's create
+    (``vpc_peering``)."""
     return dict((store.project_apis.get("setup") or {}).get("orgPolicies") or {})
 
 

@@ -277,7 +277,9 @@ def run_project_check(module: Any) -> Body:
         *api_findings(usage, project, services),
         *rights_findings(manager, project, params["needs"]),
         *quota_findings(quotas, project, location, params),
-        *policy_findings(policies, project, location, params["private_nodes"], params["secure_boot"]),
+        *policy_findings(
+            policies, project, location, params["private_nodes"], params["secure_boot"], params["master_ipv4_cidr"]
+        ),
         *network_findings(
             compute_client(params),
             project,

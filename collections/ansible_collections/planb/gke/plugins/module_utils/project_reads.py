@@ -40,6 +40,13 @@ DOC_ORG_POLICY = "https://cloud.google.com/resource-manager/docs/organization-po
 #: Shielded GKE nodes: secure boot is off unless the pool turns it on.
 DOC_SHIELDED = "https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes"
 DOC_PRIVATE = "https://cloud.google.com/kubernetes-engine/docs/how-to/network-isolation"
+#: GKE's VPC Network Peering form of private cluster: the control plane's range (masterIpv4CidrBlock) on a network of
+#: a Google-managed project, peered with the cluster's.
+DOC_PEERING = "https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation"
+#: GKE's answer under constraints/compute.restrictVpcPeering, from the create operation, after the call was accepted:
+#: "Constraint constraints/compute.restrictVpcPeering violated for project NUMBER. Peering the network
+#: projects/gke-prod-.../global/networks/gke-n...-net is not allowed." (a cluster made with --master-ipv4-cidr-block).
+GKE_PEERING_REFUSAL = "https://github.com/GoogleCloudPlatform/pubsec-declarative-toolkit/issues/914"
 DOC_NETWORK = "https://cloud.google.com/vpc/docs/vpc#default-network"
 DOC_SECONDARY = "https://cloud.google.com/kubernetes-engine/docs/how-to/alias-ips#secondary_ranges"
 #: GKE's hardening page: the minimal role of a node service account.
@@ -176,17 +183,34 @@ def _locations(rules: list[Body], location: str) -> tuple[bool, bool]:
     return not groups, groups
 
 
+def _peering_refused(rules: list[Body]) -> str:
+    """compute.restrictVpcPeering: "google" when its rules refuse every peering (denyAll), "planb" when they allow a
+    list of networks, which cannot name GKE's control plane network before the cluster exists, else ""."""
+    if any(r.get("allowAll") for r in rules):
+        return ""
+    if any(r.get("denyAll") for r in rules):
+        return "google"
+    return "planb" if any((r.get("values") or {}).get("allowedValues") for r in rules) else ""
+
+
 def policy_findings(
-    client: OrgPolicyClient, project: str, location: str, private_nodes: bool, secure_boot: bool = True
+    client: OrgPolicyClient,
+    project: str,
+    location: str,
+    private_nodes: bool,
+    secure_boot: bool = True,
+    master_ipv4_cidr: str = "",
 ) -> list[Finding]:
     """The organisation policies planb's cluster and pool bodies would break (``secure_boot``: the pools turn it
-    on, so constraints/compute.requireShieldedVm is met)."""
+    on, so constraints/compute.requireShieldedVm is met; ``master_ipv4_cidr``: the control plane's range, which asks
+    GKE for the VPC Network Peering form, so constraints/compute.restrictVpcPeering is read too)."""
     out: list[Finding] = []
     exception = (
         "ask your organisation policy administrator (roles/orgpolicy.policyAdmin) for an exception on project "
         f"{project} (`gcloud org-policies reset CONSTRAINT --project {project}`)"
     )
-    for constraint in ("compute.requireShieldedVm", "compute.vmExternalIpAccess", "gcp.resourceLocations"):
+    constraints = ["compute.requireShieldedVm", "compute.vmExternalIpAccess", "gcp.resourceLocations"]
+    for constraint in constraints + (["compute.restrictVpcPeering"] if master_ipv4_cidr else []):
         try:
             policy = client.request(
                 "GET", api_path("projects", project, "policies", constraint) + ":getEffectivePolicy"
@@ -249,6 +273,29 @@ def policy_findings(
                         blocker=False,
                     )
                 )
+        whose = _peering_refused(rules) if constraint == "compute.restrictVpcPeering" else ""
+        if whose:
+            why = (
+                "it refuses every peering"
+                if whose == "google"
+                else "it allows only the networks it lists, and GKE names the peer network, in a Google-managed "
+                "project, only when it creates the cluster. planb's policy: this is a blocker, because the form "
+                "below needs no peering and GKE reports the refusal only after it accepted the create call"
+            )
+            out.append(
+                Finding(
+                    "org_policy",
+                    f"{name} restricts VPC peering on project {project}: {why}. planb_master_ipv4_cidr "
+                    f"({master_ipv4_cidr}, MASTER_IPV4_CIDR) asks GKE for the VPC Network Peering form of private "
+                    f"cluster ({DOC_PEERING}), whose control plane peers from a Google-managed project; GKE accepts "
+                    'the create call and its operation then fails, "Constraint constraints/compute.restrictVpcPeering '
+                    f'violated ... Peering the network projects/gke-prod-... is not allowed" ({GKE_PEERING_REFUSAL})',
+                    'use the Private Service Connect form: leave MASTER_IPV4_CIDR unset (planb_master_ipv4_cidr: "") '
+                    f"and keep planb_private_nodes: true; GKE then connects the control plane without peering "
+                    f"({DOC_PRIVATE}; docs/first-run.md, section 4); or " + exception.replace("CONSTRAINT", constraint),
+                    by=whose,
+                )
+            )
     return out
 
 

@@ -19,8 +19,10 @@ description:
     approval can take days.
   - Organisation policies planb's bodies would break, read with the Org Policy API v2 effective policy
     (C(projects.policies.getEffectivePolicy)) - C(constraints/compute.requireShieldedVm) (without O(secure_boot)),
-    C(constraints/compute.vmExternalIpAccess) (without O(private_nodes)) and C(constraints/gcp.resourceLocations)
-    (the cluster's zone).
+    C(constraints/compute.vmExternalIpAccess) (without O(private_nodes)), C(constraints/gcp.resourceLocations)
+    (the cluster's zone) and, with O(master_ipv4_cidr), C(constraints/compute.restrictVpcPeering) - the control
+    plane's range asks GKE for the VPC Network Peering form, which GKE refuses under a policy that forbids peering
+    only after it accepted the create call; the fix is the Private Service Connect form (no O(master_ipv4_cidr)).
   - The network (the project's C(default) unless O(network) names one), the O(subnetwork) and its O(secondary_ranges);
     with O(private_nodes), a Cloud NAT gateway in the region (Compute Engine C(routers.list); planb's policy, see
     O(cloud_nat)) and, with O(master_ipv4_cidr), a note naming the firewall rule for Kueue's webhook on TCP 9443.
@@ -93,8 +95,8 @@ options:
     type: bool
     default: true
   master_ipv4_cidr:
-    description: The control plane's range with O(private_nodes); set, a note names the firewall rule Kueue's
-      webhook (TCP 9443) needs.
+    description: The control plane's range with O(private_nodes) (GKE's VPC Network Peering form); set, a note names
+      the firewall rule Kueue's webhook (TCP 9443) needs, and C(constraints/compute.restrictVpcPeering) is read.
     type: str
     default: ""
   secure_boot:
