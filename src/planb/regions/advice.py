@@ -6,10 +6,15 @@ https://cloud.google.com/compute/docs/reference/rest/v1/advice/capacity): given 
 provisioning model (``STANDARD``, ``SPOT``, ``FLEX_START``, ``RESERVATION_BOUND``) and zones, it answers
 recommendations whose ``scores.obtainability`` is "the likelihood of successfully obtaining (provisioning) the
 requested number of VMs", 0.0 to 1.0, and whose ``scores.estimatedUptime`` is "the estimated run time of the majority
-of Spot VMs in the request before preemption" (a google-duration such as ``"3600s"``). Google's page says TPU
-availability cannot be viewed with it (https://cloud.google.com/compute/docs/instances/view-vm-availability,
-"Limitations"), so planb must expect a refusal (400), a 403 (no permission) or a 404 for a TPU shape: ``Advice``
-then carries why it is missing (``Advice.from_error``, Google's error body: ``error.code``, ``error.status``,
+of Spot VMs in the request before preemption" (a google-duration; Google's page gives it one of a few values, "60
+minutes (3,600 seconds)", "10 minutes (600 seconds)", ...). Google's page documents the API for Spot VMs and says
+"When you send a request to the advice.capacity API, you can't view the availability of TPUs"
+(https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations").
+
+So the keeper does not ask about a TPU shape at all: ``no_tpu_advice`` is the pair's advice, absent by design
+(``Advice.by_design``), not a failed call, and the policy orders such pairs by the reservation reads and planb's ledger
+(``advice_order`` rule 6). For any other shape a refusal (400), a 403 or a 404 is a failed call: ``Advice`` then
+carries why it is missing (``Advice.from_error``, Google's error body: ``error.code``, ``error.status``,
 ``error.message``).
 
 ``ask`` sends the request through a ``post`` the caller gives (the product holds no Google credentials of its own
@@ -39,9 +44,13 @@ from planb.regions.ledger import Key
 if TYPE_CHECKING:
     from planb.regions.reservation_room import Room
 
-#: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling).
+#: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling). A pool
+#: consuming an ordinary specific reservation makes STANDARD VMs ("Standard provisioning with user controlled runtime",
+#: the enum's description): RESERVATION_BOUND is the model of VMs made from a future reservation in calendar mode or in
+#: AI Hypercomputer ("Bound to the lifecycle of the reservation in which it is provisioned";
+#: https://cloud.google.com/compute/docs/instances/about-reservation-bound-vms), which no rung of planb's is.
 PROVISIONING_MODELS = {
-    "reservation": "RESERVATION_BOUND",
+    "reservation": "STANDARD",
     "on-demand": "STANDARD",
     "dws": "FLEX_START",
     "spot": "SPOT",
@@ -64,6 +73,8 @@ class Advice:
     obtainability: float | None
     estimated_uptime_s: float | None = None
     missing: str = ""
+    #: No advice because planb does not ask for it (a TPU shape: ``no_tpu_advice``), not because a call failed.
+    by_design: bool = False
 
     @staticmethod
     def from_response(body: dict[str, Any]) -> Advice:
@@ -87,6 +98,11 @@ class Advice:
     def absent(why: str) -> Advice:
         """No advice for the pair: ``why`` (``403 PERMISSION_DENIED``, ``400 machine type not supported``...)."""
         return Advice(None, None, why)
+
+    @staticmethod
+    def not_asked(why: str) -> Advice:
+        """No advice by design: planb does not ask for this pair (``why``), so its absence is no failure."""
+        return Advice(None, None, why, by_design=True)
 
     @staticmethod
     def from_error(status: int, body: dict[str, Any]) -> Advice:
@@ -131,6 +147,27 @@ def capacity_request(key: Key, zones: Sequence[str], machine_type: str, count: i
     }
 
 
+#: The TPU machine families (the first part of a TPU machine type: ct6e of ct6e-standard-4t), as GKE's cluster
+#: autoscaler names them (GoogleCloudPlatform/cluster-autoscaler at 7d25050,
+#: pkg/cloudprovider/gke/machinetypes/deprecated_machine_types_config.go).
+TPU_FAMILIES = frozenset({"ct3", "ct3p", "ct4p", "ct5l", "ct5lp", "ct5p", "ct6e", "tpu7x"})
+#: Why a TPU pair has no advice (``no_tpu_advice``).
+NO_TPU_ADVICE = (
+    'not asked: advice.capacity gives no TPU availability (Google: "you can\'t view the availability of TPUs", '
+    "https://cloud.google.com/compute/docs/instances/view-vm-availability)"
+)
+
+
+def is_tpu(machine_type: str) -> bool:
+    """Whether ``machine_type`` is a TPU machine type (``TPU_FAMILIES``)."""
+    return machine_type.split("-", 1)[0] in TPU_FAMILIES
+
+
+def no_tpu_advice(key: Key) -> Advice | None:
+    """A TPU pair's advice, absent by design (the module's docstring); None for any other shape, which is asked."""
+    return Advice.not_asked(NO_TPU_ADVICE) if is_tpu(shape_parts(key.shape)[0]) else None
+
+
 def shape_parts(shape: str) -> tuple[str, int]:
     """A pair's shape (``ct6e-standard-4t:4``) as its machine type and count (one VM without a count)."""
     machine_type, _, count = shape.partition(":")
@@ -139,10 +176,14 @@ def shape_parts(shape: str) -> tuple[str, int]:
 
 def ask(post: Post, project: str, key: Key, zones: Sequence[str]) -> Advice:
     """Google's advice for one pair: the answer's scores, or, when it refuses (400, 403, 404...), cannot be reached
-    or answers past ADVICE_LIMITS, why there is none, so the policy falls back and says so. A region or project that
+    or answers past ADVICE_LIMITS, why there is none, so the policy falls back and says so. A TPU pair is not asked
+    (``no_tpu_advice``): nothing is sent, because Google gives no TPU availability there. A region or project that
     is not a DNS-1123 name (a region is a MultiKueueCluster's name, which whoever writes the MultiKueueConfig
     chooses) is not asked about: planb's policy, because it would be put into the request's path (``..`` reaches
     another resource), and no Google Cloud region or project ID is such a name."""
+    unasked = no_tpu_advice(key)
+    if unasked is not None:
+        return unasked
     machine_type, count = shape_parts(key.shape)
     for what, name in (("region", key.region), ("project", project)):
         if not is_dns_subdomain(name):

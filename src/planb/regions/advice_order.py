@@ -52,9 +52,14 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
    job) is asked again, one at a time, while nothing asked is within its bound, because a stockout comes in
    episodes and asking sooner mostly adds requests that fail too. ``OfferPlan.due`` says, from the job's requests
    so far, what to ask now and when to look again.
-6. **Missing advice.** Where no remaining pair has advice, the plan is today's race, and says so: every region at
-   once (MultiKueue's AllAtOnce), each region's ladder in its own order, because without Google's forecast planb
-   has only its ledger, and the race is what planb has measured (docs/regions.md).
+6. **Missing advice.** Where no remaining pair has advice because every call for one failed (a 403, a 404, a 400,
+   no answer), the plan is today's race, and says so: every region at once (MultiKueue's AllAtOnce), each region's
+   ladder in its own order, because a failed call says something is wrong with the advice source, and the race is
+   what planb has measured (docs/regions.md). A pair without advice by design (``Advice.by_design``: a TPU shape,
+   which ``advice.capacity`` does not show and the keeper does not ask about) is no failure: it is ordered by its
+   reservation read (rule 2) and the ledger with its neutral prior, as a pair whose call failed among pairs with
+   advice is, because for a TPU job no advice is the normal state, and racing every TPU job would cost every one of
+   them a request in every region, what advice-ordered dispatch exists to spare.
 """
 
 from __future__ import annotations
@@ -223,7 +228,7 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
     args = (policy.retry_after_s, policy.full_after_s)
     if not kept:
         return OfferPlan((), tuple(skipped), 0, *args, False, "no pair left to offer: each was skipped")
-    if not any(c.advice.obtainability is not None for c in kept):
+    if not any(c.advice.obtainability is not None or c.advice.by_design for c in kept):
         whys = sorted({c.advice.missing or "no answer" for c in kept})
         note = (
             f"advice missing for every pair ({'; '.join(whys)}): today's race, every region at once "
@@ -242,6 +247,8 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         advice = candidate.advice
         if advice.obtainability is not None:
             source = f"obtainability {advice.obtainability:.2f} (Google)"
+        elif advice.by_design:
+            source = "no advice by design (not asked), ledger alone"
         else:
             source = f"no advice ({advice.missing}), ledger alone"
         rung_grant, rung_miss = pooled[candidate.key.rung]
@@ -302,10 +309,12 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         )
         for r in order
     ]
-    missing = [c.key for c in kept if c.advice.obtainability is None]
+    missing = [c.key for c in kept if c.advice.obtainability is None and not c.advice.by_design]
+    unasked = sorted({c.advice.missing for c in kept if c.advice.by_design})
     note = (
         f"{first} of {len(order)} pairs first, the next when those asked have waited past their bounds or failed, "
         f"all after {policy.full_after_s:.0f} s"
         + (f"; no advice for {', '.join(map(str, missing))}" if missing else "")
+        + (f"; ordered by the reservation reads and planb's ledger, advice {'; '.join(unasked)}" if unasked else "")
     )
     return OfferPlan(tuple(order), tuple(skipped), first, *args, False, note)

@@ -16,7 +16,8 @@ from planb.regions import advice as ad
 from planb.regions.ledger import Key
 from tests.support.integration.loopback_json import Answer, json_server
 
-KEY = Key("us-east5", "dws", "ct6e-standard-4t:4")
+#: A GPU shape: advice.capacity is never asked about a TPU one (planb.regions.advice.no_tpu_advice).
+KEY = Key("us-east5", "dws", "a3-highgpu-8g:2")
 SCORES = {"recommendations": [{"scores": {"obtainability": 0.7}}]}
 CAP = 64 * 1024
 #: A generous sanity bound on an answer cut at a 1 s deadline (the trickle would last 30 s).

@@ -1,4 +1,5 @@
-"""Advice-ordered dispatch's failure paths, with the GKE emulator's real ``advice.capacity`` answers.
+"""Advice-ordered dispatch's failure paths, with the GKE emulator's real ``advice.capacity`` answers, for a GPU shape
+(A3): Google gives no advice for a TPU one, which the keeper does not ask about (tests/unit/regions).
 
 The policy (planb.regions.advice_order) plans from what ``planb.regions.advice.ask`` reads off the emulator's HTTP API
 (compute v1 ``compute.advice.capacity``, scored by planb's model of the capacity signals), the offer is walked with
@@ -26,8 +27,8 @@ from planb.status import capacity
 from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import PROJECT
 
-MACHINE = "ct6e-standard-4t"
-SHAPE = f"{MACHINE}:4"
+MACHINE = "a3-highgpu-8g"
+SHAPE = f"{MACHINE}:2"
 EAST, WEST, ASIA = (Key(r, "dws", SHAPE) for r in ("us-east5", "europe-west4", "asia-northeast1"))
 JOB = ao.Job(checkpoint_interval_s=45 * 60, restore_s=10 * 60)
 POLICY = ao.Policy()
@@ -98,7 +99,7 @@ def _status_text(ledger: Ledger, advice: cs.LastAdvice, now: float) -> str:
 def test_advice_refused_403_404_or_for_the_shape_falls_back_to_the_race_and_says_why(
     emulator: RunningEmulator,
 ) -> None:
-    assert call(emulator, "POST", "/planb/v1/advice", {"machineType": "ct6e-*", "refuse": True})[0] == 200
+    assert call(emulator, "POST", "/planb/v1/advice", {"machineType": "a3-*", "refuse": True})[0] == 200
     assert call(emulator, "POST", "/planb/v1/http-faults", {"status": 403, "method": "POST"})[0] == 200
     east = _advice(emulator, EAST)
     assert call(emulator, "POST", "/planb/v1/http-faults", {"status": 404, "method": "POST"})[0] == 200
@@ -186,12 +187,13 @@ def test_a_spot_rung_whose_estimated_uptime_is_shorter_than_checkpoint_and_resto
     emulator: RunningEmulator,
 ) -> None:
     east_spot, west_spot = Key("us-east5", "spot", SHAPE), Key("europe-west4", "spot", SHAPE)
-    _signal(emulator, east_spot, "PREEMPTION", count=40, uptimeSeconds=600)  # Spot VMs there live ~45 min
+    _signal(emulator, east_spot, "PREEMPTION", count=40, uptimeSeconds=600)  # Spot VMs there live ~45 min: 600 s
     candidates = [ao.Candidate(key, _advice(emulator, key)) for key in (east_spot, west_spot, EAST)]
     short, long = candidates[0].advice, candidates[1].advice
     need = JOB.checkpoint_interval_s + JOB.restore_s
     assert short.estimated_uptime_s is not None and short.estimated_uptime_s < need, short
-    assert long.estimated_uptime_s == 86400.0 and candidates[2].advice.estimated_uptime_s is None
+    assert (short.estimated_uptime_s, long.estimated_uptime_s) == (600.0, 3600.0)  # Google's values, not a mean
+    assert candidates[2].advice.estimated_uptime_s is None
     offer = ao.plan(candidates, JOB, Ledger(), T0)
     assert east_spot not in offer.keys and west_spot in offer.keys and EAST in offer.keys
     reason = (

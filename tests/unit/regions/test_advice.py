@@ -9,7 +9,8 @@ from planb import paths
 from planb.regions import advice as ad
 from planb.regions.ledger import Key
 
-SPOT = Key("us-east5", "spot", "ct6e-standard-4t:4")
+#: A3 Spot: a GPU shape, which advice.capacity serves (a TPU shape is never asked about: see below).
+SPOT = Key("us-east5", "spot", "a3-highgpu-8g:4")
 
 
 def _post(status: int, body: dict[str, Any], sent: list[tuple[str, dict[str, Any]]]) -> ad.Post:
@@ -28,7 +29,7 @@ def test_ask_sends_the_pair_s_machine_type_count_and_model_and_reads_the_scores(
     ((path, body),) = sent
     assert path == "/compute/v1/projects/p/regions/us-east5/advice/capacity"
     assert body["size"] == 4 and body["instanceProperties"]["scheduling"]["provisioningModel"] == "SPOT"
-    assert body["instanceFlexibilityPolicy"]["instanceSelections"]["spot"]["machineTypes"] == ["ct6e-standard-4t"]
+    assert body["instanceFlexibilityPolicy"]["instanceSelections"]["spot"]["machineTypes"] == ["a3-highgpu-8g"]
 
 
 def test_a_refusal_is_missing_advice_with_google_s_code_status_and_message() -> None:
@@ -44,6 +45,31 @@ def test_no_answer_at_all_is_missing_advice_too() -> None:
         raise ConnectionRefusedError(111, "Connection refused")
 
     assert ad.ask(down, "p", SPOT, []).missing.startswith("no answer: ")
+
+
+def test_a_tpu_pair_is_not_asked_and_has_no_advice_by_design_not_a_failed_call() -> None:
+    """Google: "When you send a request to the advice.capacity API, you can't view the availability of TPUs"
+    (view-vm-availability, Limitations). So nothing is sent for a TPU shape, and the advice says so, by design."""
+    for machine_type in ("ct6e-standard-4t", "ct5lp-hightpu-4t", "ct5p-hightpu-4t", "tpu7x-standard-4t"):
+        sent: list[tuple[str, dict[str, Any]]] = []
+        got = ad.ask(_post(200, {}, sent), "p", Key("us-east5", "dws", f"{machine_type}:4"), ["us-east5-a"])
+        assert sent == [] and got.by_design and got.obtainability is None, (machine_type, got)
+        assert got.missing == ad.NO_TPU_ADVICE and "view-vm-availability" in got.missing
+    assert not ad.Advice.absent("403 PERMISSION_DENIED").by_design  # a failed call is no design
+
+
+def test_a_reservation_rung_is_asked_about_as_standard_vms_not_reservation_bound_ones() -> None:
+    """A pool consuming an ordinary specific reservation makes STANDARD VMs; RESERVATION_BOUND is the model of VMs
+    made from a future reservation in calendar mode (about-reservation-bound-vms)."""
+    assert ad.PROVISIONING_MODELS == {
+        "reservation": "STANDARD",
+        "on-demand": "STANDARD",
+        "dws": "FLEX_START",
+        "spot": "SPOT",
+    }
+    sent: list[tuple[str, dict[str, Any]]] = []
+    ad.ask(_post(200, {}, sent), "p", Key("us-east5", "reservation", "a3-highgpu-8g:2"), [])
+    assert sent[0][1]["instanceProperties"]["scheduling"]["provisioningModel"] == "STANDARD"
 
 
 def test_a_shape_without_a_count_is_one_vm() -> None:
