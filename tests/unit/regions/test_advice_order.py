@@ -175,14 +175,19 @@ def test_advice_is_read_from_a_capacity_advice_response() -> None:
 
 
 def test_the_request_planb_sends_is_compute_v1_s_and_the_emulator_s_answer_reads_back(tmp_path: Path) -> None:
-    key = Key("us-east5", "spot", SHAPE)
-    body = ao.capacity_request(key, ["us-east5-a", "us-east5-b"], "ct6e-standard-4t", 4)
+    key = Key("us-east5", "spot", "a3-highgpu-8g:2")
+    body = ao.capacity_request(key, ["us-east5-a", "us-east5-b"], "a3-highgpu-8g", 2)
     method = discovery.find_method("POST", "/compute/v1/projects/p/regions/us-east5/advice/capacity")
     assert method is not None and method.id == "compute.advice.capacity"
     assert conformance.checked_request(method, body) == body
     answer = advice.capacity(Store(tmp_path), "us-east5", body)
     read = ao.Advice.from_response(answer)
-    assert read.obtainability == 0.5 and read.estimated_uptime_s == 24 * 3600.0  # planb's model's priors
+    # planb's model's priors (0.5, a day's uptime), the uptime as the longest value Google's page gives (3,600 s).
+    assert read.obtainability == 0.5 and read.estimated_uptime_s == 3600.0
+    # A TPU machine type: nothing to view (Google shows no TPU availability there), read as no score.
+    tpu = ao.capacity_request(key, ["us-east5-a"], "ct6e-standard-4t", 4)
+    assert advice.capacity(Store(tmp_path), "us-east5", tpu) == {}
+    assert ao.Advice.from_response({}).obtainability is None
 
 
 @pytest.mark.parametrize("rung", ["reservation", "dws", "spot", "on-demand"])

@@ -20,21 +20,28 @@ Spot preemptions seen per zone, machine type and provisioning model, recorded wi
   in the zone and machine type with the best obtainability (ties: the lower ``rank``, then the order given); with
   ``BALANCED``, ``size`` spread evenly over the zones, best first, and the lowest score of the zones used. The zones
   are the request's (``zones/Z``, ``projects/P/zones/Z`` or a full URL; one outside the region is 400), else the
-  region's zones the signals name and ``R-a``, ``R-b``, ``R-c``. ``estimatedUptime`` is answered for ``SPOT`` only.
+  region's zones the signals name and ``R-a``, ``R-b``, ``R-c``. ``estimatedUptime`` is answered for ``SPOT`` only,
+  as one of the values Google's page documents (``ESTIMATED_UPTIMES``): planb's model's estimate rounded down to
+  one of them.
 * ``advice.calendarMode``: for its one spec (Google: "Currently only one value is allowed"), a ``FUTURE_RESERVATION``
   in the allowed zone with the best obtainability for guaranteed capacity (STANDARD, FLEX_START and
   RESERVATION_BOUND signals) when that is at least ``CALENDAR_THRESHOLD``, from ``startTimeNotEarlierThan`` (or now)
   for ``minDuration`` (or a day); the other zones in ``otherLocations`` as ``RECOMMENDED`` or ``NO_CAPACITY``. A TPU
   spec names its ``vmFamily`` (``VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E``: the signals of ``ct6e-*``).
 
-TPUs. Google's page on Spot availability says that with advice.capacity "you can't view the availability of TPUs"
-(https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"), and no Google page says that
-TPU machine types (``ct5lp-*``, ``ct6e-*``, ``tpu7x-*``) are accepted; calendar mode does take TPUs (its
-``vmFamily`` enum; https://cloud.google.com/compute/docs/instances/create-future-reservations-calendar-mode). The
-emulator scores TPU machine types anyway, so planb's use of the advice can be exercised locally, and the switch
-``POST /planb/v1/advice {"machineType": "ct6e-*", "refuse": true}`` makes it refuse a shape (a pattern):
-``advice.capacity`` naming one answers 400 INVALID_ARGUMENT, ``advice.calendarMode`` marks every zone
-``NOT_SUPPORTED``. Google's wording of such a refusal is not published; the emulator's names the machine type.
+TPUs. Google's page on Spot availability says "When you send a request to the advice.capacity API, you can't view the
+availability of TPUs" (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"). It
+documents no error for such a request, and the response's ``recommendations`` is an optional list (compute v1
+``CapacityAdviceResponse``), so the emulator answers a request whose machine types are all TPU ones (``TPU_FAMILIES``)
+as the page's words describe, with nothing to view: 200 and no recommendation (``{}``, an empty list being left out
+of proto3 JSON); TPU machine types among others are left out of the choice. This is a reading of the page, not
+Google's documented answer; planb's keeper never sends such a request (``planb.regions.advice.no_tpu_advice``).
+Calendar mode does take TPUs (its ``vmFamily`` enum;
+https://cloud.google.com/compute/docs/instances/create-future-reservations-calendar-mode), and the signals of TPU
+machine types still score it. The switch ``POST /planb/v1/advice {"machineType": "n2-*", "refuse": true}`` makes the
+emulator refuse a shape (a pattern): ``advice.capacity`` naming one answers 400 INVALID_ARGUMENT,
+``advice.calendarMode`` marks every zone ``NOT_SUPPORTED``. Google's wording of such a refusal is not published; the
+emulator's names the machine type.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from typing import Any
 from planb.local.gke_emulator import obtainability
 from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.obtainability import Signal, SignalError
+from planb.local.gke_emulator.reservations import FAMILY_OF_VM_FAMILY
 from planb.local.gke_emulator.store import Store
 
 Body = dict[str, Any]
@@ -61,6 +69,16 @@ DEFAULT_ZONE_SUFFIXES = ("a", "b", "c")
 #: The most signals kept (the oldest go first).
 MAX_SIGNALS = 10_000
 _GUARANTEED = ("STANDARD", "FLEX_START", "RESERVATION_BOUND")
+#: The TPU machine families (the first part of a machine type: ct6e of ct6e-standard-4t), GKE's autoscaler's names
+#: (``reservations.FAMILY_OF_VM_FAMILY``): advice.capacity shows no availability for them (the module's docstring).
+TPU_FAMILIES = frozenset(FAMILY_OF_VM_FAMILY.values())
+#: The values Google's page gives ``estimatedUptime`` ("Compute Engine can set the estimated uptime to one of the
+#: following values": "60 minutes (3,600 seconds)", "10 minutes (600 seconds)", ...;
+#: https://cloud.google.com/compute/docs/instances/view-vm-availability, "Estimated uptime for Spot VMs"), longest
+#: first. The page's list goes on past 600 s; the copy read for this did not show the rest, so the emulator answers
+#: none of them: an estimate below 600 s is answered 600 s, the shortest value read (a Spot rule that skips below
+#: 600 s skips it either way).
+ESTIMATED_UPTIMES = (3600, 600)
 #: calendarMode's TPU families (FutureResourcesSpecAggregateResources.vmFamily) -> the machine types they cover.
 VM_FAMILIES = {
     "VM_FAMILY_CLOUD_TPU_DEVICE_CT3": "ct3-*",
@@ -160,6 +178,11 @@ def _duration(seconds: float) -> str:
     return f"{round(seconds)}s"
 
 
+def estimated_uptime(seconds: float) -> str:
+    """planb's model's estimate as the value Google's page gives (``ESTIMATED_UPTIMES``): the longest not above it."""
+    return _duration(next((v for v in ESTIMATED_UPTIMES if seconds >= v), ESTIMATED_UPTIMES[-1]))
+
+
 def capacity(store: Store, region: str, request: Body) -> Body:
     """advice.capacity: one recommendation from planb's model."""
     size = request.get("size")
@@ -175,6 +198,9 @@ def capacity(store: Store, region: str, request: Body) -> Body:
         raise _invalid("instanceFlexibilityPolicy.instanceSelections must name at least one machine type.")
     if refused := [m for m in machine_types if _refused(store, m)]:
         raise _invalid(f"Capacity advice is not available for machine type {refused[0]}.")
+    machine_types = [m for m in machine_types if m.split("-", 1)[0] not in TPU_FAMILIES]
+    if not machine_types:
+        return {}  # TPUs: nothing to view (the module's docstring)
     policy = request.get("distributionPolicy") or {}
     signals = _signals(store)
     zones = [_zone_name(str(z.get("zone") or ""), region) for z in policy.get("zones") or []]
@@ -206,7 +232,7 @@ def _shard(zone: str, machine_type: str, model: str, count: int) -> Body:
 def _recommendation(score: float, uptime: float | None, shards: list[Body]) -> Body:
     scores: Body = {"obtainability": round(score, 4)}
     if uptime is not None:
-        scores["estimatedUptime"] = _duration(uptime)
+        scores["estimatedUptime"] = estimated_uptime(uptime)
     return {"recommendations": [{"scores": scores, "shards": shards}]}
 
 

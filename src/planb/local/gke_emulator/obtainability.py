@@ -21,7 +21,9 @@ What it answers (``score``):
   The number of VMs asked for is not modelled (one score per request, whatever its size).
 * ``estimated_uptime_seconds``, for ``SPOT`` only: the weighted mean of the uptimes seen before preemptions, with
   ``PRIOR_UPTIME_SECONDS`` as one pseudo-observation (so it is that prior with nothing seen). Google's estimate is
-  "the minimum amount of time that you can expect most of your Spot VMs to run" (same page); planb's is a mean.
+  "the minimum amount of time that you can expect most of your Spot VMs to run" (same page), given as one of a few
+  values ("60 minutes (3,600 seconds)", "10 minutes (600 seconds)", ...); planb's is a mean, which the emulator
+  answers rounded down to one of those values (``planb.local.gke_emulator.advice.ESTIMATED_UPTIMES``).
 """
 
 from __future__ import annotations
