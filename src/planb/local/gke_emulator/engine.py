@@ -26,6 +26,7 @@ from planb.local.gke_emulator.instance_groups import add_instance_group, get_ins
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS, Operations, now
 from planb.local.gke_emulator.project import ProjectApis
 from planb.local.gke_emulator.project_setup import org_policies, project_number, subnet_ranges
+from planb.local.gke_emulator.reservation_use import with_use
 from planb.local.gke_emulator.store import Store
 from planb.local.gke_emulator.upgrades import resolve_version
 from planb.local.gke_emulator.vpc_peering import peering_refusal
@@ -327,10 +328,13 @@ class Engine:
     def reservation_api(self, method: str, project: str, zone: str, name: str | None, request: Body) -> Body:
         """Compute Engine reservations: get, list, insert (planb.local.gke_emulator.reservations)."""
         try:
+            # What the consuming pools use is counted at each read (gke_emulator.reservation_use).
             if name is not None and method == "GET":
-                return reservations.get(self.store.reservations, project, zone, name)
+                body = reservations.get(self.store.reservations, project, zone, name)
+                return with_use(self.store, reservations.key(project, zone, name), body)
             if name is None and method == "GET":
-                return reservations.list_zone(self.store.reservations, project, zone)
+                items = reservations.list_zone(self.store.reservations, project, zone)["items"]
+                return {"items": [with_use(self.store, reservations.key(project, zone, r["name"]), r) for r in items]}
             if name is None and method == "POST":
                 op = reservations.insert(self.store.reservations, project, zone, request)
                 self.store.save()

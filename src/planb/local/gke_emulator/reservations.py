@@ -21,8 +21,9 @@ Stored as Compute's Reservation body: ``name``, ``zone`` (URL), ``status`` READY
 the v1 document lists; it lists no folder form). int64 fields (``count``, ``inUseCount``, ``id``) are JSON strings,
 as Compute writes them (proto3 JSON); a request may give ``count`` as a number or a string.
 
-``inUseCount`` stays "0" and ``inUseResources`` is absent: the emulator counts no VMs against a reservation
-(docs/local-mode.md, "Every known difference from Google"). ``planb local gke-emulator reservation create`` inserts one.
+``inUseCount`` is stored "0" and ``inUseResources`` absent; a read (``get``, ``list``) shows what the node pools that
+consume the reservation by name use (``gke_emulator.reservation_use``), so a reservation its pools fill reads full.
+``planb local gke-emulator reservation create`` inserts one.
 """
 
 from __future__ import annotations
