@@ -24,7 +24,7 @@ from planb.regions.advice_order import Job
 from planb.regions.dispatch import DISPATCHER
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
 from planb.regions.keeper import Keeper, KeeperSettings, KeeperStateError
-from planb.regions.reservation_reads import google_read
+from planb.regions.reservation_reads import ReservationSpecError, google_read, parse_reservation
 
 DEFAULTS = KeeperSettings()
 
@@ -65,10 +65,23 @@ def _keep(args: argparse.Namespace) -> int:
             if args.advice_url
             else no_advice("no advice source: planb regions keep --dispatch was given no --advice-url")
         )
-        # The reservations' room comes from the same Compute Engine endpoint as the advice (reservation_reads).
-        read = google_read(http_get(args.advice_url, token), args.project) if args.advice_url else None
+        # The reservations' room comes from the same Compute Engine endpoint as the advice (reservation_reads), for
+        # the reservations the manager's own configuration names, in the projects it allows, and no others.
+        try:
+            reservations = dict(
+                parse_reservation(spec, args.project, args.reservation_project) for spec in args.reservation
+            )
+        except ReservationSpecError as exc:
+            raise UsageError(str(exc)) from exc
+        if reservations and not args.advice_url:
+            raise UsageError("--reservation needs --advice-url (the Compute Engine endpoint its room is read from).")
+        read = (
+            google_read(http_get(args.advice_url, token), args.project, args.reservation_project)
+            if args.advice_url
+            else None
+        )
         job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
-        dispatch = DispatchSettings(settings.admission_check, job)
+        dispatch = DispatchSettings(settings.admission_check, job, reservations=reservations)
         keeper.dispatcher = Dispatcher(manager, dispatch, advise, keeper.say, read=read)
     keeper.say(
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
@@ -157,14 +170,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keep.add_argument(
         "--advice-url",
         default="",
-        help="with --dispatch: a compute v1 endpoint for advice.capacity and reservations.get (the room of each "
-        "reservation a flavor's planb.dev/reservation names; https://compute.googleapis.com with $PLANB_ADVICE_TOKEN; "
-        "the GKE emulator locally); none: every job races, and the ledger's ConfigMap says why",
+        help="with --dispatch: a compute v1 endpoint for advice.capacity (never asked for a TPU shape: Google shows "
+        "no TPU availability there) and reservations.get (the room of each --reservation; "
+        "https://compute.googleapis.com with $PLANB_ADVICE_TOKEN; the GKE emulator locally); none: every job races, "
+        "and the ledger's ConfigMap says why",
     )
     keep.add_argument(
         "--project",
         default="",
-        help="with --advice-url: the project advice.capacity is asked in, and a reservation named without one is read",
+        help="with --advice-url: the project advice.capacity is asked in, and a --reservation without one is read in",
+    )
+    keep.add_argument(
+        "--reservation",
+        action="append",
+        default=[],
+        metavar="REGION/RUNG=[projects/PROJECT/]zones/ZONE/reservations/NAME",
+        help="with --advice-url: the reservation a region's rung consumes, in the zone of its pools, whose room is "
+        "read before the rung is offered (repeat per rung; the regions playbook writes one per reservation plan). "
+        "The keeper reads no other reservation: none a region's objects name (docs/regions.md, 'Reservations read')",
+    )
+    keep.add_argument(
+        "--reservation-project",
+        action="append",
+        default=[],
+        metavar="PROJECT",
+        help="a project other than --project whose reservations a --reservation may name (repeat per project); a "
+        "--reservation in a project neither names is refused",
     )
     keep.add_argument(
         "--checkpoint-interval",

@@ -46,8 +46,8 @@ from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Polic
 from planb.regions.decisions import is_active, unreadable
 from planb.regions.kubeconfig import is_dns_subdomain
 from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
-from planb.regions.reservation_reads import Read, Rooms, flavor_reservations
-from planb.regions.reservation_room import Room
+from planb.regions.reservation_reads import Read, Rooms
+from planb.regions.reservation_room import ReservationRef, Room
 
 #: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
 Advise = Callable[[Key], Advice]
@@ -71,7 +71,8 @@ def _segment(name: str) -> str:
 
 
 def google_advise(post: Post, project: str) -> Advise:
-    """Google's ``advice.capacity`` for each pair, in the zones the catalog lists for its machine type there."""
+    """Google's ``advice.capacity`` for each pair, in the zones the catalog lists for its machine type there; a TPU
+    pair is not asked (``planb.regions.advice.no_tpu_advice``: Google shows no TPU availability there)."""
     return lambda key: ask(post, project, key, dp.advice_zones(key))
 
 
@@ -84,6 +85,10 @@ class DispatchSettings:
     #: its checkpoints in steps (``training.checkpointEvery``), which the Workload does not say in time.
     job: Job = field(default_factory=lambda: Job(checkpoint_interval_s=45 * 60.0, restore_s=10 * 60.0))
     policy: Policy = field(default_factory=Policy)
+    #: The reservation each (region, rung) consumes, as the manager's configuration names it (``planb regions keep
+    #: --reservation``; ``planb.regions.reservation_reads``): the only reservations the keeper reads. None is read
+    #: from a region's objects.
+    reservations: dict[tuple[str, str], ReservationRef] = field(default_factory=dict)
 
 
 @dataclass
@@ -99,9 +104,9 @@ class JobDispatch:
     #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
     written: list[str] | None = None
     overruled: bool = False
-    #: The reservation each reservation pair consumes (its flavor's ``planb.dev/reservation``, as at the plan); its
-    #: room is read again at each look (``reservation_reads.Rooms`` keeps a read 30 s).
-    reservations: dict[Key, str] = field(default_factory=dict)
+    #: The reservation each reservation pair consumes (``DispatchSettings.reservations``, as at the plan); its room is
+    #: read again at each look (``reservation_reads.Rooms`` keeps a read 30 s).
+    reservations: dict[Key, ReservationRef] = field(default_factory=dict)
 
 
 class Dispatcher:
@@ -231,15 +236,12 @@ class Dispatcher:
             return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
         return rungs, ""
 
-    def _reservations(self, region: str) -> dict[str, str]:
-        """The reservation each of the region's flavors consumes; none where they cannot be read (said)."""
-        try:
-            return flavor_reservations(self._region(region))
-        except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as _rungs)
-            self.say(f"{region}'s ResourceFlavors could not be read, so no reservation there is read: {exc}")
-            return {}
+    def _reservations(self, region: str) -> dict[str, ReservationRef]:
+        """The reservation each of the region's rungs consumes, as the manager's configuration names it (never a
+        region's objects: ``planb.regions.reservation_reads``)."""
+        return {rung: ref for (where, rung), ref in self.settings.reservations.items() if where == region}
 
-    def _room(self, key: Key, ref: str | None, now: float) -> Room | None:
+    def _room(self, key: Key, ref: ReservationRef | None, now: float) -> Room | None:
         return None if self.rooms is None or ref is None else self.rooms.room(key, ref, now)
 
     def _region(self, region: str) -> Kube:

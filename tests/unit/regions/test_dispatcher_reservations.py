@@ -1,38 +1,38 @@
-"""The keeper's dispatcher reads the reservation each region's reservation flavor names (``planb.dev/reservation``)
-before it offers that rung: a region whose reservation has room for the job goes first, one read full is not
-nominated for it while it reads full, and each reservation is read once per ``READ_TTL_S``, not once a tick."""
+"""The keeper's dispatcher reads the reservation the manager's configuration names for each region's reservation rung
+(``DispatchSettings.reservations``, ``planb regions keep --reservation``) before it offers that rung: a region whose
+reservation has room for the job goes first, one read full is not nominated for it while it reads full, and each
+reservation is read once per ``READ_TTL_S``, not once a tick. A TPU job is planned with no advice at all (Google
+gives none for TPUs): the reads and the ledger order it, not the race."""
 
 from __future__ import annotations
 
 from planb.regions.advice import Advice
 from planb.regions.dispatcher import Dispatcher, DispatchSettings
 from planb.regions.ledger import Key
-from planb.regions.reservation_reads import ANNOTATION, READ_TTL_S
-from planb.regions.reservation_room import Room, RoomUnread
-from tests.support.unit.dispatcher_fakes import KUEUE, REGIONS, WL, Clock, Fake, region, stored, tick, workload
+from planb.regions.reservation_reads import READ_TTL_S
+from planb.regions.reservation_room import ReservationRef, Room, RoomUnread
+from tests.support.unit.dispatcher_fakes import REGIONS, WL, Clock, Fake, region, stored, tick, workload
 
 
 def _dispatching(free: dict[str, int | None]) -> tuple[Dispatcher, Fake, Clock, list[str], list[str]]:
-    """Every region with a reservation rung (its reservation ``res-<region>``, ``free`` VMs of it free; None: its
-    read fails) above a DWS rung; Google rates every pair alike, so only the reads tell the regions apart."""
+    """Every region with a reservation rung (the manager names its reservation ``res-<region>``, ``free`` VMs of it
+    free; None: its read fails) above a DWS rung; the job is a TPU slice, so there is no advice at all (by design), and
+    only the reads tell the regions apart."""
     manager, said, reads, clock = Fake({WL: workload()}), [], [], Clock()
-    regions = {}
-    for name in REGIONS:
-        regions[name] = region(["reserved", "dws"])
-        flavors = [{"metadata": {"name": "reserved", "annotations": {ANNOTATION: f"res-{name}"}}}]
-        regions[name].objects[f"{KUEUE}/resourceflavors"] = {"items": [*flavors, {"metadata": {"name": "dws"}}]}
+    regions = {name: region(["reserved", "dws"]) for name in REGIONS}
+    named = {(name, "reserved"): ReservationRef("planb-local", f"{name}-b", f"res-{name}") for name in REGIONS}
 
-    def read(key: Key, ref: str) -> Room:
-        reads.append(ref)
+    def read(key: Key, ref: ReservationRef) -> Room:
+        reads.append(ref.name)
         room = free[key.region]
         if room is None:
             raise RoomUnread("403 PERMISSION_DENIED")
-        return Room(ref, room, 4, "VMs")
+        return Room(ref.name, room, 4, "VMs")
 
     dispatcher = Dispatcher(
         manager,
-        DispatchSettings(),
-        lambda key: Advice(0.5),
+        DispatchSettings(reservations=named),
+        lambda key: Advice.not_asked("not asked: a TPU shape"),
         said.append,
         clock,
         lambda m, r: regions[r],  # type: ignore[arg-type,return-value]

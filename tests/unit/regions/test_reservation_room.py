@@ -1,75 +1,156 @@
-"""A reservation's room read before its rung is offered (planb.regions.reservation_room, advice_order rule 2): the
-read sets the pair's state, a reservation read full joins no first offer and is not asked while it reads full."""
+"""A reservation's room read before its rung is offered (planb.regions.reservation_room, advice_order rule 2).
+
+Each of GKE's matching rules (its cluster autoscaler's, the constant named in each test) has a test here: a
+reservation GKE would not use for the pool is no read; the room is ``count - inUseCount``. planb's own extensions
+(``assuredCount``, the chips in use of an aggregate reservation) are tested apart, as planb's. The read then sets
+the pair's state: a reservation read full joins no first offer and is not asked while it reads full."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 from planb.regions import advice_order as ao
+from planb.regions import reservation_room as rr
 from planb.regions.ledger import FAILED, GRANTED, Key, Ledger
-from planb.regions.reservation_room import Room, RoomUnread
+from planb.regions.reservation_room import ReservationRef, Room, RoomUnread
 
-SHAPE = "ct6e-standard-4t:4"
+SHAPE = "ct6e-standard-4t:4"  # a 4x4 slice: four VMs of four chips, multi-host
+SINGLE = "ct6e-standard-8t:1"  # one VM of eight chips, single-host
+GPU = "a3-highgpu-8g:2"
 EAST, WEST = (Key(r, "reservation", SHAPE) for r in ("us-east5", "europe-west4"))
 WEST_DWS = Key("europe-west4", "dws", SHAPE)
-CT5P = {"acceleratorType": "https://www.googleapis.com/compute/v1/projects/p/zones/us-east5-b/acceleratorTypes/ct5p"}
+REF = ReservationRef("p", "us-east5-b", "r")
+ZONE_URL = "https://www.googleapis.com/compute/v1/projects/p/zones/us-east5-b"
+CT6E = f"{ZONE_URL}/acceleratorTypes/ct6e"
+CT5P = f"{ZONE_URL}/acceleratorTypes/ct5p"
 JOB = ao.Job(checkpoint_interval_s=45 * 60, restore_s=10 * 60)
+
+
+def _specific(count: int = 8, used: int = 0, machine: str = "a3-highgpu-8g", **extra: Any) -> dict[str, Any]:
+    """A READY specific reservation as Compute writes it, required by name, in REF's zone."""
+    specific = {"count": str(count), "inUseCount": str(used), "instanceProperties": {"machineType": machine}}
+    return _body({"specificReservation": specific}, **extra)
+
+
+def _aggregate(*chips: tuple[str, int], used: int = 0, workload: str = "BATCH", **extra: Any) -> dict[str, Any]:
+    reserved = [{"accelerator": {"acceleratorType": kind, "acceleratorCount": count}} for kind, count in chips]
+    aggregate: dict[str, Any] = {"workloadType": workload, "reservedResources": reserved}
+    if used:
+        aggregate["inUseResources"] = [{"accelerator": {"acceleratorType": CT6E, "acceleratorCount": used}}]
+    return _body({"aggregateReservation": aggregate}, **extra)
+
+
+def _body(shape: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    base = {"name": "r", "zone": ZONE_URL, "status": "READY", "specificReservationRequired": True}
+    return {**base, **shape, **extra}
 
 
 def _room(name: str, free: int) -> Room:
     return Room(name, free, 4, "VMs")
 
 
-def test_a_specific_reservation_counts_vms_and_an_aggregate_one_counts_chips() -> None:
-    specific = Room.read("r1", {"specificReservation": {"count": "6", "inUseCount": "3"}}, SHAPE)
-    assert (specific.free, specific.need, specific.unit, specific.fits) == (3, 4, "VMs", False)
-    assert str(specific) == "reservation r1: 3 VMs free, the job needs 4 (full for the job)"
-    chips = [{"accelerator": {"acceleratorCount": 32, "acceleratorType": "acceleratorTypes/ct6e"}}]
-    used = [{"accelerator": {"acceleratorCount": "16", "acceleratorType": "acceleratorTypes/ct6e"}}]
-    aggregate = Room.read("r2", {"aggregateReservation": {"reservedResources": chips, "inUseResources": used}}, SHAPE)
-    assert (aggregate.free, aggregate.need, aggregate.unit, aggregate.fits) == (16, 16, "chips", True)
-    unused = Room.read("r3", {"aggregateReservation": {"reservedResources": chips}}, SHAPE)
-    assert unused.free == 32  # no inUseResources: nothing in use
+# ---- GKE's rules ------------------------------------------------------------------------------------------------
 
 
-def test_room_is_what_is_assured_less_what_is_in_use_and_only_the_jobs_chips_count() -> None:
-    assured = {"status": "READY", "specificReservation": {"count": "8", "assuredCount": "5", "inUseCount": "2"}}
-    assert Room.read("r", assured, SHAPE).free == 3
-    mixed = [
-        {"accelerator": {"acceleratorCount": 32, **CT5P}},
-        {"accelerator": {"acceleratorCount": 16, "acceleratorType": "zones/us-east5-b/acceleratorTypes/ct6e"}},
-    ]
-    used = [{"accelerator": {"acceleratorCount": 32, **CT5P}}]
-    room = Room.read("r", {"aggregateReservation": {"reservedResources": mixed, "inUseResources": used}}, SHAPE)
-    assert (room.free, room.fits) == (16, True)  # the ct5p chips, reserved and used, are another job's
+def test_a_specific_reservations_room_is_count_less_in_use_count_in_vms() -> None:
+    """rr.ROOM: MatchingUnusedReservations adds Count - InUseCount of each matching reservation."""
+    room = Room.read(REF, _specific(count=6, used=3), GPU)
+    assert (room.free, room.need, room.unit, room.fits) == (3, 2, "VMs", True)
+    assert str(room) == "reservation r: 3 VMs free, the job needs 2 (room for the job)"
+    assert not Room.read(REF, _specific(count=6, used=5), GPU).fits
+    assert "matcher.go#L52-L59" in rr.ROOM
+
+
+@pytest.mark.parametrize(
+    ("body", "says", "source"),
+    [
+        (_specific(specificReservationRequired=False), "specificReservationRequired false", rr.COMPATIBLE),
+        (_specific(name="other"), "the reservation read is 'other', not r", rr.COMPATIBLE),
+        (_specific(zone=ZONE_URL.replace("us-east5-b", "us-east5-a")), "in zone 'us-east5-a', not the", rr.ZONE),
+        (_body({"specificReservation": {"count": "8"}}), "gives no specificReservation.instanceProperties", rr.USABLE),
+        (_specific(status="CREATING"), "is CREATING, not READY", rr.USABLE),
+        (_body({}), "neither specificReservation nor aggregateReservation", rr.USABLE),
+        (_specific(machine="a3-megagpu-8g"), "reserves a3-megagpu-8g, not a3-highgpu-8g", rr.MACHINE),
+    ],
+)
+def test_a_reservation_gke_would_not_use_for_the_pool_is_no_read(body: dict[str, Any], says: str, source: str) -> None:
+    """rr.COMPATIBLE (a SPECIFIC pool: specificReservationRequired and its name), rr.ZONE (the pool's own zone),
+    rr.USABLE (READY, a shape, instanceProperties), rr.MACHINE (the pool's machine type)."""
+    with pytest.raises(RoomUnread, match=says) as raised:
+        Room.read(REF, body, GPU)
+    assert source in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("workload", "shape", "ok"),
+    [
+        ("BATCH", SHAPE, True),  # a multi-host slice on a BATCH reservation
+        ("SERVING", SHAPE, False),  # "requested multihost TPU, reservation has singlehost"
+        ("BATCH", SINGLE, False),  # "requested singlehost TPU, reservation has multihost"
+        ("SERVING", SINGLE, True),
+        ("UNSPECIFIED", SHAPE, True),  # the autoscaler compares only BATCH and SERVING
+        ("UNSPECIFIED", SINGLE, True),
+    ],
+)
+def test_an_aggregate_reservation_is_batch_for_a_multi_host_slice_and_serving_for_a_single_host_one(
+    workload: str, shape: str, ok: bool
+) -> None:
+    """rr.AGG_WORKLOAD: MatchAggregateReservationShapeWithReasons."""
+    body = _aggregate((CT6E, 32), workload=workload)
+    if ok:
+        assert Room.read(REF, body, shape).fits
+    else:
+        with pytest.raises(RoomUnread, match=r"needs a (BATCH|SERVING) one") as raised:
+            Room.read(REF, body, shape)
+        assert rr.AGG_WORKLOAD in str(raised.value)
+
+
+def test_an_aggregate_reservation_needs_one_entry_of_the_family_with_at_least_the_slices_chips() -> None:
+    """rr.AGG_CHIPS: one reservedResources entry of the pool's machine family holding the topology's chips; two of 8
+    do not make a 16-chip slice, nor do another family's chips."""
+    assert Room.read(REF, _aggregate((CT6E, 16)), SHAPE).free == 16
+    for body in (_aggregate((CT6E, 8), (CT6E, 8)), _aggregate((CT5P, 64))):
+        with pytest.raises(RoomUnread, match="holds no entry of 16 ct6e chips or more") as raised:
+            Room.read(REF, body, SHAPE)
+        assert rr.AGG_CHIPS in str(raised.value)
+
+
+# ---- planb's policy, beyond the autoscaler -----------------------------------------------------------------------
+
+
+def test_planb_counts_only_what_is_assured_and_the_aggregate_chips_in_use() -> None:
+    """Not the autoscaler's rule (it reads count - inUseCount, and no room of an aggregate reservation): planb's."""
+    assured = _specific(count=8, used=2)
+    assured["specificReservation"]["assuredCount"] = "5"
+    assert Room.read(REF, assured, GPU).free == 3
+    room = Room.read(REF, _aggregate((CT6E, 32), (CT5P, 32), used=16), SHAPE)
+    assert (room.free, room.need, room.unit, room.fits) == (16, 16, "chips", True)  # the ct5p chips are not the job's
+    assert not Room.read(REF, _aggregate((CT6E, 32), used=24), SHAPE).fits
 
 
 @pytest.mark.parametrize(
     ("body", "shape", "says"),
     [
-        ({}, SHAPE, "neither specificReservation nor aggregateReservation"),
-        ({"specificReservation": {"count": "six"}}, SHAPE, "'six' is not a whole number"),
-        ({"specificReservation": {"count": True}}, SHAPE, "True is not a whole number"),
-        ({"specificReservation": {"count": "-1"}}, SHAPE, "is negative"),
-        ({"aggregateReservation": {"reservedResources": {}}}, SHAPE, "reservedResources is not a list"),
-        ({"aggregateReservation": {}}, "a3-highgpu-8g:2", "a3-highgpu-8g names no chip count"),
-        ({"status": "CREATING", "specificReservation": {"count": "8"}}, SHAPE, "is CREATING, not READY"),
-        ({"specificReservation": {"inUseCount": "0"}}, SHAPE, "gives no specificReservation.count"),
-        (
-            {"specificReservation": {"count": "8", "instanceProperties": {"machineType": "ct5lp-hightpu-4t"}}},
-            SHAPE,
-            "reserves ct5lp-hightpu-4t, not the job's ct6e-standard-4t",
-        ),
-        (
-            {"aggregateReservation": {"reservedResources": [{"accelerator": {"acceleratorCount": 32, **CT5P}}]}},
-            SHAPE,
-            "reserves no ct6e chips",
-        ),
+        (_body({"specificReservation": {"count": "six", "instanceProperties": {"machineType": "a3-highgpu-8g"}}}),
+         GPU, "'six' is not a whole number"),
+        (_body({"specificReservation": {"count": True, "instanceProperties": {"machineType": "a3-highgpu-8g"}}}),
+         GPU, "True is not a whole number"),
+        (_specific(count=8, used=-1), GPU, "is negative"),
+        (_body({"aggregateReservation": {"reservedResources": {}}}), SHAPE, "reservedResources is not a list"),
+        (_aggregate((CT6E, 16)), GPU, "a3-highgpu-8g names no chip count"),
+        (_body({"specificReservation": {"instanceProperties": {"machineType": "a3-highgpu-8g"}}}), GPU, "no spec"),
     ],
-)
-def test_a_body_planb_cannot_read_room_from_is_refused_with_what_is_wrong(body: dict, shape: str, says: str) -> None:
+)  # fmt: skip
+def test_a_body_planb_cannot_read_room_from_is_refused_with_what_is_wrong(
+    body: dict[str, Any], shape: str, says: str
+) -> None:
     with pytest.raises(RoomUnread, match=says):
-        Room.read("r", body, shape)
+        Room.read(REF, body, shape)
+
+
+# ---- the read in the policy --------------------------------------------------------------------------------------
 
 
 def test_a_reservation_read_with_room_goes_first_and_one_read_full_goes_last_whatever_the_ledger_says() -> None:
