@@ -17,7 +17,7 @@ from ansible.errors import AnsibleUndefinedVariable
 
 from planb.paths import REPO
 
-ACTIONS = ("inventory_vars", "ladder", "node_pool_layout")
+ACTIONS = ("helm_version", "inventory_vars", "ladder", "node_pool_layout")
 SEED = [
     {"name": "on-demand", "kind": "on-demand", "slices": 2, "nodepool": "on-demand-pool"},
     {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},

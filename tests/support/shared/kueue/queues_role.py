@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from planb import paths
 from planb.build import golden
 from tests.support.shared.kueue.role_playbook import run_playbook
 from tests.support.shared.kueue.run_once import once
@@ -40,7 +41,9 @@ FOUR = [
 
 
 def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {"planb_test_out": str(tmp_path / "values.json"), **extra})
+    # The preflight reads the version of the helm the role would run: the pinned one, as in local mode.
+    variables = {"planb_test_out": str(tmp_path / "values.json"), "kueue_queues_helm_binary": str(paths.tool("helm"))}
+    return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {**variables, **extra})
 
 
 def chart_values_of(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
