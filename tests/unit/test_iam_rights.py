@@ -59,6 +59,7 @@ MODULE_PERMISSIONS: dict[str, set[str]] = {
     },
     # testIamPermissions needs no permission; the rest are action plugins or local checks.
     "gcp_iam_check": set(),
+    "helm_version": set(),
     "inventory_vars": set(),
     "ladder": set(),
     "node_pool_layout": set(),
