@@ -281,7 +281,8 @@ class RayHeads:
         workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
         volumes = {v.get("name"): v for v in spec.get("volumes") or []}
-        mounts = empty_dirs(workdir, container, volumes)
+        emptied = empty_dirs(workdir, container, volumes)
+        mounts = dict(emptied)
         files: set[Path] = set()
         sources = [
             (m, (volumes.get(m.get("name")) or {}).get("configMap")) for m in container.get("volumeMounts") or []
@@ -303,7 +304,9 @@ class RayHeads:
             str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "name" in e and "value" in e
         }
         env_vars = {str(k): str(v) for k, v in (runtime_env.get("env_vars") or {}).items()}
-        return launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
+        launch = launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
+        launch.empty_dirs = dict(emptied)
+        return launch
 
     def head_template(self, head: Obj, rayjob: str) -> Obj:
         """The pod template a launch takes its volumes, mounts and env from: the RayJob's own
@@ -369,16 +372,7 @@ class RayHeads:
         cluster while `spec.backoffLimit` allows, else marks it Failed. A worker is a pod with the cluster's worker
         labels whose controller is the RayCluster `cluster_uid` (the head's controller, checked against the
         RayCluster in `head_pod`), as KubeRay's own are: labels alone are whatever a pod's creator wrote."""
-        namespace, cluster = table.cluster
-        workers = {
-            p["metadata"]["uid"]: p
-            for p in pods
-            if matches(p, namespace, {"ray.io/cluster": cluster, "ray.io/node-type": "worker"})
-            and cluster_uid
-            and controller_of(p).get("kind") == "RayCluster"
-            and controller_of(p).get("name") == cluster
-            and controller_of(p).get("uid") == cluster_uid
-        }
+        workers = self.workers_of(table, pods, cluster_uid)
         lost: list[str] = []
         for uid, pod in workers.items():
             if running(pod) and uid not in table.workers:
@@ -394,6 +388,21 @@ class RayHeads:
                 + ", ".join(lost)
                 + " died (planb local: a lost worker pod fails the job as Ray Train does without max_failures)"
             )
+
+    @staticmethod
+    def workers_of(table: JobTable, pods: list[Obj], cluster_uid: str) -> dict[str, Obj]:
+        """The worker pods (uid -> pod) of the head's cluster: the cluster's worker labels and, as KubeRay's own
+        workers have, the RayCluster `cluster_uid` (the head's controller) as their controller by name and uid."""
+        namespace, cluster = table.cluster
+        return {
+            p["metadata"]["uid"]: p
+            for p in pods
+            if matches(p, namespace, {"ray.io/cluster": cluster, "ray.io/node-type": "worker"})
+            and cluster_uid
+            and controller_of(p).get("kind") == "RayCluster"
+            and controller_of(p).get("name") == cluster
+            and controller_of(p).get("uid") == cluster_uid
+        }
 
     def pod_exists(self, uid: str) -> bool:
         return any(p["metadata"].get("uid") == uid and running(p) for p in self.pods.snapshot())

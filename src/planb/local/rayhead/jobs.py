@@ -51,6 +51,8 @@ class RayJobRecord:
     start_time: int = field(default_factory=now_ms)
     end_time: int = 0
     process: subprocess.Popen[bytes] | None = None
+    #: How a `run` payload was started (its emptyDir directories among it); None for a simulated one.
+    launch: Launch | None = None
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def info(self) -> dict[str, Any]:
@@ -129,6 +131,7 @@ class JobTable:
         if refused:
             self._refuse(record, refused)
         elif payload.mode == "run" and launch is not None:
+            record.launch = launch
             self._start_process(record, launch)
         else:
             self._start_simulated(record, payload)

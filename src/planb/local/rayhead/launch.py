@@ -31,7 +31,7 @@ import shlex
 import sys
 import tempfile
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -58,6 +58,9 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
+    #: The head container's emptyDir volumes: mountPath -> the launch's own directory (`empty_dirs`). The Ray head
+    #: stand-in maps a worker pod's path under the same mountPath onto it (planb.local.rayhead.shutdown).
+    empty_dirs: dict[str, Path] = field(default_factory=dict)
 
 
 def inside(root: Path, path: str, what: str) -> Path:

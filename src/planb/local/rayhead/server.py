@@ -13,6 +13,8 @@ local stack KWOK pods execute nothing and no cluster DNS exists, so this process
   to run on this machine is taken from the job API only for a token-auth cluster and with the entrypoint
   of the RayJob that owns the cluster (planb's policy, `Handler.run_refusal`).
 * A head's table exists while its head pod runs (planb.local.rayhead.heads: head tracking, tokens, submitting).
+* A preempted Spot node's worker pods are terminated as GKE's kubelet does it: the chart's preStop hook's notice
+  file, then SIGTERM to the payload's Ray Train workers (planb.local.rayhead.shutdown).
 * A running submitter pod (container ``ray-job-submitter``) does what its command does
   (planb.local.rayhead.submitter: submit, follow, write the pod's terminated status).
 * While local failover is on, a ready RayCluster's state is copied into its RayJob at once, as KubeRay does once
@@ -40,6 +42,7 @@ from planb.local.rayhead.address import PORT
 from planb.local.rayhead.guard import require_local_apiserver
 from planb.local.rayhead.heads import ChainRefusedError, Maker, MissingTokenError, RayHeads, log, runtime_env_of
 from planb.local.rayhead.jobs import TERMINAL
+from planb.local.rayhead.shutdown import NodeShutdown
 from planb.local.rayhead.submitter import Submitters
 from planb.local.rayhead.testpods import HelmTestPods
 
@@ -260,8 +263,12 @@ def run(
     HelmTestPods(
         heads, api_server
     )  # the chart's `helm test` pods, which KWOK cannot run (planb.local.rayhead.testpods)
+    # A preempted Spot node's worker pods: their preStop hook's notice file, then SIGTERM to the payload's Ray Train
+    # workers (planb.local.rayhead.shutdown), as GKE's kubelet terminates them.
+    shutdown = NodeShutdown(heads)
     server = RayHeadServer(heads, port)
     heads.start()
+    shutdown.start()
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     thread.start()
     log(f"serving the Ray job API for the local stack's heads on 127.0.0.1:{port} (KubeRay's HTTP_PROXY)")
