@@ -3,14 +3,17 @@
 planb's policy: a region's objects do not choose what the keeper reads with the manager's token, because whoever
 administers a region could otherwise send that token's requests to any project's reservation and steer dispatch (a
 reservation read with room scores 0.95). A region's ResourceFlavor may still carry ``planb.dev/reservation`` (the chart
-writes it); the keeper does not read it."""
+writes it); the keeper does not read it. And the keeper's TPU path: no advice asked (Google shows no TPU availability
+in advice.capacity), no race, the ledger's order."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from planb import cli
 from planb.regions import capacity_state as cs
 from planb.regions.advice import NO_TPU_ADVICE, Advice
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise
@@ -145,3 +148,20 @@ def test_a_tpu_job_is_planned_without_advice_by_design_and_not_raced() -> None:
     assert manager.applies[-1][1]["status"]["nominatedClusterNames"][0] == "europe-west4"
     assert {p.source for p in advice.pairs} == {f"{cs.LEDGER} (no advice: {NO_TPU_ADVICE})"}, advice.pairs
     assert any("ordered by the reservation reads and planb's ledger" in line for line in said), said
+
+
+def test_planb_regions_keep_refuses_a_reservation_in_a_project_it_does_not_allow_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    shared = "us-east5/reserved=projects/victim-project/zones/us-east5-b/reservations/x"
+    argv = ["regions", "keep", "--once", "--dispatch", "--kubeconfig", str(kubeconfig), "--advice-url"]
+    code = cli.main([*argv, "http://127.0.0.1:9", "--project", PROJECT, "--reservation", shared])
+    said = capsys.readouterr().err
+    assert code != 0 and "is in project victim-project, which the keeper may not read in" in said, said
+    assert "Fix: add --reservation-project victim-project" in said
