@@ -40,8 +40,9 @@ READ_TTL_S = 30.0
 _NAME = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
 _PROJECT = r"[a-z][-a-z0-9]{4,28}[a-z0-9]"
 _ZONE = r"[a-z]+-[a-z]+[0-9]+-(ai[0-9]+)?[a-z]"
+_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 _SPEC = re.compile(
-    rf"^(?P<region>{_NAME})/(?P<rung>{_NAME})="
+    rf"^(?P<region>{_LABEL})/(?P<rung>{_LABEL})="
     rf"(projects/(?P<project>{_PROJECT})/)?zones/(?P<zone>{_ZONE})/reservations/(?P<name>{_NAME})$"
 )
 
