@@ -36,7 +36,9 @@ PLANB_RESUME                      auto        ``auto``: resume only this run's c
                                               PLANB_RUN_ID and config hash), refuse others;
                                               ``never``: refuse a directory that holds checkpoints;
                                               ``force``: resume whatever is newest and claim it
-PLANB_CHECKPOINT_EVERY            100         save a checkpoint every N steps (and at the end)
+PLANB_CHECKPOINT_EVERY            100         save a checkpoint every N steps at most (and at the end)
+PLANB_CHECKPOINT_BUDGET           0.03        most of training periodic saves may take; the loop skips
+                                              multiples of N to stay within it (planb_train_interval)
 PLANB_CHECKPOINT_KEEP             3           checkpoints kept (older ones are deleted)
 PLANB_STOP_AFTER                  0           stop after N steps in this run, checkpointing first
                                               (simulates a preemption; 0 = never)
@@ -175,6 +177,7 @@ class TrainConfig:
     log_every: int = 10
     checkpoint_dir: str = ""
     checkpoint_every: int = 100
+    checkpoint_budget: float = 0.03
     checkpoint_keep: int = 3
     run_id: str = ""
     resume: str = "auto"
@@ -240,7 +243,8 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     return value in SWITCH_ON
 
 
-def _float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+def _float(env: Mapping[str, str], name: str, default: float | None, share: bool = False) -> float | None:
+    """A positive number; with ``share``, a share of a whole: 0 up to, not including, 1."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -248,8 +252,8 @@ def _float(env: Mapping[str, str], name: str, default: float | None) -> float | 
         value = float(raw)
     except ValueError:
         raise ConfigError(name, f"must be a number, got {raw!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(name, f"must be a positive number, got {raw!r}")
+    if not (0 <= value < 1 if share else math.isfinite(value) and value > 0):
+        raise ConfigError(name, f"must be {'a share from 0 to below 1' if share else 'a positive number'}, got {raw!r}")
     return value
 
 
@@ -301,6 +305,7 @@ def load_config(env: Mapping[str, str] | None = None) -> TrainConfig:
         log_every=_int(env, "PLANB_LOG_EVERY", 10),
         checkpoint_dir=_checkpoint_dir(env),
         checkpoint_every=_int(env, "PLANB_CHECKPOINT_EVERY", 100),
+        checkpoint_budget=_float(env, "PLANB_CHECKPOINT_BUDGET", 0.03, share=True) or 0.0,
         checkpoint_keep=_int(env, "PLANB_CHECKPOINT_KEEP", 3),
         run_id=_run_id(env),
         resume=_choice(env, "PLANB_RESUME", "auto", RESUME_MODES),

@@ -11,6 +11,7 @@ The modules, each with its part of the story in its docstring:
 * ``planb_train_config``: the ``PLANB_*`` variables (the table of them, their defaults and meaning)
   -> ``TrainConfig``;
 * ``planb_train_checkpoints``: which run owns a checkpoint directory; Orbax save and restore;
+* ``planb_train_interval``: at which steps the loop saves (planb's policy: saves take at most 3% of training);
 * ``planb_train_progress``: the last step reached, next to the checkpoints (what a restart lost);
 * ``planb_train_models``: the tutorial's linear regression and the transformer LM (data, parallelism);
 * ``planb_train_loop``: the loop both runners share (throughput, MFU, the metrics file);
@@ -124,6 +125,7 @@ CLI_FLAGS: tuple[str, ...] = (
     "PLANB_LOG_EVERY",
     "PLANB_CHECKPOINT_DIR",
     "PLANB_CHECKPOINT_EVERY",
+    "PLANB_CHECKPOINT_BUDGET",
     "PLANB_CHECKPOINT_KEEP",
     "PLANB_RUN_ID",
     "PLANB_RESUME",

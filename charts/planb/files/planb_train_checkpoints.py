@@ -17,7 +17,9 @@ import time
 from typing import Any
 
 import jax
+import numpy as np
 from planb_train_config import TrainConfig
+from planb_train_interval import SaveInterval
 
 RUN_RECORD = "planb-run.json"  # the owner's record, next to the checkpoints
 # The settings a checkpoint's owner is hashed over: those that decide the state's shapes (a resume
@@ -127,11 +129,16 @@ class Checkpointer:
     from its start to its commit (seen at the next step boundary after it, so it is up to one step long).
     Restores go straight into the abstract state the model describes (``Task.abstract``): nothing is allocated on
     the devices before the restored arrays, so a state up to the whole of free HBM can come back.
+
+    Which steps save: ``interval`` (planb_train_interval, planb's policy: multiples of PLANB_CHECKPOINT_EVERY, spaced so
+    that saves take at most PLANB_CHECKPOINT_BUDGET of training). The loop calls ``maybe_save`` at every step
+    boundary, which is where the policy is told the step's time and finds a save committed.
     """
 
     def __init__(self, cfg: TrainConfig, writer: bool) -> None:
         self.enabled = bool(cfg.checkpoint_dir)
         self.every = cfg.checkpoint_every
+        self.interval = SaveInterval(cfg.checkpoint_every, cfg.checkpoint_budget)
         self.writer = writer
         self._manager: Any = None
         self.blocking_s: list[float] = []
@@ -164,10 +171,13 @@ class Checkpointer:
         return self._manager.restore(step, args=self._ocp.args.PyTreeRestore(item=abstract, restore_args=restore_args))
 
     def maybe_save(self, step: int, state: Any, force: bool = False) -> bool:
+        """At the boundary after ``step`` steps: save when the interval says so, or with ``force`` (a notice, the
+        run's end). Whether a save began."""
         if not (self.enabled and self.writer):
             return False
-        self.poll()
-        if not force and step % self.every:
+        if force:
+            self.poll()
+        elif not self._due(step):
             return False
         if step in self._manager.all_steps():
             return False
@@ -177,7 +187,26 @@ class Checkpointer:
         if self._pending is not None:  # Orbax waited for the previous save before this one
             self.committed_s.append(started - self._pending)
         self._pending = started
+        if not force:
+            self.interval.saved(step, self.blocking_s[-1])
         return True
+
+    def _due(self, step: int) -> bool:
+        """A periodic boundary: the step's time and any commit told to the interval, then its decision; under
+        jax.distributed, process 0's, at each multiple of PLANB_CHECKPOINT_EVERY (planb_train_interval)."""
+        self.interval.tick(step, time.perf_counter())
+        writing = self._pending is not None
+        self.poll()
+        if writing and self._pending is None:
+            measured = self.interval.committed()
+            if measured is not None and self.interval.budget > 0 and jax.process_index() == 0:
+                print(self.interval.line(measured))
+        due = self.interval.due(step)
+        if jax.process_count() > 1 and self.interval.budget > 0 and step % self.every == 0:
+            from jax.experimental import multihost_utils
+
+            due = bool(multihost_utils.broadcast_one_to_all(np.int32(due)))
+        return due
 
     def poll(self) -> None:
         """Note the commit of the save in flight, if it has committed since the last look."""

@@ -11,8 +11,8 @@ generation and GPU machine with the vendor's page; this script keeps no table of
 
 Restarts. With a checkpoint the loop restores into the model's abstract state and never builds an initial one;
 it prints the restore's seconds and, for every run, the seconds from the process's start to its first step
-(imports, restore, compilation or a hit in PLANB_COMPILATION_CACHE_DIR). The metrics file keeps both, and each
-save's blocking seconds (the device-to-host copy) and seconds to its commit.
+(imports, restore, compilation or a hit in PLANB_COMPILATION_CACHE_DIR). The metrics file keeps both, each save's
+blocking seconds (the device-to-host copy) and seconds to its commit, and what each cost (``save_policy``).
 """
 
 from __future__ import annotations
@@ -376,6 +376,7 @@ def train_loop(
         "train_s": float(np.sum(step_times)),
         "save_blocking_s": ckpt.blocking_s,
         "save_committed_s": ckpt.committed_s,
+        "save_policy": ckpt.interval.record(),  # planb_train_interval: each periodic save's cost and the next's step
     }
     if cfg.model == "transformer" and steady:
         tps = task.tokens_per_step / mean_step

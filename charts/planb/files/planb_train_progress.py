@@ -9,10 +9,11 @@ run prints one line ``resumed from checkpoint step S; N step(s) lost``: N is how
 run had got past S, 0 when it stopped right at a checkpoint. The file also keeps the job's earlier
 resumes, which a resumed run prints first (``earlier: resumed from checkpoint step S; N step(s)
 lost``, oldest first): a restarted job's one log then holds its whole history, as `planb status`
-reads it from the newest submitter pod. A restart therefore loses at most
-PLANB_CHECKPOINT_EVERY - 1 steps, plus the steps run while the newest checkpoint was still being
-written (Orbax's CheckpointManager saves asynchronously; one killed mid-write is not restored) and, on
-gs://, the steps of the last second.
+reads it from the newest submitter pod. A restart therefore loses at most one checkpoint interval
+less one step (PLANB_CHECKPOINT_EVERY, or wider where saves cost more than PLANB_CHECKPOINT_BUDGET:
+planb_train_interval), plus the steps run while the newest checkpoint was still being written (Orbax's
+CheckpointManager saves asynchronously; one killed mid-write is not restored) and, on gs://, the steps
+of the last second.
 
 Training time (docs/goodput.md). A step's time is the loop's wall time from the end of the step before (or the
 loop's start, so a run's first step includes JAX's compilation) to the end of this one, its checkpoint save and

@@ -99,6 +99,8 @@ as 1e+09; whole numbers are printed as integers.
   value: {{ include "planb.checkpointDir" . | quote }}
 - name: PLANB_CHECKPOINT_EVERY
   value: {{ .Values.job.training.checkpointEvery | quote }}
+- name: PLANB_CHECKPOINT_BUDGET
+  value: {{ .Values.job.training.checkpointBudget | toString | quote }}
 - name: PLANB_RUN_ID
   value: {{ printf "%s/%s" .Release.Namespace .Release.Name | quote }}
 - name: PLANB_RESUME

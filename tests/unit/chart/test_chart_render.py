@@ -201,6 +201,7 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_EPOCHS": "50",
         "PLANB_CHECKPOINT_DIR": "",
         "PLANB_CHECKPOINT_EVERY": "500",
+        "PLANB_CHECKPOINT_BUDGET": "0.03",  # saves at most 3% of training (training/planb_train_interval.py)
         "PLANB_RUN_ID": "default/job-1",  # the release's namespace/name: whose checkpoints they are
         "PLANB_RESUME": "auto",
         "PLANB_PEAK_TFLOPS": "197",  # the catalog's v5e peak, from the values file
