@@ -570,18 +570,12 @@ the NetworkPolicy on and no peer given for it, since a blocked operator never se
 {{- end -}}
 
 {{/*
-The workers' terminationGracePeriodSeconds: job.workers.terminationGracePeriodSeconds where set, else what a save on
-notice of the model this job trains needs, by planb's policy (planb.catalog.training.grace_period_seconds, the same
-arithmetic): 30 s, plus three times the training state's write at the rate measured on a TPU chip (2,631,180,292
-bytes in 5.787 s), rounded up to 5 s. The state is 12 bytes a parameter (float32 weights, Adam's two moments) and
-Adam's 4-byte step count; the parameters are the transformer's (job.training.transformer); the linear model's few
-bytes count as none (30 s, Kubernetes' default).
+The training state's bytes of the model this job trains: 12 bytes a parameter (float32 weights, Adam's two moments)
+and Adam's 4-byte step count; the parameters are the transformer's (job.training.transformer); the linear model's few
+bytes count as none (planb.catalog.training.TransformerSize.state_bytes, the same arithmetic).
 */}}
-{{- define "planb.workerGracePeriod" -}}
+{{- define "planb.stateBytes" -}}
 {{- $job := .Values.job -}}
-{{- if $job.workers.terminationGracePeriodSeconds -}}
-{{- $job.workers.terminationGracePeriodSeconds -}}
-{{- else -}}
 {{- $state := 0 -}}
 {{- if eq $job.training.model "transformer" -}}
 {{- $t := $job.training.transformer -}}
@@ -590,8 +584,34 @@ bytes count as none (30 s, Kubernetes' default).
 {{- $params := add (mul (int64 $t.numLayers) $block) (mul 2 (int64 $t.vocabSize) $d) (mul (int64 $t.seqLen) $d) (mul 2 $d) -}}
 {{- $state = add (mul 12 $params) 4 -}}
 {{- end -}}
-{{- /* ceil(3 x state x 5.787 / 2,631,180,292) in integers: the rate as 2,631,180,292,000 bytes a 5,787 s */ -}}
-{{- $write := div (add (mul 3 $state 5787) 2631180291999) 2631180292000 -}}
+{{- $state -}}
+{{- end -}}
+
+{{/*
+A save on notice's write of this job's state, in whole seconds rounded up, "WRITE MARGIN": at the rate measured on a
+TPU chip (2,631,180,292 bytes in 5.787 s), and three times that, what the grace period allows for gs:// and a busy
+host (planb.catalog.training.notice_write_seconds, the same arithmetic). Integers: the rate as 2,631,180,292,000
+bytes a 5,787 s.
+*/}}
+{{- define "planb.noticeWrite" -}}
+{{- $state := include "planb.stateBytes" . | int64 -}}
+{{- $write := div (add (mul $state 5787) 2631180291999) 2631180292000 -}}
+{{- $margin := div (add (mul 3 $state 5787) 2631180291999) 2631180292000 -}}
+{{- printf "%d %d" $write $margin -}}
+{{- end -}}
+
+{{/*
+The workers' terminationGracePeriodSeconds: job.workers.terminationGracePeriodSeconds where set, else what a save on
+notice of the model this job trains needs, by planb's policy (planb.catalog.training.grace_period_seconds, the same
+arithmetic): 30 s, plus three times the training state's write at the rate measured on a TPU chip (planb.noticeWrite's
+margin), rounded up to 5 s; 30 s for the linear model (Kubernetes' default).
+*/}}
+{{- define "planb.workerGracePeriod" -}}
+{{- $job := .Values.job -}}
+{{- if $job.workers.terminationGracePeriodSeconds -}}
+{{- $job.workers.terminationGracePeriodSeconds -}}
+{{- else -}}
+{{- $write := include "planb.noticeWrite" . | splitList " " | last | int64 -}}
 {{- mul 5 (div (add 30 $write 4) 5) -}}
 {{- end -}}
 {{- end -}}

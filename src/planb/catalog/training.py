@@ -161,6 +161,16 @@ def largest_transformer(profile: str) -> TransformerSize:
     return fits[-1] if fits else default_transformer(profile)
 
 
+def notice_write_seconds(size: TransformerSize | None) -> tuple[int, int]:
+    """A save on notice's write of ``size``'s state (None: the linear model, none), in whole seconds rounded up: at the
+    rate measured on the chip, and GRACE_WRITE_FACTOR times that (gs://, a busy host), what the grace period allows
+    for. The chart's NOTES.txt compares both with what a Spot VM's notice leaves the pods (planb.catalog.versions)."""
+    if size is None:
+        return 0, 0
+    write_s = size.state_bytes / MEASURED_SAVE_BYTES_PER_S
+    return math.ceil(write_s), math.ceil(GRACE_WRITE_FACTOR * write_s)
+
+
 def grace_period_for(size: TransformerSize | None) -> int:
     """terminationGracePeriodSeconds for workers training ``size`` (None: the linear model, no state to speak of),
     by planb's policy (module docstring); the chart computes the same from its values (planb.workerGracePeriod)."""
