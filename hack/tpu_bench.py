@@ -26,6 +26,7 @@ from typing import Any
 from bench_concurrent_figures import parse_resumed
 from tpu_floor import measure_floor
 from tpu_preemption_figures import PER_RUN, preemption_figures, startup_log
+from tpu_save_policy import SIZE_6GB, measure_save_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN_PY = ROOT / "training" / "train.py"
@@ -97,6 +98,7 @@ class Bench:
         self.save_every = 500  # the chart's default interval
         self.run_s = 15.0  # seconds each preempted run trains before its SIGTERM
         self.runs = (0, 3)  # the preempted runs this call does (first, last)
+        self.time_limit_s: float | None = None  # seconds a measurement that sizes its runs may take (save-policy)
 
     def env(self, settings: dict[str, str]) -> dict[str, str]:
         base = {**CHIP, **(SMOKE if self.smoke else {})}
@@ -339,6 +341,15 @@ MEASURES: dict[str, Callable[[Bench], None]] = {
     "table": measure_table,
     "saves": measure_saves_and_restarts,
     "save-interval": measure_save_interval,
+    # planb's checkpoint interval at its defaults, the profile's state and a 6.1 GB one (hack/tpu_save_policy.py)
+    "save-policy": lambda b: measure_save_policy(
+        lambda name, s: b.run({**s, **checkpoint_settings(b, name, b.save_every)}),
+        emit,
+        {"profile-default": PROFILE, "6.1gb": SIZE_6GB},
+        b.save_every,
+        b.time_limit_s,
+        b.smoke,
+    ),
     "half-hbm": measure_half_hbm,
     "preemptions": measure_preemptions,
     # not in a plain run (`--only floor`): the parts of a restart that are the machine's (hack/tpu_floor.py)
@@ -362,11 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-every", type=int, default=500, help="the saves measurement's interval (steps)")
     parser.add_argument("--run-s", type=float, default=15.0, help="seconds each preempted run trains")
     parser.add_argument("--runs", default="0-3", help="the preempted runs this call does, FIRST-LAST (0-3: all)")
+    parser.add_argument("--time-limit-s", type=float, default=None, help="seconds save-policy may take (its runs fit)")
     args = parser.parse_args(argv)
     work = Path(args.work or tempfile.mkdtemp(prefix="planb-tpu-bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     b = Bench(work, args.smoke)
-    b.save_every, b.run_s = args.save_every, args.run_s
+    b.save_every, b.run_s, b.time_limit_s = args.save_every, args.run_s, args.time_limit_s
     first, _, last = args.runs.partition("-")
     b.runs = (int(first), int(last or first))
     only = [n for n in args.only.split(",") if n]
