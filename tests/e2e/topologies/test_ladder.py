@@ -2,9 +2,10 @@
 
 site.yml with four plans (a reservation the emulator holds, on-demand, DWS, Spot; one slice each)
 makes one flavor per plan in that order. Jobs fill the ladder rung by rung; a job with
-job.avoidPlans={spot} is never given the Spot flavor; and a Spot job whose nodes are preempted loses its
-training run, which KubeRay retries on new Spot nodes after GKE's termination notice (simulated), resuming
-from its last checkpoint (Kueue keeps it admitted, see the test).
+job.avoidPlans={spot} is never given the Spot flavor; and a Spot job whose nodes are preempted gets GKE's
+termination notice on its workers alone (their preStop hook, then SIGTERM; simulated), so its training run saves,
+stops and fails, and KubeRay retries it on new Spot nodes, resuming at the step saved on the notice (Kueue keeps it
+admitted, see the test).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity import spot
 from planb.local.process import is_alive
 from planb.local.rayhead import settings as rayhead_settings
+from planb.local.rayhead.shutdown import ray_train_workers
+from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, collect
 from tests.support.e2e.jobs import job_logs, payload_processes, run_env, steps
 from tests.support.e2e.topologies import Run, install_job, wait_jobs
@@ -101,12 +104,20 @@ def _spot_nodes(kube: Kube) -> set[str]:
     }
 
 
-def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_its_checkpoint(
+def test_a_preempted_spot_slice_is_told_as_gke_tells_it_and_the_retry_resumes_at_the_step_saved_on_the_notice(
     ladder: Path, helm: Run, tmp_path: Path
 ) -> None:
-    """Spot preemption: the notice, then the nodes and their pods go; the training run fails with its lost workers
-    (Ray Train without max_failures), KubeRay retries the RayJob (job.backoffLimit) with a new Ray cluster on new
-    Spot nodes, and the retried run resumes from the newest checkpoint.
+    """Spot preemption, the notice as GKE gives it: the Spot nodes are cordoned and, on each, the kubelet terminates
+    the worker pods (their preStop hook, then SIGTERM, within the first 15 s of the VM's 30:
+    https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms, "Termination and graceful shutdown of Spot
+    VMs"); the head and the submitter on the CPU pool are told nothing. train.py runs under Ray on this host (the
+    Ray head stand-in's `run` payload): its driver is the payload's own process, the head's, and one Ray Train worker
+    process stands for the slice's workers (planb.local.rayhead.shutdown says where this differs from GKE and why).
+    The workers' hook creates the notice file, the worker saves the step it reached and stops, and the driver, told
+    nothing, ends non-zero before the VM's end (EXIT_STOPPED, 75, or 1 when the kubelet's SIGTERM ends the Ray worker
+    before Ray Train has collected why it stopped): the Ray job fails, KubeRay counts the failed run and retries the
+    RayJob (job.backoffLimit) with a new Ray cluster on new Spot nodes, and the retry resumes at the step saved on
+    the notice.
 
     Kueue keeps the job admitted on the Spot flavor throughout: the retry is KubeRay's, inside the admission, and
     Kueue's RayJob integration reads PodsReady from the RayCluster's state, which KubeRay never sets back from
@@ -117,8 +128,9 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     root = tmp_path / "checkpoints"
     # The release's own directory under the root: KubeRay's retry (a new submission id) resumes from it.
     ckpt = root / "default" / "job-2"
-    plain = run_env()
-    rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=plain))
+    work = rayhead_settings.work_dir("default", "job-2")
+    ray = run_env(PLANB_RUNNER="ray", PLANB_NUM_WORKERS="1", PLANB_CPUS_PER_WORKER="1", RAY_USAGE_STATS_ENABLED="0")
+    rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=ray))
     # Plan A full (job 1 keeps off the reservation and Spot), then a job that cannot wait for DWS (and keeps off the
     # reservation, which job 1 left free) falls through to Spot.
     install_job(helm, "job-1", "--set", "job.avoidPlans={reserved,spot}")
@@ -133,13 +145,23 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     wait_jobs(kube, {"job-2": "spot"})
     wait_until(lambda: _pools(kube, "job-2") == {"spot-pool"}, "job-2's workers on the Spot pool", 60)
     wait_until(lambda: _ray_job(kube, "job-2") == "RUNNING" and len(steps(ckpt)) >= 2, "two checkpoints", 180)
+    # KubeRay's retry runs the plain runner: what it shows is the resume, train.py's own restore under either runner
+    # (tests/integration/training/test_ray.py resumes across them), and make test is spared a second Ray start
+    # (about 18 CPU-seconds). The first submission has started, so the setting reaches the retry alone.
+    rayhead_settings.set_payload("default/job-2", rayhead_settings.Payload(mode="run", env=run_env()))
     old = _spot_nodes(kube)
+    workers = _worker_pods(kube, "job-2")
+    assert workers and all(pod["spec"]["nodeName"] in old for pod in workers), workers
     first = _workload(kube, "job-2")["metadata"]["uid"]
-    assert len(job_logs("job-2", since)) == 1  # one submission so far
-    # The RayJob's submissions share its work directory: the first run is told from the retry by its pids.
-    first_run = payload_processes(f"{rayhead_settings.work_dir('default', 'job-2')}/")
-    assert first_run, "no training process runs from job-2's work directory"
-    notice = 3.0
+    (log,) = job_logs("job-2", since)  # one submission so far
+    # The RayJob's submissions share its work directory: the first run's driver is told from the retry's by its pid.
+    (driver,) = [pid for pid in payload_processes(f"{work}/") if "train.py" in _cmdline(pid)]
+    trainers = ray_train_workers(driver)
+    assert len(trainers) == 1, f"Ray Train worker processes of the driver's session: {trainers}"
+    stand_in = LocalStack().state / "ray-head-stand-in.log"
+    told_from = stand_in.stat().st_size
+    # GKE's default: the VM ends 30 s after the notice, and the node's pods get its first 15 s.
+    notice = 15.0
     capacity_settings.update(preempt=("spot-pool",), spot_notice_seconds=notice)
     start = time.monotonic()
 
@@ -151,13 +173,63 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
         )
 
     wait_until(noticed, "the preemption notice on every Spot node (cordoned, stamped)", 10)
-    wait_until(lambda: not (old & _spot_nodes(kube)), "the preempted Spot nodes to go", 30)
+    # The notice reaches the workers alone; the driver, told nothing, ends on its own before the VM's end.
+    wait_until(lambda: not is_alive(driver), "the driver to end after its worker stopped on the notice", notice)
+    ended_after = time.monotonic() - start
+    assert old <= _spot_nodes(kube), "the Spot nodes went before the driver ended: the notice did not stop the run"
+    out = log.read_text(errors="replace")
+    assert "Training Complete!" not in out and "reached the driver" not in out, out[-3000:]  # no signal to the driver
+    # The worker saved the step it reached on the notice (the newest checkpoint, off the 500-step interval's).
+    saved = steps(ckpt)[-1]
+    assert f"checkpoint step {saved} saved; stopping" in out, out[-3000:]
+
+    def stand_in_lines() -> str:
+        return stand_in.read_text(errors="replace")[told_from:]
+
+    # The driver ended on its own, non-zero. 75 (EXIT_STOPPED) when Ray Train's controller collected the worker's
+    # StoppedOnNoticeError before the kubelet's SIGTERM ended that worker; 1 when the SIGTERM, which follows the
+    # hook's next look at stop.saved (0 to 1 s after the save), ended it first: Ray Train then reports the worker's
+    # death, not why it stopped. Either way the run saved, is not finished, and fails.
+    ended = r"job \S+ FAILED \(exit (-?\d+)\)"  # the stand-in's line once it has the driver's exit status
+    wait_until(lambda: re.search(ended, stand_in_lines()) is not None, "the Ray job to fail with its driver", 10)
+    (code,) = map(int, re.findall(ended, stand_in_lines()))
+    if code == 75:
+        finished = "worker(s) stopped on a notice before the last step: the run saved and is not finished"
+        assert f"{finished} (exit status 75)" in out, out[-3000:]
+        assert f"Stop notice: worker 0 stopped on a notice after step {saved} of" in out, out[-3000:]
+    else:
+        assert code == 1 and "The process receives a SIGTERM." in out, (code, out[-3000:])
+    # What the stand-in did, as the kubelet: each worker pod's hook, the notice file in the launch's emptyDir (the
+    # file the Ray worker polls), then SIGTERM to the worker processes only; nothing to the head or the submitter.
+    # The kubelet's SIGTERM follows each pod's hook, whose wait looks for stop.saved once a second.
+    wait_until(
+        lambda: stand_in_lines().count(": SIGTERM to ") >= len(workers), "SIGTERM to each worker pod after its hook", 15
+    )
+    told = stand_in_lines()
+    files = set(re.findall(r"its preStop hook created (\S+) and waits for stop\.saved", told))
+    assert len(files) == 1, told  # one file on this host for every pod (planb.local.rayhead.shutdown says why)
+    (notice_file,) = map(Path, files)
+    assert notice_file.parent.parent == work and Path(f"{notice_file}.saved").is_file(), notice_file
+    for pod in workers:
+        name = f"pod default/{pod['metadata']['name']}"
+        assert f"{name}: Spot preemption notice; its preStop hook created {notice_file}" in told, told
+        assert f"{name}: preStop hook ended, stop.saved found" in told, told
+    acted = [line for line in told.splitlines() if "preStop hook" in line or "SIGTERM" in line]
+    assert {line.split(":", 1)[0] for line in acted} == {
+        f"[rayhead] pod default/{p['metadata']['name']}" for p in workers
+    }
+    sigterms = [line.split(": SIGTERM to ", 1)[1] for line in acted if ": SIGTERM to " in line]
+    assert len(sigterms) == len(workers), told  # each pod's, after its hook
+    # Each to the Ray Train worker, or to none left (it ended on its own, or the payload had ended).
+    named = {
+        int(pid) for line in sigterms if "process(es) " in line for pid in line.split("process(es) ")[1].split(",")
+    }
+    assert named <= set(trainers), told
+    # The nodes go at the VM's end, or before it once KubeRay has deleted the failed run's cluster: the simulator
+    # scales down the emptied nodes (the tier's scale_down_after_seconds; the notice period itself is
+    # tests/unit/local/capacity/test_spot.py's). KubeRay retries with a new cluster on new Spot VMs.
+    wait_until(lambda: not (old & _spot_nodes(kube)), "the preempted Spot nodes to go", notice + 15)
     gone_after = time.monotonic() - start
-    assert gone_after >= notice - 0.5, f"the nodes went {gone_after:.1f} s after a {notice:.0f} s notice"
-    # The training process died with its workers; the newest checkpoint it left is where the retry starts.
-    wait_until(lambda: not any(map(is_alive, first_run)), "the first training run to end with its workers", 60)
-    latest = steps(ckpt)[-1]
-    # KubeRay retries with a new cluster; the Spot pool gets new VMs for it (capacity is there again).
     wait_until(
         lambda: _pools(kube, "job-2") == {"spot-pool"} and not (set(_job_nodes(kube, "job-2")) & old),
         "job-2's new workers on new Spot nodes",
@@ -165,24 +237,39 @@ def test_a_preempted_spot_slice_goes_after_the_notice_and_the_job_resumes_from_i
     )
     wait_until(lambda: len(job_logs("job-2", since)) == 2, "KubeRay's retry to submit the job again", 90)
     resumed = job_logs("job-2", since)[-1]
-    wait_until(lambda: "Resumed from checkpoint" in resumed.read_text(errors="replace"), "the retry to resume", 90)
-    assert f"Resumed from checkpoint step {latest} in {ckpt}" in resumed.read_text(errors="replace")
-    # No step lost: the stand-in stops the payload with SIGTERM when its workers go, as the kubelet stops
-    # a preempted node's pods (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms#termination), and
-    # train.py saves at the next step boundary before it exits. The step in flight when the signal came may be lost.
-    wait_until(lambda: "step(s) lost" in resumed.read_text(errors="replace"), "the retry's resume line", 30)
-    log = resumed.read_text(errors="replace")
-    lost = re.search(r"resumed from checkpoint step (\d+); (\d+) step\(s\) lost", log)
-    assert lost and int(lost.group(1)) == latest and int(lost.group(2)) <= 1, log[-2000:]
+    wait_until(lambda: "step(s) lost" in resumed.read_text(errors="replace"), "the retry to resume", 120)
+    again = resumed.read_text(errors="replace")
+    assert f"Resumed from checkpoint step {saved} in {ckpt}" in again, again[-3000:]
+    lost = re.search(r"resumed from checkpoint step (\d+); (\d+) step\(s\) lost", again)
+    assert lost and int(lost.group(1)) == saved and int(lost.group(2)) <= 1, again[-3000:]
     rj = kube.get("/apis/ray.io/v1/namespaces/default/rayjobs/job-2") or {}
     assert (rj.get("status") or {}).get("failed") == 1, rj.get("status")
     wl = _workload(kube, "job-2")
     assert wl["metadata"]["uid"] == first
     assert {j.name: (j.state, j.plan) for j in collect(kube, "default")}["job-2"][1] == "spot"
     print(
-        f"Spot nodes gone {gone_after:.1f} s after a {notice:.0f} s notice; job-2 resumed at step {latest}, "
-        f"{lost.group(2)} step(s) lost"
+        f"Spot notice: the driver ended ({code}) {ended_after:.1f} s after it, before the VM's end; nodes gone "
+        f"{gone_after:.1f} s after a {notice:.0f} s notice; job-2 resumed at step {saved}, {lost.group(2)} step(s) lost"
     )
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _worker_pods(kube: Kube, job: str) -> list[dict[str, Any]]:
+    """The running Ray worker pods of the RayJob's current RayCluster."""
+    rj = kube.get(f"/apis/ray.io/v1/namespaces/default/rayjobs/{job}") or {}
+    cluster = (rj.get("status") or {}).get("rayClusterName")
+    selector = f"ray.io/cluster={cluster},ray.io/node-type=worker"
+    return [
+        p
+        for p in kube.items("/api/v1/namespaces/default/pods", {"labelSelector": selector})
+        if p["spec"].get("nodeName")
+    ]
 
 
 def _ray_job(kube: Kube, job: str) -> str:
