@@ -2,10 +2,17 @@
 machine's CPU (training/planb_train_aot.py): the profile's default transformer and the largest model it claims
 (planb.catalog.training), each on a mesh of the slice's devices as ``jax.experimental.topologies`` describes them.
 
-A compile takes 20 to 60 s on two cores, whatever the slice's size, so each result is kept in the tool cache
-outside the checkout (``$PLANB_CACHE_DIR/aot``) under a key over everything that decides it: the bytes of the
-modules that build and compile the step, the model's settings, the slice, and the versions of jax, jaxlib, libtpu,
-flax and optax. A change to any of them compiles again; nothing else is reused.
+A compile takes 30 s (scanned blocks) to several minutes (a default model's unrolled blocks) on two cores, so each
+result is kept in the tool cache outside the checkout (``$PLANB_CACHE_DIR/aot``) under two keys:
+
+* the source key (``Job.key``): the bytes of the modules that build and compile the step, the model's settings, the
+  slice, the versions of jax, jaxlib, libtpu, flax and optax, and the compiler's options from the environment. It
+  costs nothing to compute, so `make test` reads every result by it;
+* the program key (``program_key``): the program the compiler is given (the step lowered to StableHLO, printed
+  without source locations), the slice, the versions of jax, jaxlib and libtpu and the compiler's options. Where a
+  source key misses, the step is lowered (1 to 20 s) and a result kept under its program key is reused: an edit
+  that moves or renames code but leaves the program as it was (a module split, a comment) compiles nothing again.
+  Only the compiler's answer for that very program, for that very slice, is ever reused.
 
 ``python -m planb.build.aot [--jobs N] [--table] [--update BENCHMARKS.md] [--profile P ...]`` compiles what the
 cache lacks (N processes at once) and prints BENCHMARKS.md's "Compiled for each slice" table, or writes it between
@@ -23,6 +30,7 @@ import json
 import multiprocessing
 import os
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -34,6 +42,10 @@ TRAINING = paths.REPO / "training"
 #: The modules whose bytes decide the compiled program (the model, its sharding, the compile itself).
 SOURCES = ("planb_train_models.py", "planb_train_sharding.py", "planb_train_aot.py")
 VERSIONED = ("jax", "jaxlib", "libtpu", "flax", "optax")
+#: The versions that decide what the compiler makes of a given program (flax and optax are in the program itself).
+COMPILER_VERSIONS = ("jax", "jaxlib", "libtpu")
+#: The cache's folder of results by program key (program_key), beside those by source key.
+PROGRAMS = "programs"
 #: Exceptions that are the compiler's or the model's answer (jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED and the
 #: like; planb_train_config.ConfigError; NotImplementedError: an op XLA cannot partition), named so that this module
 #: imports neither JAX nor the job's modules itself.
@@ -47,6 +59,7 @@ FIT_SHARE = 0.9
 TABLE_MFU = 0.6
 KINDS = ("default", "largest")
 SCHEMA = 1
+PROGRAM_SCHEMA = 1
 BEGIN, END = "<!-- planb.build.aot: begin -->", "<!-- planb.build.aot: end -->"
 #: The profiles `make test` compiles (tests/integration/training/test_aot.py): of each generation a single-host slice
 #: of several chips and the smallest multi-host one, the tutorial's v6e 4x4, the one-chip v5e the bench measures on,
@@ -124,20 +137,59 @@ def jobs(only: tuple[str, ...] = ()) -> list[Job]:
     return [Job(name, which) for name in chosen for which in KINDS]
 
 
-def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
-    """In a worker process: compile the step for ``settings`` and say what the compiler said (or its error)."""
+def program_key(program: str, tpu: dict[str, Any]) -> str:
+    """The key of the compiler's answer for ``program`` (the step's StableHLO, without source locations) on the
+    slice ``tpu`` (Job.settings' "slice"): what the compiler is given, its version, and its options."""
+    digest = hashlib.sha256(json.dumps({"schema": PROGRAM_SCHEMA, "slice": tpu}, sort_keys=True).encode())
+    for dist in COMPILER_VERSIONS:
+        digest.update(f"{dist}=={metadata.version(dist)}".encode())
+    for name in COMPILER_ENV:
+        if os.environ.get(name):
+            digest.update(f"{name}={os.environ[name]}".encode())
+    digest.update(program.encode())
+    return digest.hexdigest()
+
+
+def _write_json(path: Path, answer: dict[str, Any]) -> None:
+    """``answer`` at ``path``, whole or not at all (another process may read or write the same key)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(answer), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """In a worker process: the job's modules, its TrainConfig and Slice, and the step lowered for ``settings``
+    (jax.stages.Lowered; nothing compiled)."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")  # the compiler needs no device; no chip is opened
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # workers side by side load libtpu each
     if str(TRAINING) not in sys.path:
         sys.path.insert(0, str(TRAINING))
+    import jax
+
+    # No source locations in the program: they are the Python frames that traced each op (the Mosaic kernels' bodies
+    # carry them too), so they differ with the process that lowers (a worker of this module's, a test's) and with
+    # the file a function is in, and the compiler makes the same program of it with or without them.
+    jax.config.update("jax_traceback_in_locations_limit", 0)
     # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
     aot = importlib.import_module("planb_train_aot")
     config = importlib.import_module("planb_train_config")
-
-    fields = {k: v for k, v in settings.items() if k != "slice"}
-    cfg = config.TrainConfig(accelerator="tpu", **fields)
+    models = importlib.import_module("planb_train_models")
+    cfg = config.TrainConfig(accelerator="tpu", **{k: v for k, v in settings.items() if k != "slice"})
     tpu = aot.Slice(**settings["slice"])
+    return aot, cfg, tpu, models.transformer_task(cfg, devices=aot.topology_devices(tpu)).lower()
+
+
+def _compile_in_worker(settings: dict[str, Any], folder: str) -> dict[str, Any]:
+    """In a worker process: lower the step for ``settings``; the compiler's answer kept under its program key, or
+    else compile it and keep it there. Says what the compiler said, or its error."""
     try:
+        started = time.perf_counter()
+        aot, cfg, tpu, lowered = _lower_in_worker(settings)
+        program = program_key(lowered.as_text(debug_info=False), settings["slice"])
+        kept = Path(folder) / PROGRAMS / f"{program}.json"
+        if kept.is_file():
+            return {**json.loads(kept.read_text(encoding="utf-8")), "lower_s": time.perf_counter() - started}
         done = aot.compile_step(cfg, tpu)
     except Exception as exc:
         # the compiler's refusal (out of memory, a kernel it cannot place) or the model's is a result to keep; any
@@ -145,7 +197,9 @@ def _compile_in_worker(settings: dict[str, Any]) -> dict[str, Any]:
         if type(exc).__name__ not in REFUSALS:
             raise
         return {"error": f"{type(exc).__name__}: {str(exc)[:2000]}"}
-    return {**dataclasses.asdict(done), "peak_bytes": done.peak_bytes}
+    answer = {**dataclasses.asdict(done), "peak_bytes": done.peak_bytes, "program": program}
+    _write_json(kept, answer)
+    return answer
 
 
 def results(wanted: list[Job], workers: int = 1, progress: bool = True) -> dict[Job, dict[str, Any]]:
@@ -167,13 +221,13 @@ def results(wanted: list[Job], workers: int = 1, progress: bool = True) -> dict[
         same.setdefault(job.key(), []).append(job)
     context = multiprocessing.get_context("spawn")  # libtpu and JAX's threads do not survive a fork
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = {pool.submit(_compile_in_worker, jobs_[0].settings()): key for key, jobs_ in same.items()}
+        futures = {
+            pool.submit(_compile_in_worker, jobs_[0].settings(), str(folder)): key for key, jobs_ in same.items()
+        }
         for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
             key = futures[future]
             answer = future.result()
-            tmp = folder / f".{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(answer), encoding="utf-8")
-            tmp.replace(folder / f"{key}.json")
+            _write_json(folder / f"{key}.json", answer)
             for job in same[key]:
                 found[job] = answer
             if progress:
@@ -181,6 +235,38 @@ def results(wanted: list[Job], workers: int = 1, progress: bool = True) -> dict[
                 names = ", ".join(f"{job.profile} {job.which}" for job in same[key])
                 print(f"[planb aot] {n}/{len(same)} compiled: {names} ({what})", flush=True)
     return found
+
+
+def index_programs(wanted: list[Job], workers: int = 1) -> int:
+    """Keep each cached answer of ``wanted`` under its program key too, where it is kept by source key alone (an
+    answer from before program keys): the step is lowered, never compiled. Returns how many were added."""
+    folder = cache_dir()
+    todo = {}
+    for job in wanted:
+        path = folder / f"{job.key()}.json"
+        if path.is_file():
+            answer = json.loads(path.read_text(encoding="utf-8"))
+            if "program" not in answer and "error" not in answer:
+                todo[job.key()] = (job, answer)
+    context = multiprocessing.get_context("spawn")
+    added = 0
+    with concurrent.futures.ProcessPoolExecutor(max(1, workers), mp_context=context) as pool:
+        futures = {
+            pool.submit(_program_in_worker, job.settings()): (key, answer) for key, (job, answer) in todo.items()
+        }
+        for future in concurrent.futures.as_completed(futures):
+            key, answer = futures[future]
+            program = future.result()
+            _write_json(folder / PROGRAMS / f"{program}.json", {**answer, "program": program})
+            _write_json(folder / f"{key}.json", {**answer, "program": program})
+            added += 1
+    return added
+
+
+def _program_in_worker(settings: dict[str, Any]) -> str:
+    """In a worker process: the program key of the step for ``settings`` (lowered, not compiled)."""
+    lowered = _lower_in_worker(settings)[3]
+    return program_key(lowered.as_text(debug_info=False), settings["slice"])
 
 
 def verdict(job: Job, answer: dict[str, Any]) -> tuple[bool, str]:
@@ -225,11 +311,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="print BENCHMARKS.md's table")
     parser.add_argument("--profile", action="append", default=[], help="only these profiles (repeatable)")
     parser.add_argument("--update", type=Path, help="write the table between the markers of this file")
+    parser.add_argument(
+        "--index",
+        action="store_true",
+        help="only keep cached answers under their program keys too (lowers, never compiles)",
+    )
     args = parser.parse_args(argv)
     try:
         wanted = jobs(tuple(args.profile))
     except ValueError as exc:
         parser.error(str(exc))
+    if args.index:
+        print(f"[planb aot] {index_programs(wanted, args.jobs)} answer(s) kept under their program keys", flush=True)
+        return 0
     answers = results(wanted, args.jobs)
     ordered = {job: answers[job] for job in wanted}
     failed = [line for job in wanted for ok, line in [verdict(job, ordered[job])] if not ok]

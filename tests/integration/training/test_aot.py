@@ -12,6 +12,8 @@ change to any of them compiles again here (1.5 to 12 minutes a compile on a busy
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +65,31 @@ def test_parameters_and_optimizer_state_are_split_over_the_slice(answers: dict[a
     assert answer["state_bytes_per_device"] == pytest.approx(size.state_bytes / 256, rel=0.05)
     # the compiler's own view: the step's arguments on one device are that much (the batch is a few kB more)
     assert answer["argument_bytes"] == pytest.approx(answer["state_bytes_per_device"], rel=0.01)
+
+
+def test_a_source_change_that_leaves_the_program_as_it_was_compiles_nothing_again(
+    answers: dict[aot.Job, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result is found by its program key where its source key misses (here: a cache that holds the answer under
+    its program key alone, as after a module is renamed): the step is lowered again, and the compiler's answer is
+    the one kept, not a new compile (a compile's own seconds would differ)."""
+    job = aot.Job("tpu-v5e-2x4", "largest")  # scanned: lowered in a few seconds
+    kept = answers[job]
+    assert "program" in kept, "answers made before program keys: python -m planb.build.aot --index"
+    (tmp_path / "aot" / aot.PROGRAMS).mkdir(parents=True)
+    (tmp_path / "aot" / aot.PROGRAMS / f"{kept['program']}.json").write_text(json.dumps(kept), encoding="utf-8")
+    monkeypatch.setenv("PLANB_CACHE_DIR", str(tmp_path))
+    again = aot.results([job], progress=False)[job]
+    assert again["program"] == kept["program"]
+    assert again["compile_s"] == kept["compile_s"]
+    assert again["peak_bytes"] == kept["peak_bytes"]
+    assert (tmp_path / "aot" / f"{job.key()}.json").is_file()  # kept under its source key for the next read
+
+
+def test_the_program_key_follows_the_program_and_the_slice() -> None:
+    v5e = {"generation": "v5e", "topology": "2x2", "chips_per_host": 4}
+    assert aot.program_key("module @jit_step {}", v5e) == aot.program_key("module @jit_step {}", dict(v5e))
+    assert aot.program_key("module @jit_step {}", v5e) != aot.program_key("module @jit_step { }", v5e)
+    assert aot.program_key("module @jit_step {}", v5e) != aot.program_key(
+        "module @jit_step {}", {**v5e, "topology": "2x4", "chips_per_host": 8}
+    )
