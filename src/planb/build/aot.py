@@ -170,7 +170,7 @@ def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
     # No source locations in the program: they are the Python frames that traced each op (the Mosaic kernels' bodies
     # carry them too), so they differ with the process that lowers (a worker of this module's, a test's) and with
     # the file a function is in, and the compiler makes the same program of it with or without them.
-    jax.config.update("jax_traceback_in_locations_limit", 0)
+    jax.config.update("jax_traceback_in_locations_limit", 0)  # type: ignore[no-untyped-call]
     # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
     aot = importlib.import_module("planb_train_aot")
     config = importlib.import_module("planb_train_config")
