@@ -21,9 +21,11 @@
 # 3, docs/regions.md); two regions stocked out, the third grants, the job runs there (hack/demo_regions.py;
 # PLANB_DEMO_REGIONS_RUNS=10 repeats it with the regions shuffled). planb local down --regions stops them.
 # PLANB_DEMO_SCENARIO=advice: the same three regions with advice-ordered dispatch (planb regions keep --dispatch, the
-# manager's Kueue given planb_multikueue_dispatcher; docs/regions.md): the region the advice scores best gets the job
-# with one ProvisioningRequest, a low-score region that would grant late is never asked, and planb status --capacity
-# shows the scores used (hack/demo_advice.py); exits 0 only if so, and stops the four stacks it started.
+# manager's Kueue given planb_multikueue_dispatcher; docs/regions.md) of the TPU job, which Google's advice.capacity
+# does not advise on ("you can't view the availability of TPUs") and the keeper does not ask about: a first job, the
+# ledger empty, is offered to two regions and runs in the one that grants first; a second goes to that region alone
+# (the ledger's best) with one ProvisioningRequest, and planb status --capacity shows each pair ordered by the ledger,
+# unasked (hack/demo_advice.py); exits 0 only if so, and stops the four stacks it started.
 # Every other scenario ends by drawing its jobs' timelines (planb status JOB --timeline) into
 # .state/demo-<scenario>-<job>.svg and printing their paths.
 set -euo pipefail

@@ -2,7 +2,9 @@
 runs, what the losers said, the nominations and ProvisioningRequests seen, and that nothing of it is left after its
 uninstall. The regions and advice demos (hack/demo_regions.py, hack/demo_advice.py) and the e2e regions topology
 (tests/support/e2e/regions_topology.py) run it. With advice-ordered dispatch (`planb regions keep --dispatch`, started
-by `keep`) the manager's GKE emulator is the keeper's advice source, told each region's outcomes by `advise`.
+by `keep`) the manager's GKE emulator is the keeper's Compute Engine endpoint; the job's shape is a TPU one, which
+Google gives no advice for and the keeper asks none (`ask_tpu_advice` shows the emulator's answer, `advice_asked` that
+the keeper sent nothing), so its ledger orders the regions.
 
 One site.yml run on inventories/regions converges every region, each with a ladder of DWS alone (docs/regions.md,
 option C: a dispatched copy is admitted only once its ProvisioningRequest is provisioned), and then the manager.
@@ -30,6 +32,7 @@ from planb.kube import Kube, KubeError
 from planb.local import loopback
 from planb.local.regions import Member, RegionsError
 from planb.local.statefile import open_private, write_atomic
+from planb.regions.advice import capacity_request, http_post
 from planb.regions.dispatch import advice_zones
 from planb.regions.ledger import Key
 
@@ -102,21 +105,25 @@ def set_dws(member: Member, switches: Iterable[str]) -> None:
     _run(cli, member.env())
 
 
-def advise(emulator: str, region: str, outcome: str, count: int) -> None:
-    """Tell the GKE emulator at `emulator` (the keeper's --advice-url) `count` DWS outcomes (GRANT or STOCKOUT) of the
-    job's shape in each of `region`'s zones the advice asks about; its advice.capacity then scores the region from
-    them (planb's own model, planb.local.gke_emulator.obtainability)."""
-    for zone in advice_zones(Key(region, "dws", SHAPE)):
-        body: dict[str, object] = {"zone": zone, "machineType": PROFILE.machine_type, "outcome": outcome}
-        body |= {"provisioningModel": "FLEX_START", "count": count}
-        post = urllib.request.Request(
-            emulator.rstrip("/") + "/planb/v1/capacity-signals",
-            json.dumps(body).encode(),
-            {"Content-Type": "application/json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(post, timeout=10) as answer:
-            answer.read()
+def ask_tpu_advice(emulator: str, region: str) -> tuple[int, dict[str, Any]]:
+    """Compute Engine's advice.capacity at `emulator`, asked about the job's TPU shape in `region` as planb's keeper
+    would ask about a GPU one (planb.regions.advice.capacity_request, DWS's FLEX_START): the answer's status and
+    body. Google's page says "When you send a request to the advice.capacity API, you can't view the availability of
+    TPUs" (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"); the emulator answers
+    no recommendation (planb.local.gke_emulator.advice), and the keeper sends no such request."""
+    key = Key(region, "dws", SHAPE)
+    path = f"/compute/v1/projects/{PROJECT}/regions/{region}/advice/capacity"
+    return http_post(emulator)(
+        path, capacity_request(key, advice_zones(key), PROFILE.machine_type, PROFILE.hosts_per_slice)
+    )
+
+
+def advice_asked(emulator: str) -> list[str]:
+    """The advice.capacity requests the GKE emulator at `emulator` has served, oldest first (its request log,
+    ``GET /planb/v1/requests``): what shows that the keeper asked nothing for a TPU shape."""
+    with urllib.request.urlopen(emulator.rstrip("/") + "/planb/v1/requests", timeout=10) as answer:
+        served = json.load(answer)["requests"]
+    return [str(r["path"]) for r in served if str(r.get("path", "")).endswith("/advice/capacity")]
 
 
 def keep(manager_kubeconfig: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
