@@ -3,6 +3,7 @@
 
 import pytest
 
+from tests.support.e2e.regions_dispatch import dispatching
 from tests.support.e2e.regions_topology import regions, regions_up, start_regions_ahead
 from tests.support.e2e.topologies import (
     CONVERGES,
@@ -16,7 +17,18 @@ from tests.support.e2e.topologies import (
     two_slices,
 )
 
-__all__ = ["concurrent", "failover_site", "helm", "ladder", "regions", "regions_up", "site", "topologies", "two_slices"]
+__all__ = [
+    "concurrent",
+    "dispatching",
+    "failover_site",
+    "helm",
+    "ladder",
+    "regions",
+    "regions_up",
+    "site",
+    "topologies",
+    "two_slices",
+]
 
 
 #: The test while which the regions' stacks start (`start_regions_ahead`): the one before the first regions test.

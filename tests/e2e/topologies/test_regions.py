@@ -7,8 +7,10 @@ it there, which must leave no Workload, RayJob or ProvisioningRequest of it in a
 manager" path; docs/regions.md, section 4). The last test loses a region while its job runs there: planb's regions
 keeper (`planb regions keep`, started by the topology) quarantines it, the job moves, and the region comes back clean.
 The class after it runs the keeper as Kueue's External dispatcher (advice-ordered dispatch, `planb regions keep
---dispatch`; docs/regions.md, "Advice-ordered dispatch in a cluster"): the best region alone is nominated and the job
-lands there with one request; the best region stocking out widens the offer at once and the job runs in the other.
+--dispatch`; docs/regions.md, "Advice-ordered dispatch in a cluster") for the regions' TPU job, which Google gives no
+advice for and the keeper asks none: with nothing known both regions are offered; then the region the ledger scores
+best alone is nominated and the job lands there with one request; then its stocking out widens the offer at once and
+the job runs in the other.
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ import json
 import os
 import re
 import signal
-import sys
 import time
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -28,19 +28,15 @@ import pytest
 from planb import paths
 from planb.kube import Kube, KubeError
 from planb.local import regions as local_regions
-from planb.local.capacity.settings import GKE_INITIAL_BACKOFF_SECONDS
-from planb.local.gke_emulator.background import default_port
 from planb.local.regions import Member
 from planb.local.regions_race import (
     FAILS,
     GONE_WITHIN,
     JOB,
     NEVER,
-    PROJECT,
     RAYJOB,
     SHAPE,
     Race,
-    advise,
     capacity_status,
     copies,
     race,
@@ -48,12 +44,10 @@ from planb.local.regions_race import (
     uninstall,
     worker_kubeconfig,
 )
-from planb.regions.capacity_state import CONFIGMAP
-from planb.regions.dispatch import DISPATCHER
 from planb.regions.keeper import RELEASE_AFTER_S
 from tests.support.e2e import regions_keeper
-from tests.support.e2e.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
-from tests.support.e2e.topologies import Topologies, run
+from tests.support.e2e.regions_dispatch import NOT_ASKED, asked_since, log_mark, pair_line, reset_backoff, said_since
+from tests.support.e2e.regions_topology import keeper_log, restart_keeper, stop_keeper
 
 pytestmark = [pytest.mark.slow]
 
@@ -269,83 +263,84 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     uninstall(paths.local_kubeconfig(), regions)
 
 
-#: The manager's GKE emulator: the dispatching keeper's advice source (`--advice-url`), as in the advice demo.
-EMULATOR = f"http://127.0.0.1:{default_port()}"
-LEDGER = f"/api/v1/namespaces/kueue-system/configmaps/{CONFIGMAP}"
-
-
-@pytest.fixture(scope="class")
-def dispatching(topologies: Topologies, regions_up: list[Member]) -> Iterator[list[Member]]:
-    """The manager's Kueue given planb's dispatcher name (a restart of Kueue, not a converge) and the keeper run with
-    --dispatch, its advice the manager's GKE emulator, told that the first region granted six times and the second
-    stocked out three; the ledger fresh. After the class: Kueue's AllAtOnce, the plain keeper, no ledger."""
-    topologies.ensure("regions")
-    boss = Kube(paths.local_kubeconfig())
-    boss.delete(LEDGER)
-    manager_dispatcher(DISPATCHER)
-    best, other = regions_up
-    advise(EMULATOR, best.name, "GRANT", 6)
-    advise(EMULATOR, other.name, "STOCKOUT", 3)
-    restart_keeper("--dispatch", "--advice-url", EMULATOR, "--project", PROJECT)
-    try:
-        yield regions_up
-    finally:
-        stop_keeper()
-        manager_dispatcher("")
-        restart_keeper()
-        boss.delete(LEDGER)
-
-
-def _keeper_said(since: int) -> str:
-    return keeper_log().read_text(errors="replace")[since:]
-
-
 @pytest.mark.usefixtures("dispatching")
 class TestAdviceOrderedDispatch:
-    """The first region (us-east5) is the one the advice scores best (0.88 against 0.20)."""
+    """Advice-ordered dispatch of the regions' TPU job (tpu-v6e-4x4, DWS alone in each region: the only shape and rung
+    this topology runs). Google gives no TPU availability in advice.capacity ("When you send a request to the
+    advice.capacity API, you can't view the availability of TPUs",
+    https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"), so the keeper asks none
+    (the emulator's request log shows no advice.capacity request) and orders the job by its reservation reads and its
+    ledger; no region here has a reservation rung, so by the ledger alone. The tests run in order and build on it:
+    with nothing known both regions are offered and the ledger records us-east5's grant; then us-east5, best by the
+    ledger, is nominated alone and the job lands there with one request; then us-east5 stocks out and the offer
+    widens at once to europe-west4. Google's advice ordering the pairs (a GPU shape: an A3, which Google does advise)
+    is not run here, as no region of this topology runs a GPU shape: tests/unit/regions/test_dispatcher.py (the
+    dispatcher, the best-advised region first, a stockout widening at once) and
+    tests/integration/regions/test_advice_failure_paths.py (the emulator's real answers) hold it."""
 
-    def test_the_best_region_alone_is_nominated_and_the_job_lands_there_with_one_request(
+    def test_with_nothing_known_both_regions_are_offered_without_advice_and_the_ledger_records_the_grant(
         self, regions: list[Member]
     ) -> None:
+        """A fresh ledger scores both pairs alike (its neutral prior, 0.5), and one alone is not even odds of a
+        grant within its bound (advice_order rule 4), so both are nominated at once; not today's race by failure
+        (rule 6: no advice by design is no failed call), and no advice.capacity request is sent."""
         best, other = regions
-        since = len(keeper_log().read_text(errors="replace"))
+        mark = log_mark()
         switches = {best.name: ("--delay", str(GRANT_SOON)), other.name: NEVER}
         out = race(paths.local_kubeconfig(), regions, switches, 90)
-        assert out.nominations == [[best.name]], f"the keeper's nominations: {out}\n{_keeper_said(since)}"
+        said = said_since(mark)
+        assert [sorted(n) for n in out.nominations] == [sorted([best.name, other.name])], f"{out}\n{said}"
+        assert (out.winner, out.running_after is not None) == (best.name, True), out
+        assert (len(out.asked[best.name]), len(out.asked[other.name])) == (1, 1), out.asked
+        capacity = capacity_status(paths.local_kubeconfig())
+        assert "advice-ordered" in capacity and "today's race" not in capacity, capacity
+        assert "advice not asked: advice.capacity gives no TPU availability" in capacity, capacity
+        for member in regions:
+            line = pair_line(capacity, member)
+            assert line.startswith(f"{member.name}/dws/{SHAPE}: {NOT_ASKED}; ledger 0.0 granted, 0.0 missed -> p 0.50")
+            assert line.endswith("offered first"), line
+        assert f"granted in {best.name}/dws/{SHAPE} after" in said and "2 request(s) asked" in said, said
+        assert asked_since(mark) == [], "the keeper asked advice.capacity about a TPU shape"
+        uninstall(paths.local_kubeconfig(), regions)
+
+    def test_the_region_the_ledger_scores_best_alone_is_nominated_and_the_job_lands_there_with_one_request(
+        self, regions: list[Member]
+    ) -> None:
+        """us-east5 granted the last job: its ledger state is a grant (p 0.99), europe-west4's withdrawn ask says
+        nothing (p 0.50), so us-east5 alone is offered first and europe-west4 only after its bound."""
+        best, other = regions
+        mark = log_mark()
+        switches = {best.name: ("--delay", str(GRANT_SOON)), other.name: NEVER}
+        out = race(paths.local_kubeconfig(), regions, switches, 90)
+        assert out.nominations == [[best.name]], f"the keeper's nominations: {out}\n{said_since(mark)}"
         assert (out.winner, out.running_after is not None) == (best.name, True), out
         assert (out.requests_made, out.asked[other.name]) == (1, set()), out.asked
         capacity = capacity_status(paths.local_kubeconfig())
-        assert f"{best.name}/dws/{SHAPE}: obtainability 0.88 (Google)" in capacity, capacity
-        assert f"{other.name}/dws/{SHAPE}: obtainability 0.20 (Google)" in capacity, capacity
-        assert "offered first" in capacity, capacity
-        said = _keeper_said(since)
+        first, later = pair_line(capacity, best), pair_line(capacity, other)
+        assert first.startswith(f"{best.name}/dws/{SHAPE}: {NOT_ASKED}; ledger 1.0 granted, 0.0 missed"), first
+        assert first.endswith("offered first"), first
+        assert later.startswith(f"{other.name}/dws/{SHAPE}: {NOT_ASKED}; ledger 0.0 granted, 0.0 missed -> p 0.50")
+        assert later.endswith("without a grant"), later
+        said = said_since(mark)
         assert f"granted in {best.name}/dws/{SHAPE} after" in said and "1 request(s) asked" in said, said
+        assert asked_since(mark) == [], "the keeper asked advice.capacity about a TPU shape"
         uninstall(paths.local_kubeconfig(), regions)
 
     def test_the_best_region_stocking_out_widens_the_offer_at_once_and_the_job_runs_in_the_other(
         self, regions: list[Member]
     ) -> None:
-        """Its request fails (GKE's QueuingInfeasibleNoCapacity): the keeper drops it and nominates the other region
-        at once, not at the bound (120 s at least). The failing pool's backoff is cut to 1 s here and put back after,
-        so the last test's failure in the same region is a failure again, not a wait in backoff."""
+        """us-east5, best by the ledger, is nominated alone; its request fails (GKE's QueuingInfeasibleNoCapacity):
+        the keeper drops it and nominates the other region at once, not at the bound (120 s at least). The failing
+        pool's backoff is cut to 1 s here and put back after, so the last test's failure in the same region is a
+        failure again, not a wait in backoff."""
         best, other = regions
-        since = len(keeper_log().read_text(errors="replace"))
+        mark = log_mark()
         switches = {best.name: (*FAILS, "--node-group-backoff", "1"), other.name: ("--delay", str(GRANT_AFTER))}
         try:
             out = race(paths.local_kubeconfig(), regions, switches, 90)
         finally:
-            backoff = ("--node-group-backoff", str(GKE_INITIAL_BACKOFF_SECONDS))
-            run(
-                sys.executable,
-                "-m",
-                "planb.cli",
-                "local",
-                "capacity",
-                "set",
-                *backoff,
-                env={**os.environ, **best.env()},
-            )
-        said = _keeper_said(since)
+            reset_backoff(best)
+        said = said_since(mark)
         assert out.nominations == [[best.name], [other.name]], f"the keeper's nominations: {out}\n{said}"
         assert (out.winner, out.running_after is not None) == (other.name, True), out
         assert (len(out.asked[best.name]), len(out.asked[other.name])) == (1, 1), out.asked
