@@ -165,12 +165,13 @@ def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # workers side by side load libtpu each
     if str(TRAINING) not in sys.path:
         sys.path.insert(0, str(TRAINING))
-    import jax
-
     # No source locations in the program: they are the Python frames that traced each op (the Mosaic kernels' bodies
     # carry them too), so they differ with the process that lowers (a worker of this module's, a test's) and with
-    # the file a function is in, and the compiler makes the same program of it with or without them.
-    jax.config.update("jax_traceback_in_locations_limit", 0)  # type: ignore[no-untyped-call]
+    # the file a function is in, and the compiler makes the same program of it with or without them. JAX reads the
+    # variable when it is imported; where it already is (a caller's process), its config is set instead.
+    os.environ["JAX_TRACEBACK_IN_LOCATIONS_LIMIT"] = "0"
+    if "jax" in sys.modules:
+        sys.modules["jax"].config.update("jax_traceback_in_locations_limit", 0)
     # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
     aot = importlib.import_module("planb_train_aot")
     config = importlib.import_module("planb_train_config")
