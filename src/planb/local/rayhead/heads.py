@@ -46,6 +46,7 @@ from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.jobs import JobTable, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, empty_dirs, launch_for, write_config_map
 from planb.local.rayhead.names import api_name, refusal
+from planb.local.rayhead.pods import controller_of, matches, running
 
 RAY_GROUP_PATH = "/apis/ray.io/v1"
 
@@ -56,14 +57,6 @@ class MissingTokenError(PlanbError):
 
 class ChainRefusedError(PlanbError):
     """A pod behind a head service that is not the head KubeRay made for its RayCluster."""
-
-
-def controller_of(obj: Obj) -> Obj:
-    """The ownerReference marked ``controller: true`` ({} when there is none)."""
-    for owner in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if owner.get("controller") is True:
-            return dict(owner)
-    return {}
 
 
 def runtime_env_of(rayjob: Obj) -> dict[str, Any]:
@@ -98,17 +91,6 @@ class Maker:
 
 def log(msg: str) -> None:
     print(f"[rayhead] {msg}", flush=True)
-
-
-def running(pod: Obj) -> bool:
-    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
-    return not meta.get("deletionTimestamp") and status.get("phase") == "Running"
-
-
-def matches(pod: Obj, namespace: str, selector: dict[str, str]) -> bool:
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    return meta.get("namespace") == namespace and all(labels.get(k) == v for k, v in selector.items())
 
 
 class RayHeads:

@@ -70,9 +70,10 @@ from planb.kube import Obj
 from planb.local.capacity.spot import noticed_at
 from planb.local.informer import Informer
 from planb.local.process import is_alive, start_time
-from planb.local.rayhead.heads import RayHeads, controller_of, log, running
+from planb.local.rayhead.heads import RayHeads, log
 from planb.local.rayhead.jobs import RUNNING, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, inside
+from planb.local.rayhead.pods import controller_of, running
 
 #: GKE's share of a Spot VM's 30 s shutdown for non-system pods (the module's doc).
 NON_SYSTEM_POD_SECONDS = 15.0

@@ -19,13 +19,12 @@ from planb.local.rayhead.heads import (
     RAY_GROUP_PATH,
     ChainRefusedError,
     RayHeads,
-    controller_of,
     log,
-    running,
     runtime_env_of,
 )
 from planb.local.rayhead.names import api_name
 from planb.local.rayhead.podlogs import PodLog
+from planb.local.rayhead.pods import controller_of, running
 from planb.local.rayhead.podstatus import finish_pod
 from planb.local.rayhead.settings import SAFE_NAME, logs_dir
 
