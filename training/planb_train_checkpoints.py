@@ -131,14 +131,15 @@ class Checkpointer:
     the devices before the restored arrays, so a state up to the whole of free HBM can come back.
 
     Which steps save: ``interval`` (planb_train_interval, planb's policy: multiples of PLANB_CHECKPOINT_EVERY, spaced so
-    that saves take at most PLANB_CHECKPOINT_BUDGET of training). The loop calls ``maybe_save`` at every step
-    boundary, which is where the policy is told the step's time and finds a save committed.
+    that saves take at most PLANB_CHECKPOINT_BUDGET of training; the first one's cost estimated from ``state_bytes``).
+    The loop calls ``maybe_save`` at every step boundary, which is where the policy is told the step's time and finds
+    a save committed.
     """
 
-    def __init__(self, cfg: TrainConfig, writer: bool) -> None:
+    def __init__(self, cfg: TrainConfig, writer: bool, state_bytes: int = 0) -> None:
         self.enabled = bool(cfg.checkpoint_dir)
         self.every = cfg.checkpoint_every
-        self.interval = SaveInterval(cfg.checkpoint_every, cfg.checkpoint_budget)
+        self.interval = SaveInterval(cfg.checkpoint_every, cfg.checkpoint_budget, state_bytes)
         self.writer = writer
         self._manager: Any = None
         self.blocking_s: list[float] = []
@@ -202,6 +203,9 @@ class Checkpointer:
             if measured is not None and self.interval.budget > 0 and jax.process_index() == 0:
                 print(self.interval.line(measured))
         due = self.interval.due(step)
+        notes, self.interval.notes = self.interval.notes, []
+        if notes and jax.process_index() == 0:
+            print("\n".join(notes))
         if jax.process_count() > 1 and self.interval.budget > 0 and step % self.every == 0:
             from jax.experimental import multihost_utils
 

@@ -233,11 +233,11 @@ def train_loop(
     print(f"Model: {task.describe}")
     startup["model"] = process_age_s()
     # With jax.distributed every process takes part in saving; independent replicas: worker 0 only.
-    ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0)
+    ckpt = Checkpointer(cfg, writer=jax.process_count() > 1 or rank == 0, state_bytes=task.state_bytes)
     # One process prints the steps (each independent replica its own); the lead alone records progress and metrics.
     shows = jax.process_index() == 0
     lead = shows and rank == 0
-    progress = Progress(cfg, writer=lead)
+    progress = Progress(cfg, writer=lead, interval=ckpt.interval)  # which keeps the job's last save's cost
     start = 0
     latest = ckpt.latest_step()
     if latest is None and ckpt.enabled:

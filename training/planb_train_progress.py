@@ -25,6 +25,10 @@ lost step(s) took L s`` (``earlier:`` for the history), and the loop prints ``tr
 kept`` with each log line (PLANB_LOG_EVERY) and at its end. "unknown" stands for a figure the record does not
 hold (a checkpoint written before it was kept). Without a checkpoint directory nothing is recorded and a
 restart starts over: the figure counts the current run alone.
+
+Save cost. The record also keeps the job's last measured save (``save``: its step, what it cost the training, the
+state's bytes; planb_train_interval), so that the first save of a resumed run is spaced by what the job's saves
+cost rather than by a prior from another machine.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import time
 from typing import Any
 
 from planb_train_config import TrainConfig
+from planb_train_interval import SaveInterval
 
 PROGRESS_FILE = "planb-progress.json"
 REMOTE_PROGRESS_INTERVAL_S = 1.0  # a gs:// object write costs tens of milliseconds
@@ -51,9 +56,11 @@ class Progress:
     writes are whole) at most once per REMOTE_PROGRESS_INTERVAL_S, and always when forced or at a checkpoint.
     """
 
-    def __init__(self, cfg: TrainConfig, writer: bool) -> None:
+    def __init__(self, cfg: TrainConfig, writer: bool, interval: SaveInterval | None = None) -> None:
         self.enabled = bool(cfg.checkpoint_dir)
         self.writer = writer
+        #: The run's checkpoint interval, whose last measured save the record keeps (``save``) for the job's next run.
+        self.interval = interval
         self.remote = "://" in cfg.checkpoint_dir
         self.path = ""
         if self.enabled:
@@ -110,6 +117,8 @@ class Progress:
         lost = steps_lost(restored, reached)
         lost_s = None if kept is None or total is None or reached is None else max(0.0, total - kept)
         self.resumes = [*earlier, (restored, lost, kept, lost_s)]
+        if self.interval is not None:  # the first save of this run is estimated from the job's last one
+            self.interval.remember(recorded.get("save"))
         self.step, self.train_s = restored, kept
         self.checkpoints = {s: t for s, t in saved.items() if s <= restored}
         lines = []
@@ -135,14 +144,16 @@ class Progress:
         now = time.monotonic()
         if self.remote and not (force or saved) and now - self._last_write < REMOTE_PROGRESS_INTERVAL_S:
             return
-        text = json.dumps(
-            {
-                "reached": step,
-                "resumes": [list(r) for r in self.resumes],
-                "train_s": self.train_s,
-                "checkpoints": {str(s): t for s, t in sorted(self.checkpoints.items())},
-            }
-        )
+        record: dict[str, Any] = {
+            "reached": step,
+            "resumes": [list(r) for r in self.resumes],
+            "train_s": self.train_s,
+            "checkpoints": {str(s): t for s, t in sorted(self.checkpoints.items())},
+        }
+        save = self.interval.memory() if self.interval is not None else None
+        if save is not None:
+            record["save"] = save
+        text = json.dumps(record)
         if self.remote:
             from etils import epath
 

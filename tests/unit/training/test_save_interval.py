@@ -2,13 +2,16 @@
 
 The module is the standard library only; these tests feed it step times and saves as the loop would, and check
 each decision: saves on the user's grid (multiples of PLANB_CHECKPOINT_EVERY), spaced so that a run's saves take at
-most the budget of its training from the second save on, and every multiple kept without a budget.
+most the budget of its training, the first one by its estimated cost (the state's bytes at the job's last measured
+rate, kept across restarts in planb-progress.json, or the chip's), and every multiple kept without a budget.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +20,8 @@ from tests.support.shared.training import training_module
 interval = training_module("planb_train_interval")
 next_save_step = interval.next_save_step
 SaveInterval = interval.SaveInterval
+#: The states of the chip's save-policy runs (docs/tpu-v5e-save-policy-2026-12-07.jsonl, state_bytes).
+STATE_2_4GB, STATE_6_1GB = 2_631_180_292, 6_079_524_868
 
 
 #: What the loop measured of the first save on one TPU v5e chip (docs/tpu-v5e-save-policy-2026-12-07.jsonl, the
@@ -170,3 +175,157 @@ def test_the_budget_is_a_share_of_training(raw: str, budget: float) -> None:
 def test_a_budget_that_is_no_share_is_refused_by_name(raw: str) -> None:
     with pytest.raises(config.ConfigError, match=r"^PLANB_CHECKPOINT_BUDGET: must be"):
         config.load_config({"PLANB_CHECKPOINT_BUDGET": raw})
+
+
+def test_the_prior_is_the_slower_of_the_rates_measured_on_the_chip() -> None:
+    """7.29 s for 6,079,524,868 bytes (0.83 GB/s) and 2.65 s for 2,631,180,292 (0.99 GB/s): the first, so that the 2.4
+    GB state is estimated at 3.16 s, over what it cost, never under."""
+    assert interval.PRIOR_BYTES == STATE_6_1GB
+    assert round(interval.PRIOR_COST_S, 2) == 7.29
+    assert interval.estimated_cost(STATE_6_1GB, None) == pytest.approx(7.29, abs=0.005)
+    assert interval.estimated_cost(STATE_2_4GB, None) == pytest.approx(3.155, abs=0.001)
+    assert interval.estimated_cost(STATE_2_4GB, None) > ON_THE_CHIP["profile-default"][3]  # its 2.65 s measured
+    # The job's own rate, once it has one: its last save's cost for its bytes, scaled to the state's.
+    assert interval.estimated_cost(2000, {"step": 5, "cost_s": 0.03, "state_bytes": 1000}) == pytest.approx(0.06)
+
+
+@pytest.mark.parametrize(
+    ("state", "step_s", "copy_s", "cost_s", "first", "saved"),
+    [
+        # 3.16 s estimated against 3% of 499 steps of 0.148 s (2.22 s) at 500, of 999 (4.44 s) at 1,000. Measured at
+        # 2.65 s, the next save's own cost needs 597 steps since it: 2,000, then every 1,000 (1.8% of training).
+        (STATE_2_4GB, 0.148, 1.0, 2.65, 1000, [1000, 2000, 3000, 4000, 5000]),
+        # 7.29 s against 3% of 999 steps of 0.1956 s (5.86 s) at 1,000 and of 1,499 (8.80 s) at 1,500; then 1,243
+        # steps since each save: every 1,500.
+        (STATE_6_1GB, 0.1956, 3.28, 7.29, 1500, [1500, 3000, 4500]),
+    ],
+    ids=["2.4gb", "6.1gb"],
+)
+def test_the_first_save_waits_for_the_multiple_its_estimated_cost_keeps_within_the_budget(
+    state: int, step_s: float, copy_s: float, cost_s: float, first: int, saved: list[int]
+) -> None:
+    """The chip's states at the chart's 500 steps, with no save of the job measured before: the first save is not at
+    500 (where a save cost 3.5% and 7.0% of the training before it on the chip) but at the first multiple where the
+    state's bytes at the prior's rate are within 3% of the run's training so far."""
+    policy = SaveInterval(500, 0.03, state)
+    steps = saved[-1] + 100
+    assert run(policy, steps, step_s, copy_s, 20, (cost_s - copy_s) / 20) == saved
+    estimate = interval.estimated_cost(state, None)
+    assert policy.first == {
+        "waited_at": first - 500,
+        "waited_trained_s": pytest.approx((first - 501) * step_s),
+        "saved_at": first,
+        "trained_s": pytest.approx((first - 1) * step_s),
+    }
+    assert estimate > 0.03 * policy.first["waited_trained_s"] and estimate <= 0.03 * policy.first["trained_s"]
+    assert policy.measured[0].cost_s == pytest.approx(cost_s)
+    # Every save of the run, the first included, within 3% of the training up to its commit.
+    for m in policy.measured:
+        assert m.run_cost_s / m.trained_s <= 0.03, m
+    record = policy.record()
+    assert record["state_bytes"] == state and record["earlier_save"] is None
+    assert record["first_save"]["estimated_cost_s"] == pytest.approx(estimate)
+
+
+def test_the_first_wait_is_logged_with_its_estimate() -> None:
+    policy = SaveInterval(500, 0.03, STATE_2_4GB)
+    run(policy, 600, 0.148, 1.0, 20, 0.08)
+    tiny = SaveInterval(5, 0.25, 40)
+    tiny.remember({"step": 5, "cost_s": 0.146, "state_bytes": 40})
+    run(tiny, 6, 0.001, 0.0, 0, 0.0)
+    assert tiny.notes[0].startswith(
+        "Checkpoint step 5 skipped: a save of the state (40 bytes) is estimated at 0.146 s of training (at the rate "
+        "of this job's save of step 5, 0.146 s for 40 bytes), over 25% of the 0.0 s trained;"
+    )
+    assert policy.notes == [
+        "Checkpoint step 500 skipped: a save of the state (2.63 GB) is estimated at 3.16 s of training (at the rate of "
+        "7.29 s for 6.08 GB, measured on a TPU v5e chip), over 3% of the 73.9 s trained; the first save waits for a "
+        "multiple of 500 steps within it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cost_s", "first"),
+    [(1.0, 500), (10.0, 2500)],
+    ids=["cheaper than the prior", "dearer than the prior"],
+)
+def test_a_resumed_runs_first_save_is_estimated_from_the_jobs_last_one(cost_s: float, first: int) -> None:
+    """The job's own rate, not the chip's: 1 s for the 2.4 GB state is within 3% of 73.9 s at step 500; 10 s needs
+    333 s of training, 2,253 steps of 0.148 s past the resume at 10,000."""
+    policy = SaveInterval(500, 0.03, STATE_2_4GB)
+    policy.remember({"step": 9500, "cost_s": cost_s, "state_bytes": STATE_2_4GB})
+    assert policy.estimate() == pytest.approx(cost_s)
+    saved = []
+    for step in range(10_001, 13_001):
+        policy.tick(step, (step - 10_000) * 0.148)
+        if policy.due(step):
+            saved.append(step)
+            break
+    assert saved == [10_000 + first]
+    assert policy.record()["earlier_save"] == {"step": 9500, "cost_s": cost_s, "state_bytes": STATE_2_4GB}
+    if first == 500:
+        assert policy.notes == []
+    else:
+        assert "at the rate of this job's save of step 9500, 10 s for 2.63 GB" in policy.notes[0]
+
+
+def test_a_small_state_saves_at_the_users_first_multiple() -> None:
+    """The linear model's state (a few hundred bytes) or a transformer of 50 MB: milliseconds or less, within 3% of
+    the 500 steps before the first multiple."""
+    for state in (400, 50 << 20):
+        policy = SaveInterval(500, 0.03, state)
+        assert run(policy, 600, 0.01, 0.001, 5, 0.0)[0] == 500
+    policy = SaveInterval(5, 0.25, 400)  # the CPU integration test's: 4 steps of a millisecond at step 5
+    assert run(policy, 6, 0.001, 0.0, 0, 0.0) == [5]
+
+
+def test_the_job_keeps_its_last_measured_save_for_its_next_run() -> None:
+    policy = SaveInterval(500, 0.03, STATE_2_4GB)
+    earlier = {"step": 500, "cost_s": 2.0, "state_bytes": STATE_2_4GB}
+    policy.remember(earlier)
+    assert policy.memory() == earlier  # nothing of this run measured yet: the earlier run's carried on
+    # 2 s estimated is within 3% of 73.9 s at step 500; each measured at 2.65 s, the next 597 steps on at least.
+    assert run(policy, 2200, 0.148, 1.0, 20, 0.0825) == [500, 1500]
+    assert policy.memory() == {"step": 1500, "cost_s": pytest.approx(2.65), "state_bytes": STATE_2_4GB}
+    assert SaveInterval(500, 0.03).memory() is None
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        None,
+        "2.65",
+        {"cost_s": 2.65, "state_bytes": 10},
+        {"step": 5, "cost_s": "nan", "state_bytes": 10},
+        {"step": 5, "cost_s": -1, "state_bytes": 10},
+        {"step": 5, "cost_s": 1.0, "state_bytes": 0},
+        {"step": 5, "cost_s": [1], "state_bytes": 10},
+    ],
+)
+def test_a_record_that_is_no_measured_save_leaves_the_prior(entry: object) -> None:
+    policy = SaveInterval(500, 0.03, STATE_2_4GB)
+    policy.remember(entry)
+    assert policy.earlier is None and policy.estimate() == pytest.approx(3.155, abs=0.001)
+
+
+progress = training_module("planb_train_progress")
+
+
+def test_the_progress_file_carries_the_jobs_last_save_to_its_next_run(tmp_path: Path) -> None:
+    """planb-progress.json keeps the last measured save; a run resumed from the directory estimates its first save
+    from it, and carries it on until it measures one of its own."""
+    cfg = config.load_config({"PLANB_CHECKPOINT_DIR": str(tmp_path)})
+    first = SaveInterval(500, 0.03, STATE_2_4GB)
+    writer = progress.Progress(cfg, writer=True, interval=first)
+    writer.record(1)
+    assert "save" not in json.loads(Path(writer.path).read_text())  # nothing measured yet
+    run(first, 1100, 0.148, 1.0, 20, 0.0825)
+    writer.record(1100, saved=True)
+    kept = {"step": 1000, "cost_s": pytest.approx(2.65), "state_bytes": STATE_2_4GB}
+    assert json.loads(Path(writer.path).read_text())["save"] == kept
+    second = SaveInterval(500, 0.03, STATE_2_4GB)
+    resumed = progress.Progress(cfg, writer=True, interval=second)
+    resumed.resume(1000)
+    assert second.earlier == kept and second.estimate() == pytest.approx(2.65)
+    resumed.record(1001)
+    assert json.loads(Path(writer.path).read_text())["save"] == kept
