@@ -5,8 +5,10 @@ Each size is one train.py run with checkpoints at the chart's interval (500 step
 train.py's default (3%), no other setting than the size's: the run's overhead is its mean step over its median one
 (the median step is one no save touched; hack/tpu_bench.py's save-interval measurement counts it so), and beside it
 what the policy measured of each save (its cost, its copy to host, the quiet step) and the step it chose for the
-next. The runs share one device call (10 minutes at most): each size's steps are cut to what the call's time left
-allows (``time_limit_s``, from the measurement's start), keeping the time its start and compilation take.
+next, and how it placed the run's first save (its cost estimated from the state's bytes, nothing measured yet). The
+runs share one device call (10 minutes at most): each size's steps are cut to what the call's time left allows
+(``time_limit_s``, from the measurement's start), keeping the time its start and compilation take, and a size whose
+steps would not reach its first save is skipped.
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ SIZE_6GB = {
     "PLANB_BATCH_PER_DEVICE": "4",
     "PLANB_REMAT": "minimal",
 }
-#: Steps each size runs at most, its step on the chip without saves (s), and the seconds the rest of its run takes:
-#: its start with a cold compilation cache (44.5 s to the first step for the profile's default, BENCHMARKS.md, "TPU
-#: v5e, one chip"), the save at its end and the process's end. The profile's default runs past one save (its cost
-#: decides whether the policy keeps 500 steps); the 6.1 GB state gets the rest of the call, as long a run as fits.
-PLAN = (("profile-default", 560, 0.151, 70.0), ("6.1gb", 2_500, 0.196, 95.0))
+#: Each size: the steps it runs at most; the fewest worth running (past its first save under the policy and that
+#: save's commit, about 20 and 35 steps on: a run short of it shows none of its saves, and is skipped); its step on
+#: the chip without saves (s); and the seconds the rest of its run takes: its start with a cold compilation cache
+#: (44.5 s to the first step for the profile's default, BENCHMARKS.md, "TPU v5e, one chip"), the save at its end and
+#: the process's end. The policy's saves, from the chip's measures of 2026-12-07: the profile's default state at
+#: 1,000 (3.2 s estimated, over 3% of the 74 s trained by 500) and at 2,000 (a 2.65 s save needs 597 steps of
+#: 0.148 s after the one before), so 2,080 steps hold two; the 6.1 GB one at 1,500 and 3,000.
+PLAN = (("profile-default", 2_080, 1_050, 0.151, 70.0), ("6.1gb", 3_050, 1_550, 0.196, 95.0))
 #: What a run's figures keep of its metrics file (training/planb_train_loop.py's summary).
 KEPT = ("ok", "state_bytes", "mean_step_s", "median_step_s", "steady_steps", "mfu", "first_step_s", "saves",
         "save_blocking_s", "save_committed_s", "save_step_s", "train_s", "wall_s", "env", "tail")  # fmt: skip
@@ -52,6 +57,7 @@ def figures(m: dict[str, Any], every: int) -> dict[str, Any]:
     out.update(
         interval_steps=every,
         budget=policy.get("budget"),
+        first_save=policy.get("first_save"),  # its estimated cost, the multiple it waited at last and where it saved
         saved_steps=[s["step"] for s in saves],
         measured_saves=saves,
         next_save_step=saves[-1]["next_step"] if saves else every,
@@ -77,8 +83,12 @@ def measure_save_policy(
     policy: ``run(name, settings)`` runs train.py checkpointing into a directory of that name and returns its metrics;
     ``emit`` prints a JSON line."""
     started = time.monotonic()
-    for name, planned, step_s, start_s in PLAN:
+    for name, planned, least, step_s, start_s in PLAN:
         left = None if time_limit_s is None else time_limit_s - (time.monotonic() - started)
         steps = planned if smoke else steps_within(planned, step_s, start_s, left, every)
+        if steps < least:
+            skipped = f"{steps} steps fit in the {left or 0:.0f} s left, fewer than the {least} to its first save"
+            emit(f"save-policy-{name}", {"ok": False, "skipped": skipped})
+            continue
         m = run(f"save-policy-{name}", {**sizes[name], "PLANB_EPOCHS": str(steps), "PLANB_CHECKPOINT_KEEP": "2"})
         emit(f"save-policy-{name}", figures(m, every))
