@@ -40,7 +40,7 @@ from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions import capacity_state as cs
 from planb.regions import dispatch as dp
 from planb.regions.access import KUEUE, RegionAccessError, region_kube
-from planb.regions.advice import Advice, Post, ask
+from planb.regions.advice import Advice, Post, ask, no_tpu_advice
 from planb.regions.advice import http_post as http_post  # where planb regions keep and its tests find it
 from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
 from planb.regions.decisions import is_active, unreadable
@@ -55,8 +55,10 @@ APPLY = "application/apply-patch+yaml"
 
 
 def no_advice(why: str) -> Advise:
-    """An ``advise`` that has none, for every pair, and says why (the plan then races and the ConfigMap says so)."""
-    return lambda key: Advice.absent(why)
+    """An ``advise`` without a source (no ``--advice-url``): a pair it would ask about has no advice, and says why
+    (the plan then races, and the ConfigMap says so); a TPU pair has none by design, as with a source
+    (``planb.regions.advice.no_tpu_advice``), so it is ordered by the ledger and the reservations, not raced."""
+    return lambda key: no_tpu_advice(key) or Advice.absent(why)
 
 
 class NotAName(ValueError):

@@ -94,7 +94,9 @@ def test_a_silent_queue_keeps_its_place_and_the_next_region_joins_at_the_bound()
     assert outcomes(ledger, "europe-west4") == [GRANTED] and outcomes(ledger, "asia-northeast1") == [WITHDRAWN]
 
 
-def test_missing_advice_nominates_every_region_and_records_why() -> None:
+def test_without_an_advice_source_a_tpu_job_is_ordered_by_the_ledger_not_raced() -> None:
+    """No --advice-url: a TPU pair has no advice by design (Google gives none for TPUs), as with a source, so the
+    job is not raced; the ledger (empty here) and the reservations order it."""
     manager = Fake({WL: workload()})
     regions = {r: region(["dws"]) for r in REGIONS}
     said: list[str] = []
@@ -107,11 +109,19 @@ def test_missing_advice_nominates_every_region_and_records_why() -> None:
         lambda m, r: regions[r],  # type: ignore[arg-type]
     )
     tick(dispatcher, manager)
-    assert set(manager.applies[-1][1]["status"]["nominatedClusterNames"]) == set(REGIONS)
-    ledger, advice = stored(manager)
-    assert advice.race and all(p.source == cs.RACE + "no advice source" for p in advice.pairs)
-    assert all(outcomes(ledger, r) == [PENDING] for r in REGIONS)
-    assert any("today's race" in line for line in said)
+    assert manager.applies[-1][1]["status"]["nominatedClusterNames"]
+    _, advice = stored(manager)
+    assert not advice.race
+    assert not any(p.source == cs.RACE + "no advice source" for p in advice.pairs), advice.pairs
+    assert not any("today's race" in line for line in said), said
+
+
+def test_without_an_advice_source_a_pair_that_would_be_asked_has_none_and_says_why() -> None:
+    advise = no_advice("no advice source")
+    gpu = advise(Key("us-east5", "spot", "a3-highgpu-8g:2"))
+    tpu = advise(Key("us-east5", "dws", SHAPE))
+    assert (gpu.obtainability, gpu.missing, gpu.by_design) == (None, "no advice source", False)
+    assert (tpu.obtainability, tpu.by_design) == (None, True) and "TPU" in tpu.missing
 
 
 def test_a_region_whose_ladder_cannot_be_read_is_one_pair_ordered_by_the_ledger() -> None:
