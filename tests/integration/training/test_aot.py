@@ -3,12 +3,13 @@ multi-host slices included, and fits one device's memory: the real TPU compiler 
 through jax.experimental.topologies (planb.build.aot; training/planb_train_aot.py).
 
 Each tested profile's (planb.build.aot.TESTED: 22 of the 47, every generation on a single-host slice and on its
-smallest multi-host one, and the largest slices of four; `make bench BENCH=aot` compiles every profile) default transformer and the
-largest model it claims (planb.catalog.training) are compiled on a mesh of the slice's devices; the compiler's memory
-for one device (arguments, outputs, temporaries, the program) must be at most 90% of the device's HBM. Results come
-from the tool cache outside the checkout, by source key, else by the key of the program the compiler is given
-(planb.build.aot's docstring): a change to the model, the slice or the compiler's version compiles again here (30 s
-to 30 minutes a compile on a busy two-core machine, two at once; `python -m planb.build.aot --jobs 2` beforehand).
+smallest multi-host one, and the largest slices of four; `make bench BENCH=aot` compiles every profile) default
+transformer and the largest model it claims (planb.catalog.training) are compiled on a mesh of the slice's devices;
+the compiler's memory for one device (arguments, outputs, temporaries, the program) must be at most 90% of the device's
+HBM. Results come from the tool cache outside the checkout, by source key, else by the key of the program the compiler
+is given (planb.build.aot's docstring): a change to the model, the slice or the compiler's version compiles again
+here (30 s to 30 minutes a compile on a busy two-core machine, two at once; `python -m planb.build.aot --jobs 2`
+beforehand).
 """
 
 from __future__ import annotations
