@@ -163,9 +163,9 @@ def _write_json(path: Path, answer: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
-    """In a worker process: the job's modules, its TrainConfig and Slice, and the step lowered for ``settings``
-    (jax.stages.Lowered; nothing compiled)."""
+def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, str]:
+    """In a worker process: the job's modules, its TrainConfig and Slice, and the program key of the step lowered for
+    ``settings`` (program_key; nothing compiled)."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")  # the compiler needs no device; no chip is opened
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # workers side by side load libtpu each
     if str(TRAINING) not in sys.path:
@@ -183,7 +183,8 @@ def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
     models = importlib.import_module("planb_train_models")
     cfg = config.TrainConfig(accelerator="tpu", **{k: v for k, v in settings.items() if k != "slice"})
     tpu = aot.Slice(**settings["slice"])
-    return aot, cfg, tpu, models.transformer_task(cfg, devices=aot.topology_devices(tpu)).lower()
+    lowered = models.transformer_task(cfg, devices=aot.topology_devices(tpu)).lower()
+    return aot, cfg, tpu, program_key(lowered.as_text(debug_info=False), settings["slice"])
 
 
 def _compile_in_worker(settings: dict[str, Any], folder: str) -> dict[str, Any]:
@@ -191,8 +192,7 @@ def _compile_in_worker(settings: dict[str, Any], folder: str) -> dict[str, Any]:
     else compile it and keep it there. Says what the compiler said, or its error."""
     try:
         started = time.perf_counter()
-        aot, cfg, tpu, lowered = _lower_in_worker(settings)
-        program = program_key(lowered.as_text(debug_info=False), settings["slice"])
+        aot, cfg, tpu, program = _lower_in_worker(settings)
         kept = Path(folder) / PROGRAMS / f"{program}.json"
         if kept.is_file():
             return {**json.loads(kept.read_text(encoding="utf-8")), "lower_s": time.perf_counter() - started}
@@ -271,8 +271,7 @@ def index_programs(wanted: list[Job], workers: int = 1) -> int:
 
 def _program_in_worker(settings: dict[str, Any]) -> str:
     """In a worker process: the program key of the step for ``settings`` (lowered, not compiled)."""
-    lowered = _lower_in_worker(settings)[3]
-    return program_key(lowered.as_text(debug_info=False), settings["slice"])
+    return str(_lower_in_worker(settings)[3])
 
 
 def verdict(job: Job, answer: dict[str, Any]) -> tuple[bool, str]:
