@@ -1,5 +1,6 @@
 """hack/bench_dispatch.py's simulator on a small fixed trace: advice-ordered dispatch makes fewer requests per job
-than today's race, and the oracle, which knows the trace, is never slower than either."""
+than today's race, and the oracle, which knows the trace, is never slower than either; TPU jobs are replayed without
+advice (Google shows none) and GPU jobs with it, and each population is reported on its own."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def bench() -> ModuleType:
     return module
 
 
+@pytest.fixture(scope="module")
+def report(bench: ModuleType) -> ModuleType:
+    """hack/bench_dispatch_report.py, the tables, as the script imported it."""
+    return sys.modules["bench_dispatch_report"]
+
+
 def test_on_twenty_jobs_advice_asks_less_than_the_race_and_the_oracle_is_never_slower(bench: ModuleType) -> None:
     trace = bench.Trace(7, 20, ("reservation", "dws", "spot"), 900.0, 0.0)
     ledger, policy = Ledger(), ao.Policy()
@@ -47,7 +54,7 @@ def test_on_twenty_jobs_advice_asks_less_than_the_race_and_the_oracle_is_never_s
 
 
 def test_knowing_the_state_and_mean_delays_is_never_faster_than_the_oracle_and_the_goals_say_so(
-    bench: ModuleType,
+    bench: ModuleType, report: ModuleType
 ) -> None:
     trace = bench.Trace(7, 40, ("reservation", "dws", "spot"), 900.0, 0.0)
     for job in trace.jobs:
@@ -55,27 +62,34 @@ def test_knowing_the_state_and_mean_delays_is_never_faster_than_the_oracle_and_t
         assert known.requests == 1 and known.wait_s >= best.wait_s - 1e-9
         assert known.key is not None and not trace.short_spot(job, known.key)
     rows = bench.run(trace, ao.Policy())
-    lines = bench.goals(rows, bench.informed_median(trace))
+    assert list(rows) == ["tpu", "gpu"]
+    lines = report.goals("gpu", rows["gpu"], bench.informed_median(trace, "gpu"))
     assert len(lines) == 4 and "state and mean delay known" in lines[3] and "over the oracle's" in lines[3]
 
 
 def test_the_same_seed_is_the_same_run(bench: ModuleType) -> None:
     rows = [bench.run(bench.Trace(3, 20, ("reservation", "dws"), 900.0, 0.05), ao.Policy()) for _ in range(2)]
     assert rows[0] == rows[1]
-    assert [s.name.split()[0] for s in rows[0]] == ["AllAtOnce", "advice-ordered", "oracle"]
+    for population in ("tpu", "gpu"):
+        assert [s.name.split()[0] for s in rows[0][population]] == ["AllAtOnce", "advice-ordered", "oracle"]
 
 
-def test_the_table_is_markdown_and_the_goals_say_whether_they_hold(bench: ModuleType) -> None:
+def test_the_table_is_markdown_and_the_goals_say_whether_they_hold(report: ModuleType) -> None:
     rows = [
-        bench.Summary("AllAtOnce", 3.0, 60.0, 600.0, 0, 0),
-        bench.Summary("advice", 1.2, 63.0, 700.0, 1, 2),
-        bench.Summary("oracle", 1.0, 60.0, 300.0, 0, 0),
+        report.Summary("AllAtOnce", 3.0, 60.0, 600.0, 0, 0),
+        report.Summary("advice", 1.2, 63.0, 700.0, 1, 2),
+        report.Summary("oracle", 1.0, 60.0, 300.0, 0, 0),
     ]
-    lines = bench.table(rows).splitlines()
+    lines = report.table(rows).splitlines()
     assert lines[0].startswith("| dispatcher |") and lines[1].startswith("|---|")
     assert lines[3] == "| advice | 1.20 | 1.05 min | 11.67 min | 1 | 2 |"
-    goals = bench.goals(rows)
-    assert "1.20 (holds)" in goals[0] and "+5% (holds)" in goals[1] and "(missed)" in goals[2]
+    goals = report.goals("gpu", rows)
+    assert "1.20 against the race's 3.00 (holds)" in goals[0] and "+5% (holds)" in goals[1] and "(missed)" in goals[2]
+    # TPU jobs: up to 2 requests a job, the median said with no goal, p95 against the race's.
+    tpu = report.goals("tpu", [rows[0], report.Summary("advice", 1.9, 90.0, 500.0, 0, 0), rows[2]])
+    assert "at most 2.0 requests per job: 1.90" in tpu[0] and "(holds)" in tpu[0]
+    assert tpu[1] == "- median against the oracle's (no goal): 1.50 min against 1.00 min, +50%"
+    assert "(holds)" in tpu[2]
 
 
 def test_update_writes_between_the_markers_only(bench: ModuleType, tmp_path: Path) -> None:
@@ -102,7 +116,7 @@ def test_a_first_pair_that_stocks_out_widens_at_once_and_the_job_runs_elsewhere(
     ledger, policy = Ledger(), ao.Policy()
     widened = []
     for job in trace.jobs:
-        candidates = [ao.Candidate(k, trace.advice(job, k)) for k in trace.pairs]
+        candidates = [ao.Candidate(k, trace.advice(job, k)) for k in trace.keys(job)]
         first = ao.plan(candidates, job.needs, ledger, job.t0, policy).keys[0]
         result = bench.advice_ordered(trace, job, ledger, policy)
         end, granted = trace.ask(job, first, job.t0)
@@ -116,10 +130,10 @@ def test_the_realtime_model_scores_a_pair_with_capacity_now_above_one_stocked_ou
     stale = bench.Trace(7, 200, ("reservation", "dws", "spot"), 900.0, 0.0)
     scores: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for job in trace.jobs:
-        for key, pair in trace.pairs.items():
-            if key.region == bench.REGIONS[-1]:
-                continue  # Google is silent on the last region in either model
-            up = pair.up[trace._slot(job.t0)]
+        for key in trace.keys(job):
+            if job.population == "tpu":
+                continue  # Google gives no TPU advice in either model
+            up = trace.pairs[key].up[trace._slot(job.t0)]
             scores[("realtime", up)].append(trace.advice(job, key).obtainability)
             scores[("stale", up)].append(stale.advice(job, key).obtainability)
     mean = {k: sum(v) / len(v) for k, v in scores.items()}
@@ -156,3 +170,24 @@ def test_with_the_reservations_read_no_reservation_is_asked_while_it_reads_full(
             assert trace.full(trace.jobs[0], trace.jobs[0].t0) == []  # nothing read
             assert any(not granted for _, granted in asked)
     assert requests[True] < requests[False]
+
+
+def test_tpu_jobs_get_no_advice_by_design_and_are_not_raced_gpu_jobs_get_google_s(bench: ModuleType) -> None:
+    """Google's advice.capacity shows no TPU availability: a TPU job's pairs carry no advice, by design, so the policy
+    orders them by the reservation reads and the ledger and never races them; a GPU job's pairs are scored."""
+    trace = bench.Trace(7, 30, ("reservation", "dws", "spot"), 900.0, 0.5)
+    assert {job.population for job in trace.jobs} == {"tpu", "gpu"}
+    assert {key.shape for key in trace.pairs} == {"ct6e-standard-4t:4", "a3-highgpu-8g:2"}
+    ledger, policy = Ledger(), ao.Policy()
+    for job in trace.jobs:
+        advice = [trace.advice(job, key) for key in trace.keys(job)]
+        assert {key.shape for key in trace.keys(job)} == {job.shape}
+        result = bench.advice_ordered(trace, job, ledger, policy)
+        if job.population == "tpu":
+            assert all(a.by_design and a.obtainability is None for a in advice)
+            assert not result.race  # not even when the job's calls all fail (the outage): nothing was asked
+        elif not job.outage:
+            assert all(a.obtainability is not None for a in advice)
+    assert any(job.outage and job.population == "gpu" for job in trace.jobs)
+    with pytest.raises(ValueError, match="population 'cpu'"):
+        bench.Trace(7, 2, ("dws",), 900.0, 0.0, populations=("cpu",))
