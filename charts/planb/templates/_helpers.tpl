@@ -157,6 +157,38 @@ so the file is the pod's own. A fixed path in a shared directory (/tmp) would le
 /var/run/planb-notice
 {{- end -}}
 
+{{/*
+"true" when the job runs the team's own program (job.command, its code inside job.image: docs/your-code.md), "" when
+it runs planb's script from the release's training-files ConfigMap (the training job by default, and the smoke job,
+whose script smoke.py is always planb's). Without a ConfigMap script the chart renders neither that ConfigMap, nor
+its mounts at /app, nor the `helm test` pod that checks it.
+*/}}
+{{- define "planb.ownProgram" -}}
+{{- if and .Values.job.command (not .Values.job.smoke.enabled) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The RayJob's spec.entrypoint: job.command with each item quoted for the shell Ray's job manager runs an entrypoint
+with (Ray 2.53.0's python/ray/dashboard/modules/job/job_supervisor.py, JobSupervisor._exec_entrypoint, starts it with
+subprocess.Popen(..., shell=True)): an item of
+only [A-Za-z0-9_./=:,@%+-] as it is, any other in single quotes (a quote inside as '"'"'); else job.entrypoint.
+*/}}
+{{- define "planb.entrypoint" -}}
+{{- if include "planb.ownProgram" . -}}
+{{- $quoted := list -}}
+{{- range .Values.job.command -}}
+{{- if regexMatch "^[A-Za-z0-9_./=:,@%+-]+$" . -}}
+{{- $quoted = append $quoted . -}}
+{{- else -}}
+{{- $quoted = append $quoted (printf "'%s'" (replace "'" "'\"'\"'" .)) -}}
+{{- end -}}
+{{- end -}}
+{{- join " " $quoted -}}
+{{- else -}}
+{{- .Values.job.entrypoint -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The pod's own directory for the stop-notice file (planb.noticeDir): two small files, kept in memory. */}}
 {{- define "planb.noticeVolume" -}}
 - name: stop-notice
