@@ -18,7 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planb.local.gke_emulator import defaults, reservation_rules, reservations, resource_policies, rules, upgrades
+from planb.local.gke_emulator import (
+    cluster_updates,
+    defaults,
+    reservation_rules,
+    reservations,
+    resource_policies,
+    rules,
+    upgrades,
+)
 from planb.local.gke_emulator.access import cluster_access
 from planb.local.gke_emulator.buckets import Buckets
 from planb.local.gke_emulator.errors import ApiError
@@ -120,6 +128,7 @@ class Engine:
             raise ApiError(409, f"Already exists: {name}.")
         version = resolve_version(body.get("initialClusterVersion"))
         defaults.fill_cluster(body)
+        body["labelFingerprint"] = cluster_updates.label_fingerprint(body.get("resourceLabels"))
         if "releaseChannel" not in body:
             # GKE enrolls a cluster created without one in a channel (defaults.DOC_RELEASE_CHANNEL_DEFAULT).
             body["releaseChannel"] = defaults.release_channel(body.get("initialClusterVersion"), version)
@@ -152,24 +161,15 @@ class Engine:
     def update_cluster(self, project: str, location: str, name: str, request: Body) -> Body:
         cluster = self._cluster(name)
         self.operations.busy(name)
-        update = request.get("update") or {}
-        op_type = "UPDATE_CLUSTER"
-        if "desiredAddonsConfig" in update:
-            cluster.setdefault("addonsConfig", {}).update(update["desiredAddonsConfig"])
-        if "desiredGcfsConfig" in update:
-            defaults = cluster.setdefault("nodePoolDefaults", {}).setdefault("nodeConfigDefaults", {})
-            defaults["gcfsConfig"] = update["desiredGcfsConfig"]
-        if "desiredShieldedNodes" in update:  # ClusterUpdate.desiredShieldedNodes
-            cluster["shieldedNodes"] = dict(update["desiredShieldedNodes"] or {})
-        if "desiredWorkloadIdentityConfig" in update:
-            cluster["workloadIdentityConfig"] = dict(update["desiredWorkloadIdentityConfig"] or {})
-        if "desiredReleaseChannel" in update:  # ClusterUpdate.desiredReleaseChannel; no channel's versions modelled
-            cluster["releaseChannel"] = dict(update["desiredReleaseChannel"] or {})
-        if "desiredMasterVersion" in update:
-            cluster["currentMasterVersion"] = resolve_version(update["desiredMasterVersion"])
-            op_type = "UPGRADE_MASTER"
+        op_type = cluster_updates.apply_update(cluster, request.get("update") or {})
         cluster["status"] = "RECONCILING"
         return self.operations.start(project, location, op_type, name, {"kind": "update_cluster", "target": name})
+
+    def set_resource_labels(self, project: str, location: str, name: str, request: Body) -> Body:
+        cluster = self._cluster(name)
+        self.operations.busy(name)
+        cluster_updates.set_resource_labels(cluster, request)
+        return self.operations.start(project, location, "SET_LABELS", name, {"kind": "update_cluster", "target": name})
 
     def auto_upgrade(self, request: Body) -> Body:
         """GKE's own upgrade of a cluster on a release channel (``gke_emulator.upgrades.auto_upgrade``)."""
@@ -273,6 +273,8 @@ class Engine:
             config = pool.setdefault("config", {})
             if "labels" in request:
                 config["labels"] = dict((request["labels"] or {}).get("labels") or {})
+            if "resourceLabels" in request:  # UpdateNodePoolRequest.resourceLabels replaces the whole map
+                config["resourceLabels"] = dict((request["resourceLabels"] or {}).get("labels") or {})
             if "taints" in request:
                 config["taints"] = list((request["taints"] or {}).get("taints") or [])
             if "maxRunDuration" in request:

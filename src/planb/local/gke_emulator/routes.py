@@ -1,6 +1,6 @@
 """The local GKE API's routes: which REST path (container/v1, Compute Engine, emulator-only) does what.
 
-Resources: ``projects/*/locations/*/clusters[/*]``, ``.../nodePools[/*]`` with
+Resources: ``projects/*/locations/*/clusters[/*]`` (``:setResourceLabels``), ``.../nodePools[/*]`` with
 ``:setAutoscaling``, ``:setManagement``, ``:setSize``, and ``projects/*/locations/*/operations/*``.
 ``GET /compute/v1/projects/*/zones/*/instanceGroupManagers/*`` reads the managed instance group behind a node
 pool (``planb.local.gke_emulator.instance_groups``: its ``targetSize`` is the pool's node count).
@@ -171,6 +171,11 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
             return engine.update_cluster(project, location, name, request)
         if method == "DELETE":
             return engine.delete_cluster(project, location, name)
+    elif m := re.fullmatch(r"/clusters/([^/:]+):setResourceLabels", rest):
+        if method == "POST":  # clusters.setResourceLabels (gke_emulator.cluster_updates)
+            return engine.set_resource_labels(
+                project, location, f"{base}/clusters/{_segment(m.group(1), path)}", request
+            )
     elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools", rest):
         cluster = f"{base}/clusters/{_segment(m.group(1), path)}"
         if method == "GET":

@@ -9,6 +9,7 @@ from typing import Any
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
 from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
+from ansible_collections.planb.gke.plugins.module_utils.resource_labels import as_labels
 from ansible_collections.planb.gke.plugins.module_utils.validate import duration_seconds
 
 Body = dict[str, Any]
@@ -79,8 +80,24 @@ def cluster_body(request: ClusterRequest) -> Body:
     if request.node_service_account:
         # default-pool's nodes run as this service account (NodeConfig.serviceAccount; unset: Compute Engine's default).
         default_pool["serviceAccount"] = request.node_service_account
+    if request.default_pool_min_node_count is not None:
+        # The CPU pool autoscaled between its bounds (NodePoolAutoscaling), so it bills for the Ray heads it runs.
+        body["nodePools"][0]["autoscaling"] = default_pool_autoscaling(request)
     if request.labels:
-        body["resourceLabels"] = dict(request.labels)
+        # Cluster.resourceLabels: GKE puts them on every Compute Engine resource of the cluster too (its VMs and
+        # disks), so the billing export splits costs by them (https://cloud.google.com/kubernetes-engine/docs/how-to/creating-managing-labels).
+        body["resourceLabels"] = as_labels(request.labels)
+    if request.cost_allocation is not None:
+        # GKE cost allocation: the billing export splits the cluster's costs by namespace and by Kubernetes label
+        # (Cluster.costManagementConfig; https://cloud.google.com/kubernetes-engine/docs/how-to/cost-allocations).
+        body["costManagementConfig"] = {"enabled": bool(request.cost_allocation)}
+    if request.master_authorized_networks is not None:
+        # Only these ranges reach the control plane's endpoint (Cluster.masterAuthorizedNetworksConfig;
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks); [] turns the restriction off.
+        networks = list(request.master_authorized_networks)
+        body["masterAuthorizedNetworksConfig"] = {"enabled": bool(networks)}
+        if networks:
+            body["masterAuthorizedNetworksConfig"]["cidrBlocks"] = [{"cidrBlock": block} for block in networks]
     if request.workload_identity is not None:
         # Workload Identity Federation for GKE: the only pool GKE accepts is PROJECT_ID.svc.id.goog
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity); "" turns it off.
@@ -90,6 +107,15 @@ def cluster_body(request: ClusterRequest) -> Body:
             # default-pool runs the Ray heads: their pods reach Google APIs through the GKE metadata server too.
             default_pool["workloadMetadataConfig"] = {"mode": "GKE_METADATA"}
     return body
+
+
+def default_pool_autoscaling(request: ClusterRequest) -> Body:
+    """default-pool's NodePoolAutoscaling from gke_cluster's bounds."""
+    return {
+        "enabled": True,
+        "minNodeCount": request.default_pool_min_node_count,
+        "maxNodeCount": request.default_pool_max_node_count,
+    }
 
 
 def _taints(taints: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -138,6 +164,9 @@ def node_pool_body(request: NodePoolRequest) -> Body:
         config["flexStart"] = bool(request.flex_start)
     if request.labels is not None:
         config["labels"] = {str(k): str(v) for k, v in request.labels.items()}
+    if request.resource_labels is not None:
+        # NodeConfig.resourceLabels: on the pool's Compute Engine VMs, so the billing export splits costs by them.
+        config["resourceLabels"] = as_labels(request.resource_labels)
     if request.taints is not None:
         config["taints"] = _taints(request.taints)
     if request.max_run_duration is not None:

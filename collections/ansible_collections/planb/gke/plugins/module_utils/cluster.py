@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils._generated.versions import parse_version
-from ansible_collections.planb.gke.plugins.module_utils.bodies import cluster_body
+from ansible_collections.planb.gke.plugins.module_utils.bodies import cluster_body, default_pool_autoscaling
 from ansible_collections.planb.gke.plugins.module_utils.client import GkeClient, api_path
 from ansible_collections.planb.gke.plugins.module_utils.cluster_options import DOC_ISOLATION
 from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
@@ -20,7 +20,7 @@ from ansible_collections.planb.gke.plugins.module_utils.converge import (
     immutable_error,
     plan_updates,
 )
-from ansible_collections.planb.gke.plugins.module_utils.diff import dig
+from ansible_collections.planb.gke.plugins.module_utils.diff import dig, merged_labels
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.validate import validate_cluster
 
@@ -93,15 +93,36 @@ def cluster_updates(
         updates.append(("desiredShieldedNodes", desired["shieldedNodes"]))
     if any(d.startswith("workloadIdentityConfig") for d in diffs):
         updates.append(("desiredWorkloadIdentityConfig", desired["workloadIdentityConfig"]))
-    if any(d.startswith("resourceLabels") for d in diffs):
-        raise GkeError("labels of a cluster are not managed in place by planb yet; set them at creation")
+    if any(d.startswith("costManagementConfig") for d in diffs):
+        # ClusterUpdate.desiredCostManagementConfig (https://cloud.google.com/kubernetes-engine/docs/how-to/cost-allocations).
+        updates.append(("desiredCostManagementConfig", desired["costManagementConfig"]))
+    if any(d.startswith("masterAuthorizedNetworksConfig") for d in diffs):
+        # ClusterUpdate.desiredMasterAuthorizedNetworksConfig (cluster_options.DOC_AUTHORIZED_NETWORKS).
+        updates.append(("desiredMasterAuthorizedNetworksConfig", desired["masterAuthorizedNetworksConfig"]))
     if any(d.startswith("releaseChannel") for d in diffs):
         # clusters.update with ClusterUpdate.desiredReleaseChannel; whether the cluster's version may move to that
         # channel is GKE's check (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
         updates.append(("desiredReleaseChannel", desired["releaseChannel"]))
     if upgrade:
         updates.append(("desiredMasterVersion", version_wanted))
-    return [(field, "PUT", path, {"update": {field: value}}) for field, value in updates]
+    calls: list[Call] = [(field, "PUT", path, {"update": {field: value}}) for field, value in updates]
+    if "resourceLabels" in diffs:
+        # clusters.setResourceLabels (SetLabelsRequest): the whole map, the keys planb does not manage kept, with the
+        # fingerprint of the labels read, which GKE compares to detect a concurrent change.
+        labels = merged_labels(desired["resourceLabels"], current.get("resourceLabels"))
+        fingerprint = current.get("labelFingerprint", "")
+        body = {"resourceLabels": labels, "labelFingerprint": fingerprint}
+        calls.append(("setResourceLabels", "POST", f"{path}:setResourceLabels", body))
+    autoscaling = dig(default_pool or {}, "autoscaling") or {}
+    if default_pool is not None and request.default_pool_min_node_count is not None:
+        wanted = default_pool_autoscaling(request)
+        counts = ("minNodeCount", "maxNodeCount")
+        if not autoscaling.get("enabled") or any(str(autoscaling.get(k, "")) != str(wanted[k]) for k in counts):
+            before["defaultPoolAutoscaling"], after["defaultPoolAutoscaling"] = autoscaling, wanted
+            # nodePools.setAutoscaling on default-pool (SetNodePoolAutoscalingRequest).
+            url = f"{path}/nodePools/default-pool:setAutoscaling"
+            calls.append(("setAutoscaling default-pool", "POST", url, {"autoscaling": wanted}))
+    return calls
 
 
 def run_cluster(module: Any) -> Body:

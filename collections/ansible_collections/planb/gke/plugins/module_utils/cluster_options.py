@@ -26,6 +26,11 @@ DOC_ISOLATION = "https://cloud.google.com/kubernetes-engine/docs/how-to/network-
 DOC_SERVICE_ACCOUNT = "https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts/create"
 #: Compute Engine's default service account: PROJECT_NUMBER-compute@developer.gserviceaccount.com.
 DOC_DEFAULT_SERVICE_ACCOUNT = "https://cloud.google.com/compute/docs/access/service-accounts#default_service_account"
+#: Authorized networks for the control plane's endpoint: up to 50 CIDR ranges on the public endpoint (100 with private
+#: nodes' internal endpoint), each an IPv4 range.
+DOC_AUTHORIZED_NETWORKS = "https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks"
+#: GKE's limit of authorized networks on a cluster's public endpoint (DOC_AUTHORIZED_NETWORKS).
+MAX_AUTHORIZED_NETWORKS = 50
 #: GKE release channels (container v1 ReleaseChannel.channel).
 DOC_RELEASE_CHANNELS = "https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels"
 
@@ -93,11 +98,59 @@ def release_channel_problem(value: str | None) -> str | None:
     return f"release_channel {value!r} is not a GKE release channel: {channels} ({DOC_RELEASE_CHANNELS})"
 
 
-def option_problems(
-    *, master_ipv4_cidr: str | None, private_nodes: bool, node_service_account: str | None, release_channel: str | None
-) -> list[str]:
-    """The problems of gke_cluster's private_nodes, master_ipv4_cidr, node_service_account and release_channel."""
+def authorized_networks_problems(networks: list[str] | None) -> list[str]:
+    """Why ``networks`` cannot be the control plane's authorized networks, one line each; [] when they can."""
     problems: list[str] = []
+    if networks and len(networks) > MAX_AUTHORIZED_NETWORKS:
+        problems.append(
+            f"master_authorized_networks has {len(networks)} ranges: GKE takes at most {MAX_AUTHORIZED_NETWORKS} on "
+            f"the public endpoint ({DOC_AUTHORIZED_NETWORKS}); merge ranges into wider blocks"
+        )
+    for value in networks or []:
+        try:
+            block = ipaddress.IPv4Network(value, strict=False)
+        except ValueError:
+            problems.append(
+                f"master_authorized_networks entry {value!r} is not an IPv4 CIDR block such as 203.0.113.0/24 "
+                f"({DOC_AUTHORIZED_NETWORKS})"
+            )
+            continue
+        if str(block) != value:
+            problems.append(f"master_authorized_networks entry {value} has host bits set: write {block}")
+    return problems
+
+
+def default_pool_autoscaling_problems(low: int | None, high: int | None, count: int) -> list[str]:
+    """Why default-pool's autoscaling bounds do not hold, one line each; [] when unset or they hold."""
+    if low is None or high is None:
+        return []
+    if low < 1:
+        return [
+            f"default_pool_min_node_count {low} is refused: planb's policy is a floor of at least 1, because "
+            "default-pool runs Kueue, the KubeRay operator and every job's Ray head: with no node there, no job is "
+            "admitted until the autoscaler adds one; set 1 or more"
+        ]
+    if high < low:
+        return [f"default_pool_max_node_count {high} is below default_pool_min_node_count {low}; raise the maximum"]
+    if not low <= count <= high:
+        return [
+            f"default_pool_node_count {count} is outside default_pool_min_node_count..default_pool_max_node_count "
+            f"({low}..{high}): GKE's autoscaler would move it at once; set a count within the bounds"
+        ]
+    return []
+
+
+def option_problems(
+    *,
+    master_ipv4_cidr: str | None,
+    private_nodes: bool,
+    node_service_account: str | None,
+    release_channel: str | None,
+    master_authorized_networks: list[str] | None = None,
+) -> list[str]:
+    """The problems of gke_cluster's private_nodes, master_ipv4_cidr, node_service_account, release_channel and
+    master_authorized_networks."""
+    problems: list[str] = authorized_networks_problems(master_authorized_networks)
     if master_ipv4_cidr:
         problem = master_cidr_problem(master_ipv4_cidr)
         if problem:
@@ -124,4 +177,5 @@ def cluster_option_problems(params: Params) -> list[str]:
         private_nodes=bool(params.get("private_nodes")),
         node_service_account=params.get("node_service_account"),
         release_channel=params.get("release_channel"),
+        master_authorized_networks=params.get("master_authorized_networks"),
     )

@@ -31,9 +31,13 @@ CLUSTER_ARGSPEC: Spec = dict(
     version={"type": "str", "default": "1.34"},
     default_pool_machine_type={"type": "str", "default": "n2-standard-16"},
     default_pool_node_count={"type": "int", "default": 1},
+    default_pool_min_node_count={"type": "int"},
+    default_pool_max_node_count={"type": "int"},
     ray_operator={"type": "bool", "default": True},
     image_streaming={"type": "bool", "default": True},
     labels={"type": "dict"},
+    cost_allocation={"type": "bool"},
+    master_authorized_networks={"type": "list", "elements": "str"},
     workload_identity={"type": "bool"},
     dataplane_v2={"type": "bool", "default": True},
     network={"type": "str"},
@@ -59,7 +63,11 @@ CLUSTER_ARGSPEC: Spec = dict(
 #: the day-0 check cannot read.
 CLUSTER_RELATIONS: Relations = with_relations(
     AUTH_RELATIONS,
-    required_together=[("cluster_secondary_range_name", "services_secondary_range_name")],
+    required_together=[
+        ("cluster_secondary_range_name", "services_secondary_range_name"),
+        # default-pool's autoscaling bounds go together (NodePoolAutoscaling's minNodeCount and maxNodeCount).
+        ("default_pool_min_node_count", "default_pool_max_node_count"),
+    ],
     required_by={"cluster_secondary_range_name": ("subnetwork",), "services_secondary_range_name": ("subnetwork",)},
 )
 
@@ -77,9 +85,13 @@ class ClusterRequest:
     version: str
     default_pool_machine_type: str
     default_pool_node_count: int
+    default_pool_min_node_count: int | None
+    default_pool_max_node_count: int | None
     ray_operator: bool
     image_streaming: bool
     labels: dict[str, Any] | None
+    cost_allocation: bool | None
+    master_authorized_networks: list[str] | None
     workload_identity: bool | None
     dataplane_v2: bool
     network: str | None

@@ -14,9 +14,10 @@ from typing import Any
 
 Body = dict[str, Any]
 #: Maps compared as one value over the desired keys only (their keys hold dots, so they are not flattened).
-WHOLE_MAPS = ("config.labels",)
-#: Maps and lists of which only the desired keys are compared: labels by key, taints by their "key".
-MANAGED_MAPS = ("config.labels",)
+WHOLE_MAPS = ("config.labels", "config.resourceLabels", "resourceLabels")
+#: Maps and lists of which only the desired keys are compared: labels by key, taints by their "key". A pool's and a
+#: cluster's resource labels too: GKE writes its own goog-gke-* keys on the pools it creates.
+MANAGED_MAPS = ("config.labels", "config.resourceLabels", "resourceLabels")
 MANAGED_LISTS = ("config.taints",)
 
 

@@ -101,6 +101,9 @@ def node_pool_updates(
     # GKE replaces the whole label map / taint list: send the pool's others (GKE's own) with the managed ones.
     if "config.labels" in diffs:
         update["labels"] = {"labels": merged_labels(desired["config"]["labels"], dig(current, "config.labels"))}
+    if "config.resourceLabels" in diffs:  # UpdateNodePoolRequest.resourceLabels (ResourceLabels), GKE's goog-* kept
+        current_labels = dig(current, "config.resourceLabels")
+        update["resourceLabels"] = {"labels": merged_labels(desired["config"]["resourceLabels"], current_labels)}
     if "config.taints" in diffs:
         update["taints"] = {"taints": merged_taints(desired["config"]["taints"], dig(current, "config.taints"))}
     if "config.maxRunDuration" in diffs:

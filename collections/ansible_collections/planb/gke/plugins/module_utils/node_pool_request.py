@@ -43,6 +43,7 @@ class NodePoolRequest:
     auto_upgrade: bool
     maintenance_exclusion: bool | None
     labels: dict[str, Any] | None
+    resource_labels: dict[str, Any] | None
     #: Each taint's key, value and effect, as given.
     taints: list[dict[str, Any]] | None
     max_run_duration: str | None

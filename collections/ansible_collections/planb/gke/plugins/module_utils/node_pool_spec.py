@@ -54,6 +54,7 @@ NODE_POOL_ARGSPEC: dict[str, Any] = dict(
     auto_upgrade={"type": "bool", "default": True},
     maintenance_exclusion={"type": "bool"},
     labels={"type": "dict"},
+    resource_labels={"type": "dict"},
     taints={
         "type": "list",
         "elements": "dict",

@@ -34,6 +34,7 @@ from ansible_collections.planb.gke.plugins.module_utils.credentials import check
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import region_of
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient
+from ansible_collections.planb.gke.plugins.module_utils.resource_labels import as_labels, label_problems
 
 Body = dict[str, Any]
 Params = dict[str, Any]
@@ -85,14 +86,33 @@ def bucket_name(given: str) -> str:
     return name
 
 
-def desired_bucket(name: str, region: str) -> Body:
-    """The Bucket planb creates: in the cluster's region, uniform bucket-level access, STANDARD storage."""
-    return {
+def desired_bucket(name: str, region: str, labels: dict[str, Any] | None = None) -> Body:
+    """The Bucket planb creates: in the cluster's region, uniform bucket-level access, STANDARD storage, with the
+    inventory's resource labels (Bucket.labels), by which the billing export splits the bucket's cost."""
+    body: Body = {
         "name": name,
         "location": region.upper(),
         "storageClass": "STANDARD",
         "iamConfiguration": {"uniformBucketLevelAccess": {"enabled": True}},
     }
+    if labels:
+        body["labels"] = as_labels(labels)
+    return body
+
+
+def missing_labels(bucket: Body, name: str, labels: dict[str, Any] | None) -> str | None:
+    """The warning for an existing bucket whose labels lack some of ``labels``: planb never changes an existing
+    bucket (planb's policy, above), so the operator adds them, with the command named here."""
+    have = bucket.get("labels") or {}
+    lacking = {key: value for key, value in as_labels(labels).items() if have.get(key) != value}
+    if not lacking:
+        return None
+    pairs = ",".join(f"{key}={value}" for key, value in sorted(lacking.items()))
+    return (
+        f"The checkpoint bucket gs://{name} lacks the labels {pairs}, so the billing export does not count its cost "
+        "with the cluster's; planb does not change an existing bucket. Fix: "
+        f"`gcloud storage buckets update gs://{name} --update-labels={pairs}`."
+    )
 
 
 def uniform_access(bucket: Body) -> bool:
@@ -168,12 +188,15 @@ def run_storage_bucket(module: Any) -> Body:
     if not _LOCATION.fullmatch(params["location"]):
         raise GkeError(f"location {params['location']!r} must be a zone (us-east5-b) or a region (us-east5)")
     region = region_of(params["location"])
+    problems = label_problems("labels", params.get("labels"))
+    if problems:
+        raise GkeError(f"gs://{name}: " + "; ".join(problems))
     check_auth(params)
     project = params["project"]
     client = StorageClient(params, storage_endpoint(params), "Cloud Storage JSON API")
     current = _read(client, name)
     if current is None:
-        desired = desired_bucket(name, region)
+        desired = desired_bucket(name, region, params.get("labels"))
         if not params["create"]:
             raise GkeError(
                 f"The checkpoint bucket gs://{name} does not exist, so nothing was written. Fix: create it in the "
@@ -192,6 +215,9 @@ def run_storage_bucket(module: Any) -> Body:
             + "; ".join(refused)
             + ". Or leave planb_checkpoint_bucket empty to skip the check."
         )
+    warning = missing_labels(current, name, params.get("labels"))
+    if warning:
+        module.warn(warning)
     return {
         "changed": False,
         "actions": [],

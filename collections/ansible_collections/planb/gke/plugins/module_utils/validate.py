@@ -21,7 +21,11 @@ from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types
 from ansible_collections.planb.gke.plugins.module_utils._generated.versions import DOC_IRONWOOD, parse_version
 from ansible_collections.planb.gke.plugins.module_utils.accelerators import accelerator_problems
 from ansible_collections.planb.gke.plugins.module_utils.args import TAINT_EFFECTS
-from ansible_collections.planb.gke.plugins.module_utils.cluster_options import option_problems, service_account_problem
+from ansible_collections.planb.gke.plugins.module_utils.cluster_options import (
+    default_pool_autoscaling_problems,
+    option_problems,
+    service_account_problem,
+)
 from ansible_collections.planb.gke.plugins.module_utils.cluster_request import ClusterRequest
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.locations import flex_start_zone_problems, zone_problems
@@ -30,6 +34,7 @@ from ansible_collections.planb.gke.plugins.module_utils.pool_versions import (
     flex_start_version_problem,
     tpu_version_problem,
 )
+from ansible_collections.planb.gke.plugins.module_utils.resource_labels import label_problems
 
 #: planb's policy (the tutorial's GKE_VERSION): clusters run GKE 1.34 or later.
 MIN_CLUSTER_VERSION = (1, 34)
@@ -140,7 +145,12 @@ def validate_cluster(request: ClusterRequest) -> None:
             private_nodes=request.private_nodes,
             node_service_account=request.node_service_account,
             release_channel=request.release_channel,
+            master_authorized_networks=request.master_authorized_networks,
         )
+        problems += default_pool_autoscaling_problems(
+            request.default_pool_min_node_count, request.default_pool_max_node_count, request.default_pool_node_count
+        )
+        problems += label_problems("labels", request.labels)
     _raise("cluster", problems)
     if access.error:
         raise GkeError(access.error)
@@ -304,6 +314,7 @@ def _check_config(request: NodePoolRequest, problems: list[str]) -> None:
     for key, value in (request.labels or {}).items():
         if not _LABEL_KEY.fullmatch(key) or len(str(value)) > 63:
             problems.append(f"label {key}={value} is not a valid Kubernetes label")
+    problems += label_problems("resource_labels", request.resource_labels)
 
 
 def _check_reservation(request: NodePoolRequest, problems: list[str]) -> None:

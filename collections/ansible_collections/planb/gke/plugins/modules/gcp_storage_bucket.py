@@ -30,6 +30,12 @@ options:
     description: Create the bucket when it does not exist, instead of failing.
     type: bool
     default: false
+  labels:
+    description:
+      - Resource labels the bucket is created with (C(labels)), so the billing export splits its cost by them; Google's
+        label rules are checked before any call. An existing bucket that lacks one is not changed, only warned about,
+        naming the C(gcloud storage buckets update) command.
+    type: dict
   storage_endpoint:
     description:
       - Base URL of the Cloud Storage JSON API. Default C(https://storage.googleapis.com), or O(api_endpoint) itself
@@ -92,6 +98,7 @@ ARGUMENT_SPEC = dict(
     location={"type": "str", "required": True},
     create={"type": "bool", "default": False},
     storage_endpoint={"type": "str"},
+    labels={"type": "dict"},
 )
 RELATIONS = AUTH_RELATIONS
 

@@ -55,9 +55,35 @@ options:
     description: Image streaming for new node pools (C(nodePoolDefaults.nodeConfigDefaults.gcfsConfig.enabled)).
     type: bool
     default: true
+  default_pool_min_node_count:
+    description:
+      - The least nodes GKE's autoscaler keeps in C(default-pool) (C(nodePools[].autoscaling.minNodeCount)), with
+        O(default_pool_max_node_count); at least 1 (planb's policy: the pool runs Kueue, the KubeRay operator and the
+        Ray heads). Omitted, C(default-pool) is not autoscaled.
+      - Changed in place (C(nodePools.setAutoscaling) on C(default-pool)).
+    type: int
+  default_pool_max_node_count:
+    description: The most nodes GKE's autoscaler gives C(default-pool), with O(default_pool_min_node_count).
+    type: int
   labels:
-    description: Cluster resource labels, set at creation.
+    description:
+      - Cluster resource labels (C(resourceLabels)), which GKE also puts on the cluster's VMs and disks, so the billing
+        export splits costs by them. Google's label rules are checked before any API call.
+      - Changed in place (C(clusters.setResourceLabels)); labels set outside planb are kept.
     type: dict
+  cost_allocation:
+    description:
+      - GKE cost allocation (C(costManagementConfig.enabled)), which splits the cluster's costs by namespace and by
+        Kubernetes label in the billing export; changed in place. Omitted, the cluster's setting is left alone.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/cost-allocations).
+    type: bool
+  master_authorized_networks:
+    description:
+      - The IPv4 ranges that may reach the control plane's endpoint (C(masterAuthorizedNetworksConfig)), at most 50;
+        V([]) turns the restriction off. Omitted, the cluster's setting is left alone. Changed in place.
+      - See U(https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks).
+    type: list
+    elements: str
   workload_identity:
     description:
       - Workload Identity Federation for GKE (C(workloadIdentityConfig.workloadPool)), so pods authenticate to

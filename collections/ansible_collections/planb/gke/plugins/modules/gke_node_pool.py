@@ -144,6 +144,10 @@ options:
         updated; labels GKE adds itself (C(cloud.google.com/gke-tpu-accelerator), ...) and any other key are
         left as they are, also when the module updates its own.
     type: dict
+  resource_labels:
+    description: Resource labels on the pool's VMs (C(config.resourceLabels)) for the billing export, managed by key
+      as O(labels) are (GKE's own C(goog-gke-*) kept); Google's label rules checked before any call.
+    type: dict
   taints:
     description:
       - Kubernetes node taints (C(config.taints)) this module manages, by key. Only these keys are compared and
@@ -263,7 +267,6 @@ EXAMPLES = r"""
     cluster: tpu-cluster
     location: us-east5-b
     project: my-project
-    auth_kind: application
     machine_type: ct6e-standard-4t
     tpu_topology: 4x4
     autoscaling: {min_node_count: 0, max_node_count: 4, location_policy: ANY}
@@ -283,7 +286,6 @@ node_pool:
   sample:
     name: dws-pool
     status: RUNNING
-    version: 1.34.1-gke.1829001
     config:
       machineType: ct6e-standard-4t
       flexStart: true
@@ -295,12 +297,10 @@ node_pool:
       description: The node pool's name.
       returned: when the node pool exists or would be created
       type: str
-      sample: dws-pool
     status:
       description: GKE's status of the node pool (C(PROVISIONING), C(RUNNING), C(RECONCILING), C(STOPPING), C(ERROR)).
       returned: when the node pool exists
       type: str
-      sample: RUNNING
     config:
       description: The nodes' configuration (machine type, labels, taints, reservation affinity, Spot, flex-start).
       returned: when the node pool exists or would be created
