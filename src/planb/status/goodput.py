@@ -7,8 +7,9 @@ docs/goodput.md defines each term and what it cannot see. The sources, and nothi
   Events Kueue records on it for earlier ones (planb.status.admissions says which and what they miss);
 * the ProvisioningRequests of the job's Workloads: each attempt's creationTimestamp to its Provisioned
   condition (or to its Failed condition, or so far);
-* train.py's own lines in the submitter pod's log (planb.status.trainlog): the training kept up to each resume
-  and the step reached, and the steps lost at each resume with their time.
+* train.py's own lines in the submitter pod's log (planb.status.trainlog), or the progress records another program
+  prints there (planb.status.progress): the training kept up to each resume and the step reached, and the steps lost
+  at each resume with their time.
 
 Kueue's runs and train.py's are paired newest first: the newest train.py run belongs to the newest admission
 before its log began (the log is read with timestamps), earlier ones to earlier admissions. A restart that is
@@ -89,11 +90,12 @@ class Goodput:
         if self.submitted is None:
             out.append("the submission time (the RayJob's creationTimestamp)")
         if self.record is None:
-            out.append(f"train.py's training time ({self.no_record or 'no line of it in the submitter log'})")
+            out.append(f"the training time ({self.no_record or 'no line of it in the submitter log'})")
         elif self.record.kept_s is None:
+            who = self.record.source
             out.append(
-                "train.py's training time (it prints 'unknown': the job resumed from a checkpoint written before "
-                "train.py recorded training time)"
+                f"{who}'s training time (it prints 'unknown': the job resumed from a checkpoint written before "
+                f"{who} recorded training time)"
             )
         return out
 
@@ -157,7 +159,7 @@ def compute(
         out.no_record = (
             "no submitter pod, or its log is not readable"
             if log is None
-            else "no 'training time up to step' line in the submitter log yet"
+            else "no 'training time up to step' line (train.py) or 'planb-progress' record in the submitter log yet"
         )
     trained = train_runs(out.record) if out.record is not None else []
     used: set[str] = set()
@@ -259,14 +261,15 @@ def describe(g: Goodput, plans: dict[str, str]) -> list[str]:
         lost, step = "? step(s) lost", ""
     else:
         lost = f"{g.steps_lost} step(s) lost" + ("" if g.lost_s is None else f" ({seconds(g.lost_s)})")
-        step = f", train.py's latest record at step {g.record.step}"
+        tokens = "" if g.record.tokens is None else f" ({g.record.tokens} tokens)"
+        step = f", {g.record.source}'s latest record at step {g.record.step}{tokens}"
     lines.append(f"    total: wall {wall}; training {kept} kept{step}; {lost}; goodput {g.percent}")
     admitted = sum(1 for r in g.runs if r.admission is not None)
     trained = sum(1 for r in g.runs if r.train is not None)
     if g.record is not None and admitted != trained:
         lines.append(
-            f"    Kueue shows {admitted} admission(s) and train.py's log {trained} run(s): paired newest first "
-            "(docs/goodput.md)"
+            f"    Kueue shows {admitted} admission(s) and {g.record.source}'s log {trained} run(s): paired newest "
+            "first (docs/goodput.md)"
         )
     if g.hidden:
         lines.append(f"    {g.hidden} more admission(s) counted in Kueue's Events without their times")

@@ -1,6 +1,7 @@
-"""train.py's output as `planb status` reads it: the submitter pod's log and train.py's training-time lines in it.
+"""A job's output as `planb status` reads it: the submitter pod's log, and train.py's training-time lines in it (or the
+progress records any other program prints: planb.status.progress).
 
-train.py (training/planb_train_progress.py) prints ``training time up to step R: K s kept`` with its log lines
+train.py (training/planb_train/progress.py) prints ``training time up to step R: K s kept`` with its log lines
 and at its end, and after each resume ``training time up to step S: K s kept; the N lost step(s) took L s``,
 after the job's earlier resumes (``earlier: ...``), so the newest run's log holds every run of a job that
 checkpoints. K and L are "unknown" where train.py's record did not hold them. The submitter pod runs ``ray job
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from planb.kube import Kube, KubeError, Obj
 from planb.status import lifecycle, variants
+from planb.status.progress import Resume, TrainRecord, parse_records
 
 #: How much of the start of a log is read (the kubelet's limitBytes), and how many lines of its end after that.
 HEAD_BYTES = 1 << 20
@@ -25,31 +27,6 @@ _SECONDS = r"(unknown|\d+(?:\.\d+)?) ?s?"
 _TIME_LINE = re.compile(
     rf"training time up to step (\d+): {_SECONDS} kept(?:; the (\d+) lost step\(s\) took {_SECONDS})?"
 )
-
-
-@dataclass(frozen=True)
-class Resume:
-    """One resume train.py reported: the checkpoint step, the steps lost, the seconds kept up to the checkpoint
-    and the seconds the lost steps took (None: train.py's record did not hold the figure)."""
-
-    step: int
-    lost: int
-    kept_s: float | None
-    lost_s: float | None
-    #: When the resume happened: the kubelet's timestamp on train.py's line (None without timestamps, and for the
-    #: ``earlier:`` lines a later run repeats at its own start).
-    at: float | None = None
-
-
-@dataclass(frozen=True)
-class TrainRecord:
-    """What train.py printed: the job's resumes, oldest first, and its latest figure."""
-
-    resumes: list[Resume]
-    step: int
-    kept_s: float | None
-    #: When the newest run's log began (its first line's timestamp), None without timestamps.
-    started: float | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +46,12 @@ def _number(text: str | None) -> float | None:
 
 
 def parse_log(text: str) -> TrainRecord | None:
-    """train.py's training-time lines in a submitter log (with or without kubelet's timestamps); None without any."""
+    """The job's training record in a submitter log (with or without kubelet's timestamps): its program's progress
+    records (planb.status.progress) where it prints any, else train.py's training-time lines; None without either."""
+    return parse_records(text) or _train_py_lines(text)
+
+
+def _train_py_lines(text: str) -> TrainRecord | None:
     resumes: list[Resume] = []
     latest: tuple[int, float | None] | None = None
     started = None

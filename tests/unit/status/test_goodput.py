@@ -1,7 +1,7 @@
 """`planb status JOB`'s goodput: per run the flavor, the wait for admission, the provisioning, the training kept and
 the steps lost, and in total the training kept over the wall time since submission. The objects are shaped as
 Kueue v0.19.2, GKE's ProvisioningRequests and the kubelet's log API give them (planb.status.goodput cites where);
-the logs are train.py's own lines (training/planb_train_progress.py)."""
+the logs are train.py's own lines (training/planb_train/progress.py)."""
 
 from __future__ import annotations
 
@@ -185,8 +185,8 @@ def test_no_log_yet_names_what_is_missing_instead_of_a_figure(monkeypatch: pytes
     job = _job_c({"job-c-abcde": starting}, monkeypatch)
     block = _block(explain(job))
     assert block[0] == (
-        "  goodput unknown: missing train.py's training time (no 'training time up to step' line in the submitter "
-        "log yet)"
+        "  goodput unknown: missing the training time (no 'training time up to step' line (train.py) or "
+        "'planb-progress' record in the submitter log yet)"
     )
     assert block[1].startswith("    run 1 on spot, admitted 2026-11-29T10:00:03Z: waited for admission 2.0s")
     assert block[1].endswith("; training: no train.py run in its log; steps lost ?")
