@@ -109,8 +109,10 @@ class Policy:
     bound_factor: float = 3.0
     #: The bound is at least 2 min, because a grant seen in seconds must not make the next pair join in seconds...
     min_bound_s: float = 120.0
-    #: ...and at most 20 min, because a DWS queue seen to take half an hour must not hold every other pair back.
-    max_bound_s: float = 1200.0
+    #: *Swept* (20, 10 min; 2026-12-07, TPU jobs without advice beside GPU jobs with it): ...and at most 10 min,
+    #: because a DWS queue seen to take half an hour must not hold every other pair back: with the hedge at 300 s, 51
+    #: goals of 60 against 50 at 20 min (the hedge below made most of the difference).
+    max_bound_s: float = 600.0
     #: The grant delay assumed of a pair whose rung the ledger has seen grant nowhere: 5 min, a DWS grant's minutes
     #: and a reservation's seconds between.
     unseen_delay_s: float = 300.0
@@ -154,12 +156,15 @@ class Policy:
     #: (1.39) and median. Before the reads it was 0.1, because a reservation always full answered fast and looked
     #: cheap to try: 1.41 requests a job against 1.43.
     min_score: float = 0.0
-    #: *Swept* (off, 90 s): the hedge (rule 4), at 90 s: a job whose first pair is unlikely to grant within this
-    #: many seconds gets the pair likeliest to in the same first offer. It buys a median 9 points closer to the
-    #: oracle's (+8% against +17%, +21% at worst against +63%) for 0.23 more requests a job (1.40 against 1.17): 28
-    #: goals of 36 against 26. Before the reservation reads it cost more requests than it bought (18 goals against
-    #: 24: the requests goal lost on 6 seeds, the median's won on none), and was off.
-    hedge_target_s: float = 90.0
+    #: *Swept* (90, 300 s; 2026-12-07, on TPU jobs without advice and GPU jobs with it, ``hack/bench_dispatch.py
+    #: --sweep --grid max_bound_s=1200,600 --grid hedge_target_s=90,300`` with the other knobs at their picks): the
+    #: hedge (rule 4), at 300 s: a job whose first pair is unlikely to grant within this many seconds gets the pair
+    #: likeliest to in the same first offer. At 300 s (and a 10 min bound) 51 goals of 60 against 40 at 90 s: the p95
+    #: of TPU jobs over the race's on 2 of the 12 seeds against 10 (GPU jobs: 1 against 4), for 1.35 requests a TPU
+    #: job against 1.31 and 1.25 a GPU job against 1.38 (means over the seeds); first offers of two pairs went from
+    #: 17% of TPU jobs to 21%, and from 23% of GPU jobs to 8%. (With TPU advice, which Google does not give, the
+    #: 2026-12-06 sweep had picked 90 s over off.)
+    hedge_target_s: float = 300.0
     #: The hedge adds pairs while the chance none grants within ``hedge_target_s`` is above ``1 - hedge_confidence``...
     hedge_confidence: float = 0.8
     #: ...each the pair likeliest to grant within it, only if that chance is at least ``hedge_min``...
@@ -258,7 +263,7 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         grant *= 1.0 - policy.optimism / math.sqrt(1.0 + score.timed_grants)
         miss = score.miss_delay_s if score.miss_delay_s is not None else rung_miss
         if miss is None:
-            miss = policy.miss_after_s if candidate.provisioning_model == "FLEX_START" else policy.unseen_miss_s
+            miss = policy.miss_after_s if candidate.queued else policy.unseen_miss_s
         rate = (1.0 - policy.state_weight) * score.rate + policy.state_weight * score.state_rate
         if candidate.room is not None:
             rate = policy.room_fits if candidate.room.fits else 0.0
