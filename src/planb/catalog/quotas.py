@@ -13,7 +13,8 @@ The display names come from Compute Engine's "Allocation quotas" TPU section and
 troubleshooting page, as a 2026-07-14 summary of those pages gives them (``QUOTA_URLS``); when a
 project's quota list holds no quota of that name, the preflight says so and does not refuse.
 
-Two types of quota, each checked where a plan draws on it (one slice must fit):
+Two types of quota, each checked where a plan draws on it (one slice must fit); which kind of plan draws on which is
+the kind's ``quota`` in ``planb.catalog.rung_kinds``:
 
 * **on-demand** (``TPU_ON_DEMAND``, ``GPU_ON_DEMAND``): an on-demand plan's pools (plan A,
   reservationAffinity NO_RESERVATION). A reservation plan's VMs took their quota when the reservation

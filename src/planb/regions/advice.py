@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import urllib3
 
+from planb.catalog import rung_kinds
 from planb.errors import UsageError
 from planb.kube import KubeLimitError
 from planb.kube_limits import DeadlinePassed, Limits, read_within, watched_pool_classes
@@ -44,17 +45,23 @@ from planb.regions.ledger import Key
 if TYPE_CHECKING:
     from planb.regions.reservation_room import Room
 
-#: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling). A pool
-#: consuming an ordinary specific reservation makes STANDARD VMs ("Standard provisioning with user controlled runtime",
-#: the enum's description): RESERVATION_BOUND is the model of VMs made from a future reservation in calendar mode or in
-#: AI Hypercomputer ("Bound to the lifecycle of the reservation in which it is provisioned";
-#: https://cloud.google.com/compute/docs/instances/about-reservation-bound-vms), which no rung of planb's is.
-PROVISIONING_MODELS = {
-    "reservation": "STANDARD",
-    "on-demand": "STANDARD",
-    "dws": "FLEX_START",
-    "spot": "SPOT",
-}
+#: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling), as the
+#: kinds' catalog entries give it (planb.catalog.rung_kinds, which says why a reservation rung's VMs are STANDARD).
+#: ``provisioning_model`` reads the catalog at each call; this table is its view when the package was loaded.
+PROVISIONING_MODELS = {kind.name: kind.provisioning_model for kind in rung_kinds.KINDS}
+
+
+def provisioning_model(rung: str) -> str:
+    """The provisioning model of a rung named like its kind (the default ladder's names), else STANDARD."""
+    kind = rung_kinds.get(rung)
+    return kind.provisioning_model if kind else "STANDARD"
+
+
+def queued(rung: str) -> bool:
+    """Whether a rung named like its kind queues its requests (DWS) rather than answering at once."""
+    kind = rung_kinds.get(rung)
+    return bool(kind and kind.queued)
+
 
 #: POST ``path`` with a JSON body: (HTTP status, the JSON answer); an error status is an answer too. Raises OSError
 #: when there is no answer, KubeLimitError when it is too slow or too large (``ask`` reads both as no advice).
@@ -126,7 +133,11 @@ class Candidate:
 
     @property
     def provisioning_model(self) -> str:
-        return PROVISIONING_MODELS.get(self.key.rung, "STANDARD")
+        return provisioning_model(self.key.rung)
+
+    @property
+    def queued(self) -> bool:
+        return queued(self.key.rung)
 
 
 @dataclass(frozen=True)
@@ -141,7 +152,7 @@ def capacity_request(key: Key, zones: Sequence[str], machine_type: str, count: i
     """The CapacityAdviceRequest planb sends for one pair (compute v1 ``compute.advice.capacity``)."""
     return {
         "size": count,
-        "instanceProperties": {"scheduling": {"provisioningModel": PROVISIONING_MODELS.get(key.rung, "STANDARD")}},
+        "instanceProperties": {"scheduling": {"provisioningModel": provisioning_model(key.rung)}},
         "instanceFlexibilityPolicy": {"instanceSelections": {key.rung: {"machineTypes": [machine_type]}}},
         "distributionPolicy": {"targetShape": "ANY_SINGLE_ZONE", "zones": [{"zone": f"zones/{z}"} for z in zones]},
     }
