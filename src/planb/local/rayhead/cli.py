@@ -30,14 +30,26 @@ def _env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
+def _image(pairs: list[str]) -> dict[str, str]:
+    image = {}
+    for pair in pairs:
+        path, sep, folder = pair.partition("=")
+        if not sep or not path.startswith("/") or not folder:
+            raise PlanbError(
+                f"--image-dir {pair!r}: give CONTAINER_PATH=FOLDER, e.g. /workspace=examples/your-code/team"
+            )
+        image[path] = str(Path(folder).resolve())
+    return image
+
+
 def _set(args: argparse.Namespace) -> int:
     if args.clear:
         if args.job is None or args.run is not None:
             raise PlanbError("--clear needs --job PATTERN (the default payload is set, not cleared)")
         settings_mod.set_payload(args.job, None)
         return _show(args)
-    if args.env and args.run is None:
-        raise PlanbError("--env applies to --run (the entrypoint as a host process) only")
+    if (args.env or args.image_dir) and args.run is None:
+        raise PlanbError("--env and --image-dir apply to --run (the entrypoint as a host process) only")
     if args.run is None:
         payload = settings_mod.Payload(
             seconds=settings_mod.DEFAULT_SECONDS if args.seconds is None else args.seconds, fail=args.fail or ""
@@ -53,8 +65,8 @@ def _set(args: argparse.Namespace) -> int:
     if bad:
         given = f"--run {bad[0]!r} is not <namespace>/<name>" if bad[0] else "--run without a job"
         raise PlanbError(f"{given}: {settings_mod.RUN_NEEDS_NAMES}")
-    payload = settings_mod.Payload(mode="run", env=_env(args.env))
-    payload.validate("--env")
+    payload = settings_mod.Payload(mode="run", env=_env(args.env), image=_image(args.image_dir))
+    payload.validate("--env/--image-dir")
     for name in args.run:
         settings_mod.set_payload(name, payload)
     return _show(args)
@@ -76,8 +88,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the Ray head stand-in KubeRay talks to, and what a job's payload does",
         description="KWOK pods run nothing: the stand-in answers KubeRay's Ray job API and does what the submitter "
         "pod would. A job's payload is simulated (runs --seconds, then SUCCEEDED, or FAILED with --fail) or, with "
-        "--run NAMESPACE/NAME, that RayJob's entrypoint itself (python <file from its ConfigMap>) as a host process "
-        "on this machine's CPU, with this user's rights.",
+        "--run NAMESPACE/NAME, that RayJob's entrypoint itself (python <file from its ConfigMap or --image-dir>) as a "
+        "host process on this machine's CPU, with this user's rights.",
     )
     rsub = parser.add_subparsers(dest="rayhead_command", required=True, metavar="ACTION")
 
@@ -118,6 +130,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="NAME=VALUE",
         help="--run: environment over the head container's (PLANB_ACCELERATOR=cpu, PLANB_ACCELERATOR_TYPE= and "
         "JAX_PLATFORMS=cpu unless given: this machine has no TPU)",
+    )
+    setp.add_argument(
+        "--image-dir",
+        action="append",
+        default=[],
+        metavar="CONTAINER_PATH=FOLDER",
+        help="--run: the code inside the job's image (job.command), stood in for by FOLDER on this machine, copied to "
+        "CONTAINER_PATH for each launch (no image is pulled here)",
     )
     setp.add_argument("--clear", action="store_true", help="forget --job PATTERN's payload")
     setp.set_defaults(handler=_set)

@@ -255,8 +255,9 @@ class RayHeads:
         self, head: Obj, rayjob: str, entrypoint: str, runtime_env: dict[str, Any], payload: settings_mod.Payload
     ) -> Launch:
         """The entrypoint as a host process (planb.local.rayhead.launch says what is accepted): the ConfigMap volumes
-        of the head's template (`head_template`) written to the RayJob's work directory, each emptyDir a new private
-        directory there, its container's literal environment, the runtime env's env_vars and the payload's overrides."""
+        of the head's template (`head_template`) and the payload's image folders written to the RayJob's work directory,
+        each emptyDir a new private directory there, its container's literal environment, the runtime env's env_vars
+        and the payload's overrides."""
         namespace = head["metadata"]["namespace"]
         spec = self.head_template(head, rayjob).get("spec") or {}
         container = (spec.get("containers") or [{}])[0]
@@ -286,7 +287,7 @@ class RayHeads:
             str(e["name"]): str(e["value"]) for e in container.get("env") or [] if "name" in e and "value" in e
         }
         env_vars = {str(k): str(v) for k, v in (runtime_env.get("env_vars") or {}).items()}
-        launch = launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files)
+        launch = launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files, payload.image)
         launch.empty_dirs = dict(emptied)
         return launch
 

@@ -5,11 +5,15 @@ with this user's rights and outside any container. So the stand-in runs only wha
 ships, in a shape it can check:
 
 * the entrypoint is ``python <file> [ARG ...]`` (or ``python3``), where the file is one the stand-in
-  wrote from a ConfigMap volume of the head container; no other program, no interpreter option, no
-  shell syntax (Ray's job manager runs an entrypoint through a shell; here no shell runs, so what a
-  shell would do is refused instead of silently differing);
+  wrote from a ConfigMap volume of the head container or copied from the payload's image folder; no other
+  program, no interpreter option, no shell syntax (Ray's job manager runs an entrypoint through a shell; here no
+  shell runs, so what a shell would do is refused instead of silently differing);
 * every file written for a ConfigMap volume (its ``mountPath``, its items' ``path``) lies inside the
   RayJob's work directory: a path with ``..``, or one that leads out through a link, is refused;
+* the code inside the job's image (a job that runs its own program, ``job.command``): KWOK pulls no image and runs
+  no container, so the payload names a folder on this machine for a container path (``--image-dir PATH=FOLDER``),
+  and each launch copies it to that path in the work directory, as the image's layer puts it in every container
+  (a link in it is refused, as is a folder that is not there);
 * an emptyDir volume is a new directory of the launch's own (mode 0700) in the work directory, as the kubelet
   gives each pod its own: what a job keeps there (the training job's stop-notice file) is never another run's;
 * a container path under a volume's ``mountPath``, in the entrypoint or in a value of the container's ``env``,
@@ -28,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Collection, Mapping
@@ -100,6 +105,27 @@ def write_config_map(workdir: Path, mount_path: str, data: Mapping[str, Any], it
     return local, files
 
 
+def image_folder(workdir: Path, mount_path: str, folder: Path) -> tuple[Path, set[Path]]:
+    """Copy `folder` (what stands in for the image's code at `mount_path`) under `workdir`, replacing an earlier
+    launch's copy: (its directory, the files). A link in it, or a folder that is not there, is refused."""
+    if not folder.is_dir():
+        raise LaunchRefusedError(f"the image folder {folder} for {mount_path} is not a directory on this machine")
+    local = inside(workdir, mount_path, "the image path")
+    if local.exists():
+        shutil.rmtree(local)
+    files: set[Path] = set()
+    for source in sorted(folder.rglob("*")):
+        if source.is_symlink():
+            raise LaunchRefusedError(f"planb's policy: the image folder's link {source} is refused, as any link is")
+        if "__pycache__" in source.parts or not source.is_file():
+            continue
+        target = local / source.relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        files.add(target)
+    return local, files
+
+
 def empty_dirs(workdir: Path, container: Mapping[str, Any], volumes: Mapping[Any, Any]) -> dict[str, Path]:
     """Each of the container's emptyDir volumeMounts: its mountPath -> a new directory of its own under `workdir`
     (``tempfile.mkdtemp``: mode 0700, a name no other launch has), as the kubelet makes one per pod."""
@@ -118,7 +144,7 @@ def host_argv(entrypoint: str, mounts: Mapping[str, Path], files: Collection[Pat
         tokens = shlex.split(entrypoint)
     except ValueError as exc:
         raise LaunchRefusedError(f"planb's policy: the entrypoint {entrypoint!r} is refused ({exc})") from exc
-    shape = f"only 'python <file from a mounted ConfigMap> [ARG ...]' runs, {_WHY}"
+    shape = f"only 'python <file from a mounted ConfigMap or the image folder> [ARG ...]' runs, {_WHY}"
     if len(tokens) < 2 or tokens[0] not in PYTHONS:
         raise LaunchRefusedError(f"planb's policy: the entrypoint {entrypoint!r} is refused: {shape}")
     shell = [t for t in tokens if SHELL_SYNTAX.search(t)]
@@ -173,9 +199,15 @@ def launch_for(
     overrides: Mapping[str, str],
     workdir: Path,
     files: Collection[Path],
+    image: Mapping[str, str] | None = None,
 ) -> Launch:
-    """The host process for a head's entrypoint (`host_argv`, `payload_env`), run in `workdir`; the container's env
-    values under a mount mapped onto its directory."""
+    """The host process for a head's entrypoint (`host_argv`, `payload_env`), run in `workdir`, with the payload's
+    `image` folders copied there (`image_folder`); the container's env values under a mount mapped onto its
+    directory."""
+    mounts, files = dict(mounts), set(files)
+    for mount_path, folder in (image or {}).items():
+        mounts[mount_path], copied = image_folder(workdir, mount_path, Path(folder))
+        files |= copied
     argv = host_argv(entrypoint, mounts, files)
     mapped = {name: _mapped(value, mounts) for name, value in container_env.items()}
     return Launch(argv=argv, env=payload_env(workdir, mapped, runtime_env_vars, overrides), cwd=workdir)

@@ -50,6 +50,9 @@ class Payload:
     fail: str = ""
     #: run only: environment variables set over the head container's (after it).
     env: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_RUN_ENV))
+    #: run only: what stands in for the code inside the job's image (job.command, docs/your-code.md): a container
+    #: path -> a folder on this machine, copied there for each launch (planb.local.rayhead.launch.image_folder).
+    image: dict[str, str] = field(default_factory=dict)
 
     def validate(self, where: str) -> None:
         if self.mode not in MODES:
@@ -62,6 +65,13 @@ class Payload:
             isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()
         ):
             raise SettingsError(f"{where}: env must map names to strings, got {self.env!r}")
+        if not isinstance(self.image, dict) or not all(
+            isinstance(k, str) and k.startswith("/") and isinstance(v, str) and Path(v).is_absolute()
+            for k, v in self.image.items()
+        ):
+            raise SettingsError(
+                f"{where}: image must map absolute container paths to absolute folders, got {self.image!r}"
+            )
 
 
 @dataclass(frozen=True)
