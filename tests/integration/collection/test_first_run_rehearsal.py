@@ -93,10 +93,10 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
             NETWORK="planb-net", SUBNETWORK="planb-subnet", MASTER_IPV4_CIDR="172.16.0.32/28",
         )  # fmt: skip
 
-        def play() -> subprocess.CompletedProcess[str]:
+        def play(*extra: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
                 [str(OPERATOR_BIN / "ansible-playbook"), "-i", "inventory", "cluster.yml",
-                 "-e", "planb_private_nodes=true", "-e", f"planb_gke_poll_interval={POLL_SECONDS}"],
+                 "-e", "planb_private_nodes=true", "-e", f"planb_gke_poll_interval={POLL_SECONDS}", *extra],
                 cwd=home, env=env, capture_output=True, text=True, timeout=300, check=False,
             )  # fmt: skip
 
@@ -108,9 +108,10 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         assert emulator.writes() == []
 
         _switch(emulator, "/planb/v1/permissions", {"project": PROJECT, "permission": WITHHELD, "granted": True})
-        # The preemptible quota gates plan B's pool, not the CPU cluster: the run converges the
-        # cluster and plan A, and names the pool that waits for Google's approval with the request link.
-        quota_short = play()
+        # Asked to create the cluster anyway (else the run stops before it, tests/integration/playbooks), the
+        # preemptible quota gates plan B's pool, not the CPU cluster: the run converges the cluster and plan A, and
+        # names the pool that waits for Google's approval with the request link.
+        quota_short = play("-e", "planb_quota_create_anyway=true")
         out = " ".join((quota_short.stdout + quota_short.stderr).split())
         assert quota_short.returncode == 0, out[-3000:]
         assert "Quota too low for the preemptible plans" in out and "can take days" in out, out[-3000:]
@@ -129,6 +130,9 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         network = cluster["networkConfig"]
         assert network["datapathProvider"] == "ADVANCED_DATAPATH"
         assert network.get("defaultEnablePrivateNodes") is True, network
+        # inventories/gke's labels and cost allocation (issue 72, item 2).
+        assert cluster["resourceLabels"] == {"managed-by": "planb", "planb-cluster": "tpu-cluster"}, cluster
+        assert cluster["costManagementConfig"] == {"enabled": True}, cluster
         # docs/first-run.md, 6: the kubeconfig every later command reads, as `gcloud container clusters
         # get-credentials` writes it (the plugin's token exchange is Google-only).
         written = yaml.safe_load((home / ".kube" / "planb-tpu-cluster.yaml").read_text())

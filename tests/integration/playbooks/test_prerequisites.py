@@ -204,16 +204,31 @@ def _pools(emulator: RunningEmulator) -> list[str]:
 
 
 def test_playbook_quota_too_low_gates_plan_a_s_pool_not_the_cluster(emulator: RunningEmulator, tmp_path: Path) -> None:
-    """The CPU cluster does not wait for accelerator quota; the pool that draws on it does."""
+    """A quota too low stops the run before the cluster is created (it would bill while Google reviews the increase),
+    naming the switch; asked to create it anyway, the CPU cluster does not wait, the pool that draws on it does."""
     _set_quota(emulator, 8)
     rc, out = _play(emulator, tmp_path)
+    words = " ".join(out.split())
+    assert rc != 0 and "Quota too low for plan A" in words and "Nothing was created" in words, out[-3000:]
+    assert "-e planb_quota_create_anyway=true" in words, out[-3000:]
+    assert _gke_writes(emulator) == []
+    rc, out = _play(emulator, tmp_path, "-e", "planb_quota_create_anyway=true")
     assert rc == 0, out[-3000:]
     words = " ".join(out.split())
     assert "Quota too low for plan A" in words and "has 8 chips" in words and "needs 16" in words, out[-3000:]
     assert "https://cloud.google.com/docs/quotas/help/request_increase" in words and "can take days" in words
     assert "Waiting for quota: pool on-demand-pool of plan on-demand (on-demand) was not created" in words, out[-3000:]
-    assert [c["name"] for c in list_clusters(emulator.store.root.parent)] == ["tpu-cluster"]
+    clusters = list_clusters(emulator.store.root.parent)
+    assert [c["name"] for c in clusters] == ["tpu-cluster"]
     assert _pools(emulator) == ["default-pool", "dws-pool"]
+    # The inventory's costs settings (issue 72): its labels on the cluster and the pools' VMs, cost allocation on,
+    # default-pool autoscaled from its floor.
+    labels = {"managed-by": "planb", "planb-cluster": "tpu-cluster"}
+    assert clusters[0]["resourceLabels"] == labels and clusters[0]["costManagementConfig"] == {"enabled": True}
+    pools = {p["name"]: p for p in list_node_pools(emulator.store.root.parent)}
+    assert pools["dws-pool"]["config"]["resourceLabels"].items() >= labels.items(), pools["dws-pool"]["config"]
+    scaling = pools["default-pool"]["autoscaling"]
+    assert (scaling["enabled"], scaling["minNodeCount"], scaling["maxNodeCount"]) == (True, 1, 3), scaling
 
 
 def test_playbook_preemptible_quota_zero_gates_plan_b_not_the_cluster(
@@ -221,7 +236,7 @@ def test_playbook_preemptible_quota_zero_gates_plan_b_not_the_cluster(
 ) -> None:
     # The tutorial's plan B (DWS flex-start) draws on preemptible quota; plan A's on-demand quota is ample.
     _set_quota(emulator, 0, quota_type="preemptible")
-    rc, out = _play(emulator, tmp_path)
+    rc, out = _play(emulator, tmp_path, "-e", "planb_quota_create_anyway=true")
     assert rc == 0, out[-3000:]
     words = " ".join(out.split())
     assert "Quota too low for the preemptible plans" in words, out[-3000:]

@@ -302,8 +302,10 @@ def run_quota_check(module: Any) -> Body:
         )
         if params.get("fail_when_short", True):
             raise GkeError(
-                f"{refusal} Nothing was created. {fix} Or pick a region/zone or a smaller profile that fits (or skip "
-                "the check: gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
+                f"{refusal} Nothing was created. {fix} Or pick a region/zone or a smaller profile that fits, or create "
+                "the cluster anyway and let the pools that need the quota wait (it bills meanwhile: "
+                "gke_cluster_quota_create_anyway: true, playbooks: -e planb_quota_create_anyway=true), or skip the "
+                "check (gke_cluster_quota_check: false, playbooks: -e planb_quota_check=false)."
             )
         out.update(short=True, request_url=DOC_QUOTA_INCREASE, msg=f"{refusal} {fix}")
         module.warn(out["msg"])
