@@ -14,9 +14,10 @@ usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...] | dispatch [AR
                    --checkpoint-every M, --modes sequential,concurrent,concurrent+save, ...; --help lists them).
                    Needs `planb local up`.
   dispatch ARGS    advice-ordered dispatch against today's race and an oracle on seeded stockout traces (pure
-                   Python, no stack, under a minute): hack/bench_dispatch.py --update BENCHMARKS.md ARGS, which
-                   prints the table and writes it into BENCHMARKS.md's "Dispatch" section (--seed N, --jobs N,
-                   --sweep for the policy's knobs on the tuning seeds; --help lists them)
+                   Python, no stack, under a minute), TPU jobs without advice and GPU jobs with it reported apart:
+                   hack/bench_dispatch.py --update BENCHMARKS.md ARGS, which prints a table per population and
+                   writes them into BENCHMARKS.md's "Dispatch" section (--seed N, --jobs N a population,
+                   --populations tpu,gpu, --sweep for the policy's knobs on the tuning seeds; --help lists them)
   aot ARGS         the training step compiled by the TPU compiler on this CPU for every TPU profile, its default
                    and its largest model (python -m planb.build.aot --jobs 2 --update BENCHMARKS.md ARGS; cached
                    in the tool cache, minutes a compile when not): BENCHMARKS.md's "Compiled for each slice"
