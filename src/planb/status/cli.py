@@ -24,7 +24,7 @@ from planb.errors import (
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.regions.access import region_limits
-from planb.status import capacity, serialize
+from planb.status import capacity, cost, serialize
 from planb.status.regions import TokenWarning, printable, token_warnings
 from planb.status.render import explain, table
 from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
@@ -84,6 +84,8 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     output = getattr(args, "output", None)
     if getattr(args, "capacity", False):
         return _capacity(kube, output)
+    if getattr(args, "cost", False):
+        return _cost(kube, args, output)
     jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
     warnings = _warn(kube, output)
     if not jobs:
@@ -128,6 +130,18 @@ def _capacity(kube: Kube, output: str | None) -> int:
         print(serialize.dump(capacity.document(found), output), end="")
     else:
         print(capacity.text(found))
+    return EXIT_OK
+
+
+def _cost(kube: Kube, args: argparse.Namespace, output: str | None) -> int:
+    """Chip-hours per job and per team (planb.status.cost), and their cost at --rate-per-chip-hour; EXIT_OK."""
+    jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
+    costs = [cost.of_job(job) for job in jobs]
+    rate = args.rate_per_chip_hour
+    print(
+        serialize.dump(cost.document(costs, rate), output) if output else cost.text(costs, rate),
+        end="\n" if not output else "",
+    )
     return EXIT_OK
 
 
@@ -209,6 +223,13 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError(
             f"--capacity shows the manager's ledger and last advice, no job's: not with {what}. Fix: drop one"
         )
+    if getattr(args, "rate_per_chip_hour", None) is not None and not getattr(args, "cost", False):
+        raise UsageError("--rate-per-chip-hour prices the chip-hours --cost adds up. Fix: add --cost")
+    if (getattr(args, "rate_per_chip_hour", None) or 0.0) < 0:
+        raise UsageError(f"--rate-per-chip-hour {args.rate_per_chip_hour} is negative. Fix: give your price, 0 or more")
+    if getattr(args, "cost", False) and (args.capacity or args.expect or args.timeline):
+        what = "--capacity" if args.capacity else "--expect" if args.expect else "--timeline"
+        raise UsageError(f"--cost adds up the jobs' chip-hours: not with {what}. Fix: drop one")
     if args.output and (args.watch or args.expect):
         raise UsageError(
             f"-o {args.output} prints one document: not with {'--watch' if args.watch else '--expect'}. "
@@ -336,6 +357,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="on a MultiKueue manager: the obtainability ledger (per region, rung and shape) and the last advice "
         "used, from the ConfigMap kueue-system/planb-regions-ledger (docs/regions.md)",
+    )
+    parser.add_argument(
+        "--cost",
+        action="store_true",
+        help="chip-hours per job and per team (namespace), from Kueue's admission times and the catalog's chips",
+    )
+    parser.add_argument(
+        "--rate-per-chip-hour",
+        type=finite,
+        metavar="RATE",
+        help="with --cost: what one chip-hour costs you (your currency; planb knows no price)",
     )
     parser.add_argument(
         "--timeline",
