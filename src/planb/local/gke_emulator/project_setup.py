@@ -59,6 +59,7 @@ import hashlib
 import re
 from typing import Any
 
+from planb.local.gke_emulator import routers
 from planb.local.gke_emulator.project import CPU_QUOTAS, ProjectApiError, ProjectApis, service_disabled
 from planb.local.gke_emulator.store import Store
 
@@ -221,14 +222,7 @@ class ProjectSetup:
         """compute v1 routers.list: the region's routers, a ``RouterList`` (no ``items`` when there is none)."""
         prefix = f"{project}/{region}/"
         items = [
-            {
-                "kind": "compute#router",
-                "name": key[len(prefix) :],
-                "region": f"{_COMPUTE}/projects/{project}/regions/{region}",
-                "network": f"{_COMPUTE}/projects/{project}/global/networks/{router['network']}",
-                "nats": list(router["nats"]),
-                "selfLink": f"{_COMPUTE}/projects/{project}/regions/{region}/routers/{key[len(prefix) :]}",
-            }
+            routers.view(project, region, key[len(prefix) :], router)
             for key, router in sorted(self.setup["routers"].items())
             if key.startswith(prefix)
         ]

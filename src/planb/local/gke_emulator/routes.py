@@ -7,6 +7,8 @@ pool (``planb.local.gke_emulator.instance_groups``: its ``targetSize`` is the po
 Compute Engine reservations (``/compute/v1/projects/*/zones/*/reservations[/*]``: get, list, insert;
 ``gke_emulator.reservations``) are what a SPECIFIC_RESERVATION pool consumes; creating one that names a missing or
 mismatched reservation is refused (``reservation_rules.check_reservation_affinity``).
+Cloud Routers with their Cloud NAT gateways (``/compute/v1/projects/*/regions/*/routers[/*]``: get, insert, patch;
+``planb.local.gke_emulator.routers``) are what the gke_cluster role's optional Cloud NAT creates.
 Compute Engine workload policies (``/compute/v1/projects/*/regions/*/resourcePolicies[/*]``: get, list, insert;
 ``planb.local.gke_emulator.resource_policies``) are what a multi-host TPU7x pool's ``placementPolicy.policyName`` names.
 Cloud Storage buckets (``GET /storage/v1/b/B``, ``POST /storage/v1/b?project=P``; ``gke_emulator.buckets``, errors in
@@ -52,7 +54,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from planb.local.gke_emulator import advice, conformance, discovery
+from planb.local.gke_emulator import advice, conformance, discovery, routers
 from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import ApiError
 from planb.local.gke_emulator.project import ProjectApiError
@@ -137,6 +139,21 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         project, zone = _segment(match.group(1), path), _segment(match.group(2), path)
         name = _segment(match.group(3), path) if match.group(3) else None
         return engine.reservation_api(method, project, zone, name, request)
+    match = re.fullmatch(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/routers(?:/([^/]+))?", path)
+    if match:  # routers.get, insert, patch (routers.list: gke_emulator.project_setup)
+        setup = ProjectSetup(engine.store, engine.project_apis)
+        project, region = _segment(match.group(1), path), _segment(match.group(2), path)
+        name = _segment(match.group(3), path) if match.group(3) else None
+
+        def has(host: str, network: str) -> bool:
+            try:
+                return bool(setup.network(host, network))
+            except ProjectApiError:
+                return False
+
+        answer = routers.route(setup.setup["routers"], has, method, project, region, name, request)
+        engine.store.save()
+        return answer
     match = re.fullmatch(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/resourcePolicies(?:/([^/]+))?", path)
     if match:
         project, region = _segment(match.group(1), path), _segment(match.group(2), path)
