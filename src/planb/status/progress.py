@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -101,17 +102,24 @@ def _resumes(value: Any) -> list[Resume] | None:
     return out
 
 
+def timed_lines(text: str) -> Iterator[tuple[float | None, str, str]]:
+    """Each line of a log read with or without the kubelet's timestamps: its timestamp (None without one), the line
+    after it, and the whole line."""
+    for line in text.splitlines():
+        head, _, rest = line.partition(" ")
+        at = lifecycle.parse_time(head) if head[:1].isdigit() else None
+        yield at, (rest if at is not None else line), line
+
+
 def parse_records(text: str) -> TrainRecord | None:
     """The progress records in a log (with or without the kubelet's timestamps); None without any."""
     resumes: list[Resume] = []
     latest: dict[str, Any] | None = None
     started = None
-    for line in text.splitlines():
-        head, _, rest = line.partition(" ")
-        at = lifecycle.parse_time(head) if head[:1].isdigit() else None
+    for at, body, _ in timed_lines(text):
         if started is None and at is not None:
             started = at
-        data = _record(rest if at is not None else line)
+        data = _record(body)
         if data is None:
             continue
         told = _resumes(data.get("resumes"))
@@ -131,8 +139,4 @@ def parse_records(text: str) -> TrainRecord | None:
     )
 
 
-def is_record(line: str) -> bool:
-    return _record(line) is not None
-
-
-__all__ = ["PREFIX", "RECORDS", "Resume", "TrainRecord", "is_record", "parse_records"]
+__all__ = ["PREFIX", "RECORDS", "Resume", "TrainRecord", "parse_records", "timed_lines"]

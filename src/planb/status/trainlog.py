@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 
 from planb.kube import Kube, KubeError, Obj
-from planb.status import lifecycle, variants
-from planb.status.progress import Resume, TrainRecord, parse_records
+from planb.status import variants
+from planb.status.progress import Resume, TrainRecord, parse_records, timed_lines
 
 #: How much of the start of a log is read (the kubelet's limitBytes), and how many lines of its end after that.
 HEAD_BYTES = 1 << 20
@@ -55,12 +55,10 @@ def _train_py_lines(text: str) -> TrainRecord | None:
     resumes: list[Resume] = []
     latest: tuple[int, float | None] | None = None
     started = None
-    for line in text.splitlines():
-        head, _, rest = line.partition(" ")
-        at = lifecycle.parse_time(head) if head[:1].isdigit() else None
+    for at, body, line in timed_lines(text):
         if started is None and at is not None:
             started = at
-        found = _TIME_LINE.search(rest if at is not None else line)
+        found = _TIME_LINE.search(body)
         if not found:
             continue
         step, kept = int(found.group(1)), _number(found.group(2))

@@ -14,10 +14,7 @@ re-queued run, the same release, is the owner train.py finds recorded there.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
-import subprocess
 import time
 from pathlib import Path
 
@@ -28,7 +25,7 @@ from planb.kube import Kube, conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
 from planb.local.rayhead import settings as rayhead_settings
-from tests.support.e2e.jobs import job_logs, payload_processes, planb_status, run_env, steps, workload_of
+from tests.support.e2e.jobs import job_logs, payload_processes, requeue_as_status_says, run_env, steps, workload_of
 from tests.support.e2e.topologies import Run, install_job, no_quota, wait_jobs
 from tests.support.e2e.waits import wait_until
 
@@ -106,17 +103,7 @@ def test_a_checkpointing_job_resumes_from_its_last_step_after_capacity_revoked(
     rayhead_settings.set_payload(
         "default/job-2", rayhead_settings.Payload(mode="run", env={**plain, "PLANB_EPOCHS": str(latest + 1000)})
     )
-    line = next((x for x in planb_status(site, "job-2").splitlines() if "deactivated:" in x), "")
-    command = line[line.index("kubectl delete workload") :].split(" (")[0]
-    # kubectl's own wait for the deletion can miss a Workload Kueue re-creates under the same name at once
-    # (tests/e2e/topologies/test_dws_lifecycle.py); wait_jobs below waits on the outcome.
-    subprocess.run(
-        [*shlex.split(command), f"--kubeconfig={site}", "--wait=false"],
-        timeout=60,
-        check=True,
-        capture_output=True,
-        env=dict(os.environ, PATH=f"{paths.tools_dir() / 'bin'}:{os.environ.get('PATH', '')}"),
-    )
+    requeue_as_status_says(site, "job-2")
     wait_jobs(kube, {"job-2": "dws"}, timeout=180)
     wait_until(lambda: rayjob_status(kube) == ("Complete", "SUCCEEDED"), "the resumed run to finish", 240)
     logs = job_logs("job-2", since)

@@ -6,9 +6,13 @@ Test modules import these from here, never from one another. Fixtures and the su
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
+from planb import paths
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
@@ -55,6 +59,22 @@ def planb_status(kubeconfig: Path, job: str) -> str:
     return run(
         str(Path(sys.executable).parent / "planb"), "status", job, "--kubeconfig", str(kubeconfig), check=False
     ).stdout
+
+
+def requeue_as_status_says(kubeconfig: Path, job: str) -> None:
+    """Re-queue a deactivated job with the command `planb status JOB` prints for it (``kubectl delete workload
+    ...``). kubectl's own wait for the deletion can miss a Workload Kueue re-creates under the same name at once
+    (tests/e2e/topologies/test_dws_lifecycle.py), so it is not asked to wait: the caller waits on the outcome."""
+    line = next((x for x in planb_status(kubeconfig, job).splitlines() if "deactivated:" in x), "")
+    assert "kubectl delete workload" in line, f"planb status {job} prints no re-queue command: {line!r}"
+    command = line[line.index("kubectl delete workload") :].split(" (")[0]
+    subprocess.run(
+        [*shlex.split(command), f"--kubeconfig={kubeconfig}", "--wait=false"],
+        timeout=60,
+        check=True,
+        capture_output=True,
+        env=dict(os.environ, PATH=f"{paths.tools_dir() / 'bin'}:{os.environ.get('PATH', '')}"),
+    )
 
 
 def steps(directory: Path) -> list[int]:
