@@ -103,6 +103,7 @@ bench: setup ## measure the figures in BENCHMARKS.md (BENCH=loop: only the local
 values: venv ## regenerate charts/planb/values/*.yaml and the collection's catalog facts from the catalog
 	@planb values --write-all charts/planb/values
 	@$(PY) -m planb.build.chart_files
+	@$(PY) -m planb.build.chart_kinds
 	@$(PY) -m planb.build.collection
 
 golden: venv values ## regenerate golden files (values, helm template, CLI output)

@@ -5,6 +5,7 @@
 * ``files/tpu-topologies.yaml``: per TPU node label value (``accelerator.gkeAccelerator``) the
   generation's topology shape and, per topology, the machine types that form it with their chips
   per host. The chart's value checks read it, so which topologies are valid stays a catalog fact.
+* ``files/rung-kinds.yaml``: the capacity kinds a rung can be, as ``planb.build.chart_kinds`` writes it.
 * ``files/*.py``: ``training/*.py`` byte for byte: ``train.py``, the job's entry script, and the
   modules it imports from its own directory (``TRAIN_FILES``). The job's ConfigMap carries each
   verbatim, one key per file, and mounts them all in one directory, so the copies have no header;
@@ -22,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from planb.build import chart_kinds
 from planb.catalog import tpu
 from planb.paths import REPO
 
@@ -82,6 +84,7 @@ def expected() -> dict[Path, bytes]:
     """Path -> exact content of every generated file under charts/planb/files/."""
     return {
         TPU_TOPOLOGIES: render_tpu_topologies().encode(),
+        chart_kinds.RUNG_KINDS: chart_kinds.render_rung_kinds().encode(),
         **{CHART_FILES / name: (TRAINING / name).read_bytes() for name in TRAIN_FILES},
         **{FAILOVER_COPIES / name: (FAILOVER_PACKAGE / name).read_bytes() for name in FAILOVER_MODULES},
     }

@@ -2,10 +2,11 @@
 
 The collection is installed on ops controllers without the ``planb`` Python package, so it cannot
 import the catalog. ``make values`` writes the facts into the collection's module_utils from this
-module; a test fails when they are stale. The facts are data only, in two files so that a module's
+module; a test fails when they are stale. The facts are data only, in three files so that a module's
 payload carries only what it imports: ``machine_types.py`` (per TPU/GPU machine type what GKE
-offers; the modules validate with it) and ``profiles.py`` (per profile the node pool and chart
-values of one slice). How those scale by slice count, and how a plan's pools are named, is code:
+offers; the modules validate with it), ``profiles.py`` (per profile the node pool and chart
+values of one slice) and ``rung_kinds.py`` (per capacity kind a rung can be, its pool settings, quota and the rest
+of ``planb.catalog.rung_kinds``). How those scale by slice count, and how a plan's pools are named, is code:
 ``pool_layout.py`` is a verbatim copy of ``planb.catalog.pool_layout`` (standard library only), so
 the catalog and the filters run one hand-written copy of it; likewise ``versions.py`` of
 ``planb.catalog.versions`` (how a GKE version is read and compared), which the modules' validation
@@ -18,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planb.catalog import gpu, pool_layout, profiles, quotas, tpu, versions, zones
+from planb.catalog import gpu, pool_layout, profiles, quotas, rung_kinds, tpu, versions, zones
 from planb.catalog.nodepool import node_pool
 from planb.catalog.values import chart_values
 from planb.paths import REPO
@@ -106,9 +107,18 @@ def _profile(prof: profiles.Profile) -> dict[str, Any]:
     }
 
 
+def rung_kind_facts(kinds: tuple[rung_kinds.RungKind, ...] | None = None) -> dict[str, Any]:
+    """The capacity kinds a rung can be (planb.catalog.rung_kinds), in order: FACTS["kinds"]."""
+    return {"kinds": [kind.facts() for kind in (rung_kinds.KINDS if kinds is None else kinds)]}
+
+
 def generated() -> dict[str, tuple[str, Any]]:
     """File name -> (docstring, data) of every generated module_utils file."""
     return {
+        "rung_kinds.py": (
+            "The capacity kinds a rung of the ladder can be, from planb's catalog: FACTS['kinds'], in ladder order.",
+            rung_kind_facts(),
+        ),
         "machine_types.py": (
             "TPU and GPU machine types GKE offers, from planb's catalog: MACHINE_TYPES[name] -> facts.",
             _machine_types(),

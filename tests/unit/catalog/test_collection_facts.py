@@ -44,7 +44,7 @@ def test_the_generated_folder_holds_only_generated_files() -> None:
 def test_a_stale_or_missing_generated_file_is_found(tmp_path: Path) -> None:
     written = collection.write(tmp_path)
     assert {path.name for path in written} == {
-        "__init__.py", "machine_types.py", "profiles.py", "pool_layout.py", "versions.py",
+        "__init__.py", "machine_types.py", "profiles.py", "rung_kinds.py", "pool_layout.py", "versions.py",
     }  # fmt: skip
     assert collection.stale(tmp_path) == []
     copy = tmp_path / "pool_layout.py"

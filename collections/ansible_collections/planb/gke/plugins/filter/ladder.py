@@ -13,17 +13,12 @@ Each returned plan: ``name``, ``kind``, ``slices`` (int), ``nodepool``, ``reserv
 node pool settings of the kind, below) and ``pools`` (``planb.gke.node_pools``' list, each pool with
 ``plan_kind`` and ``settings`` added, so a play can loop over all pools of all plans).
 
-GKE's settings per kind (``settings``; the keys are the gke_node_pool role's variables without its prefix):
-
-* ``on-demand``: the tutorial's plan A: ``reservation_affinity`` NO_RESERVATION.
-* ``dws``: the tutorial's plan B: queued provisioning and flex-start, auto-repair off, location policy ANY
-  (planb's policy for flex-start pools: module_utils/validate.py), NO_RESERVATION.
-* ``spot``: ``spot`` true (config.spot), NO_RESERVATION, and the taint ``cloud.google.com/gke-spot=true:NoSchedule``
-  that GKE's Spot VM page recommends so that only pods which tolerate it land there (DOC_SPOT); GKE labels
-  Spot nodes ``cloud.google.com/gke-spot=true`` itself.
-* ``reservation``: consumes one specific reservation: reservationAffinity SPECIFIC_RESERVATION with key
-  ``compute.googleapis.com/reservation-name`` and the reservation's name, or
-  ``projects/<project>/reservations/<name>`` for a reservation shared from another project (DOC_RESERVATIONS).
+GKE's settings per kind (``settings``; the keys are the gke_node_pool role's variables without its prefix) are the
+kind's entry in planb's catalog (``planb.catalog.rung_kinds``, generated into module_utils: module_utils/rung_kinds.py),
+like which kinds exist, which a ladder holds one of, and which consume a reservation. A reservation-bound plan's
+pools consume one specific reservation: reservationAffinity SPECIFIC_RESERVATION with key
+``compute.googleapis.com/reservation-name`` and the reservation's name, or ``projects/<project>/reservations/<name>``
+for a reservation shared from another project (DOC_RESERVATIONS).
 
 Every refusal names the entry (``planb_plans[i]``, its name) and the fix; those that are planb's own rule
 say "planb's policy" and why.
@@ -37,17 +32,14 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.planb.gke.plugins.filter.catalog import PLAN_LABEL, node_pools, plan_pools
+from ansible_collections.planb.gke.plugins.module_utils import rung_kinds
 from ansible_collections.planb.gke.plugins.module_utils._generated.pool_layout import DOC_NODE_POOL_COUNT, MAX_SLICES
 from ansible_collections.planb.gke.plugins.module_utils.credentials import PROJECT_ID
 
-#: GKE: Spot VMs in Standard node pools; the nodes' cloud.google.com/gke-spot label, the taint it recommends.
-DOC_SPOT = "https://cloud.google.com/kubernetes-engine/docs/how-to/spot-vms"
 #: GKE: consuming a specific (or a shared) Compute Engine reservation in a node pool.
 DOC_RESERVATIONS = "https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations"
 #: The NodeConfig.reservationAffinity key that targets a reservation by name (GKE v1 NodeConfig).
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
-KINDS = ("reservation", "on-demand", "dws", "spot")
-SPOT_TAINT = {"key": "cloud.google.com/gke-spot", "value": "true", "effect": "NoSchedule"}
 FIELDS = ("name", "kind", "slices", "nodepool", "reservation", "reservation_project")
 
 #: A plan's name is a node label value (planb.dev/plan) and a Kueue ResourceFlavor's name: a DNS label (lowercase
@@ -56,26 +48,6 @@ _PLAN_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: Compute Engine resource names (a reservation): RFC 1035, at most 63 characters.
 _RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 _WHOLE = re.compile(r"^[0-9]+$")
-
-#: Plan kinds of which a ladder holds at most one (planb's policy, see _check_kinds).
-_ONE_PER_KIND = ("on-demand", "dws", "spot")
-
-_SETTINGS: dict[str, dict[str, Any]] = {
-    "on-demand": {},
-    "dws": {"queued_provisioning": True, "flex_start": True, "auto_repair": False, "location_policy": "ANY"},
-    "spot": {"spot": True, "taints": [SPOT_TAINT]},
-    "reservation": {"reservation_affinity": "SPECIFIC_RESERVATION"},
-}
-_BASE: dict[str, Any] = {
-    "reservation_affinity": "NO_RESERVATION",
-    "reservation": "",
-    "queued_provisioning": False,
-    "flex_start": False,
-    "spot": False,
-    "auto_repair": True,
-    "location_policy": "",
-    "taints": [],
-}
 
 
 def _fail(where: str, problem: str) -> AnsibleFilterError:
@@ -117,18 +89,19 @@ def _slices(where: str, value: object) -> int:
 def _reservation_fields(where: str, kind: str, item: dict[str, Any]) -> tuple[str, str]:
     reservation = str(item.get("reservation") or "")
     project = str(item.get("reservation_project") or "")
-    if kind != "reservation":
+    bound = rung_kinds.where("reservation_bound")
+    if kind not in bound:
         if reservation or project:
             raise _fail(
                 where,
-                f"reservation/reservation_project belong to kind reservation only, this plan is kind {kind}: remove "
-                "them, or make the plan kind: reservation to consume that reservation",
+                f"reservation/reservation_project belong to kind {' or '.join(bound)} only, this plan is kind {kind}: "
+                f"remove them, or make the plan kind: {bound[0]} to consume that reservation",
             )
         return "", ""
     if not reservation:
         raise _fail(
             where,
-            "kind reservation needs reservation: <name>, the Compute Engine reservation its pools consume "
+            f"kind {kind} needs reservation: <name>, the Compute Engine reservation its pools consume "
             f"(SPECIFIC_RESERVATION, {DOC_RESERVATIONS}); add reservation_project: <project> when it is shared "
             "from another project",
         )
@@ -162,8 +135,8 @@ def _check_item(index: int, item: object) -> dict[str, Any]:
             "or '-', starting and ending with a letter or digit (e.g. reserved, on-demand, dws, spot)",
         )
     kind = item.get("kind")
-    if kind not in KINDS:
-        raise _fail(where, f"kind {kind!r} is not one planb knows: use one of {', '.join(KINDS)}")
+    if rung_kinds.kind(kind) is None:
+        raise _fail(where, f"kind {kind!r} is not one planb knows: use one of {', '.join(rung_kinds.names())}")
     # nodepool may be left out: <name>-pool (the tutorial's on-demand-pool and dws-pool for plans on-demand and dws).
     nodepool = item.get("nodepool") or f"{name}-pool"
     if not isinstance(nodepool, str):
@@ -187,17 +160,19 @@ def _check_kinds(plans: list[dict[str, Any]]) -> None:
     reservations: dict[str, str] = {}
     for index, plan in enumerate(plans):
         where = _where(index, plan)
-        if plan["kind"] in _ONE_PER_KIND:
+        entry = rung_kinds.kind(plan["kind"]) or {}
+        if entry.get("one_per_ladder"):
             if plan["kind"] in seen:
                 raise _fail(
                     where,
                     f"a second plan of kind {plan['kind']} (plan {seen[plan['kind']]!r} is one): planb's policy "
-                    "allows one plan per kind except reservation, because two rungs of the same kind and profile draw "
+                    f"allows one plan per kind except {' and '.join(rung_kinds.where('one_per_ladder', False))}, "
+                    "because two rungs of the same kind and profile draw "
                     "on the same Google capacity, so the second only splits the first's quota; raise the first "
                     "plan's slices instead",
                 )
             seen[plan["kind"]] = plan["name"]
-        else:
+        if entry.get("reservation_bound"):
             target = f"{plan['reservation_project'] or '(cluster project)'}/{plan['reservation']}"
             if target in reservations:
                 raise _fail(
@@ -233,8 +208,9 @@ def _check_names(plans: list[dict[str, Any]]) -> None:
 
 
 def _settings(plan: dict[str, Any], project: str) -> dict[str, Any]:
-    settings = dict(_BASE, **_SETTINGS[plan["kind"]])
-    if plan["kind"] == "reservation":
+    entry = rung_kinds.kind(plan["kind"]) or {}
+    settings = dict(entry["settings"])
+    if entry["reservation_bound"]:
         owner = plan["reservation_project"]
         # A reservation of the cluster's project by name; one shared from another project as
         # projects/<owner>/reservations/<name> (DOC_RESERVATIONS; Compute Engine's ReservationAffinity.values).

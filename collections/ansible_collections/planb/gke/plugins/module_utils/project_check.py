@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.planb.gke.plugins.module_utils import rung_kinds
 from ansible_collections.planb.gke.plugins.module_utils._generated.machine_types import FACTS as MACHINE_TYPES
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
@@ -91,8 +92,6 @@ DOC_CPU_QUOTA = "https://cloud.google.com/compute/resource-usage#cpu_quota"
 CPU_FAMILY_QUOTA = {"e2": "CPUs", "n1": "CPUs", "n2": "N2 CPUs", "n2d": "N2D CPUs", "c2": "C2 CPUs", "c3": "C3 CPUs"}
 CPU_ALL_REGIONS = "CPUs (all regions)"
 _VCPUS = re.compile(r"^(?P<family>[a-z0-9]+)-(standard|highmem|highcpu)-(?P<vcpus>[0-9]+)$")
-#: A rung's kind -> the accelerator quota its pools draw on (a reservation's VMs took theirs when it was made).
-KIND_QUOTA = {"on-demand": "on-demand", "dws": "preemptible", "spot": "preemptible"}
 
 
 # ---- rights ----------------------------------------------------------------------------------------------------
@@ -139,13 +138,13 @@ def quota_needs(params: Body) -> list[tuple[Body, int, str, str]]:
     CPUs (a pool of a GPU or TPU machine type draws on its accelerator quota; its vCPUs are not checked here)."""
     out: list[tuple[Body, int, str, str]] = []
     facts = MACHINE_TYPES.get(params["machine_type"]) or {}
-    kinds = [str(rung.get("kind")) for rung in params["rungs"]]
-    for quota_type in dict.fromkeys(KIND_QUOTA[kind] for kind in kinds if kind in KIND_QUOTA):
+    # A rung's kind -> the accelerator quota its pools draw on (its catalog entry; a reservation's VMs took theirs
+    # when it was made, so it draws on none).
+    quota_of = [(str(r.get("name")), (rung_kinds.kind(r.get("kind")) or {}).get("quota")) for r in params["rungs"]]
+    for quota_type in dict.fromkeys(quota for _, quota in quota_of if quota):
         key = facts.get(QUOTA_FACT[quota_type])
         if key is not None:
-            rungs = ", ".join(
-                str(r.get("name")) for r in params["rungs"] if KIND_QUOTA.get(str(r.get("kind"))) == quota_type
-            )
+            rungs = ", ".join(name for name, quota in quota_of if quota == quota_type)
             out.append((key, params["needed"], quota_type, f"one slice of {params['machine_type']} (rungs {rungs})"))
     match = _VCPUS.fullmatch(params["default_pool_machine_type"])
     family = CPU_FAMILY_QUOTA.get(match["family"]) if match else None
@@ -224,7 +223,8 @@ def quota_findings(client: ApiClient, project: str, location: str, params: Body)
 
 
 def flex_start_findings(params: Body) -> list[Finding]:
-    """A blocker per DWS rung whose zone is outside GKE's flex-start list for its generation (Google's rule)."""
+    """A blocker per flex-start (DWS) rung whose zone is outside GKE's flex-start list for its generation (Google's
+    rule): a rung whose kind's pool settings make flex-start pools."""
     zone = params["tpu_zone"] or params["location"]
     problems = flex_start_zone_problems(
         params["machine_type"], params["location"], [zone] if params["tpu_zone"] else None, True
@@ -232,7 +232,7 @@ def flex_start_findings(params: Body) -> list[Finding]:
     return [
         Finding("flex_start", f"DWS rung {rung.get('name')}: {problem}", "see the sentence above")
         for rung in params["rungs"]
-        if rung.get("kind") == "dws"
+        if ((rung_kinds.kind(rung.get("kind")) or {}).get("settings") or {}).get("flex_start")
         for problem in problems
     ]
 
