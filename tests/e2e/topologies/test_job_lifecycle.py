@@ -8,6 +8,8 @@ Kueue wrote on the RayJob, the submitter Job and the Workload.
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from planb.kube import Kube, KubeError, Obj, conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.shapes import NO_FLAVOR_MATCH
 from tests.support.e2e.jobs import planb_status, workload_of
-from tests.support.e2e.topologies import PROFILE, Run, install_job, no_quota, wait_jobs
+from tests.support.e2e.topologies import PROFILE, Run, install_job, no_quota, run, wait_jobs
 from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
@@ -72,6 +74,19 @@ def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm
     wait_jobs(kube, {"job-3": "on-demand"}, timeout=120)
     wait_until(lambda: status(kube, "job-3")[1] == "RUNNING", "job 3 to run", 90)
     assert "KubeRay: Complete" in planb_status(site, "job-1")
+    # `planb status --cost` (issue 72): job 1's chip-hours end at its Workload's Finished condition, job 3's run on;
+    # each is its slice's 16 chips (the catalog's tpu-v6e-4x4) over the time Kueue admitted it, summed for the team.
+    planb = str(Path(sys.executable).parent / "planb")
+    out = run(planb, "status", "--cost", "--rate-per-chip-hour", "2", "-o", "json", "--kubeconfig", str(site)).stdout
+    found = json.loads(out)
+    jobs = {j["name"]: j for j in found["jobs"]}
+    assert {jobs[n]["chips"] for n in ("job-1", "job-3")} == {16} and jobs["job-1"]["runs"] == 1, found
+    for job in jobs.values():
+        assert job["chipHours"] == round(job["chips"] * job["admittedSeconds"] / 3600, 4), job
+        assert abs(job["cost"] - job["chipHours"] * 2) < 1e-3, job  # each rounded to 4 places
+    assert jobs["job-1"]["admittedSeconds"] > 0 and found["teams"][0]["team"] == "default", found
+    text = run(planb, "status", "--cost", "--kubeconfig", str(site)).stdout
+    assert "CHIP-HOURS" in text and "TEAM (namespace)" in text and "job-1" in text, text
 
 
 def test_a_failing_payload_fails_the_job_with_its_own_error(site: Path, helm: Run) -> None:
