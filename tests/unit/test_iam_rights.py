@@ -28,6 +28,7 @@ MODULE_PERMISSIONS: dict[str, set[str]] = {
     "gcp_quota_check": {"cloudquotas.quotas.get"},
     "gcp_reservation_info": {"compute.reservations.get"},
     "gcp_storage_bucket": {"storage.buckets.get", "storage.buckets.create"},
+    "gcp_router_nat": {"compute.routers.get", "compute.routers.create", "compute.routers.update"},
     "gke_cluster": {
         "container.clusters.get",
         "container.clusters.create",

@@ -120,7 +120,9 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         assert sorted(p["name"] for p in list_node_pools(state)) == ["default-pool", "on-demand-pool"]
 
         _switch(emulator, "/planb/v1/quotas", {**quota, "value": 64})
-        converged = play()
+        # The network's Cloud NAT made by the play this time (issue 72, item 5): a router of planb-net with a NAT.
+        _switch(emulator, "/planb/v1/networks", {"project": PROJECT, "name": "planb-net", "subnetworks": []})
+        converged = play("-e", "planb_cloud_nat_create=true")
         assert converged.returncode == 0, converged.stdout[-4000:] + converged.stderr[-2000:]
         assert sorted(p["name"] for p in list_node_pools(state)) == ["default-pool", "dws-pool", "on-demand-pool"]
         clusters = list_clusters(emulator.store.root.parent)
@@ -133,6 +135,11 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         # inventories/gke's labels and cost allocation (issue 72, item 2).
         assert cluster["resourceLabels"] == {"managed-by": "planb", "planb-cluster": "tpu-cluster"}, cluster
         assert cluster["costManagementConfig"] == {"enabled": True}, cluster
+        status, router = call(
+            emulator, "GET", f"/compute/v1/projects/{PROJECT}/regions/us-east5/routers/planb-nat-router"
+        )
+        assert status == 200 and router["network"].endswith("/networks/planb-net"), router
+        assert [nat["name"] for nat in router["nats"]] == ["planb-nat"], router
         # docs/first-run.md, 6: the kubeconfig every later command reads, as `gcloud container clusters
         # get-credentials` writes it (the plugin's token exchange is Google-only).
         written = yaml.safe_load((home / ".kube" / "planb-tpu-cluster.yaml").read_text())

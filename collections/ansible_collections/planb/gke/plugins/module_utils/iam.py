@@ -78,6 +78,7 @@ NEEDS = {
     "recreate_on_error": "a cluster or pool in ERROR recreated (gke_cluster_recreate_on_error)",
     "bucket": "the checkpoint bucket read (gke_cluster_bucket)",
     "create_bucket": "the checkpoint bucket created when missing (gke_cluster_bucket_create)",
+    "cloud_nat": "Cloud NAT created for private nodes (gke_cluster_cloud_nat_create)",
 }
 
 
@@ -184,6 +185,19 @@ RIGHTS: tuple[Right, ...] = (
         ("roles/storage.admin",),
         "create the checkpoint bucket when it is missing (`planb_checkpoint_bucket_create`)",
         ("create_bucket",),
+    ),
+    *(
+        Right(
+            f"compute.routers.{verb}",
+            ("roles/compute.networkAdmin",),
+            f"{task} (`planb.gke.gcp_router_nat`, `planb_cloud_nat_create`)",
+            ("cloud_nat",),
+        )
+        for verb, task in (
+            ("get", "read the Cloud Router of the nodes' Cloud NAT"),
+            ("create", "create the Cloud Router with the nodes' Cloud NAT"),
+            ("update", "add the nodes' Cloud NAT to a router without one"),
+        )
     ),
 )
 

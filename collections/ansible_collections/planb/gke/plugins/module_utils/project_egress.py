@@ -9,8 +9,9 @@
   slice bills. The read is Compute Engine ``routers.list`` in the network's project (a Shared VPC's host project
   owns the routers; https://cloud.google.com/compute/docs/reference/rest/v1/routers/list). A mirror for images and
   packages (docs/first-run.md, section 8) stands in for NAT: ``cloud_nat: false`` (``planb_cloud_nat``) skips it.
-  planb checks and does not create NAT: a router is a network resource, in a Shared VPC the host project's, that the
-  run has no right to write (``compute.routers.create``), and the fix is two gcloud commands.
+  planb checks and does not create NAT unless asked (``planb_cloud_nat_create``, which the cluster play runs with
+  ``gcp_router_nat`` and which skips this read): a router is a network resource, in a Shared VPC the host project's,
+  that a run may have no right to write (``compute.routers.create``), and the fix is two gcloud commands.
 * **Kueue's webhook on 9443.** With private nodes on VPC Network Peering (``master_ipv4_cidr``), GKE's firewall rule
   lets the control plane reach the nodes on TCP 443 and 10250 only, and a webhook on another port needs a rule of
   its own (https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation#add_firewall_rules,
@@ -66,8 +67,9 @@ def nat_findings(
             f"internet without NAT ({DOC_NAT}), so a job would wait on its image while its slice bills",
             f"`gcloud compute routers create planb-nat-router --network {name} --region {region} --project {host}` "
             f"then `gcloud compute routers nats create planb-nat --router planb-nat-router --region {region} "
-            f"--project {host} --auto-allocate-nat-external-ips --nat-all-subnet-ip-ranges`; or, with a mirror for "
-            "the images and packages (docs/first-run.md, section 8), set planb_cloud_nat: false",
+            f"--project {host} --auto-allocate-nat-external-ips --nat-all-subnet-ip-ranges`; or let the cluster play "
+            "create them (planb_cloud_nat_create: true, roles/compute.networkAdmin); or, with a mirror for the images "
+            "and packages (docs/first-run.md, section 8), set planb_cloud_nat: false",
             by="planb",
         )
     ]

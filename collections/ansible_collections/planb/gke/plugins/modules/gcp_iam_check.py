@@ -28,11 +28,12 @@ options:
         V(kubeconfig) the kubeconfig for C(gke-gcloud-auth-plugin), V(apis) the APIs' state read,
         V(enable_apis) APIs enabled, V(quota) plan A's quota read, V(reservations) a reservation plan's
         reservation read, V(recreate_on_error) a cluster or pool in ERROR recreated, V(bucket) the checkpoint
-        bucket read, V(create_bucket) the checkpoint bucket created when missing.
+        bucket read, V(create_bucket) the checkpoint bucket created when missing, V(cloud_nat) Cloud NAT created.
     type: list
     elements: str
     required: true
-    choices: [cluster, kubeconfig, apis, enable_apis, quota, reservations, recreate_on_error, bucket, create_bucket]
+    choices: [cluster, kubeconfig, apis, enable_apis, quota, reservations, recreate_on_error, bucket, create_bucket,
+              cloud_nat]
   resourcemanager_endpoint:
     description:
       - Base URL of the Cloud Resource Manager API. Default C(https://cloudresourcemanager.googleapis.com), or
