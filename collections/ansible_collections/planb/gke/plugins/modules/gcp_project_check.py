@@ -23,6 +23,9 @@ description:
     (the cluster's zone) and, with O(master_ipv4_cidr), C(constraints/compute.restrictVpcPeering) - the control
     plane's range asks GKE for the VPC Network Peering form, which GKE refuses under a policy that forbids peering
     only after it accepted the create call; the fix is the Private Service Connect form (no O(master_ipv4_cidr)).
+  - C(constraints/compute.trustedImageProjects) without C(projects/gke-node-images), where GKE's node images come
+    from, and C(constraints/gcp.restrictNonCmekServices) requiring a customer-managed key of GKE, Compute Engine or
+    Cloud Storage, which planb's cluster, boot disks and bucket are made without; each names the policy and the fix.
   - The network (the project's C(default) unless O(network) names one), the O(subnetwork) and its O(secondary_ranges);
     with O(private_nodes), a Cloud NAT gateway in the region (Compute Engine C(routers.list); planb's policy, see
     O(cloud_nat)) and, with O(master_ipv4_cidr), a note naming the firewall rule for Kueue's webhook on TCP 9443.
