@@ -27,7 +27,7 @@ grants first if asked when it first can. *Informed*, for scale, not a row: what 
 job's own draw (``informed``): the fastest pair by mean delay among those with capacity at submission, asked once.
 Each ask counts as one request (a ProvisioningRequest, or the ladder's ask on a rung without one).
 
-**Goals** (``GOALS``, issue 71): GPU jobs at most 1.5 requests a job, a median within 10% of the oracle's and a p95
+**Goals** (``GOALS``): GPU jobs at most 1.5 requests a job, a median within 10% of the oracle's and a p95
 no worse than the race's; TPU jobs at most 2.0 requests a job and a p95 no worse than the race's (their median is
 reported against the oracle's, with no goal: without advice it is what the ledger can learn).
 

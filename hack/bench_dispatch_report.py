@@ -22,7 +22,7 @@ class Summary:
 
 @dataclass(frozen=True)
 class Goal:
-    """A population's goals (issue 71): at most ``max_requests`` requests a job, a p95 no worse than the race's, and,
+    """A population's goals: at most ``max_requests`` requests a job, a p95 no worse than the race's, and,
     where ``median_over_oracle`` is set, a median within that share over the oracle's."""
 
     max_requests: float
