@@ -53,7 +53,6 @@ from ansible_collections.planb.gke.plugins.module_utils.project_reads import (
     not_read,
     policy_findings,
 )
-from ansible_collections.planb.gke.plugins.module_utils.project_policies import image_and_cmek_findings
 from ansible_collections.planb.gke.plugins.module_utils.reservation import compute_client
 
 Body = dict[str, Any]
@@ -281,7 +280,6 @@ def run_project_check(module: Any) -> Body:
         *policy_findings(
             policies, project, location, params["private_nodes"], params["secure_boot"], params["master_ipv4_cidr"]
         ),
-        *image_and_cmek_findings(policies, project),
         *network_findings(
             compute_client(params),
             project,

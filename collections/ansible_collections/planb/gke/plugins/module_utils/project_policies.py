@@ -1,6 +1,6 @@
 # planb.gke: the day-0 check's reads of the image and encryption policies an organisation may enforce.
 """Two organisation policies a GKE cluster of planb's meets only if the organisation allows it, read with the Org Policy
-API's effective policy as ``project_reads.policy_findings`` reads the others:
+API's effective policy by ``project_reads.policy_findings`` with the others, which runs ``CHECKS`` on their rules:
 
 * ``constraints/compute.trustedImageProjects`` (a list constraint): Compute Engine boots a VM only from an image of a
   project the policy allows (DOC_TRUSTED_IMAGES). GKE's nodes boot Container-Optimized OS images from the project
@@ -18,16 +18,11 @@ A rule with a value group (``in:...``) or a condition cannot be decided here: a 
 
 from __future__ import annotations
 
-from ansible_collections.planb.gke.plugins.module_utils.client import api_path
-from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-from ansible_collections.planb.gke.plugins.module_utils.project_reads import (
-    Body,
-    Finding,
-    OrgPolicyClient,
-    _rules,
-    disabled_service,
-    not_read,
-)
+from typing import Any
+
+Body = dict[str, Any]
+#: One finding of a check: what is refused, the fix, and whether it is a blocker (False: a note).
+Found = tuple[str, str, bool]
 
 DOC_TRUSTED_IMAGES = "https://cloud.google.com/compute/docs/images/restricting-image-access"
 DOC_GKE_IMAGES = "https://cloud.google.com/kubernetes-engine/docs/concepts/node-images"
@@ -54,7 +49,7 @@ def _exception(constraint: str, project: str) -> str:
     )
 
 
-def _images(rules: list[Body], project: str) -> list[Finding]:
+def _images(rules: list[Body], project: str) -> list[Found]:
     name = "constraints/compute.trustedImageProjects"
     allowed = [_bare(v) for v in _listed(rules, "allowedValues")]
     denied = [_bare(v) for v in _listed(rules, "deniedValues")]
@@ -65,76 +60,40 @@ def _images(rules: list[Body], project: str) -> list[Finding]:
     if GKE_IMAGES in allowed and GKE_IMAGES not in denied:
         return []
     if any(v.startswith("in:") or v.startswith("under:") for v in allowed) and GKE_IMAGES not in denied:
-        return [
-            Finding(
-                "org_policy",
-                f"{name} allows value groups the check cannot expand",
-                f"make sure they include {GKE_IMAGES}",
-                blocker=False,
-            )
-        ]
+        return [(f"{name} allows value groups the check cannot expand", f"make sure they include {GKE_IMAGES}", False)]
     return [
-        Finding(
-            "org_policy",
+        (
             f"{name} does not allow {GKE_IMAGES} on project {project}: Compute Engine boots a VM only from an image "
             f"of a trusted project ({DOC_TRUSTED_IMAGES}), and GKE's nodes boot from that project's images "
             f"({DOC_GKE_IMAGES}), so no node pool of the cluster, default-pool included, gets a node",
             f"add {GKE_IMAGES} to the policy's allowed values (`gcloud org-policies set-policy` with "
             f"allowedValues: [{GKE_IMAGES}]), or " + _exception("compute.trustedImageProjects", project),
+            True,
         )
     ]
 
 
-def _cmek(rules: list[Body], project: str) -> list[Finding]:
+def _cmek(rules: list[Body], project: str) -> list[Found]:
     name = "constraints/gcp.restrictNonCmekServices"
     denied = {_bare(v) for v in _listed(rules, "deniedValues")}
     every = any(r.get("denyAll") for r in rules)
     hit = [s for s in PLANB_SERVICES if every or s in denied]
     if not hit:
         if any(v.startswith("in:") for v in denied):
-            return [
-                Finding(
-                    "org_policy",
-                    f"{name} denies value groups the check cannot expand",
-                    f"make sure they do not include {', '.join(PLANB_SERVICES)}",
-                    blocker=False,
-                )
-            ]
+            groups = f"{name} denies value groups the check cannot expand"
+            return [(groups, f"make sure they do not include {', '.join(PLANB_SERVICES)}", False)]
         return []
     return [
-        Finding(
-            "org_policy",
+        (
             f"{name} requires customer-managed encryption keys for {', '.join(hit)} on project {project} "
             f"({DOC_CMEK_POLICY}): Google refuses a resource of those services created without one, and planb "
             "creates the cluster, its nodes' boot disks and the checkpoint bucket without a key",
             "ask for those services to be left out of the policy's denied values on this project, or "
             + _exception("gcp.restrictNonCmekServices", project),
+            True,
         )
     ]
 
 
-def image_and_cmek_findings(client: OrgPolicyClient, project: str) -> list[Finding]:
-    """What compute.trustedImageProjects and gcp.restrictNonCmekServices block of planb's cluster."""
-    out: list[Finding] = []
-    for constraint, check in (("compute.trustedImageProjects", _images), ("gcp.restrictNonCmekServices", _cmek)):
-        try:
-            policy = client.request(
-                "GET", api_path("projects", project, "policies", constraint) + ":getEffectivePolicy"
-            )
-        except GkeError as exc:
-            out.append(not_read("the organisation policies", exc, project))
-            if disabled_service(exc):
-                return out
-            continue
-        rules, conditional = _rules(policy or {})
-        if conditional:
-            out.append(
-                Finding(
-                    "org_policy",
-                    f"constraints/{constraint} has conditional rules (tags) the check cannot evaluate",
-                    f"read them: `gcloud org-policies describe {constraint} --effective --project {project}`",
-                    blocker=False,
-                )
-            )
-        out += check(rules, project)
-    return out
+#: The checks by constraint, which project_reads.policy_findings runs on each one's unconditional rules.
+CHECKS = {"compute.trustedImageProjects": _images, "gcp.restrictNonCmekServices": _cmek}

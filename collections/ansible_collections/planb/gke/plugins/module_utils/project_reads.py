@@ -32,6 +32,7 @@ from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.iam import ResourceManagerClient
 from ansible_collections.planb.gke.plugins.module_utils.locations import is_zone, region_of
 from ansible_collections.planb.gke.plugins.module_utils.project_apis import ApiClient
+from ansible_collections.planb.gke.plugins.module_utils.project_policies import CHECKS
 
 Body = dict[str, Any]
 
@@ -209,7 +210,7 @@ def policy_findings(
         "ask your organisation policy administrator (roles/orgpolicy.policyAdmin) for an exception on project "
         f"{project} (`gcloud org-policies reset CONSTRAINT --project {project}`)"
     )
-    constraints = ["compute.requireShieldedVm", "compute.vmExternalIpAccess", "gcp.resourceLocations"]
+    constraints = ["compute.requireShieldedVm", "compute.vmExternalIpAccess", "gcp.resourceLocations", *CHECKS]
     for constraint in constraints + (["compute.restrictVpcPeering"] if master_ipv4_cidr else []):
         try:
             policy = client.request(
@@ -231,6 +232,8 @@ def policy_findings(
                     blocker=False,
                 )
             )
+        for what, fix, blocker in CHECKS[constraint](rules, project) if constraint in CHECKS else []:
+            out.append(Finding("org_policy", what, fix, blocker=blocker))  # project_policies: images, CMEK
         if constraint == "compute.requireShieldedVm" and any(r.get("enforce") for r in rules) and not secure_boot:
             out.append(
                 Finding(
