@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from planb.argtypes import non_negative_float, positive_float
@@ -21,6 +22,8 @@ from planb.regions.access import (
 )
 from planb.regions.advice import http_get
 from planb.regions.advice_order import Job
+from planb.regions.calendar_advice import MAX_DAYS, MIN_DAYS, ask_calendar
+from planb.regions.calendar_watch import CalendarSettings, CalendarWatch
 from planb.regions.dispatch import DISPATCHER
 from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
 from planb.regions.keeper import Keeper, KeeperSettings, KeeperStateError
@@ -83,6 +86,14 @@ def _keep(args: argparse.Namespace) -> int:
         job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
         dispatch = DispatchSettings(settings.admission_check, job, reservations=reservations)
         keeper.dispatcher = Dispatcher(manager, dispatch, advise, keeper.say, read=read)
+    also = []
+    if args.calendar_after is not None:
+        if not (args.advice_url and args.project):
+            raise UsageError("--calendar-after needs --advice-url and --project (where advice.calendarMode is asked).")
+        post = http_post(args.advice_url, os.environ.get("PLANB_ADVICE_TOKEN", ""))
+        calendar = CalendarSettings(args.calendar_after, args.project, settings.config, args.calendar_days)
+        ask = lambda region, spec, start, days: ask_calendar(post, args.project, region, spec, start, days)  # noqa: E731
+        also.append(CalendarWatch(manager, calendar, ask, keeper.say).tick)
     keeper.say(
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
         f"leaves the MultiKueueConfig {settings.config}; an evicted RayJob holding quota for "
@@ -91,18 +102,21 @@ def _keep(args: argparse.Namespace) -> int:
         + (f"; Workloads are nominated in advice order ({DISPATCHER})" if args.dispatch else "")
     )
     try:
-        run(keeper, args.poll_seconds, once=args.once)
+        run(keeper, args.poll_seconds, once=args.once, also=also)
     except KeyboardInterrupt:
         return 0
     return 0
 
 
-def run(keeper: Keeper, poll_seconds: float, once: bool = False) -> None:
-    """Tick every poll_seconds until interrupted; a manager that does not answer is said and tried again."""
+def run(keeper: Keeper, poll_seconds: float, once: bool = False, also: Sequence[Callable[[], None]] = ()) -> None:
+    """Tick every poll_seconds until interrupted, and each of ``also`` after the keeper (the calendar watch); a
+    manager that does not answer is said and tried again."""
     said = ""
     while True:
         try:
             keeper.tick()
+            for tick in also:
+                tick()
             said = ""
         except (KubeError, RegionAccessError) as exc:
             keeper.say(f"the manager did not answer: {exc}")
@@ -205,6 +219,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     keep.add_argument(
         "--restore", type=positive_float, default=10 * 60.0, help="with --dispatch: seconds a restore takes (600)"
+    )
+    keep.add_argument(
+        "--calendar-after",
+        type=positive_float,
+        metavar="SECONDS",
+        help="with --advice-url and --project: a TPU job waiting longer than this for a region is shown what "
+        "advice.calendarMode offers for its shape in each region (planb status JOB; docs/regions.md, 'Calendar mode "
+        "for the long wait'); default: not asked",
+    )
+    keep.add_argument(
+        "--calendar-days",
+        type=int,
+        choices=range(MIN_DAYS, MAX_DAYS + 1),
+        default=MIN_DAYS,
+        metavar="DAYS",
+        help=f"with --calendar-after: the reservation's length asked about, {MIN_DAYS} to {MAX_DAYS} days (default "
+        "%(default)s)",
     )
     keep.add_argument("--poll-seconds", type=positive_float, default=2.0)
     keep.add_argument("--once", action="store_true", help="one look, then exit")

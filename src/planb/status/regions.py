@@ -25,6 +25,7 @@ from planb.regions import leftovers
 from planb.regions.access import KUEUE, region_connection, region_kube
 from planb.regions.keeper import KeeperSettings
 from planb.regions.unreached import FIX, token_times
+from planb.status import calendar
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
 ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
@@ -50,6 +51,9 @@ class Dispatch:
     #: The region that won (its copy admitted first), "" while they race.
     winner: str
     regions: list[RegionCopy] = field(default_factory=list)
+    #: While it waits: what calendar mode offers the job (a TPU job waiting past the keeper's bound), one line each,
+    #: from the keeper's ConfigMap (planb.status.calendar); [] otherwise.
+    calendar: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         """One line: the winner and why the others lost, or how each region stands."""
@@ -147,6 +151,8 @@ def dispatch(kube: Kube, workload: Obj) -> Dispatch:
             out.regions.append(RegionCopy(_one_line(region), "lost"))
             continue
         out.regions.append(_copy(kube, region, workload["metadata"]["namespace"], workload["metadata"]["name"]))
+    if not winner:
+        out.calendar = [_one_line(line) for line in calendar.for_workload(kube, workload)]
     return out
 
 

@@ -75,6 +75,7 @@ def explain(job: JobStatus) -> str:
         for copy in job.regions.regions:
             if copy.state != "lost":
                 lines += [f"    {copy.region}: {copy.state}"] + [f"      {check}" for check in copy.checks]
+        lines += [f"  {line}" for line in job.regions.calendar]
     if job.phases:
         lines.append(f"    phases: {job.phases}")
     if job.concurrent is not None:
