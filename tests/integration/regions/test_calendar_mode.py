@@ -85,7 +85,7 @@ def test_the_request_and_the_answer_are_the_discovery_document_s(emulator: Runni
     assert spec is not None and (spec.vm_family, spec.workload_type, spec.chips) == (
         "VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E", "BATCH", 16,
     )  # fmt: skip
-    body = calendar_request(spec, 1_900_000_000.0, 1)
+    body = calendar_request(spec, time.time(), 1)
     assert _violations("CalendarModeAdviceRequest", body, request=True) == []
     status, answer = call(emulator, "POST", CALENDAR_PATH, body)
     assert status == 200, answer
@@ -183,3 +183,31 @@ def test_planb_status_shows_calendar_mode_for_a_tpu_job_waiting_past_the_bound(
     assert kept == {}
     code, out, err = _status(regions_api_server, capsys)
     assert code == 0 and "Calendar mode" not in out and "job-cal" in out, out + err
+
+
+@pytest.mark.parametrize(
+    ("days", "ahead_days", "chips", "said"),
+    [
+        (91, 0, None, "lasts 1 to 90 days"),
+        (1, 121, None, "up to 120 days ahead"),
+        (1, 0, "12", "acceleratorCount 12"),
+    ],
+)
+def test_a_spec_outside_what_calendar_mode_reserves_meets_no_zone_s_conditions(
+    emulator: RunningEmulator, days: int, ahead_days: int, chips: str | None, said: str
+) -> None:
+    """Google's pages: 1 to 90 days, up to 120 days ahead, 1, 4, 8, ..., 1,024 chips a request; outside them every
+    zone is CONDITIONS_NOT_MET with details, and no location (the emulator's reading: the status the schema gives)."""
+    spec = tpu_spec(SHAPE)
+    assert spec is not None
+    body = calendar_request(spec, time.time() + ahead_days * 86400, 1)
+    planb = body["futureResourcesSpecs"]["planb"]
+    planb["timeRangeSpec"]["minDuration"] = f"{days * 86400}s"
+    if chips is not None:
+        planb["targetResources"]["aggregateResources"]["acceleratorCount"] = chips
+    status, answer = call(emulator, "POST", CALENDAR_PATH, body)
+    assert status == 200, answer
+    found = answer["recommendations"][0]["recommendationsPerSpec"]["planb"]
+    assert "location" not in found and found["otherLocations"], found
+    assert all(v["status"] == "CONDITIONS_NOT_MET" and said in v["details"] for v in found["otherLocations"].values())
+    assert CalendarOffer.from_answer(EAST, answer).why.startswith("no zone recommended (us-east5-a CONDITIONS_NOT_MET")

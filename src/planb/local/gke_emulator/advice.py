@@ -27,7 +27,14 @@ Spot preemptions seen per zone, machine type and provisioning model, recorded wi
   in the allowed zone with the best obtainability for guaranteed capacity (STANDARD, FLEX_START and
   RESERVATION_BOUND signals) when that is at least ``CALENDAR_THRESHOLD``, from ``startTimeNotEarlierThan`` (or now)
   for ``minDuration`` (or a day); the other zones in ``otherLocations`` as ``RECOMMENDED`` or ``NO_CAPACITY``. A TPU
-  spec names its ``vmFamily`` (``VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E``: the signals of ``ct6e-*``).
+  spec names its ``vmFamily`` (``VM_FAMILY_CLOUD_TPU_LITE_POD_SLICE_CT6E``: the signals of ``ct6e-*``). A spec
+  outside what Google's pages say calendar mode reserves gets no location and every zone ``CONDITIONS_NOT_MET``
+  with ``details`` saying which condition (the status the schema gives "if ... the parameters of the time window ...
+  did not meet the required conditions"): a ``minDuration`` below 1 day or above 90 ("between 1 and 90 days"), a
+  start more than 120 days ahead ("view the availability of TPUs 1 to 120 days in advance";
+  https://cloud.google.com/tpu/docs/calendar-mode-reservation), or an ``acceleratorCount`` other than 1, 4, 8, ...,
+  1,024 chips ("You can reserve 1, 4, 8, 16, 32, 64, 128, 256, 512, or 1,024 TPU chips per request",
+  https://cloud.google.com/compute/docs/instances/create-future-reservations-calendar-mode, Limitations).
 
 TPUs. Google's page on Spot availability says "When you send a request to the advice.capacity API, you can't view the
 availability of TPUs" (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"). It
@@ -64,6 +71,9 @@ Body = dict[str, Any]
 _ADVICE = re.compile(r"/compute/v1/projects/([^/]+)/regions/([^/]+)/advice/(capacity|calendarMode)")
 #: calendarMode recommends a zone only when planb's obtainability there is at least this.
 CALENDAR_THRESHOLD = 0.5
+#: Calendar mode's bounds (the module's docstring): its duration in days, how far ahead, the chips of one request.
+CALENDAR_DAYS, CALENDAR_AHEAD_DAYS = (1, 90), 120
+CALENDAR_CHIPS = (1, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 #: The zones assumed for a region whose request names none (beside those the signals name).
 DEFAULT_ZONE_SUFFIXES = ("a", "b", "c")
 #: The most signals kept (the oldest go first).
@@ -259,13 +269,16 @@ def calendar_mode(store: Store, region: str, request: Body) -> Body:
     if _refused(store, machine_type):
         others = {f"zones/{z}": {"status": "NOT_SUPPORTED"} for z in zones}
         return {"recommendations": [{"recommendationsPerSpec": {key: {"otherLocations": others}}}]}
+    window = spec.get("timeRangeSpec") or {}
+    start = max(now, _timestamp(window.get("startTimeNotEarlierThan"), now))
+    duration = float(str(window.get("minDuration") or "86400s").removesuffix("s"))
+    if unmet := _unmet(duration, start - now, (target.get("aggregateResources") or {}).get("acceleratorCount")):
+        others = {f"zones/{z}": {"status": "CONDITIONS_NOT_MET", "details": unmet} for z in zones}
+        return {"recommendations": [{"recommendationsPerSpec": {key: {"otherLocations": others}}}]}
     scores = {
         z: obtainability.score(signals, z, machine_type, _GUARANTEED, now.timestamp()).obtainability for z in zones
     }
     best = max(zones, key=lambda z: scores[z]) if zones else None
-    window = spec.get("timeRangeSpec") or {}
-    start = max(now, _timestamp(window.get("startTimeNotEarlierThan"), now))
-    duration = float(str(window.get("minDuration") or "86400s").removesuffix("s"))
     advice: Body = {"recommendationId": str(uuid.uuid4()), "recommendationType": "FUTURE_RESERVATION"}
     if best is not None and scores[best] >= CALENDAR_THRESHOLD:
         end = start + timedelta(seconds=duration)
@@ -276,6 +289,18 @@ def calendar_mode(store: Store, region: str, request: Body) -> Body:
         if f"zones/{z}" != advice.get("location")
     }
     return {"recommendations": [{"recommendationsPerSpec": {key: advice}}]}
+
+
+def _unmet(duration_s: float, ahead: timedelta, chips: object) -> str:
+    """Which of calendar mode's conditions (the module's docstring) the spec does not meet, "" when it meets them."""
+    low, high = CALENDAR_DAYS
+    if not low * 86400 <= duration_s <= high * 86400:
+        return f"minDuration {duration_s:g}s: a calendar-mode reservation lasts {low} to {high} days"
+    if ahead > timedelta(days=CALENDAR_AHEAD_DAYS):
+        return f"the start is {ahead.days} days ahead: availability is shown up to {CALENDAR_AHEAD_DAYS} days ahead"
+    if chips is not None and str(chips) not in {str(c) for c in CALENDAR_CHIPS}:
+        return f"acceleratorCount {chips}: a request reserves {', '.join(map(str, CALENDAR_CHIPS))} chips"
+    return ""
 
 
 def _rfc3339(moment: datetime) -> str:
