@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the job's own modules, beside hack/
-from planb_train_progress import RESUMED_LINE as LOST  # the one pattern, beside the line it reads
+from planb_train.progress import RESUMED_LINE as LOST  # the one pattern, beside the line it reads
 
 PREFERRED = "reserved"
 

@@ -3,7 +3,7 @@ with the chip's own compiler (memory_analysis: what one device needs) and then t
 line a size: {"measure": "fit-...", "compiled_peak_gib", "hbm_gib", "verdict", "trained", "error"}.
 
 ``--aot`` asks the same of the TPU compiler on this machine's CPU for a v5e 1x1 slice
-(jax.experimental.topologies; training/planb_train_aot.py), with no chip: the verdict the AOT test relies on.
+(jax.experimental.topologies; training/planb_train/aot.py), with no chip: the verdict the AOT test relies on.
 Run on the TPU machine through hack/tpu_bench.sh's environment:
 ``python3 hack/tpu_fit.py`` (BENCHMARKS.md, "Compiled for each slice", says what it measured).
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
 
-import planb_train_config as config  # training/ is not a package
+import planb_train.config as config  # the job's package, from training/
 
 #: The v5e chip's sizes: the documented large one (d_model 2048, seq 2048, 8 layers, batch 8, trained at 68.5% MFU)
 #: and the same with more sequences or layers, on both sides of the chip's 15.75 GiB.
@@ -62,7 +62,7 @@ def peak(compiled: Any) -> int:
 
 def on_chip(name: str, cfg: config.TrainConfig) -> dict[str, Any]:
     import jax
-    import planb_train_models as models
+    import planb_train.models.transformer as models
 
     limit = jax.devices()[0].memory_stats().get("bytes_limit", V5E_HBM_GIB * 2**30)
     out: dict[str, Any] = {"measure": f"fit-{name}", "hbm_gib": limit / 2**30}
@@ -88,7 +88,7 @@ def on_chip(name: str, cfg: config.TrainConfig) -> dict[str, Any]:
 
 
 def ahead_of_time(name: str, cfg: config.TrainConfig) -> dict[str, Any]:
-    import planb_train_aot as aot
+    import planb_train.aot as aot
 
     out: dict[str, Any] = {"measure": f"aot-{name}", "hbm_gib": 15.75}
     try:

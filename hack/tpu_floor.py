@@ -47,9 +47,9 @@ import json, os, pickle, sys, time
 t0 = time.time()
 sys.path.insert(0, os.environ["PLANB_TRAINING_DIR"])
 import jax
-import planb_train_config as config, planb_train_loop as loop, planb_train_models as models
+import planb_train.config as config, planb_train.startup as startup, planb_train.models.transformer as models
 cfg = config.load_config(dict(os.environ))
-loop.configure_compilation_cache(cfg)
+startup.configure_compilation_cache(cfg)
 jax.devices()
 opened = time.time()
 task = models.transformer_task(cfg)

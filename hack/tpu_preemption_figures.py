@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-#: What each preempted run's row keeps of its metrics file (training/planb_train_loop.py's summary).
+#: What each preempted run's row keeps of its metrics file (training/planb_train/loop.py's summary).
 PER_RUN = ("returncode", "start_step", "end_step", "restore_s", "compile_s", "first_step_s", "startup_s",
            "notice_save_s", "mean_step_s", "median_step_s", "saves", "save_blocking_s", "save_committed_s",
            "save_step_s", "train_s", "wall_s", "stopped_on_notice", "compile_parts_s", "written_at_s")  # fmt: skip

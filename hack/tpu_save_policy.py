@@ -1,4 +1,4 @@
-"""hack/tpu_bench.py's save-policy measurement: planb's checkpoint interval (training/planb_train_interval.py) at its
+"""hack/tpu_bench.py's save-policy measurement: planb's checkpoint interval (training/planb_train/interval.py) at its
 defaults on the chip, for the v5e profile's default state (2.4 GB) and a 6.1 GB one.
 
 Each size is one train.py run with checkpoints at the chart's interval (500 steps) and the policy's budget left at
@@ -34,7 +34,7 @@ SIZE_6GB = {
 #: 1,000 (3.2 s estimated, over 3% of the 74 s trained by 500) and at 2,000 (a 2.65 s save needs 597 steps of
 #: 0.148 s after the one before), so 2,080 steps hold two; the 6.1 GB one at 1,500 and 3,000.
 PLAN = (("profile-default", 2_080, 1_050, 0.151, 70.0), ("6.1gb", 3_050, 1_550, 0.196, 95.0))
-#: What a run's figures keep of its metrics file (training/planb_train_loop.py's summary).
+#: What a run's figures keep of its metrics file (training/planb_train/loop.py's summary).
 KEPT = ("ok", "state_bytes", "mean_step_s", "median_step_s", "steady_steps", "mfu", "first_step_s", "saves",
         "save_blocking_s", "save_committed_s", "save_step_s", "train_s", "wall_s", "env", "tail")  # fmt: skip
 

@@ -17,8 +17,8 @@ def sweep(b: Bench, names: list[str]) -> None:
 
     import jax
     import numpy as np
-    import planb_train_config as config
-    import planb_train_models as models
+    import planb_train.config as config
+    import planb_train.models.transformer as models
 
     grid: dict[str, dict[str, str]] = {
         "profile-xla": {**PROFILE, "PLANB_ATTENTION": "xla"},

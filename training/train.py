@@ -1,23 +1,9 @@
 """planb training job: the tutorial's JAX ``JaxTrainer`` script, made configurable and resumable.
 
-The Helm chart embeds this script and its sibling modules verbatim in one ConfigMap (mounted at /app),
-so they are self-contained: they import nothing from the planb package, and this script imports its
-siblings from its own directory. Default behaviour is the tutorial's: a JAX linear regression under Ray
-Train v2 ``JaxTrainer`` on a v6e 4x4 slice (4 workers x 4 chips), loss printed every 10 epochs, then
-"Training Complete!".
-
-The modules, each with its part of the story in its docstring:
-
-* ``planb_train_config``: the ``PLANB_*`` variables (the table of them, their defaults and meaning)
-  -> ``TrainConfig``;
-* ``planb_train_checkpoints``: which run owns a checkpoint directory; Orbax save and restore;
-* ``planb_train_interval``: at which steps the loop saves (planb's policy: saves take at most 3% of training);
-* ``planb_train_progress``: the last step reached, next to the checkpoints (what a restart lost);
-* ``planb_train_models``: the tutorial's linear regression and the transformer LM (data, parallelism);
-* ``planb_train_loop``: the loop both runners share (throughput, MFU, the metrics file);
-* ``planb_train_runners``: Ray Train ``JaxTrainer``, or plain JAX in this process;
-* ``planb_train_processes``: one run over several JAX processes (``jax.distributed``), and their stop together;
-* this script: the command line.
+The command line of the ``planb_train`` package beside it (its ``__init__`` names the modules and what each holds);
+the Helm chart mounts both from one ConfigMap at /app, the package's directory on ``PYTHONPATH``. Default behaviour
+is the tutorial's: a JAX linear regression under Ray Train v2 ``JaxTrainer`` on a v6e 4x4 slice (4 workers x 4
+chips), loss printed every 10 epochs, then "Training Complete!".
 
 Configuration comes from environment variables (the chart sets them from the accelerator profile);
 command-line flags of the same name (``--num-workers`` for ``PLANB_NUM_WORKERS``, ...) override them.
@@ -46,71 +32,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-# Run as a script, this directory is already on sys.path; loaded by path (importlib), it may not be.
-_HERE = os.path.dirname(os.path.realpath(__file__))
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from planb_train_checkpoints import Checkpointer, CheckpointOwnerError, claim_checkpoints, run_record  # noqa: E402
-from planb_train_config import (  # noqa: E402
-    GPU_ACCELERATOR_TYPES,
-    RAY_TPU_ACCELERATOR_TYPES,
-    TPU7X_ACCELERATOR_TYPE,
-    TPU_ACCELERATOR_TYPES,
-    ConfigError,
-    TrainConfig,
-    load_config,
-)
-from planb_train_loop import RunResult, train_loop  # noqa: E402
-from planb_train_models import Task, linear_task, matmul_params, synthetic_batch, transformer_task  # noqa: E402
-from planb_train_processes import load_processes  # noqa: E402
-from planb_train_progress import Progress, resumed_line, steps_lost  # noqa: E402
-from planb_train_runners import (  # noqa: E402
-    EXIT_STOPPED,
-    StoppedOnNoticeError,
-    UnsupportedByRayError,
-    ray_detects_tpu7x,
-    run_plain,
-    run_ray,
-    scaling_config_kwargs,
-    train_func,
-)
-
-#: What the tests and tools that load this script by path use of it (its siblings hold the rest).
-__all__ = [
-    "CLI_FLAGS",
-    "EXIT_STOPPED",
-    "GPU_ACCELERATOR_TYPES",
-    "RAY_TPU_ACCELERATOR_TYPES",
-    "TPU7X_ACCELERATOR_TYPE",
-    "TPU_ACCELERATOR_TYPES",
-    "CheckpointOwnerError",
-    "Checkpointer",
-    "ConfigError",
-    "Progress",
-    "RunResult",
-    "StoppedOnNoticeError",
-    "Task",
-    "TrainConfig",
-    "UnsupportedByRayError",
-    "claim_checkpoints",
-    "linear_task",
-    "load_config",
-    "main",
-    "matmul_params",
-    "parse_args",
-    "ray_detects_tpu7x",
-    "resumed_line",
-    "run_plain",
-    "run_ray",
-    "run_record",
-    "scaling_config_kwargs",
-    "steps_lost",
-    "synthetic_batch",
-    "train_func",
-    "train_loop",
-    "transformer_task",
-]
+from planb_train.checkpoints import Checkpointer, CheckpointOwnerError
+from planb_train.config import ConfigError, load_config
+from planb_train.processes import load_processes
+from planb_train.runners.outcome import EXIT_STOPPED, StoppedOnNoticeError, UnsupportedByRayError
+from planb_train.runners.plain import run_plain
+from planb_train.runners.ray_train import run_ray
 
 CLI_FLAGS: tuple[str, ...] = (
     "PLANB_MODEL",

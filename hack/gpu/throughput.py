@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tokens/s and MFU of train.py's transformer on the local accelerator, printed as one JSON line.
 
-Called by hack/gpu_throughput.sh (which makes the venv). It imports training/train.py, runs the plain
+Called by hack/gpu_throughput.sh (which makes the venv). It imports training/'s package planb_train, runs the plain
 JAX runner (no Ray) for a fixed number of steps on every local device (data parallel, batch sharded)
 and reports train.py's own figures: tokens/s over the steady-state steps (the first two steps, which
 compile, are excluded) and MFU = model FLOPs/s / (peak x devices), model FLOPs per step =
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -24,7 +23,6 @@ import re
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,15 +56,6 @@ SMOKE = {  # --allow-cpu: proves the plumbing on a machine without a GPU
 }
 
 
-def load_train() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("planb_train", ROOT / "training" / "train.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def catalog_peak_tflops(device_kind: str) -> float | None:
     """Peak dense bf16 TFLOP/s per GPU from planb's catalog, for the GPU model named in ``device_kind``.
 
@@ -82,11 +71,16 @@ def catalog_peak_tflops(device_kind: str) -> float | None:
     return None
 
 
-def run_once(train: ModuleType, env: dict[str, str]) -> tuple[dict[str, Any], str]:
-    cfg = train.load_config(env)
+def run_once(env: dict[str, str]) -> tuple[dict[str, Any], str]:
+    """One plain run of the job's package (training/planb_train) in this process: its metrics and its output."""
+    sys.path.insert(0, str(ROOT / "training"))
+    from planb_train.config import load_config
+    from planb_train.runners.plain import run_plain
+
+    cfg = load_config(env)
     log = io.StringIO()
     with contextlib.redirect_stdout(log):
-        result = train.run_plain(cfg)
+        result = run_plain(cfg)
     return result.metrics, log.getvalue()
 
 
@@ -106,7 +100,6 @@ def main() -> int:
     if platform != "gpu" and not args.allow_cpu:
         print(json.dumps({"error": f"no GPU visible to JAX (platform {platform!r})"}))
         return 2
-    train = load_train()
     size = SMOKE if args.allow_cpu and platform != "gpu" else QUICK if args.quick else FULL
     env = {
         "PLANB_MODEL": "transformer",
@@ -127,7 +120,7 @@ def main() -> int:
     log = ""
     for attention in ("cudnn", "xla") if platform == "gpu" else ("xla",):
         try:
-            metrics, log = run_once(train, {**env, "PLANB_ATTENTION": attention})
+            metrics, log = run_once({**env, "PLANB_ATTENTION": attention})
             break
         except Exception as exc:  # cuDNN flash attention unavailable: fall back to XLA attention
             errors[attention] = f"{type(exc).__name__}: {str(exc)[:300]}"

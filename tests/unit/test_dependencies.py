@@ -74,8 +74,9 @@ def _top(module: str) -> str:
 
 def third_party(modules: dict[str, set[str]]) -> dict[str, set[str]]:
     """The modules neither in the standard library nor planb's own (its package, and the job's training/ modules)."""
-    # training/*.py are the job's own modules, which planb.build.aot loads from the checkout (no distribution).
-    job = {path.stem for path in (paths.REPO / "training").glob("*.py")}
+    # training/'s scripts and its package planb_train are the job's own, which planb.build.aot loads from the checkout
+    # (no distribution).
+    job = {path.stem for path in (paths.REPO / "training").glob("*.py")} | {"planb_train"}
     own = {"planb", "__future__", *sys.stdlib_module_names, *job}
     return {name: files for name, files in modules.items() if _top(name) not in own}
 

@@ -1,5 +1,5 @@
 """The training step compiled ahead of time for every TPU profile of the catalog, by the real TPU compiler on this
-machine's CPU (training/planb_train_aot.py): the profile's default transformer and the largest model it claims
+machine's CPU (training/planb_train/aot.py): the profile's default transformer and the largest model it claims
 (planb.catalog.training), each on a mesh of the slice's devices as ``jax.experimental.topologies`` describes them.
 
 A compile takes 30 s (scanned blocks) to several minutes (a default model's unrolled blocks) on two cores, so each
@@ -40,14 +40,20 @@ from planb.catalog import profiles, training
 
 TRAINING = paths.REPO / "training"
 #: The modules whose bytes decide the compiled program (the model, its sharding, the compile itself).
-SOURCES = ("planb_train_models.py", "planb_train_sharding.py", "planb_train_aot.py")
+SOURCES = (
+    "planb_train/models/task.py",
+    "planb_train/models/attention.py",
+    "planb_train/models/transformer.py",
+    "planb_train/sharding.py",
+    "planb_train/aot.py",
+)
 VERSIONED = ("jax", "jaxlib", "libtpu", "flax", "optax")
 #: The versions that decide what the compiler makes of a given program (flax and optax are in the program itself).
 COMPILER_VERSIONS = ("jax", "jaxlib", "libtpu")
 #: The cache's folder of results by program key (program_key), beside those by source key.
 PROGRAMS = "programs"
 #: Exceptions that are the compiler's or the model's answer (jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED and the
-#: like; planb_train_config.ConfigError; NotImplementedError: an op XLA cannot partition), named so that this module
+#: like; planb_train.variables.ConfigError; NotImplementedError: an op XLA cannot partition), named so that this module
 #: imports neither JAX nor the job's modules itself.
 REFUSALS = frozenset({"JaxRuntimeError", "XlaRuntimeError", "ConfigError", "NotImplementedError"})
 #: The environment the compiler reads its options from (the workers inherit it).
@@ -178,9 +184,9 @@ def _lower_in_worker(settings: dict[str, Any]) -> tuple[Any, Any, Any, str]:
     if "jax" in sys.modules:
         sys.modules["jax"].config.update("jax_traceback_in_locations_limit", 0)
     # The job's own modules, from the checkout's training/ (the job's files, not a distribution of planb's).
-    aot = importlib.import_module("planb_train_aot")
-    config = importlib.import_module("planb_train_config")
-    models = importlib.import_module("planb_train_models")
+    aot = importlib.import_module("planb_train.aot")
+    config = importlib.import_module("planb_train.config")
+    models = importlib.import_module("planb_train.models.transformer")
     cfg = config.TrainConfig(accelerator="tpu", **{k: v for k, v in settings.items() if k != "slice"})
     tpu = aot.Slice(**settings["slice"])
     lowered = models.transformer_task(cfg, devices=aot.topology_devices(tpu)).lower()

@@ -6,10 +6,12 @@
   generation's topology shape and, per topology, the machine types that form it with their chips
   per host. The chart's value checks read it, so which topologies are valid stays a catalog fact.
 * ``files/rung-kinds.yaml``: the capacity kinds a rung can be, as ``planb.build.chart_kinds`` writes it.
-* ``files/*.py``: ``training/*.py`` byte for byte: ``train.py``, the job's entry script, and the
-  modules it imports from its own directory (``TRAIN_FILES``). The job's ConfigMap carries each
-  verbatim, one key per file, and mounts them all in one directory, so the copies have no header;
-  they are copies, not symlinks, because helm warns about symlinks on every command.
+* ``files/*.py`` and ``files/planb_train/``: ``training/``'s Python files byte for byte, at the same
+  paths: ``train.py``, the job's entry script, ``smoke.py``, and the package ``planb_train`` train.py
+  imports (``TRAIN_FILES``). The job's ConfigMap carries each verbatim, one key per file (its path with
+  "." for "/", ``train_file_key``: a key holds no "/"), and the pods mount each at its path under /app
+  (the volume's ``items``), so the copies have no header; they are copies, not symlinks, because helm
+  warns about symlinks on every command.
 * ``files/failover/*.py``: the modules of ``src/planb/failover/`` the controller runs on
   (``python -m planb.failover``), byte for byte. The queues chart mounts them from a ConfigMap as
   the package ``planb/failover/`` in a stock Python image; they use the standard library only.
@@ -29,8 +31,23 @@ from planb.paths import REPO
 
 CHART_FILES = REPO / "charts" / "planb" / "files"
 TRAINING = REPO / "training"
-#: training/train.py and its sibling modules (every ``training/*.py``): the job's ConfigMap keys.
-TRAIN_FILES = tuple(sorted(path.name for path in TRAINING.glob("*.py")))
+#: The training folder's package, which train.py imports: its copy is CHART_FILES / TRAIN_PACKAGE.
+TRAIN_PACKAGE = "planb_train"
+#: training/train.py, smoke.py and every module of the package, as paths relative to training/ (and to files/).
+TRAIN_FILES = tuple(
+    sorted(
+        [path.name for path in TRAINING.glob("*.py")]
+        + [str(path.relative_to(TRAINING)) for path in (TRAINING / TRAIN_PACKAGE).rglob("*.py")]
+    )
+)
+
+
+def train_file_key(path: str) -> str:
+    """The job's ConfigMap key of training file ``path`` (relative to training/): its "/" as "." (the chart's
+    planb.trainFileKey does the same)."""
+    return path.replace("/", ".")
+
+
 TPU_TOPOLOGIES = CHART_FILES / "tpu-topologies.yaml"
 #: The stockout failover controller's package, which the queues chart runs from a ConfigMap: every module of it
 #: (local mode's switch, which the controller never imports, is planb.local.failover_settings).
@@ -92,10 +109,11 @@ def expected() -> dict[Path, bytes]:
 
 def write_all() -> list[Path]:
     """(Re)write the generated chart files, replacing a symlink with a regular file; remove the copy of a
-    training module that is gone (the chart ships every ``files/*.py``)."""
+    training module that is gone (the chart ships every ``files/*.py`` and ``files/planb_train/**.py``)."""
     written = []
     files = expected()
-    for stale in sorted(set(CHART_FILES.glob("*.py")) - set(files)):
+    shipped = set(CHART_FILES.glob("*.py")) | set((CHART_FILES / TRAIN_PACKAGE).rglob("*.py"))
+    for stale in sorted(shipped - set(files)):
         stale.unlink()
     for path, content in files.items():
         if path.is_symlink():

@@ -67,8 +67,9 @@ def chart_cases() -> dict[str, tuple[str, ...]]:
     return cases
 
 
-#: The ConfigMap lines that carry training/train.py and its sibling modules (one JSON string on one line each).
-_SCRIPT_NAMES = "|".join(re.escape(name) for name in chart_files.TRAIN_FILES)
+#: The ConfigMap lines that carry training/train.py and its package's modules (one JSON string on one line each).
+_SCRIPT_PATHS = {chart_files.train_file_key(name): name for name in chart_files.TRAIN_FILES}
+_SCRIPT_NAMES = "|".join(re.escape(key) for key in _SCRIPT_PATHS)
 _SCRIPT_LINE = re.compile(rf'^(  ({_SCRIPT_NAMES}): )".*"$', re.MULTILINE)
 #: The test hooks' ConfigMap line that carries the mode's check (charts/planb/files/tests/*.py), likewise.
 _CHECK_NAMES = "|".join(re.escape(path.name) for path in sorted((chart_files.CHART_FILES / "tests").glob("*.py")))
@@ -85,7 +86,7 @@ def render_chart(args: tuple[str, ...]) -> str:
     done = helm_template(*args)
     if done.returncode != 0:
         raise RuntimeError(f"helm template {' '.join(args)} failed: {done.stderr}")
-    out = _SCRIPT_LINE.sub(r'\1"<training/\2, verbatim>"', done.stdout)
+    out = _SCRIPT_LINE.sub(lambda m: f'{m[1]}"<training/{_SCRIPT_PATHS[m[2]]}, verbatim>"', done.stdout)
     return _CHECK_LINE.sub(r'\1"<charts/planb/files/tests/\2, verbatim>"', out)
 
 

@@ -8,7 +8,7 @@ parameter) is at most a quarter of one chip's or GPU's memory: on a 16 GiB v5e i
 trains at 65% MFU beside a 1536-wide one with twice its state; on every larger accelerator the 2048-wide model
 with sequences of 2048, which trains without rematerialisation on 16 GiB, at 68.5% MFU there.
 
-The grace period. A save on notice (training/planb_train_loop.py, StopNotice) waits for the step in flight, copies
+The grace period. A save on notice (training/planb_train/loop.py, StopNotice) waits for the step in flight, copies
 the state to host memory and writes it; the worker's pod must outlive that. planb's policy: the grace period is
 30 s for the pod's own shutdown and the step in flight, plus three times the state's write at the rate measured
 on the chip (the slowest commit seen: 2.63 GB in 5.8 s to local disk), rounded up to 5 s, because gs:// writes
@@ -156,7 +156,7 @@ def largest_transformer(profile: str) -> TransformerSize:
         for size in LARGEST_LADDER
         if size.state_bytes / devices <= budget
         and 12 * size.d_model**2 * 4 * 2 <= budget
-        and size.d_model % devices == 0  # else fsdp cannot split the weights (planb_train_sharding keeps them whole)
+        and size.d_model % devices == 0  # else fsdp cannot split the weights (planb_train.sharding keeps them whole)
     ]
     return fits[-1] if fits else default_transformer(profile)
 

@@ -81,7 +81,7 @@ def test_helm_test_of_a_job_release_checks_its_scripts_compile(site: Path, helm:
     failed = helm_test(helm, "job-1")
     assert failed.returncode != 0, failed.stdout + failed.stderr
     assert "planb helm test: FAIL: train.py does not compile: invalid syntax" in failed.stderr, failed.stderr
-    assert "planb_train_loop.py OK" in failed.stderr  # the other modules were checked too
+    assert "planb_train.loop.py OK" in failed.stderr  # the other modules were checked too
 
     kube.merge_patch(scripts, {"data": {"train.py": good}})
     again = helm_test(helm, "job-1")

@@ -1,6 +1,6 @@
 """The training step (forward, backward and the optimizer's update) compiles for the TPU slices the catalog sells,
 multi-host slices included, and fits one device's memory: the real TPU compiler (libtpu) on this machine's CPU,
-through jax.experimental.topologies (planb.build.aot; training/planb_train_aot.py).
+through jax.experimental.topologies (planb.build.aot; training/planb_train/aot.py).
 
 Each tested profile's (planb.build.aot.TESTED: 22 of the 47, every generation on a single-host slice and on its
 smallest multi-host one, and the largest slices of four; `make bench BENCH=aot` compiles every profile) default

@@ -1,4 +1,4 @@
-"""The checkpoints' format: written without zstd (training/planb_train_checkpoints.py, pytree_handler), and a
+"""The checkpoints' format: written without zstd (training/planb_train/checkpoints.py, pytree_handler), and a
 checkpoint an earlier train.py wrote with Orbax's default (StandardSave, compressed) still resumes, so that a job
 upgraded between two runs loses nothing."""
 
@@ -10,6 +10,8 @@ from types import ModuleType
 
 import jax
 import numpy as np
+from planb_train.config import load_config
+from planb_train.runners.plain import run_plain
 
 ENV = {
     "PLANB_MODEL": "transformer",
@@ -41,28 +43,28 @@ def compressors(step_dir: Path) -> set[str]:
 
 def test_checkpoints_are_written_without_compression(train: ModuleType, tmp_path: Path) -> None:
     env = {**ENV, "PLANB_CHECKPOINT_DIR": str(tmp_path / "ckpt"), "PLANB_EPOCHS": "2"}
-    train.run_plain(train.load_config(env))
+    run_plain(load_config(env))
     assert compressors(tmp_path / "ckpt" / "2") == {"none"}
 
 
 def test_a_compressed_checkpoint_of_an_earlier_version_resumes(train: ModuleType, tmp_path: Path) -> None:
     import orbax.checkpoint as ocp
-    import planb_train_checkpoints
-    import planb_train_models
+    import planb_train.checkpoints
+    import planb_train.models.transformer
 
     ckpt = tmp_path / "ckpt"
-    cfg = train.load_config({**ENV, "PLANB_CHECKPOINT_DIR": str(ckpt), "PLANB_EPOCHS": "5"})
-    task = planb_train_models.transformer_task(cfg)
+    cfg = load_config({**ENV, "PLANB_CHECKPOINT_DIR": str(ckpt), "PLANB_EPOCHS": "5"})
+    task = planb_train.models.transformer.transformer_task(cfg)
     state = task.init()
     with ocp.CheckpointManager(ckpt, options=ocp.CheckpointManagerOptions(create=True)) as old:
         old.save(3, args=ocp.args.StandardSave(state))  # Orbax's default handler: zstd
         old.wait_until_finished()
     assert compressors(ckpt / "3") == {"zstd"}
-    planb_train_checkpoints.claim_checkpoints(cfg, has_checkpoints=False, write=True)
+    planb_train.checkpoints.claim_checkpoints(cfg, has_checkpoints=False, write=True)
 
-    resumed = train.run_plain(cfg)
+    resumed = run_plain(cfg)
     assert (resumed.start_step, resumed.end_step) == (3, 5)
-    restored = planb_train_checkpoints.Checkpointer(cfg, writer=False)
+    restored = planb_train.checkpoints.Checkpointer(cfg, writer=False)
     try:
         back = restored.restore(3, task.abstract)
     finally:

@@ -11,6 +11,10 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
+from planb_train.config import load_config
+from planb_train.models.transformer import synthetic_batch
+from planb_train.runners.plain import run_plain
+from planb_train.variables import ConfigError
 
 LM = {
     "PLANB_MODEL": "transformer",
@@ -44,16 +48,16 @@ def test_a_resume_restores_into_the_abstract_state_and_builds_no_initial_one(
     """On the chip a fresh state beside the restored one cannot fit when the state is half of HBM. Device memory
     in use (jax.live_arrays) while Orbax restores holds no state yet, and right after it one state: an initial
     state built as the restore's target would show as a second copy at both points."""
-    import planb_train_checkpoints
+    import planb_train.checkpoints
 
     ckpt = tmp_path / "ckpt"
     env = {**LM, "PLANB_NUM_LAYERS": "1", "PLANB_CHECKPOINT_DIR": str(ckpt), "PLANB_CHECKPOINT_EVERY": "100"}
-    first = train.run_plain(train.load_config({**env, "PLANB_EPOCHS": "3"}))
+    first = run_plain(load_config({**env, "PLANB_EPOCHS": "3"}))
     state_bytes = first.metrics["state_bytes"]
     assert state_bytes > 2_000_000  # the state dwarfs anything else a run keeps on the device
     del first
     seen: dict[str, int] = {}
-    original = planb_train_checkpoints.Checkpointer.restore
+    original = planb_train.checkpoints.Checkpointer.restore
 
     def watched(self: Any, step: int, abstract: Any) -> Any:
         assert all(isinstance(x, jax.ShapeDtypeStruct) for x in jax.tree.leaves(abstract))
@@ -62,9 +66,9 @@ def test_a_resume_restores_into_the_abstract_state_and_builds_no_initial_one(
         seen["after"] = live_bytes() - baseline
         return restored
 
-    monkeypatch.setattr(planb_train_checkpoints.Checkpointer, "restore", watched)
+    monkeypatch.setattr(planb_train.checkpoints.Checkpointer, "restore", watched)
     baseline = live_bytes()
-    resumed = train.run_plain(train.load_config({**env, "PLANB_EPOCHS": "5"}))
+    resumed = run_plain(load_config({**env, "PLANB_EPOCHS": "5"}))
     assert (resumed.start_step, resumed.end_step) == (3, 5)
     assert resumed.metrics["restore_s"] is not None and resumed.metrics["first_step_s"] > 0
     assert seen["before"] < state_bytes / 10, (seen, state_bytes)
@@ -72,12 +76,12 @@ def test_a_resume_restores_into_the_abstract_state_and_builds_no_initial_one(
 
 
 def _loss_and_grads(train: ModuleType, cfg: Any, interpret: bool = False) -> tuple[float, list[np.ndarray]]:
-    import planb_train_models as models
+    import planb_train.models.transformer as models
 
     task = models.transformer_task(cfg, interpret=interpret)
     state = task.init()
     model = models.make_lm(cfg, interpret=interpret)
-    tokens = train.synthetic_batch(cfg.seed, 0, cfg.batch_per_device, cfg.seq_len + 1, cfg.vocab_size)
+    tokens = synthetic_batch(cfg.seed, 0, cfg.batch_per_device, cfg.seq_len + 1, cfg.vocab_size)
     import optax
 
     def loss_fn(params: Any) -> jax.Array:
@@ -92,7 +96,7 @@ def _loss_and_grads(train: ModuleType, cfg: Any, interpret: bool = False) -> tup
 @pytest.mark.parametrize("remat", ["minimal", "full"])
 def test_rematerialisation_computes_the_same_gradients(train: ModuleType, remat: str) -> None:
     """PLANB_REMAT trades memory for recomputation; the loss and every gradient stay those of no remat."""
-    base = train.load_config({**LM, "PLANB_ATTENTION": "xla", "PLANB_NUM_LAYERS": "1", "PLANB_D_MODEL": "64"})
+    base = load_config({**LM, "PLANB_ATTENTION": "xla", "PLANB_NUM_LAYERS": "1", "PLANB_D_MODEL": "64"})
     loss0, grads0 = _loss_and_grads(train, base)
     loss1, grads1 = _loss_and_grads(train, dataclasses.replace(base, remat=remat))
     assert loss1 == pytest.approx(loss0, rel=1e-6)
@@ -104,7 +108,7 @@ def test_splash_attention_matches_xla_attention(train: ModuleType) -> None:
     """The Pallas splash kernel (run by Pallas' interpreter on CPU, as on the chip it runs compiled) gives XLA
     attention's loss and gradients, scaled and causal alike, under remat minimal (which keeps the kernel's output
     and residuals by name, so its backward pass never reruns the forward kernel)."""
-    cfg = train.load_config(
+    cfg = load_config(
         {**LM, "PLANB_SEQ_LEN": "128", "PLANB_D_MODEL": "256", "PLANB_NUM_HEADS": "2", "PLANB_NUM_LAYERS": "1",
          "PLANB_BATCH_PER_DEVICE": "1", "PLANB_VOCAB_SIZE": "256"}
     )  # fmt: skip
@@ -116,12 +120,13 @@ def test_splash_attention_matches_xla_attention(train: ModuleType) -> None:
 
 
 def test_auto_attention_is_splash_on_tpu_only(train: ModuleType) -> None:
-    import planb_train_models as models
+    import planb_train.models.attention as attention
+    import planb_train.models.transformer as models
 
-    cfg = train.load_config({**LM, "PLANB_SEQ_LEN": "1024"})
+    cfg = load_config({**LM, "PLANB_SEQ_LEN": "1024"})
     assert cfg.attention == "auto"
-    assert (models.attention_impl(cfg, "tpu"), models.attention_impl(cfg, "cpu")) == ("splash", "xla")
-    short = train.load_config({**LM, "PLANB_SEQ_LEN": "100"})
-    assert models.attention_impl(short, "tpu") == "xla"  # not a whole number of 128-position tiles
-    with pytest.raises(train.ConfigError, match="PLANB_ATTENTION: splash is a TPU kernel"):
+    assert (attention.attention_impl(cfg, "tpu"), attention.attention_impl(cfg, "cpu")) == ("splash", "xla")
+    short = load_config({**LM, "PLANB_SEQ_LEN": "100"})
+    assert attention.attention_impl(short, "tpu") == "xla"  # not a whole number of 128-position tiles
+    with pytest.raises(ConfigError, match="PLANB_ATTENTION: splash is a TPU kernel"):
         models.make_lm(dataclasses.replace(cfg, attention="splash"))

@@ -24,11 +24,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from planb_train.progress import RESUMED_LINE as RESUMED
+from planb_train.runners.outcome import EXIT_STOPPED
 
 from planb.local.stack.ports import free_port
-from tests.support.shared.training import start_logged, training_module
+from tests.support.shared.training import start_logged
 
-EXIT_STOPPED = training_module("planb_train_runners").EXIT_STOPPED
 TINY = {
     "PLANB_MODEL": "transformer",
     "PLANB_RUNNER": "plain",
@@ -51,7 +52,6 @@ RUN_S = 180
 STEP = re.compile(r"^Step (\d+): loss ([\d.]+)", re.MULTILINE)
 SAVED = re.compile(r"^Stop notice \((.+)\) after step (\d+): checkpoint step \2 saved; stopping$", re.MULTILINE)
 TOLD = re.compile(r"^Stop notice \((.+)\) at step (\d+): telling the other processes$", re.MULTILINE)
-RESUMED = training_module("planb_train_progress").RESUMED_LINE
 
 
 @dataclasses.dataclass

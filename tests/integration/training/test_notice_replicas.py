@@ -9,7 +9,6 @@ SynchronizationActor gives them; the notices are per rank, as each Ray pod has i
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +23,9 @@ def run_two_ranks(
     train: ModuleType, notices: list[Path], on_report: Callable[[int, dict[str, Any]], None] | None = None
 ) -> list[Any]:
     """train_loop as ranks 0 and 1 in two threads; their RunResults (an exception where a rank raised)."""
-    loop = sys.modules["planb_train_loop"]
-    config = sys.modules["planb_train_config"].TrainConfig
+    from planb_train.config import TrainConfig as config
+    from planb_train.loop import train_loop
+
     barrier = threading.Barrier(2, timeout=BARRIER_S)
     shared: list[Any] = [None]
 
@@ -51,7 +51,7 @@ def run_two_ranks(
                 on_report(rank, metrics)
 
         try:
-            results[rank] = loop.train_loop(cfg, rank, 2, report=report, agree=broadcast_from_rank_zero(rank))
+            results[rank] = train_loop(cfg, rank, 2, report=report, agree=broadcast_from_rank_zero(rank))
         except Exception as exc:  # the test reads it
             barrier.abort()  # the other rank fails at once instead of waiting out the barrier
             results[rank] = exc

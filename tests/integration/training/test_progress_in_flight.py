@@ -1,6 +1,6 @@
 """The progress record (planb-progress.json, "reached") never claims a step the device may not have finished.
 
-The loop keeps one step in flight: after dispatching step s it waits for step s-1 only (planb_train_loop.train_loop),
+The loop keeps one step in flight: after dispatching step s it waits for step s-1 only (planb_train.loop.train_loop),
 so that the host prepares the next batch while the device runs. A hard kill (SIGKILL, a node lost) at that moment
 loses step s, and a restart reads "reached" to say how many steps were lost: a record that counted step s would
 overstate the loss by one. The test wraps the real linear task's losses so that it knows which steps were waited
@@ -14,12 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import planb_train.config as CONFIG
+import planb_train.loop as LOOP
+import planb_train.startup as STARTUP
 import pytest
-
-from tests.support.shared.training import training_module
-
-LOOP = training_module("planb_train_loop")
-CONFIG = training_module("planb_train_config")
 
 
 class WatchedLoss:
@@ -55,7 +53,7 @@ def test_the_record_counts_only_steps_waited_for(tmp_path: Path, monkeypatch: py
     )
     waited: set[int] = set()
     seen: list[tuple[int, int, int]] = []  # (step about to start, reached in the record, steps waited for) then
-    real = LOOP.linear_task
+    real = STARTUP.linear_task
 
     def watched_task(config: Any) -> Any:
         task = real(config)
@@ -70,7 +68,7 @@ def test_the_record_counts_only_steps_waited_for(tmp_path: Path, monkeypatch: py
 
         return dataclasses.replace(task, step_fn=step_fn)
 
-    monkeypatch.setattr(LOOP, "linear_task", watched_task)
+    monkeypatch.setattr(STARTUP, "linear_task", watched_task)
     result = LOOP.train_loop(cfg)
     assert result.end_step == 40
     assert len(seen) == 39, seen  # every step but the first found a record

@@ -17,11 +17,12 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-from tests.support.shared.training import training_module
+from planb_train.config import load_config
+from planb_train.interval import RECENT_SAVES
+from planb_train.runners.plain import run_plain
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
-RECENT = training_module("planb_train_interval").RECENT_SAVES
+RECENT = RECENT_SAVES
 
 
 def checkpoints(ckpt: Path) -> list[int]:
@@ -41,7 +42,7 @@ def test_a_run_spaces_its_saves_by_what_they_cost_it(train: ModuleType, tmp_path
         "PLANB_CHECKPOINT_BUDGET": str(budget),
         "PLANB_CHECKPOINT_KEEP": "1000",  # every save stays on disk, to be counted
     }
-    result = train.run_plain(train.load_config(env))
+    result = run_plain(load_config(env))
     assert result.end_step == epochs
     policy = result.metrics["save_policy"]
     assert (policy["every"], policy["budget"], policy["start_step"]) == (every, budget, 0)
@@ -97,14 +98,14 @@ def test_a_resumed_runs_first_save_is_estimated_from_the_jobs_last_save(train: M
         "PLANB_CHECKPOINT_EVERY": str(every),
         "PLANB_CHECKPOINT_BUDGET": str(budget),
     }
-    first = train.run_plain(train.load_config({**env, "PLANB_EPOCHS": "1500"}))
+    first = run_plain(load_config({**env, "PLANB_EPOCHS": "1500"}))
     measured = [s for s in first.metrics["save_policy"]["saves"] if s["cost_s"] is not None]
     assert measured, first.metrics["save_policy"]
     kept = json.loads((ckpt / "planb-progress.json").read_text())["save"]
     size = first.metrics["state_bytes"]
     assert kept == {"step": measured[-1]["step"], "cost_s": measured[-1]["cost_s"], "state_bytes": size}
 
-    second = train.run_plain(train.load_config({**env, "PLANB_EPOCHS": "3000"}))
+    second = run_plain(load_config({**env, "PLANB_EPOCHS": "3000"}))
     assert second.start_step == 1500
     policy = second.metrics["save_policy"]
     assert policy["earlier_save"] == kept
@@ -135,6 +136,6 @@ def test_without_a_budget_every_multiple_is_saved(train: ModuleType, tmp_path: P
         "PLANB_CHECKPOINT_BUDGET": "0",
         "PLANB_CHECKPOINT_KEEP": "100",
     }
-    result = train.run_plain(train.load_config(env))
+    result = run_plain(load_config(env))
     assert checkpoints(ckpt) == list(range(5, 41, 5))
     assert result.metrics["save_policy"]["budget"] == 0

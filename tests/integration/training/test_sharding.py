@@ -1,4 +1,4 @@
-"""The transformer on a mesh (training/planb_train_sharding.py): the mesh's shape, the rules that split parameters and
+"""The transformer on a mesh (training/planb_train/sharding.py): the mesh's shape, the rules that split parameters and
 optimizer state, and a sharded step that computes what one device computes.
 
 The steps run in a process of their own with four CPU devices (XLA_FLAGS), as JAX fixes its device count when it
@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.shared.training import TRAINING, clean_env, jax_cache_dir, training_module
+from tests.support.shared.training import TRAINING, clean_env, jax_cache_dir
 
 #: Run in a process with four CPU devices: the specs of the state, and the losses of three steps on 4 devices (the
 #: default mesh, and data=2,fsdp=2) and on one device of them, from the same initial state and batches.
 SCRIPT = """
 import dataclasses, json, sys
 import jax, numpy as np
-import planb_train_config as config, planb_train_models as models
+import planb_train.config as config, planb_train.models.transformer as models
 env = json.loads(sys.argv[1])
 cfg = config.load_config(env)
 out = {}
@@ -119,8 +119,8 @@ def _devices(n: int, slices: int = 1) -> list[Any]:
 
 
 def test_the_mesh_takes_its_shape_from_the_slice_and_from_planb_mesh() -> None:
-    sharding = training_module("planb_train_sharding")
-    config = training_module("planb_train_config")
+    import planb_train.config as config
+    import planb_train.sharding as sharding
 
     def shape(n: int, slices: int = 1, mesh: str = "") -> dict[str, int]:
         cfg = config.load_config({"PLANB_MODEL": "transformer", "PLANB_ACCELERATOR": "cpu", "PLANB_MESH": mesh})
@@ -141,7 +141,8 @@ def test_the_mesh_takes_its_shape_from_the_slice_and_from_planb_mesh() -> None:
 
 def test_a_dimension_the_mesh_does_not_divide_stays_whole() -> None:
     """A width that four devices do not divide is replicated, so any model runs on any mesh."""
-    sharding = training_module("planb_train_sharding")
+    import planb_train.sharding as sharding
+
     mesh = SimpleNamespace(shape={"data": 1, "fsdp": 4, "tensor": 1})
     assert str(sharding.spec_for((6, 8), ("embed", "mlp"), mesh)) == "PartitionSpec(None, None)"
     assert str(sharding.spec_for((8, 6), ("embed", "mlp"), mesh)) == "PartitionSpec('fsdp', None)"

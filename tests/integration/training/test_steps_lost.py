@@ -16,11 +16,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from planb_train.config import load_config
+from planb_train.progress import RESUMED_LINE, Progress, resumed_line, steps_lost
 
-from tests.support.shared.training import run_main, run_script, start_script, training_module
+from tests.support.shared.training import run_main, run_script, start_script
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
-LOST = training_module("planb_train_progress").RESUMED_LINE
+LOST = RESUMED_LINE
 TIME = re.compile(
     r"^training time up to step (\d+): ([\d.]+) s kept(?:; the (\d+) lost step\(s\) took ([\d.]+) s)?$", re.MULTILINE
 )
@@ -157,22 +159,22 @@ def test_with_save_on_notice_off_sigterm_ends_the_run_at_once_and_saves_nothing(
 
 
 def test_steps_lost_counts_from_the_restored_step(train: ModuleType) -> None:
-    assert train.steps_lost(100, 137) == 37
-    assert train.steps_lost(100, 100) == 0
-    assert train.steps_lost(100, None) == 0  # nothing recorded (a run before progress was kept)
-    assert train.steps_lost(100, 90) == 0  # a record older than the checkpoint
-    assert train.resumed_line(100, 137) == "resumed from checkpoint step 100; 37 step(s) lost"
+    assert steps_lost(100, 137) == 37
+    assert steps_lost(100, 100) == 0
+    assert steps_lost(100, None) == 0  # nothing recorded (a run before progress was kept)
+    assert steps_lost(100, 90) == 0  # a record older than the checkpoint
+    assert resumed_line(100, 137) == "resumed from checkpoint step 100; 37 step(s) lost"
 
 
 def test_progress_is_kept_only_with_a_checkpoint_directory(train: ModuleType, tmp_path: Path) -> None:
-    off = train.Progress(train.load_config(LINEAR), writer=True)
+    off = Progress(load_config(LINEAR), writer=True)
     off.record(5)
     assert off.reached() is None and not list(tmp_path.iterdir())
-    cfg = train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
-    reader = train.Progress(cfg, writer=False)
+    cfg = load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
+    reader = Progress(cfg, writer=False)
     reader.record(5)
     assert reader.reached() is None  # only the writer records
-    writer = train.Progress(cfg, writer=True)
+    writer = Progress(cfg, writer=True)
     writer.record(5)
     writer.record(6)
     assert reader.reached() == 6
@@ -182,11 +184,11 @@ def test_progress_is_kept_only_with_a_checkpoint_directory(train: ModuleType, tm
 def test_a_resumed_run_prints_the_jobs_earlier_resumes_first(train: ModuleType, tmp_path: Path) -> None:
     """The newest submitter pod's log is all `planb status` reads, so each run repeats the history before it, each
     resume with its training time: kept up to the checkpoint, and what the lost steps took."""
-    cfg = train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
-    first = train.Progress(cfg, writer=True)
+    cfg = load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")})
+    first = Progress(cfg, writer=True)
     for step in range(1, 14):  # 0.5 s a step, checkpoints at 5 and 10
         first.record(step, 0.5, saved=step % 5 == 0)
-    second = train.Progress(cfg, writer=True)
+    second = Progress(cfg, writer=True)
     assert second.resume(10) == [
         "resumed from checkpoint step 10; 3 step(s) lost",
         "training time up to step 10: 5.0 s kept; the 3 lost step(s) took 1.5 s",
@@ -194,7 +196,7 @@ def test_a_resumed_run_prints_the_jobs_earlier_resumes_first(train: ModuleType, 
     for step in range(11, 28):  # 1 s a step, checkpoints at 15, 20 and 25
         second.record(step, 1.0, saved=step % 5 == 0)
     assert second.line() == "training time up to step 27: 22.0 s kept"
-    third = train.Progress(cfg, writer=True)
+    third = Progress(cfg, writer=True)
     assert third.resume(20) == [
         "earlier: resumed from checkpoint step 10; 3 step(s) lost",
         "earlier: training time up to step 10: 5.0 s kept; the 3 lost step(s) took 1.5 s",
@@ -214,7 +216,7 @@ def test_a_record_from_before_the_training_time_says_unknown(train: ModuleType, 
     """A checkpoint directory of a run that recorded no training time: the figures are unknown, not guessed."""
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "planb-progress.json").write_text('{"reached": 13, "resumes": [[4, 1]]}')
-    progress = train.Progress(train.load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")}), writer=True)
+    progress = Progress(load_config({**LINEAR, "PLANB_CHECKPOINT_DIR": str(tmp_path / "c")}), writer=True)
     assert progress.resume(10)[1:] == [
         "earlier: training time up to step 4: unknown kept; the 1 lost step(s) took unknown",
         "resumed from checkpoint step 10; 3 step(s) lost",

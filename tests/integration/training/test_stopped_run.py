@@ -15,8 +15,11 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from planb_train.config import load_config
+from planb_train.runners.outcome import EXIT_STOPPED, StoppedOnNoticeError
+from planb_train.runners.ray_train import run_ray
 
-from tests.support.shared.training import run_main, training_module
+from tests.support.shared.training import run_main
 
 LINEAR = {"PLANB_MODEL": "linear", "PLANB_ACCELERATOR": "cpu", "PLANB_RUNNER": "plain"}
 
@@ -42,7 +45,7 @@ def test_a_plain_run_stopped_by_its_notice_file_exits_75_and_is_not_complete(
     assert "stopped on a notice after step 1 of 50: the run saved and is not finished" in done.stdout
     assert (ckpt / "1").is_dir()
     assert Path(f"{notice}.saved").read_text() == "1\n"
-    assert train.EXIT_STOPPED == 75  # the status train.py's docstring and docs/training-on-tpu.md name
+    assert EXIT_STOPPED == 75  # the status train.py's docstring and docs/training-on-tpu.md name
 
 
 class Ended(Exception):
@@ -51,8 +54,8 @@ class Ended(Exception):
 
 def driver_notice(train: ModuleType, tmp_path: Path, signum: int | None) -> object:
     """The Ray driver's notice as run_ray holds it, told of ``signum`` (None: of nothing)."""
-    runners = sys.modules[train.run_ray.__module__]
-    cfg = train.load_config({**LINEAR, "PLANB_NOTICE_FILE": str(private_notice(tmp_path))})
+    runners = sys.modules[run_ray.__module__]
+    cfg = load_config({**LINEAR, "PLANB_NOTICE_FILE": str(private_notice(tmp_path))})
     notice = runners.DriverNotice(cfg)
     notice.signum = signum
     return notice
@@ -61,7 +64,7 @@ def driver_notice(train: ModuleType, tmp_path: Path, signum: int | None) -> obje
 @pytest.fixture
 def ends(train: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The signals the driver ended by (``Ended`` raised instead)."""
-    runners = sys.modules[train.run_ray.__module__]
+    runners = sys.modules[run_ray.__module__]
     ended: list[int] = []
 
     def end_by_signal(signum: int) -> None:
@@ -76,10 +79,10 @@ def ends(train: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_the_driver_says_complete_only_when_no_worker_stopped(
     train: ModuleType, tmp_path: Path, ends: list[int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runners = sys.modules[train.run_ray.__module__]
+    runners = sys.modules[run_ray.__module__]
     runners.end_run(driver_notice(train, tmp_path / "done", None), {})
     assert capsys.readouterr().out.endswith("Training Complete!\n")
-    with pytest.raises(train.StoppedOnNoticeError, match="1 worker\\(s\\) stopped on a notice before the last step"):
+    with pytest.raises(StoppedOnNoticeError, match="1 worker\\(s\\) stopped on a notice before the last step"):
         runners.end_run(driver_notice(train, tmp_path / "stopped", None), {1: "worker 1 stopped on a notice"})
     out = capsys.readouterr().out
     assert "Stop notice: worker 1 stopped on a notice" in out and "Training Complete!" not in out
@@ -89,7 +92,7 @@ def test_the_driver_says_complete_only_when_no_worker_stopped(
 def test_a_driver_told_by_sigterm_ends_by_it(
     train: ModuleType, tmp_path: Path, ends: list[int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runners = sys.modules[train.run_ray.__module__]
+    runners = sys.modules[run_ray.__module__]
     with pytest.raises(Ended):
         runners.end_run(driver_notice(train, tmp_path, signal.SIGTERM), {0: "worker 0 stopped on a notice"})
     assert ends == [signal.SIGTERM]
@@ -101,8 +104,8 @@ def test_the_driver_finds_the_stopped_workers_in_ray_trains_error(train: ModuleT
     from ray.train import WorkerGroupError
     from ray.train.v2._internal.exceptions import UserExceptionWithTraceback
 
-    runners = sys.modules[train.run_ray.__module__]
-    stopped = train.StoppedOnNoticeError("worker 0 stopped on a notice after step 7 of 50")
+    runners = sys.modules[run_ray.__module__]
+    stopped = StoppedOnNoticeError("worker 0 stopped on a notice after step 7 of 50")
     error = WorkerGroupError(
         "workers failed",
         {0: UserExceptionWithTraceback(stopped, "Traceback ..."), 1: UserExceptionWithTraceback(OSError(), "...")},
@@ -114,13 +117,14 @@ def test_the_driver_finds_the_stopped_workers_in_ray_trains_error(train: ModuleT
 def test_the_acknowledgement_replaces_a_planted_link_instead_of_writing_through_it(tmp_path: Path) -> None:
     """Whoever can write the notice's directory planted ``<file>.saved`` as a link to a file of their choosing: the
     acknowledgement replaces the link with a file of its own (0600) and leaves the link's target as it was."""
-    loop = training_module("planb_train_loop")
+    from planb_train.notice import StopNotice
+
     notice = tmp_path / "stop"
     victim = tmp_path / "victim"
     victim.write_text("someone else's\n")
     saved = Path(f"{notice}.saved")
     saved.symlink_to(victim)
-    loop.StopNotice(str(notice)).acknowledge(42)
+    StopNotice(str(notice)).acknowledge(42)
     assert victim.read_text() == "someone else's\n"
     assert not saved.is_symlink() and saved.read_text() == "42\n"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600

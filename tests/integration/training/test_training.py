@@ -11,6 +11,9 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
+from planb_train.config import load_config
+from planb_train.models.transformer import matmul_params, synthetic_batch
+from planb_train.runners.plain import run_plain
 
 from tests.support.shared.training import run_script
 
@@ -37,7 +40,7 @@ ATOL = 1e-7
 
 
 def test_linear_loss_decreases_like_the_seed(train: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
-    result = train.run_plain(train.load_config(LINEAR))
+    result = run_plain(load_config(LINEAR))
     out = capsys.readouterr().out
     # The seed's output: loss every 10 epochs over 50 epochs, then the completion line.
     for epoch in (0, 10, 20, 30, 40):
@@ -53,8 +56,8 @@ def test_linear_loss_decreases_like_the_seed(train: ModuleType, capsys: pytest.C
 def test_transformer_loss_decreases_and_reports_throughput(
     train: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cfg = train.load_config({**SMALL_LM, "PLANB_EPOCHS": "60", "PLANB_PEAK_TFLOPS": "0.5"})
-    result = train.run_plain(cfg)
+    cfg = load_config({**SMALL_LM, "PLANB_EPOCHS": "60", "PLANB_PEAK_TFLOPS": "0.5"})
+    result = run_plain(cfg)
     out = capsys.readouterr().out
     first, last = result.losses[0], result.losses[59]
     assert first > np.log(64) - 0.5  # starts near chance (uniform over the vocabulary)
@@ -63,15 +66,15 @@ def test_transformer_loss_decreases_and_reports_throughput(
     m = result.metrics
     assert m["tokens_per_step"] == 8 * 32 and m["tokens_per_s"] > 0 and 0 < m["mfu"] < 1
     # FLOPs formula: tokens x (6 N + 12 L D T); N excludes the embedding tables.
-    n = train.matmul_params(result.state["params"])
+    n = matmul_params(result.state["params"])
     assert m["model_tflops_per_step"] * 1e12 == pytest.approx(8 * 32 * (6 * n + 6 * 2 * 64 * 32))
 
 
 def test_synthetic_data_depends_only_on_seed_and_step(train: ModuleType) -> None:
-    a = train.synthetic_batch(0, 7, 4, 16, 64)
-    np.testing.assert_array_equal(a, train.synthetic_batch(0, 7, 4, 16, 64))
-    assert not np.array_equal(a, train.synthetic_batch(0, 8, 4, 16, 64))
-    assert not np.array_equal(a, train.synthetic_batch(1, 7, 4, 16, 64))
+    a = synthetic_batch(0, 7, 4, 16, 64)
+    np.testing.assert_array_equal(a, synthetic_batch(0, 7, 4, 16, 64))
+    assert not np.array_equal(a, synthetic_batch(0, 8, 4, 16, 64))
+    assert not np.array_equal(a, synthetic_batch(1, 7, 4, 16, 64))
     assert a.shape == (4, 16) and a.min() >= 0 and a.max() < 64
 
 
@@ -82,15 +85,15 @@ def _leaves(tree: Any) -> list[np.ndarray]:
 @pytest.mark.parametrize("base", [SMALL_LM, LINEAR], ids=["transformer", "linear"])
 def test_resume_matches_uninterrupted_run(train: ModuleType, tmp_path: Path, base: dict[str, str]) -> None:
     total, k = 24, 11
-    straight = train.run_plain(train.load_config({**base, "PLANB_EPOCHS": str(total)}))
+    straight = run_plain(load_config({**base, "PLANB_EPOCHS": str(total)}))
 
     ckpt = tmp_path / "ckpt"
     env = {**base, "PLANB_EPOCHS": str(total), "PLANB_CHECKPOINT_DIR": str(ckpt), "PLANB_CHECKPOINT_EVERY": "5"}
     env["PLANB_CHECKPOINT_BUDGET"] = "0"  # every multiple of 5 saved, whatever it costs these small steps
-    first = train.run_plain(train.load_config({**env, "PLANB_STOP_AFTER": str(k)}))
+    first = run_plain(load_config({**env, "PLANB_STOP_AFTER": str(k)}))
     assert (first.start_step, first.end_step) == (0, k)
     assert sorted(int(p.name) for p in ckpt.iterdir() if p.name.isdigit()) == [5, 10, k]
-    second = train.run_plain(train.load_config(env))
+    second = run_plain(load_config(env))
     assert (second.start_step, second.end_step) == (k, total)
 
     # Whole state: parameters and (for the transformer) the optimizer's moments and step count.
@@ -102,7 +105,7 @@ def test_resume_matches_uninterrupted_run(train: ModuleType, tmp_path: Path, bas
     assert any(not np.allclose(x, y) for x, y in zip(_leaves(first.state), a, strict=True))
 
     # A third start finds the finished run's checkpoint and does no more steps.
-    third = train.run_plain(train.load_config(env))
+    third = run_plain(load_config(env))
     assert (third.start_step, third.end_step) == (total, total) and third.losses == {}
 
 

@@ -34,24 +34,15 @@ def jax_cache_dir(user: str) -> Path:
 
 
 def load_train(name: str) -> ModuleType:
-    """training/train.py imported by path as module `name` (it is a standalone script, not part of the planb
-    package), with training/ on sys.path as a script has its directory: train.py imports its sibling modules
-    (planb_train_*) from there."""
-    if str(TRAINING) not in sys.path:
-        sys.path.insert(0, str(TRAINING))
+    """training/train.py, the job's command line, imported by path as module `name` (a script, not a module of a
+    package); it imports the package planb_train, which pytest finds on its pythonpath (pyproject.toml) as the job
+    finds it on PYTHONPATH."""
     spec = importlib.util.spec_from_file_location(name, TRAIN_PY)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look the module up by name
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def training_module(name: str) -> ModuleType:
-    """One of train.py's sibling modules (planb_train_*), imported as train.py imports it."""
-    if str(TRAINING) not in sys.path:
-        sys.path.insert(0, str(TRAINING))
-    return importlib.import_module(name)
 
 
 def clean_env(extra: Mapping[str, str]) -> dict[str, str]:

@@ -12,6 +12,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from planb_train.config import TPU7X_ACCELERATOR_TYPE, load_config
+from planb_train.runners.outcome import UnsupportedByRayError
+from planb_train.runners.ray_train import ray_detects_tpu7x, scaling_config_kwargs
 
 from planb.catalog import PROFILES, chart_values, gpu, node_pool, tpu
 from planb.catalog.errors import UnknownMachineTypeError
@@ -172,18 +175,18 @@ def test_values_and_train_py_accept_every_profile(name: str, train: ModuleType) 
         "PLANB_ACCELERATOR_TYPE": acc["rayAcceleratorType"],
         "PLANB_PEAK_TFLOPS": str(acc["peakTflops"]),
     }
-    cfg = train.load_config(env)
+    cfg = load_config(env)
     assert cfg.num_workers == 2 * profile.hosts_per_slice
     assert cfg.peak_tflops == profile.peak_tflops
     if profile.kind == "tpu":
         assert cfg.tpu_hosts() == profile.hosts_per_slice
-    if profile.ray_accelerator_type == train.TPU7X_ACCELERATOR_TYPE and not train.ray_detects_tpu7x():
-        with pytest.raises(train.UnsupportedByRayError, match="TPU7x"):
-            train.scaling_config_kwargs(cfg)
-        single = train.load_config({**env, "PLANB_NUM_WORKERS": "1"}) if profile.hosts_per_slice == 1 else None
+    if profile.ray_accelerator_type == TPU7X_ACCELERATOR_TYPE and not ray_detects_tpu7x():
+        with pytest.raises(UnsupportedByRayError, match="TPU7x"):
+            scaling_config_kwargs(cfg)
+        single = load_config({**env, "PLANB_NUM_WORKERS": "1"}) if profile.hosts_per_slice == 1 else None
         if single is not None:
-            assert ScalingConfig(**train.scaling_config_kwargs(single)).use_tpu
+            assert ScalingConfig(**scaling_config_kwargs(single)).use_tpu
         return
-    scaling = ScalingConfig(**train.scaling_config_kwargs(cfg))
+    scaling = ScalingConfig(**scaling_config_kwargs(cfg))
     assert scaling.num_workers == cfg.num_workers
     assert (scaling.use_tpu, scaling.use_gpu) == (profile.kind == "tpu", profile.kind == "gpu")

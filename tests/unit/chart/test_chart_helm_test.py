@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from planb.build import golden
+from planb.build import chart_files, golden
 from tests.support.shared.chart.objects import by_kind
 
 Render = Callable[..., list[dict[str, Any]]]
@@ -121,9 +121,9 @@ def check_job(directory: Path, entry: str = "train.py") -> subprocess.CompletedP
 
 @pytest.fixture()
 def scripts(tmp_path: Path) -> Path:
-    """The job's ConfigMap as mounted: the chart's files/*.py."""
-    for path in (golden.CHART_DIR / "files").glob("*.py"):
-        (tmp_path / path.name).write_bytes(path.read_bytes())
+    """The job's ConfigMap as the test pod mounts it (no items: each key a file): the chart's training files."""
+    for name in chart_files.TRAIN_FILES:
+        (tmp_path / chart_files.train_file_key(name)).write_bytes((golden.CHART_DIR / "files" / name).read_bytes())
     return tmp_path
 
 
@@ -134,10 +134,10 @@ def test_check_job_passes_the_shipped_scripts(scripts: Path) -> None:
 
 
 def test_check_job_fails_a_script_that_does_not_compile(scripts: Path) -> None:
-    (scripts / "planb_train_loop.py").write_text("def broken(:\n")
+    (scripts / "planb_train.loop.py").write_text("def broken(:\n")
     done = check_job(scripts)
     assert done.returncode == 1
-    assert "planb helm test: FAIL: planb_train_loop.py does not compile: invalid syntax" in done.stdout
+    assert "planb helm test: FAIL: planb_train.loop.py does not compile: invalid syntax" in done.stdout
     assert "train.py OK" in done.stdout  # the others were still checked
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.build import golden
+from planb.build import chart_files, golden
 from planb.catalog import chart_values, values
 from tests.support.shared.chart.helm import Helm
 from tests.support.shared.chart.objects import release_objects
@@ -48,19 +48,26 @@ def test_template_matches_golden(helm_bin: str, name: str) -> None:
 
 
 def test_configmap_is_train_py_byte_for_byte(template: Render) -> None:
-    """The ConfigMap holds train.py and every module it imports from its directory (training/*.py), byte
-    for byte, one key each, and nothing else."""
+    """The ConfigMap holds train.py, smoke.py and every module of the package planb_train (training/'s Python
+    files), byte for byte, one key each (the path with "." for "/"), and nothing else."""
     (cm,) = by_kind(release_objects(template()), "ConfigMap")
-    sources = {path.name: path.read_bytes() for path in (paths.REPO / "training").glob("*.py")}
-    assert "train.py" in sources
-    assert sorted(cm["data"]) == sorted(sources), "run `make values` and review the diff"
-    for name, source in sources.items():
-        assert cm["data"][name].encode() == source, f"the ConfigMap's {name} is not training/{name}"
+    training = paths.REPO / "training"
+    sources = {
+        str(path.relative_to(training)): path.read_bytes()
+        for path in [*training.glob("*.py"), *(training / "planb_train").rglob("*.py")]
+    }
+    assert {"train.py", "planb_train/__init__.py", "planb_train/loop.py"} <= set(sources)
+    keys = {chart_files.train_file_key(name): name for name in sources}
+    assert sorted(cm["data"]) == sorted(keys), "run `make values` and review the diff"
+    for key, name in keys.items():
+        assert cm["data"][key].encode() == sources[name], f"the ConfigMap's {key} is not training/{name}"
 
 
-def test_every_script_lands_next_to_train_py(template: Render) -> None:
-    """Head, workers and the helm test mount the whole ConfigMap (no items) at /app, where the entrypoint
-    runs /app/train.py: its sibling modules are importable from the script's own directory."""
+def test_every_script_lands_at_its_path_under_app(template: Render) -> None:
+    """Head and workers mount each of the ConfigMap's keys at its path under /app (the volume's items), where the
+    entrypoint runs /app/train.py: /app holds training/'s files as the checkout does, train.py beside the package
+    planb_train/, and /app is on their PYTHONPATH, where a Ray worker imports the package. The helm test mounts the
+    whole ConfigMap (no items), each key a file it parses."""
     objs = template()
     (job,) = by_kind(objs, "RayJob")
     (hook,) = by_kind(objs, "Pod")
@@ -78,7 +85,15 @@ def test_every_script_lands_next_to_train_py(template: Render) -> None:
             if "configMap" in volumes[m["name"]] and m["mountPath"] != "/planb-test"
         ]
         assert mount["mountPath"] == "/app"
-        assert volumes[mount["name"]]["configMap"] == {"name": "job-1-train-script"}
+        volume = volumes[mount["name"]]["configMap"]
+        assert volume["name"] == "job-1-train-script"
+        if spec is hook["spec"]:
+            assert "items" not in volume
+            continue
+        items = {item["key"]: item["path"] for item in volume["items"]}
+        assert items == {chart_files.train_file_key(name): name for name in chart_files.TRAIN_FILES}
+        assert "planb_train/runners/ray_train.py" in items.values()
+        assert {"name": "PYTHONPATH", "value": "/app"} in container["env"]
 
 
 def test_job_mode_renders_only_namespaced_job_objects(template: Render) -> None:
@@ -201,7 +216,7 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_EPOCHS": "50",
         "PLANB_CHECKPOINT_DIR": "",
         "PLANB_CHECKPOINT_EVERY": "500",
-        "PLANB_CHECKPOINT_BUDGET": "0.03",  # saves at most 3% of training (training/planb_train_interval.py)
+        "PLANB_CHECKPOINT_BUDGET": "0.03",  # saves at most 3% of training (training/planb_train/interval.py)
         "PLANB_RUN_ID": "default/job-1",  # the release's namespace/name: whose checkpoints they are
         "PLANB_RESUME": "auto",
         "PLANB_PEAK_TFLOPS": "197",  # the catalog's v5e peak, from the values file
@@ -219,6 +234,7 @@ def test_training_env_on_head_and_workers(template: Render) -> None:
         "PLANB_SCAN_LAYERS": "0",
         "PLANB_COMPILATION_CACHE_DIR": "",  # no checkpoint directory, no cache beside it
         "PLANB_NOTICE_FILE": "/var/run/planb-notice/stop",  # in the pod's own emptyDir
+        "PYTHONPATH": "/app",  # the package planb_train beside train.py (planb.trainScriptEnv)
     }
     for container in (head, worker):
         assert {e["name"]: e["value"] for e in container["env"]} == expected

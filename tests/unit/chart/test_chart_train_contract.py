@@ -1,7 +1,7 @@
 """Contract between the chart and training/train.py: every shipped values file renders a job train.py accepts.
 
 Each file of charts/planb/values/ is rendered with the pinned helm (``helm template -f``), and the environment
-the RayJob gives its head and worker containers is fed to ``train.load_config`` and ``scaling_config_kwargs``, as
+the RayJob gives its head and worker containers is fed to ``load_config`` and ``scaling_config_kwargs``, as
 the job's ``python /app/train.py`` would read it. A profile the installed Ray cannot schedule (multi-host TPU7x on
 Ray 2.53) must stop with train.py's own UnsupportedByRayError naming why, not crash.
 """
@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+from planb_train.config import TPU7X_ACCELERATOR_TYPE, load_config
+from planb_train.runners.outcome import UnsupportedByRayError
+from planb_train.runners.ray_train import ray_detects_tpu7x, scaling_config_kwargs
 
 from planb.build import golden
 from tests.support.shared.training import load_train
@@ -51,16 +54,16 @@ def test_train_py_accepts_the_environment_each_shipped_values_file_renders(
     worker = group["template"]["spec"]["containers"][0]
     env = _env(worker)
     assert _env(head) == env, "head and workers must read the same configuration"
-    cfg = train.load_config(env)
+    cfg = load_config(env)
     accelerator = values["accelerator"]
     assert cfg.accelerator == accelerator["kind"]
     assert cfg.num_workers == group["replicas"] * group.get("numOfHosts", 1)
     if accelerator["kind"] == "tpu":
         assert (cfg.topology, cfg.chips_per_worker) == (accelerator["topology"], accelerator["chipsPerHost"])
         assert cfg.tpu_hosts() == accelerator["hostsPerSlice"] == group["numOfHosts"]
-    if cfg.accelerator_type == train.TPU7X_ACCELERATOR_TYPE and not train.ray_detects_tpu7x() and cfg.num_workers > 1:
-        with pytest.raises(train.UnsupportedByRayError, match="TPU7x"):
-            train.scaling_config_kwargs(cfg)
+    if cfg.accelerator_type == TPU7X_ACCELERATOR_TYPE and not ray_detects_tpu7x() and cfg.num_workers > 1:
+        with pytest.raises(UnsupportedByRayError, match="TPU7x"):
+            scaling_config_kwargs(cfg)
         return
-    scaling = ScalingConfig(**train.scaling_config_kwargs(cfg))
+    scaling = ScalingConfig(**scaling_config_kwargs(cfg))
     assert scaling.num_workers == cfg.num_workers

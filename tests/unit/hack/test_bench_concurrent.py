@@ -84,7 +84,7 @@ def test_a_run_without_a_first_step_or_an_end_has_no_share(bench: ModuleType) ->
 
 
 #: train.py's lines in the Ray head stand-in's logs of a job that moved twice, each run's log after the one before
-#: (planb_train_progress.py's format; the newest run repeats the earlier resumes).
+#: (planb_train/progress.py's format; the newest run repeats the earlier resumes).
 LOGS = """Epoch 0: Loss 3.1000
 training time up to step 1: 0.9 s kept
 training time up to step 150000: 80.2 s kept

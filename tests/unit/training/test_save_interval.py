@@ -1,4 +1,4 @@
-"""planb's checkpoint interval (training/planb_train_interval.py): its decisions from measured inputs.
+"""planb's checkpoint interval (training/planb_train/interval.py): its decisions from measured inputs.
 
 The module is the standard library only; these tests feed it step times and saves as the loop would, and check
 each decision: saves on the user's grid (multiples of PLANB_CHECKPOINT_EVERY), spaced so that a run's saves take at
@@ -13,11 +13,9 @@ import json
 import math
 from pathlib import Path
 
+import planb_train.interval as interval
 import pytest
 
-from tests.support.shared.training import training_module
-
-interval = training_module("planb_train_interval")
 next_save_step = interval.next_save_step
 SaveInterval = interval.SaveInterval
 #: The states of the chip's save-policy runs (docs/tpu-v5e-save-policy-2026-12-07.jsonl, state_bytes).
@@ -163,7 +161,7 @@ def test_the_record_names_the_settings_and_every_measured_save() -> None:
     )
 
 
-config = training_module("planb_train_config")
+import planb_train.config as config  # noqa: E402
 
 
 @pytest.mark.parametrize(("raw", "budget"), [("", 0.03), ("0", 0.0), ("0.1", 0.1), (" 0.5 ", 0.5)])
@@ -308,7 +306,7 @@ def test_a_record_that_is_no_measured_save_leaves_the_prior(entry: object) -> No
     assert policy.earlier is None and policy.estimate() == pytest.approx(3.155, abs=0.001)
 
 
-progress = training_module("planb_train_progress")
+import planb_train.progress as progress  # noqa: E402
 
 
 def test_the_progress_file_carries_the_jobs_last_save_to_its_next_run(tmp_path: Path) -> None:

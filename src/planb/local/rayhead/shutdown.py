@@ -13,7 +13,7 @@ https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/). Only
 told: a RayJob's head and its submitter run on the CPU pool (charts/planb/templates/rayjob.yaml) and get nothing.
 The chart's worker hook creates ``$PLANB_NOTICE_FILE`` in the pod's own emptyDir and waits, a second at a time,
 for ``<file>.saved`` (at most the grace period less 5 s), so that SIGTERM comes after the workers' save
-(training/planb_train_loop.py, ``StopNotice``).
+(training/planb_train/loop.py, ``StopNotice``).
 
 Here. The capacity simulator gives the notice (planb.local.capacity.spot: the node cordoned and stamped with
 ``NOTICE_ANNOTATION`` and its time) and ends the VM after the pool's notice period (its pods Failed, then deleted,
