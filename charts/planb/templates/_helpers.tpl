@@ -77,7 +77,7 @@ as 1e+09; whole numbers are printed as integers.
 {{- mul .Values.job.workers.replicas .Values.accelerator.hostsPerSlice -}}
 {{- end -}}
 
-{{/* The training script's configuration (see training/planb_train_config.py), set on head and workers. */}}
+{{/* The training script's configuration (see training/planb_train/config.py), set on head and workers. */}}
 {{- define "planb.trainEnv" -}}
 - name: PLANB_MODEL
   value: {{ .Values.job.training.model | quote }}
