@@ -61,7 +61,7 @@ INVENTORY = {
 }
 
 
-def _role(tmp_path: Path, reservations: list[str], projects: list[str]) -> str:
+def _role(tmp_path: Path, reservations: list[str], projects: list[str], **extra: object) -> str:
     (tmp_path / "kubeconfig").write_text("")
     (tmp_path / "play.yml").write_text(ROLE_PLAY)
     settings = {
@@ -72,6 +72,7 @@ def _role(tmp_path: Path, reservations: list[str], projects: list[str]) -> str:
         "regions_keeper_project": "planb-local",
         "regions_keeper_reservations": reservations,
         "regions_keeper_reservation_projects": projects,
+        **extra,
     }
     done = ansible_playbook(
         "-i", "localhost,", "-c", "local", str(tmp_path / "play.yml"),
@@ -131,3 +132,11 @@ def test_the_regions_playbook_names_each_reservation_plan_of_its_inventory_for_t
         "us-east5/reserved=zones/us-east5-b/reservations/tpu-res",
     ]
     assert found["projects"] == ["owner-project"]
+
+
+def test_calendar_mode_without_an_advice_url_is_refused_before_any_call(tmp_path: Path) -> None:
+    """`--calendar-after` asks advice.calendarMode at the advice URL: the role refuses the bound without one, before
+    it creates anything (the keeper itself refuses the same at start, which in a pod would be a crash loop)."""
+    out = _role(tmp_path, [], [], regions_keeper_calendar_after=3600, regions_keeper_advice_url="")
+    assert "an advice URL for calendar mode (where advice.calendarMode is asked)" in " ".join(out.split()), out[-3000:]
+    assert "Create the keeper's ServiceAccount" not in out, out[-3000:]
