@@ -129,6 +129,13 @@ def run(keeper: Keeper, poll_seconds: float, once: bool = False, also: Sequence[
         time.sleep(poll_seconds)
 
 
+def _days(text: str) -> int:
+    """--calendar-days: a whole number of days within calendar mode's bounds."""
+    if not text.isdigit() or not MIN_DAYS <= int(text) <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"{text}: calendar mode reserves {MIN_DAYS} to {MAX_DAYS} days")
+    return int(text)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("regions", help="across regions: the MultiKueue manager's keeper (docs/regions.md)")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -230,8 +237,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     keep.add_argument(
         "--calendar-days",
-        type=int,
-        choices=range(MIN_DAYS, MAX_DAYS + 1),
+        type=_days,
         default=MIN_DAYS,
         metavar="DAYS",
         help=f"with --calendar-after: the reservation's length asked about, {MIN_DAYS} to {MAX_DAYS} days (default "

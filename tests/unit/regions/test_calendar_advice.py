@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+
+from planb import cli
 from planb.catalog import profiles
+from planb.errors import EXIT_USAGE
 from planb.regions.calendar_advice import CalendarOffer, calendar_request, reserve_command, tpu_spec
 
 
@@ -46,3 +51,24 @@ def test_an_answer_without_a_location_says_the_other_zones_and_a_family_gcloud_l
     command = reserve_command(offer, spec, "p", "planb-job")
     assert command.startswith("futureReservations.insert in projects/p/zones/us-central1-c")
     assert "VM_FAMILY_CLOUD_TPU_POD_SLICE_TPU7X" in command and "gcloud" not in command
+
+
+def test_keep_refuses_the_calendar_bound_without_where_to_ask(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`planb regions keep --calendar-after` asks advice.calendarMode at --advice-url in --project: without them it
+    is a usage error at start, before the keeper looks at anything."""
+    config = {
+        "current-context": "c",
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+    }
+    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(config))
+    argv = ["regions", "keep", "--kubeconfig", str(tmp_path / "kubeconfig"), "--calendar-after", "3600", "--once"]
+    assert cli.main(argv) == EXIT_USAGE
+    assert "--calendar-after needs --advice-url and --project" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # Google's bounds: 1 to 90 days
+        cli.main([*argv, "--calendar-days", "91"])
+    assert stopped.value.code == EXIT_USAGE
+    assert "91: calendar mode reserves 1 to 90 days" in capsys.readouterr().err
