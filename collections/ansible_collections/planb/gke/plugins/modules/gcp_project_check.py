@@ -74,7 +74,8 @@ options:
     type: list
     elements: str
     default: [cluster, apis]
-    choices: [cluster, kubeconfig, apis, enable_apis, quota, reservations, recreate_on_error, bucket, create_bucket]
+    choices: [cluster, kubeconfig, apis, enable_apis, quota, reservations, recreate_on_error, bucket, create_bucket,
+              cloud_nat]
   network:
     description: The VPC network (a name, or C(projects/HOST/global/networks/NAME)); V("") the project's default.
     type: str

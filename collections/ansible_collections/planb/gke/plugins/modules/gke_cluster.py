@@ -58,8 +58,8 @@ options:
   default_pool_min_node_count:
     description:
       - The least nodes GKE's autoscaler keeps in C(default-pool) (C(nodePools[].autoscaling.minNodeCount)), with
-        O(default_pool_max_node_count); at least 1 (planb's policy: the pool runs Kueue, the KubeRay operator and the
-        Ray heads). Omitted, C(default-pool) is not autoscaled.
+        O(default_pool_max_node_count); at least 1 (planb's policy, since the pool runs Kueue, the KubeRay operator
+        and the Ray heads). Omitted, C(default-pool) is not autoscaled.
       - Changed in place (C(nodePools.setAutoscaling) on C(default-pool)).
     type: int
   default_pool_max_node_count:
