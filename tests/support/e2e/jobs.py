@@ -62,14 +62,15 @@ def planb_status(kubeconfig: Path, job: str) -> str:
 
 
 def requeue_as_status_says(kubeconfig: Path, job: str) -> None:
-    """Re-queue a deactivated job with the command `planb status JOB` prints for it (``kubectl delete workload
-    ...``). kubectl's own wait for the deletion can miss a Workload Kueue re-creates under the same name at once
+    """Re-queue a deactivated job with the command `planb status JOB` prints for it: ``kubectl patch workload ...``
+    (spec.active back to true) for a user's deactivation, ``kubectl delete workload ...`` for one Kueue made itself.
+    kubectl's own wait for a deletion can miss a Workload Kueue re-creates under the same name at once
     (tests/e2e/topologies/test_dws_lifecycle.py), so it is not asked to wait: the caller waits on the outcome."""
     line = next((x for x in planb_status(kubeconfig, job).splitlines() if "deactivated:" in x), "")
-    assert "kubectl delete workload" in line, f"planb status {job} prints no re-queue command: {line!r}"
-    command = line[line.index("kubectl delete workload") :].split(" (")[0]
+    assert "kubectl " in line, f"planb status {job} prints no re-queue command: {line!r}"
+    command = shlex.split(line[line.index("kubectl ") :].split(" (")[0])
     subprocess.run(
-        [*shlex.split(command), f"--kubeconfig={kubeconfig}", "--wait=false"],
+        [*command, f"--kubeconfig={kubeconfig}", *(["--wait=false"] if command[1] == "delete" else [])],
         timeout=60,
         check=True,
         capture_output=True,
