@@ -74,7 +74,7 @@ def test_a_job_runs_then_succeeds_and_its_quota_admits_the_next(site: Path, helm
     wait_jobs(kube, {"job-3": "on-demand"}, timeout=120)
     wait_until(lambda: status(kube, "job-3")[1] == "RUNNING", "job 3 to run", 90)
     assert "KubeRay: Complete" in planb_status(site, "job-1")
-    # `planb status --cost` (issue 72): job 1's chip-hours end at its Workload's Finished condition, job 3's run on;
+    # `planb status --cost`: job 1's chip-hours end at its Workload's Finished condition, job 3's run on;
     # each is its slice's 16 chips (the catalog's tpu-v6e-4x4) over the time Kueue admitted it, summed for the team.
     planb = str(Path(sys.executable).parent / "planb")
     out = run(planb, "status", "--cost", "--rate-per-chip-hour", "2", "-o", "json", "--kubeconfig", str(site)).stdout

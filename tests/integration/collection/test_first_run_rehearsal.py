@@ -120,7 +120,7 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         assert sorted(p["name"] for p in list_node_pools(state)) == ["default-pool", "on-demand-pool"]
 
         _switch(emulator, "/planb/v1/quotas", {**quota, "value": 64})
-        # The network's Cloud NAT made by the play this time (issue 72, item 5): a router of planb-net with a NAT.
+        # The network's Cloud NAT made by the play this time: a router of planb-net with a NAT.
         _switch(emulator, "/planb/v1/networks", {"project": PROJECT, "name": "planb-net", "subnetworks": []})
         converged = play("-e", "planb_cloud_nat_create=true")
         assert converged.returncode == 0, converged.stdout[-4000:] + converged.stderr[-2000:]
@@ -132,7 +132,7 @@ def test_a_locked_down_project_is_refused_before_any_write_then_converges_once_g
         network = cluster["networkConfig"]
         assert network["datapathProvider"] == "ADVANCED_DATAPATH"
         assert network.get("defaultEnablePrivateNodes") is True, network
-        # inventories/gke's labels and cost allocation (issue 72, item 2).
+        # inventories/gke's labels and cost allocation.
         assert cluster["resourceLabels"] == {"managed-by": "planb", "planb-cluster": "tpu-cluster"}, cluster
         assert cluster["costManagementConfig"] == {"enabled": True}, cluster
         status, router = call(

@@ -1,4 +1,4 @@
-"""Costs and access on the cluster, its pools and the bucket (issue 72, items 2 and 5), against the real emulator.
+"""Costs and access on the cluster, its pools and the bucket, against the real emulator.
 
 Resource labels (the cluster's ``resourceLabels``, a pool's ``config.resourceLabels``, the bucket's ``labels``), GKE
 cost allocation (``costManagementConfig``), default-pool autoscaled, and the control plane's authorized networks

@@ -1,5 +1,5 @@
 """The day-0 check's reads of constraints/compute.trustedImageProjects and constraints/gcp.restrictNonCmekServices
-(issue 72, item 5), against the emulator's Org Policy API: each refusal names the policy and the fix, a value group
+against the emulator's Org Policy API: each refusal names the policy and the fix, a value group
 the check cannot expand is a note, and the check writes nothing."""
 
 from __future__ import annotations

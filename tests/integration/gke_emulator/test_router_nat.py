@@ -1,4 +1,4 @@
-"""gcp_router_nat against the emulator's Compute Engine routers (issue 72, item 5): Cloud NAT for private nodes.
+"""gcp_router_nat against the emulator's Compute Engine routers: Cloud NAT for private nodes.
 
 routers.get, routers.insert and routers.patch (https://cloud.google.com/compute/docs/reference/rest/v1/routers) are
 served only after compute v1's discovery document accepted each body (``gke_emulator.conformance``), and the

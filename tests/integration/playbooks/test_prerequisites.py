@@ -221,7 +221,7 @@ def test_playbook_quota_too_low_gates_plan_a_s_pool_not_the_cluster(emulator: Ru
     clusters = list_clusters(emulator.store.root.parent)
     assert [c["name"] for c in clusters] == ["tpu-cluster"]
     assert _pools(emulator) == ["default-pool", "dws-pool"]
-    # The inventory's costs settings (issue 72): its labels on the cluster and the pools' VMs, cost allocation on,
+    # The inventory's costs settings: its labels on the cluster and the pools' VMs, cost allocation on,
     # default-pool autoscaled from its floor.
     labels = {"managed-by": "planb", "planb-cluster": "tpu-cluster"}
     assert clusters[0]["resourceLabels"] == labels and clusters[0]["costManagementConfig"] == {"enabled": True}

@@ -12,9 +12,9 @@ description:
   - Mutable fields (autoscaling, auto-repair/upgrade, labels, taints, max run duration) are updated in place;
     a change to an immutable field (machine type, TPU topology, reservation affinity, queued provisioning, flex-start,
     spot, GPU accelerators, the nodes' service account, secure boot) fails naming it and the fix (delete, recreate).
-  - Refuses, before any API call, a TPU pool in a zone Google's list of TPU zones does not name for its
-    generation, and a TPU pool of a regional cluster without exactly one zone in O(node_locations)
-    (planb's policy based on Google's list; see O(check_tpu_zone)).
+  - Refuses, before any API call, a TPU pool in a zone Google's list of TPU zones does not name for its generation, and
+    a TPU pool of a regional cluster without exactly one zone in O(node_locations) (planb's policy based on Google's
+    list; see O(check_tpu_zone)).
   - A node pool found in status ERROR (for example after a failed create) makes the module fail by default;
     with O(recreate_on_error=true) it is deleted and recreated, but only while it has no nodes.
 options:
@@ -145,8 +145,7 @@ options:
         left as they are, also when the module updates its own.
     type: dict
   resource_labels:
-    description: Resource labels on the pool's VMs (C(config.resourceLabels)) for the billing export, managed by key
-      as O(labels) are (GKE's own C(goog-gke-*) kept); Google's label rules checked before any call.
+    description: Resource labels on the pool's VMs (C(config.resourceLabels)), by key as O(labels); GKE's own kept.
     type: dict
   taints:
     description:
@@ -297,10 +296,12 @@ node_pool:
       description: The node pool's name.
       returned: when the node pool exists or would be created
       type: str
+      sample: dws-pool
     status:
       description: GKE's status of the node pool (C(PROVISIONING), C(RUNNING), C(RECONCILING), C(STOPPING), C(ERROR)).
       returned: when the node pool exists
       type: str
+      sample: RUNNING
     config:
       description: The nodes' configuration (machine type, labels, taints, reservation affinity, Spot, flex-start).
       returned: when the node pool exists or would be created
@@ -322,8 +323,7 @@ operations:
   elements: dict
   sample:
     - {name: operation-1718000000000-5f1c2a7e, operationType: CREATE_NODE_POOL,
-       target: node pool dws-pool of cluster tpu-cluster, polls: 2, elapsed_s: 10.1, status: DONE, progress: [
-         {elapsed_s: 5.0, status: RUNNING, metrics: {nodes done: 3, nodes total: 4}}, {elapsed_s: 10.1, status: DONE}]}
+       target: node pool dws-pool of cluster tpu-cluster, polls: 2, elapsed_s: 10.1, status: DONE}
   contains:
     name:
       description: The operation's name.
