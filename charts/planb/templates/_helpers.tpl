@@ -526,12 +526,14 @@ could run as its ServiceAccount or a ConfigMap edit could swap its code. Its rig
 
 {{/*
 The KubeRay operator's layout, read from the cluster by the queues release, which the admin installs with
-cluster-wide reads (Helm's lookup: a list or get with the installer's own rights). Returns JSON: {} when there is
-no cluster to read (helm template, a client-side dry run: lookup answers nothing, not even kube-system), else
-  layout       in-cluster: exactly one Deployment whose pods carry app.kubernetes.io/name=kuberay-operator (the
+cluster-wide reads (Helm's lookup: a list or get with the installer's own rights). Only the namespace the admin named
+for the operator is read (queues.kuberay.namespace): a Deployment elsewhere, which anyone who may create one in their
+own namespace can label as KubeRay's, is never taken for the operator. Returns JSON: {} when there is no cluster to
+read (helm template, a client-side dry run: lookup answers nothing, not even kube-system), else
+  layout       in-cluster: exactly one Deployment in that namespace whose pods carry app.kubernetes.io/name=kuberay-operator (the
                label KubeRay's Helm chart gives them: ray-project/kuberay helm-chart/kuberay-operator/templates/
                deployment.yaml, spec.template.metadata.labels, container named after the chart);
-               hosted: rayjobs.ray.io is served but no such Deployment is visible, as with GKE's Ray Operator
+               hosted: rayjobs.ray.io is served but no such Deployment runs there, as with GKE's Ray Operator
                add-on ("GKE automatically installs and hosts the KubeRay operator",
                https://cloud.google.com/kubernetes-engine/docs/add-on/ray-on-gke/concepts/overview; Google does
                not say where it runs, in which namespace, or at which KubeRay version);
@@ -554,7 +556,7 @@ namespaces both reconcile every RayJob and its RayCluster.
 {{- end -}}
 {{- end -}}
 {{- $ops := list -}}
-{{- range (dig "items" list (lookup "apps/v1" "Deployment" "" "")) -}}
+{{- range (dig "items" list (lookup "apps/v1" "Deployment" $.Values.queues.kuberay.namespace "")) -}}
 {{- if eq (toString (get (dig "spec" "template" "metadata" "labels" dict .) "app.kubernetes.io/name")) "kuberay-operator" -}}
 {{- $image := "" -}}
 {{- range (dig "spec" "template" "spec" "containers" list .) -}}
@@ -567,7 +569,7 @@ namespaces both reconcile every RayJob and its RayCluster.
 {{- if gt (len $ops) 1 -}}
 {{- $names := list -}}
 {{- range $ops }}{{ $names = append $names (printf "%s/%s" .namespace .deployment) }}{{ end -}}
-{{- fail (printf "queues.kuberay.detect: %d KubeRay operator Deployments (pods labelled app.kubernetes.io/name=kuberay-operator): %s. planb's policy: one operator, because two that watch the same namespaces both reconcile every RayJob and its RayCluster. Fix: keep one (helm uninstall the other's release; with GKE's Ray Operator add-on on, either uninstall the self-installed operator or turn the add-on off: gcloud container clusters update CLUSTER --update-addons=RayOperator=DISABLED), or, for operators that watch separate namespaces, set queues.kuberay.detect=false and give each job job.networkPolicy.kuberayNamespace" (len $ops) (join ", " $names)) -}}
+{{- fail (printf "queues.kuberay.detect: %d KubeRay operator Deployments (pods labelled app.kubernetes.io/name=kuberay-operator): %s. planb's policy: one operator, because two that watch the same namespaces both reconcile every RayJob and its RayCluster. Fix: keep one in %s (helm uninstall the other's release), or, for operators that watch separate namespaces, set queues.kuberay.detect=false and give each job job.networkPolicy.kuberayNamespace" (len $ops) (join ", " $names) $.Values.queues.kuberay.namespace) -}}
 {{- else if $ops -}}
 {{- $out = merge (dict "layout" "in-cluster" "authOptions" $auth) (first $ops) -}}
 {{- else if $crd -}}
@@ -580,14 +582,16 @@ namespaces both reconcile every RayJob and its RayCluster.
 {{- end -}}
 
 {{/*
-A job release's view of the operator: the data of the ConfigMap job.kuberayRecord (planb-kuberay, which the queues
-release writes in the LocalQueue's namespace) in the release's namespace, as JSON; {} without a cluster (helm
-template), without that ConfigMap, or with job.kuberayRecord="" (then the values alone decide, as before).
+A job release's view of the operator: the data of the ConfigMap job.kuberayRecord (NAMESPACE/NAME: planb-kuberay,
+which the queues release writes in the operator's namespace, where job authors cannot write, and lets them read), as
+JSON; {} without a cluster (helm template), without that ConfigMap, or with job.kuberayRecord="" (then the values
+alone decide, as before). Never a ConfigMap of the job's own namespace, which its author could have written.
 */}}
 {{- define "planb.kuberayRecord" -}}
 {{- $data := dict -}}
 {{- if and (eq .Values.mode "job") .Values.job.kuberayRecord -}}
-{{- $data = (lookup "v1" "ConfigMap" .Release.Namespace .Values.job.kuberayRecord).data | default dict -}}
+{{- $at := splitList "/" .Values.job.kuberayRecord -}}
+{{- $data = (lookup "v1" "ConfigMap" (first $at) (last $at)).data | default dict -}}
 {{- end -}}
 {{- toJson $data -}}
 {{- end -}}
@@ -600,9 +604,9 @@ the NetworkPolicy on and no peer given for it, since a blocked operator never se
 {{- define "planb.validateKuberay" -}}
 {{- if eq .Values.mode "job" -}}
 {{- $rec := include "planb.kuberayRecord" . | fromJson -}}
-{{- $where := printf "ConfigMap %s/%s, written by the queues release" .Release.Namespace .Values.job.kuberayRecord -}}
+{{- $where := printf "ConfigMap %s, written by the queues release" .Values.job.kuberayRecord -}}
 {{- if eq (toString $rec.layout) "none" -}}
-{{- fail (printf "no KubeRay operator serves this cluster (%s: rayjobs.ray.io is not served), so the RayJob would never run. Fix: turn on GKE's Ray Operator add-on (gcloud container clusters update CLUSTER --update-addons=RayOperator=ENABLED; the gke_cluster role's gke_cluster_ray_operator) or install KubeRay 1.5.1 or later, then run site.yml again to record it" $where) -}}
+{{- fail (printf "no KubeRay operator serves this cluster (%s: rayjobs.ray.io is not served), so the RayJob would never run. Fix: install KubeRay 1.5.1 or later in the namespace the queues release reads (site.yml does, with the kuberay role), or turn on GKE's Ray Operator add-on (the gke_cluster role's gke_cluster_ray_operator; docs/kuberay.md), then run site.yml again to record it" $where) -}}
 {{- end -}}
 {{- if and $rec.layout (eq .Values.job.rayAuth "token") -}}
 {{- $old := and $rec.version (semverCompare "<1.5.1-0" (toString $rec.version)) -}}
@@ -612,7 +616,7 @@ the NetworkPolicy on and no peer given for it, since a blocked operator never se
 {{- end -}}
 {{- end -}}
 {{- if and (eq (toString $rec.layout) "hosted") .Values.job.networkPolicy.enabled (not .Values.job.networkPolicy.dashboardFrom) (eq (toString $rec.dashboardFrom) "[]") -}}
-{{- fail (printf "the KubeRay operator runs outside this cluster's pods (%s: layout hosted, as GKE's Ray Operator add-on, which Google hosts without saying from where it connects), so job.networkPolicy, which admits the operator by namespace, would keep it from polling the job on TCP 8265, and the RayJob would never finish while its nodes bill. Fix: give the operator's source as a NetworkPolicy peer, for every job in queues.kuberay.dashboardFrom (site.yml: kueue_queues_values) or for this one in job.networkPolicy.dashboardFrom (an ipBlock of its range), or set job.networkPolicy.enabled=false (then only token authentication guards the Ray ports)" $where) -}}
+{{- fail (printf "the KubeRay operator runs outside this cluster's pods (%s: layout hosted, as GKE's Ray Operator add-on, which Google hosts without saying from where it connects), so job.networkPolicy, which admits the operator by namespace, would keep it from polling the job on TCP 8265, and the RayJob would never finish while its nodes bill. Fix: give the operator's source as a NetworkPolicy peer, for every job in queues.kuberay.dashboardFrom (site.yml: kueue_queues_values) or for this one in job.networkPolicy.dashboardFrom (an ipBlock of its range), or set job.networkPolicy.enabled=false (then only token authentication guards the Ray ports); or install KubeRay in the cluster instead of the add-on, as site.yml does by default (docs/kuberay.md)" $where) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -21,7 +21,7 @@ from tests.support.e2e.topologies import Run, ansible_playbook
 
 pytestmark = [pytest.mark.slow]
 
-RECORD = "/api/v1/namespaces/default/configmaps/planb-kuberay"
+RECORD = f"/api/v1/namespaces/{kuberay_layout.NAMESPACE}/configmaps/planb-kuberay"
 
 
 def _revision(helm: Run) -> int:

@@ -44,12 +44,15 @@ def queues_values(ns: str) -> tuple[str, ...]:
 
 
 @pytest.fixture
-def cluster(api_server: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Kube, str]]:
-    """A namespace of the test's own; the stack's default layout again afterwards."""
+def cluster(api_server: Path, helm: Helm, request: pytest.FixtureRequest) -> Iterator[tuple[Kube, str]]:
+    """A namespace of the test's own; afterwards its queues releases gone (the record in ray-system is the cluster's
+    one), and the stack's default layout again."""
     kube = Kube(api_server)
     ns = "layout-in-cluster" if "in_cluster" in request.node.name else "layout-hosted"
     kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     yield kube, ns
+    for release in ("queues-2", "queues"):
+        helm("uninstall", release, "-n", ns, kubeconfig=str(api_server))
     kube.delete(f"{kuberay_layout.DEPLOYMENTS}/second-operator")
     kuberay_layout.apply(kube, *kuberay_layout.from_env({}))
 
@@ -59,9 +62,10 @@ def run(helm: Helm, api_server: Path, *args: str) -> tuple[int, str]:
     return done.returncode, done.stderr
 
 
-def record(kube: Kube, ns: str) -> dict[str, Any]:
-    found = kube.get(f"/api/v1/namespaces/{ns}/configmaps/planb-kuberay")
-    assert found is not None, f"no planb-kuberay ConfigMap in {ns}"
+def record(kube: Kube) -> dict[str, Any]:
+    """The record, kept in the operator's namespace (queues.kuberay.namespace), where job authors cannot write."""
+    found = kube.get(f"/api/v1/namespaces/{kuberay_layout.NAMESPACE}/configmaps/planb-kuberay")
+    assert found is not None, f"no planb-kuberay ConfigMap in {kuberay_layout.NAMESPACE}"
     return dict(found["data"])
 
 
@@ -80,7 +84,7 @@ def test_in_cluster_operator_is_the_peer_and_an_older_one_refuses_token_auth(
     kuberay_layout.apply(kube, "in-cluster", "v1.6.2")
     code, err = run(helm, api_server, "install", "queues", CHART, "-n", ns, *queues_values(ns))
     assert code == 0, err
-    assert record(kube, ns) == {
+    assert record(kube) == {
         "layout": "in-cluster",
         "namespace": "ray-system",
         "deployment": "kuberay-operator",
@@ -95,7 +99,7 @@ def test_in_cluster_operator_is_the_peer_and_an_older_one_refuses_token_auth(
     )  # fmt: skip
     code, err = run(helm, api_server, "install", "queues-2", CHART, "-n", ns, *queues_values(ns), *second_queues)
     assert code == 0, err
-    made = kube.get(f"/api/v1/namespaces/{ns}/configmaps/planb-kuberay")
+    made = kube.get(f"/api/v1/namespaces/{kuberay_layout.NAMESPACE}/configmaps/planb-kuberay")
     assert made is not None and made["metadata"]["annotations"]["meta.helm.sh/release-name"] == "queues"
     # The recorded namespace wins over the value (a job copied from a cluster whose operator ran elsewhere).
     code, err = run(
@@ -112,7 +116,7 @@ def test_in_cluster_operator_is_the_peer_and_an_older_one_refuses_token_auth(
     # An operator before authOptions (KubeRay 1.4.2): the queues upgrade records it, token auth is refused.
     kuberay_layout.apply(kube, "in-cluster", "v1.4.2")
     assert run(helm, api_server, "upgrade", "queues", CHART, "-n", ns, *queues_values(ns))[0] == 0
-    assert record(kube, ns)["version"] == "1.4.2"
+    assert record(kube)["version"] == "1.4.2"
     code, err = run(helm, api_server, "install", "job-b", CHART, "-n", ns)
     assert code != 0
     assert "job.rayAuth=token needs KubeRay 1.5.1 or later" in err
@@ -138,7 +142,7 @@ def test_hosted_operator_needs_a_peer_given_and_token_auth_follows_the_served_sc
     kuberay_layout.apply(kube, "hosted", "v1.6.2")
     code, err = run(helm, api_server, "install", "queues", CHART, "-n", ns, *queues_values(ns))
     assert code == 0, err
-    assert record(kube, ns) == {
+    assert record(kube) == {
         "layout": "hosted",
         "namespace": "",
         "deployment": "",
@@ -169,7 +173,7 @@ def test_hosted_operator_needs_a_peer_given_and_token_auth_follows_the_served_sc
         "--set-json", f"queues.kuberay.dashboardFrom={peer}",
     )  # fmt: skip
     assert code == 0, err
-    assert json.loads(record(kube, ns)["dashboardFrom"]) == [PEER]
+    assert json.loads(record(kube)["dashboardFrom"]) == [PEER]
     code, err = run(helm, api_server, "install", "job-b", CHART, "-n", ns)
     assert code == 0, err
     assert operator_peers(kube, ns, "job-b") == [PEER]

@@ -208,6 +208,16 @@ CASES: list[tuple[str, tuple[str, ...], list[str]]] = [
         [SCHEMA, "/job/networkPolicy/kuberayNamespace", "does not match"],
     ),
     (
+        "KubeRay record without its namespace (it is never read from the job's own, which its author can write)",
+        ("--set", "job.kuberayRecord=planb-kuberay"),
+        [SCHEMA, "/job/kuberayRecord", "does not match"],
+    ),
+    (
+        "KubeRay record reader of no kind RBAC knows",
+        ("--set", "mode=queues", "--set-json", 'queues.kuberay.readers=[{"kind": "Team", "name": "a"}]'),
+        [SCHEMA, "/queues/kuberay/readers/0/kind", "value must be one of"],
+    ),
+    (
         "negative worker CPU request",
         ("--set", "job.workers.resources.cpu=-8"),
         [SCHEMA, "at '/job/workers/resources/cpu': minimum: got -8, want 0"],
