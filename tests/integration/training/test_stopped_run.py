@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import signal
 import stat
-import sys
 from pathlib import Path
 from types import ModuleType
 
+import planb_train.runners.ray_train as runners
 import pytest
 from planb_train.config import load_config
 from planb_train.runners.outcome import EXIT_STOPPED, StoppedOnNoticeError
-from planb_train.runners.ray_train import run_ray
 
 from tests.support.shared.training import run_main
 
@@ -54,7 +53,6 @@ class Ended(Exception):
 
 def driver_notice(train: ModuleType, tmp_path: Path, signum: int | None) -> object:
     """The Ray driver's notice as run_ray holds it, told of ``signum`` (None: of nothing)."""
-    runners = sys.modules[run_ray.__module__]
     cfg = load_config({**LINEAR, "PLANB_NOTICE_FILE": str(private_notice(tmp_path))})
     notice = runners.DriverNotice(cfg)
     notice.signum = signum
@@ -64,7 +62,6 @@ def driver_notice(train: ModuleType, tmp_path: Path, signum: int | None) -> obje
 @pytest.fixture
 def ends(train: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The signals the driver ended by (``Ended`` raised instead)."""
-    runners = sys.modules[run_ray.__module__]
     ended: list[int] = []
 
     def end_by_signal(signum: int) -> None:
@@ -79,7 +76,6 @@ def ends(train: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_the_driver_says_complete_only_when_no_worker_stopped(
     train: ModuleType, tmp_path: Path, ends: list[int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runners = sys.modules[run_ray.__module__]
     runners.end_run(driver_notice(train, tmp_path / "done", None), {})
     assert capsys.readouterr().out.endswith("Training Complete!\n")
     with pytest.raises(StoppedOnNoticeError, match="1 worker\\(s\\) stopped on a notice before the last step"):
@@ -92,7 +88,6 @@ def test_the_driver_says_complete_only_when_no_worker_stopped(
 def test_a_driver_told_by_sigterm_ends_by_it(
     train: ModuleType, tmp_path: Path, ends: list[int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runners = sys.modules[run_ray.__module__]
     with pytest.raises(Ended):
         runners.end_run(driver_notice(train, tmp_path, signal.SIGTERM), {0: "worker 0 stopped on a notice"})
     assert ends == [signal.SIGTERM]
@@ -104,7 +99,6 @@ def test_the_driver_finds_the_stopped_workers_in_ray_trains_error(train: ModuleT
     from ray.train import WorkerGroupError
     from ray.train.v2._internal.exceptions import UserExceptionWithTraceback
 
-    runners = sys.modules[run_ray.__module__]
     stopped = StoppedOnNoticeError("worker 0 stopped on a notice after step 7 of 50")
     error = WorkerGroupError(
         "workers failed",
