@@ -99,6 +99,7 @@ class Bench:
         self.run_s = 15.0  # seconds each preempted run trains before its SIGTERM
         self.runs = (0, 3)  # the preempted runs this call does (first, last)
         self.time_limit_s: float | None = None  # seconds a measurement that sizes its runs may take (save-policy)
+        self.sizes: set[str] = set()  # save-policy's sizes by name (--sizes; empty: every size)
 
     def env(self, settings: dict[str, str]) -> dict[str, str]:
         base = {**CHIP, **(SMOKE if self.smoke else {})}
@@ -345,7 +346,7 @@ MEASURES: dict[str, Callable[[Bench], None]] = {
     "save-policy": lambda b: measure_save_policy(
         lambda name, s: b.run({**s, **checkpoint_settings(b, name, b.save_every)}),
         emit,
-        {"profile-default": PROFILE, "6.1gb": SIZE_6GB},
+        {k: v for k, v in {"profile-default": PROFILE, "6.1gb": SIZE_6GB}.items() if not b.sizes or k in b.sizes},
         b.save_every,
         b.time_limit_s,
         b.smoke,
@@ -374,11 +375,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-s", type=float, default=15.0, help="seconds each preempted run trains")
     parser.add_argument("--runs", default="0-3", help="the preempted runs this call does, FIRST-LAST (0-3: all)")
     parser.add_argument("--time-limit-s", type=float, default=None, help="seconds save-policy may take (its runs fit)")
+    parser.add_argument("--sizes", default="", help="save-policy's sizes only (comma-separated: profile-default,6.1gb)")
     args = parser.parse_args(argv)
     work = Path(args.work or tempfile.mkdtemp(prefix="planb-tpu-bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     b = Bench(work, args.smoke)
     b.save_every, b.run_s, b.time_limit_s = args.save_every, args.run_s, args.time_limit_s
+    b.sizes = {n for n in args.sizes.split(",") if n}
     first, _, last = args.runs.partition("-")
     b.runs = (int(first), int(last or first))
     only = [n for n in args.only.split(",") if n]

@@ -10,6 +10,7 @@
 #   hack/tpu_bench.sh --only mfu,saves
 #   hack/tpu_bench.sh --only floor     what a restart costs that is the machine's (hack/tpu_floor.py; not in a plain run)
 #   hack/tpu_bench.sh --only save-policy --time-limit-s 500   planb's checkpoint interval, two sizes (hack/tpu_save_policy.py)
+#   hack/tpu_bench.sh --only save-policy --sizes 6.1gb --time-limit-s 540   one size of the two
 #   hack/tpu_bench.sh sweep           sizes x attention x remat in one process (exploration)
 #   hack/tpu_bench.sh --smoke         the same plan with tiny models on CPU (a dry run, no chip)
 set -euo pipefail

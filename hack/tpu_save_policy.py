@@ -84,6 +84,8 @@ def measure_save_policy(
     ``emit`` prints a JSON line."""
     started = time.monotonic()
     for name, planned, least, step_s, start_s in PLAN:
+        if name not in sizes:  # not asked for (tpu_bench.py --sizes)
+            continue
         left = None if time_limit_s is None else time_limit_s - (time.monotonic() - started)
         steps = planned if smoke else steps_within(planned, step_s, start_s, left, every)
         if steps < least:
