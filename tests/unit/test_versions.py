@@ -15,6 +15,12 @@ def test_kueue_role_default_is_the_pinned_version() -> None:
     assert defaults["kueue_version"] == paths.versions()["KUEUE_VERSION"]
 
 
+def test_kuberay_role_default_is_the_pinned_version() -> None:
+    """The KubeRay site.yml installs is the one the local stack builds and Kueue's RayJob integration is tested with."""
+    defaults = yaml.safe_load((COLLECTION_DIR / "roles" / "kuberay" / "defaults" / "main.yml").read_text())
+    assert defaults["kuberay_version"] == paths.versions()["KUBERAY_VERSION"]
+
+
 def test_the_build_uses_every_pin_and_pins_everything_it_uses() -> None:
     """A pin nothing builds is dead; a version the build names but does not pin is unpinned."""
     script = (paths.REPO / "hack" / "build-tools.sh").read_text()

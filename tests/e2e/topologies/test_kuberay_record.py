@@ -2,7 +2,8 @@
 the kueue_queues role reads what the record rests on and passes it as queues.kuberay.observed, so
 a changed operator upgrades the release, which reads the cluster again. Here the stack switches to the hosted layout
 (GKE's Ray Operator add-on: the CRDs, no operator Deployment; planb.local.stack.kuberay_layout) after the `site`
-converge, and one run of playbooks/kueue.yml records it. That an unchanged operator changes
+converge, and one run of playbooks/kueue.yml with the add-on chosen (planb_ray_operator_addon, so the kuberay role
+leaves the operator to it rather than show its own again) records it. That an unchanged operator changes
 nothing is the molecule scenario's converge on the same topology (test_molecule_local.py, changed=0). The stack's
 layout and the release's revision are put back at the end.
 """
@@ -35,7 +36,7 @@ def test_a_changed_operator_is_recorded_at_the_next_run(site: Path, helm: Run) -
     revision = _revision(helm)
     try:
         assert kuberay_layout.apply(kube, "hosted", kuberay_layout.from_env({})[1])
-        done = ansible_playbook("playbooks/kueue.yml")
+        done = ansible_playbook("playbooks/kueue.yml", "-e", "planb_ray_operator_addon=true")
         recap = re.findall(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", done.stdout)
         assert recap and int(recap[-1]) >= 1, done.stdout[-3000:]
         after = (kube.get(RECORD) or {}).get("data") or {}

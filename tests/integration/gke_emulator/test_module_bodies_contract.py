@@ -132,11 +132,18 @@ def test_a_gpu_pool_sends_its_int64_accelerator_count_as_google_answers_it(modul
     assert strict == []
 
 
-@pytest.mark.parametrize("workload_identity", [True, False])
-def test_the_cluster_create_body_validates(workload_identity: bool, modules: ModuleRunner) -> None:
+@pytest.mark.parametrize(
+    ("workload_identity", "ray_operator"),
+    [(True, False), (False, False), (True, True)],
+    ids=["defaults", "no-workload-identity", "ray-operator-add-on"],
+)
+def test_the_cluster_create_body_validates(workload_identity: bool, ray_operator: bool, modules: ModuleRunner) -> None:
+    """The gke_cluster role's default turns GKE's Ray Operator add-on off (the kuberay role installs KubeRay); the
+    add-on on is the opt-in (planb_ray_operator_addon). Either body validates."""
     args = {"name": CLUSTER, "version": "1.34", "workload_identity": workload_identity, "labels": {"team": "ml"}}
-    result = modules.run("gke_cluster", args, check_mode=True)
+    result = modules.run("gke_cluster", {**args, "ray_operator": ray_operator}, check_mode=True)
     assert result["actions"] == ["create"]
+    assert result["cluster"]["addonsConfig"]["rayOperatorConfig"] == {"enabled": ray_operator}
     assert _violations("container", "CreateClusterRequest", {"cluster": result["cluster"]}) == []
 
 
