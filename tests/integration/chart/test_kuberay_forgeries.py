@@ -20,13 +20,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from planb.build import golden
 from planb.kube import Kube
 from planb.local.stack import kuberay_layout
+from tests.support.integration.kuberay_chart import operator_peers, queues_values, run
 from tests.support.shared.chart.helm import Helm
 
 pytestmark = [pytest.mark.tools]
@@ -40,19 +40,6 @@ REAL_PEER = {
 ANYONE = {"ipBlock": {"cidr": "0.0.0.0/0"}}
 
 
-def queues_values(ns: str) -> tuple[str, ...]:
-    """A queues release whose cluster-scoped objects are named after its namespace, its LocalQueue there."""
-    return (
-        "--set", "mode=queues",
-        "--set", f"queues.clusterQueue=cq-{ns}",
-        "--set", f"queues.flavors.cpu=cpu-{ns}",
-        "--set", f"queues.flavors.onDemand=on-demand-{ns}",
-        "--set", "dws.enabled=false",
-        "--set", "queues.jobServiceAccount=",
-        "--set", f"queues.localQueue.namespace={ns}",
-    )  # fmt: skip
-
-
 @pytest.fixture
 def cluster(api_server: Path, helm: Helm, request: pytest.FixtureRequest) -> Iterator[tuple[Kube, str]]:
     """The job author's namespace; afterwards the queues release (and its record) gone, the stack's layout again."""
@@ -64,19 +51,6 @@ def cluster(api_server: Path, helm: Helm, request: pytest.FixtureRequest) -> Ite
     kube.delete(RECORD)
     kube.delete(f"/apis/apps/v1/namespaces/{ns}/deployments/{kuberay_layout.NAME}")
     kuberay_layout.apply(kube, *kuberay_layout.from_env({}))
-
-
-def run(helm: Helm, api_server: Path, *args: str) -> tuple[int, str]:
-    done = helm(*args, kubeconfig=str(api_server))
-    return done.returncode, done.stderr
-
-
-def operator_peers(kube: Kube, ns: str, release: str) -> list[dict[str, Any]]:
-    """The peers the release's NetworkPolicy admits to TCP 8265, as the API server stored them."""
-    policy = kube.get(f"/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies/{release}-ray")
-    assert policy is not None
-    rules = [r for r in policy["spec"]["ingress"] if r.get("ports") == [{"protocol": "TCP", "port": 8265}]]
-    return [peer for rule in rules for peer in rule["from"]]
 
 
 def test_a_decoy_operator_deployment_in_another_namespace_is_never_read(

@@ -22,25 +22,13 @@ import pytest
 from planb.build import golden
 from planb.kube import Kube
 from planb.local.stack import kuberay_layout
+from tests.support.integration.kuberay_chart import operator_peers, queues_values, run
 from tests.support.shared.chart.helm import Helm
 
 pytestmark = [pytest.mark.tools]
 
 CHART = str(golden.CHART_DIR)
 PEER = {"ipBlock": {"cidr": "127.0.0.1/32"}}
-
-
-def queues_values(ns: str) -> tuple[str, ...]:
-    """A queues release whose cluster-scoped objects are named after its namespace, its LocalQueue there."""
-    return (
-        "--set", "mode=queues",
-        "--set", f"queues.clusterQueue=cq-{ns}",
-        "--set", f"queues.flavors.cpu=cpu-{ns}",
-        "--set", f"queues.flavors.onDemand=on-demand-{ns}",
-        "--set", "dws.enabled=false",
-        "--set", "queues.jobServiceAccount=",
-        "--set", f"queues.localQueue.namespace={ns}",
-    )  # fmt: skip
 
 
 @pytest.fixture
@@ -57,24 +45,11 @@ def cluster(api_server: Path, helm: Helm, request: pytest.FixtureRequest) -> Ite
     kuberay_layout.apply(kube, *kuberay_layout.from_env({}))
 
 
-def run(helm: Helm, api_server: Path, *args: str) -> tuple[int, str]:
-    done = helm(*args, kubeconfig=str(api_server))
-    return done.returncode, done.stderr
-
-
 def record(kube: Kube) -> dict[str, Any]:
     """The record, kept in the operator's namespace (queues.kuberay.namespace), where job authors cannot write."""
     found = kube.get(f"/api/v1/namespaces/{kuberay_layout.NAMESPACE}/configmaps/planb-kuberay")
     assert found is not None, f"no planb-kuberay ConfigMap in {kuberay_layout.NAMESPACE}"
     return dict(found["data"])
-
-
-def operator_peers(kube: Kube, ns: str, release: str) -> list[dict[str, Any]]:
-    """The peers the release's NetworkPolicy admits to TCP 8265, as the API server stored them."""
-    policy = kube.get(f"/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies/{release}-ray")
-    assert policy is not None
-    rules = [r for r in policy["spec"]["ingress"] if r.get("ports") == [{"protocol": "TCP", "port": 8265}]]
-    return [peer for rule in rules for peer in rule["from"]]
 
 
 def test_in_cluster_operator_is_the_peer_and_an_older_one_refuses_token_auth(
