@@ -6,9 +6,10 @@
 # run (any scenario, or the tests), so scenarios run back to back in any order; the stack is left up
 # afterwards to explore (make down stops it).
 # PLANB_DEMO_SCENARIO=stockout: plan A has no machines (the capacity simulator's stockout) and the
-# stockout-aware failover is on (planb_failover_after_minutes, PLANB_DEMO_FAILOVER_MINUTES, default
-# 0.25 = 15 s): job-1 is admitted on plan A, moved to plan B when its pods are not ready in time,
-# and admitted there; exits 0 only if that move happened.
+# stockout-aware failover is on as in every scenario but concurrent (the local inventory's
+# planb_failover_after_minutes, 0.25 = 15 s; PLANB_DEMO_FAILOVER_MINUTES passes another): job-1 is admitted
+# on plan A, moved to plan B when its pods are not ready in time, and admitted there; exits 0 only if that
+# move happened.
 # PLANB_DEMO_SCENARIO=ladder: the four-rung capacity ladder (docs/capacity-ladder.md):
 # plans reserved (a reservation the emulator holds), on-demand, dws and spot, one slice each. Jobs 1-3
 # must not be preempted (job.avoidPlans=[spot]) and fill the reservation, then on-demand, then DWS;
@@ -38,7 +39,7 @@ SCENARIO=${PLANB_DEMO_SCENARIO:-quota}
 FAILOVER_MINUTES=${PLANB_DEMO_FAILOVER_MINUTES:-0.25}
 case "$SCENARIO" in
   quota) site_args=() ;;
-  stockout) site_args=(-e "planb_failover_after_minutes=$FAILOVER_MINUTES") ;;
+  stockout) site_args=(${PLANB_DEMO_FAILOVER_MINUTES:+-e "planb_failover_after_minutes=$FAILOVER_MINUTES"}) ;;
   ladder|concurrent)
     LADDER_VARS=$PWD/.state/demo-ladder.json
     mkdir -p "$PWD/.state"
