@@ -5,7 +5,8 @@
     .venv/bin/python hack/bench_dispatch.py --sweep          # the policy's knobs (GRID) on TUNING_SEEDS 1-12
     .venv/bin/python hack/bench_dispatch.py --advice-model realtime   # Google's score as its page describes it
 
-Pure Python, no cluster: a replay of planb.regions.advice_order's policy and planb.regions.ledger.
+Pure Python, no cluster: a replay of planb.regions.dispatcher.offer_order's policy and
+planb.regions.dispatcher.ledger.
 
 **The trace and Google's advice** (``bench_dispatch_trace``, beside this script, whose docstring has the model and
 the noise model): two populations replayed side by side, each with its own pairs (regions by rungs, its shape) and
@@ -48,8 +49,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from planb.regions import advice_order as ao
-from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
 
 # The trace lives beside this script (hack/ is no package); run as a script, its directory is on sys.path already.
 _HERE = os.path.dirname(os.path.realpath(__file__))
@@ -336,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--reservations",
         choices=("read", "unread"),
         default="read",
-        help="read each reservation's room before offering it (planb.regions.reservation_room), or not",
+        help="read each reservation's room before offering it (planb.regions.dispatcher.reservation_room), or not",
     )
     parser.add_argument("--policy", type=_knob, action="append", metavar="KNOB=VALUE", help="a Policy field's value")
     parser.add_argument("--sweep", action="store_true")

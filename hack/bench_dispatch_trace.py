@@ -4,9 +4,10 @@
 ``tpu`` jobs, a ``ct6e-standard-4t`` slice of 4 VMs, for which ``advice.capacity`` shows nothing ("When you send a
 request to the advice.capacity API, you can't view the availability of TPUs",
 https://cloud.google.com/compute/docs/instances/view-vm-availability, Limitations), so the keeper asks nothing and the
-pair's advice is ``planb.regions.advice.no_tpu_advice`` (by design, no failure); and ``gpu`` jobs, two ``a3-highgpu-8g``
-VMs, for which Google's advice is given in every region. Each population has its own pairs (its machine type's
-capacity is its own), its own Spot uptimes and its own Poisson stream of ``--jobs`` jobs (``--interarrival``).
+pair's advice is ``planb.regions.dispatcher.google_advice.no_tpu_advice`` (by design, no failure); and ``gpu``
+jobs, two ``a3-highgpu-8g`` VMs, for which Google's advice is given in every region. Each population has its own pairs
+(its machine type's capacity is its own), its own Spot uptimes and its own Poisson stream of ``--jobs`` jobs
+(``--interarrival``).
 
 **The trace** (``Trace``, all of it from ``--seed``). Regions ``REGIONS`` by rungs ``--rungs`` (each region's ladder
 in that order), per population. Time runs in 10-minute slots. Each pair (region, rung, shape) has a true grant
@@ -44,10 +45,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planb.regions import advice_order as ao
-from planb.regions.advice import no_tpu_advice, shape_parts
-from planb.regions.ledger import Key
-from planb.regions.reservation_room import Room
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher.google_advice import no_tpu_advice
+from planb.regions.dispatcher.ledger import Key, shape_parts
+from planb.regions.dispatcher.reservation_room import Room
 
 REGIONS = ("us-east5", "europe-west4", "asia-northeast1")
 #: Each population's shape (a pair's ``Key.shape``: machine type and VMs): the module's docstring.

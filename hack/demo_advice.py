@@ -11,8 +11,9 @@ answers for TPUs: no advice, so planb's ledger orders the regions.
 4. Google's answer for a TPU shape: the demo asks the manager's GKE emulator's advice.capacity about the job's shape
    itself. Google's page says "When you send a request to the advice.capacity API, you can't view the availability
    of TPUs" (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"); the emulator
-   answers no recommendation, and the keeper asks nothing for a TPU shape (planb.regions.advice.no_tpu_advice). The
-   regions have no reservation rung, so the keeper's ledger alone orders them;
+   answers no recommendation, and the keeper asks nothing for a TPU shape
+   (planb.regions.dispatcher.google_advice.no_tpu_advice). The regions have no reservation rung, so the keeper's
+   ledger alone orders them;
 5. the regions' DWS switches, for both jobs: europe-west4 grants after ``--grant-delay`` seconds, us-east5 only after
    ``--late-delay`` (a grant today's race would still pay for with a ProvisioningRequest there), asia-northeast1
    never;
@@ -51,11 +52,12 @@ from planb.local.regions_race import (
     race,
     uninstall,
 )
-from planb.regions.dispatch import DISPATCHER
+from planb.regions.dispatcher.nomination import DISPATCHER
 
 #: The regions' parts: the region that grants soon, the one that would grant late, the third that never grants.
 SOON, LATE, NEVER_GRANTS = "europe-west4", "us-east5", "asia-northeast1"
-#: What `planb status --capacity` says of a pair the keeper asked no advice for (planb.regions.advice_order).
+#: What `planb status --capacity` says of a pair the keeper asked no advice for
+#: (planb.regions.dispatcher.offer_order).
 NOT_ASKED = "no advice by design (not asked), ledger alone"
 
 

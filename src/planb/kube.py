@@ -72,10 +72,11 @@ class Kube:
 
     def __init__(self, kubeconfig: Path, connection: Connection | None = None, limits: Limits | None = None) -> None:
         """`kubeconfig` is read with planb.kubeconfig.load, unless `connection` is given (one already read and
-        checked, a region's: planb.regions.kubeconfig.load_region); then `kubeconfig` only names where it came from,
-        in messages. `limits`: each request's overall deadline and its answer's size cap (planb.kube_limits), for a
-        server that is another party's (a region's: planb.regions.access.region_kube); None: urllib3's per-read
-        timeout and no cap (the operator's own API server)."""
+        checked, a region's: planb.regions.access.kubeconfig.load_region); then `kubeconfig` only names where
+        it came from, in messages. `limits`: each request's overall deadline and its answer's size cap
+        (planb.kube_limits), for a server that is another party's (a region's:
+        planb.regions.access.connection.region_kube); None: urllib3's per-read timeout and no cap (the
+        operator's own API server)."""
         self.kubeconfig = kubeconfig
         self.limits = limits
         if connection is None:

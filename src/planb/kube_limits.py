@@ -14,11 +14,11 @@ out, and an answer is held in memory whole, however large. Here:
   request ends; shutting one descriptor down shuts the socket down for both.
 * `read_capped`: an answer's chunks joined, stopping at the cap.
 * `read_within`: one request sent and its answer read under both, the connection closed unless read whole (what
-  planb.kube and the advice poster, planb.regions.advice, share).
+  planb.kube and the advice poster, planb.regions.dispatcher.google_advice, share).
 
-planb.kube uses these for a client built with `Limits` (planb.regions.access.region_kube's); a client without keeps
-urllib3's per-read timeout and no cap (the operator's own API server: docs/regions.md, "A region's answers: a deadline
-and a size cap").
+planb.kube uses these for a client built with `Limits` (planb.regions.access.connection.region_kube's); a
+client without keeps urllib3's per-read timeout and no cap (the operator's own API server: docs/regions.md, "A region's
+answers: a deadline and a size cap").
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ removed when the process ends, because Python's TLS takes client certificates fr
 `load` is for the operator's own kubeconfig and takes all of the above, from one file or KUBECONFIG's list merged
 as kubectl merges it, for the current context or one named (kubectl's --context), with the context's namespace.
 A kubeconfig planb reads out of a Secret on the manager (a MultiKueue region's) goes through
-`planb.regions.kubeconfig.load_region` instead, which takes far less.
+`planb.regions.access.kubeconfig.load_region` instead, which takes far less.
 
 A kubeconfig that is not YAML is reported by line and column only: the line itself may hold a token.
 """

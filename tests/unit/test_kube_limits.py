@@ -13,7 +13,7 @@ import pytest
 from planb.kube import MAX_ERROR_TEXT, Kube, KubeError, KubeLimitError
 from planb.kube_limits import Deadline, Limits, declared_too_large, read_capped, watched_pool_classes
 from planb.kubeconfig import Connection
-from planb.regions import decisions as d
+from planb.regions.access import kueue_objects as ko
 
 
 def chunks(sizes: list[int], taken: list[int]) -> Iterator[bytes]:
@@ -137,7 +137,7 @@ def test_a_limited_error_message_is_cut_and_says_so() -> None:
 def test_the_keeper_says_why_a_region_passed_a_limit() -> None:
     """KubeLimitError is an UnreachableError, so the keeper's line carries its reason (planb's own words)."""
     exc = KubeLimitError("deadline", "answer too slow", "Secret kueue-system/r (https://x): GET /p was not ...")
-    assert d.unreadable("us-east5", exc) == f"us-east5 answers Kueue but not planb: {exc}"
+    assert ko.unreadable("us-east5", exc) == f"us-east5 answers Kueue but not planb: {exc}"
     assert str(exc).startswith("0 answer too slow: Secret kueue-system/r") and exc.status == 0
 
 

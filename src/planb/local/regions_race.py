@@ -32,9 +32,9 @@ from planb.kube import Kube, KubeError
 from planb.local import loopback
 from planb.local.regions import Member, RegionsError
 from planb.local.statefile import open_private, write_atomic
-from planb.regions.advice import capacity_request, http_post
-from planb.regions.dispatch import advice_zones
-from planb.regions.ledger import Key
+from planb.regions.dispatcher.google_advice import capacity_request, http_post
+from planb.regions.dispatcher.ledger import Key
+from planb.regions.dispatcher.nomination import advice_zones
 
 JOB = "job-1"
 CHART = paths.REPO / "charts" / "planb"
@@ -107,10 +107,10 @@ def set_dws(member: Member, switches: Iterable[str]) -> None:
 
 def ask_tpu_advice(emulator: str, region: str) -> tuple[int, dict[str, Any]]:
     """Compute Engine's advice.capacity at `emulator`, asked about the job's TPU shape in `region` as planb's keeper
-    would ask about a GPU one (planb.regions.advice.capacity_request, DWS's FLEX_START): the answer's status and
-    body. Google's page says "When you send a request to the advice.capacity API, you can't view the availability of
-    TPUs" (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"); the emulator answers
-    no recommendation (planb.local.gke_emulator.advice), and the keeper sends no such request."""
+    would ask about a GPU one (planb.regions.dispatcher.google_advice.capacity_request, DWS's FLEX_START): the
+    answer's status and body. Google's page says "When you send a request to the advice.capacity API, you can't view the
+    availability of TPUs" (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations"); the
+    emulator answers no recommendation (planb.local.gke_emulator.advice), and the keeper sends no such request."""
     key = Key(region, "dws", SHAPE)
     path = f"/compute/v1/projects/{PROJECT}/regions/{region}/advice/capacity"
     return http_post(emulator)(

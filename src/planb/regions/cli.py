@@ -1,4 +1,5 @@
-"""`planb regions keep`: the regions keeper (planb.regions.keeper) against the MultiKueue manager, until stopped."""
+"""`planb regions keep`: the regions keeper (planb.regions.keeper.tick) against the MultiKueue manager, until
+stopped."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from planb.argtypes import non_negative_float, positive_float
 from planb.errors import UsageError
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, in_cluster
-from planb.regions.access import (
+from planb.regions.access.connection import (
     DEADLINE_ENV,
     MAX_BYTES_ENV,
     REGION_DEADLINE_S,
@@ -20,14 +21,14 @@ from planb.regions.access import (
     RegionAccessError,
     region_limits,
 )
-from planb.regions.advice import http_get
-from planb.regions.advice_order import Job
-from planb.regions.calendar_advice import MAX_DAYS, MIN_DAYS, ask_calendar
-from planb.regions.calendar_watch import CalendarSettings, CalendarWatch
-from planb.regions.dispatch import DISPATCHER
-from planb.regions.dispatcher import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
-from planb.regions.keeper import Keeper, KeeperSettings, KeeperStateError
-from planb.regions.reservation_reads import ReservationSpecError, google_read, parse_reservation
+from planb.regions.calendar.offers import MAX_DAYS, MIN_DAYS, ask_calendar
+from planb.regions.calendar.watch import CalendarSettings, CalendarWatch
+from planb.regions.dispatcher.google_advice import http_get
+from planb.regions.dispatcher.nomination import DISPATCHER
+from planb.regions.dispatcher.offer_order import Job
+from planb.regions.dispatcher.reservation_reads import ReservationSpecError, google_read, parse_reservation
+from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
+from planb.regions.keeper.tick import Keeper, KeeperSettings, KeeperStateError, say
 
 DEFAULTS = KeeperSettings()
 
@@ -58,7 +59,7 @@ def _keep(args: argparse.Namespace) -> int:
         release_margin=args.release_margin,
         origin=args.origin,
     )
-    keeper = Keeper(manager, settings)
+    dispatcher = None
     if args.dispatch:
         if args.advice_url and not args.project:
             raise UsageError("--advice-url needs --project (the Google Cloud project advice.capacity is asked in).")
@@ -85,7 +86,8 @@ def _keep(args: argparse.Namespace) -> int:
         )
         job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
         dispatch = DispatchSettings(settings.admission_check, job, reservations=reservations)
-        keeper.dispatcher = Dispatcher(manager, dispatch, advise, keeper.say, read=read)
+        dispatcher = Dispatcher(manager, dispatch, advise, say, read=read)
+    keeper = Keeper(manager, settings, say, dispatcher=dispatcher)
     also = []
     if args.calendar_after is not None:
         if not (args.advice_url and args.project):

@@ -1,6 +1,6 @@
 """`planb status JOB`: what calendar mode offers a TPU job that has waited past the operator's bound.
 
-The keeper's calendar watch (``planb regions keep --calendar-after``, ``planb.regions.calendar_watch``) asks Compute
+The keeper's calendar watch (``planb regions keep --calendar-after``, ``planb.regions.calendar.watch``) asks Compute
 Engine's ``advice.calendarMode`` for such a job in each region and keeps the answers in the manager's ConfigMap
 ``kueue-system/planb-regions-calendar``; this reads the job's entry there and says, per region, the zone, start and
 duration offered and the command that would reserve it, or why no zone was recommended. Nothing is shown for a job
@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planb.kube import Kube, KubeError, Obj
-from planb.regions.access import KUEUE_NAMESPACE
-from planb.regions.calendar_advice import CalendarOffer
-from planb.regions.calendar_watch import CONFIGMAP, JOBS_KEY, job_key
+from planb.regions.access.connection import KUEUE_NAMESPACE
+from planb.regions.calendar.offers import CalendarOffer
+from planb.regions.calendar.watch import CONFIGMAP, JOBS_KEY, job_key
 
 
 def for_workload(kube: Kube, workload: Obj) -> list[str]:

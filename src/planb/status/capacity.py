@@ -1,12 +1,12 @@
 """`planb status --capacity`: the obtainability ledger and the last advice used, as text or one document (``-o``).
 
-Read on the MultiKueue manager from the ConfigMap ``planb.regions.capacity_state`` names
+Read on the MultiKueue manager from the ConfigMap ``planb.regions.dispatcher.ledger_store`` names
 (``kueue-system/planb-regions-ledger``):
 
 * the ledger, one row per region, rung and shape: how many requests planb made, how many were granted, stocked out
   (GKE said no: ``FAILED``), withdrawn (another won first) or pending, when it last asked, was last granted and last
   stocked out, and the ledger's own grant rate now (its smoothed rate with recency and its neutral prior, without
-  Google's score; ``planb.regions.ledger``);
+  Google's score; ``planb.regions.dispatcher.ledger``);
 * the last advice used: the job and when, the plan's note, and per pair Google's ``obtainability`` and
   ``estimatedUptime``, planb's score, when the pair was offered or that it was skipped, and the source of its order:
   Google's advice, planb's ledger (Google gave none), or "missing: fell back to the race, because ...".
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planb.kube import Kube
-from planb.regions import capacity_state
-from planb.regions.advice_order import Policy
-from planb.regions.capacity_state import LastAdvice, PairAdvice
-from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher import ledger_store as capacity_state
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
+from planb.regions.dispatcher.offer_order import Policy
 from planb.status.goodput import stamp
 from planb.status.regions import printable
 

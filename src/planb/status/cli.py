@@ -23,7 +23,7 @@ from planb.errors import (
 )
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
-from planb.regions.access import region_limits
+from planb.regions.access.connection import region_limits
 from planb.status import capacity, cost, serialize
 from planb.status.regions import TokenWarning, printable, token_warnings
 from planb.status.render import explain, table

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj, items_if_allowed
 from planb.kube import printable as printable  # the status views' (and the regions keeper's log lines')
-from planb.regions import decisions as d
-from planb.regions import leftovers
-from planb.regions.access import KUEUE, region_connection, region_kube
-from planb.regions.keeper import KeeperSettings
-from planb.regions.unreached import FIX, token_times
+from planb.regions.access.connection import KUEUE, region_connection, region_kube
+from planb.regions.keeper import leftovers, quarantine
+from planb.regions.keeper.options import KeeperSettings
+from planb.regions.keeper.unreached import FIX, token_times
 from planb.status import calendar
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
@@ -106,9 +105,10 @@ def _span(seconds: float) -> str:
 
 def token_warnings(kube: Kube, now: float | None = None) -> list[TokenWarning]:
     """The regions whose token lapses within TOKEN_WARN_S (or TOKEN_WARN_FRACTION of its lifetime), read from each
-    MultiKueueCluster's kubeconfig Secret on the manager (planb.regions.access.region_connection; the token decoded
-    unverified, as the keeper reads it: enough to warn). Nothing when the manager has no MultiKueueClusters or the
-    caller may not read them or their Secrets (a job author): those regions are not warned of."""
+    MultiKueueCluster's kubeconfig Secret on the manager (planb.regions.access.connection.region_connection;
+    the token decoded unverified, as the keeper reads it: enough to warn). Nothing when the manager has no
+    MultiKueueClusters or the caller may not read them or their Secrets (a job author): those regions are not warned
+    of."""
     now = time.time() if now is None else now
     try:
         clusters = items_if_allowed(kube, f"{KUEUE}/multikueueclusters") or []
@@ -158,15 +158,17 @@ def dispatch(kube: Kube, workload: Obj) -> Dispatch:
 
 def quarantined(kube: Kube, config: str = KeeperSettings.config) -> dict[str, str]:
     """The regions the keeper took out of the MultiKueueConfig `config`, each with what it waits for to come back
-    (planb.regions.leftovers.waiting_of: the keeper writes it in its ConfigMap, ``kueue-system/<config>-keeper``, as it
-    changes). {} when that ConfigMap cannot be read: a user without access to Kueue's namespace sees no quarantine."""
+    (planb.regions.keeper.leftovers.waiting_of: the keeper writes it in its ConfigMap,
+    ``kueue-system/<config>-keeper``, as it changes). {} when that ConfigMap cannot be read: a user without access to
+    Kueue's namespace sees no quarantine."""
     try:
         state = kube.get(f"/api/v1/namespaces/{KeeperSettings.namespace}/configmaps/{config}-keeper") or {}
     except PlanbError:
         return {}
     waiting = leftovers.waiting_of(state)
     return {
-        r: waiting.get(r, "out of the MultiKueueConfig until nothing stale is left there") for r in d.quarantined(state)
+        r: waiting.get(r, "out of the MultiKueueConfig until nothing stale is left there")
+        for r in quarantine.quarantined(state)
     }
 
 

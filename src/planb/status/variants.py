@@ -44,7 +44,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from planb.kube import Kube, KubeError, Obj, conditions
-from planb.regions.kubeconfig import is_dns_subdomain
+from planb.regions.access.kubeconfig import is_dns_subdomain
 
 PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
@@ -154,7 +154,7 @@ def fetch(kube: Kube, parent: Obj, submitters: list[str], log: str | None = None
     ns = parent["metadata"]["namespace"]
     kueue = "/apis/kueue.x-k8s.io/v1beta2"
     cq_name = str(((parent.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
-    # planb's policy (as planb.regions.dispatcher reads a LocalQueue's): the name goes into a URL only as a
+    # planb's policy (as planb.regions.dispatcher.tick reads a LocalQueue's): the name goes into a URL only as a
     # Kubernetes name (DNS-1123 subdomain), quoted, because whoever may write the Workload's status chooses it
     # (``..`` reaches another resource); another is not read, and the variants keep their flavors' names' order.
     cq = (

@@ -44,7 +44,7 @@ from planb.local.regions_race import (
     uninstall,
     worker_kubeconfig,
 )
-from planb.regions.keeper import RELEASE_AFTER_S
+from planb.regions.keeper.options import RELEASE_AFTER_S
 from tests.support.e2e import regions_keeper
 from tests.support.e2e.regions_dispatch import NOT_ASKED, asked_since, log_mark, pair_line, reset_backoff, said_since
 from tests.support.e2e.regions_topology import keeper_log, restart_keeper, stop_keeper
@@ -221,8 +221,8 @@ def test_the_granting_region_wins_and_when_it_is_lost_the_job_moves_holds_no_quo
     set_dws(lost, NEVER)  # when it rejoins, its fresh copy must not win: the job is to run in the other region
 
     released = f"released the quota of default/{JOB}: its Workload was evicted"
-    # The keeper waits the job's pods' largest grace period plus its margin (planb.regions.grace), 7 s here: at most
-    # RELEASE_AFTER_S for the chart's catalog profiles.
+    # The keeper waits the job's pods' largest grace period plus its margin (planb.regions.keeper.grace), 7 s here:
+    # at most RELEASE_AFTER_S for the chart's catalog profiles.
     within = 60 + RELEASE_AFTER_S
     _until(
         "the keeper releasing the quota the evicted RayJob holds", lambda: released in keeper_log().read_text(), within

@@ -1,7 +1,7 @@
 """Google's advice.capacity answer is read under planb's caps: an overall deadline and a decoded size
-cap (planb.regions.advice.ADVICE_LIMITS, read as planb.kube_limits reads a region's answers). An answer too large or
-too slow is no advice for the pair, with why, never a keeper held or its memory filled; one within them is read as
-before. Servers on 127.0.0.1, run by the test (tests/support/integration/loopback_json.py)."""
+cap (planb.regions.dispatcher.google_advice.ADVICE_LIMITS, read as planb.kube_limits reads a region's answers). An
+answer too large or too slow is no advice for the pair, with why, never a keeper held or its memory filled; one within
+them is read as before. Servers on 127.0.0.1, run by the test (tests/support/integration/loopback_json.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pytest
 
 from planb.kube import KubeLimitError
 from planb.kube_limits import Limits
-from planb.regions import advice as ad
-from planb.regions.ledger import Key
+from planb.regions.dispatcher import google_advice as ad
+from planb.regions.dispatcher.ledger import Key
 from tests.support.integration.loopback_json import Answer, json_server
 
-#: A GPU shape: advice.capacity is never asked about a TPU one (planb.regions.advice.no_tpu_advice).
+#: A GPU shape: advice.capacity is never asked about a TPU one
+#: (planb.regions.dispatcher.google_advice.no_tpu_advice).
 KEY = Key("us-east5", "dws", "a3-highgpu-8g:2")
 SCORES = {"recommendations": [{"scores": {"obtainability": 0.7}}]}
 CAP = 64 * 1024

@@ -1,8 +1,9 @@
 """Advice-ordered dispatch's failure paths, with the GKE emulator's real ``advice.capacity`` answers, for a GPU shape
 (A3): Google gives no advice for a TPU one, which the keeper does not ask about (tests/unit/regions).
 
-The policy (planb.regions.advice_order) plans from what ``planb.regions.advice.ask`` reads off the emulator's HTTP API
-(compute v1 ``compute.advice.capacity``, scored by planb's model of the capacity signals), the offer is walked with
+The policy (planb.regions.dispatcher.offer_order) plans from what
+``planb.regions.dispatcher.google_advice.ask`` reads off the emulator's HTTP API (compute v1
+``compute.advice.capacity``, scored by planb's model of the capacity signals), the offer is walked with
 ``OfferPlan.due`` against scripted answers of GKE (a grant, a stockout said, a queue that never answers), the ledger
 learns from each request, and ``planb status --capacity``'s text is rendered from what the manager would hold:
 
@@ -19,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.regions import advice_order as ao
-from planb.regions import capacity_state as cs
-from planb.regions.advice import Advice, Post, ask
-from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher.google_advice import Advice, Post, ask
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
 from planb.status import capacity
 from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import PROJECT

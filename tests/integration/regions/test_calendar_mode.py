@@ -2,12 +2,12 @@
 ``planb status JOB``, what ``advice.calendarMode`` offers for its shape in each region, with the command that would
 reserve it.
 
-The keeper's calendar watch (planb.regions.calendar_watch) reads the manager's Workloads on a real kube-apiserver (the
+The keeper's calendar watch (planb.regions.calendar.watch) reads the manager's Workloads on a real kube-apiserver (the
 regions folder's shared one, Kueue's CRDs in it) and asks the GKE emulator's ``advice.calendarMode`` over HTTP with
-the product's client (planb.regions.advice.http_post); ``planb status`` reads what it kept. The request planb sends
-and the emulator's answer are held to compute v1's discovery document (``CalendarModeAdviceRequest``,
-``CalendarModeAdviceResponse``, revision 20261106; https://cloud.google.com/compute/docs/reference/rest/v1/advice/
-calendarMode).
+the product's client (planb.regions.dispatcher.google_advice.http_post); ``planb status`` reads what it kept. The
+request planb sends and the emulator's answer are held to compute v1's discovery document
+(``CalendarModeAdviceRequest``, ``CalendarModeAdviceResponse``, revision 20261106;
+https://cloud.google.com/compute/docs/reference/rest/v1/advice/ calendarMode).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from planb.catalog import profiles
 from planb.kube import Kube, KubeError
 from planb.local.gke_emulator import contract, discovery
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.regions.access import KUEUE
-from planb.regions.advice import http_post
-from planb.regions.calendar_advice import CalendarOffer, ask_calendar, calendar_request, tpu_spec
-from planb.regions.calendar_watch import CONFIGMAP, JOBS_KEY, CalendarSettings, CalendarWatch
+from planb.regions.access.connection import KUEUE
+from planb.regions.calendar.offers import CalendarOffer, ask_calendar, calendar_request, tpu_spec
+from planb.regions.calendar.watch import CONFIGMAP, JOBS_KEY, CalendarSettings, CalendarWatch
+from planb.regions.dispatcher.google_advice import http_post
 from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import PROJECT
 

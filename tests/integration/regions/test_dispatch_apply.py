@@ -1,5 +1,6 @@
 """The keeper's nomination against a real kube-apiserver with Kueue v0.19.2's Workload CRD: why it
-applies as ``kueue-admission`` (planb.regions.dispatch, docs/regions.md "Advice-ordered dispatch in a cluster").
+applies as ``kueue-admission`` (planb.regions.dispatcher.nomination, docs/regions.md "Advice-ordered dispatch in a
+cluster").
 
 Kueue's page says an External dispatcher that writes ``nominatedClusterNames`` under another field manager leaves
 Kueue unable to admit (``kubernetes-sigs/kueue@v0.19.2 site/content/en/docs/concepts/multikueue.md#L160-L174``).
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from planb.kube import Kube, KubeError
-from planb.regions import dispatch as dp
+from planb.regions.dispatcher import nomination as dp
 
 pytestmark = [pytest.mark.tools]
 

@@ -23,9 +23,10 @@ import pytest
 import yaml
 
 from planb.kube import Kube
-from planb.regions import decisions as d
-from planb.regions import leftovers
-from planb.regions.keeper import Keeper, KeeperSettings
+from planb.regions.access import kueue_objects as ko
+from planb.regions.keeper import leftovers, quarantine
+from planb.regions.keeper import origin as origin_mod
+from planb.regions.keeper.tick import Keeper, KeeperSettings
 from planb.status import regions as status_regions
 
 pytestmark = [pytest.mark.tools]
@@ -128,7 +129,7 @@ class Manager:
     def quarantine_a(self) -> None:
         """Region a out of the config and in the keeper's list, as the keeper leaves a lost region."""
         self.kube.merge_patch(CONFIG, {"spec": {"clusters": ["b"]}})
-        self.kube.merge_patch(STATE, {"data": {d.QUARANTINED_KEY: '["a"]'}})
+        self.kube.merge_patch(STATE, {"data": {quarantine.QUARANTINED_KEY: '["a"]'}})
 
     def config(self) -> list[str]:
         return list(((self.kube.get(CONFIG) or {}).get("spec") or {}).get("clusters") or [])
@@ -162,7 +163,7 @@ def manager(module_kube: Kube, regions_api_server: Path) -> Iterator[Manager]:
     }
     kube.create(f"{KUEUE}/multikueueconfigs", {**config, "spec": {"clusters": ["b"]}})
     state = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "planb-regions-keeper"}}
-    kube.create("/api/v1/namespaces/kueue-system/configmaps", {**state, "data": {d.ORIGIN_KEY: ORIGIN}})
+    kube.create("/api/v1/namespaces/kueue-system/configmaps", {**state, "data": {origin_mod.ORIGIN_KEY: ORIGIN}})
     owner = {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",
@@ -188,7 +189,7 @@ def manager(module_kube: Kube, regions_api_server: Path) -> Iterator[Manager]:
 
 def region_rayjob(kube: Kube, finalizers: list[str] | None = None) -> Obj:
     """The RayJob MultiKueue made in region a for the manager's job: this manager's origin, the Workload prebuilt."""
-    labels = {d.ORIGIN: ORIGIN, d.PREBUILT: WORKLOAD}
+    labels = {ko.ORIGIN: ORIGIN, ko.PREBUILT: WORKLOAD}
     meta: Obj = {"name": "job-1", "labels": labels, **({"finalizers": finalizers} if finalizers else {})}
     return kube.create(
         f"{RAY}/rayjobs", {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": meta, "spec": {"suspend": True}}
@@ -199,7 +200,7 @@ def raycluster(kube: Kube, name: str, owner_uid: str, labels: Obj) -> Obj:
     """A RayCluster as KubeRay makes it for a RayJob job-1 of uid `owner_uid`: that RayJob its controller, `labels`
     (the RayJob's) copied and KubeRay's own added (ray-project/kuberay@v1.6.2 rayjob_controller.go#L969-L993)."""
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": owner_uid, "controller": True}
-    labels = {**labels, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: "job-1"}
+    labels = {**labels, ko.RAY_ORIGIN_CRD: "RayJob", ko.RAY_ORIGIN_NAME: "job-1"}
     head = {"rayStartParams": {}, "template": {"spec": {"containers": [{"name": "head", "image": "x"}]}}}
     body = {
         "apiVersion": "ray.io/v1",
@@ -216,7 +217,8 @@ def test_a_restarted_keeper_waits_for_the_raycluster_of_a_rayjob_it_deleted_and_
     """Findings 1 and 2: the first keeper deletes the stale RayJob (no garbage collector here: its RayCluster stays,
     as it outlives a background delete); a keeper started afresh keeps region a out while that RayCluster is there,
     whatever a user's RayCluster made for another RayJob job-1 does, then lets it back the RayCluster's pods' grace
-    period (none set: Kubernetes' 30 s) plus planb.regions.grace's 30 s margin later, more than release_after (2 s)."""
+    period (none set: Kubernetes' 30 s) plus planb.regions.keeper.grace's 30 s margin later, more than
+    release_after (2 s)."""
     kube = manager.kube
     job = region_rayjob(kube)
     raycluster(kube, "job-1-raycluster-x", job["metadata"]["uid"], job["metadata"]["labels"])
@@ -236,7 +238,7 @@ def test_a_restarted_keeper_waits_for_the_raycluster_of_a_rayjob_it_deleted_and_
     assert manager.config() == ["b"], "let back before its pods' grace passed since the RayCluster was last there"
     manager.ticks(restarted, 171)
     assert manager.config() == ["b", "a"], "kept out by a user's RayCluster of the same name"
-    assert d.QUARANTINED_KEY not in manager.state() and leftovers.WAITING_KEY not in manager.state()
+    assert quarantine.QUARANTINED_KEY not in manager.state() and leftovers.WAITING_KEY not in manager.state()
     assert kube.get(f"{RAY}/rayclusters/job-1-raycluster-user") is not None
     kube.delete(f"{RAY}/rayclusters/job-1-raycluster-user")
 

@@ -6,7 +6,8 @@ every 0.2 s never timed out.
 
 The servers are on 127.0.0.1, run by the test: one trickles (its body, its status line and headers, or its TLS
 handshake) or answers more than the cap; the other answers as a region with nothing of the job. The manager is in
-memory: the keeper and `planb status` reach each region through planb.regions.access.region_kube, as they do.
+memory: the keeper and `planb status` reach each region through planb.regions.access.connection.region_kube,
+as they do.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from planb.kube import Kube, KubeLimitError
 from planb.kube_limits import Limits
 from planb.kubeconfig import Connection
 from planb.local.tls import ServingCert, ensure_serving_cert
-from planb.regions import decisions as d
-from planb.regions import keeper as keeper_mod
-from planb.regions.access import DEADLINE_ENV, KUEUE, MAX_BYTES_ENV, region_kube
-from planb.regions.keeper import Keeper, KeeperSettings
+from planb.regions.access import kueue_objects as ko
+from planb.regions.access.connection import DEADLINE_ENV, KUEUE, MAX_BYTES_ENV, region_kube
+from planb.regions.keeper import origin as origin_mod
+from planb.regions.keeper import quarantine, rejoin, release
+from planb.regions.keeper.tick import Keeper, KeeperSettings
 from planb.status import regions as status_regions
 from tests.support.integration.loopback_json import Answer, handshake_trickler, json_server
 
@@ -57,7 +59,7 @@ def huge(path: str) -> Answer:
 
 def region_copy() -> Obj:
     check = {"name": "dws-prov", "state": "Pending", "message": "Waiting for resources"}
-    meta = {"namespace": "default", "name": WORKLOAD, "uid": "copy-uid", "labels": {d.ORIGIN: ORIGIN}}
+    meta = {"namespace": "default", "name": WORKLOAD, "uid": "copy-uid", "labels": {ko.ORIGIN: ORIGIN}}
     return {"metadata": meta, "status": {"admissionChecks": [check]}}
 
 
@@ -168,7 +170,7 @@ class Manager:
             }
             secret = {"data": {"kubeconfig": base64.b64encode(yaml.safe_dump(config).encode()).decode()}}
             self.objects[f"/api/v1/namespaces/kueue-system/secrets/{region}-multikueue"] = secret
-        data = {d.ORIGIN_KEY: ORIGIN, d.QUARANTINED_KEY: json.dumps(["asia-northeast1"])}
+        data = {origin_mod.ORIGIN_KEY: ORIGIN, quarantine.QUARANTINED_KEY: json.dumps(["asia-northeast1"])}
         self.objects[STATE] = {"metadata": {"resourceVersion": "3"}, "data": data}
         listed = [r for r in servers if r != "asia-northeast1"]
         self.objects[CONFIG] = {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": listed}}
@@ -240,14 +242,16 @@ ALL = ("us-east5", "europe-west4", "asia-northeast1")
 
 @pytest.fixture
 def limited(monkeypatch: pytest.MonkeyPatch) -> dict[str, Limits]:
-    """The keeper and `planb status` reach each region with planb.regions.access.region_kube and the limits this
-    mapping gives it (GENEROUS for a region it leaves out); the environment's way in: the last test below."""
+    """The keeper and `planb status` reach each region with planb.regions.access.connection.region_kube and
+    the limits this mapping gives it (GENEROUS for a region it leaves out); the environment's way in: the last test
+    below."""
     by_region: dict[str, Limits] = {}
 
     def reach(manager: Kube, region: str) -> Kube:
         return region_kube(manager, region, by_region.get(region, GENEROUS))
 
-    monkeypatch.setattr(keeper_mod, "region_kube", reach)
+    for acting in (release, rejoin):  # the keeper reaches a region where it releases and where it cleans
+        monkeypatch.setattr(acting, "region_kube", reach)
     monkeypatch.setattr(status_regions, "region_kube", reach)
     return by_region
 

@@ -19,8 +19,8 @@ import yaml
 
 from planb.errors import PlanbError
 from planb.local.tls import ServingCert, ensure_serving_cert
-from planb.regions.access import KUEUE, RegionAccessError, region_kube
-from planb.regions.kubeconfig import RegionKubeconfigError, load_region
+from planb.regions.access.connection import KUEUE, RegionAccessError, region_kube
+from planb.regions.access.kubeconfig import RegionKubeconfigError, load_region
 from tests.support.integration.loopback_json import empty_json_server
 
 REGION = "us-east5"

@@ -1,7 +1,8 @@
-"""The keeper's reservation reads (planb.regions.reservation_reads) against the GKE emulator's Compute Engine
-``reservations.get`` over HTTP: the reservation the manager names, read in the zone of its pools, its room for the
-job's shape less what the emulator's node pools consuming it use (``inUseCount``, ``inUseResources``), so a reservation
-filled by its pools reads full; and a reservation that is not there, or not usable as GKE uses one, not read."""
+"""The keeper's reservation reads (planb.regions.dispatcher.reservation_reads) against the GKE emulator's Compute
+Engine ``reservations.get`` over HTTP: the reservation the manager names, read in the zone of its pools, its room for
+the job's shape less what the emulator's node pools consuming it use (``inUseCount``, ``inUseResources``), so a
+reservation filled by its pools reads full; and a reservation that is not there, or not usable as GKE uses one, not
+read."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import pytest
 
 from planb.local.gke_emulator import reservation_rules
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.regions.advice import http_get
-from planb.regions.ledger import Key
-from planb.regions.reservation_reads import google_read, parse_reservation
-from planb.regions.reservation_room import ReservationRef, RoomUnread
+from planb.regions.dispatcher.google_advice import http_get
+from planb.regions.dispatcher.ledger import Key
+from planb.regions.dispatcher.reservation_reads import google_read, parse_reservation
+from planb.regions.dispatcher.reservation_room import ReservationRef, RoomUnread
 from tests.support.integration.gke.gke_api import call, create
 from tests.support.integration.gke.reservation_cases import aggregate, specific
 

@@ -1,6 +1,6 @@
 """What a merge patch to a custom resource's ``/status`` takes as a precondition on a real kube-apiserver:
-the keeper's release patch (planb.regions.decisions.release_patch) suspends the manager RayJob through its
-status subresource, and must not suspend a RayJob recreated under the name meanwhile.
+the keeper's release patch (planb.regions.keeper.release.release_patch) suspends the manager RayJob through
+its status subresource, and must not suspend a RayJob recreated under the name meanwhile.
 
 The API server replaces the patched object's metadata with the stored one on a custom resource's status update
 (``kubernetes/apiextensions-apiserver@v0.34.2 pkg/registry/customresource/status_strategy.go#L66-L90``), so a
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from planb.kube import Kube, KubeError
-from planb.regions import decisions as d
+from planb.regions.keeper import release
 
 pytestmark = [pytest.mark.tools]
 
@@ -76,11 +76,11 @@ def test_a_stale_resource_version_in_a_status_merge_patch_is_refused_and_changes
     read = rayjob(kube, "job-rv")
     kube.merge_patch(f"{RAYJOBS}/job-rv/status", {"status": {"message": "changed after the keeper read it"}})
     with pytest.raises(KubeError) as refused:
-        patch_status(kube, f"{RAYJOBS}/job-rv", d.release_patch(read) or {})
+        patch_status(kube, f"{RAYJOBS}/job-rv", release.release_patch(read) or {})
     assert refused.value.status == 409
     assert deployment(kube, "job-rv") == "Running"
     now = kube.get(f"{RAYJOBS}/job-rv") or {}
-    patch_status(kube, f"{RAYJOBS}/job-rv", d.release_patch(now) or {})
+    patch_status(kube, f"{RAYJOBS}/job-rv", release.release_patch(now) or {})
     assert deployment(kube, "job-rv") == "Suspended"
 
 
@@ -92,6 +92,6 @@ def test_the_keepers_release_patch_does_not_suspend_a_rayjob_recreated_under_the
     again = rayjob(kube, "job-new")
     assert again["metadata"]["uid"] != read["metadata"]["uid"]
     with pytest.raises(KubeError) as refused:
-        patch_status(kube, f"{RAYJOBS}/job-new", d.release_patch(read) or {})
+        patch_status(kube, f"{RAYJOBS}/job-new", release.release_patch(read) or {})
     assert refused.value.status == 409
     assert deployment(kube, "job-new") == "Running"

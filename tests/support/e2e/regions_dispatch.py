@@ -17,8 +17,8 @@ from planb.local.capacity.settings import GKE_INITIAL_BACKOFF_SECONDS
 from planb.local.gke_emulator.background import default_port
 from planb.local.regions import Member
 from planb.local.regions_race import PROJECT, SHAPE, advice_asked
-from planb.regions.capacity_state import CONFIGMAP
-from planb.regions.dispatch import DISPATCHER
+from planb.regions.dispatcher.ledger_store import CONFIGMAP
+from planb.regions.dispatcher.nomination import DISPATCHER
 from tests.support.e2e.regions_topology import keeper_log, manager_dispatcher, restart_keeper, stop_keeper
 from tests.support.e2e.topologies import Topologies, run
 
@@ -26,7 +26,8 @@ from tests.support.e2e.topologies import Topologies, run
 #: It is asked no advice here: the regions' shape is a TPU one, which Google gives none for (the class's docstring).
 EMULATOR = f"http://127.0.0.1:{default_port()}"
 LEDGER = f"/api/v1/namespaces/kueue-system/configmaps/{CONFIGMAP}"
-#: What `planb status --capacity` says of a pair the keeper asked no advice for (planb.regions.advice_order).
+#: What `planb status --capacity` says of a pair the keeper asked no advice for
+#: (planb.regions.dispatcher.offer_order).
 NOT_ASKED = "no advice by design (not asked), ledger alone"
 
 

@@ -34,9 +34,9 @@ from tests.support.e2e.topologies import CONVERGES, Topologies, delete_cluster_q
 
 #: The two regions beside the e2e stack (the manager keeps the stack's own ports).
 WORKERS: list[Member] = local_regions.layout(2)[1:]
-#: The regions keeper's settings here (planb.regions.keeper; an operator's defaults are 900 s, 105 s, a 30 s margin and
-#: 2 s): a region lost for 3 s is quarantined, an evicted RayJob holding quota for 3 s past its pods' largest grace
-#: period plus 2 s is released (a job's own grace still counts: planb.regions.grace).
+#: The regions keeper's settings here (planb.regions.keeper.tick; an operator's defaults are 900 s, 105 s, a 30 s
+#: margin and 2 s): a region lost for 3 s is quarantined, an evicted RayJob holding quota for 3 s past its pods' largest
+#: grace period plus 2 s is released (a job's own grace still counts: planb.regions.keeper.grace).
 KEEPER = ("--lost-after", "3", "--release-after", "3", "--release-margin", "2", "--poll-seconds", "1")
 
 

@@ -7,10 +7,10 @@ import copy
 import json
 from typing import Any
 
-from planb.regions import capacity_state as cs
-from planb.regions.advice import Advice
-from planb.regions.dispatcher import Dispatcher, DispatchSettings
-from planb.regions.ledger import Key, Ledger
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.ledger import Key, Ledger
+from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings
 
 Obj = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from planb.regions import decisions as d
-from planb.regions import keeper as keeper_mod
-from planb.regions.keeper import Keeper, KeeperSettings
+from planb.regions.access import kueue_objects as ko
+from planb.regions.keeper import origin as origin_mod
+from planb.regions.keeper import quarantine, rejoin, release
+from planb.regions.keeper.tick import Keeper, KeeperSettings
 
 Obj = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -85,14 +86,14 @@ def manager(*, regions: dict[str, bool], state: Obj | None, workload: Obj, confi
 
 
 def keeper_state(quarantined: list[str] | None = None, origin: str = ORIGIN) -> Obj:
-    data = {d.ORIGIN_KEY: origin}
+    data = {origin_mod.ORIGIN_KEY: origin}
     if quarantined:
-        data[d.QUARANTINED_KEY] = json.dumps(quarantined)
+        data[quarantine.QUARANTINED_KEY] = json.dumps(quarantined)
     return {"metadata": {"resourceVersion": "3"}, "data": data}
 
 
 def region_rayjob(state: str, origin: str = ORIGIN) -> Obj:
-    labels = {d.ORIGIN: origin, d.PREBUILT: "rayjob-job-1-abcde"}
+    labels = {ko.ORIGIN: origin, ko.PREBUILT: "rayjob-job-1-abcde"}
     return {
         "metadata": {"namespace": "default", "name": "job-1", "uid": "region-rj-uid", "labels": labels},
         "status": {"jobDeploymentStatus": state},
@@ -100,14 +101,15 @@ def region_rayjob(state: str, origin: str = ORIGIN) -> Obj:
 
 
 def region_copy(origin: str = ORIGIN, name: str = "rayjob-job-1-abcde") -> Obj:
-    return {"metadata": {"namespace": "default", "name": name, "uid": f"{name}-uid", "labels": {d.ORIGIN: origin}}}
+    return {"metadata": {"namespace": "default", "name": name, "uid": f"{name}-uid", "labels": {ko.ORIGIN: origin}}}
 
 
 @pytest.fixture
 def regions(monkeypatch: pytest.MonkeyPatch) -> dict[str, FakeKube]:
-    """Each region's fake API server, as planb.regions.access.region_kube would reach it."""
+    """Each region's fake API server, as planb.regions.access.connection.region_kube would reach it."""
     found: dict[str, FakeKube] = {}
-    monkeypatch.setattr(keeper_mod, "region_kube", lambda manager, region: found[region])
+    for acting in (release, rejoin):  # the keeper reaches a region where it releases and where it cleans
+        monkeypatch.setattr(acting, "region_kube", lambda manager, region: found[region])
     return found
 
 
@@ -117,9 +119,9 @@ def ticks(keeper: Keeper, clock: list[float], *at: float) -> None:
         keeper.tick()
 
 
-def make(kube: FakeKube, said: list[str], clock: list[float]) -> Keeper:
+def make(kube: FakeKube, said: list[str], clock: list[float], dispatcher: object = None) -> Keeper:
     settings = KeeperSettings(lost_after=5, release_after=3)
-    return Keeper(kube, settings, say=said.append, clock=lambda: clock[0])  # type: ignore[arg-type]
+    return Keeper(kube, settings, say=said.append, clock=lambda: clock[0], dispatcher=dispatcher)  # type: ignore[arg-type]
 
 
 def released(kube: FakeKube) -> bool:

@@ -1,6 +1,6 @@
 """A region's MultiKueue kubeconfig Secret as the multikueue role writes it (an https server, its CA, a token), the
-token of a real JWT shape with the claims a test gives: what the regions keeper (planb.regions.unreached) and
-`planb status` (planb.status.regions) read of it, decoded unverified."""
+token of a real JWT shape with the claims a test gives: what the regions keeper (planb.regions.keeper.unreached)
+and `planb status` (planb.status.regions) read of it, decoded unverified."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ from ansible.errors import AnsibleFilterError
 from planb import paths
 from planb.build import chart_kinds, collection
 from planb.catalog import rung_kinds
-from planb.regions import advice
-from planb.regions.ledger import Key
+from planb.regions.dispatcher import google_advice as advice
+from planb.regions.dispatcher.ledger import Key
 from tests.support.shared.chart.helm import Helm
 from tests.support.shared.chart.ladders import FOUR, PROFILE, quota
 

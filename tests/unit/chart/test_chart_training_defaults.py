@@ -145,7 +145,8 @@ def test_the_stop_notice_file_is_in_each_pod_s_own_empty_dir(template: Render) -
 
 
 def test_the_head_s_grace_period_is_a_value_kubernetes_default_unless_set(template: Render) -> None:
-    """The regions keeper waits for the longest grace period of a job's pods, head included (planb.regions.grace)."""
+    """The regions keeper waits for the longest grace period of a job's pods, head included
+    (planb.regions.keeper.grace)."""
 
     def head_pod(*args: str) -> dict[str, Any]:
         (job,) = [o for o in template(*args) if o["kind"] == "RayJob"]

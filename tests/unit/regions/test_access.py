@@ -9,7 +9,7 @@ import pytest
 from planb import paths
 from planb.errors import UsageError
 from planb.kube import MAX_ERROR_TEXT
-from planb.regions.access import (
+from planb.regions.access.connection import (
     DEADLINE_ENV,
     MAX_BYTES_ENV,
     REGION_DEADLINE_S,
@@ -37,7 +37,8 @@ def test_a_cluster_profile_region_is_refused_by_name_with_the_fix() -> None:
         kubeconfig_source(cluster({"clusterProfileRef": {"name": "us-east5"}}))
 
 
-# Each request to a region: an overall deadline and a size cap, from the environment (planb.regions.access).
+# Each request to a region: an overall deadline and a size cap, from the environment
+# (planb.regions.access.connection).
 def test_a_regions_limits_default_to_30_s_and_64_mib() -> None:
     limits = region_limits({})
     assert (limits.deadline_s, limits.max_bytes) == (30.0, 64 << 20)

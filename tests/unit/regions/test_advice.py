@@ -1,13 +1,14 @@
-"""Google's capacity advice as planb asks and reads it (planb.regions.advice): the request per pair, the scores, and
-why there is none when Google refuses or does not answer. The emulator's own answers: tests/integration/regions."""
+"""Google's capacity advice as planb asks and reads it (planb.regions.dispatcher.google_advice): the request per
+pair, the scores, and why there is none when Google refuses or does not answer. The emulator's own answers:
+tests/integration/regions."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from planb import paths
-from planb.regions import advice as ad
-from planb.regions.ledger import Key
+from planb.regions.dispatcher import google_advice as ad
+from planb.regions.dispatcher.ledger import Key, shape_parts
 
 #: A3 Spot: a GPU shape, which advice.capacity serves (a TPU shape is never asked about: see below).
 SPOT = Key("us-east5", "spot", "a3-highgpu-8g:4")
@@ -73,8 +74,8 @@ def test_a_reservation_rung_is_asked_about_as_standard_vms_not_reservation_bound
 
 
 def test_a_shape_without_a_count_is_one_vm() -> None:
-    assert ad.shape_parts("ct6e-standard-4t:4") == ("ct6e-standard-4t", 4)
-    assert ad.shape_parts("n2-standard-8") == ("n2-standard-8", 1)
+    assert shape_parts("ct6e-standard-4t:4") == ("ct6e-standard-4t", 4)
+    assert shape_parts("n2-standard-8") == ("n2-standard-8", 1)
 
 
 def test_a_region_or_project_that_is_not_a_dns_name_is_not_asked_about() -> None:

@@ -1,5 +1,6 @@
-"""Advice-ordered dispatch (planb.regions.advice_order): the order follows Google's advice and planb's ledger, Spot
-that dies before its checkpoint is skipped, the offer widens after the bound, and missing advice is today's race."""
+"""Advice-ordered dispatch (planb.regions.dispatcher.offer_order): the order follows Google's advice and planb's
+ledger, Spot that dies before its checkpoint is skipped, the offer widens after the bound, and missing advice is today's
+race."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 
 from planb.local.gke_emulator import advice, conformance, discovery
 from planb.local.gke_emulator.store import Store
-from planb.regions import advice_order as ao
-from planb.regions.ledger import FAILED, GRANTED, Key, Ledger
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, Key, Ledger
 
 SHAPE = "ct6e-standard-4t:4"
 EAST, WEST, ASIA = (Key(r, "dws", SHAPE) for r in ("us-east5", "europe-west4", "asia-northeast1"))

@@ -14,8 +14,8 @@ from types import ModuleType
 import pytest
 
 from planb import paths
-from planb.regions import advice_order as ao
-from planb.regions.ledger import Ledger
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher.ledger import Ledger
 
 SCRIPT = paths.REPO / "hack" / "bench_dispatch.py"
 

@@ -1,4 +1,4 @@
-"""planb.regions.calendar_advice: a job's shape as calendar mode reserves it, the answer read, the reserve command."""
+"""planb.regions.calendar.offers: a job's shape as calendar mode reserves it, the answer read, the reserve command."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 from planb import cli
 from planb.catalog import profiles
 from planb.errors import EXIT_USAGE
-from planb.regions.calendar_advice import CalendarOffer, calendar_request, reserve_command, tpu_spec
+from planb.regions.calendar.offers import CalendarOffer, calendar_request, reserve_command, tpu_spec
 
 
 def test_a_multi_host_slice_is_batch_a_single_host_one_serving_and_a_gpu_shape_has_no_spec() -> None:

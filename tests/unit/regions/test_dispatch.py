@@ -1,15 +1,15 @@
-"""Advice-ordered dispatch's decisions as Kueue's External dispatcher (planb.regions.dispatch): pure functions over the
-API's JSON, no server."""
+"""Advice-ordered dispatch's decisions as Kueue's External dispatcher (planb.regions.dispatcher.nomination): pure
+functions over the API's JSON, no server."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from planb.regions import dispatch as dp
-from planb.regions.advice import Advice
-from planb.regions.advice_order import Attempt, Candidate, Job, Policy, plan
-from planb.regions.ledger import FAILED, Key, Ledger
+from planb.regions.dispatcher import nomination as dp
+from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.ledger import FAILED, Key, Ledger
+from planb.regions.dispatcher.offer_order import Attempt, Candidate, Job, Policy, plan
 
 Obj = dict[str, Any]
 SHAPE = "ct6e-standard-4t:4"

@@ -1,5 +1,5 @@
-"""The keeper's dispatcher (planb.regions.dispatcher) against fake manager and region API servers: what it nominates,
-how it widens, what the ledger's ConfigMap holds. No sockets: the fakes answer in memory."""
+"""The keeper's dispatcher (planb.regions.dispatcher.tick) against fake manager and region API servers: what it
+nominates, how it widens, what the ledger's ConfigMap holds. No sockets: the fakes answer in memory."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from planb.errors import UsageError
-from planb.regions import capacity_state as cs
-from planb.regions import dispatch as dp
-from planb.regions.advice import Advice
-from planb.regions.dispatcher import Dispatcher, DispatchSettings, http_post, no_advice
-from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher import nomination as dp
+from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings, http_post, no_advice
 from tests.support.unit.dispatcher_fakes import (
     CLUSTERS,
     CONFIG,

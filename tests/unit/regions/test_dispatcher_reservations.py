@@ -6,11 +6,11 @@ gives none for TPUs): the reads and the ledger order it, not the race."""
 
 from __future__ import annotations
 
-from planb.regions.advice import Advice
-from planb.regions.dispatcher import Dispatcher, DispatchSettings
-from planb.regions.ledger import Key
-from planb.regions.reservation_reads import READ_TTL_S
-from planb.regions.reservation_room import ReservationRef, Room, RoomUnread
+from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.ledger import Key
+from planb.regions.dispatcher.reservation_reads import READ_TTL_S
+from planb.regions.dispatcher.reservation_room import ReservationRef, Room, RoomUnread
+from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings
 from tests.support.unit.dispatcher_fakes import REGIONS, WL, Clock, Fake, region, stored, tick, workload
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from planb.regions.dispatcher import Dispatcher
-from planb.regions.ledger import FAILED, PENDING, Key
+from planb.regions.dispatcher.ledger import FAILED, PENDING, Key
+from planb.regions.dispatcher.tick import Dispatcher
 from tests.support.unit.dispatcher_fakes import (
     SHAPE,
     WL,

@@ -1,5 +1,5 @@
-"""The regions keeper's ticks (planb.regions.keeper) against fake manager and region API servers: what it writes,
-releases and deletes."""
+"""The regions keeper's ticks (planb.regions.keeper.tick) against fake manager and region API servers: what it
+writes, releases and deletes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import json
 import pytest
 
 from planb.catalog import profiles, training
-from planb.regions import decisions as d
-from planb.regions import keeper as keeper_mod
-from planb.regions.keeper import KeeperSettings
+from planb.regions.access import kueue_objects as ko
+from planb.regions.keeper import grace, quarantine
+from planb.regions.keeper import tick as keeper_mod
+from planb.regions.keeper.options import KeeperSettings
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
@@ -59,7 +60,7 @@ REGION_CLUSTER = f"{RAY}/namespaces/default/rayclusters/job-1-raycluster-x"
 
 def region_raycluster(origin: str = ORIGIN) -> Obj:
     """The RayCluster KubeRay made for the region's RayJob: its labels copied, the RayJob its controller."""
-    labels = {d.ORIGIN: origin, "ray.io/originated-from-cr-name": "job-1", "ray.io/originated-from-crd": "RayJob"}
+    labels = {ko.ORIGIN: origin, "ray.io/originated-from-cr-name": "job-1", "ray.io/originated-from-crd": "RayJob"}
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": "region-rj-uid", "controller": True}
     meta = {"namespace": "default", "name": "job-1-raycluster-x", "labels": labels, "ownerReferences": [owner]}
     return {"metadata": meta}
@@ -99,7 +100,7 @@ def test_the_default_release_after_outlasts_the_largest_workers_grace_period() -
     largest = max(training.grace_period_seconds(name) for name in profiles.names())
     assert largest >= 75
     assert KeeperSettings().release_after >= largest + 15
-    assert keeper_mod.KeeperSettings.release_after == largest + keeper_mod.RELEASE_MARGIN_S  # the class default
+    assert keeper_mod.KeeperSettings.release_after == largest + grace.RELEASE_MARGIN_S  # the class default
 
 
 def test_a_suspending_rayjob_in_a_region_kueue_no_longer_reaches_is_released(regions: dict[str, FakeKube]) -> None:
@@ -149,7 +150,10 @@ def test_the_quarantine_list_lives_in_the_keepers_configmap(regions: dict[str, F
     clean a region nor add it back."""
     running = manager_workload("QuotaReserved", "Admitted", cluster_name="europe-west4")
     forged = {
-        "metadata": {"resourceVersion": "7", "annotations": {d.OLD_QUARANTINED: json.dumps(["asia-northeast1"])}},
+        "metadata": {
+            "resourceVersion": "7",
+            "annotations": {quarantine.OLD_QUARANTINED: json.dumps(["asia-northeast1"])},
+        },
         "spec": {"clusters": ["us-east5", "europe-west4"]},
     }
     kube = manager(
@@ -164,10 +168,12 @@ def test_the_quarantine_list_lives_in_the_keepers_configmap(regions: dict[str, F
     ticks(make(kube, said, clock), clock, 0, 6)
     state_writes = [body for path, body in kube.patches if path == STATE]
     config_writes = [body for path, body in kube.patches if path == CONFIG]
-    assert state_writes == [{"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: '["us-east5"]'}}]
+    assert state_writes == [
+        {"metadata": {"resourceVersion": "3"}, "data": {quarantine.QUARANTINED_KEY: '["us-east5"]'}}
+    ]
     assert config_writes == [
         {
-            "metadata": {"resourceVersion": "7", "annotations": {d.OLD_QUARANTINED: None}},
+            "metadata": {"resourceVersion": "7", "annotations": {quarantine.OLD_QUARANTINED: None}},
             "spec": {"clusters": ["europe-west4"]},
         }
     ]
@@ -193,7 +199,7 @@ def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_work
     theirs_copy = f"{KUEUE}/namespaces/team-b/workloads/rayjob-job-1-abcde"
     orphan = f"{KUEUE}/namespaces/default/workloads/rayjob-gone-fghij"
     forged_job = f"{RAY}/namespaces/default/rayjobs/not-job-1"
-    theirs = region_copy(d.DEFAULT_ORIGIN)
+    theirs = region_copy(ko.DEFAULT_ORIGIN)
     theirs["metadata"]["namespace"] = "team-b"
     fake = region_rayjob("Running")
     fake["metadata"]["name"] = "not-job-1"
@@ -228,7 +234,7 @@ def test_a_returning_region_loses_only_what_its_managers_kueue_made_for_its_work
     )
     assert (
         STATE,
-        {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None, "waiting": None}},
+        {"metadata": {"resourceVersion": "3"}, "data": {quarantine.QUARANTINED_KEY: None, "waiting": None}},
     ) in kube.patches
     assert said[-1] == "us-east5 back in the MultiKueueConfig planb-regions: nothing stale left"
 

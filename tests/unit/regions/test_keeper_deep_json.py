@@ -11,9 +11,8 @@ import json
 
 import pytest
 
-from planb.regions import capacity_state as cs
-from planb.regions import decisions as d
-from planb.regions import leftovers
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.keeper import leftovers, quarantine
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     STATE,
@@ -35,7 +34,7 @@ def test_the_parser_gives_up_on_it_with_recursion_not_value_error() -> None:
 
 
 def test_the_keepers_configmap_nested_too_deep_reads_as_nothing_quarantined_and_nothing_waited_for() -> None:
-    assert d.quarantined({"data": {d.QUARANTINED_KEY: DEEP}}) == []
+    assert quarantine.quarantined({"data": {quarantine.QUARANTINED_KEY: DEEP}}) == []
     assert leftovers.waiting_of({"data": {leftovers.WAITING_KEY: DEEP}}) == {}
 
 
@@ -50,7 +49,7 @@ def test_a_ledger_nested_too_deep_is_said_as_a_problem_of_its_key() -> None:
 
 def test_the_keeper_ticks_on_with_its_configmap_nested_too_deep(regions: dict[str, FakeKube]) -> None:
     state = keeper_state()
-    state["data"][d.QUARANTINED_KEY] = DEEP
+    state["data"][quarantine.QUARANTINED_KEY] = DEEP
     state["data"][leftovers.WAITING_KEY] = DEEP
     workload = manager_workload("QuotaReserved", "Admitted", cluster_name="b")
     kube = manager(regions={"a": True, "b": True}, state=state, workload=workload)

@@ -11,10 +11,10 @@ import pytest
 
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import Connection
-from planb.regions import decisions as d
-from planb.regions import keeper as keeper_mod
-from planb.regions.advice import Advice
-from planb.regions.dispatcher import Dispatcher, DispatchSettings
+from planb.regions.access import kueue_objects as ko
+from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings
+from planb.regions.keeper import tick as keeper_mod
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
@@ -113,7 +113,7 @@ def test_cluster_text_in_the_keepers_lines_is_escaped(regions: dict[str, FakeKub
 
 
 def test_the_default_say_and_the_dispatchers_say_escape_too(capsys: pytest.CaptureFixture[str]) -> None:
-    keeper_mod._say(f"x {CONTROL}\nforged")
+    keeper_mod.say(f"x {CONTROL}\nforged")
     err = capsys.readouterr().err
     assert err.endswith("x \\u001b]52;c;ZXZpbA==\\u0007\\u001b[2J\\u000d\\u000aforged\n"), err
     said: list[str] = []
@@ -125,7 +125,7 @@ def raycluster(job: str, uid: str = "", labels: Obj | None = None) -> Obj:
     """A RayCluster KubeRay made for a RayJob `job` of uid `uid` (its controller; `job`-uid by default) with the
     RayJob's `labels` (none by default) and KubeRay's own (kuberay v1.6.2 rayjob_controller.go#L969-L973)."""
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": job, "uid": uid or f"{job}-uid", "controller": True}
-    labels = {**(labels or {}), d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: job}
+    labels = {**(labels or {}), ko.RAY_ORIGIN_CRD: "RayJob", ko.RAY_ORIGIN_NAME: job}
     meta = {"namespace": "default", "name": f"{job}-raycluster-x", "ownerReferences": [owner], "labels": labels}
     return {"metadata": meta}
 

@@ -1,14 +1,15 @@
 """The keeper waits, per job, the larger of --release-after and the job's own largest pod grace period
-plus planb.regions.grace.RELEASE_MARGIN_S, after a region last held its RayJob or RayCluster (release), and after a
-quarantined region last held a stale one (rejoin). Fakes from tests/support/unit/keeper_fakes.py (release_after 3 s)."""
+plus planb.regions.keeper.grace.RELEASE_MARGIN_S, after a region last held its RayJob or RayCluster (release), and
+after a quarantined region last held a stale one (rejoin). Fakes from tests/support/unit/keeper_fakes.py (release_after
+3 s)."""
 
 from __future__ import annotations
 
 import pytest
 
 from planb import cli
-from planb.regions import grace
-from planb.regions.keeper import Keeper, KeeperSettings
+from planb.regions.keeper import grace
+from planb.regions.keeper.tick import Keeper, KeeperSettings
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     MANAGER_JOB,

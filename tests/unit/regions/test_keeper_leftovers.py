@@ -1,6 +1,6 @@
 """The regions keeper's rejoin: what keeps a quarantined region out is read
-from the region at every tick (planb.regions.leftovers), so a restarted keeper still waits for the RayCluster of a
-RayJob it deleted before; a RayCluster is tied to a stale RayJob by its owner's uid and this manager's origin label,
+from the region at every tick (planb.regions.keeper.leftovers), so a restarted keeper still waits for the RayCluster of
+a RayJob it deleted before; a RayCluster is tied to a stale RayJob by its owner's uid and this manager's origin label,
 never by name; an object stuck on a finalizer is said, and ``planb status`` shows what the region waits for. Fakes
 from tests/support/unit/keeper_fakes.py."""
 
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from planb.regions import decisions as d
-from planb.regions import leftovers
+from planb.regions.access import kueue_objects as ko
+from planb.regions.keeper import leftovers, quarantine
 from planb.status import regions as status_regions
 from tests.support.unit.keeper_fakes import (
     CONFIG,
@@ -39,7 +39,7 @@ def raycluster(name: str, owner_uid: str, labels: Obj) -> Obj:
     """A RayCluster as KubeRay makes it for the RayJob job-1 of uid `owner_uid`: that RayJob as its controller, its
     labels copied and KubeRay's own added (ray-project/kuberay@v1.6.2 rayjob_controller.go#L969-L993)."""
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": owner_uid, "controller": True}
-    labels = {**labels, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: "job-1"}
+    labels = {**labels, ko.RAY_ORIGIN_CRD: "RayJob", ko.RAY_ORIGIN_NAME: "job-1"}
     return {"metadata": {"namespace": "default", "name": name, "ownerReferences": [owner], "labels": labels}}
 
 
@@ -106,8 +106,8 @@ def test_a_raycluster_of_the_same_name_made_for_another_rayjob_does_not_keep_a_r
 
 
 def test_a_raycluster_with_this_origin_whose_rayjob_is_live_and_not_stale_does_not_keep_a_region_out() -> None:
-    rayjob = {"metadata": {"namespace": "default", "name": "job-1", "uid": "live-uid", "labels": {d.ORIGIN: ORIGIN}}}
-    live = raycluster("job-1-raycluster-x", "live-uid", {d.ORIGIN: ORIGIN})
+    rayjob = {"metadata": {"namespace": "default", "name": "job-1", "uid": "live-uid", "labels": {ko.ORIGIN: ORIGIN}}}
+    live = raycluster("job-1-raycluster-x", "live-uid", {ko.ORIGIN: ORIGIN})
     mine = leftovers.dispatched([manager_workload("QuotaReserved")], "planb-regions")
     assert mine == {("default", "job-1")}
     assert leftovers.stale_rayclusters([live], [rayjob], [], ORIGIN, mine) == []
@@ -128,7 +128,7 @@ def test_a_raycluster_with_this_origin_whose_rayjob_is_live_and_not_stale_does_n
 def forged(namespace: str, name: str, job: str, owner_uid: str = "") -> Obj:
     """A RayCluster a region's user made (or KubeRay made for their RayJob `job`, of uid `owner_uid`), carrying this
     manager's origin label and KubeRay's labels naming `job`."""
-    labels = {d.ORIGIN: ORIGIN, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: job}
+    labels = {ko.ORIGIN: ORIGIN, ko.RAY_ORIGIN_CRD: "RayJob", ko.RAY_ORIGIN_NAME: job}
     meta: Obj = {"namespace": namespace, "name": name, "labels": labels}
     if owner_uid:
         meta["ownerReferences"] = [
@@ -143,7 +143,9 @@ def test_a_raycluster_with_this_origin_for_a_job_this_manager_did_not_dispatch_d
     """RayClusters carrying this manager's origin label and KubeRay's labels naming a RayJob that is not
     in the region, in another namespace than the manager's job-1 or naming another RayJob, and one KubeRay made for
     a RayJob a user made with the origin label in another namespace: none keeps the quarantined region out."""
-    user_job = {"metadata": {"namespace": "other", "name": "job-1", "uid": "user-rj-uid", "labels": {d.ORIGIN: ORIGIN}}}
+    user_job = {
+        "metadata": {"namespace": "other", "name": "job-1", "uid": "user-rj-uid", "labels": {ko.ORIGIN: ORIGIN}}
+    }
     objects = {
         f"{RAY}/namespaces/other/rayclusters/a": forged("other", "a", "job-1"),
         f"{RAY}/namespaces/default/rayclusters/b": forged("default", "b", "job-2", owner_uid="gone-uid"),
@@ -186,7 +188,10 @@ def test_a_stale_rayjob_stuck_on_a_finalizer_is_said_and_planb_status_shows_what
     assert writes == [
         {
             "metadata": {"resourceVersion": "3"},
-            "data": {d.QUARANTINED_KEY: '["a"]', leftovers.WAITING_KEY: json.dumps({"a": f"waiting for {waits}"})},
+            "data": {
+                quarantine.QUARANTINED_KEY: '["a"]',
+                leftovers.WAITING_KEY: json.dumps({"a": f"waiting for {waits}"}),
+            },
         }
     ], "written once, when it changed"
     kube.objects[STATE]["data"].update(writes[0]["data"])  # as the API server stores it

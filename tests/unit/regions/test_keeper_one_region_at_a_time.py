@@ -4,7 +4,7 @@ tests/support/unit/keeper_fakes.py."""
 
 from __future__ import annotations
 
-from planb.regions import decisions as d
+from planb.regions.keeper import quarantine, release
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
@@ -61,7 +61,7 @@ def test_a_returning_region_out_of_the_config_loses_its_copy_of_a_workload_still
     assert (CONFIG, {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": ["b", "a"]}}) in kube.patches
     assert (
         STATE,
-        {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None, "waiting": None}},
+        {"metadata": {"resourceVersion": "3"}, "data": {quarantine.QUARANTINED_KEY: None, "waiting": None}},
     ) in kube.patches
 
 
@@ -85,7 +85,7 @@ def test_a_raycluster_owned_by_the_rayjob_without_the_origin_label_blocks_the_re
     origin label, no originated-from labels) may still run it: the quota is not released while it is there."""
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "job-1", "uid": "x", "controller": True}
     left = {"metadata": {"namespace": "default", "name": "job-1-raycluster-x", "ownerReferences": [owner]}}
-    assert d.rayclusters_of("job-1", [left]) == [left]
+    assert release.rayclusters_of("job-1", [left]) == [left]
     evicted = manager_workload("Evicted", "QuotaReserved")
     kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
     regions["europe-west4"] = FakeKube({f"{RAY}/namespaces/default/rayclusters/job-1-raycluster-x": left})

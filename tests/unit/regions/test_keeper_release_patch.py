@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from planb.kube import KubeError
-from planb.regions import decisions as d
-from planb.regions import dispatch as dp
+from planb.regions.dispatcher import nomination as dp
+from planb.regions.keeper import release
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
@@ -29,16 +29,16 @@ COPY = f"{KUEUE}/namespaces/default/workloads/rayjob-job-1-abcde"
 
 def test_the_release_patch_carries_the_resource_version_and_no_uid() -> None:
     job = {"metadata": {"name": "job-1", "uid": "rj-uid", "resourceVersion": "41"}}
-    body = d.release_patch(job)
+    body = release.release_patch(job)
     assert body == {"metadata": {"resourceVersion": "41"}, "status": {"jobDeploymentStatus": "Suspended"}}
     assert "uid" not in json.dumps(body)
 
 
 def test_without_a_resource_version_there_is_no_release_patch() -> None:
     """Never an unconditional patch, and never ``"uid": null`` (a merge patch's null deletes, it does not match)."""
-    assert d.release_patch({"metadata": {"name": "job-1", "uid": None}}) is None
-    assert d.release_patch({"metadata": {"name": "job-1", "resourceVersion": None}}) is None
-    assert d.release_patch({}) is None
+    assert release.release_patch({"metadata": {"name": "job-1", "uid": None}}) is None
+    assert release.release_patch({"metadata": {"name": "job-1", "resourceVersion": None}}) is None
+    assert release.release_patch({}) is None
 
 
 def test_a_rayjob_without_a_resource_version_is_not_released(regions: dict[str, FakeKube]) -> None:
@@ -93,8 +93,8 @@ def test_a_stale_copy_without_a_uid_is_never_deleted_unconditionally(regions: di
 
 
 def test_the_dispatchers_apply_never_sends_a_null_uid_or_resource_version() -> None:
-    """planb.regions.dispatch.admission_apply copies the Workload's identity as read; a key read as null is left out,
-    never sent as ``null``."""
+    """planb.regions.dispatcher.nomination.admission_apply copies the Workload's identity as read; a key read as null is
+    left out, never sent as ``null``."""
     workload = {"metadata": {"name": "wl", "namespace": "default", "uid": None, "resourceVersion": "9"}}
     meta = dp.admission_apply(workload, ["a"])["metadata"]
     assert meta == {"name": "wl", "namespace": "default", "resourceVersion": "9"}

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from planb.regions import decisions as d
-from planb.regions import keeper as keeper_mod
-from planb.regions.keeper import Keeper, KeeperSettings
+from planb.regions.access import kueue_objects as ko
+from planb.regions.keeper import quarantine, rejoin
+from planb.regions.keeper import tick as keeper_mod
+from planb.regions.keeper.tick import Keeper, KeeperSettings
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
@@ -44,9 +45,9 @@ def test_the_release_patch_is_preconditioned_on_the_rayjobs_resource_version(reg
 @pytest.mark.parametrize("where", ["configmap", "flag"])
 def test_kueues_default_origin_is_refused(where: str) -> None:
     """``multikueue`` is Kueue's shared default origin: the keeper refuses it and names the fix."""
-    state = keeper_state(origin=d.DEFAULT_ORIGIN if where == "configmap" else "")
+    state = keeper_state(origin=ko.DEFAULT_ORIGIN if where == "configmap" else "")
     kube = manager(regions={"europe-west4": True}, state=state, workload=manager_workload("QuotaReserved"))
-    settings = KeeperSettings(origin=d.DEFAULT_ORIGIN if where == "flag" else "")
+    settings = KeeperSettings(origin=ko.DEFAULT_ORIGIN if where == "flag" else "")
     keeper = Keeper(kube, settings, say=lambda line: None)  # type: ignore[arg-type]
     with pytest.raises(keeper_mod.KeeperStateError, match=r"Kueue's default.*Fix: give the manager's Kueue an origin"):
         keeper.tick()
@@ -67,7 +68,7 @@ def test_a_quarantined_region_back_in_the_config_is_not_cleaned(regions: dict[st
     clock = [0.0]
     ticks(make(kube, said, clock), clock, 0, 1)
     assert regions["a"].deleted == [] and regions["b"].deleted == []
-    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {d.QUARANTINED_KEY: None}}) in kube.patches
+    assert (STATE, {"metadata": {"resourceVersion": "3"}, "data": {quarantine.QUARANTINED_KEY: None}}) in kube.patches
     assert not [p for p, _ in kube.patches if p == CONFIG]
 
 
@@ -77,10 +78,10 @@ def test_a_copy_of_a_workload_still_racing_is_stale_only_out_of_the_config() -> 
     racing = manager_workload("QuotaReserved")
     homes = {("default", "rayjob-job-1-abcde"): racing}
     copy, job = region_copy(), region_rayjob("Running")
-    assert d.stale_copies("a", [copy], homes, ORIGIN, "planb-regions", listed=["a", "b"]) == ([], [])
-    assert d.stale_jobs("a", [job], homes, ORIGIN, "planb-regions", listed=["a", "b"]) == ([], [])
-    assert d.stale_copies("a", [copy], homes, ORIGIN, "planb-regions", listed=["b"]) == ([copy], [])
-    assert d.stale_jobs("a", [job], homes, ORIGIN, "planb-regions", listed=["b"]) == ([job], [])
+    assert rejoin.stale_copies("a", [copy], homes, ORIGIN, "planb-regions", listed=["a", "b"]) == ([], [])
+    assert rejoin.stale_jobs("a", [job], homes, ORIGIN, "planb-regions", listed=["a", "b"]) == ([], [])
+    assert rejoin.stale_copies("a", [copy], homes, ORIGIN, "planb-regions", listed=["b"]) == ([copy], [])
+    assert rejoin.stale_jobs("a", [job], homes, ORIGIN, "planb-regions", listed=["b"]) == ([job], [])
 
 
 def test_a_same_key_rayjob_or_raycluster_without_the_origin_blocks_the_release(
@@ -91,7 +92,7 @@ def test_a_same_key_rayjob_or_raycluster_without_the_origin_blocks_the_release(
     evicted = manager_workload("Evicted", "QuotaReserved")
     kube = manager(regions={"europe-west4": True}, state=keeper_state(), workload=evicted)
     job = region_rayjob("Running", origin="")
-    del job["metadata"]["labels"][d.ORIGIN]
+    del job["metadata"]["labels"][ko.ORIGIN]
     regions["europe-west4"] = FakeKube({MANAGER_JOB: job})
     said: list[str] = []
     clock = [0.0]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from planb.kube import KubeError
-from planb.regions.keeper import Keeper, KeeperSettings
+from planb.regions.keeper.tick import Keeper, KeeperSettings
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     MANAGER_JOB,

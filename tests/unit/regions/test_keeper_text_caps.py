@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from planb.kube import KubeError, Obj
-from planb.regions import decisions as d
-from planb.regions import leftovers
+from planb.regions.access import kueue_objects as ko
+from planb.regions.keeper import leftovers
 from tests.support.unit.keeper_fakes import (
     ORIGIN,
     RAY,
@@ -27,7 +27,7 @@ FORGED = f"{RAY}/namespaces/default/rayclusters/forged"
 
 def forged_raycluster(count: int = 4000) -> Obj:
     """Made by a user of the manager's job's namespace, naming that job (else it keeps no region out)."""
-    labels = {d.ORIGIN: ORIGIN, d.RAY_ORIGIN_CRD: "RayJob", d.RAY_ORIGIN_NAME: "job-1"}
+    labels = {ko.ORIGIN: ORIGIN, ko.RAY_ORIGIN_CRD: "RayJob", ko.RAY_ORIGIN_NAME: "job-1"}
     finalizers = [f"example.com/{'f' * 300}-{i}" for i in range(count)]
     meta = {
         "namespace": "default",
@@ -50,7 +50,7 @@ class ManagerWithConfigMapLimit(FakeKube):
 
 
 class CountingDispatcher:
-    """In place of planb.regions.dispatcher.Dispatcher (which plans with advice): counts the ticks that reach it
+    """In place of planb.regions.dispatcher.tick.Dispatcher (which plans with advice): counts the ticks that reach it
     (the tick's last step)."""
 
     def __init__(self) -> None:
@@ -77,9 +77,8 @@ def test_a_raycluster_with_4000_finalizers_leaves_the_configmap_write_under_64_k
     kube = returning(regions)
     said: list[str] = []
     clock = [0.0]
-    keeper = make(kube, said, clock)
     counting = CountingDispatcher()
-    keeper.dispatcher = counting  # type: ignore[assignment]
+    keeper = make(kube, said, clock, counting)
     ticks(keeper, clock, 0)
     writes = [body for path, body in kube.patches if path == STATE]
     assert writes and all(len(json.dumps(body)) < 64 << 10 for body in writes), [len(json.dumps(b)) for b in writes]
@@ -99,9 +98,8 @@ def test_a_configmap_write_refused_with_422_is_said_and_the_tick_goes_on(regions
     kube.merge_patch = refuse  # type: ignore[method-assign]
     said: list[str] = []
     clock = [0.0]
-    keeper = make(kube, said, clock)
     counting = CountingDispatcher()
-    keeper.dispatcher = counting  # type: ignore[assignment]
+    keeper = make(kube, said, clock, counting)
     ticks(keeper, clock, 0)
     assert counting.ticks == 1
     assert any(

@@ -1,12 +1,13 @@
 """A region Kueue does not reach because of the manager's side (its MultiKueue token expired, or Kueue
-is answered 401) is not taken as lost: not quarantined, and it keeps blocking the release (planb.regions.unreached).
-Fakes from tests/support/unit/keeper_fakes.py; the token is a real JWT shape in a real region kubeconfig Secret."""
+is answered 401) is not taken as lost: not quarantined, and it keeps blocking the release
+(planb.regions.keeper.unreached). Fakes from tests/support/unit/keeper_fakes.py; the token is a real JWT shape in a real
+region kubeconfig Secret."""
 
 from __future__ import annotations
 
-from planb.regions import decisions as d
-from planb.regions.keeper import KeeperSettings
-from planb.regions.unreached import token_expiry
+from planb.regions.keeper import release
+from planb.regions.keeper.options import KeeperSettings
+from planb.regions.keeper.unreached import token_expiry
 from tests.support.unit.keeper_fakes import (
     CONFIG,
     KUEUE,
@@ -43,8 +44,8 @@ def evicted(regions: dict[str, FakeKube], token: str, message: str = "dial tcp: 
 
 
 def test_a_region_whose_token_expired_is_not_quarantined_and_blocks_the_release(regions: dict[str, FakeKube]) -> None:
-    """Fails on the code before planb.regions.unreached: region a was quarantined at 10 s and the job released at 20 s,
-    while a's nodes, out of the keeper's reach only because of the expired token, still ran it."""
+    """Fails on the code before planb.regions.keeper.unreached: region a was quarantined at 10 s and the job released at
+    20 s, while a's nodes, out of the keeper's reach only because of the expired token, still ran it."""
     kube = evicted(regions, jwt(exp=1_000_000_000))
     said: list[str] = []
     clock = [0.0]
@@ -91,4 +92,4 @@ def test_a_tokens_expiry_is_read_only_from_a_jwt_with_a_numeric_exp() -> None:
 
 def test_the_default_lost_after_is_kueues_worker_lost_timeout() -> None:
     assert KeeperSettings().lost_after == 900.0
-    assert d.release_blocker({}, {}, "o", region_clusters={}) == ""
+    assert release.release_blocker({}, {}, "o", region_clusters={}) == ""

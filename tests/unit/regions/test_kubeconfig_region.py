@@ -1,5 +1,6 @@
-"""A region's kubeconfig (planb.regions.kubeconfig.load_region), read from a Secret that whoever writes kueue-system's
-Secrets on the manager controls: what it must refuse before it costs the keeper or `planb status` anything."""
+"""A region's kubeconfig (planb.regions.access.kubeconfig.load_region), read from a Secret that whoever writes
+kueue-system's Secrets on the manager controls: what it must refuse before it costs the keeper or `planb status`
+anything."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 import yaml
 
 from planb import kube
-from planb.regions import kubeconfig
-from planb.regions.kubeconfig import RegionKubeconfigError, load_region
+from planb.regions.access import kubeconfig
+from planb.regions.access.kubeconfig import RegionKubeconfigError, load_region
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 CA = base64.b64encode(PEM.encode()).decode()

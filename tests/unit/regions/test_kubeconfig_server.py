@@ -10,7 +10,7 @@ import base64
 import pytest
 import yaml
 
-from planb.regions.kubeconfig import RegionKubeconfigError, load_region
+from planb.regions.access.kubeconfig import RegionKubeconfigError, load_region
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

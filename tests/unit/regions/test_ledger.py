@@ -1,5 +1,5 @@
-"""The obtainability ledger (planb.regions.ledger): what planb asked for per region, rung and shape, what it was
-granted, and the smoothed grant rate with recency it yields."""
+"""The obtainability ledger (planb.regions.dispatcher.ledger): what planb asked for per region, rung and shape, what it
+was granted, and the smoothed grant rate with recency it yields."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planb.regions.ledger import (
+from planb.regions.dispatcher.ledger import (
     DELAY_HALF_LIFE_S,
     FAILED,
     GRANTED,

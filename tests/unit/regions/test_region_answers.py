@@ -13,7 +13,7 @@ import yaml
 
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import Connection
-from planb.regions.kubeconfig import RegionKubeconfigError, load_region
+from planb.regions.access.kubeconfig import RegionKubeconfigError, load_region
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

@@ -1,4 +1,5 @@
-"""A reservation's room read before its rung is offered (planb.regions.reservation_room, advice_order rule 2).
+"""A reservation's room read before its rung is offered (planb.regions.dispatcher.reservation_room, advice_order rule
+2).
 
 Each of GKE's matching rules (its cluster autoscaler's, the constant named in each test) has a test here: a
 reservation GKE would not use for the pool is no read; the room is ``count - inUseCount``. planb's own extensions
@@ -11,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from planb.regions import advice_order as ao
-from planb.regions import reservation_room as rr
-from planb.regions.ledger import FAILED, GRANTED, Key, Ledger
-from planb.regions.reservation_room import ReservationRef, Room, RoomUnread
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher import reservation_room as rr
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, Key, Ledger
+from planb.regions.dispatcher.reservation_room import ReservationRef, Room, RoomUnread
 
 SHAPE = "ct6e-standard-4t:4"  # a 4x4 slice: four VMs of four chips, multi-host
 SINGLE = "ct6e-standard-8t:1"  # one VM of eight chips, single-host

@@ -1,5 +1,5 @@
 """`planb status --capacity`: the obtainability ledger and the last advice used, read from the manager's ConfigMap
-(planb.regions.capacity_state), as text and as one JSON document (planb.status.capacity)."""
+(planb.regions.dispatcher.ledger_store), as text and as one JSON document (planb.status.capacity)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from planb import paths
 from planb.errors import UsageError
 from planb.kube import KubeError
-from planb.regions import advice_order as ao
-from planb.regions import capacity_state as cs
-from planb.regions.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher import offer_order as ao
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
 from planb.status import capacity
 from planb.status import cli as status_cli
 

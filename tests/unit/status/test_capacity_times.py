@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from planb.regions import capacity_state as cs
-from planb.regions.ledger import GRANTED, Ledger, LedgerError
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher.ledger import GRANTED, Ledger, LedgerError
 from planb.status import capacity
 
 NOW = 1_800_000_000.0

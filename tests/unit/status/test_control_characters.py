@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from planb.kube import KubeError
-from planb.regions.capacity_state import LastAdvice, PairAdvice
-from planb.regions.ledger import Key
+from planb.regions.dispatcher.ledger import Key
+from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
 from planb.status import capacity, regions
 from planb.status.regions import printable
 

@@ -42,8 +42,8 @@ documents no error for such a request, and the response's ``recommendations`` is
 ``CapacityAdviceResponse``), so the emulator answers a request whose machine types are all TPU ones (``TPU_FAMILIES``)
 as the page's words describe, with nothing to view: 200 and no recommendation (``{}``, an empty list being left out
 of proto3 JSON); TPU machine types among others are left out of the choice. This is a reading of the page, not
-Google's documented answer; planb's keeper never sends such a request (``planb.regions.advice.no_tpu_advice``).
-Calendar mode does take TPUs (its ``vmFamily`` enum;
+Google's documented answer; planb's keeper never sends such a request
+(``planb.regions.dispatcher.google_advice.no_tpu_advice``). Calendar mode does take TPUs (its ``vmFamily`` enum;
 https://cloud.google.com/compute/docs/instances/create-future-reservations-calendar-mode), and the signals of TPU
 machine types still score it. The switch ``POST /planb/v1/advice {"machineType": "n2-*", "refuse": true}`` makes the
 emulator refuse a shape (a pattern): ``advice.capacity`` naming one answers 400 INVALID_ARGUMENT,

@@ -3,15 +3,15 @@
 A name the stand-in reads from a spec (a ConfigMap volume's, a RayCluster's authOptions Secret) is whatever the spec's
 writer put there. Put into a URL as it is, ``../../kube-system/configmaps/x`` reaches another namespace's object:
 urllib3 resolves ``../`` on the client side. So such a name must be a DNS-1123 subdomain, as the API server requires
-of ConfigMap and Secret names (planb.regions.kubeconfig.is_dns_subdomain, as planb.regions.access checks a region's
-kubeconfig Secret), and is quoted whole into the path.
+of ConfigMap and Secret names (planb.regions.access.kubeconfig.is_dns_subdomain, as
+planb.regions.access.connection checks a region's kubeconfig Secret), and is quoted whole into the path.
 """
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
-from planb.regions.kubeconfig import is_dns_subdomain
+from planb.regions.access.kubeconfig import is_dns_subdomain
 
 
 def api_name(name: object) -> str | None:

@@ -3,7 +3,8 @@
 Both live in one ConfigMap on the manager, ``kueue-system/planb-regions-ledger`` (``<config>-ledger`` beside the
 keeper's ``<config>-keeper``, the MultiKueueConfig planb's multikueue role writes being ``planb-regions``):
 
-* ``data.ledger``: the ledger as ``planb.regions.ledger.Ledger.to_json`` writes it (JSON; at most ``MAX_ASKS`` asks
+* ``data.ledger``: the ledger as ``planb.regions.dispatcher.ledger.Ledger.to_json`` writes it (JSON; at most
+``MAX_ASKS`` asks
   per region, rung and shape, sized for a ConfigMap's 1 MiB);
 * ``data.advice``: the last job's advice as the policy used it (``LastAdvice``, JSON): per pair Google's
   ``obtainability`` and ``estimatedUptime``, planb's score, where the order came from, when the pair was offered or
@@ -15,7 +16,8 @@ Kueue's namespace is written only by the operator and Kueue (docs/regions.md, se
 ConfigMap sits there); not the keeper's own ConfigMap, because the keeper writes that one with its resourceVersion
 for each quarantine and the ledger is written at each request. ``planb status --capacity`` reads it with the
 manager's kubeconfig (``planb.status.capacity``). The keeper's dispatcher writes it (``planb regions keep --dispatch``,
-``planb.regions.dispatcher``): ``configmap`` is its body, created or its data replaced whenever the ledger changed.
+``planb.regions.dispatcher.tick``): ``configmap`` is its body, created or its data replaced whenever the ledger
+changed.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planb.kube import Kube, KubeError, Obj
-from planb.regions.access import KUEUE_NAMESPACE
-from planb.regions.advice import Candidate
-from planb.regions.advice_order import OfferPlan
-from planb.regions.ledger import Key, Ledger, LedgerError, timestamp
+from planb.regions.access.connection import KUEUE_NAMESPACE
+from planb.regions.dispatcher.google_advice import Candidate
+from planb.regions.dispatcher.ledger import Key, Ledger, LedgerError, timestamp
+from planb.regions.dispatcher.offer_order import OfferPlan
 
 CONFIGMAP = "planb-regions-ledger"
 LEDGER_KEY, ADVICE_KEY = "ledger", "advice"

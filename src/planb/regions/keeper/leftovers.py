@@ -1,5 +1,5 @@
 """What keeps a quarantined region out of the MultiKueueConfig, read from the region itself at every tick (the regions
-keeper's rejoin, planb.regions.keeper), and how the keeper and ``planb status`` say it.
+keeper's rejoin, planb.regions.keeper.tick), and how the keeper and ``planb status`` say it.
 
 Pure functions over the API's JSON. The keeper keeps nothing of a region in memory but when it last held something
 stale: a keeper restarted after it deleted a stale RayJob finds that RayJob's RayCluster again from the region's own
@@ -18,7 +18,13 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 
 from planb.kube import Obj, printable
-from planb.regions.decisions import RAY_ORIGIN_CRD, RAY_ORIGIN_NAME, made_by, owner_rayjob, under_check
+from planb.regions.access.kueue_objects import (
+    RAY_ORIGIN_CRD,
+    RAY_ORIGIN_NAME,
+    made_by,
+    owner_rayjob,
+    under_check,
+)
 
 #: The keeper's ConfigMap's key for what each quarantined region waits for (a JSON object, region to line), written by
 #: the keeper when it changes and read by ``planb status`` (planb.status.regions).
@@ -98,7 +104,8 @@ def stale_rayclusters(
     label (and make a RayJob carrying it, whose RayCluster KubeRay then makes) in any namespace, and would keep the
     region out for as long as they like; only one of a job this manager dispatched, in that job's namespace, does.
     What that leaves out: a RayCluster of a job whose manager Workload is gone; the keeper still waits the grace of
-    its RayJob after the last tick it saw that RayJob or its Workload copy there (planb.regions.keeper.rejoin)."""
+    its RayJob after the last tick it saw that RayJob or its Workload copy there
+    (planb.regions.keeper.rejoin)."""
     stale_uids = {str((j.get("metadata") or {}).get("uid") or "") for j in stale} - {""}
     stale_keys = {_key(j) for j in stale}
     alive_uids = {str((j.get("metadata") or {}).get("uid") or "") for j in rayjobs} - stale_uids - {""}

@@ -1,5 +1,6 @@
 """Advice-ordered dispatch as Kueue's External MultiKueue dispatcher: what the keeper decides, pure functions over the
-API's JSON (``planb.regions.dispatcher`` reads and writes; ``planb.regions.advice_order`` holds the policy).
+API's JSON (``planb.regions.dispatcher.tick`` reads and writes; ``planb.regions.dispatcher.offer_order`` holds
+the policy).
 
 **Kueue** (v0.19.2, what its source does):
 
@@ -49,9 +50,9 @@ from dataclasses import dataclass
 
 from planb.catalog import gpu, profiles, tpu, zones
 from planb.kube import Obj
-from planb.regions.advice_order import Attempt, OfferPlan
-from planb.regions.decisions import condition
-from planb.regions.ledger import FAILED, Key
+from planb.regions.access.kueue_objects import condition
+from planb.regions.dispatcher.ledger import FAILED, Key
+from planb.regions.dispatcher.offer_order import Attempt, OfferPlan
 
 #: The ``multiKueue.dispatcherName`` the manager's Kueue is given so that the keeper nominates (any name but Kueue's
 #: two is External).

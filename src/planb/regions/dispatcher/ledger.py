@@ -3,9 +3,11 @@
 A second signal beside Google's ``obtainability`` score (compute v1, discovery revision 20261106, method
 ``compute.advice.capacity``, ``projects/{project}/regions/{region}/advice/capacity``): planb's own record of its
 requests, so a region that never grants sinks even where Google's advice is silent (403, 404, a shape it refuses).
-``planb.regions.advice_order`` reads it. On a MultiKueue manager it lives, as JSON (``to_json``/``from_json``), in the
-ConfigMap ``planb.regions.capacity_state`` names (``kueue-system/planb-regions-ledger``), which ``planb status
---capacity`` shows; the keeper's dispatcher writes it (``planb regions keep --dispatch``, ``planb.regions.dispatcher``).
+``planb.regions.dispatcher.offer_order`` reads it. On a MultiKueue manager it lives, as JSON
+(``to_json``/``from_json``), in the ConfigMap ``planb.regions.dispatcher.ledger_store`` names
+(``kueue-system/planb-regions-ledger``), which ``planb status
+--capacity`` shows; the keeper's dispatcher writes it (``planb regions keep --dispatch``,
+``planb.regions.dispatcher.tick``).
 
 One ``Ask`` per request planb made (a ProvisioningRequest, or a region offered the job on a rung): when it was asked,
 when it ended and how:
@@ -41,7 +43,8 @@ either way and is left out, because it may have been granted a moment later. Con
   after a miss, back to the day's rate with ``RECENT_HALF_LIFE_S`` (``day + (last - day) * 0.5 ** (age / 30 min)``),
   because capacity is a state that persists for a while (a stockout, a reservation filled) and the last answer is
   the best witness of it; the smoothed ``rate`` above counts it as one ask among the day's two, which says a pair
-  that failed five minutes ago still grants more often than not. ``planb.regions.advice_order`` mixes the two.
+  that failed five minutes ago still grants more often than not. ``planb.regions.dispatcher.offer_order`` mixes the
+  two.
 * ``MAX_ASKS`` 64 per key, the oldest dropped first: because at 6 h a half-life, 64 asks of a busy key span more
   than the score still weighs, and the ledger must fit a ConfigMap (1 MiB) with room to spare.
 
@@ -93,6 +96,12 @@ class Key:
 
     def __str__(self) -> str:
         return f"{self.region}/{self.rung}/{self.shape}"
+
+
+def shape_parts(shape: str) -> tuple[str, int]:
+    """A pair's shape (``ct6e-standard-4t:4``) as its machine type and count (one VM without a count)."""
+    machine_type, _, count = shape.partition(":")
+    return machine_type, int(count) if count.isdigit() and int(count) > 0 else 1
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The keeper's reservation reads: which reservation a region's rung consumes, as the manager's own configuration names
-it, and its room for a job, read from Compute Engine before the rung is offered (``planb.regions.reservation_room``
-reads the answer; the policy's rule 2 in ``planb.regions.advice_order`` uses it).
+it, and its room for a job, read from Compute Engine before the rung is offered
+(``planb.regions.dispatcher.reservation_room`` reads the answer; the policy's rule 2 in
+``planb.regions.dispatcher.offer_order`` uses it).
 
 * **Which reservation.** planb's policy: the manager's configuration names it, never a region's objects.
   ``planb regions keep --reservation REGION/RUNG=[projects/PROJECT/]zones/ZONE/reservations/NAME`` (the regions
@@ -31,10 +32,10 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from planb.kube import KubeLimitError
-from planb.regions.advice import Get
-from planb.regions.kubeconfig import is_dns_subdomain
-from planb.regions.ledger import Key
-from planb.regions.reservation_room import ReservationRef, Room, RoomUnread
+from planb.regions.access.kubeconfig import is_dns_subdomain
+from planb.regions.dispatcher.google_advice import Get
+from planb.regions.dispatcher.ledger import Key
+from planb.regions.dispatcher.reservation_room import ReservationRef, Room, RoomUnread
 
 READ_TTL_S = 30.0
 _NAME = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"

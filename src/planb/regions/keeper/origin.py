@@ -1,10 +1,21 @@
 """The regions keeper's ConfigMap (``<config>-keeper`` in Kueue's namespace on the manager): the manager's origin read
-from it, or why the keeper acts on nothing without one (planb.regions.keeper)."""
+from it, or why the keeper acts on nothing without one (planb.regions.keeper.tick)."""
 
 from __future__ import annotations
 
 from planb.kube import Obj
-from planb.regions import decisions as d
+from planb.regions.access.kueue_objects import DEFAULT_ORIGIN
+
+#: The keeper's ConfigMap (in Kueue's namespace on the manager, written only by the operator's regions playbook and
+#: the keeper): ``origin``, the manager Kueue's multiKueue.origin. planb's policy: not an annotation of the
+#: MultiKueueConfig, because whoever may edit that config (a batch admin) would then choose which regions the keeper
+#: cleans and adds back.
+ORIGIN_KEY = "origin"
+
+
+def origin_of(state: Obj) -> str:
+    """This manager's origin value as the regions playbook wrote it in the keeper's ConfigMap ("" without one)."""
+    return str((state.get("data") or {}).get(ORIGIN_KEY) or "")
 
 
 class KeeperStateError(RuntimeError):
@@ -14,7 +25,7 @@ class KeeperStateError(RuntimeError):
 def checked_origin(state: Obj | None, origin_setting: str, name: str) -> tuple[Obj, str]:
     """The ConfigMap `name` (namespace/name, as read: None when missing) and this manager's origin (`origin_setting`
     if given, else the ConfigMap's); raises KeeperStateError when there is none, or it is Kueue's default."""
-    origin = origin_setting or d.origin_of(state or {})
+    origin = origin_setting or origin_of(state or {})
     if state is None or not origin:
         raise KeeperStateError(
             f"the ConfigMap {name} on the manager "
@@ -23,7 +34,7 @@ def checked_origin(state: Obj | None, origin_setting: str, name: str) -> tuple[O
             "the regions playbook (site.yml's last play), which gives its Kueue an origin of its own and writes it "
             "there"
         )
-    if origin == d.DEFAULT_ORIGIN:
+    if origin == DEFAULT_ORIGIN:
         raise KeeperStateError(
             f"the manager's origin is {origin!r}, Kueue's default (kueue v0.19.2 "
             "apis/config/v1beta2/defaults.go#L49), which every manager left at its default shares: planb's policy: "

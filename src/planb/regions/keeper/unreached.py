@@ -19,8 +19,8 @@ import math
 import re
 
 from planb.kube import Kube, Obj
-from planb.regions import decisions as d
-from planb.regions.access import RegionAccessError, region_connection
+from planb.regions.access import kueue_objects as ko
+from planb.regions.access.connection import RegionAccessError, region_connection
 
 FIX = "run playbooks/regions.yml, which renews the region tokens"
 _UNAUTHORIZED = re.compile(r"\b401\b|unauthori[sz]ed", re.IGNORECASE)
@@ -57,7 +57,7 @@ def token_expiry(token: str) -> float | None:
 def manager_side(manager: Kube, region: str, cluster: Obj, wall_now: float) -> str:
     """Why `region`, not Active, is out of reach because of the manager's side ('' when planb cannot tell): Kueue's
     Active message says 401/Unauthorized, or the token in its kubeconfig Secret expired (`wall_now`: time.time())."""
-    message = str(d.condition(cluster, "Active").get("message") or "")
+    message = str(ko.condition(cluster, "Active").get("message") or "")
     if _UNAUTHORIZED.search(message):
         return f"{region}: Kueue's connection to it is refused as unauthorized ({message[:200]}); {FIX}"
     try:

@@ -6,8 +6,9 @@ the operator's: the keeper's flag). At each look (at most one every ``CalendarSe
 
 1. **The long waits.** The manager's Workloads not yet placed in a region (no ``status.clusterName``), not finished and
    not being deleted, whose job's shape is a TPU one calendar mode takes (``calendar_advice.tpu_spec``, the shape as
-   the dispatcher reads it, ``planb.regions.dispatch.job_shape``), created more than ``after_s`` ago. A TPU job has no
-   other advice: ``advice.capacity`` shows no TPU availability (``planb.regions.advice``).
+   the dispatcher reads it, ``planb.regions.dispatcher.nomination.job_shape``), created more than ``after_s`` ago.
+   A TPU job has no other advice: ``advice.capacity`` shows no TPU availability
+   (``planb.regions.dispatcher.google_advice``).
 2. **Ask.** Each region of the MultiKueueConfig is asked ``advice.calendarMode`` for the job's chips, ``days`` days
    from now (``calendar_advice.ask_calendar``); a job is asked again only after ``ask_every_s``. planb's policy: an
    hour, because calendar mode plans days ahead (1 to 120 days, 1 to 90 long) and an answer an hour old still says
@@ -29,9 +30,9 @@ from datetime import datetime
 from typing import Any
 
 from planb.kube import Kube, KubeError, Obj
-from planb.regions.access import KUEUE, KUEUE_NAMESPACE
-from planb.regions.calendar_advice import CalendarOffer, TpuSpec, reserve_command, tpu_spec
-from planb.regions.dispatch import job_shape
+from planb.regions.access.connection import KUEUE, KUEUE_NAMESPACE
+from planb.regions.calendar.offers import CalendarOffer, TpuSpec, reserve_command, tpu_spec
+from planb.regions.dispatcher.nomination import job_shape
 
 CONFIGMAP = "planb-regions-calendar"
 JOBS_KEY = "jobs"

@@ -1,6 +1,7 @@
 """A job's offer plan: the pairs to offer, best first, how many at once, when the offer widens, and why
-(``planb.regions.advice_order.plan`` makes it; its rules 4 and 5 are ``OfferPlan.due``'s). A job's requests so far
-are its ``Attempt``s; ``Ranked`` is one pair offered, ``Wave`` the pairs added after a wait without a grant."""
+(``planb.regions.dispatcher.offer_order.plan`` makes it; its rules 4 and 5 are ``OfferPlan.due``'s). A job's
+requests so far are its ``Attempt``s; ``Ranked`` is one pair offered, ``Wave`` the pairs added after a wait without a
+grant."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from planb.regions.ledger import Key
+from planb.regions.dispatcher.ledger import Key
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The keeper's dispatcher: advice-ordered dispatch of the manager's Workloads as Kueue's External MultiKueue
-dispatcher (``planb regions keep --dispatch``; the decisions: ``planb.regions.dispatch``, the policy:
-``planb.regions.advice_order``).
+dispatcher (``planb regions keep --dispatch``; the decisions: ``planb.regions.dispatcher.nomination``, the policy:
+``planb.regions.dispatcher.offer_order``).
 
 Each keeper tick, for every Workload of the MultiKueue check that Kueue would sync now
-(``planb.regions.dispatch.awaits_nomination``):
+(``planb.regions.dispatcher.nomination.awaits_nomination``):
 
 1. **Plan once per dispatch.** The job's pairs are every region of the MultiKueueConfig that Kueue reaches
    (MultiKueueCluster Active) times the rungs of that region's ladder (its ClusterQueue's flavors for the
@@ -37,19 +37,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from planb.kube import Kube, KubeError, Obj, printable
-from planb.regions import capacity_state as cs
-from planb.regions import dispatch as dp
-from planb.regions.access import KUEUE, RegionAccessError, region_kube
-from planb.regions.advice import Advice, Post, ask, no_tpu_advice
-from planb.regions.advice import http_post as http_post  # where planb regions keep and its tests find it
-from planb.regions.advice_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
-from planb.regions.decisions import is_active, unreadable
-from planb.regions.kubeconfig import is_dns_subdomain
-from planb.regions.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
-from planb.regions.reservation_reads import Read, Rooms
-from planb.regions.reservation_room import ReservationRef, Room
+from planb.regions.access.connection import KUEUE, RegionAccessError, region_kube
+from planb.regions.access.kubeconfig import is_dns_subdomain
+from planb.regions.access.kueue_objects import is_active, unreadable
+from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher import nomination as dp
+from planb.regions.dispatcher.google_advice import Advice, Post, ask, no_tpu_advice
+from planb.regions.dispatcher.google_advice import (
+    http_post as http_post,  # where planb regions keep and its tests find it
+)
+from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
+from planb.regions.dispatcher.offer_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
+from planb.regions.dispatcher.reservation_reads import Read, Rooms
+from planb.regions.dispatcher.reservation_room import ReservationRef, Room
 
-#: Google's advice for one pair (``planb.regions.advice.ask`` behind it, or a refusal).
+#: Google's advice for one pair (``planb.regions.dispatcher.google_advice.ask`` behind it, or a refusal).
 Advise = Callable[[Key], Advice]
 APPLY = "application/apply-patch+yaml"
 
@@ -57,7 +59,8 @@ APPLY = "application/apply-patch+yaml"
 def no_advice(why: str) -> Advise:
     """An ``advise`` without a source (no ``--advice-url``): a pair it would ask about has no advice, and says why
     (the plan then races, and the ConfigMap says so); a TPU pair has none by design, as with a source
-    (``planb.regions.advice.no_tpu_advice``), so it is ordered by the ledger and the reservations, not raced."""
+    (``planb.regions.dispatcher.google_advice.no_tpu_advice``), so it is ordered by the ledger and the
+    reservations, not raced."""
     return lambda key: no_tpu_advice(key) or Advice.absent(why)
 
 
@@ -74,7 +77,8 @@ def _segment(name: str) -> str:
 
 def google_advise(post: Post, project: str) -> Advise:
     """Google's ``advice.capacity`` for each pair, in the zones the catalog lists for its machine type there; a TPU
-    pair is not asked (``planb.regions.advice.no_tpu_advice``: Google shows no TPU availability there)."""
+    pair is not asked (``planb.regions.dispatcher.google_advice.no_tpu_advice``: Google shows no TPU availability
+    there)."""
     return lambda key: ask(post, project, key, dp.advice_zones(key))
 
 
@@ -88,8 +92,8 @@ class DispatchSettings:
     job: Job = field(default_factory=lambda: Job(checkpoint_interval_s=45 * 60.0, restore_s=10 * 60.0))
     policy: Policy = field(default_factory=Policy)
     #: The reservation each (region, rung) consumes, as the manager's configuration names it (``planb regions keep
-    #: --reservation``; ``planb.regions.reservation_reads``): the only reservations the keeper reads. None is read
-    #: from a region's objects.
+    #: --reservation``; ``planb.regions.dispatcher.reservation_reads``): the only reservations the keeper reads.
+    #: None is read from a region's objects.
     reservations: dict[tuple[str, str], ReservationRef] = field(default_factory=dict)
 
 
@@ -240,7 +244,7 @@ class Dispatcher:
 
     def _reservations(self, region: str) -> dict[str, ReservationRef]:
         """The reservation each of the region's rungs consumes, as the manager's configuration names it (never a
-        region's objects: ``planb.regions.reservation_reads``)."""
+        region's objects: ``planb.regions.dispatcher.reservation_reads``)."""
         return {rung: ref for (where, rung), ref in self.settings.reservations.items() if where == region}
 
     def _room(self, key: Key, ref: ReservationRef | None, now: float) -> Room | None:

@@ -1,9 +1,10 @@
 """Advice-ordered dispatch: which regions and rungs a job is offered first, and when the offer widens.
 
-``plan`` is the policy alone, pure, over what it is given; ``planb.regions.dispatcher`` runs it as Kueue's External
-MultiKueue dispatcher (``planb regions keep --dispatch``).
+``plan`` is the policy alone, pure, over what it is given; ``planb.regions.dispatcher.tick`` runs it as Kueue's
+External MultiKueue dispatcher (``planb regions keep --dispatch``).
 
-Google's facts, the inputs (its ``advice.capacity`` answer, the pairs, the job), are ``planb.regions.advice``.
+Google's facts, the inputs (its ``advice.capacity`` answer, the pairs, the job), are
+``planb.regions.dispatcher.google_advice``.
 
 planb's policy, the rules (each constant of ``Policy`` says why its value):
 
@@ -13,15 +14,15 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
    ``estimatedUptime`` is kept (nothing says it is short) but offered after every other pair (nothing says it
    is long enough either).
 2. **Score.** Each pair's grant probability ``p`` is the ledger's smoothed grant rate with recency
-   (``planb.regions.ledger``), with Google's ``obtainability`` as its prior, worth ``Policy.advice_weight`` asks;
-   without advice, the ledger's own neutral prior (0.5, two asks). So planb's own misses sink a pair Google rates
-   well, and a pair Google is silent on. ``p`` is then mixed, ``Policy.state_weight`` to one (all of it, as
-   tuned), with the ledger's ``state_rate``: 0 right after a miss, 1 right after a grant, back to the day's rate
-   (Google's prior in it) with a 30-minute half-life. So a stockout seen demotes the pair at once, and the
+   (``planb.regions.dispatcher.ledger``), with Google's ``obtainability`` as its prior, worth
+   ``Policy.advice_weight`` asks; without advice, the ledger's own neutral prior (0.5, two asks). So planb's own misses
+   sink a pair Google rates well, and a pair Google is silent on. ``p`` is then mixed, ``Policy.state_weight`` to one
+   (all of it, as tuned), with the ledger's ``state_rate``: 0 right after a miss, 1 right after a grant, back to the
+   day's rate (Google's prior in it) with a 30-minute half-life. So a stockout seen demotes the pair at once, and the
    demotion decays as the episode likely ends. A reservation rung whose reservation was read
-   (``planb.regions.reservation_room``: Compute Engine's ``reservations.get``, its VMs or chips in use) has its
-   state read, not guessed: ``p`` is ``Policy.room_fits`` where the room holds the job's slice, else 0 (so it goes
-   after every other pair, rule 3), because a reservation grants exactly while it has room and says no at once when
+   (``planb.regions.dispatcher.reservation_room``: Compute Engine's ``reservations.get``, its VMs or chips in use)
+   has its state read, not guessed: ``p`` is ``Policy.room_fits`` where the room holds the job's slice, else 0 (so it
+   goes after every other pair, rule 3), because a reservation grants exactly while it has room and says no at once when
    it has not; every such no is a request that a free read spares.
 3. **Order.** A try of a pair takes ``t = p * d + (1 - p) * min(m, bound)``: ``d`` the ledger's mean time to a
    grant there over the last hours (``DELAY_HALF_LIFE_S``), ``m`` its mean time to a miss; a pair the ledger has
@@ -68,9 +69,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from planb.regions.advice import PROVISIONING_MODELS, Advice, Candidate, Job, capacity_request
-from planb.regions.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger, Score
-from planb.regions.offer_plan import Attempt, OfferPlan, Ranked, Wave
+from planb.regions.dispatcher.google_advice import PROVISIONING_MODELS, Advice, Candidate, Job, capacity_request
+from planb.regions.dispatcher.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger, Score
+from planb.regions.dispatcher.offer_plan import Attempt, OfferPlan, Ranked, Wave
 
 #: Google's side, kept importable from here (hack/bench_dispatch.py and the tests read them as ``advice_order``'s).
 __all__ = [

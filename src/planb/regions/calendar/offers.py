@@ -38,8 +38,9 @@ from typing import Any
 
 from planb.catalog import profiles
 from planb.kube import KubeLimitError
-from planb.regions.advice import Post, shape_parts
-from planb.regions.kubeconfig import is_dns_subdomain
+from planb.regions.access.kubeconfig import is_dns_subdomain
+from planb.regions.dispatcher.google_advice import Post
+from planb.regions.dispatcher.ledger import shape_parts
 
 #: compute v1 ``FutureResourcesSpecAggregateResources.vmFamily`` by TPU machine family (a machine type's first part).
 VM_FAMILIES = {
@@ -147,7 +148,7 @@ class CalendarOffer:
 def ask_calendar(post: Post, project: str, region: str, spec: TpuSpec, start: float, days: int) -> CalendarOffer:
     """calendarMode's answer for ``spec`` in ``region``; a refusal, no answer or an answer past the advice limits is
     an offer without a zone that says why. A region or project that is not a DNS-1123 name is not asked (planb's
-    policy, as ``planb.regions.advice.ask``: it would go into the request's path)."""
+    policy, as ``planb.regions.dispatcher.google_advice.ask``: it would go into the request's path)."""
     for what, name in (("region", region), ("project", project)):
         if not is_dns_subdomain(name):
             return CalendarOffer(region, why=f"not asked: the {what} {name!r} is not a DNS-1123 name")

@@ -7,8 +7,8 @@ answers a ``Reservation``: a ``specificReservation`` of ``count`` VMs (``inUseCo
 use", ``assuredCount`` "how many instances are actually usable currently") of its ``instanceProperties``, or an
 ``aggregateReservation`` (how Compute Engine reserves TPU chips) of ``reservedResources`` (``inUseResources`` "List of
 resources currently in use"), each ``{accelerator {acceleratorCount, acceleratorType}}``, with a ``workloadType``.
-``Room.read`` reads that body for one pair's shape; ``planb.regions.advice_order`` (rule 2) takes a read room as the
-pair's state, in place of the ledger's guess.
+``Room.read`` reads that body for one pair's shape; ``planb.regions.dispatcher.offer_order`` (rule 2) takes a read
+room as the pair's state, in place of the ledger's guess.
 
 **GKE's rules** (what its cluster autoscaler, GoogleCloudPlatform/cluster-autoscaler at 7d25050, matches before it
 counts a reservation for a node group; each constant below is the line). planb's pools consume a reservation with
@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from planb.regions.advice import shape_parts
+from planb.regions.dispatcher.ledger import shape_parts
 
 DOC_GET = "https://cloud.google.com/compute/docs/reference/rest/v1/reservations/get"
 #: GKE's cluster autoscaler, at 7d25050: the lines each rule of the module's docstring follows.
@@ -75,7 +75,7 @@ class RoomUnread(ValueError):
 @dataclass(frozen=True)
 class ReservationRef:
     """A reservation as the manager's configuration names it: its project, the zone of the pools that consume it,
-    its name (``planb.regions.reservation_reads``)."""
+    its name (``planb.regions.dispatcher.reservation_reads``)."""
 
     project: str
     zone: str

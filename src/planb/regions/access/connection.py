@@ -6,9 +6,9 @@ namespace (key ``kubeconfig``) or a file (Kueue v0.19.2, apis/kueue/v1beta2/mult
 rayclusters), CA inline. planb reads and deletes with exactly those rights, never more.
 
 Whoever can write Secrets in the manager's ``kueue-system`` writes the kubeconfig planb reaches a region with, on the
-operator's machine. So the kubeconfig is read by planb.regions.kubeconfig.load_region (an https server,
-certificate-authority-data and a token; nothing else, nothing run, read or written here), the Secret's name must be
-a DNS-1123 subdomain and is quoted into the URL, and a ``Path`` location is refused (docs/security.md, "A region's
+operator's machine. So the kubeconfig is read by planb.regions.access.kubeconfig.load_region (an https
+server, certificate-authority-data and a token; nothing else, nothing run, read or written here), the Secret's name must
+be a DNS-1123 subdomain and is quoted into the URL, and a ``Path`` location is refused (docs/security.md, "A region's
 kubeconfig"); so must the region's own name be, which is quoted into the MultiKueueCluster's URL.
 
 A region's API server is another party's too, so each request to it has an overall deadline and a size cap
@@ -31,7 +31,7 @@ from planb.errors import UnreachableError, UsageError
 from planb.kube import Kube, KubeError, Obj, printable
 from planb.kube_limits import Limits
 from planb.kubeconfig import Connection
-from planb.regions.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
+from planb.regions.access.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 #: Kueue's namespace on the manager, where the MultiKueueClusters' Secrets live (its configuration's `namespace`).

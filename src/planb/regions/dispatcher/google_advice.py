@@ -1,14 +1,15 @@
 """Google's capacity advice as planb asks for it and reads it: the request for a pair, the answer, or why there is none.
 
-Google's facts, the inputs of ``planb.regions.advice_order``. Compute Engine's capacity advice, compute v1 discovery
-revision 20261106, method ``compute.advice.capacity`` (``POST projects/{project}/regions/{region}/advice/capacity``,
+Google's facts, the inputs of ``planb.regions.dispatcher.offer_order``. Compute Engine's capacity advice, compute
+v1 discovery revision 20261106, method ``compute.advice.capacity`` (``POST
+projects/{project}/regions/{region}/advice/capacity``,
 https://cloud.google.com/compute/docs/reference/rest/v1/advice/capacity): given a machine type, a count (``size``), a
-provisioning model (``STANDARD``, ``SPOT``, ``FLEX_START``, ``RESERVATION_BOUND``) and zones, it answers
-recommendations whose ``scores.obtainability`` is "the likelihood of successfully obtaining (provisioning) the
-requested number of VMs", 0.0 to 1.0, and whose ``scores.estimatedUptime`` is "the estimated run time of the majority
-of Spot VMs in the request before preemption" (a google-duration; Google's page gives it one of a few values, "60
-minutes (3,600 seconds)", "10 minutes (600 seconds)", ...). Google's page documents the API for Spot VMs and says
-"When you send a request to the advice.capacity API, you can't view the availability of TPUs"
+provisioning model (``STANDARD``, ``SPOT``, ``FLEX_START``, ``RESERVATION_BOUND``) and zones, it answers recommendations
+whose ``scores.obtainability`` is "the likelihood of successfully obtaining (provisioning) the requested number of VMs",
+0.0 to 1.0, and whose ``scores.estimatedUptime`` is "the estimated run time of the majority of Spot VMs in the request
+before preemption" (a google-duration; Google's page gives it one of a few values, "60 minutes (3,600 seconds)", "10
+minutes (600 seconds)", ...). Google's page documents the API for Spot VMs and says "When you send a request to the
+advice.capacity API, you can't view the availability of TPUs"
 (https://cloud.google.com/compute/docs/instances/view-vm-availability, "Limitations").
 
 So the keeper does not ask about a TPU shape at all: ``no_tpu_advice`` is the pair's advice, absent by design
@@ -39,11 +40,11 @@ from planb.catalog import rung_kinds
 from planb.errors import UsageError
 from planb.kube import KubeLimitError
 from planb.kube_limits import DeadlinePassed, Limits, read_within, watched_pool_classes
-from planb.regions.kubeconfig import is_dns_subdomain
-from planb.regions.ledger import Key
+from planb.regions.access.kubeconfig import is_dns_subdomain
+from planb.regions.dispatcher.ledger import Key, shape_parts
 
 if TYPE_CHECKING:
-    from planb.regions.reservation_room import Room
+    from planb.regions.dispatcher.reservation_room import Room
 
 #: The provisioning model of each kind of rung (compute v1 CapacityAdviceRequestInstancePropertiesScheduling), as the
 #: kinds' catalog entries give it (planb.catalog.rung_kinds, which says why a reservation rung's VMs are STANDARD).
@@ -125,7 +126,8 @@ class Advice:
 @dataclass(frozen=True)
 class Candidate:
     """One pair a job could be offered to (its region, rung and shape), with Google's advice for it, and, for a
-    reservation rung whose reservation was read, its room (``planb.regions.reservation_room``; None: not read)."""
+    reservation rung whose reservation was read, its room (``planb.regions.dispatcher.reservation_room``; None: not
+    read)."""
 
     key: Key
     advice: Advice
@@ -177,12 +179,6 @@ def is_tpu(machine_type: str) -> bool:
 def no_tpu_advice(key: Key) -> Advice | None:
     """A TPU pair's advice, absent by design (the module's docstring); None for any other shape, which is asked."""
     return Advice.not_asked(NO_TPU_ADVICE) if is_tpu(shape_parts(key.shape)[0]) else None
-
-
-def shape_parts(shape: str) -> tuple[str, int]:
-    """A pair's shape (``ct6e-standard-4t:4``) as its machine type and count (one VM without a count)."""
-    machine_type, _, count = shape.partition(":")
-    return machine_type, int(count) if count.isdigit() and int(count) > 0 else 1
 
 
 def ask(post: Post, project: str, key: Key, zones: Sequence[str]) -> Advice:
