@@ -1,35 +1,36 @@
-"""`planb status`'s reads and joins: every list it needs, read once (fetch), then each RayJob's own objects picked
-out of them (join). planb.status.report derives a job's status from what this returns, without another read but
-the few that belong to one job (its regions, its submitter's log, its variants, its goodput)."""
+"""`planb status`'s reads and joins: every list it needs, read once and kept as read (fetch), then each RayJob's own
+objects picked out of them (join). Nothing here interprets: planb.status.snapshot_maps derives the cluster-wide maps
+(retry limits, flavors' plans, queues' shapes, nodes' pools), and planb.status.report a job's status, from what this
+returns, without another read but the few that belong to one job (its regions, its submitter's log, its variants,
+its goodput)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planb.failover.names import PLAN_LABEL
 from planb.kube import Kube, KubeError, Obj, items_if_allowed
-from planb.status import admissions, lifecycle, shapes
+from planb.status import admissions
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
 RAY = "/apis/ray.io/v1"
-NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What one `planb status` read: the lists, and the maps derived from the cluster-scoped ones."""
+    """What one `planb status` read, as read: the lists (a cluster-scoped one the caller may not read is empty)."""
 
     ns_path: str
     rayjobs: list[Obj]
     workloads: list[Obj]
     requests: list[Obj]
-    limits: dict[str, int]  # backoffLimitCount per provisioning check
-    flavor_plans: dict[str, str]  # ResourceFlavor -> the plan it selects
-    queues: shapes.Queues
+    admission_checks: list[Obj]
+    provisioning_configs: list[Obj]  # Kueue's ProvisioningRequestConfigs
+    flavors: list[Obj]
+    local_queues: list[Obj]
+    cluster_queues: list[Obj]
     pods: list[Obj]
-    node_pools: dict[str, str]  # node -> its GKE node pool ('-' when unlabelled)
-    node_plans: dict[str, str]  # node -> its plan ('' when unlabelled)
+    nodes: list[Obj]
     events: list[Obj] | None  # the admission events, read only for goodput
 
 
@@ -48,30 +49,20 @@ def owned_by(obj: Obj, kind: str, name: str) -> bool:
     return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
 
 
-def _retry_limits(kube: Kube) -> dict[str, int]:
-    """backoffLimitCount per provisioning check; empty when the caller may not read cluster-scoped config."""
+def _checks(kube: Kube) -> tuple[list[Obj], list[Obj]]:
+    """The AdmissionChecks and ProvisioningRequestConfigs; both empty when the caller may not read cluster-scoped
+    config."""
     try:
-        return lifecycle.retry_limits(
-            kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
-        )
+        return kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
     except KubeError as exc:
         if exc.status in (401, 403):
-            return {}
+            return [], []
         raise
 
 
 def _readable(kube: Kube, path: str) -> list[Obj]:
     """The items at ``path``; empty when the caller may not read them (cluster-scoped Kueue objects)."""
     return items_if_allowed(kube, path) or []
-
-
-def _flavor_plans(flavors: list[Obj]) -> dict[str, str]:
-    out = {}
-    for flavor in flavors:
-        plan = ((flavor.get("spec") or {}).get("nodeLabels") or {}).get(PLAN_LABEL)
-        if plan:
-            out[flavor["metadata"]["name"]] = str(plan)
-    return out
 
 
 def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) -> Snapshot | None:
@@ -84,11 +75,10 @@ def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) ->
         return None
     workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
-    limits = _retry_limits(kube)
+    checks, configs = _checks(kube)
     flavors = _readable(kube, f"{KUEUE}/resourceflavors")
-    queues = shapes.queues(
-        _readable(kube, f"{KUEUE}{ns_path}/localqueues"), _readable(kube, f"{KUEUE}/clusterqueues"), flavors
-    )
+    local_queues = _readable(kube, f"{KUEUE}{ns_path}/localqueues")
+    cluster_queues = _readable(kube, f"{KUEUE}/clusterqueues")
     pods = kube.items(f"/api/v1{ns_path}/pods")
     nodes = kube.items("/api/v1/nodes")
     return Snapshot(
@@ -96,12 +86,13 @@ def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) ->
         rayjobs=sorted(rayjobs, key=lambda r: (r["metadata"]["namespace"], r["metadata"]["name"])),
         workloads=workloads,
         requests=requests,
-        limits=limits,
-        flavor_plans=_flavor_plans(flavors),
-        queues=queues,
+        admission_checks=checks,
+        provisioning_configs=configs,
+        flavors=flavors,
+        local_queues=local_queues,
+        cluster_queues=cluster_queues,
         pods=pods,
-        node_pools={n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes},
-        node_plans={n["metadata"]["name"]: n["metadata"].get("labels", {}).get(PLAN_LABEL, "") for n in nodes},
+        nodes=nodes,
         events=admissions.events(kube, ns_path) if goodput else None,
     )
 

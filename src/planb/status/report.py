@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planb.catalog import profiles
+from planb.catalog.profiles import PROFILES
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
@@ -13,6 +13,7 @@ from planb.status import goodput as goodput_
 from planb.status import lifecycle, shapes, trainlog, variants
 from planb.status import regions as regions_
 from planb.status.gather import KUEUE, PROVREQ, RAY, JobObjects, Snapshot, fetch, join
+from planb.status.snapshot_maps import Maps, maps_of
 
 #: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
 OFF_DWS_ANNOTATION = "planb.dev/off-dws"
@@ -133,7 +134,7 @@ class JobStatus:
             return ""
         queue = f"ClusterQueue {self.cluster_queue}'s" if self.cluster_queue else "the cluster's"
         kueue = f' (Kueue: "{self.reason}")' if self.reason and self.reason != WAITING else ""
-        fix = self.cluster_profile if self.cluster_profile in profiles.PROFILES else ""
+        fix = self.cluster_profile if self.cluster_profile in PROFILES else ""
         return (
             f"wrong shape: the job is {self.profile} but {queue} flavors select {self.cluster_profile}, so no flavor "
             f"matches its workers and Kueue never admits it{kueue}"
@@ -247,7 +248,7 @@ def _derive_workload(job: JobStatus, wl: Obj, owned: list[Obj], limits: dict[str
         job.deactivated = lifecycle.deactivation(job.namespace, job.workload, wl_conds, revoked, limits, max_run)
 
 
-def derive(snapshot: Snapshot, objs: JobObjects) -> JobStatus:
+def derive(maps: Maps, objs: JobObjects) -> JobStatus:
     """A job's status from its objects and the snapshot's maps alone: no read."""
     rj = objs.rayjob
     meta = rj["metadata"]
@@ -260,22 +261,22 @@ def derive(snapshot: Snapshot, objs: JobObjects) -> JobStatus:
         ray_status=_ray_status(rj.get("status") or {}),
         moved=_move_note(annotations),
         moved_at=lifecycle.parse_time(annotations.get(FAILOVER_MOVED)),
-        flavor_plans=snapshot.flavor_plans,
+        flavor_plans=maps.flavor_plans,
         off_dws=annotations.get(OFF_DWS_ANNOTATION, ""),
         shape=shapes.job_shape(rj),
     )
     job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
-    job.cluster_queue, job.cluster_shapes, job.cluster_profile = snapshot.queues.of(job.namespace, job.queue)
+    job.cluster_queue, job.cluster_shapes, job.cluster_profile = maps.queues.of(job.namespace, job.queue)
     if objs.workload is not None:
         max_run = annotations.get("provreq.kueue.x-k8s.io/maxRunDurationSeconds")
-        _derive_workload(job, objs.workload, objs.requests, snapshot.limits, max_run)
+        _derive_workload(job, objs.workload, objs.requests, maps.limits, max_run)
     for pod in objs.pods:
         node = pod["spec"].get("nodeName", "")
         job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
         if node:
-            job.nodes[node] = snapshot.node_pools.get(node, "-")
-            if snapshot.node_plans.get(node):
-                job.node_plans[node] = snapshot.node_plans[node]
+            job.nodes[node] = maps.node_pools.get(node, "-")
+            if maps.node_plans.get(node):
+                job.node_plans[node] = maps.node_plans[node]
     return job
 
 
@@ -296,14 +297,16 @@ def collect(
     kube: Kube, namespace: str | None = None, name: str | None = None, goodput: bool = False
 ) -> list[JobStatus]:
     """The status of every RayJob (in one namespace, or one job); with ``goodput``, each job's goodput too: fetch
-    (planb.status.gather), then per job join, derive, and the job's own reads."""
+    (planb.status.gather), the cluster-wide maps (planb.status.snapshot_maps), then per job join, derive, and the job's
+    own reads."""
     snapshot = fetch(kube, namespace, name, goodput)
     if snapshot is None:
         return []
+    maps = maps_of(snapshot)
     out = []
     for rayjob in snapshot.rayjobs:
         objs = join(snapshot, rayjob)
-        job = derive(snapshot, objs)
+        job = derive(maps, objs)
         _per_job_reads(kube, snapshot, objs, job, goodput)
         out.append(job)
     return out

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planb.catalog import gpu, profiles, tpu
+from planb.catalog import gpu, tpu
+from planb.catalog.profiles import PROFILES
 from planb.kube import Obj
 
 #: GKE's accelerator node labels, a profile's shape: what the job's workers select (charts/planb
@@ -32,9 +33,9 @@ def profile_of(shape: dict[str, str], named: str = "") -> str:
     else every profile that has it (GPU machines of one GPU share a label: 'a or b'), else the labels themselves."""
     if not shape:
         return "-"
-    if named in profiles.PROFILES and profiles.PROFILES[named].node_selector == shape:
+    if named in PROFILES and PROFILES[named].node_selector == shape:
         return named
-    names = [p.name for p in profiles.PROFILES.values() if p.node_selector == shape]
+    names = [p.name for p in PROFILES.values() if p.node_selector == shape]
     return " or ".join(names) if names else ",".join(f"{k}={v}" for k, v in sorted(shape.items()))
 
 
