@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 import time
 
-from tpu_bench import HALF_HBM, LARGE, PROFILE, TABLE, TRAIN_PY, Bench, emit, size
+from tpu_runs import HALF_HBM, LARGE, PROFILE, TABLE, TRAIN_PY, Bench, emit, size
 
 
 def sweep(b: Bench, names: list[str]) -> None:
