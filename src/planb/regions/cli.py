@@ -23,11 +23,13 @@ from planb.regions.access.connection import (
 )
 from planb.regions.calendar.offers import MAX_DAYS, MIN_DAYS, ask_calendar
 from planb.regions.calendar.watch import CalendarSettings, CalendarWatch
-from planb.regions.dispatcher.google_advice import http_get
+from planb.regions.dispatcher.advise import google_advise, no_advice
+from planb.regions.dispatcher.google_advice import http_get, http_post
+from planb.regions.dispatcher.job_dispatch import DispatchSettings
 from planb.regions.dispatcher.nomination import DISPATCHER
 from planb.regions.dispatcher.offer_order import Job
 from planb.regions.dispatcher.reservation_reads import ReservationSpecError, google_read, parse_reservation
-from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings, google_advise, http_post, no_advice
+from planb.regions.dispatcher.tick import Dispatcher
 from planb.regions.keeper.tick import Keeper, KeeperSettings, KeeperStateError, say
 
 DEFAULTS = KeeperSettings()

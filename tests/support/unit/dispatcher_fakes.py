@@ -9,8 +9,9 @@ from typing import Any
 
 from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.job_dispatch import DispatchSettings
 from planb.regions.dispatcher.ledger import Key, Ledger
-from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings
+from planb.regions.dispatcher.tick import Dispatcher
 
 Obj = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"

@@ -10,9 +10,11 @@ import pytest
 from planb.errors import UsageError
 from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher import nomination as dp
-from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.advise import no_advice
+from planb.regions.dispatcher.google_advice import Advice, http_post
+from planb.regions.dispatcher.job_dispatch import DispatchSettings
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
-from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings, http_post, no_advice
+from planb.regions.dispatcher.tick import Dispatcher
 from tests.support.unit.dispatcher_fakes import (
     CLUSTERS,
     CONFIG,

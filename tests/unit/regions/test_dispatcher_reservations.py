@@ -7,10 +7,11 @@ gives none for TPUs): the reads and the ledger order it, not the race."""
 from __future__ import annotations
 
 from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.job_dispatch import DispatchSettings
 from planb.regions.dispatcher.ledger import Key
 from planb.regions.dispatcher.reservation_reads import READ_TTL_S
 from planb.regions.dispatcher.reservation_room import ReservationRef, Room, RoomUnread
-from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings
+from planb.regions.dispatcher.tick import Dispatcher
 from tests.support.unit.dispatcher_fakes import REGIONS, WL, Clock, Fake, region, stored, tick, workload
 
 

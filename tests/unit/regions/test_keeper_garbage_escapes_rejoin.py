@@ -13,7 +13,8 @@ from planb.kube import Kube, KubeError
 from planb.kubeconfig import Connection
 from planb.regions.access import kueue_objects as ko
 from planb.regions.dispatcher.google_advice import Advice
-from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings
+from planb.regions.dispatcher.job_dispatch import DispatchSettings
+from planb.regions.dispatcher.tick import Dispatcher
 from planb.regions.keeper import tick as keeper_mod
 from tests.support.unit.keeper_fakes import (
     CONFIG,

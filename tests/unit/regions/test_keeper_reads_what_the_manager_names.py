@@ -15,11 +15,13 @@ import pytest
 
 from planb import cli
 from planb.regions.dispatcher import ledger_store as cs
+from planb.regions.dispatcher.advise import google_advise
 from planb.regions.dispatcher.google_advice import NO_TPU_ADVICE, Advice
+from planb.regions.dispatcher.job_dispatch import DispatchSettings
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, Key, Ledger
 from planb.regions.dispatcher.reservation_reads import ReservationSpecError, google_read, parse_reservation
 from planb.regions.dispatcher.reservation_room import ReservationRef, RoomUnread
-from planb.regions.dispatcher.tick import Dispatcher, DispatchSettings, google_advise
+from planb.regions.dispatcher.tick import Dispatcher
 from tests.support.unit.dispatcher_fakes import (
     KUEUE,
     REGIONS,

@@ -34,7 +34,6 @@ from __future__ import annotations
 import time
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from planb.kube import Kube, KubeError, Obj, printable
 from planb.regions.access.connection import KUEUE, RegionAccessError, region_kube
@@ -42,26 +41,15 @@ from planb.regions.access.kubeconfig import is_dns_subdomain
 from planb.regions.access.kueue_objects import is_active, unreadable
 from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher import nomination as dp
-from planb.regions.dispatcher.google_advice import Advice, Post, ask, no_tpu_advice
-from planb.regions.dispatcher.google_advice import (
-    http_post as http_post,  # where planb regions keep and its tests find it
-)
+from planb.regions.dispatcher.advise import Advise
+from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.job_dispatch import DispatchSettings, JobDispatch
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
-from planb.regions.dispatcher.offer_order import Attempt, Candidate, Job, OfferPlan, Policy, plan
+from planb.regions.dispatcher.offer_order import Candidate, plan
 from planb.regions.dispatcher.reservation_reads import Read, Rooms
 from planb.regions.dispatcher.reservation_room import ReservationRef, Room
 
-#: Google's advice for one pair (``planb.regions.dispatcher.google_advice.ask`` behind it, or a refusal).
-Advise = Callable[[Key], Advice]
 APPLY = "application/apply-patch+yaml"
-
-
-def no_advice(why: str) -> Advise:
-    """An ``advise`` without a source (no ``--advice-url``): a pair it would ask about has no advice, and says why
-    (the plan then races, and the ConfigMap says so); a TPU pair has none by design, as with a source
-    (``planb.regions.dispatcher.google_advice.no_tpu_advice``), so it is ordered by the ledger and the
-    reservations, not raced."""
-    return lambda key: no_tpu_advice(key) or Advice.absent(why)
 
 
 class NotAName(ValueError):
@@ -73,46 +61,6 @@ def _segment(name: str) -> str:
     if not is_dns_subdomain(name):
         raise NotAName(f"{printable(repr(name[:100]), one_line=True)} is not a Kubernetes name (DNS-1123 subdomain)")
     return urllib.parse.quote(name, safe="")
-
-
-def google_advise(post: Post, project: str) -> Advise:
-    """Google's ``advice.capacity`` for each pair, in the zones the catalog lists for its machine type there; a TPU
-    pair is not asked (``planb.regions.dispatcher.google_advice.no_tpu_advice``: Google shows no TPU availability
-    there)."""
-    return lambda key: ask(post, project, key, dp.advice_zones(key))
-
-
-@dataclass(frozen=True)
-class DispatchSettings:
-    #: The manager's MultiKueue AdmissionCheck (the keeper's).
-    admission_check: str = "planb-regions"
-    #: What the Spot rule needs of a job (``advice_order`` rule 1). planb's policy: 45 min between checkpoints and 10
-    #: min to restore unless the keeper is told (``--checkpoint-interval``, ``--restore``), because the chart counts
-    #: its checkpoints in steps (``training.checkpointEvery``), which the Workload does not say in time.
-    job: Job = field(default_factory=lambda: Job(checkpoint_interval_s=45 * 60.0, restore_s=10 * 60.0))
-    policy: Policy = field(default_factory=Policy)
-    #: The reservation each (region, rung) consumes, as the manager's configuration names it (``planb regions keep
-    #: --reservation``; ``planb.regions.dispatcher.reservation_reads``): the only reservations the keeper reads.
-    #: None is read from a region's objects.
-    reservations: dict[tuple[str, str], ReservationRef] = field(default_factory=dict)
-
-
-@dataclass
-class JobDispatch:
-    """One Workload's dispatch: its plan, when it began (seconds since the epoch), the pairs asked, the copies seen."""
-
-    name: str
-    plan: OfferPlan
-    started: float
-    attempts: list[Attempt] = field(default_factory=list)
-    seen: dict[str, dp.Seen] = field(default_factory=dict)
-    said: str = ""
-    #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
-    written: list[str] | None = None
-    overruled: bool = False
-    #: The reservation each reservation pair consumes (``DispatchSettings.reservations``, as at the plan); its room is
-    #: read again at each look (``reservation_reads.Rooms`` keeps a read 30 s).
-    reservations: dict[Key, ReservationRef] = field(default_factory=dict)
 
 
 class Dispatcher:
