@@ -33,7 +33,7 @@ SUB_MARKERS = {("integration", "playbooks"): "playbook"}
 #: The order the e2e tests run in, by the topology fixture they use (tests/e2e/topologies/conftest.py): tests that
 #: need no converge first, then each inventory topology in turn (each converges once per session and is never
 #: returned to), and the tests that take the stack down last (marker `stack_teardown`).
-TOPOLOGY_ORDER = ("site", "failover_site", "two_slices", "ladder", "concurrent", "regions")
+TOPOLOGY_ORDER = ("site", "two_slices", "ladder", "concurrent", "regions")
 TESTS = Path(__file__).parent
 # libtpu is installed (the TPU compiler, for compiling ahead of time on CPU): without this, every JAX process the
 # tests start would try to open a TPU, and the first would hold libtpu's lock file (/tmp/libtpu_lockfile) against the

@@ -8,7 +8,6 @@ from tests.support.e2e.regions_topology import regions, regions_up, start_region
 from tests.support.e2e.topologies import (
     CONVERGES,
     concurrent,
-    failover_site,
     helm,
     ladder,
     prepare_outside_controller,
@@ -20,7 +19,6 @@ from tests.support.e2e.topologies import (
 __all__ = [
     "concurrent",
     "dispatching",
-    "failover_site",
     "helm",
     "ladder",
     "regions",

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from planb import paths
+from planb.failover.controller import MOVED_ANNOTATION
 from planb.kube import Kube
 from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
-from planb.status.report import PROVREQ, collect
-from tests.support.e2e.jobs import workloads_by_job
-from tests.support.e2e.topologies import Run, install_job, submit_two_jobs, wait_jobs
+from planb.status.report import PROVREQ, RAY, collect
+from tests.support.e2e.jobs import workload_of, workloads_by_job
+from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, submit_two_jobs, wait_jobs
 from tests.support.e2e.uninstall import uninstall
-from tests.support.e2e.waits import holds_for, wait_until
+from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -150,21 +151,34 @@ def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
     assert pool_nodes("default-pool") >= 1
 
 
-def test_stockout_keeps_the_job_on_plan_a(site: Path, helm: Run) -> None:
-    """Fallback is quota-based only (kueue#2560): a stockout does not send the job to plan B."""
+def test_with_failover_off_a_stockout_keeps_the_job_cycling_on_plan_a(site: Path, helm: Run) -> None:
+    """Failover off, the fallback is quota-based only (kueue#2560): Kueue's waitForPodsReady evicts the stocked-out
+    job and admits it on plan A again, never on plan B. Off at run time: the host controller stopped (the reset
+    starts it again); Kueue keeps the topology's timeout, where off on GKE it keeps its own 30 minutes."""
     kube = Kube(site)
+    stack = LocalStack()
+    assert stack.failover.stop()
     capacity_settings.update(stockout=("on-demand-pool",))
     install_job(helm, "job-1")
     jobs = wait_jobs(kube, {"job-1": "on-demand"})
     assert jobs["job-1"].requests == []
 
-    def pending_workers() -> int:
+    def workers(phase: str) -> int:
         job = next(j for j in collect(kube, "default") if j.name == "job-1")
-        return sum(1 for pod, phase, _ in job.pods if "worker" in pod and phase == "Pending")
+        return sum(1 for pod, state, _ in job.pods if "worker" in pod and state == phase)
 
-    wait_until(lambda: pending_workers() == 4, "job 1's workers pending for lack of plan A machines")
-    # Still on plan A a while later (the stockout does not move it), its workers still pending.
-    holds_for(lambda: pending_workers() == 4 and not any(j.requests for j in collect(kube, "default")),
-              "job 1 on plan A with its workers pending", 3)  # fmt: skip
+    def timeouts() -> int:
+        stats = (workload_of(kube, "job-1").get("status") or {}).get("schedulingStats") or {}
+        evictions = stats.get("evictions") or []
+        return sum(int(e.get("count", 0)) for e in evictions if e.get("reason") == "PodsReadyTimeout")
+
+    wait_until(lambda: workers("Pending") == 4, "job 1's workers pending for lack of plan A machines")
+    # Past plan A's timeout Kueue evicts it and, after the requeue's backoff, admits it on plan A again.
+    wait_until(lambda: timeouts() >= 1, "Kueue's PodsReadyTimeout eviction of job 1", FAILOVER_AFTER_SECONDS + 30)
+    wait_jobs(kube, {"job-1": "on-demand"})
+    assert not any(j.requests for j in collect(kube, "default")), "a stocked-out job went to plan B with failover off"
+    assert MOVED_ANNOTATION not in (kube.get(f"{RAY}/namespaces/default/rayjobs/job-1") or {})["metadata"].get(
+        "annotations", {}
+    )
     capacity_settings.update(stockout=())
-    wait_until(lambda: pending_workers() == 0, "the workers to start once plan A has machines again")
+    wait_until(lambda: workers("Running") == 4, "the workers to start on plan A once it has machines again")

@@ -71,7 +71,7 @@ def status(api: KubeApi, method: str, path: str, body: object = None, content_ty
 
 
 @pytest.fixture()
-def as_controller(failover_site: Path, tmp_path: Path) -> Iterator[KubeApi]:
+def as_controller(site: Path, tmp_path: Path) -> Iterator[KubeApi]:
     """The API server as the controller's ServiceAccount sees it; a probe RayJob in both namespaces."""
     stack = LocalStack()
     kubeconfig = stack.kubeconfig
@@ -138,7 +138,7 @@ def test_outside_its_namespaces_the_api_server_refuses_it(as_controller: KubeApi
     assert answers == dict.fromkeys(answers, 403)
 
 
-def test_the_host_controller_runs_with_the_service_accounts_token(failover_site: Path) -> None:
+def test_the_host_controller_runs_with_the_service_accounts_token(site: Path) -> None:
     stack = LocalStack()
     pid = stack.failover.pid()
     assert pid is not None

@@ -1,4 +1,5 @@
-"""Stockout-aware failover on the real Kueue: waitForPodsReady + planb's failover controller."""
+"""Stockout-aware failover on the real Kueue: waitForPodsReady + planb's failover controller, on the seed topology with
+no failover value given: the local inventory's default turns it on (FAILOVER_AFTER_SECONDS)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]
 
-#: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout), small for the test.
+#: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout): the local inventory's default.
 AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
 #: The controller's test double that pauses mid-move (run with -m from the checkout).
@@ -33,12 +34,13 @@ PAUSED_CONTROLLER = "tests.support.shared.failover.paused_controller"
 
 
 @pytest.fixture()
-def failover(failover_site: Path) -> Path:
-    """The seed's plans with planb_failover_after_minutes set (N = 8 s), the controller freshly restarted."""
+def failover(site: Path) -> Path:
+    """The seed as site.yml converged it on the local inventory's defaults (failover on, N = 15 s), the controller
+    freshly restarted."""
     stack = LocalStack()
     assert failover_settings.load(stack.state).after_seconds == AFTER_SECONDS
     wait_until(lambda: stack.failover.pid() is not None, "the failover controller to run")
-    return failover_site
+    return site
 
 
 def past_plan_a_timeout(kube: Kube, job: str) -> float:
@@ -142,7 +144,7 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     assert sample(text, 'planb_time_to_admission_seconds_sum{plan="dws",region=""}') >= AFTER_SECONDS
 
     # Plan A has machines again: a new job goes to plan A; job 1 stays on plan B (never moved back). Its nodes come
-    # at once: plan A's N = 8 s must cover the scale-up, KubeRay's pods and their readiness, and on two loaded cores
+    # at once: plan A's N must cover the scale-up, KubeRay's pods and their readiness, and on two loaded cores
     # the default 2 s delay once left too little of it (Kueue, rightly, evicted job 2 before its pods were ready).
     capacity_settings.update(stockout=(), provisioning_delay_seconds=0.0)
     install_job(helm, "job-2")

@@ -60,8 +60,11 @@ FOUR = [
     {"name": "dws", "kind": "dws", "slices": 1, "nodepool": "dws-pool"},
     {"name": "spot", "kind": "spot", "slices": 1, "nodepool": "spot-pool"},
 ]
-#: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout) in the failover topology.
-FAILOVER_AFTER_SECONDS = 8
+#: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout): the local inventory's default
+#: planb_failover_after_minutes (0.25), on in every topology but the concurrent one (FAILOVER_OFF).
+FAILOVER_AFTER_SECONDS = 15
+#: The topologies whose inventory turns failover off (the concurrent ladder mode's default is 0).
+FAILOVER_OFF = frozenset({"concurrent"})
 #: Two slices per plan: on-demand-pool(-2) and dws-pool(-2).
 TWO_SLICES = ("-e", "planb_ondemand_slices=2", "-e", "planb_dws_slices=2")
 WORKLOADS = f"{KUEUE}/namespaces/default/workloads"
@@ -76,7 +79,6 @@ CLUSTER_PATH = "planb-local/us-east5-b/tpu-cluster"
 #: Each topology's plans as (nodepool, slices), in ladder order: what its pools are named from.
 PLAN_POOLS: dict[str, list[tuple[str, int]]] = {
     "site": [("on-demand-pool", 1), ("dws-pool", 1)],
-    "failover_site": [("on-demand-pool", 1), ("dws-pool", 1)],
     "two_slices": [("on-demand-pool", 2), ("dws-pool", 2)],
     "ladder": [(str(plan["nodepool"]), 1) for plan in FOUR],
     "concurrent": [(str(plan["nodepool"]), 1) for plan in FOUR],
@@ -137,14 +139,6 @@ def _converge_seed(current: str | None) -> None:
     converge_site("site", playbook=outside_controller().ansible_playbook)
 
 
-def _converge_failover(current: str | None) -> None:
-    minutes = f"{FAILOVER_AFTER_SECONDS / 60:.6f}"
-    if current == "site":  # the seed's pools are there: only Kueue's waitForPodsReady and the controller change
-        ansible_playbook("playbooks/kueue.yml", "-e", f"planb_failover_after_minutes={minutes}")
-    else:
-        converge_site("failover_site", "-e", f"planb_failover_after_minutes={minutes}")
-
-
 def _converge_two_slices(current: str | None) -> None:
     converge_site("two_slices", *TWO_SLICES)
 
@@ -186,7 +180,6 @@ def _converge_concurrent(current: str | None) -> None:
 
 CONVERGES: dict[str, Callable[[str | None], None]] = {
     "site": _converge_seed,
-    "failover_site": _converge_failover,
     "two_slices": _converge_two_slices,
     "ladder": _converge_ladder,
     "concurrent": _converge_concurrent,
@@ -219,9 +212,9 @@ class Topologies:
             self.reset()  # a converge may delete pools: no job is left on them
             print(f"\n[e2e] converging topology {name} (from {self.current or 'an unconverged stack'}) ...")
             CONVERGES[name](self.current)
-            # The host failover controller runs exactly while the inventory switches failover on.
+            # The host failover controller runs exactly while the inventory switches failover on: by default.
             running = self.stack.failover.pid() is not None
-            assert running == (name == "failover_site"), f"failover controller running={running} after {name}"
+            assert running == (name not in FAILOVER_OFF), f"failover controller running={running} after {name}"
             self.current, self.stamp = name, self._stack_stamp()
             self.queues_revision = self._release_revisions().get("planb-queues", 0)
         self.reset()
@@ -290,7 +283,7 @@ class Topologies:
 
         wait_until(lambda: not left(), "the previous test's jobs, requests, pods and nodes to go", 90, explain=left)
         capacity_settings.save(TEST_CAPACITY)
-        if self.current == "failover_site":
+        if self.current is not None and self.current not in FAILOVER_OFF:  # also after a test switched it off
             self.stack.failover.stop()
             assert self.stack.start_failover(), "the failover controller did not start"
 
@@ -302,14 +295,9 @@ def topologies(_stack_session: LocalStack) -> Topologies:
 
 @pytest.fixture()
 def site(topologies: Topologies) -> Path:
-    """The seed's cluster, pools, Kueue and queues (site.yml on the local inventory), reset; the kubeconfig."""
+    """The seed's cluster, pools, Kueue and queues (site.yml on the local inventory, so with stockout failover on
+    after FAILOVER_AFTER_SECONDS), reset; the kubeconfig."""
     return topologies.ensure("site")
-
-
-@pytest.fixture()
-def failover_site(topologies: Topologies) -> Path:
-    """The seed's plans with planb_failover_after_minutes set (FAILOVER_AFTER_SECONDS), reset."""
-    return topologies.ensure("failover_site")
 
 
 @pytest.fixture()
