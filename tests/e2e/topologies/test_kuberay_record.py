@@ -16,9 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from planb import paths
 from planb.kube import Kube
+from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack import kuberay_layout
-from tests.support.e2e.topologies import Run, ansible_playbook
+from tests.support.e2e.topologies import Run, ansible_playbook, wait_jobs
+from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -47,3 +50,31 @@ def test_a_changed_operator_is_recorded_at_the_next_run(site: Path, helm: Run) -
     finally:
         kuberay_layout.apply(kube, *kuberay_layout.from_env({}))
         helm("rollback", "planb-queues", str(revision))
+
+
+def test_a_job_with_no_values_runs_on_the_default_layout(site: Path, helm: Run) -> None:
+    """site.yml's defaults (KubeRay in ray-system, shown by the kuberay role as its chart makes it) and
+    `helm install job-1 charts/planb` with no values: the job's NetworkPolicy admits the recorded operator and the
+    RayJob succeeds."""
+    kube = Kube(site)
+    rayhead_settings.set_payload("job-1", rayhead_settings.Payload(seconds=2))
+    helm("install", "job-1", str(paths.REPO / "charts" / "planb"))
+    try:
+        wait_jobs(kube, {"job-1": "on-demand"})
+        policy = kube.get("/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/job-1-ray") or {}
+        peers = [p for rule in policy["spec"]["ingress"] if rule.get("ports") for p in rule["from"]]
+        assert peers == [
+            {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": kuberay_layout.NAMESPACE}},
+                "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kuberay-operator"}},
+            }
+        ]
+
+        def outcome() -> tuple[str, str]:
+            found = kube.get("/apis/ray.io/v1/namespaces/default/rayjobs/job-1") or {}
+            st = found.get("status") or {}
+            return str(st.get("jobDeploymentStatus", "")), str(st.get("jobStatus", ""))
+
+        wait_until(lambda: outcome() == ("Complete", "SUCCEEDED"), "job 1 to succeed", 120)
+    finally:
+        helm("uninstall", "job-1", "--wait")
