@@ -209,3 +209,22 @@ def _serves_emulator(pid: int) -> bool:
     except OSError:
         return False
     return b"gke-emulator" in argv and b"serve" in argv
+
+
+def post_switch(path: str, body: dict[str, object]) -> None:
+    """POST an emulator-only switch to the running emulator; its error message when it refuses."""
+    running = BackgroundEmulator.default().running()
+    if running is None:
+        raise EmulatorError("the GKE emulator is not running; start it with `planb local gke-emulator start`")
+    request = urllib.request.Request(
+        f"{running[1]}{path}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5):
+            pass
+    except urllib.error.HTTPError as exc:
+        message = json.loads(exc.read() or b"{}").get("error", {}).get("message", str(exc))
+        raise EmulatorError(f"the GKE emulator refused the switch: {message}") from exc

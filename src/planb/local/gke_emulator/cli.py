@@ -10,12 +10,17 @@ import os
 import signal
 import urllib.error
 import urllib.request
-from urllib.parse import quote
 
 from planb.argtypes import finite
-from planb.local.gke_emulator import conformance, reservation_cli
+from planb.local.gke_emulator import conformance, resource_cli
 from planb.local.gke_emulator.address import DEFAULT_PORT
-from planb.local.gke_emulator.background import BackgroundEmulator, default_op_seconds, default_port, write_info
+from planb.local.gke_emulator.background import (
+    BackgroundEmulator,
+    default_op_seconds,
+    default_port,
+    post_switch,
+    write_info,
+)
 from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import EmulatorError
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS
@@ -99,27 +104,8 @@ def cmd_fail_http(args: argparse.Namespace) -> int:
     return 0
 
 
-def _post_switch(path: str, body: dict[str, object]) -> None:
-    """POST an emulator-only switch to the running emulator; its error message when it refuses."""
-    running = BackgroundEmulator.default().running()
-    if running is None:
-        raise EmulatorError("the GKE emulator is not running; start it with `planb local gke-emulator start`")
-    request = urllib.request.Request(
-        f"{running[1]}{path}",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=5):
-            pass
-    except urllib.error.HTTPError as exc:
-        message = json.loads(exc.read() or b"{}").get("error", {}).get("message", str(exc))
-        raise EmulatorError(f"the GKE emulator refused the switch: {message}") from exc
-
-
 def cmd_disable_api(args: argparse.Namespace) -> int:
-    _post_switch(
+    post_switch(
         "/planb/v1/services",
         {"project": args.project, "service": args.service, "state": "DISABLED", "enableRefused": args.refuse_enable},
     )
@@ -129,7 +115,7 @@ def cmd_disable_api(args: argparse.Namespace) -> int:
 
 
 def cmd_set_quota(args: argparse.Namespace) -> int:
-    _post_switch(
+    post_switch(
         "/planb/v1/quotas",
         {
             "project": args.project,
@@ -148,13 +134,13 @@ def cmd_set_quota(args: argparse.Namespace) -> int:
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
     cluster = f"projects/{args.project}/locations/{args.location}/clusters/{args.cluster}"
-    _post_switch("/planb/v1/upgrades", {"cluster": cluster, "version": args.version})
+    post_switch("/planb/v1/upgrades", {"cluster": cluster, "version": args.version})
     print(f"GKE upgraded {cluster} to {args.version} (control plane and nodes, as a release channel does)")
     return 0
 
 
 def cmd_withhold_permission(args: argparse.Namespace) -> int:
-    _post_switch(
+    post_switch(
         "/planb/v1/permissions", {"project": args.project, "permission": args.permission, "granted": args.grant}
     )
     how = "granted again" if args.grant else "withheld: projects.testIamPermissions leaves it out"
@@ -162,82 +148,30 @@ def cmd_withhold_permission(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reservation_create(args: argparse.Namespace) -> int:
-    """Insert a Compute Engine reservation through the running emulator's Compute API (reservations.insert)."""
-    try:
-        body = reservation_cli.reservation_body(args)
-    except reservation_cli.ReservationArgsError as exc:
-        raise EmulatorError(f"planb local gke-emulator reservation create: {exc}") from exc
-    path = f"/compute/v1/projects/{args.project}/zones/{args.zone}/reservations"
-    try:
-        _post_switch(path, body)
-    except EmulatorError as exc:
-        raise EmulatorError(str(exc).replace("refused the switch", "refused the reservation")) from exc
-    print(reservation_cli.summary(args, body))
-    return 0
-
-
-def cmd_bucket_create(args: argparse.Namespace) -> int:
-    """Insert a Cloud Storage bucket through the running emulator's Storage API (buckets.insert): one the role then
-    refuses (another location, no uniform access) or finds ready."""
-    body = {
-        "name": args.name,
-        "location": args.location,
-        "iamConfiguration": {"uniformBucketLevelAccess": {"enabled": args.uniform_access}},
-    }
-    try:
-        _post_switch(f"/storage/v1/b?project={quote(args.project, safe='')}", body)
-    except EmulatorError as exc:
-        raise EmulatorError(str(exc).replace("refused the switch", "refused the bucket")) from exc
-    access = "on" if args.uniform_access else "off"
-    print(f"bucket gs://{args.name} in {args.location.upper()}, uniform bucket-level access {access} (project "
-          f"{args.project})")  # fmt: skip
-    return 0
-
-
-def cmd_workload_policy_create(args: argparse.Namespace) -> int:
-    """Insert a Compute Engine workload policy through the running emulator's Compute API (resourcePolicies.insert)."""
-    body = {
-        "name": args.name,
-        "workloadPolicy": {"type": args.type, "acceleratorTopology": args.accelerator_topology},
-    }
-    try:
-        _post_switch(f"/compute/v1/projects/{args.project}/regions/{args.region}/resourcePolicies", body)
-    except EmulatorError as exc:
-        raise EmulatorError(str(exc).replace("refused the switch", "refused the workload policy")) from exc
-    print(
-        f"workload policy projects/{args.project}/regions/{args.region}/resourcePolicies/{args.name}: "
-        f"{args.type}, accelerator topology {args.accelerator_topology}"
+def _server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=default_port(),
+        help=f"port (env PLANB_GKE_EMULATOR_PORT, default {DEFAULT_PORT})",
     )
-    return 0
+    p.add_argument(
+        "--op-seconds",
+        type=finite,
+        default=default_op_seconds(),
+        help=f"how long each operation runs (env PLANB_GKE_EMULATOR_OP_SECONDS, default {DEFAULT_OP_SECONDS})",
+    )
+    p.add_argument("--reset", action="store_true", help="forget all clusters, pools and the request log first")
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `planb local gke-emulator ...`."""
-    parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-
-    def server_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-        p.add_argument(
-            "--port",
-            type=int,
-            default=default_port(),
-            help=f"port (env PLANB_GKE_EMULATOR_PORT, default {DEFAULT_PORT})",
-        )
-        p.add_argument(
-            "--op-seconds",
-            type=finite,
-            default=default_op_seconds(),
-            help=f"how long each operation runs (env PLANB_GKE_EMULATOR_OP_SECONDS, default {DEFAULT_OP_SECONDS})",
-        )
-        p.add_argument("--reset", action="store_true", help="forget all clusters, pools and the request log first")
-
+def _server_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """serve, start, stop and status: the emulator's own process."""
     serve = actions.add_parser("serve", help="serve in the foreground")
-    server_options(serve)
+    _server_options(serve)
     serve.set_defaults(handler=cmd_serve)
     start = actions.add_parser("start", help="serve in the background (pid and log under .state/gke-emulator)")
-    server_options(start)
+    _server_options(start)
     start.add_argument("--wait", type=finite, default=15.0, help="seconds to wait for it to answer")
     start.set_defaults(handler=cmd_start)
     stop = actions.add_parser("stop", help="stop the background emulator")
@@ -245,7 +179,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     stop.set_defaults(handler=cmd_stop)
     status = actions.add_parser("status", help="is it running, and where")
     status.set_defaults(handler=cmd_status)
-    conformance.register(actions)
+
+
+def _fault_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Fault injection: an operation failing mid-way, HTTP errors, a disabled API."""
     fail = actions.add_parser("fail-next", help="make the next operation fail mid-way (fault injection)")
     fail.add_argument("--operation-type", default="*", help="e.g. CREATE_NODE_POOL, CREATE_CLUSTER (default: any)")
     fail.add_argument("--message", default=None, help="the error message the operation reports")
@@ -263,6 +200,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     disable.add_argument("--project", default="*", help="project ID (default: every project)")
     disable.add_argument("--refuse-enable", action="store_true", help="answer the :enable call 403 (no permission)")
     disable.set_defaults(handler=cmd_disable_api)
+
+
+def _project_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """A project's quota and permissions, and an upgrade GKE makes unasked."""
     quota = actions.add_parser(
         "set-quota",
         help="set the on-demand (or preemptible) accelerator quota a machine type's pools consume in a region",
@@ -298,38 +239,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     withhold.add_argument("--project", default="*", help="project ID (default: every project)")
     withhold.add_argument("--grant", action="store_true", help="give the permission back instead")
     withhold.set_defaults(handler=cmd_withhold_permission)
-    reservation = actions.add_parser("reservation", help="Compute Engine reservations a reservation plan consumes")
-    verbs = reservation.add_subparsers(dest="verb", required=True, metavar="VERB")
-    create = reservation_cli.add_parser(verbs)
-    create.set_defaults(handler=cmd_reservation_create)
-    bucket = actions.add_parser("bucket", help="Cloud Storage buckets (the checkpoint bucket the cluster play checks)")
-    bucket_verbs = bucket.add_subparsers(dest="verb", required=True, metavar="VERB")
-    bucket_create = bucket_verbs.add_parser("create", help="a bucket in any location, with or without uniform access")
-    bucket_create.add_argument("name", help="the bucket's name (planb_checkpoint_bucket)")
-    bucket_create.add_argument("--location", required=True, help="e.g. us-east5, europe-west4, US")
-    bucket_create.add_argument(
-        "--no-uniform-access", dest="uniform_access", action="store_false",
-        help="without uniform bucket-level access (which the cluster play refuses)",
-    )  # fmt: skip
-    bucket_create.add_argument(
-        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="owner project (default PROJECT_ID)"
-    )
-    bucket_create.set_defaults(handler=cmd_bucket_create)
-    policy = actions.add_parser(
-        "workload-policy", help="Compute Engine workload policies a multi-host TPU7x pool names"
-    )
-    policy_verbs = policy.add_subparsers(dest="verb", required=True, metavar="VERB")
-    policy_create = policy_verbs.add_parser(
-        "create", help="a workload policy holding a TPU7x slice's topology (resourcePolicies.insert)"
-    )
-    policy_create.add_argument("name", help="the policy's name (the pools' placement_policy / planb_workload_policy)")
-    policy_create.add_argument("--region", required=True, help="the pools' region, e.g. us-central1")
-    policy_create.add_argument("--accelerator-topology", required=True, help="the slice's topology, e.g. 2x2x2")
-    policy_create.add_argument(
-        "--type", default="HIGH_THROUGHPUT", choices=("HIGH_THROUGHPUT", "HIGH_AVAILABILITY"),
-        help="workloadPolicy.type (default HIGH_THROUGHPUT, the one GKE's Ironwood page names)",
-    )  # fmt: skip
-    policy_create.add_argument(
-        "--project", default=os.environ.get("PROJECT_ID") or "planb-local", help="owner project (default PROJECT_ID)"
-    )
-    policy_create.set_defaults(handler=cmd_workload_policy_create)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `planb local gke-emulator ...`."""
+    parser = sub.add_parser("gke-emulator", help="the local GKE API (container/v1 subset) on 127.0.0.1")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _server_actions(actions)
+    conformance.register(actions)
+    for add in (_fault_actions, _project_actions, resource_cli.register):
+        add(actions)
