@@ -111,10 +111,8 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `planb local capacity ...`."""
-    parser = sub.add_parser("capacity", help="the capacity simulator (GKE autoscaler + DWS, local mode)")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+def _add_run(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`run`: the simulator in the foreground, against the local stack and the GKE API its pools are read from."""
     run = verbs.add_parser("run", help="run the simulator in the foreground (planb local up starts it)")
     run.add_argument("--kubeconfig", default=str(paths.local_kubeconfig()), help="the local stack's kubeconfig")
     run.add_argument("--once", action="store_true", help="one reconcile pass, then exit")
@@ -142,21 +140,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="do not serve and register the pod webhook that binds a request's pods to its nodes",
     )
     run.set_defaults(handler=_run)
-    setp = verbs.add_parser(
-        "set",
-        help="flip the simulator's switches (it picks them up while running)",
-        description="Without --pool/--request, --delay and --booking-window set every request's default; "
-        "with one, the switches apply to that pool's requests or to the requests matching the pattern "
-        "(a request's switch wins over its pool's, a pool's over the default).",
-    )
-    scope = setp.add_mutually_exclusive_group()
-    scope.add_argument("--pool", metavar="POOL", help="the switches apply to this queued-provisioning pool's requests")
-    scope.add_argument(
-        "--request",
-        metavar="NS/NAME",
-        help="the switches apply to the ProvisioningRequests matching this pattern "
-        "(fnmatch, e.g. 'default/*-dws-prov-1')",
-    )
+
+
+def _request_switches(setp: argparse.ArgumentParser) -> None:
+    """The switches of a ProvisioningRequest's answer: how long it queues, its booking window and run, failures."""
     setp.add_argument(
         "--delay", type=finite, help="seconds a ProvisioningRequest stays queued before it is provisioned"
     )
@@ -177,6 +164,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fail.add_argument("--no-fail", dest="fail", action="store_false", help="stop answering them Failed")
     setp.add_argument("--clear", action="store_true", help="drop the pool's or request pattern's switches first")
     setp.add_argument("--fail-next", type=int, help="answer the next N ProvisioningRequests Failed")
+
+
+def _pool_switches(setp: argparse.ArgumentParser) -> None:
+    """The switches of a pool's capacity: stockouts, scale-down, GKE's rollout flag, back-off and Spot preemption."""
     setp.add_argument("--stockout", action="append", metavar="POOL", help="this pool finds no capacity")
     setp.add_argument("--restock", action="append", metavar="POOL", help="end a pool's stockout")
     setp.add_argument("--scale-down-after", type=finite, help="seconds idle before nodes are removed")
@@ -215,5 +206,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="seconds between a Spot preemption notice and the nodes going, for every pool (default: GKE's own, 30 s, "
         "or 120 s for a pool whose kubeletConfig extends it on a 1.35.0-gke.1171000 or later control plane)",
     )
+
+
+def _add_set(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`set`: the switches, for every request, one pool's or the requests a pattern matches."""
+    setp = verbs.add_parser(
+        "set",
+        help="flip the simulator's switches (it picks them up while running)",
+        description="Without --pool/--request, --delay and --booking-window set every request's default; "
+        "with one, the switches apply to that pool's requests or to the requests matching the pattern "
+        "(a request's switch wins over its pool's, a pool's over the default).",
+    )
+    scope = setp.add_mutually_exclusive_group()
+    scope.add_argument("--pool", metavar="POOL", help="the switches apply to this queued-provisioning pool's requests")
+    scope.add_argument(
+        "--request",
+        metavar="NS/NAME",
+        help="the switches apply to the ProvisioningRequests matching this pattern "
+        "(fnmatch, e.g. 'default/*-dws-prov-1')",
+    )
+    _request_switches(setp)
+    _pool_switches(setp)
     setp.set_defaults(handler=_set)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `planb local capacity ...`."""
+    parser = sub.add_parser("capacity", help="the capacity simulator (GKE autoscaler + DWS, local mode)")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    _add_run(verbs)
+    _add_set(verbs)
     verbs.add_parser("show", help="print the switches").set_defaults(handler=_show)
