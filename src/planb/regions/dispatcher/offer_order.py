@@ -222,6 +222,77 @@ def _within(target_s: float, grant_s: float) -> float:
     return 0.5 * math.erfc(-math.log(target_s / max(grant_s, 1.0)) / (DELAY_SPREAD * math.sqrt(2.0)))
 
 
+def _rank(
+    candidate: Candidate,
+    score: Score,
+    pooled: tuple[float | None, float | None],
+    policy: Policy,
+    index: int,
+) -> tuple[tuple[bool, bool, float, float, int], Ranked, float]:
+    """One pair's place (the sort key), its ranking with the reason, and its chance of a grant within the hedge target
+    (rules 2 to 4; `pooled`: its rung's grant and miss delays over the pairs of the rung)."""
+    advice = candidate.advice
+    if advice.obtainability is not None:
+        source = f"obtainability {advice.obtainability:.2f} (Google)"
+    elif advice.by_design:
+        source = "no advice by design (not asked), ledger alone"
+    else:
+        source = f"no advice ({advice.missing}), ledger alone"
+    rung_grant, rung_miss = pooled
+    prior_delay = policy.unseen_delay_s if rung_grant is None else rung_grant
+    grant = prior_delay if score.grant_delay_s is None else score.grant_delay_s
+    bound = policy.bound(grant)
+    grant *= 1.0 - policy.optimism / math.sqrt(1.0 + score.timed_grants)
+    miss = score.miss_delay_s if score.miss_delay_s is not None else rung_miss
+    if miss is None:
+        miss = policy.miss_after_s if candidate.queued else policy.unseen_miss_s
+    rate = (1.0 - policy.state_weight) * score.rate + policy.state_weight * score.state_rate
+    if candidate.room is not None:
+        rate = policy.room_fits if candidate.room.fits else 0.0
+        source += f"; {candidate.room} (Compute Engine reservations.get), its state read"
+    score = replace(score, rate=rate)
+    expected = score.rate * grant + (1.0 - score.rate) * min(miss, bound)
+    cost = (expected + policy.request_cost_s) / max(score.rate, 1e-6)
+    why = (
+        f"{source}; ledger {score.grants:.1f} granted, {score.misses:.1f} missed -> p {score.rate:.2f}; "
+        f"grants in {grant:.0f} s, bound {bound:.0f} s; a try takes {expected:.0f} s, {cost:.0f} s per grant"
+    )
+    unknown_spot = candidate.provisioning_model == "SPOT" and advice.estimated_uptime_s is None
+    if unknown_spot:
+        why += "; Spot without estimatedUptime: offered after every other pair"
+    elif score.rate < policy.min_score:
+        why += f"; p below {policy.min_score:.2f}: offered after the pairs above it"
+    within = score.rate * (1.0 - math.exp(-bound / max(grant, 1.0)))
+    key = (unknown_spot, score.rate < policy.min_score, cost, -score.rate, index)
+    return (
+        key,
+        Ranked(candidate.key, score.rate, expected, why, within, bound),
+        score.rate * _within(policy.hedge_target_s, grant),
+    )
+
+
+def _first_wave(order: list[Ranked], quick: dict[Key, float], policy: Policy) -> tuple[list[Ranked], int]:
+    """The order with its first wave in front, and that wave's size (rules 4 and 5): the best pairs until the chance
+    that none grants within its bound falls under the confidence; a single pair hedged with the quickest others."""
+    first, none_grants = 0, 1.0
+    while first < len(order) and (
+        first == 0 or (1.0 - none_grants < policy.confidence and order[first].score > policy.min_score)
+    ):
+        none_grants *= 1.0 - order[first].within_bound
+        first += 1
+    if math.isfinite(policy.hedge_target_s) and first == 1:
+        head, rest, none = [order[0]], order[1:], 1.0 - quick[order[0].key]
+        while rest and 1.0 - none < policy.hedge_confidence and len(head) < policy.hedge_max:
+            best = max(rest, key=lambda r: quick[r.key])
+            if quick[best.key] < policy.hedge_min:
+                break
+            head.append(best)
+            rest.remove(best)
+            none *= 1.0 - quick[best.key]
+        order, first = head + rest, len(head)
+    return order, first
+
+
 def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, policy: Policy = Policy()) -> OfferPlan:
     """The offer plan for one job (the module's docstring has the rules)."""
     skipped, kept = [], []
@@ -247,66 +318,13 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
         rung: _pool([s for c, s in zip(kept, scores, strict=True) if c.key.rung == rung])
         for rung in {c.key.rung for c in kept}
     }
-    ranked: list[tuple[tuple[bool, bool, float, float, int], Ranked]] = []
-    quick: dict[Key, float] = {}
-    for index, (candidate, score) in enumerate(zip(kept, scores, strict=True)):
-        advice = candidate.advice
-        if advice.obtainability is not None:
-            source = f"obtainability {advice.obtainability:.2f} (Google)"
-        elif advice.by_design:
-            source = "no advice by design (not asked), ledger alone"
-        else:
-            source = f"no advice ({advice.missing}), ledger alone"
-        rung_grant, rung_miss = pooled[candidate.key.rung]
-        prior_delay = policy.unseen_delay_s if rung_grant is None else rung_grant
-        grant = prior_delay if score.grant_delay_s is None else score.grant_delay_s
-        bound = policy.bound(grant)
-        grant *= 1.0 - policy.optimism / math.sqrt(1.0 + score.timed_grants)
-        miss = score.miss_delay_s if score.miss_delay_s is not None else rung_miss
-        if miss is None:
-            miss = policy.miss_after_s if candidate.queued else policy.unseen_miss_s
-        rate = (1.0 - policy.state_weight) * score.rate + policy.state_weight * score.state_rate
-        if candidate.room is not None:
-            rate = policy.room_fits if candidate.room.fits else 0.0
-            source += f"; {candidate.room} (Compute Engine reservations.get), its state read"
-        score = replace(score, rate=rate)
-        expected = score.rate * grant + (1.0 - score.rate) * min(miss, bound)
-        cost = (expected + policy.request_cost_s) / max(score.rate, 1e-6)
-        why = (
-            f"{source}; ledger {score.grants:.1f} granted, {score.misses:.1f} missed -> p {score.rate:.2f}; "
-            f"grants in {grant:.0f} s, bound {bound:.0f} s; a try takes {expected:.0f} s, {cost:.0f} s per grant"
-        )
-        unknown_spot = candidate.provisioning_model == "SPOT" and advice.estimated_uptime_s is None
-        if unknown_spot:
-            why += "; Spot without estimatedUptime: offered after every other pair"
-        elif score.rate < policy.min_score:
-            why += f"; p below {policy.min_score:.2f}: offered after the pairs above it"
-        within = score.rate * (1.0 - math.exp(-bound / max(grant, 1.0)))
-        quick[candidate.key] = score.rate * _within(policy.hedge_target_s, grant)
-        ranked.append(
-            (
-                (unknown_spot, score.rate < policy.min_score, cost, -score.rate, index),
-                Ranked(candidate.key, score.rate, expected, why, within, bound),
-            )
-        )
+    ranked = [
+        _rank(candidate, score, pooled[candidate.key.rung], policy, index)
+        for index, (candidate, score) in enumerate(zip(kept, scores, strict=True))
+    ]
     ranked.sort(key=lambda item: item[0])
-    order = [item[1] for item in ranked]
-    first, none_grants = 0, 1.0
-    while first < len(order) and (
-        first == 0 or (1.0 - none_grants < policy.confidence and order[first].score > policy.min_score)
-    ):
-        none_grants *= 1.0 - order[first].within_bound
-        first += 1
-    if math.isfinite(policy.hedge_target_s) and first == 1:
-        head, rest, none = [order[0]], order[1:], 1.0 - quick[order[0].key]
-        while rest and 1.0 - none < policy.hedge_confidence and len(head) < policy.hedge_max:
-            best = max(rest, key=lambda r: quick[r.key])
-            if quick[best.key] < policy.hedge_min:
-                break
-            head.append(best)
-            rest.remove(best)
-            none *= 1.0 - quick[best.key]
-        order, first = head + rest, len(head)
+    quick = {item[1].key: item[2] for item in ranked}
+    order, first = _first_wave([item[1] for item in ranked], quick, policy)
     plan_ = OfferPlan(tuple(order), tuple(skipped), first, *args, False, "")
     at = {key: wave.after_s for wave in plan_.waves() for key in wave.keys}
     order = [
