@@ -45,6 +45,7 @@ def cluster(api_server: Path, helm: Helm, request: pytest.FixtureRequest) -> Ite
     """The job author's namespace; afterwards the queues release (and its record) gone, the stack's layout again."""
     kube = Kube(api_server)
     ns = f"forgery-{request.node.name.split('_')[2]}"
+    kube.delete(RECORD)  # another test's queues release's, whose record would be left to it
     kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     yield kube, ns
     helm("uninstall", "queues", "-n", ns, kubeconfig=str(api_server))

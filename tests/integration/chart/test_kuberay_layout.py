@@ -37,6 +37,7 @@ def cluster(api_server: Path, helm: Helm, request: pytest.FixtureRequest) -> Ite
     one), and the stack's default layout again."""
     kube = Kube(api_server)
     ns = "layout-in-cluster" if "in_cluster" in request.node.name else "layout-hosted"
+    kube.delete(f"/api/v1/namespaces/{kuberay_layout.NAMESPACE}/configmaps/planb-kuberay")  # another test's release's
     kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     yield kube, ns
     for release in ("queues-2", "queues"):
