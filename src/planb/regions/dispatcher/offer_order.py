@@ -97,11 +97,12 @@ def _minutes(seconds: float) -> str:
 @dataclass(frozen=True)
 class Policy:
     """planb's policy: its bounds and thresholds. The values marked *swept* are ``hack/bench_dispatch.py --sweep``'s
-    pick on its tuning seeds 1-12 (1-6 where an earlier sweep is named), never on the seeds BENCHMARKS.md reports:
+    pick on its tuning seeds 1-12, never on the seeds BENCHMARKS.md reports:
     the most of its three goals met (at most 1.5 requests a job, a median within 10% of the oracle's, a p95 no worse
     than today's race's), then the smallest median over the oracle's; the others are set by their reason. The
     figures quoted are means over those seeds, with the reservations read (rule 2); the pick met 28 of the 36 goals
-    there (the policy before it, 27; without the reads, 24 and 18)."""
+    there. What earlier sweeps picked, and why each value changed: BENCHMARKS.md, "How the policy's values were
+    picked"."""
 
     #: *Swept* (2, 3; as many goals met with either): a pair may wait 3 times its expected grant delay before the
     #: next joins (rule 5), because the grant delay varies from job to job (a third either way on the replayed
@@ -117,7 +118,7 @@ class Policy:
     #: The grant delay assumed of a pair whose rung the ledger has seen grant nowhere: 5 min, a DWS grant's minutes
     #: and a reservation's seconds between.
     unseen_delay_s: float = 300.0
-    #: *Swept* (0.5, 0.8; 0 in an earlier sweep): the delay used to order is shrunk by ``optimism / sqrt(1 + grants
+    #: *Swept* (0.5, 0.8): the delay used to order is shrunk by ``optimism / sqrt(1 + grants
     #: seen)`` (rule 3), so a pair the ledger saw little is tried rather than never: 0.5, 28 goals of 36 against 26
     #: at 0.8, the median +8% over the oracle's against +12%, for 1.40 requests a job against 1.36.
     optimism: float = 0.5
@@ -140,22 +141,19 @@ class Policy:
     #: forecast for the zone at large (planb's asks are its own shape's outcomes) and planb's misses must outweigh
     #: it within a few jobs.
     advice_weight: float = 2.0
-    #: *Swept* (15, 30 s; 60 s and 0 in earlier sweeps): a request is worth a quarter of a minute of waiting (rule
-    #: 3), because each request is work for GKE and a copy to clean up; at 30 s, the same goals met and the same
-    #: median (1.39 requests a job against 1.40, a worse p95 at worst); before the reservation reads, 30 s cost the
-    #: median 2 points, 60 s (seeds 1-6) 7 points, and 0 s made 1.56-1.70 requests a job.
+    #: *Swept* (15, 30 s): a request is worth a quarter of a minute of waiting (rule 3), because each request is work
+    #: for GKE and a copy to clean up; at 30 s, the same goals met and the same median (1.39 requests a job against
+    #: 1.40, a worse p95 at worst).
     request_cost_s: float = 15.0
     #: *Swept* (60, 600 s): the time to a no assumed of a pair whose rung the ledger has seen fail nowhere, on a rung
     #: that answers (reservation, on-demand, Spot: a stockout is said within minutes); a rung that queues (DWS) takes
-    #: ``miss_after_s``. 1 min: 28 goals of 36 against 27 at 10 min (24 against 22 before the reservation reads),
-    #: because at 10 min an unseen reservation looked as slow as a DWS queue and was never tried while another pair
-    #: granted.
+    #: ``miss_after_s``. 1 min: 28 goals of 36 against 27 at 10 min, because at 10 min an unseen reservation looked as
+    #: slow as a DWS queue and was never tried while another pair granted.
     unseen_miss_s: float = 60.0
     #: *Swept* (0, 0.1): a pair whose ``p`` is below this is offered after every pair at or above it (rule 3), and
     #: one at or below it joins no first offer (rule 4): 0, because with the reservations read (rule 2) the pair
     #: that never grants, a full reservation, has ``p`` 0 and goes last anyway; at 0.1, the same goals, requests
-    #: (1.39) and median. Before the reads it was 0.1, because a reservation always full answered fast and looked
-    #: cheap to try: 1.41 requests a job against 1.43.
+    #: (1.39) and median.
     min_score: float = 0.0
     #: *Swept* (90, 300 s; 2026-12-07, on TPU jobs without advice and GPU jobs with it, ``hack/bench_dispatch.py
     #: --sweep --grid max_bound_s=1200,600 --grid hedge_target_s=90,300`` with the other knobs at their picks): the
@@ -163,8 +161,7 @@ class Policy:
     #: likeliest to in the same first offer. At 300 s (and a 10 min bound) 51 goals of 60 against 40 at 90 s: the p95
     #: of TPU jobs over the race's on 2 of the 12 seeds against 10 (GPU jobs: 1 against 4), for 1.35 requests a TPU
     #: job against 1.31 and 1.25 a GPU job against 1.38 (means over the seeds); first offers of two pairs went from
-    #: 17% of TPU jobs to 21%, and from 23% of GPU jobs to 8%. (With TPU advice, which Google does not give, the
-    #: 2026-12-06 sweep had picked 90 s over off.)
+    #: 17% of TPU jobs to 21%, and from 23% of GPU jobs to 8%.
     hedge_target_s: float = 300.0
     #: The hedge adds pairs while the chance none grants within ``hedge_target_s`` is above ``1 - hedge_confidence``...
     hedge_confidence: float = 0.8
