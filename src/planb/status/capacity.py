@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planb.kube import Kube
-from planb.regions.dispatcher import ledger_store as capacity_state
+from planb.regions.dispatcher import ledger_store
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
 from planb.regions.dispatcher.offer_order import Policy
@@ -103,7 +103,7 @@ def rows(ledger: Ledger, now: float, policy: Policy = POLICY) -> list[LedgerRow]
 def collect(kube: Kube, now: float | None = None) -> Capacity:
     """The manager's ledger and last advice, read once."""
     now = clock() if now is None else now
-    stored = capacity_state.read(kube)
+    stored = ledger_store.read(kube)
     found = Capacity(stored.where, stored.found, now, advice=stored.advice, problems=list(stored.problems))
     if stored.ledger is not None:
         found.rows = rows(stored.ledger, now)

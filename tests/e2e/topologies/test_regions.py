@@ -282,7 +282,7 @@ class TestAdviceOrderedDispatch:
         self, regions: list[Member]
     ) -> None:
         """A fresh ledger scores both pairs alike (its neutral prior, 0.5), and one alone is not even odds of a
-        grant within its bound (advice_order rule 4), so both are nominated at once; not today's race by failure
+        grant within its bound (offer_order rule 4), so both are nominated at once; not today's race by failure
         (rule 6: no advice by design is no failed call), and no advice.capacity request is sent."""
         best, other = regions
         mark = log_mark()

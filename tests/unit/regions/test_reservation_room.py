@@ -1,5 +1,4 @@
-"""A reservation's room read before its rung is offered (planb.regions.dispatcher.reservation_room, advice_order rule
-2).
+"""A reservation's room read before its rung is offered (planb.regions.dispatcher.reservation_room, offer_order rule 2).
 
 Each of GKE's matching rules (its cluster autoscaler's, the constant named in each test) has a test here: a
 reservation GKE would not use for the pool is no read; the room is ``count - inUseCount``. planb's own extensions

@@ -5,15 +5,15 @@
 the operator's: the keeper's flag). At each look (at most one every ``CalendarSettings.look_every_s``):
 
 1. **The long waits.** The manager's Workloads not yet placed in a region (no ``status.clusterName``), not finished and
-   not being deleted, whose job's shape is a TPU one calendar mode takes (``calendar_advice.tpu_spec``, the shape as
+   not being deleted, whose job's shape is a TPU one calendar mode takes (``offers.tpu_spec``, the shape as
    the dispatcher reads it, ``planb.regions.dispatcher.nomination.job_shape``), created more than ``after_s`` ago.
    A TPU job has no other advice: ``advice.capacity`` shows no TPU availability
    (``planb.regions.dispatcher.google_advice``).
 2. **Ask.** Each region of the MultiKueueConfig is asked ``advice.calendarMode`` for the job's chips, ``days`` days
-   from now (``calendar_advice.ask_calendar``); a job is asked again only after ``ask_every_s``. planb's policy: an
+   from now (``offers.ask_calendar``); a job is asked again only after ``ask_every_s``. planb's policy: an
    hour, because calendar mode plans days ahead (1 to 120 days, 1 to 90 long) and an answer an hour old still says
    where a reservation could be had, while every look would cost a call per region per job.
-3. **Keep.** The answers, each offer with the command that would reserve it (``calendar_advice.reserve_command``), go
+3. **Keep.** The answers, each offer with the command that would reserve it (``offers.reserve_command``), go
    to the ConfigMap ``kueue-system/planb-regions-calendar`` (``data.jobs``, JSON, keyed ``<namespace>/<RayJob>``);
    a job no longer waiting leaves it. planb's policy: a ConfigMap of its own beside the ledger's (the dispatcher
    rewrites that one at each request), in Kueue's namespace for the reason docs/regions.md gives for the keeper's; at

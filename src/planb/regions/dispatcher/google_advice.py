@@ -14,7 +14,7 @@ advice.capacity API, you can't view the availability of TPUs"
 
 So the keeper does not ask about a TPU shape at all: ``no_tpu_advice`` is the pair's advice, absent by design
 (``Advice.by_design``), not a failed call, and the policy orders such pairs by the reservation reads and planb's ledger
-(``advice_order`` rule 6). For any other shape a refusal (400), a 403 or a 404 is a failed call: ``Advice`` then
+(``offer_order`` rule 6). For any other shape a refusal (400), a 403 or a 404 is a failed call: ``Advice`` then
 carries why it is missing (``Advice.from_error``, Google's error body: ``error.code``, ``error.status``,
 ``error.message``).
 

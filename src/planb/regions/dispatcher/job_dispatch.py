@@ -15,7 +15,7 @@ from planb.regions.dispatcher.reservation_room import ReservationRef
 class DispatchSettings:
     #: The manager's MultiKueue AdmissionCheck (the keeper's).
     admission_check: str = "planb-regions"
-    #: What the Spot rule needs of a job (``advice_order`` rule 1). planb's policy: 45 min between checkpoints and 10
+    #: What the Spot rule needs of a job (``offer_order`` rule 1). planb's policy: 45 min between checkpoints and 10
     #: min to restore unless the keeper is told (``--checkpoint-interval``, ``--restore``), because the chart counts
     #: its checkpoints in steps (``training.checkpointEvery``), which the Workload does not say in time.
     job: Job = field(default_factory=lambda: Job(checkpoint_interval_s=45 * 60.0, restore_s=10 * 60.0))

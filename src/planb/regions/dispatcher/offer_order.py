@@ -48,13 +48,13 @@ planb's policy, the rules (each constant of ``Policy`` says why its value):
    delay, before rule 3's shrink; at least ``min_bound_s``, at most ``max_bound_s``) before the next pair in the
    order joins the offer; a pair that answers with a failure (a stockout said is a no, not a wait) lets the next
    join at once. A request still waiting past its bound stays (a DWS queue keeps its place): the first grant wins,
-   as in today's race. After ``full_after_s`` every pair not yet asked joins. Once every pair was asked, the one
+   as under AllAtOnce. After ``full_after_s`` every pair not yet asked joins. Once every pair was asked, the one
    first in the order whose last failure is ``retry_after_s`` old (doubled at each further failure of it in the
    job) is asked again, one at a time, while nothing asked is within its bound, because a stockout comes in
    episodes and asking sooner mostly adds requests that fail too. ``OfferPlan.due`` says, from the job's requests
    so far, what to ask now and when to look again.
 6. **Missing advice.** Where no remaining pair has advice because every call for one failed (a 403, a 404, a 400,
-   no answer), the plan is today's race, and says so: every region at once (MultiKueue's AllAtOnce), each region's
+   no answer), the plan is AllAtOnce, and says so: every region at once (MultiKueue's default dispatcher), each region's
    ladder in its own order, because a failed call says something is wrong with the advice source, and the race is
    what planb has measured (docs/regions.md). A pair without advice by design (``Advice.by_design``: a TPU shape,
    which ``advice.capacity`` does not show and the keeper does not ask about) is no failure: it is ordered by its
@@ -73,7 +73,7 @@ from planb.regions.dispatcher.google_advice import PROVISIONING_MODELS, Advice, 
 from planb.regions.dispatcher.ledger import PRIOR, PRIOR_WEIGHT, Key, Ledger, Score
 from planb.regions.dispatcher.offer_plan import Attempt, OfferPlan, Ranked, Wave
 
-#: Google's side, kept importable from here (hack/bench_dispatch.py and the tests read them as ``advice_order``'s).
+#: Google's side, kept importable from here (hack/bench_dispatch.py and the tests read them as ``offer_order``'s).
 __all__ = [
     "PROVISIONING_MODELS",
     "Advice",
@@ -99,7 +99,7 @@ class Policy:
     """planb's policy: its bounds and thresholds. The values marked *swept* are ``hack/bench_dispatch.py --sweep``'s
     pick on its tuning seeds 1-12, never on the seeds BENCHMARKS.md reports:
     the most of its three goals met (at most 1.5 requests a job, a median within 10% of the oracle's, a p95 no worse
-    than today's race's), then the smallest median over the oracle's; the others are set by their reason. The
+    than AllAtOnce's), then the smallest median over the oracle's; the others are set by their reason. The
     figures quoted are means over those seeds, with the reservations read (rule 2); the pick met 28 of the 36 goals
     there. What earlier sweeps picked, and why each value changed: BENCHMARKS.md, "How the policy's values were
     picked"."""
@@ -135,7 +135,7 @@ class Policy:
     #: more often than not is offered alone; at 0.7, 1.36 requests a job against 1.33 and one goal fewer, for a
     #: median a point closer.
     confidence: float = 0.5
-    #: Every pair not yet asked joins after an hour, so no job waits longer than that for today's race.
+    #: Every pair not yet asked joins after an hour, so no job waits longer than that for AllAtOnce.
     full_after_s: float = 3600.0
     #: Google's obtainability counts as two of planb's own asks, as much as the ledger's own prior, because it is a
     #: forecast for the zone at large (planb's asks are its own shape's outcomes) and planb's misses must outweigh

@@ -7,17 +7,17 @@ Each keeper tick, for every Workload of the MultiKueue check that Kueue would sy
 
 1. **Plan once per dispatch.** The job's pairs are every region of the MultiKueueConfig that Kueue reaches
    (MultiKueueCluster Active) times the rungs of that region's ladder (its ClusterQueue's flavors for the
-   accelerators, read with the region's MultiKueue access), for the job's shape (``dispatch.job_shape``). Google's
-   advice for each pair comes from the ``advise`` the caller gives; the plan (``advice_order.plan``) and each pair's
-   advice go into the manager's ConfigMap ``kueue-system/planb-regions-ledger`` (``capacity_state``), which
-   ``planb status --capacity`` shows. Where advice is missing for every pair the plan is today's race: every region
-   nominated, and the ConfigMap says why per pair.
+   accelerators, read with the region's MultiKueue access), for the job's shape (``nomination.job_shape``). Google's
+   advice for each pair comes from the ``advise`` the caller gives; the plan (``offer_order.plan``) and each pair's
+   advice go into the manager's ConfigMap ``kueue-system/planb-regions-ledger`` (``ledger_store``), which
+   ``planb status --capacity`` shows. Where advice is missing for every pair the plan is AllAtOnce, as Kueue's
+   MultiKueue dispatches by default: every region nominated, and the ConfigMap says why per pair.
 2. **Read the outcomes.** Each region with a pair waiting is read for its copy of the Workload: a no there
-   (``dispatch.copy_outcome``) ends the pair ``FAILED`` in the ledger; a region that left the MultiKueueConfig or is
+   (``nomination.copy_outcome``) ends the pair ``FAILED`` in the ledger; a region that left the MultiKueueConfig or is
    not Active fails its pairs too, because Kueue no longer syncs it.
 3. **Nominate.** ``OfferPlan.due`` says which pairs to ask now; the regions of every pair waiting are written to the
    Workload's ``status.nominatedClusterNames`` in the plan's order, by the apply Kueue's Incremental dispatcher sends
-   (``dispatch.admission_apply``); each new pair is an ask in the ledger.
+   (``nomination.admission_apply``); each new pair is an ask in the ledger.
 4. **Close.** When Kueue sets ``clusterName``, the pair of that region (the rung of its copy's admission) is
    ``GRANTED`` and every other pair waiting ``WITHDRAWN``; a Workload that goes, finishes or loses its quota before
    that withdraws its pairs. The ledger is written whenever it changed.
@@ -25,7 +25,7 @@ Each keeper tick, for every Workload of the MultiKueue check that Kueue would sy
 The plan, the attempts and the copies seen live in memory, as the Incremental dispatcher's round timer does in Kueue
 (``kubernetes-sigs/kueue@v0.19.2 pkg/controller/workloaddispatcher/incrementaldispatcher.go#L60``). The ledger is read
 from the ConfigMap at the first tick, and the asks an earlier keeper left open end ``WITHDRAWN``; a Workload still
-waiting is planned again, the regions already nominated taken as asked then (``dispatch.adopt``), so their copies
+waiting is planned again, the regions already nominated taken as asked then (``nomination.adopt``), so their copies
 and requests keep their place.
 """
 
@@ -322,7 +322,7 @@ class Dispatcher:
 
     def _close_open(self, ledger: Ledger) -> None:
         """The asks a keeper before this one left open end ``WITHDRAWN`` now: their plans died with it, and a region
-        still nominated is asked again by the new plan (``dispatch.adopt``)."""
+        still nominated is asked again by the new plan (``nomination.adopt``)."""
         now, closed = self.wall(), 0
         for key, asks in ledger.asks.items():
             for left in [a for a in asks if a.outcome == PENDING and a.asked_at <= now]:
