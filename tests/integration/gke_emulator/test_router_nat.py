@@ -79,3 +79,37 @@ def test_a_router_without_nat_gets_one_and_one_on_another_network_is_refused_nam
     # A body compute v1's schema refuses is Google's 400, before the emulator reads it.
     status, answer = call(emulator, "POST", ROUTERS, {"name": "r3", "network": "default", "nats": [{"nope": 1}]})
     assert status == 400 and "nope" in answer["error"]["message"], answer
+
+
+def test_teardown_deletes_planbs_router_and_only_planbs_nat_from_a_router_it_did_not_create(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    found = discovery.find_method("DELETE", f"{ROUTERS}/r")
+    assert found is not None and found.id == "compute.routers.delete"
+    modules.run("gcp_router_nat", {})
+    assert call(emulator, "GET", f"{ROUTERS}/planb-nat-router")[1]["description"].endswith("(planb.gke.gcp_router_nat)")
+    default = f"projects/{PROJECT}/global/networks/default"
+    assert call(emulator, "POST", ROUTERS, {"name": "bare", "network": default})[0] == 200
+    modules.run("gcp_router_nat", {"router": "bare"})
+    theirs = {
+        "name": "theirs",
+        "natIpAllocateOption": "MANUAL_ONLY",
+        "sourceSubnetworkIpRangesToNat": "LIST_OF_SUBNETWORKS",
+    }
+    assert call(emulator, "POST", ROUTERS, {"name": "org", "network": default, "nats": [theirs]})[0] == 200
+    assert call(emulator, "PATCH", f"{ROUTERS}/org", {"nats": [theirs, {**theirs, "name": "planb-nat"}]})[0] == 200
+    preview = modules.run("gcp_router_nat", {"state": "absent"}, check_mode=True)
+    assert preview["actions"] == ["delete router"] and call(emulator, "GET", f"{ROUTERS}/planb-nat-router")[0] == 200
+    assert modules.run("gcp_router_nat", {"state": "absent"})["actions"] == ["delete router"]
+    assert call(emulator, "GET", f"{ROUTERS}/planb-nat-router")[0] == 404
+    # A router planb only added its NAT to: the NAT goes, the router stays.
+    assert modules.run("gcp_router_nat", {"router": "bare", "state": "absent"})["actions"] == ["remove nat"]
+    status, bare = call(emulator, "GET", f"{ROUTERS}/bare")
+    assert status == 200 and bare.get("nats", []) == [], bare
+    # A NAT named planb-nat with the organisation's settings is not planb's: left, as the router's own NAT.
+    kept = modules.run("gcp_router_nat", {"router": "org", "state": "absent"})
+    assert kept["changed"] is False and len(call(emulator, "GET", f"{ROUTERS}/org")[1]["nats"]) == 2, kept
+    writes = len(emulator.writes())
+    for router in ("planb-nat-router", "bare", "org"):
+        assert modules.run("gcp_router_nat", {"router": router, "state": "absent"})["changed"] is False
+    assert len(emulator.writes()) == writes

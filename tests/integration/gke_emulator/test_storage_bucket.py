@@ -124,3 +124,29 @@ def test_a_bad_name_is_refused_before_any_request_and_the_rights_check_asks_for_
     assert call(emulator, "POST", "/planb/v1/permissions", withheld)[0] == 200
     msg = ProjectRunner(emulator).fail("gcp_iam_check", {"needs": ["cluster", "create_bucket"]})["msg"]
     assert "storage.buckets.create (role roles/storage.admin) to create the checkpoint bucket" in msg, msg
+
+
+def test_deleting_the_bucket_is_buckets_delete_once_and_one_still_holding_checkpoints_is_refused_naming_the_fix(
+    modules: ModuleRunner, emulator: RunningEmulator
+) -> None:
+    deleted = discovery.find_method("DELETE", f"/storage/v1/b/{BUCKET}")
+    assert deleted is not None and (deleted.id, deleted.request, deleted.response) == (
+        "storage.buckets.delete",
+        None,
+        None,
+    )
+    assert _insert(emulator, {"name": BUCKET, "location": REGION})[0] == 200
+    # Cloud Storage's 409 for a bucket with objects (the emulator holds none, so the test injects it).
+    assert call(emulator, "POST", "/planb/v1/http-faults", {"status": 409, "method": "DELETE"})[0] == 200
+    msg = modules.fail("gcp_storage_bucket", {"name": f"gs://{BUCKET}", "state": "absent"})["msg"]
+    assert f"gs://{BUCKET} still holds objects" in msg and f"`gcloud storage rm --recursive gs://{BUCKET}`" in msg, msg
+    assert "leave planb_teardown_bucket false" in msg and call(emulator, "GET", f"/storage/v1/b/{BUCKET}")[0] == 200
+    preview = modules.run("gcp_storage_bucket", {"name": BUCKET, "state": "absent"}, check_mode=True)
+    assert preview["actions"] == ["delete"] and call(emulator, "GET", f"/storage/v1/b/{BUCKET}")[0] == 200
+    done = modules.run("gcp_storage_bucket", {"name": BUCKET, "state": "absent"})
+    assert done["changed"] and done["actions"] == ["delete"], done
+    log = [(r["method"], r["status"]) for r in emulator.store.request_log() if r["method"] == "DELETE"]
+    assert log == [("DELETE", 409), ("DELETE", 204)], log
+    assert call(emulator, "GET", f"/storage/v1/b/{BUCKET}")[0] == 404 and emulator.store.buckets == {}
+    again = modules.run("gcp_storage_bucket", {"name": BUCKET, "state": "absent"})
+    assert again["changed"] is False and len([r for r in emulator.writes() if r["method"] == "DELETE"]) == 2

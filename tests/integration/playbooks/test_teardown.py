@@ -178,3 +178,47 @@ def _sorted_confirm(out: str) -> str:
         lambda m: "-e planb_teardown_confirm=" + ",".join(sorted(m[1].split(","))),
         out,
     )
+
+
+def _planb_state(emulator: RunningEmulator) -> dict[str, list[str]]:
+    """Every resource of the emulator's state a converge can make: clusters, pools, routers, buckets."""
+    emulator.engine.advance()
+    data = emulator.store.data
+    return {
+        "clusters": sorted(data["clusters"]),
+        "nodePools": sorted(data["nodePools"]),
+        "routers": sorted(data["projectApis"].get("setup", {}).get("routers", {})),
+        "buckets": sorted(data["buckets"]),
+    }
+
+
+def test_teardown_leaves_nothing_of_planbs_and_deletes_the_bucket_only_when_asked(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """The cluster play with a bucket it creates and Cloud NAT, then teardown with the same inventory: the cluster,
+    its pools and the router go, the bucket stays; asked, the bucket goes; a re-run writes nothing."""
+    bucket = "planb-local-teardown-checkpoints"
+    made_by_planb = ("-e", f"planb_checkpoint_bucket=gs://{bucket}", "-e", "planb_cloud_nat_create=true")
+    env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
+    done = ansible_playbook(
+        "playbooks/cluster.yml", "-i", "inventories/local", *made_by_planb, "-e", "planb_checkpoint_bucket_create=true",
+        env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    before = _planb_state(emulator)
+    router = "planb-local/us-east5/planb-nat-router"
+    assert before["clusters"] and before["nodePools"] and before["routers"] == [router], before
+    assert before["buckets"] == [bucket], before
+    confirm = ("-e", f"planb_teardown_confirm=planb-local/{LOCATION}/{CLUSTER}")
+    rc, out = _teardown(emulator, tmp_path, *confirm, *made_by_planb)
+    assert rc == 0, out[-3000:]
+    assert _planb_state(emulator) == {"clusters": [], "nodePools": [], "routers": [], "buckets": [bucket]}, out[-3000:]
+    deletes = [r["path"] for r in emulator.writes() if r["method"] == "DELETE"]
+    assert f"/compute/v1/projects/{router.replace('/us-east5/', '/regions/us-east5/routers/')}" in deletes, deletes
+    rc, out = _teardown(emulator, tmp_path, *confirm, *made_by_planb, "-e", "planb_teardown_bucket=true")
+    assert rc == 0, out[-3000:]
+    assert _planb_state(emulator) == {"clusters": [], "nodePools": [], "routers": [], "buckets": []}, out[-3000:]
+    writes = len(emulator.writes())
+    rc, out = _teardown(emulator, tmp_path, *confirm, *made_by_planb, "-e", "planb_teardown_bucket=true")
+    assert rc == 0 and re.search(r"localhost\s*: ok=\d+\s+changed=0 ", out), out[-3000:]
+    assert len(emulator.writes()) == writes

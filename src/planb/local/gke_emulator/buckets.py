@@ -1,11 +1,16 @@
 """Cloud Storage's buckets, as the gke_cluster role's checkpoint-bucket check reads and creates them.
 
-The emulator serves two methods of the Cloud Storage JSON API v1 at Google's own paths (the API's root URL is
+The emulator serves three methods of the Cloud Storage JSON API v1 at Google's own paths (the API's root URL is
 ``https://storage.googleapis.com/`` and its service path ``storage/v1/``, so a client whose Storage endpoint is the
 emulator's root URL sends the same paths):
 
 * ``GET  /storage/v1/b/{bucket}``          buckets.get (https://cloud.google.com/storage/docs/json_api/v1/buckets/get)
 * ``POST /storage/v1/b?project=P``         buckets.insert (https://cloud.google.com/storage/docs/json_api/v1/buckets/insert)
+* ``DELETE /storage/v1/b/{bucket}``        buckets.delete (https://cloud.google.com/storage/docs/json_api/v1/buckets/delete):
+  HTTP 204 with an empty body ("If successful, this method returns an empty response body"), 404 for a missing
+  bucket. The emulator holds no objects, so it never answers Google's 409 for a bucket that is not empty ("The
+  bucket you tried to delete is not empty.", https://cloud.google.com/storage/docs/json_api/v1/status-codes#409);
+  ``POST /planb/v1/http-faults`` injects that status for a test.
 
 Both are held to ``storage.v1.json`` as google-api-python-client ships it (request and response schema ``Bucket``,
 ``gke_emulator.discovery``). What the emulator fills in, as Google answers a bucket:
@@ -63,6 +68,10 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$")
 UBLA_LOCK = timedelta(days=90)
 #: Google's default soft-delete retention, in seconds (7 days).
 SOFT_DELETE_SECONDS = 604800
+
+
+class NoContent(dict[str, Any]):
+    """An answer without a body: the server sends HTTP 204 No Content (buckets.delete's success)."""
 
 
 class StorageError(ApiError):
@@ -194,4 +203,9 @@ class Buckets:
         match = re.fullmatch(r"b/([^/]+)", rest)
         if match and method == "GET":
             return self.get(unquote(match.group(1)))
+        if match and method == "DELETE":
+            self.get(unquote(match.group(1)))  # 404 when there is none
+            del self.table[unquote(match.group(1))]
+            self.store.save()
+            return NoContent()
         raise StorageError(405, f"{method} {path} is not implemented by the planb GKE emulator", "notImplemented")

@@ -24,6 +24,7 @@ from typing import Any
 
 from planb.local.gke_emulator import guards, routes
 from planb.local.gke_emulator.address import DEFAULT_PORT
+from planb.local.gke_emulator.buckets import NoContent
 from planb.local.gke_emulator.engine import Engine
 from planb.local.gke_emulator.errors import ApiError, EmulatorError
 from planb.local.tls import ServingCert
@@ -73,19 +74,23 @@ class _Handler(BaseHTTPRequestHandler):
             query = self.path.split("?", 1)[1] if "?" in self.path else ""
             user_project = self.headers.get("x-goog-user-project")
             result = routes.dispatch(self.server.engine, self.command, path, request, query, user_project)
+            status = 204 if isinstance(result, NoContent) else status
         except json.JSONDecodeError as exc:
             status, result = 400, ApiError(400, f"Invalid JSON payload: {exc}").body()
         except ApiError as exc:
             status, result = exc.code, exc.body()
         if api:
             self.server.engine.store.log_request(self.command, path, status, self.headers.get("x-goog-user-project"))
-        if isinstance(result, str):
+        if isinstance(result, NoContent):
+            payload, ctype = b"", ""
+        elif isinstance(result, str):
             payload, ctype = result.encode(), "application/yaml"
         else:
             payload, ctype = json.dumps(result).encode(), "application/json; charset=UTF-8"
         self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(payload)))
+        if status != 204:  # RFC 9110 section 8.6: no Content-Length (nor body) in a 204
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(payload)))
         if location:
             self.send_header("Location", str(location))
         if self.close_connection:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from ansible_collections.planb.gke.plugins.module_utils.client import api_path
 from ansible_collections.planb.gke.plugins.module_utils.credentials import check_auth
@@ -32,6 +32,9 @@ DOC_ROUTERS = "https://cloud.google.com/compute/docs/reference/rest/v1/routers"
 DOC_NAT_GKE = "https://cloud.google.com/nat/docs/gke-example"
 #: A Compute Engine resource name (RFC 1035): what routers.insert and the NAT's name take.
 _NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+#: ``Router.description`` of a router planb created, by which teardown knows it may delete it whole
+#: (``router_nat_removal``); a router planb only added its NAT to never carries it.
+ROUTER_DESCRIPTION = "Cloud NAT for GKE private nodes, created by planb (planb.gke.gcp_router_nat)"
 
 
 def desired_nat(name: str) -> Body:
@@ -43,7 +46,7 @@ def desired_nat(name: str) -> Body:
     }
 
 
-def _wait(client: ApiClient, project: str, region: str, op: Body, timeout: float, poll: float) -> None:
+def wait_region_operation(client: ApiClient, project: str, region: str, op: Body, timeout: float, poll: float) -> None:
     """Until the regional Operation ``op`` is DONE; its error as a GkeError."""
     deadline = time.monotonic() + timeout
     while op.get("status") != "DONE":
@@ -56,10 +59,8 @@ def _wait(client: ApiClient, project: str, region: str, op: Body, timeout: float
         raise GkeError(f"Compute Engine operation {op.get('name')} failed: " + "; ".join(str(e) for e in errors))
 
 
-def run_router_nat(module: Any) -> Body:
-    """gcp_router_nat: the router with a NAT gateway exists (created, or its NAT added), nothing else changed."""
-    params = module.params
-    router, nat = params["router"], params["nat"]
+def check_names(router: str, nat: str) -> None:
+    """Refuses, before any call, a router or NAT name Compute Engine would refuse."""
     problems = [
         f"{option} {value!r} is not a Compute Engine name: 1-63 lowercase letters, digits or hyphens, starting with a "
         f"letter ({DOC_ROUTERS}); for example planb-nat-router"
@@ -68,20 +69,48 @@ def run_router_nat(module: Any) -> Body:
     ]
     if problems:
         raise GkeError("; ".join(problems))
+
+
+class RouterSite(NamedTuple):
+    """Where the module's router is and what it is now: read once, before any write."""
+
+    host: str  # the network's project, which owns the router
+    network: str
+    region: str
+    client: ApiClient
+    path: str  # the router's API path
+    current: Body | None  # routers.get's answer; None when there is no such router
+
+
+def read_router(params: dict[str, Any]) -> RouterSite:
+    """The names checked, then the router read (``routers.get``) in the network's project and the location's region."""
+    check_names(params["router"], params["nat"])
     region = region_of(params["location"])
     check_auth(params)
     host, network = network_parts(params.get("network") or "default", params["project"], "networks")
     client = compute_client(params)
-    path = api_path("projects", host, "regions", region, "routers", router)
-    current = client.request("GET", path, allow_404=True)
+    path = api_path("projects", host, "regions", region, "routers", params["router"])
+    return RouterSite(host, network, region, client, path, client.request("GET", path, allow_404=True))
+
+
+def run_router_nat(module: Any) -> Body:
+    """gcp_router_nat: the router with a NAT gateway exists (created, or its NAT added), nothing else changed."""
+    params = module.params
+    router, nat = params["router"], params["nat"]
+    host, network, region, client, path, current = read_router(params)
     timeout, poll = float(params["timeout"]), float(params["poll_interval"])
 
     def write(method: str, url: str, body: Body) -> None:
         if not module.check_mode:
-            _wait(client, host, region, client.request(method, url, body), timeout, poll)
+            wait_region_operation(client, host, region, client.request(method, url, body), timeout, poll)
 
     if current is None:
-        body = {"name": router, "network": f"projects/{host}/global/networks/{network}", "nats": [desired_nat(nat)]}
+        body = {
+            "name": router,
+            "description": ROUTER_DESCRIPTION,
+            "network": f"projects/{host}/global/networks/{network}",
+            "nats": [desired_nat(nat)],
+        }
         write("POST", api_path("projects", host, "regions", region, "routers"), body)
         return {
             "changed": True,

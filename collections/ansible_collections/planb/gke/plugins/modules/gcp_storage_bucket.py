@@ -16,7 +16,10 @@ description:
   - When it does not exist, creates it with O(create=true) (C(POST storage/v1/b?project=P),
     U(https://cloud.google.com/storage/docs/json_api/v1/buckets/insert)) in that region, with uniform bucket-level
     access and STANDARD storage, in O(project); otherwise fails naming the C(gcloud storage buckets create) command.
-  - In check mode nothing is created; the would-be bucket is reported as a change, with a diff.
+  - With O(state=absent) (teardown, only when the operator asks) the bucket is deleted (C(DELETE storage/v1/b/NAME),
+    U(https://cloud.google.com/storage/docs/json_api/v1/buckets/delete)); one that still holds objects is refused by
+    Cloud Storage, and the failure names the command that empties and deletes it. No bucket, nothing to do.
+  - In check mode nothing is created or deleted; what would be is reported as a change, with a diff.
 options:
   name:
     description: The bucket's name, or C(gs://NAME).
@@ -26,6 +29,11 @@ options:
     description: The cluster's zone or region; the bucket must be in (or is created in) its region.
     type: str
     required: true
+  state:
+    description: V(present) checks (or creates) the bucket, V(absent) deletes it.
+    type: str
+    choices: [present, absent]
+    default: present
   create:
     description: Create the bucket when it does not exist, instead of failing.
     type: bool
@@ -53,7 +61,8 @@ extends_documentation_fragment:
   - planb.gke.gke_auth
 notes:
   - Needs C(storage.buckets.get) on the bucket (C(roles/storage.bucketViewer) or C(roles/storage.admin)), and with
-    O(create=true) C(storage.buckets.create) on O(project) (C(roles/storage.admin)).
+    O(create=true) C(storage.buckets.create) on O(project) (C(roles/storage.admin)); with O(state=absent)
+    C(storage.buckets.delete) on the bucket (C(roles/storage.admin)).
   - The job's access to the bucket (its Workload Identity binding) is not granted here.
 author:
   - planb engineers (@planb)
@@ -80,7 +89,8 @@ bucket:
     storageClass: STANDARD
     iamConfiguration: {uniformBucketLevelAccess: {enabled: true}}
 actions:
-  description: V(create) when the bucket was (or, in check mode, would be) created; empty otherwise.
+  description: >-
+    V(create) or V(delete) when the bucket was (or, in check mode, would be) created or deleted; empty otherwise.
   returned: always
   type: list
   elements: str
@@ -89,6 +99,7 @@ actions:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.args import AUTH_ARGSPEC, AUTH_RELATIONS  # noqa: E402
+from ansible_collections.planb.gke.plugins.module_utils.bucket_removal import remove_storage_bucket  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.converge import main_wrapper  # noqa: E402
 from ansible_collections.planb.gke.plugins.module_utils.storage import run_storage_bucket  # noqa: E402
 
@@ -96,6 +107,7 @@ ARGUMENT_SPEC = dict(
     AUTH_ARGSPEC,
     name={"type": "str", "required": True},
     location={"type": "str", "required": True},
+    state={"type": "str", "choices": ["present", "absent"], "default": "present"},
     create={"type": "bool", "default": False},
     storage_endpoint={"type": "str"},
     labels={"type": "dict"},
@@ -105,7 +117,7 @@ RELATIONS = AUTH_RELATIONS
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, **RELATIONS)
-    main_wrapper(module, run_storage_bucket)
+    main_wrapper(module, run_storage_bucket if module.params["state"] == "present" else remove_storage_bucket)
 
 
 if __name__ == "__main__":
