@@ -48,7 +48,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from planb.catalog import gpu, profiles, tpu, zones
+from planb.catalog import gpu, tpu, zones
+from planb.catalog.profiles import PROFILES
 from planb.kube import Obj
 from planb.regions.access.kueue_objects import condition
 from planb.regions.dispatcher.ledger import FAILED, Key
@@ -111,7 +112,7 @@ def job_shape(workload: Obj) -> str:
         shape |= {k: str(v) for k, v in selector.items() if k == gpu.ACCELERATOR_LABEL}
         if not shape:
             continue
-        found = [p for p in profiles.PROFILES.values() if p.node_selector == shape]
+        found = [p for p in PROFILES.values() if p.node_selector == shape]
         if found:
             return f"{found[0].machine_type}:{int(pod_set.get('count') or 1)}"
     return ""
@@ -120,7 +121,7 @@ def job_shape(workload: Obj) -> str:
 def advice_zones(key: Key) -> list[str]:
     """The zones of ``key``'s region where Google offers its machine type (the catalog), for the advice request."""
     machine_type = key.shape.partition(":")[0]
-    generations = {p.generation for p in profiles.PROFILES.values() if p.machine_type == machine_type}
+    generations = {p.generation for p in PROFILES.values() if p.machine_type == machine_type}
     found = {z for g in generations for z in zones.zones(g) if zones.region_of(z) == key.region}
     return sorted(found)
 
