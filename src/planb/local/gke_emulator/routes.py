@@ -99,6 +99,18 @@ def dispatch(
 
 
 def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
+    """A path no discovery-described part answered: planb's own switches, Compute Engine's few resources here, else
+    GKE's container v1 API (404 for a path it does not have, 405 for a method)."""
+    for part in (_switch, _compute):
+        answer = part(engine, method, path, request)
+        if answer is not None:
+            return answer
+    return _container(engine, method, path, request)
+
+
+def _switch(engine: Engine, method: str, path: str, request: Body) -> Body | str | None:
+    """planb's own paths (``/planb/v1/...``): health, the request log, fault injection and a project's switches; None
+    for any other."""
     if path == "/planb/v1/healthz":
         return {"ok": True}
     if path == "/planb/v1/requests":
@@ -131,6 +143,11 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
     match = re.fullmatch(r"/planb/v1/(" + _LOCATION + r"/clusters/[^/]+)/kubeconfig", path)
     if match and method == "GET":
         return engine.kubeconfig_text(match.group(1))
+    return None
+
+
+def _compute(engine: Engine, method: str, path: str, request: Body) -> Body | None:
+    """Compute Engine's instance groups, reservations, routers and resource policies; None for any other path."""
     match = re.fullmatch(r"/compute/v1/(projects/[^/]+/zones/[^/]+/instanceGroupManagers/[^/]+)", path)
     if match and method == "GET":
         return engine.get_instance_group("/".join(_segment(part, path) for part in match.group(1).split("/")))
@@ -159,6 +176,11 @@ def _route(engine: Engine, method: str, path: str, request: Body) -> Body | str:
         project, region = _segment(match.group(1), path), _segment(match.group(2), path)
         name = _segment(match.group(3), path) if match.group(3) else None
         return engine.resource_policy_api(method, project, region, name, request)
+    return None
+
+
+def _container(engine: Engine, method: str, path: str, request: Body) -> Body:
+    """GKE's container v1 API: operations, clusters and node pools of a location."""
     match = re.fullmatch(r"/v1/" + _LOCATION + r"(?P<rest>/.*)", path)
     if not match:
         raise ApiError(404, f"Not found: {path}")
