@@ -24,10 +24,10 @@ from planb.errors import (
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.regions.access.connection import region_limits
-from planb.status import capacity, cost, serialize
+from planb.status import capacity, cost, expect, serialize
 from planb.status.regions import TokenWarning, printable, token_warnings
 from planb.status.render import explain, table
-from planb.status.report import JobStatus, admitted_on, collect, provisioned, why_it_cannot_run
+from planb.status.report import JobStatus, collect
 
 DESCRIPTION = """\
 Where each RayJob landed, and why it waits if it does: its Kueue Workload, the flavor of each PodSet, the
@@ -160,64 +160,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parse_expect(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        job, sep, flavor = item.partition("=")
-        if not sep or not job or not flavor:
-            raise UsageError(f"--expect {item!r} is not JOB=FLAVOR (e.g. job-1=on-demand)")
-        out[job] = flavor
-    return out
-
-
-#: Seconds between looks while --expect waits (each look is a few list calls to the API server).
-EXPECT_POLL_S = 0.25
-
-
-def _expect(kube: Kube, args: argparse.Namespace) -> int:
-    """Wait until each job is admitted on its flavor (a provisioning flavor also needs Provisioned)."""
-    wanted = _parse_expect(args.expect)
-    deadline = time.monotonic() + args.timeout
-    start = time.monotonic()
-    last_print = -1e9
-    while True:
-        jobs = {j.name: j for j in collect(kube, args.namespace)}
-        missing = []
-        lost = [
-            why for name, flavor in wanted.items() if name in jobs and (why := why_it_cannot_run(jobs[name], flavor))
-        ]
-        for name, flavor in wanted.items():
-            job = jobs.get(name)
-            ok = job is not None and admitted_on(job, flavor) and (not job.requests or provisioned(job))
-            if not ok:
-                where = f"{job.state} on {job.accelerator_flavor}" if job else "not found"
-                missing.append(f"{name} ({where}, want {flavor})")
-        now = time.monotonic()
-        if not missing or lost or now >= deadline:
-            break
-        if now - last_print >= 5:
-            print(printable(f"[planb status] {now - start:5.1f} s: waiting for {'; '.join(missing)}"), flush=True)
-            last_print = now
-        time.sleep(EXPECT_POLL_S)
-    print(table(list(jobs.values())))
-    if lost:
-        print(printable(f"\nnot as expected, and waiting cannot change it: {'; '.join(lost)}"))
-        for job in jobs.values():
-            print(explain(job))
-        return EXIT_FAILED
-    if missing:
-        print(printable(f"\nnot as expected after {args.timeout:.0f} s: {'; '.join(missing)}"))
-        for job in jobs.values():
-            print(explain(job))
-        return EXIT_FAILED
-    print(f"\nall {len(wanted)} job(s) admitted as expected in {time.monotonic() - start:.1f} s")
-    return EXIT_OK
-
-
 def _check_usage(args: argparse.Namespace) -> None:
     """Refuse options that do not go together (exit 2), before anything reads the cluster."""
     if args.expect:
-        _parse_expect(args.expect)
+        expect.parse_expect(args.expect)
     if getattr(args, "capacity", False) and (args.job or args.expect or args.timeline):
         what = f"JOB {args.job}" if args.job else "--expect" if args.expect else "--timeline"
         raise UsageError(
@@ -267,7 +213,7 @@ def _status(args: argparse.Namespace) -> int:
     args.namespace = args.namespace or connection.namespace
     kube = Kube(next(file for file in files if file.is_file()), connection)
     if args.expect:
-        return _expect(kube, args)
+        return expect.expect(kube, args)
     if not args.watch:
         return _once(kube, args)
     return _watch(kube, args)

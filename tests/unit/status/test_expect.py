@@ -8,7 +8,7 @@ import time
 import pytest
 
 from planb.kube import Kube
-from planb.status import cli as status_cli
+from planb.status import expect as expect_mod
 from planb.status.report import JobStatus, PodSetInfo, why_it_cannot_run
 
 
@@ -48,10 +48,10 @@ def test_expect_fails_within_seconds_when_waiting_cannot_help(
         looks.append(time.monotonic())
         return [job("job-1", "Finished", "on-demand"), job("job-2", "Pending", "-")]
 
-    monkeypatch.setattr(status_cli, "collect", collect)
+    monkeypatch.setattr(expect_mod, "collect", collect)
     args = argparse.Namespace(expect=["job-1=reserved", "job-2=on-demand"], timeout=600.0, namespace="default")
     start = time.monotonic()
-    assert status_cli._expect(Kube.__new__(Kube), args) == 1
+    assert expect_mod.expect(Kube.__new__(Kube), args) == 1
     assert time.monotonic() - start < 5 and len(looks) == 1, "it waited for a job that had already finished"
     out = capsys.readouterr().out
     assert "not as expected, and waiting cannot change it: job-1 finished on on-demand, not reserved" in out

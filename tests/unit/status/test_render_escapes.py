@@ -14,6 +14,7 @@ import yaml
 
 from planb.kube import Kube, KubeError
 from planb.status import cli as status_cli
+from planb.status import expect as expect_mod
 from planb.status import serialize
 from planb.status.regions import Dispatch, RegionCopy
 from planb.status.render import explain, table
@@ -142,9 +143,9 @@ def test_expect_escapes_why_a_job_cannot_land_or_has_not(
 ) -> None:
     """--expect's lines name each job's state and flavor and why it cannot run (a deactivated Workload's message)."""
     (job,) = collect(_kube(active=timeout == 0), "default")  # type: ignore[arg-type]
-    monkeypatch.setattr(status_cli, "collect", lambda _kube, _namespace: [job])
+    monkeypatch.setattr(expect_mod, "collect", lambda _kube, _namespace: [job])
     args = argparse.Namespace(expect=["job-1=on-demand"], timeout=timeout, namespace="default")
-    assert status_cli._expect(Kube.__new__(Kube), args) == 1
+    assert expect_mod.expect(Kube.__new__(Kube), args) == 1
     out = capsys.readouterr().out
     assert "not as expected" in out
     assert_inert(out)
