@@ -31,6 +31,7 @@ from planb.regions.dispatcher.offer_order import Job
 from planb.regions.dispatcher.reservation_reads import ReservationSpecError, google_read, parse_reservation
 from planb.regions.dispatcher.tick import Dispatcher
 from planb.regions.keeper.tick import Keeper, KeeperSettings, KeeperStateError, say
+from planb.regions.renewal import command as renewal_command
 
 DEFAULTS = KeeperSettings()
 
@@ -250,3 +251,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keep.add_argument("--poll-seconds", type=positive_float, default=2.0)
     keep.add_argument("--once", action="store_true", help="one look, then exit")
     keep.set_defaults(handler=_keep)
+    renewal_command.register(verbs, _manager)

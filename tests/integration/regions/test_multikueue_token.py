@@ -25,14 +25,26 @@ import pytest
 import yaml
 
 from planb import paths
+from planb.cli import main as planb_main
+from planb.local.stack import crds
 from planb.local.stack.control_plane import ControlPlane
+from tests.support.integration.multikueue_worker import (
+    ACCOUNT,
+    NAMESPACE,
+    WORKER,
+    allowed,
+    as_region,
+    claims,
+    kubectl,
+    leaks,
+    recap,
+    stored_kubeconfig,
+    token_of,
+)
 
 pytestmark = [pytest.mark.tools]
 
 ROLES = paths.REPO / "collections/ansible_collections/planb/gke/roles"
-NAMESPACE = "kueue-system"
-ACCOUNT = "planb-multikueue"
-WORKER = "region-a"
 DURATION = 3600
 
 PLAYBOOK = """\
@@ -74,15 +86,6 @@ metadata:
 """
 
 
-def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True) -> str:
-    done = subprocess.run(
-        ["kubectl", f"--kubeconfig={kubeconfig}", *args],
-        input=stdin, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0 or not check, f"kubectl {' '.join(args)}: {done.stderr}"
-    return done.stdout
-
-
 def run_role(tmp_path: Path, kubeconfig: Path, *args: str, **extra: Any) -> subprocess.CompletedProcess[str]:
     playbook = tmp_path / "worker.yml"
     playbook.write_text(PLAYBOOK)
@@ -102,44 +105,6 @@ def run_role(tmp_path: Path, kubeconfig: Path, *args: str, **extra: Any) -> subp
              "ANSIBLE_NOCOLOR": "1"},
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
-
-
-def recap(done: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    line = next(line for line in done.stdout.splitlines() if line.startswith("localhost") and "ok=" in line)
-    return {k: int(v) for k, v in (field.split("=") for field in line.split(":", 1)[1].split())}
-
-
-def stored_kubeconfig(kubeconfig: Path) -> dict[str, Any]:
-    """The kubeconfig the manager's Secret holds for the worker."""
-    secret = json.loads(kubectl(kubeconfig, "get", "secret", f"{WORKER}-multikueue", "-n", NAMESPACE, "-o", "json"))
-    return yaml.safe_load(base64.b64decode(secret["data"]["kubeconfig"]))
-
-
-def as_region(kubeconfig: Path, tmp_path: Path, token: str | None = None) -> Path:
-    """A kubeconfig file that acts as the region token does (or as `token`, on the same server)."""
-    config = stored_kubeconfig(kubeconfig)
-    if token is not None:
-        config["users"][0]["user"]["token"] = token
-    path = tmp_path / "region.kubeconfig"
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
-
-
-def token_of(kubeconfig: Path) -> str:
-    return str(stored_kubeconfig(kubeconfig)["users"][0]["user"]["token"])
-
-
-def claims(token: str) -> dict[str, Any]:
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-
-
-def leaks(output: str, token: str) -> list[str]:
-    """Each form of the token found in `output`: itself, base64-encoded (a Secret's data), and any JWT's opening in
-    either form (`eyJ` is base64 of '{"', `ZXlK` that again)."""
-    forms = {"token": token, "token, base64": base64.b64encode(token.encode()).decode(), "eyJ": "eyJ", "ZXlK": "ZXlK"}
-    return [name for name, form in forms.items() if form in output]
 
 
 @dataclass
@@ -227,20 +192,14 @@ def test_the_token_reads_cluster_wide_and_writes_only_in_the_local_queue_namespa
 ) -> None:
     region = as_region(converged.kubeconfig, tmp_path)
     wrong = []
-    for verb, resource, namespace, allowed in RIGHTS:
+    for verb, resource, namespace, expected in RIGHTS:
         # A SelfSubjectAccessReview names the group itself: `kubectl auth can-i` would need the CRDs to resolve it.
         name, _, subresource = resource.partition("/")
         plural, _, group = name.partition(".")
-        attributes = {"verb": verb, "group": group, "resource": plural, "subresource": subresource}
-        if namespace != "-A":
-            attributes["namespace"] = namespace
-        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview"}
-        review["spec"] = {"resourceAttributes": attributes}
-        answer = kubectl(
-            region, "create", "--validate=false", "-o=jsonpath={.status.allowed}", "-f", "-", stdin=json.dumps(review)
-        )
-        if answer != str(allowed).lower():
-            wrong.append(f"{verb} {resource} in {namespace}: {answer or 'no answer'}")
+        where = "" if namespace == "-A" else namespace  # "": every namespace
+        answer = allowed(region, verb, f"{plural}/{subresource}" if subresource else plural, "", where, group)
+        if answer != expected:
+            wrong.append(f"{verb} {resource} in {namespace}: {answer}")
     assert not wrong, "the region token's rights differ: " + "; ".join(wrong)
 
 
@@ -329,3 +288,76 @@ def test_a_worker_kubeconfig_that_may_not_create_tokenreviews_is_said_without_th
     assert "Ask the worker whose the stored token is" not in out, "the TokenReview ran, hidden"
     found = leaks(out, token_of(converged.kubeconfig)) + leaks(out, token)
     assert not found, f"a token shows in the output ({', '.join(found)})"
+
+
+RENEWAL = """\
+- name: The regions keeper's token renewal on the manager, as roles/regions_keeper does it
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Give the renewal its rights and CronJob
+      ansible.builtin.include_role:
+        name: regions_keeper
+        tasks_from: renewal.yml
+"""
+
+
+def test_the_token_renews_itself_from_the_manager_with_least_rights(
+    converged: Converged, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`planb regions renew-tokens` as the regions keeper's CronJob runs it, as the ServiceAccount the role gives it:
+    a token with time left is kept, one within --renew-before is replaced by the successor it asked its region for,
+    no token shows, and each side's rights are only those (docs/security.md, "The region token")."""
+    kube = converged.kubeconfig
+    crds.apply(kube, [next(p for p in crds.files() if p.name == "kueue.x-k8s.io_multikueueclusters.yaml")])
+    crds.wait_served(kube, expected=frozenset({"multikueueclusters.kueue.x-k8s.io"}))
+    cluster = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": {"name": WORKER}}
+    cluster["spec"] = {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": f"{WORKER}-multikueue"}}}
+    kubectl(kube, "apply", "-f", "-", stdin=json.dumps(cluster))
+    playbook = tmp_path / "renewal.yml"
+    playbook.write_text(RENEWAL)
+    variables = {"regions_keeper_kubeconfig": str(kube), "regions_keeper_regions": [WORKER]}
+    variables["regions_keeper_image"] = "registry.example/planb:0.1.0"
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         "-e", json.dumps({"ansible_python_interpreter": sys.executable, **variables}), str(playbook)],
+        cwd=paths.REPO, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"), "ANSIBLE_ROLES_PATH": str(ROLES)},
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    job = json.loads(kubectl(kube, "get", "cronjob", "planb-regions-keeper-tokens", "-n", NAMESPACE, "-o", "json"))
+    container = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["planb", "regions", "renew-tokens"] and f"--region={WORKER}" in container["args"]
+    # The CronJob's identity: a token of its ServiceAccount on the same server.
+    token = kubectl(kube, "create", "token", "planb-regions-keeper-tokens", "-n", NAMESPACE).strip()
+    renewer = as_region(kube, tmp_path, token).rename(tmp_path / "renewer.kubeconfig")
+    secret = f"{WORKER}-multikueue"
+    assert allowed(renewer, "patch", "secrets", secret) and allowed(renewer, "get", "secrets", secret)
+    assert not allowed(renewer, "get", "secrets", "other") and not allowed(renewer, "list", "secrets")
+    assert allowed(renewer, "get", "multikueueclusters", WORKER, "", "kueue.x-k8s.io")
+    assert not allowed(renewer, "list", "multikueueclusters", "", "", "kueue.x-k8s.io")
+    # The region token may mint its own successor and no other account's token.
+    region = as_region(kube, tmp_path)
+    assert allowed(region, "create", "serviceaccounts/token", ACCOUNT) and not allowed(
+        region, "create", "serviceaccounts/token", "default"
+    )
+    before = token_of(kube)
+    command = ["regions", "renew-tokens", f"--kubeconfig={renewer}", f"--region={WORKER}", f"--duration={DURATION}"]
+    assert planb_main([*command, "--renew-before=60"]) == 0
+    kept = capsys.readouterr().out
+    assert f"{WORKER}: token valid until" in kept and "kept" in kept and token_of(kube) == before, kept
+    assert planb_main([*command, f"--renew-before={DURATION}"]) == 0
+    renewed = capsys.readouterr()
+    after = token_of(kube)
+    assert f"{WORKER}: token renewed in Secret {NAMESPACE}/{WORKER}-multikueue" in renewed.out and after != before
+    assert claims(after)["sub"] == claims(before)["sub"] and claims(after)["exp"] > claims(before)["exp"]
+    assert allowed(as_region(kube, tmp_path), "list", "rayjobs", "", "default", "ray.io"), "the new token does not work"
+    assert not leaks(renewed.out + renewed.err + kept, after) + leaks(renewed.out + renewed.err + kept, before)
+    # A token of another account is not the region token's to ask for: refused, naming the fix, the Secret unchanged.
+    assert planb_main([*command, f"--renew-before={DURATION}", "--account=default"]) != 0
+    refused = capsys.readouterr()
+    assert "could not ask its region for a new one (403: not allowed)" in refused.out, refused
+    assert (
+        f"Fix: run the regions play for {WORKER}" in refused.out and "1 of 1 region tokens not renewed" in refused.err
+    )
+    assert token_of(kube) == after and not leaks(refused.out + refused.err, after)

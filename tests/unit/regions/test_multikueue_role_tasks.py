@@ -14,6 +14,13 @@ from planb.build.collection import COLLECTION_DIR
 
 TASKS = COLLECTION_DIR / "roles" / "multikueue" / "tasks"
 READS = {"get", "list", "watch"}
+#: The one right a region token has in its own namespace: to ask for its successor (planb regions renew-tokens).
+OWN_TOKEN = {
+    "apiGroups": [""],
+    "resources": ["serviceaccounts/token"],
+    "resourceNames": ["{{ multikueue_service_account }}"],
+    "verbs": ["create"],
+}
 
 
 def tasks(name: str) -> Iterator[dict[str, Any]]:
@@ -74,7 +81,14 @@ def test_the_region_token_reads_cluster_wide_and_writes_only_by_role_bindings() 
         if obj["kind"] == "ClusterRole":
             verbs = {verb for rule in obj["rules"] for verb in rule["verbs"]}
             assert verbs <= READS, f"cluster-wide rights beyond reading: {sorted(verbs - READS)}"
-        if obj["kind"] in ("Role", "RoleBinding"):
+        if (
+            obj["kind"] in ("Role", "RoleBinding")
+            and obj["metadata"]["name"] == "{{ multikueue_service_account }}-token"
+        ):
+            # The token's own renewal: beside its ServiceAccount, a TokenRequest for that account and no other.
+            assert obj["metadata"]["namespace"] == "{{ multikueue_namespace }}", obj
+            assert obj["kind"] == "RoleBinding" or obj["rules"] == [OWN_TOKEN], obj
+        elif obj["kind"] in ("Role", "RoleBinding"):
             assert obj["metadata"]["namespace"] == "{{ multikueue_local_queue_namespace }}", obj
         if obj["kind"] == "RoleBinding":
             assert obj["roleRef"]["kind"] == "Role", obj

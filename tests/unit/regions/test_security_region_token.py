@@ -29,6 +29,12 @@ CONSEQUENCES: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("rayjobs", "delete"): ("delete any Workload or RayJob there",),
     ("workloads/status", "update"): ("mark any Workload there admitted or finished",),
+    # The token's own renewal (multikueue_token_self_renewal): its own successor only, and what that costs.
+    ("serviceaccounts/token", "create"): (
+        "create tokens of itself and of no\nother account (`resourceNames`)",
+        "a copied token can renew itself too",
+        "stays valid until its ServiceAccount is deleted",
+    ),
 }
 ADVICE = ("give each manager a namespace of its own", "put in it only the job's own ServiceAccount")
 

@@ -110,7 +110,19 @@ def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kub
 
 def region_connection(manager: Kube, region: str) -> tuple[Connection, str]:
     """The connection `region`'s kubeconfig Secret describes, and that Secret's name for messages (region_kube's
-    reading, nothing sent to the region); raises RegionAccessError. planb's policy: a region whose name
+    reading, nothing sent to the region); raises RegionAccessError."""
+    location, raw = region_secret(manager, region)
+    source = f"Secret {KUEUE_NAMESPACE}/{location}"
+    try:
+        return load_region(raw, source), source
+    except RegionKubeconfigError as exc:
+        raise RegionAccessError(f"{region}: {exc}") from exc
+
+
+def region_secret(manager: Kube, region: str) -> tuple[str, bytes]:
+    """The name of the Secret in KUEUE_NAMESPACE that `region`'s MultiKueueCluster names, and the kubeconfig it holds
+    (bytes, not yet read as a kubeconfig: planb.regions.access.kubeconfig.load_region does); raises
+    RegionAccessError. planb's policy: a region whose name
     is not a DNS-1123 subdomain, as a MultiKueueCluster's name is, is refused before anything is asked, because the
     name comes from objects others write (the MultiKueueConfig's clusters, the keeper's ConfigMap) and goes into a
     path, where quoting leaves ``..`` as it is."""
@@ -150,13 +162,8 @@ def region_connection(manager: Kube, region: str) -> tuple[Connection, str]:
             raise RegionAccessError(f"no kubeconfig Secret for {region} on the manager ({KUEUE_NAMESPACE}/{location})")
         source = f"Secret {KUEUE_NAMESPACE}/{location}"
         try:
-            raw = base64.b64decode(str(data), validate=True)
+            return location, base64.b64decode(str(data), validate=True)
         except (binascii.Error, ValueError):
             raise RegionAccessError(f"{region}: {source} holds a kubeconfig that is not base64") from None
-        try:
-            conn = load_region(raw, source)
-        except RegionKubeconfigError as exc:
-            raise RegionAccessError(f"{region}: {exc}") from exc
-        return conn, source
     except KubeError as exc:
         raise RegionAccessError(f"{region}: {exc}") from exc
