@@ -152,13 +152,15 @@ def test_the_keepers_deployment_runs_planb_regions_keep_with_the_rights_it_uses_
     # The role again with the same settings changes nothing.
     out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path)
     assert re.search(r"localhost\s+: ok=\d+\s+changed=0 ", out), out[-3000:]
-    # Checked only, with --diff: turned off, the Deployment would go and the ServiceAccount and its rights stay; with
-    # planb's dispatcher, --dispatch's rights would be added. Nothing changes.
+    # Checked only, with --diff: turned off, the Deployment and the token renewal's CronJob would go and the
+    # ServiceAccounts and their rights stay; with planb's dispatcher, --dispatch's rights would be added. Nothing
+    # changes.
     changes = ("--check", "--diff", "-e", "regions_keeper_deploy=false", "-e", "regions_keeper_dispatch=true")
     out = regions_keeper.rerun_role(paths.local_kubeconfig(), deploy, tmp_path, *changes)
     assert regions_keeper.changed_tasks(out) == [
         "Create the keeper's ServiceAccount, its ClusterRole, Roles and bindings on the manager",
         "Run planb regions keep as a Deployment on the manager",
+        "Renew the regions' tokens on the manager as a CronJob",
     ], out[-3000:]
     rbac = out[out.index("TASK [planb.gke.regions_keeper : Create the keeper's ServiceAccount") :]
     assert re.search(r"^\+\s+- planb-regions-ledger$", rbac, re.M), rbac[:4000]
