@@ -30,7 +30,8 @@ def remove_router_nat(module: Any) -> Body:
     """gcp_router_nat with state=absent: planb's router deleted, or planb's NAT taken off another router."""
     params = module.params
     router, nat = params["router"], params["nat"]
-    host, _, region, client, path, current = read_router(params)
+    site = read_router(params)
+    host, region, client, path, current = site.host, site.region, site.client, site.path, site.current
     timeout, poll = float(params["timeout"]), float(params["poll_interval"])
 
     def write(method: str, body: Body | None) -> None:
