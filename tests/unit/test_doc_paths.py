@@ -19,7 +19,8 @@ COLLECTION = paths.REPO / "collections" / "ansible_collections" / "planb" / "gke
 #: Paths that are not this repository's, each with whose they are.
 ELSEWHERE = {
     "tests/output": "ansible-test's own output folder inside the collection, made when it runs",
-    "src/MaxText/": "AI-Hypersphere/maxtext, cited for its MFU formula",
+    "src/MaxText/": "AI-Hypercomputer/maxtext, cited for its MFU formula",
+    "src/maxtext/": "AI-Hypercomputer/maxtext's newer layout, cited in docs/your-code.md for its trainer's stop",
     "src/google/protobuf/": "protocolbuffers/protobuf, cited for JSON field-name rules",
     "src/kubernetes": "the kubernetes module's own tree, which hack/build-tools.sh names",
 }
