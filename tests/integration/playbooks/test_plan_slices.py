@@ -141,9 +141,12 @@ def test_a_rerun_from_the_one_pool_per_plan_state_keeps_every_pool(
     writes = len(emulator.writes())
     rc, out = _run(emulator, tmp_path)
     assert rc == 0, out[-3000:]
-    # The only writes add the plan label to the two pools in place (nodePools.update); none creates or deletes.
+    # The only writes change things in place: the plan label on the two pools (nodePools.update), and the cluster's
+    # labels, cost allocation and default-pool autoscaling, which the modules' bare cluster lacked (clusters.update,
+    # clusters.setResourceLabels, nodePools.setAutoscaling); none creates or deletes.
     sent = _writes_since(emulator, writes)
-    assert {method for method, _ in sent} <= {"PUT"}, sent
+    in_place = [(m, p) for m, p in sent if m == "PUT" or (m == "POST" and ":set" in p.rsplit("/", 1)[-1])]
+    assert in_place == sent, sent
     assert {name: pool["selfLink"] for name, pool in _pools(emulator).items()} == before
     assert _pools(emulator)["dws-pool"]["config"]["labels"]["planb.dev/plan"] == "dws"
     writes = len(emulator.writes())
