@@ -59,6 +59,8 @@ def test_helm_install_keeps_every_key_of_the_charts_default_configuration(tmp_pa
     # concurrency, leader election, every default integration) ...
     assert lost(upstream, installed) == []
     assert installed["clientConnection"] == {"qps": 300, "burst": 500}
+    # Kueue reports each ClusterQueue's usage per flavor, which the chart's dashboard reads (off in Kueue's default).
+    assert installed["metrics"] == {**upstream["metrics"], "enableClusterQueueResources": True}
     # ... and planb's integrations are added to the chart's list, not put in its place.
     frameworks = installed["integrations"]["frameworks"]
     assert frameworks[: len(upstream["integrations"]["frameworks"])] == upstream["integrations"]["frameworks"]
@@ -88,6 +90,7 @@ def test_planb_settings_are_merged_into_the_default_not_over_it(tmp_path: Path) 
 
     assert installed["clientConnection"] == {"qps": 50, "burst": 500}
     assert installed["waitForPodsReady"] == {"timeout": "10m"}
+    assert installed["metrics"]["enableClusterQueueResources"] is True
     # A list given in kueue_manager_config replaces the chart's; planb's integrations are still added.
     assert installed["integrations"]["frameworks"] == ["batch/job", *PLANB_FRAMEWORKS, "example.com/extra"]
     assert lost({k: v for k, v in upstream.items() if k not in ("clientConnection", "integrations")}, installed) == []
@@ -113,7 +116,8 @@ def test_local_mode_keeps_every_default_key_under_its_host_overrides(tmp_path: P
     # The host-only settings are laid on top.
     assert config["webhook"] == {"host": "127.0.0.1", "port": settings.webhook_port, "certDir": str(tmp_path / "certs")}
     assert config["health"]["healthProbeBindAddress"] == f"127.0.0.1:{settings.health_port}"
-    assert config["metrics"]["bindAddress"] == f"127.0.0.1:{settings.metrics_port}"
+    metrics = {"bindAddress": f"127.0.0.1:{settings.metrics_port}", "enableClusterQueueResources": True}
+    assert config["metrics"] == metrics
     assert config["leaderElection"]["leaderElect"] is False
     assert config["internalCertManagement"] == {"enable": False}
 
