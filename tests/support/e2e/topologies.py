@@ -63,8 +63,10 @@ FOUR = [
 #: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout): the local inventory's default
 #: planb_failover_after_minutes (0.25), on in every topology but the concurrent one (FAILOVER_OFF).
 FAILOVER_AFTER_SECONDS = 15
-#: The topologies whose inventory turns failover off (the concurrent ladder mode's default is 0).
-FAILOVER_OFF = frozenset({"concurrent"})
+#: The topologies whose inventory turns failover off (the concurrent ladder mode's default is 0; the regions'
+#: inventories set 0: the manager's Kueue only dispatches, and a region's jobs are the manager's copies,
+#: inventories/regions/group_vars).
+FAILOVER_OFF = frozenset({"concurrent", "regions"})
 #: Two slices per plan: on-demand-pool(-2) and dws-pool(-2).
 TWO_SLICES = ("-e", "planb_ondemand_slices=2", "-e", "planb_dws_slices=2")
 WORKLOADS = f"{KUEUE}/namespaces/default/workloads"
