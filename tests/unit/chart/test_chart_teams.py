@@ -1,0 +1,129 @@
+"""queues.teams: a ClusterQueue per team in one cohort, a LocalQueue per namespace, and Kueue's
+WorkloadPriorityClasses, which a job names with job.priority.
+
+Without teams the chart renders today's one ClusterQueue and LocalQueue byte for byte (the goldens,
+compared in tests/unit/chart/test_chart_ladder.py), and no WorkloadPriorityClass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support.shared.chart.helm import Helm
+
+Render = Callable[..., list[dict[str, Any]]]
+
+TEAMS = [
+    {
+        "name": "team-a",
+        "namespaces": ["team-a"],
+        "quotas": {"on-demand": {"cpu": 32, "memory": "64Gi", "accelerator": 16}},
+    },
+    {
+        "name": "team-b",
+        "namespaces": ["team-b", "team-b2"],
+        "quotas": {
+            "on-demand": {"cpu": 32, "memory": "64Gi", "accelerator": 16},
+            "default-cpu": {"cpu": 4, "memory": "8Gi"},
+        },
+        "borrowingLimit": {"accelerator": 0},
+        "lendingLimit": {"accelerator": 8},
+    },
+]
+
+
+def _teams(tmp_path: Path, teams: list[dict[str, Any]]) -> tuple[str, ...]:
+    path = tmp_path / "teams.yaml"
+    path.write_text(yaml.safe_dump({"mode": "queues", "queues": {"teams": teams}}))
+    return ("-f", str(path))
+
+
+def _kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objs if o["kind"] == kind]
+
+
+def _flavors(queue: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    [group] = queue["spec"]["resourceGroups"]
+    return {
+        f["name"]: {r["name"]: {k: v for k, v in r.items() if k != "name"} for r in f["resources"]}
+        for f in group["flavors"]
+    }
+
+
+def test_no_teams_render_one_queue_and_no_priority_class(template: Render) -> None:
+    objs = template("--set", "mode=queues")
+    assert [q["metadata"]["name"] for q in _kind(objs, "ClusterQueue")] == ["cluster-queue"]
+    assert "cohortName" not in _kind(objs, "ClusterQueue")[0]["spec"]
+    assert [(q["metadata"]["namespace"], q["spec"]["clusterQueue"]) for q in _kind(objs, "LocalQueue")] == [
+        ("default", "cluster-queue")
+    ]
+    assert _kind(objs, "WorkloadPriorityClass") == []
+
+
+def test_two_teams_share_a_cohort_each_with_its_quota_and_limits(template: Render, tmp_path: Path) -> None:
+    objs = template(*_teams(tmp_path, TEAMS))
+    queues = {q["metadata"]["name"]: q for q in _kind(objs, "ClusterQueue")}
+    assert sorted(queues) == ["team-a", "team-b"]
+    for name, queue in queues.items():
+        assert queue["spec"]["cohortName"] == "planb"
+        assert queue["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+        assert queue["metadata"]["labels"]["planb.dev/team"] == name
+    assert queues["team-b"]["spec"]["namespaceSelector"] == {
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-b", "team-b2"]}]
+    }
+    a, b = _flavors(queues["team-a"]), _flavors(queues["team-b"])
+    # team-a: the default CPU quota, its own plan A, no plan B of its own (it may only borrow there), no limits.
+    assert a["default-cpu"]["cpu"] == {"nominalQuota": 10}
+    assert a["on-demand"]["google.com/tpu"] == {"nominalQuota": 16}
+    assert a["dws"]["google.com/tpu"] == {"nominalQuota": 0}
+    # team-b never borrows; it lends 8 chips of its plan A, and lends nothing where it owns nothing.
+    # The limits are the plans' (Kueue's borrowing of chips); the CPU flavor keeps the team's own quota alone.
+    assert b["default-cpu"]["cpu"] == {"nominalQuota": 4}
+    assert b["on-demand"]["google.com/tpu"] == {"nominalQuota": 16, "borrowingLimit": 0, "lendingLimit": 8}
+    assert b["on-demand"]["cpu"] == {"nominalQuota": 32}
+    assert b["dws"]["google.com/tpu"] == {"nominalQuota": 0, "borrowingLimit": 0}
+    # Plan B's admission check stays on each team's queue.
+    assert queues["team-a"]["spec"]["admissionChecksStrategy"]["admissionChecks"][0]["onFlavors"] == ["dws"]
+    locals_ = {
+        (q["metadata"]["namespace"], q["metadata"]["name"]): q["spec"]["clusterQueue"]
+        for q in _kind(objs, "LocalQueue")
+    }
+    assert locals_ == {
+        ("team-a", "user-queue"): "team-a",
+        ("team-b", "user-queue"): "team-b",
+        ("team-b2", "user-queue"): "team-b",
+    }
+    accounts = {(s["metadata"].get("namespace"), s["metadata"]["name"]) for s in _kind(objs, "ServiceAccount")}
+    assert {("team-a", "planb-job"), ("team-b", "planb-job"), ("team-b2", "planb-job")} <= accounts
+    assert {p["metadata"]["name"]: p["value"] for p in _kind(objs, "WorkloadPriorityClass")} == {
+        "low": 100,
+        "normal": 1000,
+        "high": 10000,
+    }
+
+
+def test_a_namespace_in_two_teams_is_refused(helm: Helm, tmp_path: Path) -> None:
+    teams = [{**TEAMS[0]}, {**TEAMS[1], "namespaces": ["team-b", "team-a"]}]
+    done = helm("template", "q", "charts/planb", *_teams(tmp_path, teams))
+    assert done.returncode != 0
+    assert "namespace team-a is in teams team-a and team-b" in done.stderr, done.stderr
+
+
+def test_a_job_names_its_priority_class(template: Render) -> None:
+    def labels(*args: str) -> dict[str, str]:
+        [job] = _kind(template(*args), "RayJob")
+        return dict(job["metadata"]["labels"])
+
+    assert "kueue.x-k8s.io/priority-class" not in labels()
+    assert labels("--set", "job.priority=high")["kueue.x-k8s.io/priority-class"] == "high"
+    [smoke] = _kind(
+        template(
+            "--set", "job.smoke.enabled=true", "--set", "job.training.checkpointDir=/tmp/c", "--set", "job.priority=low"
+        ),
+        "RayJob",
+    )
+    assert smoke["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "low"
