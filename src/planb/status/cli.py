@@ -26,7 +26,7 @@ from planb.kubeconfig import KubeconfigError, load
 from planb.regions.access.connection import region_limits
 from planb.status import capacity, cost, expect, serialize
 from planb.status.regions import TokenWarning, printable, token_warnings
-from planb.status.render import explain, table
+from planb.status.render import by_team, explain
 from planb.status.report import JobStatus, collect
 
 DESCRIPTION = """\
@@ -102,7 +102,7 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
     if output:
         print(serialize.dump(serialize.document(jobs, one=bool(args.job), warnings=warnings), output), end="")
     else:
-        print(table(jobs))
+        print(by_team(jobs))
         print()
         for job in jobs:
             print(explain(job))

@@ -10,7 +10,8 @@ The sources, and nothing else:
 * how many chips: Kueue's admission of the Workload (status.admission.podSetAssignments: each accelerator pod
   set's count) times the catalog's chips per host of the job's profile (planb.catalog.profiles), one pod per host.
 
-A team is a namespace until teams exist. The cost is chip-hours times ``--rate-per-chip-hour``, in the operator's
+A team is the job's ClusterQueue when the queues release made it for a team (queues.teams), else its namespace.
+The cost is chip-hours times ``--rate-per-chip-hour``, in the operator's
 currency: planb knows no price (Google's depend on the region, the provisioning model and the contract).
 """
 
@@ -38,6 +39,8 @@ class JobCost:
     runs: int
     #: Some run's end is the next admission (its wait unknown): chip-hours at most this.
     upper_bound: bool
+    #: The job's team (JobStatus.team: its ClusterQueue when that is a team's); '' counts its namespace.
+    team: str = ""
 
     @property
     def chip_hours(self) -> float | None:
@@ -80,7 +83,7 @@ def of_job(job: JobStatus) -> JobCost:
         else:
             end = adm.at
         total += max(0.0, end - adm.at)
-    return JobCost(job.namespace, job.name, job.profile, chips_of(job), total, len(runs), bound)
+    return JobCost(job.namespace, job.name, job.profile, chips_of(job), total, len(runs), bound, job.team)
 
 
 def _hours(cost: float | None, bound: bool = False) -> str:
@@ -92,10 +95,12 @@ def _money(hours: float | None, rate: float | None) -> str:
 
 
 def teams(costs: list[JobCost]) -> dict[str, float]:
-    """Chip-hours per team (namespace), the jobs of unknown chips left out."""
+    """Chip-hours per team (its ClusterQueue when that is a team's, else its namespace), the jobs of unknown chips left
+    out."""
     out: dict[str, float] = {}
     for cost in costs:
-        out[cost.namespace] = out.get(cost.namespace, 0.0) + (cost.chip_hours or 0.0)
+        team = cost.team or cost.namespace
+        out[team] = out.get(team, 0.0) + (cost.chip_hours or 0.0)
     return dict(sorted(out.items()))
 
 

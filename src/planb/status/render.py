@@ -16,6 +16,18 @@ from planb.status.regions import printable
 from planb.status.report import JobStatus
 
 
+def by_team(jobs: list[JobStatus]) -> str:
+    """The jobs' table; with jobs of more than one team (JobStatus.team), one table per team under its name."""
+    teams = sorted({job.team or job.namespace for job in jobs})
+    if len(teams) < 2:
+        return table(jobs)
+    parts = []
+    for team in teams:
+        mine = [job for job in jobs if (job.team or job.namespace) == team]
+        parts.append(printable(f"TEAM {team} ({len(mine)} job{'s' if len(mine) != 1 else ''})") + "\n" + table(mine))
+    return "\n\n".join(parts)
+
+
 def table(jobs: list[JobStatus]) -> str:
     """One line per job: where it landed."""
     rows: list[tuple[str, ...]] = [

@@ -104,6 +104,8 @@ class JobStatus:
     profile: str = "-"
     #: The ClusterQueue behind the job's LocalQueue ('' when it cannot be read).
     cluster_queue: str = ""
+    #: The job's team: its ClusterQueue when the queues release made it for a team (queues.teams), else its namespace.
+    team: str = ""
     #: The shapes that queue's plan flavors select (every ResourceFlavor's when the queue cannot be read).
     cluster_shapes: list[dict[str, str]] = field(default_factory=list)
     #: Their profiles ('-' when the flavors select no accelerator, or cannot be read).
@@ -267,6 +269,7 @@ def derive(maps: Maps, objs: JobObjects) -> JobStatus:
     )
     job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
     job.cluster_queue, job.cluster_shapes, job.cluster_profile = maps.queues.of(job.namespace, job.queue)
+    job.team = maps.queues.team(job.namespace, job.cluster_queue)
     if objs.workload is not None:
         max_run = annotations.get("provreq.kueue.x-k8s.io/maxRunDurationSeconds")
         _derive_workload(job, objs.workload, objs.requests, maps.limits, max_run)

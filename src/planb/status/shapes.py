@@ -21,6 +21,8 @@ SHAPE_LABELS = (tpu.ACCELERATOR_LABEL, tpu.TOPOLOGY_LABEL, gpu.ACCELERATOR_LABEL
 NO_FLAVOR_MATCH = "doesn't match node affinity"
 #: The profile the chart's values name, on every object it renders (charts/planb planb.labels).
 PROFILE_LABEL = "planb.dev/profile"
+#: The label the chart puts on a team's ClusterQueue and LocalQueues (queues.teams), its value the team.
+TEAM_LABEL = "planb.dev/team"
 
 
 def shape_of(labels: Mapping[str, Any]) -> dict[str, str]:
@@ -57,6 +59,12 @@ class Queues:
     flavors_of: dict[str, list[str]]
     #: ResourceFlavor -> its shape and that shape's profile.
     shapes: dict[str, tuple[dict[str, str], str]]
+    #: The ClusterQueues the queues release made for a team (charts/planb queues.teams; their label planb.dev/team).
+    teams: frozenset[str] = frozenset()
+
+    def team(self, namespace: str, cluster_queue: str) -> str:
+        """The job's team: its ClusterQueue when that is a team's, else its namespace."""
+        return cluster_queue if cluster_queue in self.teams else namespace
 
     def of(self, namespace: str, queue: str) -> tuple[str, list[dict[str, str]], str]:
         """The ClusterQueue of LocalQueue ``namespace/queue``, the distinct shapes of its flavors and their profiles;
@@ -94,4 +102,7 @@ def queues(local_queues: list[Obj], cluster_queues: list[Obj], flavors: list[Obj
         shape = shape_of((flavor.get("spec") or {}).get("nodeLabels") or {})
         named = (flavor["metadata"].get("labels") or {}).get(PROFILE_LABEL, "")
         shapes[flavor["metadata"]["name"]] = (shape, profile_of(shape, named))
-    return Queues(local, flavors_of, shapes)
+    teams = frozenset(
+        cq["metadata"]["name"] for cq in cluster_queues if TEAM_LABEL in (cq["metadata"].get("labels") or {})
+    )
+    return Queues(local, flavors_of, shapes, teams)
