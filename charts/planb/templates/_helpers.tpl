@@ -241,6 +241,7 @@ Checks across values that a JSON schema cannot express; each failure names the v
 {{- fail (printf "job.rayAuth=token needs Ray 2.52.0 or later, but job.rayVersion is %s: KubeRay refuses token authentication on older Ray. Use an image of Ray 2.52.0 or later and set job.rayVersion to its version, or set job.rayAuth=disabled" .Values.job.rayVersion) -}}
 {{- end -}}
 {{- include "planb.validateKuberay" . -}}
+{{- include "planb.validateTeamQuota" . -}}
 {{- if and (eq .Values.mode "job") (hasSuffix "-failover" .Values.job.serviceAccountName) -}}
 {{- fail (printf "job.serviceAccountName=%s names the failover controller's ServiceAccount (the queues release's <release>-failover): planb's policy: a job never runs as the controller, because the controller may patch every Workload and RayJob of its namespaces; use the job's own ServiceAccount (job.createServiceAccount=true with another name)" .Values.job.serviceAccountName) -}}
 {{- end -}}

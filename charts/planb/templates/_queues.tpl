@@ -178,3 +178,66 @@ value: {{ int64 .value }}
 description: {{ .description | quote }}
 {{- end }}
 {{- end }}
+
+{{/*
+The most accelerator chips each team's job can ever hold on each plan, for the record job releases read (the
+KubeRay record's key `teams`, JSON: namespace -> {team, plans: {flavor: chips}}): its nominalQuota, plus what it
+may borrow, its borrowingLimit when set, else the rest of the cohort's lendable chips there (each other team's
+lendingLimit on a plan it has quota on, else its nominalQuota). Chips only: Kueue's quantities of CPU and memory
+are not numbers a template adds up.
+*/}}
+{{- define "planb.teamsRecord" -}}
+{{- $q := .Values.queues }}
+{{- $ladder := include "planb.ladder" . | fromJsonArray }}
+{{- $out := dict }}
+{{- range $team := $q.teams }}
+{{- $plans := dict }}
+{{- range $ladder }}
+{{- $plan := .name }}
+{{- $own := int (dig $plan "accelerator" 0 ($team.quotas | default dict)) }}
+{{- $borrow := 0 }}
+{{- if hasKey ($team.borrowingLimit | default dict) "accelerator" }}
+{{- $borrow = int $team.borrowingLimit.accelerator }}
+{{- else }}
+{{- range $other := $q.teams }}
+{{- if ne $other.name $team.name }}
+{{- $nominal := int (dig $plan "accelerator" 0 ($other.quotas | default dict)) }}
+{{- $lends := $nominal }}
+{{- if and (hasKey ($other.quotas | default dict) $plan) (hasKey ($other.lendingLimit | default dict) "accelerator") }}
+{{- $lends = min $nominal (int $other.lendingLimit.accelerator) }}
+{{- end }}
+{{- $borrow = add $borrow $lends }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $_ := set $plans $plan (add $own $borrow) }}
+{{- end }}
+{{- range $team.namespaces }}{{ $_ := set $out . (dict "team" $team.name "plans" $plans) }}{{ end }}
+{{- end }}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+A training job refused at install when its team can never hold it: its slices' chips (job.workers.replicas x
+accelerator.hostsPerSlice x chipsPerHost) above what the team's ClusterQueue can ever hold on every plan, nominal
+plus borrowable (the record's `teams`, planb.teamsRecord). planb's policy: refused here, because Kueue would keep
+such a job pending for ever without saying why in the team's terms. Without a record of the job's namespace (no
+teams, helm template, job.kuberayRecord="") nothing is checked.
+*/}}
+{{- define "planb.validateTeamQuota" -}}
+{{- if and (eq .Values.mode "job") (not .Values.job.smoke.enabled) -}}
+{{- $rec := include "planb.kuberayRecord" . | fromJson -}}
+{{- $mine := get (fromJson (default "{}" $rec.teams)) .Release.Namespace -}}
+{{- if $mine -}}
+{{- $acc := .Values.accelerator -}}
+{{- $need := mul (int .Values.job.workers.replicas) (int $acc.hostsPerSlice) (int $acc.chipsPerHost) -}}
+{{- $best := 0 -}}{{- $where := "" -}}
+{{- range $plan, $chips := $mine.plans -}}
+{{- if gt (int $chips) $best }}{{ $best = int $chips }}{{ $where = $plan }}{{ end -}}
+{{- end -}}
+{{- if gt $need $best -}}
+{{- fail (printf "this job asks for %d %s (job.workers.replicas %v x %v hosts x %v per host) but team %s (namespace %s) can ever hold at most %d on any plan (%s: its quota plus what it may borrow; the queues release's record %s), %d too many, so Kueue would never admit it. Fix: ask for at most %d (fewer job.workers.replicas), or have the platform team raise team %s's quota or borrowingLimit (queues.teams, site.yml's planb_teams)" $need $acc.resource .Values.job.workers.replicas $acc.hostsPerSlice $acc.chipsPerHost $mine.team .Release.Namespace $best (default "no plan" $where) .Values.job.kuberayRecord (sub $need $best) $best $mine.team) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

@@ -7,12 +7,16 @@ compared in tests/unit/chart/test_chart_ladder.py), and no WorkloadPriorityClass
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from planb.build import golden
 from tests.support.shared.chart.helm import Helm
 
 Render = Callable[..., list[dict[str, Any]]]
@@ -127,3 +131,41 @@ def test_a_job_names_its_priority_class(template: Render) -> None:
         "RayJob",
     )
     assert smoke["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "low"
+
+
+def test_a_job_larger_than_its_team_can_ever_hold_is_refused_saying_by_how_much(helm: Helm, tmp_path: Path) -> None:
+    """The queues release's record (the KubeRay record's key `teams`) as a job release reads it with Helm's lookup:
+    a copy of the chart reads the record from a file instead, since `helm template` has no cluster."""
+    chart = tmp_path / "planb"
+    shutil.copytree(golden.CHART_DIR, chart)
+    (chart / "templates" / "zz-teams-probe.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: teams-probe\ndata:\n'
+        '  teams: {{ include "planb.teamsRecord" . | quote }}\n'
+    )  # fmt: skip
+    done = helm("template", "q", str(chart), *_teams(tmp_path, TEAMS))
+    assert done.returncode == 0, done.stderr
+    [probe] = [d for d in yaml.safe_load_all(done.stdout) if d and d["metadata"]["name"] == "teams-probe"]
+    record = json.loads(probe["data"]["teams"])
+    # team-a: its 16 chips of plan A and the 8 team-b lends; team-b never borrows.
+    assert record["team-a"] == {"team": "team-a", "plans": {"on-demand": 24, "dws": 0}}
+    assert record["team-b2"] == {"team": "team-b", "plans": {"on-demand": 16, "dws": 0}}
+    helpers = chart / "templates" / "_helpers.tpl"
+    lookup = '{{- $data = (lookup "v1" "ConfigMap" (first $at) (last $at)).data | default dict -}}'
+    assert lookup in helpers.read_text()
+    helpers.write_text(helpers.read_text().replace(lookup, '{{- $data = .Files.Get "record.json" | fromJson -}}'))
+    (chart / "record.json").write_text(json.dumps({"teams": probe["data"]["teams"]}))
+
+    def job(namespace: str, slices: int) -> subprocess.CompletedProcess[str]:
+        return helm("template", "job-1", str(chart), "-n", namespace, "--set", f"job.workers.replicas={slices}")
+
+    refused = job("team-a", 2)
+    assert refused.returncode != 0
+    assert (
+        "this job asks for 32 google.com/tpu (job.workers.replicas 2 x 4 hosts x 4 per host) but team team-a"
+        " (namespace team-a) can ever hold at most 24 on any plan (on-demand: its quota plus what it may borrow"
+    ) in refused.stderr, refused.stderr
+    assert "8 too many" in refused.stderr and "ask for at most 24" in refused.stderr, refused.stderr
+    assert "16 too many" in job("team-b", 2).stderr
+    assert job("team-b", 1).returncode == 0
+    # A namespace of no team: nothing to check against.
+    assert job("elsewhere", 9).returncode == 0
