@@ -103,6 +103,10 @@ def test_two_teams_share_a_cohort_each_with_its_quota_and_limits(template: Rende
     }
     accounts = {(s["metadata"].get("namespace"), s["metadata"]["name"]) for s in _kind(objs, "ServiceAccount")}
     assert {("team-a", "planb-job"), ("team-b", "planb-job"), ("team-b2", "planb-job")} <= accounts
+    # `helm test` checks the first team's ClusterQueue and its first namespace's LocalQueue.
+    [pod] = [o for o in _kind(objs, "Pod") if o["metadata"]["name"].endswith("-test-queues")]
+    args = pod["spec"]["containers"][0]["command"]
+    assert "--cluster-queue=team-a" in args and "--local-queue=team-a/user-queue" in args, args
     assert {p["metadata"]["name"]: p["value"] for p in _kind(objs, "WorkloadPriorityClass")} == {
         "low": 100,
         "normal": 1000,
