@@ -28,7 +28,7 @@ from planb_train.progress import RESUMED_LINE as RESUMED
 from planb_train.runners.outcome import EXIT_STOPPED
 
 from planb.local.stack.ports import free_port
-from tests.support.shared.training import start_logged
+from tests.support.shared.training import jax_cache_dir, start_logged
 
 TINY = {
     "PLANB_MODEL": "transformer",
@@ -84,6 +84,9 @@ def start(count: int, env: Mapping[str, str], folder: Path, devices: int = 2) ->
     folder.mkdir(parents=True)
     port = free_port()
     common = {**TINY, **env, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices} {OPT_LEVEL_0}"}
+    # JAX's compilation cache outside the checkout, as the other training tests keep it: a warm machine loads each
+    # process's step instead of compiling it again.
+    common.setdefault("PLANB_COMPILATION_CACHE_DIR", str(jax_cache_dir("multihost")))
     if count > 1:
         common.update(
             PLANB_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
