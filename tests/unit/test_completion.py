@@ -78,7 +78,7 @@ def _bash_complete(script: str, tmp_path: Path, line: str) -> list[str]:
         ("planb status job-2 -n team-a --time", ["--timeout", "--timeline"]),
         ("planb status --kubeconfig ", []),  # a free value: bash's own file names (complete -o default)
         ("planb completion ", ["bash", "zsh"]),
-        ("planb regions ", ["keep"]),
+        ("planb regions ", ["keep", "renew-tokens"]),
         ("planb regions keep --once --kube", ["--kubeconfig"]),
         ("planb local ca", ["capacity"]),
         ("planb local gke-emulator st", ["start", "stop", "status"]),

@@ -124,7 +124,7 @@ def test_a_rayjob_whose_entrypoint_is_bash_is_not_run_on_the_host(serve: Any, tm
     job = _wait_job(server, "rj-sub-id", AUTH)
     assert job["status"] == FAILED
     assert "planb's policy: the entrypoint \"bash -c 'touch" in job["message"], job["message"]
-    assert "only 'python <file from a mounted ConfigMap> [ARG ...]' runs" in job["message"]
+    assert "only 'python <file from a mounted ConfigMap or the image folder> [ARG ...]' runs" in job["message"]
     [log] = settings_mod.logs_dir(tmp_path).glob("*rj-sub-id.log")
     assert "was not run: planb's policy" in log.read_text()
     time.sleep(0.3)
