@@ -2,7 +2,7 @@
 multi-host slices included, and fits one device's memory: the real TPU compiler (libtpu) on this machine's CPU,
 through jax.experimental.topologies (planb.build.aot; training/planb_train/aot.py).
 
-Each tested profile's (planb.build.aot.TESTED: 22 of the 47, every generation on a single-host slice and on its
+Each tested profile's (planb.build.aot.TESTED: 27 of the 47, every generation on a single-host slice and on its
 smallest multi-host one, and the largest slices of four; `make bench BENCH=aot` compiles every profile) default
 transformer and the largest model it claims (planb.catalog.training) are compiled on a mesh of the slice's devices;
 the compiler's memory for one device (arguments, outputs, temporaries, the program) must be at most 90% of the device's
