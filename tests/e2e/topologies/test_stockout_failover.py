@@ -20,6 +20,7 @@ from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, RAY, admitted_on, collect
+from tests.support.e2e import dashboard
 from tests.support.e2e.jobs import workload_of, workloads_by_job
 from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
 from tests.support.e2e.waits import holds_for, wait_until
@@ -29,6 +30,8 @@ pytestmark = [pytest.mark.slow]
 #: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout): the local inventory's default.
 AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
+#: The dashboard's metrics this test's jobs leave without data: the concurrent ladder mode alone migrates jobs.
+CONCURRENT_ONLY = frozenset({"planb_migrations_total"})
 #: The controller's test double that pauses mid-move (run with -m from the checkout).
 PAUSED_CONTROLLER = "tests.support.shared.failover.paused_controller"
 
@@ -167,6 +170,17 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     text = metrics()
     # Each admission on plan A is observed once and stays: job 1's before its move, and job 2's.
     assert sample(text, 'planb_time_to_admission_seconds_count{plan="on-demand",region=""}') == 2
+
+    # The chart's dashboard reads what a move leaves: every panel's queries (and its template
+    # variables') find data in one scrape of Kueue's /metrics and the controller's (tests/support/e2e/dashboard.py).
+    with dashboard.scraper_token(kube) as token:
+        wait_until(
+            lambda: not dashboard.lacking(dashboard.scrape(token), CONCURRENT_ONLY),
+            "data behind every query of the dashboard",
+            timeout=30,
+            explain=lambda: dashboard.lacking(dashboard.scrape(token), CONCURRENT_ONLY),
+        )
+        assert dashboard.panels_without_data(dashboard.scrape(token)) == []
 
 
 def test_without_a_stockout_job_1_stays_on_plan_a(failover: Path, helm: Run) -> None:
