@@ -55,6 +55,13 @@ def admitted_on(kube: Kube, namespace: str, job: str) -> str:
     return f"{admission.get('clusterQueue')}:{','.join(sorted(flavors - {'default-cpu'}))}"
 
 
+def borrowed_chips(kube: Kube, cluster_queue: str) -> str:
+    """The chips of plan A the ClusterQueue uses beyond its own quota (status.flavorsUsage[].resources[].borrowed)."""
+    usage = ((kube.get(f"{KUEUE}/clusterqueues/{cluster_queue}") or {}).get("status") or {}).get("flavorsUsage") or []
+    found = [r for f in usage if f["name"] == "on-demand" for r in f["resources"] if r["name"] == "google.com/tpu"]
+    return str(found[0].get("borrowed", "0")) if found else ""
+
+
 def logs(namespace: str, job: str, since: float) -> list[Path]:
     found = [p for p in rayhead_settings.logs_dir().glob(f"{namespace}_{job}_*.log") if p.stat().st_mtime >= since]
     return sorted(found, key=lambda p: p.stat().st_mtime)
@@ -109,9 +116,8 @@ def test_a_team_borrows_idle_quota_and_the_owner_s_higher_priority_job_takes_it_
 
     # Borrowing: team-a owns no chips, yet its job runs on plan A, on the cohort's quota that team-b does not use.
     wait_until(lambda: admitted_on(kube, "team-a", "job-1") == "team-a:on-demand", "team-a's job admitted", 90)
-    usage = (kube.get(f"{KUEUE}/clusterqueues/team-a") or {}).get("status", {}).get("flavorsUsage", [])
-    borrowed = {(f["name"], r["name"]): r.get("borrowed") for f in usage for r in f["resources"]}
-    assert str(borrowed[("on-demand", "google.com/tpu")]) == "16", usage
+    # Kueue writes the ClusterQueue's usage a moment after the admission.
+    wait_until(lambda: borrowed_chips(kube, "team-a") == "16", "team-a's ClusterQueue to borrow 16 chips", 30)
     wait_until(lambda: any(ckpt.glob("step-*.npz")), "team-a's first checkpoint", 90)
 
     # The owner's higher-priority job preempts the borrower.
