@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from planb.catalog import rung_kinds
+from planb.catalog.values import IndentedDumper
 from planb.paths import REPO
 
 CHART_DIR = REPO / "charts" / "planb"
@@ -50,7 +51,7 @@ def table(kinds: Kinds | None = None) -> dict[str, dict[str, Any]]:
 
 def render_rung_kinds(kinds: Kinds | None = None) -> str:
     """files/rung-kinds.yaml's text."""
-    return _HEADER + yaml.safe_dump(table(kinds), sort_keys=False, width=140)
+    return _HEADER + yaml.dump(table(kinds), Dumper=IndentedDumper, sort_keys=False, width=140)
 
 
 def schema_with_kinds(text: str, kinds: Kinds | None = None) -> str:

@@ -120,7 +120,7 @@ def chart_values(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_s
     }
 
 
-class _IndentedDumper(yaml.SafeDumper):
+class IndentedDumper(yaml.SafeDumper):
     """Indents block sequences under their key, as yamllint's default expects."""
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
@@ -146,7 +146,7 @@ def render(profile: str, slices: int = 1, on_demand_slices: int = 1, dws_slices:
     canonical = profiles.get(profile).name
     body = yaml.dump(
         chart_values(profile, slices, on_demand_slices, dws_slices),
-        Dumper=_IndentedDumper,
+        Dumper=IndentedDumper,
         sort_keys=False,
         default_flow_style=False,
         width=1000,
