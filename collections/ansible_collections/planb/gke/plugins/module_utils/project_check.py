@@ -141,7 +141,7 @@ def quota_needs(params: Body) -> list[tuple[Body, int, str, str]]:
     # A rung's kind -> the accelerator quota its pools draw on (its catalog entry; a reservation's VMs took theirs
     # when it was made, so it draws on none).
     quota_of = [(str(r.get("name")), (rung_kinds.kind(r.get("kind")) or {}).get("quota")) for r in params["rungs"]]
-    for quota_type in dict.fromkeys(quota for _, quota in quota_of if quota):
+    for quota_type in dict.fromkeys(quota for _rung, quota in quota_of if quota):
         key = facts.get(QUOTA_FACT[quota_type])
         if key is not None:
             rungs = ", ".join(name for name, quota in quota_of if quota == quota_type)
