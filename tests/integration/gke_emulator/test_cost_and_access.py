@@ -10,7 +10,9 @@ the input and the fix, before any write.
 
 from __future__ import annotations
 
-from ansible.module_utils.common.warnings import get_warning_messages
+from unittest import mock
+
+from ansible.module_utils import basic
 
 from planb.local.gke_emulator import contract
 from planb.local.gke_emulator.emulator import RunningEmulator
@@ -97,8 +99,12 @@ def test_the_bucket_is_created_with_the_labels_and_an_existing_one_without_them_
     args = {"name": "planb-test-ckpt", "create": True, "labels": LABELS}
     assert modules.run("gcp_storage_bucket", args)["bucket"]["labels"] == LABELS
     assert emulator.store.buckets["planb-test-ckpt"]["labels"] == LABELS
-    modules.run("gcp_storage_bucket", {**args, "labels": {"team": "serving"}})
-    assert any("--update-labels=team=serving" in w for w in get_warning_messages())
+    # The module's own warnings (module.warn), not the process's list of them, which other tests' in-worker runs
+    # may have taken over by then.
+    warned: list[str] = []
+    with mock.patch.object(basic.AnsibleModule, "warn", lambda _module, message: warned.append(message)):
+        modules.run("gcp_storage_bucket", {**args, "labels": {"team": "serving"}})
+    assert any("--update-labels=team=serving" in w for w in warned), warned
 
 
 def test_bad_labels_networks_and_cpu_pool_bounds_are_refused_naming_the_input_and_the_fix_before_any_write(
