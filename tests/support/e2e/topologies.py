@@ -257,7 +257,11 @@ class Topologies:
         if releases:
             self.helm("uninstall", *releases, "-n", "default")
         if self.queues_revision and revisions.get("planb-queues", 0) != self.queues_revision:
-            self.helm("rollback", "planb-queues", str(self.queues_revision))
+            # A release some of whose objects a test deleted itself (test_teams.py removes its teams' namespaces)
+            # fails its first rollback on the first object Helm would update, having made the others; the second
+            # finds them all (.ci/run at 8f39e36: test_tpu7x's reset failed so, the next test's passed).
+            if self.helm("rollback", "planb-queues", str(self.queues_revision), check=False).returncode != 0:
+                self.helm("rollback", "planb-queues", str(self.queues_revision))
             self.queues_revision = self._release_revisions().get("planb-queues", 0)
 
         def left() -> dict[str, list[str]]:
