@@ -24,7 +24,7 @@ from planb.kube import Kube, Obj, conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.support.e2e.jobs import payload_processes
-from tests.support.e2e.topologies import Run, install_job
+from tests.support.e2e.topologies import Run, Topologies, install_job
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]
@@ -73,9 +73,10 @@ def resumed_run(since: float) -> bool:
 
 
 @pytest.fixture()
-def teams(site: Path, helm: Run) -> Iterator[Kube]:
-    """The namespaces and the two teams' queues; afterwards the team jobs, queues and namespaces go (the queue
-    objects are kept on a rollback, helm.sh/resource-policy: keep)."""
+def teams(site: Path, helm: Run, topologies: Topologies) -> Iterator[Kube]:
+    """The namespaces and the two teams' queues; afterwards the team jobs go, the queues release is rolled back
+    while the namespaces it wrote into still exist, then the queues and namespaces go (the queue objects are kept on
+    a rollback, helm.sh/resource-policy: keep)."""
     kube = Kube(site)
     for team in TEAMS:
         kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team["name"]}})
@@ -86,6 +87,7 @@ def teams(site: Path, helm: Run) -> Iterator[Kube]:
             helm("uninstall", job, "-n", ns, check=False)
         wait_until(lambda: not any(workload(kube, t["name"], j) for t in TEAMS for j in ("job-1", "job-2")),
                    "the teams' Workloads to go", 60)  # fmt: skip
+        topologies.restore_queues()
         for team in TEAMS:
             kube.delete(f"{KUEUE}/namespaces/{team['name']}/localqueues/user-queue")
             kube.delete(f"{KUEUE}/clusterqueues/{team['name']}")

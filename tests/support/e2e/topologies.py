@@ -239,6 +239,23 @@ class Topologies:
                 revisions[labels["name"]] = max(revisions.get(labels["name"], 0), int(labels.get("version", "0")))
         return revisions
 
+    def restore_queues(self) -> None:
+        """The queues release rolled back to the converge's revision, and that rollback's revision kept as the one
+        to compare with. A test that changed the release and removes objects of its own (test_teams.py, its teams'
+        namespaces) calls this first: a rollback whose objects' namespace is gone fails on them.
+
+        The queue objects are kept (helm.sh/resource-policy: keep), so after an upgrade that left some of them out
+        (test_teams.py: the default LocalQueue and job ServiceAccount) they are in the cluster but not in the current
+        revision, and Helm 3's first rollback fails on them: "no ServiceAccount with the name "planb-job" found"
+        (helm pkg/kube/client.go Update; helm/helm#13142, fixed in Helm 4 by helm/helm#31412). The failed rollback's
+        revision holds them, so the second succeeds, as it does for a user (docs/upgrading.md)."""
+        rollback = ("rollback", "planb-queues", str(self.queues_revision))
+        first = self.helm(*rollback, check=False)
+        if first.returncode != 0:
+            assert "with the name" in first.stderr, first.stderr
+            self.helm(*rollback)
+        self.queues_revision = self._release_revisions().get("planb-queues", 0)
+
     def reset(self) -> None:
         """What a test may have changed, back as the converge left it: job releases uninstalled (one call), no
         Workload, RayJob, RayCluster, ProvisioningRequest, job pod or plan node left, the capacity simulator's and
@@ -257,12 +274,7 @@ class Topologies:
         if releases:
             self.helm("uninstall", *releases, "-n", "default")
         if self.queues_revision and revisions.get("planb-queues", 0) != self.queues_revision:
-            # A release some of whose objects a test deleted itself (test_teams.py removes its teams' namespaces)
-            # fails its first rollback on the first object Helm would update, having made the others; the second
-            # finds them all (.ci/run at 8f39e36: test_tpu7x's reset failed so, the next test's passed).
-            if self.helm("rollback", "planb-queues", str(self.queues_revision), check=False).returncode != 0:
-                self.helm("rollback", "planb-queues", str(self.queues_revision))
-            self.queues_revision = self._release_revisions().get("planb-queues", 0)
+            self.restore_queues()
 
         def left() -> dict[str, list[str]]:
             nodes = kube.items("/api/v1/nodes")
