@@ -133,6 +133,30 @@ def test_once_kueue_releases_the_quota_the_workload_excludes_plan_a_and_one_even
     assert controller.moves_done == 1
 
 
+def test_a_workload_holding_its_quota_is_decided_without_reading_its_rayjob(
+    cluster: FakeCluster, kueue: Kueue, clock: Clock
+) -> None:
+    """Admitted and not evicted, a Workload needs nothing of its RayJob, moved or not: a poll reads no RayJob (one
+    per admitted job every poll was most of the controller's requests), and the eviction is still acted on."""
+    controller = start_controller(cluster)
+    cluster.calls.clear()
+    controller.reconcile(kueue.admit(PLAN_A))
+    controller.reconcile(kueue.current())
+    assert [call for call in cluster.calls if call[1] == "rayjobs"] == []
+    controller.reconcile(kueue.evict())
+    assert ("get", "rayjobs", JOB) in cluster.calls
+    controller.reconcile(kueue.release())
+    assert [(w.verb, w.plural) for w in cluster.writes] == [
+        ("patch", "rayjobs"),
+        ("patch", "workloads"),
+        ("create", "events"),
+    ]
+    cluster.calls.clear()
+    watch(controller, functools.partial(kueue.admit, PLAN_B), kueue.current)
+    assert [call for call in cluster.calls if call[1] == "rayjobs"] == []
+    assert len(cluster.writes) == 3
+
+
 def test_an_eviction_first_seen_with_the_quota_already_released_moves_the_job_in_one_pass(
     cluster: FakeCluster, kueue: Kueue, clock: Clock
 ) -> None:

@@ -169,13 +169,6 @@ class Controller:
             self.on_plan_a.discard(str(wl["metadata"].get("uid")))
             return
         namespace = wl["metadata"]["namespace"]
-        try:
-            rayjob = self.get(RAY_GROUP, RAY_VERSION, "rayjobs", name, namespace)
-        except ApiError as exc:
-            if exc.status == 404:
-                return
-            raise
-        annotations = rayjob.get("metadata", {}).get("annotations") or {}
         uid = str(wl["metadata"].get("uid"))
         flavors = admitted_flavors(wl, self.cfg.accelerators)
         if flavors:
@@ -183,6 +176,19 @@ class Controller:
                 self.on_plan_a.add(uid)
             else:
                 self.on_plan_a.discard(uid)
+        if is_true(wl, "QuotaReserved") and not is_true(wl, "Evicted"):
+            # Holding its quota, not evicted: nothing is done, moved or not (`finish` waits for the quota's release),
+            # so the RayJob is not read. A GET of each admitted job's RayJob at every poll was most of the
+            # controller's requests while jobs ran.
+            self.timeouts_before[uid] = pods_ready_timeouts(wl)
+            return
+        try:
+            rayjob = self.get(RAY_GROUP, RAY_VERSION, "rayjobs", name, namespace)
+        except ApiError as exc:
+            if exc.status == 404:
+                return
+            raise
+        annotations = rayjob.get("metadata", {}).get("annotations") or {}
         if MOVED_ANNOTATION not in annotations:
             evicted = condition(wl, "Evicted")
             if not (evicted and evicted.get("status") == "True"):
