@@ -79,6 +79,16 @@ class Informer:
         with self.lock:
             return list(self.items.values())
 
+    @property
+    def usable(self) -> bool:
+        """Whether the cache may be read instead of the API server: listed once and its watch not failing."""
+        return self.synced.is_set() and not self.error
+
+    def get(self, key: str) -> Obj | None:
+        """The cached object "namespace/name" (None when the cache does not hold it)."""
+        with self.lock:
+            return self.items.get(key)
+
     def put(self, obj: Obj) -> None:
         """Store an object the caller just wrote (the watch brings the same version a moment later)."""
         key = key_of(obj)

@@ -47,8 +47,7 @@ from planb.local.rayhead.jobs import JobTable, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, empty_dirs, launch_for, write_config_map
 from planb.local.rayhead.names import api_name, refusal
 from planb.local.rayhead.pods import controller_of, matches, running
-
-RAY_GROUP_PATH = "/apis/ray.io/v1"
+from planb.local.rayhead.reads import RAY_GROUP_PATH, ObjectReads
 
 
 class MissingTokenError(PlanbError):
@@ -96,16 +95,19 @@ def log(msg: str) -> None:
 class RayHeads:
     """Every head pod's job table, and the Kubernetes reads behind them."""
 
-    def __init__(self, kube: Kube, state_dir: Path | None = None) -> None:
+    def __init__(self, kube: Kube, state_dir: Path | None = None, watch_kube: Kube | None = None) -> None:
         self.kube = kube
         self.state_dir = state_dir or paths.state_dir()
         self.tables: dict[str, JobTable] = {}  # head pod uid -> its jobs
         self.lock = threading.Lock()
         #: Called after each reconcile with the same pod snapshot (the submitter pods' scan, rayhead.submitter).
         self.listeners: list[Callable[[list[Obj]], None]] = []
-        self.pods = Informer(kube, "/api/v1/pods", on_change=self.reconcile, log=log)
+        self.watch_kube = watch_kube or kube  # the client the watches hold their connections on
+        self.pods = Informer(self.watch_kube, "/api/v1/pods", on_change=self.reconcile, log=log)
+        self.reads = ObjectReads(kube, self.watch_kube, log)
 
     def start(self) -> None:
+        self.reads.start()
         self.pods.start()
 
     # ------------------------------------------------------------------ heads
@@ -114,15 +116,21 @@ class RayHeads:
         missing or not running yet): the pod its RayCluster's ``status.head.podName`` names, the RayCluster being
         the one the service selects (``ray.io/cluster``). A `ChainRefusedError` naming each mismatch when that pod
         is not the RayCluster's head (its labels, its controller), or when pods match the service's selector but
-        the RayCluster's status names none of them."""
-        svc = self.kube.get(f"/api/v1/namespaces/{namespace}/services/{service}")
+        the RayCluster's status names none of them. Service and RayCluster come from the watches (rayhead.reads);
+        when they give no head, both are read again from the API server."""
+        try:
+            head = self._head_pod(namespace, service, cached=True)
+        except ChainRefusedError:
+            head = None
+        return head if head is not None else self._head_pod(namespace, service, cached=False)
+
+    def _head_pod(self, namespace: str, service: str, cached: bool) -> Obj | None:
+        svc = self.reads.service(namespace, service, cached)
         selector = ((svc or {}).get("spec") or {}).get("selector") or {}
         if not selector:
             return None
         cluster = str(selector.get("ray.io/cluster") or "")
-        rc = (
-            self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") if cluster else None
-        ) or {}
+        rc = (self.reads.cluster(namespace, cluster, cached) if cluster else None) or {}
         named = str(((rc.get("status") or {}).get("head") or {}).get("podName") or "")
         candidates = [p for p in self.pods.snapshot() if matches(p, namespace, selector) and running(p)]
         head = next((p for p in candidates if (p.get("metadata") or {}).get("name") == named), None) if named else None
@@ -176,8 +184,9 @@ class RayHeads:
     def auth_token(self, namespace: str, cluster: str) -> str | None:
         """The RayCluster's token when its authOptions mode is token (KubeRay's Secret, key auth_token);
         None when the cluster has no token auth. A MissingTokenError when the mode is token but the Secret or its
-        key is missing or empty: no request can then be checked, so none is answered."""
-        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
+        key is missing or empty: no request can then be checked, so none is answered. The RayCluster comes from its
+        watch (planb.local.rayhead.reads), the Secret by GET: the stand-in keeps no copy of any Secret."""
+        rc = self.reads.cluster(namespace, cluster) or {}
         auth = (rc.get("spec") or {}).get("authOptions") or {}
         if auth.get("mode") != "token":
             return None

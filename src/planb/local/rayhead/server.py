@@ -256,9 +256,10 @@ def run(
     mode's failover.json), ready RayClusters are copied into their RayJobs while it switches failover on."""
     api_server = require_local_apiserver(kubeconfig, apiserver_port)
     stopped = threading.Event()
+    # The watches (pods, nodes, Services, RayClusters) on a client of their own: each holds a pooled connection.
+    heads = RayHeads(Kube(kubeconfig), watch_kube=Kube(kubeconfig))
     if failover_settings is not None:
-        ray_ready.start(kubeconfig, failover_settings, stopped, log)
-    heads = RayHeads(Kube(kubeconfig))
+        ray_ready.start(kubeconfig, heads.reads.clusters, failover_settings, stopped, log)
     Submitters(heads)
     HelmTestPods(
         heads, api_server

@@ -152,7 +152,7 @@ class NodeShutdown:
         self.begun: set[str] = set()
         #: Processes signalled, (pid, its start time) -> the deadline of its grace period.
         self.signalled: dict[tuple[int, str], float] = {}
-        self.nodes = Informer(heads.kube, "/api/v1/nodes", on_change=self.reconcile, log=log)
+        self.nodes = Informer(heads.watch_kube, "/api/v1/nodes", on_change=self.reconcile, log=log)
         heads.listeners.append(lambda _pods: self.reconcile())
 
     def start(self) -> NodeShutdown:

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 
 from planb.kube import KubeError, Obj
 from planb.local.rayhead.heads import (
-    RAY_GROUP_PATH,
     ChainRefusedError,
     RayHeads,
     log,
@@ -26,6 +25,7 @@ from planb.local.rayhead.names import api_name
 from planb.local.rayhead.podlogs import PodLog
 from planb.local.rayhead.pods import controller_of, running
 from planb.local.rayhead.podstatus import finish_pod
+from planb.local.rayhead.reads import RAY_GROUP_PATH
 from planb.local.rayhead.settings import SAFE_NAME, logs_dir
 
 SUBMITTER_CONTAINER = "ray-job-submitter"

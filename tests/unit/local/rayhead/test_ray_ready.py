@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
-from planb.kube import Obj
+from planb.kube import Kube, Obj
 from planb.local import failover_settings
 from planb.local.failover_settings import FailoverSettings
+from planb.local.informer import Informer
 from planb.local.rayhead import ray_ready
 
 READY = {"state": "ready", "head": {"podName": "job-1-raycluster-abcde-head"}}
@@ -48,3 +50,52 @@ def test_it_copies_only_in_the_failover_namespaces_while_failover_is_on(tmp_path
     assert ray_ready.namespaces_of(settings) == []
     settings.write_text("{not json")
     assert ray_ready.namespaces_of(settings) == []
+
+
+class RayApi:
+    """Lists (counted) and the status patch, which answers the RayJob as written."""
+
+    def __init__(self, clusters: list[Obj], jobs: list[Obj]) -> None:
+        self.objects = {"rayclusters": clusters, "rayjobs": jobs}
+        self.lists: list[str] = []
+        self.patched: list[str] = []
+
+    def items(self, path: str) -> list[Obj]:
+        self.lists.append(path)
+        return self.objects[path.rsplit("/", 1)[1]]
+
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        self.patched.append(path)
+        written = job()
+        written["status"].update(body["status"])
+        written["metadata"]["resourceVersion"] = "7"
+        return written
+
+
+def watched(api: RayApi, path: str, objects: list[Obj]) -> Informer:
+    informer = Informer(cast(Kube, api), path)
+    informer.items = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o for o in objects}
+    informer.synced.set()
+    return informer
+
+
+def test_a_look_reads_the_watches_caches_and_keeps_its_own_write_so_it_copies_once() -> None:
+    other = cluster(name="elsewhere")
+    other["metadata"]["namespace"] = "team-b"
+    api = RayApi([], [])
+    clusters = watched(api, f"{ray_ready.RAY}/rayclusters", [cluster(), other])
+    jobs = watched(api, f"{ray_ready.RAY}/rayjobs", [job()])
+    assert ray_ready.copy_once(cast(Kube, api), ["default"], clusters, jobs) == 1
+    assert ray_ready.copy_once(cast(Kube, api), ["default"], clusters, jobs) == 0  # the written RayJob is cached
+    assert api.lists == []
+    assert api.patched == [f"{ray_ready.RAY}/namespaces/default/rayjobs/job-1/status"]
+
+
+def test_a_look_lists_while_a_watch_is_not_in_step() -> None:
+    api = RayApi([cluster()], [job()])
+    clusters = watched(api, f"{ray_ready.RAY}/rayclusters", [])
+    jobs = watched(api, f"{ray_ready.RAY}/rayjobs", [])
+    jobs.error = "watch of rayjobs: connection refused"
+    assert ray_ready.copy_once(cast(Kube, api), ["default"], clusters, jobs) == 1
+    where = f"{ray_ready.RAY}/namespaces/default"
+    assert api.lists == [f"{where}/rayclusters", f"{where}/rayjobs"]
