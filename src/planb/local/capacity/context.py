@@ -1,5 +1,5 @@
 """What the simulator's reconcilers share, handed to each explicitly: the cluster's API, the log, the state
-directory, the ProvisioningRequest watch and the loop's next wake-up.
+directory, the ProvisioningRequest, pod and node watches and the loop's next wake-up.
 
 planb.local.capacity.simulator makes one `Context` and passes it to every reconciler it holds (nodes, Spot,
 queued provisioning, best-effort atomic, the autoscaler). A reconciler keeps its own state; what it shares
@@ -27,6 +27,11 @@ class Context:
         self.informer: Informer | None = None
         #: The pod watch while `run` runs (None: a pass lists the pods itself).
         self.pod_informer: Informer | None = None
+        #: The node watch while `run` runs (None: a pass lists the simulator's nodes itself).
+        self.node_informer: Informer | None = None
+        #: Set when the simulator wrote a node (made, removed, noticed): the next pass lists the nodes, so it never
+        #: reads a cache that has not yet seen its own write.
+        self.nodes_written = False
         #: The earliest timer (wall clock) a pass found: a delay, booking window or run duration ending.
         self.next_deadline = float("inf")
 

@@ -14,12 +14,12 @@ between the two requests (404 on its pools) has no pools.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
-import urllib.error
-import urllib.request
+import ssl
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from planb.errors import PlanbError
 from planb.local.gke_emulator.background import default_port
@@ -53,32 +53,32 @@ class NodePoolReader:
         self.project = project
         self.location = location
         self.timeout = timeout
+        #: The path the endpoint's own URL carries before ``/v1/`` ('' for the emulator's).
+        self.base = urlsplit(self.endpoint).path
+        self._connection: http.client.HTTPConnection | None = None
 
     def __repr__(self) -> str:
         return f"NodePoolReader({self.endpoint!r}, {self.project!r}, {self.location!r})"
 
     def _get(self, *segments: str, allow_404: bool = False) -> Body | None:
         path = "/".join(quote(segment, safe="") for segment in segments)
-        url = f"{self.endpoint}/v1/{path}"
         try:
-            with urllib.request.urlopen(url, timeout=self.timeout) as response:
-                text = response.read()
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404 and allow_404:
-                return None
+            status, text = self._request(f"/v1/{path}")
+        except (OSError, http.client.HTTPException) as exc:
+            raise GkeUnavailableError(
+                f"no node pools: the GKE API at {self.endpoint} does not answer (GET v1/{path}: {exc}); "
+                "`planb local up` starts the GKE emulator (or `planb local gke-emulator start`)"
+            ) from exc
+        if status == 404 and allow_404:
+            return None
+        if status >= 400:
             try:
-                message = json.loads(exc.read() or b"{}").get("error", {}).get("message", "")
+                message = json.loads(text or b"{}").get("error", {}).get("message", "")
             except (ValueError, AttributeError):
                 message = ""
             raise GkeUnavailableError(
-                f"no node pools: the GKE API at {self.endpoint} answered GET v1/{path} with {exc.code} {message}"
-            ) from exc
-        except OSError as exc:
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            raise GkeUnavailableError(
-                f"no node pools: the GKE API at {self.endpoint} does not answer (GET v1/{path}: {reason}); "
-                "`planb local up` starts the GKE emulator (or `planb local gke-emulator start`)"
-            ) from exc
+                f"no node pools: the GKE API at {self.endpoint} answered GET v1/{path} with {status} {message}"
+            )
         try:
             answer = json.loads(text or b"{}")
         except ValueError:
@@ -88,6 +88,31 @@ class NodePoolReader:
                 f"no node pools: the GKE API at {self.endpoint} answered GET v1/{path} with {text[:200]!r}"
             )
         return answer
+
+    def _request(self, path: str) -> tuple[int, bytes]:
+        """One GET on the reader's kept-alive connection (HTTP/1.1), its status and body. A kept connection the server
+        closed meanwhile (a restarted emulator) is opened again once; a pass then costs two requests and no new
+        connection, where a connection per request cost the simulator and the emulator most of their idle time."""
+        for attempt in (1, 2):
+            reused = self._connection is not None
+            if self._connection is None:
+                self._connection = self._connect()
+            try:
+                self._connection.request("GET", self.base + path, headers={"Accept": "application/json"})
+                response = self._connection.getresponse()
+                return response.status, response.read()
+            except (OSError, http.client.HTTPException):
+                self._connection.close()
+                self._connection = None
+                if not reused or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _connect(self) -> http.client.HTTPConnection:
+        url = urlsplit(self.endpoint)
+        if url.scheme == "https":
+            return http.client.HTTPSConnection(url.netloc, timeout=self.timeout, context=ssl.create_default_context())
+        return http.client.HTTPConnection(url.netloc, timeout=self.timeout)
 
     def clusters(self) -> list[Body]:
         """The project's clusters in the reader's location (clusters.list)."""

@@ -89,12 +89,14 @@ class Nodes:
         names = []
         for i in range(count):
             name = f"gke-{pool.cluster or 'local'}-{pool.name}-{slice_id}-{i}"[:63].rstrip("-")
+            self.ctx.nodes_written = True
             self.ctx.kube.create("/api/v1/nodes", node_body(pool, name, slice_id, request))
             names.append(name)
         self.ctx.log(f"pool {pool.name}: +{count} node(s) ({reason}): {', '.join(names)}")
         return names
 
     def delete(self, name: str, reason: str) -> None:
+        self.ctx.nodes_written = True
         if self.ctx.kube.delete(f"/api/v1/nodes/{name}"):
             self.ctx.log(f"node {name} removed ({reason})")
         self.idle_since.pop(name, None)

@@ -27,7 +27,9 @@ on every change, at the earliest timer a pass found and every ``interval_seconds
 pods from a watch too, as the autoscaler's scheduled and unschedulable pod listers do (reflectors over
 a pod watch: cluster-autoscaler ``utils/kubernetes/listers.go``, ``NewScheduledPodLister``,
 ``NewUnschedulablePodLister``), instead of listing every pod each pass; a pod's change waits for the
-next pass, as on GKE's loop. An API
+next pass, as on GKE's loop. Its nodes come from a watch as well (`CapacitySimulator.managed_nodes`), listed
+only on the pass after it wrote one. The node pools are read over the GKE API every pass, on one kept-alive
+connection (planb.local.capacity.gke_api): GKE's API has no watch. An API
 error is logged and the next pass retries; an unreadable settings file or a GKE API that does not
 give the pools pauses it (said once, no node changes) until the next pass that reads both.
 
@@ -159,14 +161,15 @@ class CapacitySimulator:
             return  # stopped before the webhook could be registered
         try:
             self.informer = Informer(self.kube, f"{PR_PATH}/provisioningrequests", self.wake.set, self.log).start()
-            # Pods change the pass's answer only at its next look (no wake-up): the watch replaces its lists.
+            # Pods and nodes change the pass's answer only at its next look (no wake-up): the watches replace its lists.
             self.ctx.pod_informer = Informer(self.kube, "/api/v1/pods", log=self.log).start()
+            self.ctx.node_informer = Informer(self.kube, "/api/v1/nodes", log=self.log).start()
             self._loop(should_stop, settings)
         finally:
-            for informer in (self.informer, self.ctx.pod_informer):
+            for informer in (self.informer, self.ctx.pod_informer, self.ctx.node_informer):
                 if informer is not None:
                     informer.stop()
-            self.informer = self.ctx.pod_informer = None
+            self.informer = self.ctx.pod_informer = self.ctx.node_informer = None
             if served is not None:
                 self._remove_webhook(served)
 
@@ -210,7 +213,7 @@ class CapacitySimulator:
         loaded, broken = pools_mod.load(self.gke.node_pools())
         pools = {p.name: p for p in loaded}
         self._report_broken(broken)
-        nodes = self.kube.items("/api/v1/nodes", {"labelSelector": MANAGED})
+        nodes = self.managed_nodes()
         by_pool: dict[str, list[Obj]] = defaultdict(list)
         for node in nodes:
             by_pool[node["metadata"]["labels"].get("cloud.google.com/gke-nodepool", "")].append(node)
@@ -241,6 +244,17 @@ class CapacitySimulator:
 
         self.autoscaler.scale_up(pools, by_pool, settings, used)
         self.autoscaler.scale_down(pools, by_pool, settings, used)
+
+    def managed_nodes(self) -> list[Obj]:
+        """The simulator's nodes (label `MANAGED`): the node watch's cache under `run` while it is in step, as GKE's
+        autoscaler reads nodes from a lister over a watch (cluster-autoscaler ``utils/kubernetes/listers.go``,
+        ``NewReadyNodeLister``), else one list; a list too after the simulator wrote a node (`Context.nodes_written`).
+        A list of them every pass was, with the pass's GKE reads, most of what the idle simulator cost."""
+        informer = self.ctx.node_informer
+        if informer is not None and informer.usable and not self.ctx.nodes_written:
+            return [n for n in informer.snapshot() if MANAGED in ((n.get("metadata") or {}).get("labels") or {})]
+        self.ctx.nodes_written = False
+        return self.kube.items("/api/v1/nodes", {"labelSelector": MANAGED})
 
     def _report_broken(self, broken: list[BrokenPool]) -> None:
         """Log each pool the catalog cannot describe, once (and again if its error changes)."""

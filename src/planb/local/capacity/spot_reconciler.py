@@ -42,6 +42,7 @@ class Spot:
                     self.ctx.log(f"pool {name}: not preempted: {why}; GKE preempts Spot VMs only")
                     continue
                 if self.preemption.notify(name, by_pool.get(name, [])):
+                    self.ctx.nodes_written = True  # the notices: the next pass lists the nodes
                     self.ctx.deadline(time.time() + notice(pool, settings))
             settings_mod.update(self.ctx.state_dir, preempt=())
         for name, nodes in list(by_pool.items()):

@@ -82,3 +82,24 @@ def test_without_an_answer_a_pass_changes_no_node_and_says_so_once(tmp_path: Pat
     simulator.gke = reader
     simulator.step(Settings())
     assert len(api.nodes) == 2
+
+
+def test_passes_share_one_connection_which_is_opened_again_once_the_server_drops_it(
+    serve_pools: ServePools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = serve_pools([FIXED])
+    opened: list[object] = []
+    connect = reader._connect
+
+    def counted() -> Any:
+        opened.append(connect())
+        return opened[-1]
+
+    monkeypatch.setattr(reader, "_connect", counted)
+    for _ in range(3):
+        assert [p["name"] for p in reader.node_pools()] == ["default-pool"]
+    assert len(opened) == 1  # six requests on one kept-alive connection
+    assert reader._connection is not None and reader._connection.sock is not None
+    reader._connection.sock.shutdown(socket.SHUT_RDWR)  # as a restarted emulator leaves it
+    assert [p["name"] for p in reader.node_pools()] == ["default-pool"]
+    assert len(opened) == 2

@@ -218,6 +218,10 @@ class StaleInformer:
         #: The watch's last error ("" while it follows the API server).
         self.error = ""
 
+    @property
+    def usable(self) -> bool:
+        return self.synced.is_set() and not self.error
+
     def snapshot(self) -> list[Obj]:
         return copy.deepcopy(self.items)
 
@@ -273,3 +277,21 @@ def test_a_failing_request_watchs_cache_is_not_read(simulator: sim.CapacitySimul
     simulator.step(Settings(provisioning_delay_seconds=0))
     # A failing watch may have missed the delete: the pass lists, finds the request gone and takes its nodes.
     assert api.nodes == {}
+
+
+def test_the_node_watchs_cache_is_read_except_right_after_the_simulator_wrote_a_node(
+    simulator: sim.CapacitySimulator, api: FakeApi
+) -> None:
+    api.add_request("wl-dws-prov-1")
+    simulator.step(Settings(provisioning_delay_seconds=0))  # its four nodes made
+    assert simulator.ctx.nodes_written
+    cache = StaleInformer([])  # has not seen them yet
+    simulator.ctx.node_informer = cache  # type: ignore[assignment]
+    assert len(simulator.managed_nodes()) == 4  # the pass after the writes lists
+    assert simulator.managed_nodes() == []  # then the cache is read as it is, with no list
+    cache.items = [copy.deepcopy(n) for n in api.nodes.values()] + [{"metadata": {"name": "kwok-node", "labels": {}}}]
+    assert sorted(n["metadata"]["name"] for n in simulator.managed_nodes()) == sorted(api.nodes)  # only its own
+    del api.requests[f"{NS}/wl-dws-prov-1"]
+    simulator.step(Settings(provisioning_delay_seconds=0))  # the request's nodes go
+    assert api.nodes == {} and simulator.ctx.nodes_written
+    assert simulator.managed_nodes() == []  # listed, not the cache's four
