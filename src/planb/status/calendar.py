@@ -2,10 +2,10 @@
 
 The keeper's calendar watch (``planb regions keep --calendar-after``, ``planb.regions.calendar.watch``) asks Compute
 Engine's ``advice.calendarMode`` for such a job in each region and keeps the answers in the manager's ConfigMap
-``kueue-system/planb-regions-calendar``; this reads the job's entry there and says, per region, the zone, start and
-duration offered and the command that would reserve it, or why no zone was recommended. Nothing is shown for a job
-without an entry (not a TPU job, not waiting past the bound, or no keeper asking), nor when the ConfigMap cannot be
-read (a user who may not read Kueue's namespace).
+``kueue-system/planb-regions-calendar``; this takes the job's entry there (planb.status.gather reads the ConfigMap)
+and says, per region, the zone, start and duration offered and the command that would reserve it, or why no zone
+was recommended. Nothing is shown for a job without an entry (not a TPU job, not waiting past the bound, or no keeper
+asking), nor when the ConfigMap cannot be read (a user who may not read Kueue's namespace).
 """
 
 from __future__ import annotations
@@ -14,29 +14,23 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from planb.kube import Kube, KubeError, Obj
-from planb.regions.access.connection import KUEUE_NAMESPACE
+from planb.kube import Obj
 from planb.regions.calendar.offers import CalendarOffer
-from planb.regions.calendar.watch import CONFIGMAP, JOBS_KEY, job_key
+from planb.regions.calendar.watch import JOBS_KEY, job_key
 
 
-def for_workload(kube: Kube, workload: Obj) -> list[str]:
-    """The lines for the job of ``workload`` (the module's docstring), [] when there is nothing to show."""
-    found = entry(kube, job_key(workload))
+def for_workload(configmap: Obj | None, workload: Obj) -> list[str]:
+    """The lines for the job of ``workload`` (the module's docstring) in the calendar ConfigMap as
+    planb.status.gather read it (None: none, or not readable), [] when there is nothing to show."""
+    found = entry(configmap, job_key(workload))
     return lines(found) if found is not None else []
 
 
-def entry(kube: Kube, key: str) -> dict[str, Any] | None:
+def entry(configmap: Obj | None, key: str) -> dict[str, Any] | None:
     """The entry of the job ``key`` (``<namespace>/<RayJob>``) in the calendar ConfigMap, or None (no entry, no
     ConfigMap, not readable)."""
     try:
-        found = kube.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/configmaps/{CONFIGMAP}")
-    except KubeError as exc:
-        if exc.status not in (401, 403):
-            raise
-        return None
-    try:
-        jobs = json.loads(((found or {}).get("data") or {}).get(JOBS_KEY) or "{}")
+        jobs = json.loads(((configmap or {}).get("data") or {}).get(JOBS_KEY) or "{}")
     except (ValueError, RecursionError):
         return None
     value = jobs.get(key) if isinstance(jobs, dict) else None

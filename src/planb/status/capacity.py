@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from planb.kube import Kube
 from planb.regions.dispatcher import ledger_store
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
@@ -30,7 +29,7 @@ from planb.status.goodput import stamp
 from planb.status.regions import printable
 
 API_VERSION = "planb.dev/v1alpha1"
-#: The time ``collect`` counts ages from (tests replace it).
+#: The time ``of_ledger`` counts ages from (tests replace it).
 clock: Callable[[], float] = time.time
 
 
@@ -100,10 +99,9 @@ def rows(ledger: Ledger, now: float, policy: Policy = POLICY) -> list[LedgerRow]
     return out
 
 
-def collect(kube: Kube, now: float | None = None) -> Capacity:
-    """The manager's ledger and last advice, read once."""
+def of_ledger(stored: ledger_store.Stored, now: float | None = None) -> Capacity:
+    """The manager's ledger and last advice, as planb.status.gather read them (ledger_store.read)."""
     now = clock() if now is None else now
-    stored = ledger_store.read(kube)
     found = Capacity(stored.where, stored.found, now, advice=stored.advice, problems=list(stored.problems))
     if stored.ledger is not None:
         found.rows = rows(stored.ledger, now)

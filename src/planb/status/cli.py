@@ -24,10 +24,10 @@ from planb.errors import (
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
 from planb.regions.access.connection import region_limits
-from planb.status import capacity, cost, expect, serialize
-from planb.status.regions import TokenWarning, printable, token_warnings
-from planb.status.render import by_team, explain
-from planb.status.report import JobStatus, collect
+from planb.status import expect, gather, serialize
+from planb.status.regions import printable
+from planb.status.report import look
+from planb.status.show import show
 
 DESCRIPTION = """\
 Where each RayJob landed, and why it waits if it does: its Kueue Workload, the flavor of each PodSet, the
@@ -79,78 +79,19 @@ def _kubeconfig(arg: str | None) -> Path | list[Path]:
 
 
 def _once(kube: Kube, args: argparse.Namespace) -> int:
-    """One look: the report (text, or ``-o`` json/yaml) and, with --timeline, the job's picture. EXIT_FAILED when no
-    job matched or a job is in a failed state (JobStatus.failed), else EXIT_OK."""
-    output = getattr(args, "output", None)
-    if getattr(args, "capacity", False):
-        return _capacity(kube, output)
-    if getattr(args, "cost", False):
-        return _cost(kube, args, output)
-    jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
-    warnings = _warn(kube, output)
-    if not jobs:
-        where = "any namespace" if args.all_namespaces else f"namespace {args.namespace!r}"
-        what = f"no RayJob {args.job!r}" if args.job else "no RayJob"
-        message = f"{what} found in {where}. Submit one with: helm install job-1 charts/planb"
-        if output:
-            print(message, file=sys.stderr)
-            if not args.job:
-                print(serialize.dump(serialize.document(jobs, warnings=warnings), output), end="")
-        else:
-            print(message)
-        return EXIT_FAILED
-    if output:
-        print(serialize.dump(serialize.document(jobs, one=bool(args.job), warnings=warnings), output), end="")
-    else:
-        print(by_team(jobs))
-        print()
-        for job in jobs:
-            print(explain(job))
-    if getattr(args, "timeline", None):
-        _draw(jobs[0], Path(args.timeline), quiet=bool(output))
-    return EXIT_FAILED if any(job.failed for job in jobs) else EXIT_OK
-
-
-def _warn(kube: Kube, output: str | None) -> list[TokenWarning]:
-    """On a MultiKueue manager: each region token that lapses soon, said first (on stderr beside a document)."""
-    warnings = token_warnings(kube)
-    for found in warnings:
-        print(f"WARNING {found.line()}", file=sys.stderr if output else sys.stdout)
-    if warnings and not output:
-        print()
-    return warnings
-
-
-def _capacity(kube: Kube, output: str | None) -> int:
-    """The ledger and the last advice used (planb.status.capacity), after the region tokens' warnings; EXIT_OK, also
-    when none is recorded yet."""
-    _warn(kube, output)
-    found = capacity.collect(kube)
-    if output:
-        print(serialize.dump(capacity.document(found), output), end="")
-    else:
-        print(capacity.text(found))
-    return EXIT_OK
-
-
-def _cost(kube: Kube, args: argparse.Namespace, output: str | None) -> int:
-    """Chip-hours per job and per team (planb.status.cost), and their cost at --rate-per-chip-hour; EXIT_OK."""
-    jobs = collect(kube, None if args.all_namespaces else args.namespace, args.job, goodput=True)
-    costs = [cost.of_job(job) for job in jobs]
-    rate = args.rate_per_chip_hour
-    print(
-        serialize.dump(cost.document(costs, rate), output) if output else cost.text(costs, rate),
-        end="\n" if not output else "",
+    """One look: everything it shows read once (planb.status.gather), interpreted (planb.status.report.look), then
+    printed as the flags ask (planb.status.show); the exit code is show's."""
+    capacity, cost = bool(getattr(args, "capacity", False)), bool(getattr(args, "cost", False))
+    reading = gather.read(
+        kube,
+        None if args.all_namespaces else args.namespace,
+        args.job,
+        goodput=True,
+        jobs=not capacity,
+        tokens=not cost,
+        ledger=capacity,
     )
-    return EXIT_OK
-
-
-def _draw(job: JobStatus, path: Path, quiet: bool) -> None:
-    """Write ``job``'s timeline and say where: on stdout, or on stderr when stdout holds a document (``quiet``)."""
-    from planb.status import timeline_draw  # matplotlib loads only here: `planb status` stays fast without it
-
-    timeline_draw.draw(job, path)
-    print(printable(f"timeline of {job.namespace}/{job.name}: {path}"), file=sys.stderr if quiet else sys.stdout)
+    return show(look(reading), args)
 
 
 def _positive_int(text: str) -> int:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from planb.catalog import profiles
 from planb.catalog.errors import CatalogError
 from planb.status.admissions import ACCELERATORS
-from planb.status.report import JobStatus
+from planb.status.job_status import JobStatus
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,36 @@
-"""`planb status`'s reads and joins: every list it needs, read once and kept as read (fetch), then each RayJob's own
-objects picked out of them (join). Nothing here interprets: planb.status.snapshot_maps derives the cluster-wide maps
-(retry limits, flavors' plans, queues' shapes, nodes' pools), and planb.status.report a job's status, from what this
-returns, without another read but the few that belong to one job (its regions, its submitter's log, its variants,
-its goodput)."""
+"""`planb status`'s reads: everything one look shows, read once from the API server and kept as read (objects, log
+texts), nothing interpreted. First every list (fetch), then each RayJob's own objects picked out of them
+(objects_of) and the reads that belong to one job: the regions its Workload went to, its submitter's log, a
+concurrent job's variants; then the regions' tokens and the ledger where asked. planb.status.report interprets what
+this returns, with no read of its own.
+
+The choices made here are which objects to read, never what they mean: a region's copy is read only where it can
+still run the job (the winner once one won, else each region the keeper has not quarantined), a log's tail only when
+its head fills HEAD_BYTES, a ClusterQueue only under a Kubernetes name."""
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 
+from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj, items_if_allowed
-from planb.status import admissions
+from planb.regions.access.connection import KUEUE_NAMESPACE, region_connection, region_kube
+from planb.regions.access.kubeconfig import is_dns_subdomain
+from planb.regions.calendar.watch import CONFIGMAP as CALENDAR_CONFIGMAP
+from planb.regions.dispatcher import ledger_store
+from planb.regions.keeper.options import KeeperSettings
+from planb.regions.keeper.quarantine import quarantined
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 PROVREQ = "/apis/autoscaling.x-k8s.io/v1"
 RAY = "/apis/ray.io/v1"
+#: The label Kueue puts on a concurrent-ladder job's own Workload (planb.status.variants).
+PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
+#: How much of the start of a submitter log is read (the kubelet's limitBytes), and how many lines of its end after
+#: that (planb.status.trainlog says why: the resumes come first, the latest figure last).
+HEAD_BYTES = 1 << 20
+TAIL_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -45,24 +62,97 @@ class JobObjects:
     submitters: list[Obj]  # the submitter pods (label job-name)
 
 
-def owned_by(obj: Obj, kind: str, name: str) -> bool:
-    return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
+@dataclass(frozen=True)
+class RegionRead:
+    """One region's copy of a dispatched Workload, read from that region: the copy (None: the region has none), or
+    why it could not be read."""
+
+    region: str
+    copy: Obj | None
+    error: str = ""
 
 
-def _checks(kube: Kube) -> tuple[list[Obj], list[Obj]]:
-    """The AdmissionChecks and ProvisioningRequestConfigs; both empty when the caller may not read cluster-scoped
-    config."""
-    try:
-        return kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
-    except KubeError as exc:
-        if exc.status in (401, 403):
-            return [], []
-        raise
+@dataclass(frozen=True)
+class DispatchReads:
+    """What the manager and the regions hold of one dispatched Workload (planb.status.regions interprets it)."""
+
+    #: Every region: the MultiKueueClusters', else the Workload's nominated ones and its winner.
+    regions: list[str]
+    #: The keeper's ConfigMap ({} when it cannot be read) and the regions it quarantined, as it lists them.
+    keeper: Obj
+    quarantined: list[str]
+    #: The copies read: the winner's once one won, else each region's but the quarantined.
+    copies: list[RegionRead]
+    #: While the regions race: the keeper's calendar ConfigMap (None: none, or not readable).
+    calendar: Obj | None
 
 
-def _readable(kube: Kube, path: str) -> list[Obj]:
-    """The items at ``path``; empty when the caller may not read them (cluster-scoped Kueue objects)."""
-    return items_if_allowed(kube, path) or []
+@dataclass(frozen=True)
+class LogRead:
+    """A submitter pod's log with the kubelet's timestamps: its first HEAD_BYTES and, when it goes on, its last
+    TAIL_LINES lines."""
+
+    head: str
+    tail: str | None = None
+
+
+@dataclass(frozen=True)
+class VariantReads:
+    """What a concurrent-ladder job's variants are read from (planb.status.variants)."""
+
+    cluster_queue: Obj | None  # its ClusterQueue, for the flavors' order (None: not read)
+    logs: list[str]  # its submitters' logs, when none was read for goodput
+    workloads: list[Obj]  # the namespace's Workloads
+    events: list[Obj]  # the namespace's Events
+
+
+@dataclass(frozen=True)
+class JobReads:
+    """One RayJob: its objects out of the Snapshot, and the reads that belong to it alone."""
+
+    objects: JobObjects
+    dispatch: DispatchReads | None  # on a MultiKueue manager, for a dispatched Workload
+    logs: list[LogRead] | None  # the submitters' logs, oldest pod first (None: goodput not asked)
+    variants: VariantReads | None  # for a concurrent-ladder job
+
+
+@dataclass(frozen=True)
+class RegionToken:
+    """A region's MultiKueue token, as its kubeconfig Secret on the manager holds it."""
+
+    region: str
+    secret: str  # "kueue-system/<name>"
+    token: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Everything one look read."""
+
+    snapshot: Snapshot | None  # None when no RayJob matches (or the jobs were not asked)
+    jobs: list[JobReads]
+    goodput: bool  # whether the jobs' goodput was asked (their logs and Events read)
+    tokens: list[RegionToken]
+    ledger: ledger_store.Stored | None  # the manager's obtainability ledger (--capacity)
+
+
+def read(
+    kube: Kube,
+    namespace: str | None = None,
+    name: str | None = None,
+    goodput: bool = False,
+    *,
+    jobs: bool = True,
+    tokens: bool = False,
+    ledger: bool = False,
+) -> Reading:
+    """One look's reads, in this order: the jobs (in one namespace, or all; one job), the regions' tokens, the
+    ledger."""
+    snapshot = fetch(kube, namespace, name, goodput) if jobs else None
+    found = [_job_reads(kube, snapshot, rayjob, goodput) for rayjob in snapshot.rayjobs] if snapshot else []
+    return Reading(
+        snapshot, found, goodput, region_tokens(kube) if tokens else [], ledger_store.read(kube) if ledger else None
+    )
 
 
 def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) -> Snapshot | None:
@@ -76,9 +166,9 @@ def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) ->
     workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
     checks, configs = _checks(kube)
-    flavors = _readable(kube, f"{KUEUE}/resourceflavors")
-    local_queues = _readable(kube, f"{KUEUE}{ns_path}/localqueues")
-    cluster_queues = _readable(kube, f"{KUEUE}/clusterqueues")
+    flavors = items_if_allowed(kube, f"{KUEUE}/resourceflavors") or []
+    local_queues = items_if_allowed(kube, f"{KUEUE}{ns_path}/localqueues") or []
+    cluster_queues = items_if_allowed(kube, f"{KUEUE}/clusterqueues") or []
     pods = kube.items(f"/api/v1{ns_path}/pods")
     nodes = kube.items("/api/v1/nodes")
     return Snapshot(
@@ -93,11 +183,26 @@ def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) ->
         cluster_queues=cluster_queues,
         pods=pods,
         nodes=nodes,
-        events=admissions.events(kube, ns_path) if goodput else None,
+        events=items_if_allowed(kube, f"/api/v1{ns_path}/events") if goodput else None,
     )
 
 
-def join(snapshot: Snapshot, rayjob: Obj) -> JobObjects:
+def _checks(kube: Kube) -> tuple[list[Obj], list[Obj]]:
+    """The AdmissionChecks and ProvisioningRequestConfigs; both empty when the caller may not read cluster-scoped
+    config."""
+    try:
+        return kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
+    except KubeError as exc:
+        if exc.status in (401, 403):
+            return [], []
+        raise
+
+
+def owned_by(obj: Obj, kind: str, name: str) -> bool:
+    return any(o.get("kind") == kind and o.get("name") == name for o in obj["metadata"].get("ownerReferences", []))
+
+
+def objects_of(snapshot: Snapshot, rayjob: Obj) -> JobObjects:
     """The RayJob's own Workload, ProvisioningRequests and pods, out of the snapshot."""
     meta = rayjob["metadata"]
     namespace, name = meta["namespace"], meta["name"]
@@ -123,3 +228,129 @@ def join(snapshot: Snapshot, rayjob: Obj) -> JobObjects:
     ]
     submitters = [p for p in mine if p["metadata"].get("labels", {}).get("job-name") == name]
     return JobObjects(rayjob, workload, requests, pods, submitters)
+
+
+def _job_reads(kube: Kube, snapshot: Snapshot, rayjob: Obj, goodput: bool) -> JobReads:
+    """The job's objects, then its own reads: its regions, its submitters' logs (for goodput), its variants."""
+    objs = objects_of(snapshot, rayjob)
+    wl = objs.workload
+    parent = wl is not None and (wl["metadata"].get("labels") or {}).get(PARENT_LABEL) == "true"
+    dispatch = dispatch_reads(kube, wl) if wl is not None and is_dispatched(wl) else None
+    logs = _logs(kube, objs.submitters) if goodput else None
+    return JobReads(
+        objs,
+        dispatch,
+        logs,
+        variant_reads(kube, wl, objs.submitters, bool(logs)) if wl is not None and parent else None,
+    )
+
+
+def is_dispatched(workload: Obj) -> bool:
+    """Whether MultiKueue nominated regions for the Workload, or placed it in one (its regions' copies are read)."""
+    status = workload.get("status") or {}
+    return bool(status.get("clusterName") or status.get("nominatedClusterNames"))
+
+
+def _name(obj: Obj) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def _logs(kube: Kube, pods: list[Obj]) -> list[LogRead]:
+    """The submitter pods' logs, oldest pod first; a log the API does not serve is left out."""
+    found = []
+    for pod in sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or "")):
+        try:
+            found.append(_bounded(kube, f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{_name(pod)}/log"))
+        except KubeError:
+            continue
+    return found
+
+
+def _bounded(kube: Kube, path: str) -> LogRead:
+    """The log's first HEAD_BYTES and, if it goes on, its last TAIL_LINES lines."""
+    head = kube.text(path, {"timestamps": "true", "limitBytes": str(HEAD_BYTES)})
+    if len(head.encode()) < HEAD_BYTES:
+        return LogRead(head)
+    return LogRead(head, kube.text(path, {"timestamps": "true", "tailLines": str(TAIL_LINES)}))
+
+
+def variant_reads(kube: Kube, parent: Obj, submitters: list[Obj], logs_read: bool = False) -> VariantReads:
+    """The parent's ClusterQueue, its submitters' logs unless they were read for goodput (``logs_read``; a log the API
+    cannot serve is left out), the namespace's Workloads and Events."""
+    ns = parent["metadata"]["namespace"]
+    name = str(((parent.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
+    # planb's policy (as planb.regions.dispatcher.tick reads a LocalQueue's): the name goes into a URL only as a
+    # Kubernetes name (DNS-1123 subdomain), quoted, because whoever may write the Workload's status chooses it
+    # (``..`` reaches another resource); another is not read, and the variants keep their flavors' names' order.
+    cq = kube.get(f"{KUEUE}/clusterqueues/{urllib.parse.quote(name, safe='')}") if is_dns_subdomain(name) else None
+    logs = []
+    for pod in [] if logs_read else submitters:
+        try:
+            logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{_name(pod)}/log"))
+        except KubeError:
+            continue
+    workloads = kube.items(f"{KUEUE}/namespaces/{ns}/workloads")
+    return VariantReads(cq, logs, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"))
+
+
+def dispatch_reads(kube: Kube, workload: Obj) -> DispatchReads:
+    """A dispatched Workload's regions, the keeper's quarantine, the copies that can still run the job and, while
+    they race, the calendar ConfigMap."""
+    status = workload.get("status") or {}
+    winner = str(status.get("clusterName") or "")
+    nominated = [str(n) for n in status.get("nominatedClusterNames") or []]
+    try:
+        everyone = sorted(c["metadata"]["name"] for c in kube.items(f"{KUEUE}/multikueueclusters"))
+    except KubeError:
+        everyone = []
+    everyone = everyone or sorted({*nominated, *([winner] if winner else [])})
+    keeper = keeper_state(kube)
+    away = quarantined(keeper)
+    ns, name = workload["metadata"]["namespace"], workload["metadata"]["name"]
+    readable = [region for region in everyone if region == winner or (not winner and region not in away)]
+    copies = [region_read(kube, region, ns, name) for region in readable]
+    return DispatchReads(everyone, keeper, away, copies, None if winner else _calendar(kube))
+
+
+def keeper_state(kube: Kube, config: str = KeeperSettings.config) -> Obj:
+    """The keeper's ConfigMap of the MultiKueueConfig ``config`` (``kueue-system/<config>-keeper``); {} when it
+    cannot be read: a user without access to Kueue's namespace sees no quarantine."""
+    try:
+        return kube.get(f"/api/v1/namespaces/{KeeperSettings.namespace}/configmaps/{config}-keeper") or {}
+    except PlanbError:
+        return {}
+
+
+def region_read(kube: Kube, region: str, namespace: str, name: str) -> RegionRead:
+    """One region's copy of the Workload ``namespace/name``, read from that region."""
+    try:
+        return RegionRead(region, region_kube(kube, region).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}"))
+    except PlanbError as exc:  # a region that does not answer, no kubeconfig for it, a bad one
+        return RegionRead(region, None, str(exc))
+
+
+def _calendar(kube: Kube) -> Obj | None:
+    try:
+        return kube.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/configmaps/{CALENDAR_CONFIGMAP}")
+    except KubeError as exc:
+        if exc.status not in (401, 403):
+            raise
+        return None
+
+
+def region_tokens(kube: Kube) -> list[RegionToken]:
+    """Each region's token, from its MultiKueueCluster's kubeconfig Secret on the manager. None when the manager has
+    no MultiKueueClusters or the caller may not read them; a region whose Secret cannot be read or holds a kubeconfig
+    planb refuses is left out."""
+    try:
+        clusters = items_if_allowed(kube, f"{KUEUE}/multikueueclusters") or []
+    except KubeError:  # not a MultiKueue manager (no such resource), or it does not answer
+        return []
+    found = []
+    for name in sorted(str((c.get("metadata") or {}).get("name") or "") for c in clusters):
+        try:
+            conn, source = region_connection(kube, name)
+        except PlanbError:
+            continue
+        found.append(RegionToken(name, source.removeprefix("Secret "), conn.token))
+    return found

@@ -242,7 +242,7 @@ def _run(i: int, run: Run, plans: dict[str, str], newest: bool, finished: bool) 
     return f"    {head}; provisioning {provisioning}; {trained}; {lost}"
 
 
-def describe(g: Goodput, plans: dict[str, str]) -> list[str]:
+def block(g: Goodput, plans: dict[str, str]) -> list[str]:
     """The goodput block of the detail view."""
     wall = "?" if g.wall_s is None else seconds(g.wall_s)
     begun = f" since submission at {stamp(g.submitted)}" if g.submitted is not None else " since submission"
@@ -277,4 +277,4 @@ def describe(g: Goodput, plans: dict[str, str]) -> list[str]:
     return lines
 
 
-__all__ = ["Goodput", "Run", "compute", "describe", "of_job", "pair", "seconds", "stamp"]
+__all__ = ["Goodput", "Run", "block", "compute", "of_job", "pair", "seconds", "stamp"]

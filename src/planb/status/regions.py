@@ -17,14 +17,12 @@ import datetime as dt
 import time
 from dataclasses import dataclass, field
 
-from planb.errors import PlanbError
-from planb.kube import Kube, KubeError, Obj, items_if_allowed
+from planb.kube import Obj
 from planb.kube import printable as printable  # the status views' (and the regions keeper's log lines')
-from planb.regions.access.connection import KUEUE, region_connection, region_kube
 from planb.regions.keeper import leftovers, quarantine
-from planb.regions.keeper.options import KeeperSettings
 from planb.regions.keeper.unreached import FIX, token_times
 from planb.status import calendar
+from planb.status.gather import DispatchReads, RegionRead, RegionToken
 
 #: The resources a rung's flavor is chosen for (a job's workers); the head's cpu and memory sit on the CPU flavor.
 ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
@@ -103,94 +101,63 @@ def _span(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
 
 
-def token_warnings(kube: Kube, now: float | None = None) -> list[TokenWarning]:
-    """The regions whose token lapses within TOKEN_WARN_S (or TOKEN_WARN_FRACTION of its lifetime), read from each
-    MultiKueueCluster's kubeconfig Secret on the manager (planb.regions.access.connection.region_connection;
-    the token decoded unverified, as the keeper reads it: enough to warn). Nothing when the manager has no
-    MultiKueueClusters or the caller may not read them or their Secrets (a job author): those regions are not warned
-    of."""
+def token_warnings(tokens: list[RegionToken], now: float | None = None) -> list[TokenWarning]:
+    """The regions whose token lapses within TOKEN_WARN_S (or TOKEN_WARN_FRACTION of its lifetime), of the tokens
+    planb.status.gather read from each MultiKueueCluster's kubeconfig Secret on the manager (decoded unverified, as
+    the keeper reads them: enough to warn). A region whose token it could not read is not warned of."""
     now = time.time() if now is None else now
-    try:
-        clusters = items_if_allowed(kube, f"{KUEUE}/multikueueclusters") or []
-    except KubeError:  # not a MultiKueue manager (no such resource), or it does not answer: nothing to warn of
-        return []
     found = []
-    for name in sorted(str((c.get("metadata") or {}).get("name") or "") for c in clusters):
-        try:
-            conn, source = region_connection(kube, name)
-        except PlanbError:  # no Secret, one the caller may not read, a kubeconfig planb refuses: not a lapse
-            continue
-        issued, expires = token_times(conn.token)
+    for token in tokens:
+        issued, expires = token_times(token.token)
         if expires is None:
             continue
         lifetime = expires - issued if issued is not None and issued < expires else None
         threshold = TOKEN_WARN_S if lifetime is None else min(TOKEN_WARN_S, TOKEN_WARN_FRACTION * lifetime)
         if expires - now < threshold:
-            found.append(TokenWarning(_one_line(name), source.removeprefix("Secret "), expires, expires - now))
+            found.append(TokenWarning(_one_line(token.region), token.secret, expires, expires - now))
     return found
 
 
-def is_dispatched(workload: Obj) -> bool:
-    status = workload.get("status") or {}
-    return bool(status.get("clusterName") or status.get("nominatedClusterNames"))
-
-
-def dispatch(kube: Kube, workload: Obj) -> Dispatch:
-    """The job's dispatch: the winner, and each region's copy read from that region (the winner's only, once won)."""
-    status = workload.get("status") or {}
-    winner = str(status.get("clusterName") or "")
-    nominated = [str(n) for n in status.get("nominatedClusterNames") or []]
-    everyone = _clusters(kube) or sorted({*nominated, *([winner] if winner else [])})
+def dispatch(workload: Obj, reads: DispatchReads) -> Dispatch:
+    """The job's dispatch: the winner, and each region's copy as planb.status.gather read it (the winner's only,
+    once won); a region whose copy was not read is quarantined, or lost to the winner."""
+    winner = str((workload.get("status") or {}).get("clusterName") or "")
     out = Dispatch(winner)
-    away = quarantined(kube)
-    for region in everyone:
-        if region in away and region != winner:
+    copies = {read.region: read for read in reads.copies}
+    away = quarantined(reads.keeper, reads.quarantined)
+    for region in reads.regions:
+        if region in copies:
+            out.regions.append(_copy(copies[region]))
+        elif region in away:
             out.regions.append(RegionCopy(_one_line(region), f"quarantined: {_one_line(away[region])}"))
-            continue
-        if winner and region != winner:
+        else:
             out.regions.append(RegionCopy(_one_line(region), "lost"))
-            continue
-        out.regions.append(_copy(kube, region, workload["metadata"]["namespace"], workload["metadata"]["name"]))
     if not winner:
-        out.calendar = [_one_line(line) for line in calendar.for_workload(kube, workload)]
+        out.calendar = [_one_line(line) for line in calendar.for_workload(reads.calendar, workload)]
     return out
 
 
-def quarantined(kube: Kube, config: str = KeeperSettings.config) -> dict[str, str]:
-    """The regions the keeper took out of the MultiKueueConfig `config`, each with what it waits for to come back
-    (planb.regions.keeper.leftovers.waiting_of: the keeper writes it in its ConfigMap,
-    ``kueue-system/<config>-keeper``, as it changes). {} when that ConfigMap cannot be read: a user without access to
-    Kueue's namespace sees no quarantine."""
-    try:
-        state = kube.get(f"/api/v1/namespaces/{KeeperSettings.namespace}/configmaps/{config}-keeper") or {}
-    except PlanbError:
-        return {}
+def quarantined(state: Obj, names: list[str] | None = None) -> dict[str, str]:
+    """The regions the keeper took out of the MultiKueueConfig (``names``, else as its ConfigMap ``state`` lists
+    them), each with what it waits for to come back (planb.regions.keeper.leftovers.waiting_of: the keeper writes it
+    in its ConfigMap, ``kueue-system/<config>-keeper``, as it changes)."""
     waiting = leftovers.waiting_of(state)
     return {
         r: waiting.get(r, "out of the MultiKueueConfig until nothing stale is left there")
-        for r in quarantine.quarantined(state)
+        for r in (quarantine.quarantined(state) if names is None else names)
     }
 
 
-def _clusters(kube: Kube) -> list[str]:
+def _copy(read: RegionRead) -> RegionCopy:
+    if read.error:
+        return RegionCopy(_one_line(read.region), _one_line(f"unreadable: {read.error}"))
+    if read.copy is None:
+        return RegionCopy(_one_line(read.region), "no copy")
     try:
-        return sorted(c["metadata"]["name"] for c in kube.items(f"{KUEUE}/multikueueclusters"))
-    except KubeError:
-        return []
-
-
-def _copy(kube: Kube, region: str, namespace: str, name: str) -> RegionCopy:
-    try:
-        copy = region_kube(kube, region).get(f"{KUEUE}/namespaces/{namespace}/workloads/{name}")
-    except PlanbError as exc:  # a region that does not answer, no kubeconfig for it, a bad one
-        return RegionCopy(_one_line(region), _one_line(f"unreadable: {exc}"))
-    if copy is None:
-        return RegionCopy(_one_line(region), "no copy")
-    try:
-        return _read(region, copy)
+        return _read(read.region, read.copy)
     # planb's policy: any error reading a region's copy shows it unreadable, because one must never stop the others
     except Exception as exc:
-        return RegionCopy(_one_line(region), f"unreadable: planb cannot read its objects ({type(exc).__name__})")
+        return RegionCopy(_one_line(read.region), f"unreadable: planb cannot read its objects ({type(exc).__name__})")
 
 
 def _read(region: str, copy: Obj) -> RegionCopy:

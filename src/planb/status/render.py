@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, variants
+from planb.status.job_status import JobStatus
 from planb.status.regions import printable
-from planb.status.report import JobStatus
 
 
 def by_team(jobs: list[JobStatus]) -> str:
@@ -68,7 +68,7 @@ def explain(job: JobStatus) -> str:
     if job.workload is None:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
         if job.goodput is not None:
-            lines += goodput_.describe(job.goodput, job.flavor_plans)
+            lines += goodput_.block(job.goodput, job.flavor_plans)
         return printable("\n".join(lines))
     if job.moved:
         lines.append(f"  {job.moved}")
@@ -125,5 +125,5 @@ def explain(job: JobStatus) -> str:
     if not job.pods and job.state in ("Pending", "QuotaReserved") and not job.shape_note:
         lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
     if job.goodput is not None:
-        lines += goodput_.describe(job.goodput, job.flavor_plans)
+        lines += goodput_.block(job.goodput, job.flavor_plans)
     return printable("\n".join(lines))

@@ -19,8 +19,8 @@ import yaml
 from planb.errors import UsageError
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, variants
+from planb.status.job_status import JobStatus
 from planb.status.regions import TokenWarning
-from planb.status.report import JobStatus
 
 API_VERSION = "planb.dev/v1alpha1"
 FORMATS = ("json", "yaml")

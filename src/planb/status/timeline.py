@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from planb.errors import EXIT_FAILED, PlanbError
 from planb.status import lifecycle
-from planb.status.report import JobStatus
+from planb.status.job_status import JobStatus
 
 LANES = ("rung", "Workload", "ProvisioningRequest", "moves", "resumes")
 

@@ -10,7 +10,7 @@ import datetime
 from pathlib import Path
 
 from planb.errors import PlanbError
-from planb.status.report import JobStatus
+from planb.status.job_status import JobStatus
 from planb.status.timeline import LANES, Timeline, build
 
 #: Colours of the spans by kind (matplotlib's tab10 palette names); each rung takes the next of RUNG_COLOURS.

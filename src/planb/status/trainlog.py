@@ -7,8 +7,8 @@ after the job's earlier resumes (``earlier: ...``), so the newest run's log hold
 checkpoints. K and L are "unknown" where train.py's record did not hold them. The submitter pod runs ``ray job
 logs --follow`` (KubeRay's submitter), so its log is the job's output; it is read with the kubelet's timestamps,
 whose first one says when the newest run's log began (docs/goodput.md). A training log grows with the run, so
-status reads its first HEAD_BYTES (the resumes come first) and, when the log is longer, its last TAIL_LINES lines
-for the latest figure: two bounded reads per submitter pod on each refresh.
+planb.status.gather reads its first HEAD_BYTES (the resumes come first) and, when the log is longer, its last
+TAIL_LINES lines for the latest figure: two bounded reads per submitter pod on each refresh.
 """
 
 from __future__ import annotations
@@ -16,13 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planb.kube import Kube, KubeError, Obj
 from planb.status import variants
+from planb.status.gather import LogRead
 from planb.status.progress import Resume, TrainRecord, parse_records, timed_lines
 
-#: How much of the start of a log is read (the kubelet's limitBytes), and how many lines of its end after that.
-HEAD_BYTES = 1 << 20
-TAIL_LINES = 200
 _SECONDS = r"(unknown|\d+(?:\.\d+)?) ?s?"
 _TIME_LINE = re.compile(
     rf"training time up to step (\d+): {_SECONDS} kept(?:; the (\d+) lost step\(s\) took {_SECONDS})?"
@@ -85,32 +82,24 @@ def train_runs(record: TrainRecord) -> list[TrainRun]:
     return runs
 
 
-def submitter_log(kube: Kube, namespace: str, pods: list[Obj]) -> str | None:
-    """The log of the job's newest run, with the kubelet's timestamps: of the submitter pods, the one with the most
-    resume lines of train.py's (each run repeats the job's earlier ones), then one with training-time lines (a new
-    pod's log is empty until train.py starts), then the newest; None without a submitter pod whose log the API
-    serves."""
-    found: list[tuple[int, bool, int, str]] = []
-    ordered = sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or ""))
-    for i, pod in enumerate(ordered):
-        path = f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}/log"
-        try:
-            text = _bounded(kube, path)
-        except KubeError:
-            continue
-        found.append((len(variants.steps_lost(text)), parse_log(text) is not None, i, text))
+def newest_log(reads: list[LogRead]) -> str | None:
+    """The log of the job's newest run, of the submitter pods' logs planb.status.gather read (oldest pod first): the
+    one with the most resume lines of train.py's (each run repeats the job's earlier ones), then one with
+    training-time lines (a new pod's log is empty until train.py starts), then the newest; None without one."""
+    found = [
+        (len(variants.steps_lost(text)), parse_log(text) is not None, i, text)
+        for i, text in enumerate(map(_joined, reads))
+    ]
     return max(found)[3] if found else None
 
 
-def _bounded(kube: Kube, path: str) -> str:
-    """The log's first HEAD_BYTES, its complete lines; if it goes on, then its last TAIL_LINES lines without resume
-    lines (the head holds those; a tail next to the head's end would repeat them)."""
-    head = kube.text(path, {"timestamps": "true", "limitBytes": str(HEAD_BYTES)})
-    if len(head.encode()) < HEAD_BYTES:
-        return head
-    tail = kube.text(path, {"timestamps": "true", "tailLines": str(TAIL_LINES)})
-    later = [line for line in tail.splitlines() if not _is_resume(line)]
-    return "\n".join([*head.splitlines()[:-1], *later]) + "\n"
+def _joined(read: LogRead) -> str:
+    """The log's head, its complete lines, then its tail without resume lines (the head holds those; a tail next to
+    the head's end would repeat them); the head alone when the log ended within it."""
+    if read.tail is None:
+        return read.head
+    later = [line for line in read.tail.splitlines() if not _is_resume(line)]
+    return "\n".join([*read.head.splitlines()[:-1], *later]) + "\n"
 
 
 def _is_resume(line: str) -> bool:
@@ -118,4 +107,4 @@ def _is_resume(line: str) -> bool:
     return bool(variants.steps_lost(line)) or (found is not None and found.group(3) is not None)
 
 
-__all__ = ["HEAD_BYTES", "Resume", "TrainRecord", "TrainRun", "parse_log", "submitter_log", "train_runs"]
+__all__ = ["Resume", "TrainRecord", "TrainRun", "newest_log", "parse_log", "train_runs"]

@@ -40,13 +40,11 @@ flavor) also resumes, so the pairing holds for a job whose only restarts were mi
 from __future__ import annotations
 
 import re
-import urllib.parse
 from dataclasses import dataclass, field
 
-from planb.kube import Kube, KubeError, Obj, conditions
-from planb.regions.access.kubeconfig import is_dns_subdomain
+from planb.kube import Obj, conditions
+from planb.status.gather import PARENT_LABEL, VariantReads
 
-PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
 MIGRATION_EVENT = "EvictedDueToFlavorMigration"
 ADMITTED_EVENT = "Admitted"
@@ -148,31 +146,17 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
     return Variants(found, moves)
 
 
-def fetch(kube: Kube, parent: Obj, submitters: list[str], log: str | None = None) -> Variants:
-    """Read the parent's variants, the namespace's Events, the ClusterQueue's flavor order and, unless the caller
-    has read it (``log``), the submitters' logs (train.py's output; a log the API cannot serve counts as empty)."""
-    ns = parent["metadata"]["namespace"]
-    kueue = "/apis/kueue.x-k8s.io/v1beta2"
-    cq_name = str(((parent.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
-    # planb's policy (as planb.regions.dispatcher.tick reads a LocalQueue's): the name goes into a URL only as a
-    # Kubernetes name (DNS-1123 subdomain), quoted, because whoever may write the Workload's status chooses it
-    # (``..`` reaches another resource); another is not read, and the variants keep their flavors' names' order.
-    cq = (
-        kube.get(f"{kueue}/clusterqueues/{urllib.parse.quote(cq_name, safe='')}") if is_dns_subdomain(cq_name) else None
-    )
-    groups = ((cq or {}).get("spec") or {}).get("resourceGroups") or [{}]
+def of_parent(parent: Obj, reads: VariantReads, log: str | None = None) -> Variants:
+    """The variants of ``parent`` from what planb.status.gather read for it: the ClusterQueue's flavor order, the
+    namespace's Workloads and Events, and train.py's output (``log``, the job's log read for goodput, else the
+    submitters' logs read for the variants)."""
+    groups = ((reads.cluster_queue or {}).get("spec") or {}).get("resourceGroups") or [{}]
     order = [str(f["name"]) for f in groups[0].get("flavors", [])]
-    logs = [] if log is None else [log]
-    for pod in submitters if log is None else []:
-        try:
-            logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{pod}/log"))
-        except KubeError:
-            continue
-    workloads = kube.items(f"{kueue}/namespaces/{ns}/workloads")
+    logs = reads.logs if log is None else [log]
     # Each run prints the job's earlier resumes before its own (train.py's Progress): the log with the most
     # resume lines is the newest run's, a superset of an older submitter's that has not gone yet.
-    log = max(logs, key=lambda text: len(steps_lost(text)), default="")
-    return collect(parent, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"), order, log)
+    newest = max(logs, key=lambda text: len(steps_lost(text)), default="")
+    return collect(parent, reads.workloads, reads.events, order, newest)
 
 
 def summary(found: Variants) -> str:
@@ -203,4 +187,4 @@ def describe(found: Variants, plans: dict[str, str]) -> list[str]:
     return lines
 
 
-__all__ = ["Migration", "Variant", "Variants", "collect", "describe", "fetch", "is_parent", "steps_lost", "summary"]
+__all__ = ["Migration", "Variant", "Variants", "collect", "describe", "is_parent", "of_parent", "steps_lost", "summary"]

@@ -27,6 +27,7 @@ from planb.regions.access import kueue_objects as ko
 from planb.regions.keeper import leftovers, quarantine
 from planb.regions.keeper import origin as origin_mod
 from planb.regions.keeper.tick import Keeper, KeeperSettings
+from planb.status import gather
 from planb.status import regions as status_regions
 
 pytestmark = [pytest.mark.tools]
@@ -232,7 +233,7 @@ def test_a_restarted_keeper_waits_for_the_raycluster_of_a_rayjob_it_deleted_and_
     assert "a: waiting for the RayClusters of its stale RayJobs to be gone: default/job-1-raycluster-x" in manager.said
     waiting = "waiting for RayCluster/default/job-1-raycluster-x"
     assert json.loads(manager.state()[leftovers.WAITING_KEY]) == {"a": waiting}
-    assert status_regions.quarantined(kube) == {"a": waiting}
+    assert status_regions.quarantined(gather.keeper_state(kube)) == {"a": waiting}
     kube.delete(f"{RAY}/rayclusters/job-1-raycluster-x")  # the garbage collector, after its RayJob
     manager.ticks(restarted, 111, 169)
     assert manager.config() == ["b"], "let back before its pods' grace passed since the RayCluster was last there"
@@ -258,9 +259,13 @@ def test_a_stale_rayjob_stuck_on_a_finalizer_is_said_and_shown_by_planb_status(m
     assert manager.config() == ["b"]
     stuck = f"RayJob/default/job-1 (deleting since {since}, finalizers: example.com/held)"
     assert manager.said == [f"a: kept out until these are deleted (their finalizers cleared): {stuck}"], manager.said
-    assert status_regions.quarantined(kube) == {"a": f"waiting for {stuck}"}
+    assert status_regions.quarantined(gather.keeper_state(kube)) == {"a": f"waiting for {stuck}"}
     workload = kube.get(f"{KUEUE}/namespaces/default/workloads/{WORKLOAD}") or {}
-    assert status_regions.dispatch(kube, workload).line().endswith(f"; a quarantined: waiting for {stuck}")
+    assert (
+        status_regions.dispatch(workload, gather.dispatch_reads(kube, workload))
+        .line()
+        .endswith(f"; a quarantined: waiting for {stuck}")
+    )
     kube.merge_patch(f"{RAY}/rayjobs/job-1", {"metadata": {"finalizers": None}})
     manager.ticks(keeper, 6, 7)
     assert manager.config() == ["b", "a"]

@@ -30,8 +30,9 @@ from planb.local.tls import ServingCert, ensure_serving_cert
 from planb.regions.access import kueue_objects as ko
 from planb.regions.access.connection import DEADLINE_ENV, KUEUE, MAX_BYTES_ENV, region_kube
 from planb.regions.keeper import origin as origin_mod
-from planb.regions.keeper import quarantine, rejoin, release
+from planb.regions.keeper import quarantine, reads
 from planb.regions.keeper.tick import Keeper, KeeperSettings
+from planb.status import gather
 from planb.status import regions as status_regions
 from tests.support.integration.loopback_json import Answer, handshake_trickler, json_server
 
@@ -250,9 +251,8 @@ def limited(monkeypatch: pytest.MonkeyPatch) -> dict[str, Limits]:
     def reach(manager: Kube, region: str) -> Kube:
         return region_kube(manager, region, by_region.get(region, GENEROUS))
 
-    for acting in (release, rejoin):  # the keeper reaches a region where it releases and where it cleans
-        monkeypatch.setattr(acting, "region_kube", reach)
-    monkeypatch.setattr(status_regions, "region_kube", reach)
+    monkeypatch.setattr(reads, "region_kube", reach)  # the keeper reaches a region in its one reading step
+    monkeypatch.setattr(gather, "region_kube", reach)
     return by_region
 
 
@@ -295,7 +295,7 @@ def test_planb_status_shows_a_slow_region_unreadable_with_the_reason_and_the_oth
     limited["us-east5"] = SHORT
     manager = Manager(regions.start(slow, "us-east5", "europe-west4"), cert)
     start = time.monotonic()
-    dispatch = status_regions.dispatch(manager, manager.workload)  # type: ignore[arg-type]
+    dispatch = status_regions.dispatch(manager.workload, gather.dispatch_reads(manager, manager.workload))  # type: ignore[arg-type]
     assert time.monotonic() - start < WELL_WITHIN_S
     states = {copy.region: copy for copy in dispatch.regions}
     east = states["us-east5"].state

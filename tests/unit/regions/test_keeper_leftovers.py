@@ -12,6 +12,7 @@ import pytest
 
 from planb.regions.access import kueue_objects as ko
 from planb.regions.keeper import leftovers, quarantine
+from planb.status import gather
 from planb.status import regions as status_regions
 from tests.support.unit.keeper_fakes import (
     CONFIG,
@@ -195,8 +196,9 @@ def test_a_stale_rayjob_stuck_on_a_finalizer_is_said_and_planb_status_shows_what
         }
     ], "written once, when it changed"
     kube.objects[STATE]["data"].update(writes[0]["data"])  # as the API server stores it
-    monkeypatch.setattr(status_regions, "region_kube", lambda manager, region: regions[region])
-    shown = status_regions.dispatch(kube, kube.objects[f"{KUEUE}/namespaces/default/workloads/rayjob-job-1-abcde"])  # type: ignore[arg-type]
+    monkeypatch.setattr(gather, "region_kube", lambda manager, region: regions[region])
+    workload = kube.objects[f"{KUEUE}/namespaces/default/workloads/rayjob-job-1-abcde"]
+    shown = status_regions.dispatch(workload, gather.dispatch_reads(kube, workload))  # type: ignore[arg-type]
     assert [(r.region, r.state) for r in shown.regions] == [
         ("a", f"quarantined: waiting for {waits}"),
         ("b", "no copy"),

@@ -53,7 +53,7 @@ class ConfigMapKube:
     ],
 )
 def test_status_says_a_problem_instead_of_crashing(data: dict[str, str]) -> None:
-    found = capacity.collect(ConfigMapKube(data), NOW)  # type: ignore[arg-type]
+    found = capacity.of_ledger(cs.read(ConfigMapKube(data)), NOW)  # type: ignore[arg-type]
     assert found.problems, "the value was taken"
     assert "problem: ConfigMap" in capacity.text(found)
     assert capacity.document(found)["problems"]

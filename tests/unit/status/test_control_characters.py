@@ -11,7 +11,7 @@ import pytest
 from planb.kube import KubeError
 from planb.regions.dispatcher.ledger import Key
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
-from planb.status import capacity, regions
+from planb.status import capacity, gather, regions
 from planb.status.regions import printable
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
@@ -48,8 +48,8 @@ class RegionKube:
 
 @pytest.mark.parametrize("fail", [False, True])
 def test_region_copies_escape_messages_and_errors(monkeypatch: pytest.MonkeyPatch, fail: bool) -> None:
-    monkeypatch.setattr(regions, "region_kube", lambda kube, region: RegionKube(fail))
-    copy = regions._copy(object(), f"us-east5{CSI}", "default", "job")  # type: ignore[arg-type]
+    monkeypatch.setattr(gather, "region_kube", lambda kube, region: RegionKube(fail))
+    copy = regions._copy(gather.region_read(object(), f"us-east5{CSI}", "default", "job"))  # type: ignore[arg-type]
     shown = " ".join([copy.region, copy.state, *copy.checks, regions.Dispatch("", [copy]).line()])
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
 

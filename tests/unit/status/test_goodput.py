@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from planb.kube import KubeError
-from planb.status import admissions, goodput, trainlog, variants
+from planb.status import admissions, gather, goodput, trainlog, variants
 from planb.status.lifecycle import parse_time
 from planb.status.render import explain, table
 from planb.status.report import KUEUE, collect
@@ -266,8 +266,8 @@ def test_a_long_log_is_read_by_its_head_and_its_tail(monkeypatch: pytest.MonkeyP
     """The resumes from the log's first bytes, the latest figure from its last lines: a long run's log is never read
     whole, and a resume line the two reads both hold counts once."""
     filler = "".join(f"2026-11-29T10:03:{i % 60:02d}.000000000Z Epoch {121 + i}: Loss 0.0110\n" for i in range(60))
-    monkeypatch.setattr(trainlog, "HEAD_BYTES", len(LOG) - 100)  # cut inside the last line of train.py's record
-    monkeypatch.setattr(trainlog, "TAIL_LINES", 65)  # back into the resume's training-time line
+    monkeypatch.setattr(gather, "HEAD_BYTES", len(LOG) - 100)  # cut inside the last line of train.py's record
+    monkeypatch.setattr(gather, "TAIL_LINES", 65)  # back into the resume's training-time line
     job = _job_c({"job-c-abcde": LOG + filler}, monkeypatch)
     assert job.goodput is not None and job.goodput.record is not None
     assert (job.goodput.percent, job.goodput.record.step) == ("60.1%", 201)

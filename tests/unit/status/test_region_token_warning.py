@@ -17,6 +17,7 @@ import pytest
 from planb import paths
 from planb.kube import KubeError
 from planb.status import cli as status_cli
+from planb.status import gather
 from planb.status import regions as status_regions
 from planb.status.lifecycle import parse_time
 from tests.support.shared import status_job
@@ -121,7 +122,7 @@ def test_no_warning_without_multikueue_clusters_or_without_the_right_to_read_the
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     status_job.job_m(monkeypatch)
-    assert status_regions.token_warnings(status_job.JobKube(status_job.objects())) == []  # type: ignore[arg-type]
+    assert status_regions.token_warnings(gather.region_tokens(status_job.JobKube(status_job.objects()))) == []  # type: ignore[arg-type]
 
     class Forbidden(ManagerKube):
         def get(self, path: str, query: dict[str, str] | None = None) -> Obj | None:
@@ -130,7 +131,7 @@ def test_no_warning_without_multikueue_clusters_or_without_the_right_to_read_the
             return super().get(path, query)
 
     kube = Forbidden({**status_job.objects(), "/multikueueclusters": [{"metadata": {"name": "us-east5"}}]})
-    assert status_regions.token_warnings(kube) == []  # type: ignore[arg-type]
+    assert status_regions.token_warnings(gather.region_tokens(kube)) == []  # type: ignore[arg-type]
 
 
 def test_the_documents_give_the_warning_threshold_as_the_code_has_it() -> None:

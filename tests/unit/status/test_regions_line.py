@@ -1,8 +1,10 @@
-"""`planb status`'s REGION line on a MultiKueue manager (planb.status.regions.Dispatch.line, is_dispatched)."""
+"""`planb status`'s REGION line on a MultiKueue manager (planb.status.regions.Dispatch.line), and which Workloads'
+regions it reads (planb.status.gather.is_dispatched)."""
 
 from __future__ import annotations
 
-from planb.status.regions import Dispatch, RegionCopy, is_dispatched
+from planb.status.gather import is_dispatched
+from planb.status.regions import Dispatch, RegionCopy
 
 WAITING = "Waiting for resources. Currently there are not enough resources available to fulfill the request."
 

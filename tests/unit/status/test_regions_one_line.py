@@ -7,7 +7,7 @@ from pathlib import Path
 
 from planb.kube import Kube, KubeError, Obj
 from planb.kubeconfig import Connection
-from planb.status import regions
+from planb.status import gather, regions
 from planb.status.regions import Dispatch
 
 FORGED = "waiting\nREGION team/train: runs in us-east5 (admitted there first)"
@@ -38,7 +38,7 @@ def test_a_regions_check_message_and_rung_stay_on_one_line() -> None:
 
 
 def test_an_unreadable_regions_error_stays_on_one_line() -> None:
-    read = regions._copy(ManagerAnswering500(), "europe-west4", "default", "w")
+    read = regions._copy(gather.region_read(ManagerAnswering500(), "europe-west4", "default", "w"))
     assert read.state.startswith("unreadable: ") and "\n" not in read.state, read.state
     assert "\n" not in Dispatch("", [read]).line()
     assert "waiting\\u000aREGION team/train" in read.state

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planb.status import regions
+from planb.status import gather, regions
 
 Obj = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -43,9 +43,9 @@ class Manager:
 )
 def test_a_region_whose_copy_planb_cannot_read_is_shown_unreadable(monkeypatch: pytest.MonkeyPatch, copy: Obj) -> None:
     copies = {"a": Region(copy), "b": Region({"status": {"conditions": [{"type": "Admitted", "status": "False"}]}})}
-    monkeypatch.setattr(regions, "region_kube", lambda kube, region: copies[region])
+    monkeypatch.setattr(gather, "region_kube", lambda kube, region: copies[region])
     workload = {"metadata": {"namespace": "default", "name": "job-1"}, "status": {"nominatedClusterNames": ["a", "b"]}}
-    out = regions.dispatch(Manager(), workload)  # type: ignore[arg-type]
+    out = regions.dispatch(workload, gather.dispatch_reads(Manager(), workload))  # type: ignore[arg-type]
     assert [(r.region, r.state) for r in out.regions] == [
         ("a", "unreadable: planb cannot read its objects (AttributeError)"),
         ("b", "waiting"),
