@@ -6,9 +6,10 @@ every process saves the same step. Then two processes (four devices) resume that
 stopped by SIGTERM to process 0 alone. Beside them, one process over eight devices trains the same steps without a
 stop: the reference the other two runs' losses must follow, step for step.
 
-The runs are kept cheap: a tiny model, and XLA's CPU backend at optimisation level 0 (each process compiles in a
-third of the time, and processes other than 0 always compile: only process 0 writes JAX's persistent cache, and the
-CPU cache key holds the process's own topology).
+The runs are kept cheap: a tiny model, XLA's CPU backend at optimisation level 0 (each process compiles in a third
+of the time), and JAX's persistent cache written by every process (tests/support/integration/cache_every_process.py:
+JAX writes it from process 0 alone, and the CPU cache key holds the process's own topology, so every other process
+compiled its steps again in every run; on a warm machine the module took 24 CPU-s with it and 39 without, 2026-12-07).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from planb_train.progress import RESUMED_LINE as RESUMED
 from planb_train.runners.outcome import EXIT_STOPPED
 
 from planb.local.stack.ports import free_port
+from tests.support.integration import cache_every_process
 from tests.support.shared.training import jax_cache_dir, start_logged
 
 TINY = {
@@ -49,6 +51,8 @@ TINY = {
 OPT_LEVEL_0 = "--xla_backend_optimization_level=0"
 #: Longest a run may take; each takes seconds on a warm machine.
 RUN_S = 180
+#: The launcher each process runs train.py with: every process writes JAX's persistent cache.
+LAUNCHER = Path(cache_every_process.__file__)
 STEP = re.compile(r"^Step (\d+): loss ([\d.]+)", re.MULTILINE)
 SAVED = re.compile(r"^Stop notice \((.+)\) after step (\d+): checkpoint step \2 saved; stopping$", re.MULTILINE)
 TOLD = re.compile(r"^Stop notice \((.+)\) at step (\d+): telling the other processes$", re.MULTILINE)
@@ -97,7 +101,7 @@ def start(count: int, env: Mapping[str, str], folder: Path, devices: int = 2) ->
     for i in range(count):
         own = {"PLANB_PROCESS_ID": str(i)} if count > 1 else {}
         own.update(PLANB_NOTICE_FILE=str(folder / f"notice-{i}"), PLANB_METRICS_FILE=str(folder / f"metrics-{i}.json"))
-        procs.append(start_logged({**common, **own}, folder / f"process-{i}.log"))
+        procs.append(start_logged({**common, **own}, folder / f"process-{i}.log", launcher=LAUNCHER))
     return procs
 
 

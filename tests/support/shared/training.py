@@ -64,12 +64,13 @@ def start_script(extra_env: Mapping[str, str], *, output: bool = False) -> subpr
     )
 
 
-def start_logged(extra_env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
+def start_logged(extra_env: Mapping[str, str], log: Path, launcher: Path | None = None) -> subprocess.Popen[bytes]:
     """train.py started in its own process group, its output (stdout and stderr) written to ``log``: a test reads it
-    while the process runs, and no pipe fills up while the test waits on another process."""
+    while the process runs, and no pipe fills up while the test waits on another process. With ``launcher``, Python
+    runs that script with train.py's path as its first argument (it runs train.py itself)."""
     with log.open("wb") as out:  # the child holds its own copy of the file
         return subprocess.Popen(
-            [sys.executable, str(TRAIN_PY)],
+            [sys.executable, *([str(launcher)] if launcher else []), str(TRAIN_PY)],
             env=clean_env(extra_env),
             stdout=out,
             stderr=subprocess.STDOUT,
