@@ -20,6 +20,7 @@ Every module of tests/support sits in one of the four packages.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,7 +60,25 @@ def _package_of(path: Path) -> list[str]:
 
 def support_imports(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
     """(line, dotted module) for every module under tests.support that the file imports or names in a string."""
-    tree = ast.parse(path.read_text() if source is None else source)
+    if source is None:
+        yield from _file_support_imports(path)
+        return
+    yield from _parse_support_imports(path, source)
+
+
+@functools.cache
+def _file_support_imports(path: Path) -> tuple[tuple[int, str], ...]:
+    """`support_imports` of a file as it is on disk, read and parsed once for the session's tests. Outside
+    tests/support a file that never spells "support" cannot import it (every spelling of such an import, relative
+    ones included, holds the word), so it is not parsed; a module of tests/support may reach it with `from . import`."""
+    source = path.read_text()
+    if "support" not in source and SUPPORT not in path.parents:
+        return ()
+    return tuple(_parse_support_imports(path, source))
+
+
+def _parse_support_imports(path: Path, source: str) -> Iterator[tuple[int, str]]:
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
