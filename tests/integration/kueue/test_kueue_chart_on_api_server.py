@@ -24,7 +24,7 @@ import yaml
 
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.snapshot import WITHOUT
-from tests.support.shared.kueue.kueue_role import helm_installed_config, role_config
+from tests.support.shared.kueue.kueue_role import configure_ahead, helm_installed_config, role_config
 
 pytestmark = [pytest.mark.tools]
 
@@ -38,6 +38,7 @@ FAILOVER = {
         }
     }
 }
+configure_ahead(("helm", FAILOVER), ("host", FAILOVER))
 
 
 @pytest.fixture()

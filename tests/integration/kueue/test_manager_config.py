@@ -17,12 +17,28 @@ import yaml
 
 from planb import paths
 from planb.local.stack.kueue import KueueSettings, configuration, feature_gates_flag, parse_manager_config
-from tests.support.shared.kueue.kueue_role import helm_installed_config, need, role_config, upstream_default
+from tests.support.shared.kueue.kueue_role import (
+    configure_ahead,
+    helm_installed_config,
+    need,
+    role_config,
+    upstream_default,
+)
 
 pytestmark = pytest.mark.tools
 
 #: The integrations planb submits; the role adds them to the chart's list.
 PLANB_FRAMEWORKS = ("ray.io/rayjob", "ray.io/raycluster")
+#: planb's settings as an inventory gives them.
+PLANB_SETTINGS = {
+    "kueue_manager_config": {
+        "clientConnection": {"qps": 50},
+        "waitForPodsReady": {"timeout": "10m"},
+        "integrations": {"frameworks": ["batch/job"]},
+    },
+    "kueue_integrations": ["ray.io/rayjob", "ray.io/raycluster", "example.com/extra"],
+}
+configure_ahead(("helm", None), ("helm", PLANB_SETTINGS), ("host", None))
 
 
 def lost(upstream: Any, installed: Any, where: str = "", values: bool = True) -> list[str]:
@@ -74,18 +90,7 @@ def test_helm_install_keeps_every_key_of_the_charts_default_configuration(tmp_pa
 
 def test_planb_settings_are_merged_into_the_default_not_over_it(tmp_path: Path) -> None:
     upstream = upstream_default()
-    result = role_config(
-        tmp_path,
-        "helm",
-        {
-            "kueue_manager_config": {
-                "clientConnection": {"qps": 50},
-                "waitForPodsReady": {"timeout": "10m"},
-                "integrations": {"frameworks": ["batch/job"]},
-            },
-            "kueue_integrations": ["ray.io/rayjob", "ray.io/raycluster", "example.com/extra"],
-        },
-    )
+    result = role_config(tmp_path, "helm", PLANB_SETTINGS)
     installed, _ = helm_installed_config(tmp_path, result["helm_values"])
 
     assert installed["clientConnection"] == {"qps": 50, "burst": 500}

@@ -10,21 +10,23 @@ from pathlib import Path
 import pytest
 
 from planb.catalog import values
-from tests.support.shared.kueue.kueue_role import role_config
-from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, render
+from tests.support.shared.kueue.kueue_role import configure_ahead, role_config
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, derive_ahead, render
 
 pytestmark = pytest.mark.tools
 
+CONCURRENT = {
+    "kueue_queues_ladder": FOUR,
+    "kueue_queues_ladder_mode": "concurrent",
+    "kueue_queues_last_acceptable_plan": "dws",
+}
+SEQUENTIAL = {"kueue_queues_ladder": FOUR}
+derive_ahead(CONCURRENT, SEQUENTIAL)
+configure_ahead(*(("helm", {"kueue_concurrent_admission": concurrent}) for concurrent in (False, True)))
+
 
 def test_concurrent_mode_carries_the_policy_and_the_heads_quota(tmp_path: Path) -> None:
-    chart = chart_values_of(
-        tmp_path,
-        {
-            "kueue_queues_ladder": FOUR,
-            "kueue_queues_ladder_mode": "concurrent",
-            "kueue_queues_last_acceptable_plan": "dws",
-        },
-    )
+    chart = chart_values_of(tmp_path, CONCURRENT)
     assert chart["queues"]["ladderMode"] == "concurrent"
     assert chart["queues"]["concurrentAdmission"] == {
         "migrationMode": "TryPreferredFlavors",
@@ -42,7 +44,7 @@ def test_concurrent_mode_carries_the_policy_and_the_heads_quota(tmp_path: Path) 
 
 
 def test_sequential_mode_adds_no_concurrent_values(tmp_path: Path) -> None:
-    chart = chart_values_of(tmp_path, {"kueue_queues_ladder": FOUR})
+    chart = chart_values_of(tmp_path, SEQUENTIAL)
     assert "ladderMode" not in chart["queues"]
     assert "concurrentAdmission" not in chart["queues"]
 

@@ -10,13 +10,18 @@ from typing import Any
 import pytest
 
 from planb.catalog import values
-from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, render, role
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, derive_ahead, render, role
 
 pytestmark = pytest.mark.tools
 
+FOUR_PLANS: dict[str, Any] = {"kueue_queues_ladder": FOUR}
+THE_SEED_S_PLANS: dict[str, Any] = {"kueue_queues_ladder": [FOUR[1], FOUR[2]]}
+NO_PLANS: dict[str, Any] = {"kueue_queues_ladder": []}
+derive_ahead(FOUR_PLANS, THE_SEED_S_PLANS, NO_PLANS)
+
 
 def test_four_plans_become_the_chart_s_ladder_in_order(tmp_path: Path) -> None:
-    chart = chart_values_of(tmp_path, {"kueue_queues_ladder": FOUR})
+    chart = chart_values_of(tmp_path, FOUR_PLANS)
     one = values.chart_values("tpu-v6e-4x4", on_demand_slices=1)["queues"]["quotas"]["onDemand"]
     two = values.chart_values("tpu-v6e-4x4", on_demand_slices=2)["queues"]["quotas"]["onDemand"]
     assert chart["queues"]["ladder"] == [
@@ -35,12 +40,12 @@ def test_four_plans_become_the_chart_s_ladder_in_order(tmp_path: Path) -> None:
 
 
 def test_the_seed_s_two_plans_as_a_ladder_keep_the_chart_s_cpu_quota(tmp_path: Path) -> None:
-    chart = chart_values_of(tmp_path, {"kueue_queues_ladder": [FOUR[1], FOUR[2]]})
+    chart = chart_values_of(tmp_path, THE_SEED_S_PLANS)
     assert chart["queues"]["quotas"]["defaultCpu"] == {"cpu": 10, "memory": "20Gi"}
 
 
 def test_no_plans_keep_the_seed_s_values(tmp_path: Path) -> None:
-    chart = chart_values_of(tmp_path, {"kueue_queues_ladder": []})
+    chart = chart_values_of(tmp_path, NO_PLANS)
     assert "ladder" not in chart["queues"]
     assert chart["plans"] == {"onDemand": {"planb.dev/plan": "on-demand"}, "dws": {"planb.dev/plan": "dws"}}
 

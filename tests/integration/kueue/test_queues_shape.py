@@ -10,16 +10,19 @@ import pytest
 
 from planb.catalog import profiles
 from planb.local.capacity import pools
-from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, render
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, derive_ahead, render
 
 pytestmark = pytest.mark.tools
+
+INPUTS: list[dict[str, object]] = [{"kueue_queues_ladder": FOUR}, {"kueue_queues_profile": "gpu-a3-h100-8"}]
+derive_ahead(*INPUTS)
 
 
 @pytest.mark.parametrize(
     ("profile", "extra"),
     [
-        ("tpu-v6e-4x4", {"kueue_queues_ladder": FOUR}),
-        ("gpu-a3-h100-8", {"kueue_queues_profile": "gpu-a3-h100-8"}),
+        ("tpu-v6e-4x4", INPUTS[0]),
+        ("gpu-a3-h100-8", INPUTS[1]),
     ],
     ids=["tpu-ladder", "gpu-seed-plans"],
 )

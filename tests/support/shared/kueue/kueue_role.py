@@ -2,7 +2,8 @@
 
 `role_config` runs the role's `tasks/config.yml` against the pinned chart (.tools/manifests/kueue/chart) in helm or
 host mode; `helm_installed_config` renders that chart with the values the role hands to Helm. Each runs once per
-session for the same inputs (tests/support/shared/kueue/run_once.py).
+session for the same inputs (tests/support/shared/kueue/run_once.py), the role's for every input the test modules
+declare with `configure_ahead` in one run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import yaml
 
 from planb import paths
 from tests.support.shared.chart.helm import YAML_LOADER
-from tests.support.shared.kueue.role_playbook import run_playbook
-from tests.support.shared.kueue.run_once import once
+from tests.support.shared.kueue.role_playbook import run_for_hosts, run_playbook
+from tests.support.shared.kueue.run_once import ahead, keep, once, take_ahead
+
+KIND = "kueue role config"
 
 PLAYBOOK = """\
 - name: Compute the Kueue configuration as roles/kueue does
@@ -58,15 +61,20 @@ def upstream_default() -> dict[str, Any]:
     return config
 
 
+def configure_ahead(*inputs: tuple[str, dict[str, Any] | None]) -> None:
+    """Declare, at a test module's import, the (mode, extra) its tests will give `role_config`: run together."""
+    ahead(KIND, *([mode, extra or {}] for mode, extra in inputs))
+
+
 def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the role's config tasks against the pinned chart; what it would hand to helm or the host Kueue."""
     helm = need(paths.tool("helm"))
-    return once("kueue role config", [mode, extra or {}], lambda: _run_role_config(tmp_path, helm, mode, extra))
+    _configure_declared(tmp_path / "declared", helm)
+    return once(KIND, [mode, extra or {}], lambda: _run_role_config(tmp_path, helm, mode, extra))
 
 
-def _run_role_config(tmp_path: Path, helm: Path, mode: str, extra: dict[str, Any] | None) -> dict[str, Any]:
-    out = tmp_path / "kueue-config.json"
-    extra_vars = {
+def _variables(helm: Path, mode: str, out: Path, extra: dict[str, Any] | None) -> dict[str, Any]:
+    return {
         "kueue_install_mode": mode,
         "kueue_helm_binary": str(helm),
         # Helm mode reads the chart it installs; here that is the pinned chart (no registry needed).
@@ -75,7 +83,28 @@ def _run_role_config(tmp_path: Path, helm: Path, mode: str, extra: dict[str, Any
         "planb_test_out": str(out),
         **(extra or {}),
     }
-    done = run_playbook(tmp_path / "kueue-config.yml", PLAYBOOK, extra_vars)
+
+
+def _configure_declared(folder: Path, helm: Path) -> None:
+    """The role's configuration for every input declared and not run yet, in one run, one host each; an input whose
+    host fails is not kept (its test runs it alone and shows why)."""
+    pending = take_ahead(KIND)
+    if len(pending) < 2:
+        return
+    outs = [folder / f"kueue-config-{i}.json" for i in range(len(pending))]
+    hosts = {
+        f"input-{i}": _variables(helm, mode, out, extra)
+        for i, (out, (mode, extra)) in enumerate(zip(outs, pending, strict=True))
+    }
+    run_for_hosts(folder, PLAYBOOK.replace("hosts: localhost", "hosts: all", 1), hosts)
+    for out, inputs in zip(outs, pending, strict=True):
+        if out.is_file():
+            keep(KIND, inputs, json.loads(out.read_text()))
+
+
+def _run_role_config(tmp_path: Path, helm: Path, mode: str, extra: dict[str, Any] | None) -> dict[str, Any]:
+    out = tmp_path / "kueue-config.json"
+    done = run_playbook(tmp_path / "kueue-config.yml", PLAYBOOK, _variables(helm, mode, out, extra))
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     result = json.loads(out.read_text())
     assert isinstance(result, dict)

@@ -1,6 +1,6 @@
 """The kueue_queues role's preflight as the queue tests run it: the chart values it derives from the inventory's
-plans (once per session for the same inputs, tests/support/shared/kueue/run_once.py), and the pinned chart rendered with
-them."""
+plans (once per session for the same inputs, those the test modules declare with `derive_ahead` in one run:
+tests/support/shared/kueue/run_once.py), and the pinned chart rendered with them."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import yaml
 
 from planb import paths
 from planb.build import golden
-from tests.support.shared.kueue.role_playbook import run_playbook
-from tests.support.shared.kueue.run_once import once
+from tests.support.shared.kueue.role_playbook import run_for_hosts, run_playbook
+from tests.support.shared.kueue.run_once import ahead, keep, once, take_ahead
 
+KIND = "kueue_queues chart values"
 PLAYBOOK = """\
 - name: Compute the queue values as roles/kueue_queues does
   hosts: localhost
@@ -40,15 +41,40 @@ FOUR = [
 ]
 
 
-def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _variables(out: Path) -> dict[str, Any]:
     # The preflight reads the version of the helm the role would run: the pinned one, as in local mode.
-    variables = {"planb_test_out": str(tmp_path / "values.json"), "kueue_queues_helm_binary": str(paths.tool("helm"))}
-    return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {**variables, **extra})
+    return {"planb_test_out": str(out), "kueue_queues_helm_binary": str(paths.tool("helm"))}
+
+
+def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {**_variables(tmp_path / "values.json"), **extra})
+
+
+def derive_ahead(*extras: dict[str, Any]) -> None:
+    """Declare, at a test module's import, inputs its tests will give `chart_values_of`: derived together."""
+    ahead(KIND, *extras)
 
 
 def chart_values_of(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
     """The chart values the role derives from `extra`; asserts that it succeeds."""
-    return once("kueue_queues chart values", extra, lambda: _run_chart_values(tmp_path, extra))
+    _derive_declared(tmp_path / "declared")
+    return once(KIND, extra, lambda: _run_chart_values(tmp_path, extra))
+
+
+def _derive_declared(folder: Path) -> None:
+    """The chart values of every input declared and not derived yet, in one run, one host each; an input whose host
+    fails is not kept (its test runs it alone and shows why)."""
+    pending = take_ahead(KIND)
+    if len(pending) < 2:
+        return
+    outs = [folder / f"values-{i}.json" for i in range(len(pending))]
+    hosts = {
+        f"input-{i}": {**_variables(out), **extra} for i, (out, extra) in enumerate(zip(outs, pending, strict=True))
+    }
+    run_for_hosts(folder, PLAYBOOK.replace("hosts: localhost", "hosts: all", 1), hosts)
+    for out, extra in zip(outs, pending, strict=True):
+        if out.is_file():
+            keep(KIND, extra, json.loads(out.read_text()))
 
 
 def _run_chart_values(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:

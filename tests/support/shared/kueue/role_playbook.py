@@ -1,5 +1,6 @@
 """Running a one-off playbook against the checkout's roles, as the kueue role tests do: on localhost, with the
-checkout's ansible.cfg and the collection's roles, the extra variables as JSON."""
+checkout's ansible.cfg and the collection's roles, the extra variables as JSON; or once for several inputs, one local
+host each (`run_for_hosts`)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,25 @@ def run_playbook(playbook: Path, text: str, extra_vars: dict[str, Any]) -> subpr
     """Write `text` to `playbook` and run it with `extra_vars` (and this interpreter as the target's Python)."""
     playbook.write_text(text)
     variables = {"ansible_python_interpreter": sys.executable, **extra_vars}
+    return _ansible_playbook("-i", "localhost,", "-c", "local", "-e", json.dumps(variables), str(playbook))
+
+
+def run_for_hosts(folder: Path, text: str, hosts: dict[str, dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    """Run the play `text` (``hosts: all``) once for several inputs: an inventory in `folder` of one local host per
+    name in `hosts`, its variables the host's own (the level planb's inventories give a role's variables). Each host
+    runs the play apart, its facts its own, as separate runs would; Ansible's start (about a CPU-second: its
+    modules, its configuration's plugin documentation) is paid once instead of once per input."""
+    folder.mkdir(parents=True, exist_ok=True)
+    common = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    inventory = {"all": {"hosts": {name: {**common, **variables} for name, variables in hosts.items()}}}
+    (folder / "inventory.json").write_text(json.dumps(inventory))  # YAML's superset: the inventory's yaml plugin
+    (folder / "playbook.yml").write_text(text)
+    return _ansible_playbook("-i", str(folder / "inventory.json"), str(folder / "playbook.yml"))
+
+
+def _ansible_playbook(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible-playbook"),
-            "-i",
-            "localhost,",
-            "-c",
-            "local",
-            "-e",
-            json.dumps(variables),
-            str(playbook),
-        ],
+        [str(Path(sys.executable).parent / "ansible-playbook"), *args],
         cwd=paths.REPO,
         env={
             **os.environ,
