@@ -91,7 +91,8 @@ def _once(kube: Kube, args: argparse.Namespace) -> int:
         tokens=not cost,
         ledger=capacity,
     )
-    return show(look(reading), args)
+    said = look(reading)
+    return show(said, args)
 
 
 def _positive_int(text: str) -> int:

@@ -231,18 +231,14 @@ def objects_of(snapshot: Snapshot, rayjob: Obj) -> JobObjects:
 
 
 def _job_reads(kube: Kube, snapshot: Snapshot, rayjob: Obj, goodput: bool) -> JobReads:
-    """The job's objects, then its own reads: its regions, its submitters' logs (for goodput), its variants."""
+    """The job's objects, then its own reads: its submitters' logs (for goodput), its variants, its regions."""
     objs = objects_of(snapshot, rayjob)
     wl = objs.workload
+    dispatched = wl is not None and is_dispatched(wl)
     parent = wl is not None and (wl["metadata"].get("labels") or {}).get(PARENT_LABEL) == "true"
-    dispatch = dispatch_reads(kube, wl) if wl is not None and is_dispatched(wl) else None
     logs = _logs(kube, objs.submitters) if goodput else None
-    return JobReads(
-        objs,
-        dispatch,
-        logs,
-        variant_reads(kube, wl, objs.submitters, bool(logs)) if wl is not None and parent else None,
-    )
+    variants = variant_reads(kube, wl, objs.submitters, bool(logs)) if wl is not None and parent else None
+    return JobReads(objs, dispatch_reads(kube, wl) if wl is not None and dispatched else None, logs, variants)
 
 
 def is_dispatched(workload: Obj) -> bool:
@@ -294,8 +290,8 @@ def variant_reads(kube: Kube, parent: Obj, submitters: list[Obj], logs_read: boo
 
 
 def dispatch_reads(kube: Kube, workload: Obj) -> DispatchReads:
-    """A dispatched Workload's regions, the keeper's quarantine, the copies that can still run the job and, while
-    they race, the calendar ConfigMap."""
+    """A dispatched Workload's regions, the keeper's quarantine, the calendar ConfigMap while the regions race, and
+    the copies that can still run the job."""
     status = workload.get("status") or {}
     winner = str(status.get("clusterName") or "")
     nominated = [str(n) for n in status.get("nominatedClusterNames") or []]
@@ -305,11 +301,12 @@ def dispatch_reads(kube: Kube, workload: Obj) -> DispatchReads:
         everyone = []
     everyone = everyone or sorted({*nominated, *([winner] if winner else [])})
     keeper = keeper_state(kube)
+    calendar = None if winner else _calendar(kube)
     away = quarantined(keeper)
     ns, name = workload["metadata"]["namespace"], workload["metadata"]["name"]
     readable = [region for region in everyone if region == winner or (not winner and region not in away)]
     copies = [region_read(kube, region, ns, name) for region in readable]
-    return DispatchReads(everyone, keeper, away, copies, None if winner else _calendar(kube))
+    return DispatchReads(everyone, keeper, away, copies, calendar)
 
 
 def keeper_state(kube: Kube, config: str = KeeperSettings.config) -> Obj:
@@ -343,8 +340,8 @@ def region_tokens(kube: Kube) -> list[RegionToken]:
     no MultiKueueClusters or the caller may not read them; a region whose Secret cannot be read or holds a kubeconfig
     planb refuses is left out."""
     try:
-        clusters = items_if_allowed(kube, f"{KUEUE}/multikueueclusters") or []
-    except KubeError:  # not a MultiKueue manager (no such resource), or it does not answer
+        clusters = kube.items(f"{KUEUE}/multikueueclusters")
+    except KubeError:  # not a MultiKueue manager (no such resource), not allowed, or it does not answer
         return []
     found = []
     for name in sorted(str((c.get("metadata") or {}).get("name") or "") for c in clusters):

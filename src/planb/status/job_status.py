@@ -9,9 +9,7 @@ from planb.catalog.profiles import PROFILES
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, variants
 from planb.status import regions as regions_
-
-#: A pending Workload's reason before Kueue has written one.
-WAITING = "waiting for Kueue"
+from planb.status.lifecycle import WAITING
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from planb.kube import Obj
 from planb.kube import conditions as _conditions
 
-#: Kueue's defaults for a ProvisioningRequestConfig without a retryStrategy.
-DEFAULT_BACKOFF_LIMIT = 3
+#: A pending Workload's reason before Kueue has written one.
+WAITING = "waiting for Kueue"
 #: GKE's words for capacity it takes back at the end of the run duration (the CapacityRevoked message).
 REVOKED_WORDS = "was reclaimed"
 _REJECTED = re.compile(r'Rejected state: "(?P<check>[^"]+)" \((?P<message>.*)\)$', re.DOTALL)
@@ -93,25 +93,21 @@ class Retries:
         return f"attempt {self.attempt} of {self.limit + 1}, {self.left} retr{'y' if self.left == 1 else 'ies'} left"
 
 
-def retry_limits(admission_checks: list[Obj], configs: list[Obj]) -> dict[str, int]:
-    """backoffLimitCount per provisioning admission check name."""
-    by_config = {
-        c["metadata"]["name"]: int(
-            ((c.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", DEFAULT_BACKOFF_LIMIT)
-        )
-        for c in configs
-    }
-    out = {}
-    for ac in admission_checks:
-        spec = ac.get("spec") or {}
-        if spec.get("controllerName") != "kueue.x-k8s.io/provisioning-request":
-            continue
-        params = spec.get("parameters") or {}
-        if params.get("kind") == "ProvisioningRequestConfig" and params.get("name") in by_config:
-            out[ac["metadata"]["name"]] = by_config[params["name"]]
-        else:
-            out[ac["metadata"]["name"]] = DEFAULT_BACKOFF_LIMIT
-    return out
+def workload_state(wl: Obj, conds: dict[str, Obj]) -> tuple[str, str]:
+    """The Workload's state and Kueue's message for it, from its conditions (``conds``, by type): Finished,
+    Deactivated, Evicted, Admitted, QuotaReserved, else Pending."""
+    finished = conds.get("Finished")
+    if finished and finished.get("status") == "True":
+        return "Finished", finished.get("message", "")
+    if wl.get("spec", {}).get("active") is False:
+        deactivated = conds.get("Evicted") or {}
+        return "Deactivated", deactivated.get("message", "the Workload was deactivated")
+    for kind in ("Evicted", "Admitted", "QuotaReserved"):
+        cond = conds.get(kind)
+        if cond and cond.get("status") == "True":
+            return kind, cond.get("message", "")
+    pending = conds.get("QuotaReserved") or conds.get("Admitted") or {}
+    return "Pending", pending.get("message", WAITING)
 
 
 def retries(retry_count: int, attempts: list[int], limit: int | None) -> Retries | None:

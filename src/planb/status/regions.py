@@ -123,11 +123,11 @@ def dispatch(workload: Obj, reads: DispatchReads) -> Dispatch:
     once won); a region whose copy was not read is quarantined, or lost to the winner."""
     winner = str((workload.get("status") or {}).get("clusterName") or "")
     out = Dispatch(winner)
-    copies = {read.region: read for read in reads.copies}
+    copies = {read.region: _copy(read) for read in reads.copies}
     away = quarantined(reads.keeper, reads.quarantined)
     for region in reads.regions:
         if region in copies:
-            out.regions.append(_copy(copies[region]))
+            out.regions.append(copies[region])
         elif region in away:
             out.regions.append(RegionCopy(_one_line(region), f"quarantined: {_one_line(away[region])}"))
         else:
@@ -149,15 +149,17 @@ def quarantined(state: Obj, names: list[str] | None = None) -> dict[str, str]:
 
 
 def _copy(read: RegionRead) -> RegionCopy:
+    if read.copy is not None and not read.error:
+        try:
+            return _read(read.region, read.copy)
+        # planb's policy: any error reading a region's copy shows it unreadable, because one must never stop the others
+        except Exception as exc:
+            return RegionCopy(
+                _one_line(read.region), f"unreadable: planb cannot read its objects ({type(exc).__name__})"
+            )
     if read.error:
         return RegionCopy(_one_line(read.region), _one_line(f"unreadable: {read.error}"))
-    if read.copy is None:
-        return RegionCopy(_one_line(read.region), "no copy")
-    try:
-        return _read(read.region, read.copy)
-    # planb's policy: any error reading a region's copy shows it unreadable, because one must never stop the others
-    except Exception as exc:
-        return RegionCopy(_one_line(read.region), f"unreadable: planb cannot read its objects ({type(exc).__name__})")
+    return RegionCopy(_one_line(read.region), "no copy")
 
 
 def _read(region: str, copy: Obj) -> RegionCopy:

@@ -67,9 +67,17 @@ def explain(job: JobStatus) -> str:
         lines.append(f"  {job.off_dws}")
     if job.workload is None:
         lines.append("  Workload: none yet — Kueue has not seen the job (is the queue-name label right?)")
-        if job.goodput is not None:
-            lines += goodput_.block(job.goodput, job.flavor_plans)
-        return printable("\n".join(lines))
+    else:
+        lines += _admitted_lines(job)
+    if job.goodput is not None:
+        lines += goodput_.block(job.goodput, job.flavor_plans)
+    return printable("\n".join(lines))
+
+
+def _admitted_lines(job: JobStatus) -> list[str]:
+    """The detail view of a job Kueue has a Workload of: its move, state, shape, plan, regions, phases, variants,
+    PodSets, checks, requests, KubeRay's status and the pods."""
+    lines = []
     if job.moved:
         lines.append(f"  {job.moved}")
     if job.deactivated:
@@ -124,6 +132,4 @@ def explain(job: JobStatus) -> str:
         lines.append(f"  pod {pod}: {phase} on {node} (pool {pool}" + (f", plan {plan})" if plan else ")"))
     if not job.pods and job.state in ("Pending", "QuotaReserved") and not job.shape_note:
         lines.append("  no pods yet: the job waits for admission (quota, or the provisioning check)")
-    if job.goodput is not None:
-        lines += goodput_.block(job.goodput, job.flavor_plans)
-    return printable("\n".join(lines))
+    return lines

@@ -13,28 +13,12 @@ from planb.status import capacity as capacity_
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, shapes, trainlog, variants
 from planb.status import regions as regions_
-from planb.status.gather import KUEUE, PROVREQ, RAY, JobObjects, JobReads, Reading, Snapshot, read
-from planb.status.job_status import WAITING, CheckInfo, ConditionInfo, JobStatus, PodSetInfo, RequestInfo
+from planb.status.gather import KUEUE, PROVREQ, RAY, JobReads, Reading, Snapshot, read
+from planb.status.job_status import CheckInfo, ConditionInfo, JobStatus, PodSetInfo, RequestInfo
 from planb.status.snapshot_maps import Maps, maps_of
 
 #: The chart's reason for keeping a multi-slice job off the DWS plans (charts/planb planb.offDwsReason).
 OFF_DWS_ANNOTATION = "planb.dev/off-dws"
-
-
-def _workload_state(wl: Obj) -> tuple[str, str]:
-    conds = conditions(wl)
-    finished = conds.get("Finished")
-    if finished and finished.get("status") == "True":
-        return "Finished", finished.get("message", "")
-    if wl.get("spec", {}).get("active") is False:
-        deactivated = conds.get("Evicted") or {}
-        return "Deactivated", deactivated.get("message", "the Workload was deactivated")
-    for kind in ("Evicted", "Admitted", "QuotaReserved"):
-        cond = conds.get(kind)
-        if cond and cond.get("status") == "True":
-            return kind, cond.get("message", "")
-    pending = conds.get("QuotaReserved") or conds.get("Admitted") or {}
-    return "Pending", pending.get("message", WAITING)
 
 
 def _ray_status(status: Obj) -> str:
@@ -49,8 +33,39 @@ def _ray_status(status: Obj) -> str:
     return text
 
 
-def _conditions(wl: Obj) -> list[ConditionInfo]:
-    return [
+def _own_parts(job: JobStatus, wl: Obj | None, pods: list[Obj], maps: Maps) -> None:
+    """What the job's objects say as they stand: its Workload's name, PodSets' flavors, checks and spec.active, and
+    each pod's phase, node, and that node's pool and plan."""
+    if wl is not None:
+        job.workload = str(wl["metadata"]["name"])
+        for psa in ((wl.get("status") or {}).get("admission") or {}).get("podSetAssignments", []):
+            job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
+        job.checks = [
+            CheckInfo(
+                check["name"],
+                check.get("state", ""),
+                check.get("message", ""),
+                int(check.get("retryCount") or 0),
+                check.get("requeueAfterSeconds"),
+            )
+            for check in (wl.get("status") or {}).get("admissionChecks", [])
+        ]
+        job.active = (wl.get("spec") or {}).get("active", True) is not False
+    for pod in pods:
+        node = pod["spec"].get("nodeName", "")
+        job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
+        if node:
+            job.nodes[node] = maps.node_pools.get(node, "-")
+            if maps.node_plans.get(node):
+                job.node_plans[node] = maps.node_plans[node]
+
+
+def _workload(job: JobStatus, wl: Obj, owned: list[Obj], limits: dict[str, int], max_run: str | None) -> None:
+    """What Kueue's conditions and the ProvisioningRequests say of the job's way (planb.status.lifecycle): its state,
+    conditions, requests, phases, retries and, once deactivated, why and how to re-queue it."""
+    workload, conds = str(job.workload), conditions(wl)
+    job.state, job.reason = lifecycle.workload_state(wl, conds)
+    job.conditions = [
         ConditionInfo(
             str(c.get("type", "")),
             str(c.get("status", "")),
@@ -59,59 +74,33 @@ def _conditions(wl: Obj) -> list[ConditionInfo]:
         )
         for c in (wl.get("status") or {}).get("conditions") or []
     ]
-
-
-def _checks(wl: Obj) -> list[CheckInfo]:
-    return [
-        CheckInfo(
-            check["name"],
-            check.get("state", ""),
-            check.get("message", ""),
-            int(check.get("retryCount") or 0),
-            check.get("requeueAfterSeconds"),
-        )
-        for check in (wl.get("status") or {}).get("admissionChecks", [])
-    ]
-
-
-def _requests(workload: str, checks: list[CheckInfo], owned: list[Obj]) -> list[RequestInfo]:
-    out = []
+    requests = []
     for pr in owned:
         state, reason, message = lifecycle.request_state(pr)
         name = pr["metadata"]["name"]
-        attempts = (lifecycle.attempt_of(name, workload, c.name) for c in checks)
+        attempts = (lifecycle.attempt_of(name, workload, c.name) for c in job.checks)
         attempt = next((n for n in attempts if n is not None), None)
-        queued = lifecycle.queued_for(pr)
-        out.append(RequestInfo(name, state, reason, message, attempt, queued, lifecycle.pod_count(pr)))
-    return sorted(out, key=lambda r: (r.attempt or 0, r.name))
-
-
-def _derive_workload(job: JobStatus, wl: Obj, owned: list[Obj], limits: dict[str, int], max_run: str | None) -> None:
-    """What the job's Workload and its ProvisioningRequests say: state, conditions, flavors, checks, retries."""
-    job.workload = workload = str(wl["metadata"]["name"])
-    job.state, job.reason = _workload_state(wl)
-    job.conditions = _conditions(wl)
-    for psa in ((wl.get("status") or {}).get("admission") or {}).get("podSetAssignments", []):
-        job.podsets.append(PodSetInfo(psa["name"], int(psa.get("count", 0)), dict(psa.get("flavors", {}))))
-    job.checks = _checks(wl)
-    job.requests = _requests(workload, job.checks, owned)
-    revoked = any(r.state == "CapacityRevoked" for r in job.requests)
-    wl_conds = conditions(wl)
-    job.active = (wl.get("spec") or {}).get("active", True) is not False
-    job.phases = lifecycle.phases(wl, wl_conds) if job.active else ""
+        requests.append(
+            RequestInfo(name, state, reason, message, attempt, lifecycle.queued_for(pr), lifecycle.pod_count(pr))
+        )
+    job.requests = sorted(requests, key=lambda r: (r.attempt or 0, r.name))
+    job.phases = lifecycle.phases(wl, conds) if job.active else ""
     for check in job.checks:
         numbers = (lifecycle.attempt_of(r.name, workload, check.name) for r in job.requests)
-        attempts = [n for n in numbers if n is not None]
-        found = lifecycle.retries(check.retry_count, attempts, limits.get(check.name))
+        found = lifecycle.retries(check.retry_count, [n for n in numbers if n is not None], limits.get(check.name))
         if found is not None:
             job.retries[check.name] = found
     if not job.active:
-        job.deactivated = lifecycle.deactivation(job.namespace, job.workload, wl_conds, revoked, limits, max_run)
+        revoked = any(r.state == "CapacityRevoked" for r in job.requests)
+        job.deactivated = lifecycle.deactivation(job.namespace, workload, conds, revoked, limits, max_run)
 
 
-def derive(maps: Maps, objs: JobObjects) -> JobStatus:
-    """A job's status from its objects and the snapshot's maps alone: no read."""
-    rj = objs.rayjob
+def derive(reads: JobReads, maps: Maps, snapshot: Snapshot, goodput: bool) -> JobStatus:
+    """A job's status from its reads and the snapshot's maps alone, no read: its objects as they stand, then what
+    Kueue's records say of its way (lifecycle), its shape (shapes), its regions, its variants and, with ``goodput``,
+    its goodput."""
+    objs = reads.objects
+    rj, wl = objs.rayjob, objs.workload
     meta = rj["metadata"]
     annotations = meta.get("annotations") or {}
     job = JobStatus(
@@ -121,39 +110,25 @@ def derive(maps: Maps, objs: JobObjects) -> JobStatus:
         suspended=bool(rj["spec"].get("suspend", False)),
         ray_status=_ray_status(rj.get("status") or {}),
         moved=_move_note(annotations),
-        moved_at=lifecycle.parse_time(annotations.get(FAILOVER_MOVED)),
         flavor_plans=maps.flavor_plans,
         off_dws=annotations.get(OFF_DWS_ANNOTATION, ""),
-        shape=shapes.job_shape(rj),
     )
+    _own_parts(job, wl, objs.pods, maps)
+    if wl is not None:
+        _workload(job, wl, objs.requests, maps.limits, annotations.get("provreq.kueue.x-k8s.io/maxRunDurationSeconds"))
+    job.moved_at = lifecycle.parse_time(annotations.get(FAILOVER_MOVED))
+    job.shape = shapes.job_shape(rj)
     job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
     job.cluster_queue, job.cluster_shapes, job.cluster_profile = maps.queues.of(job.namespace, job.queue)
     job.team = maps.queues.team(job.namespace, job.cluster_queue)
-    if objs.workload is not None:
-        max_run = annotations.get("provreq.kueue.x-k8s.io/maxRunDurationSeconds")
-        _derive_workload(job, objs.workload, objs.requests, maps.limits, max_run)
-    for pod in objs.pods:
-        node = pod["spec"].get("nodeName", "")
-        job.pods.append((pod["metadata"]["name"], pod.get("status", {}).get("phase", ""), node or "-"))
-        if node:
-            job.nodes[node] = maps.node_pools.get(node, "-")
-            if maps.node_plans.get(node):
-                job.node_plans[node] = maps.node_plans[node]
-    return job
-
-
-def _own(job: JobStatus, reads: JobReads, snapshot: Snapshot, goodput: bool) -> None:
-    """What the job's own reads say: the regions its Workload went to, its variants, its goodput."""
-    wl = reads.objects.workload
     if wl is not None and reads.dispatch is not None:
         job.regions = regions_.dispatch(wl, reads.dispatch)
     log = trainlog.newest_log(reads.logs) if reads.logs is not None else None
     if wl is not None and reads.variants is not None:
         job.concurrent = variants.of_parent(wl, reads.variants, log)
     if goodput:
-        job.goodput = goodput_.of_job(
-            reads.objects.rayjob, wl, snapshot.workloads, snapshot.events, snapshot.requests, log
-        )
+        job.goodput = goodput_.of_job(rj, wl, snapshot.workloads, snapshot.events, snapshot.requests, log)
+    return job
 
 
 def jobs_of(reading: Reading) -> list[JobStatus]:
@@ -162,12 +137,7 @@ def jobs_of(reading: Reading) -> list[JobStatus]:
     if reading.snapshot is None:
         return []
     maps = maps_of(reading.snapshot)
-    out = []
-    for reads in reading.jobs:
-        job = derive(maps, reads.objects)
-        _own(job, reads, reading.snapshot, reading.goodput)
-        out.append(job)
-    return out
+    return [derive(reads, maps, reading.snapshot, reading.goodput) for reads in reading.jobs]
 
 
 @dataclass(frozen=True)

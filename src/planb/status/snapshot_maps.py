@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 from planb.failover.names import PLAN_LABEL
 from planb.kube import Obj
-from planb.status import lifecycle, shapes
+from planb.status import shapes
 from planb.status.gather import Snapshot
 
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+#: Kueue's defaults for a ProvisioningRequestConfig without a retryStrategy.
+DEFAULT_BACKOFF_LIMIT = 3
 
 
 @dataclass(frozen=True)
@@ -32,13 +34,36 @@ def _flavor_plans(flavors: list[Obj]) -> dict[str, str]:
     return out
 
 
+def retry_limits(admission_checks: list[Obj], configs: list[Obj]) -> dict[str, int]:
+    """backoffLimitCount per provisioning admission check name."""
+    by_config = {
+        c["metadata"]["name"]: int(
+            ((c.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", DEFAULT_BACKOFF_LIMIT)
+        )
+        for c in configs
+    }
+    out = {}
+    for ac in admission_checks:
+        spec = ac.get("spec") or {}
+        if spec.get("controllerName") != "kueue.x-k8s.io/provisioning-request":
+            continue
+        params = spec.get("parameters") or {}
+        if params.get("kind") == "ProvisioningRequestConfig" and params.get("name") in by_config:
+            out[ac["metadata"]["name"]] = by_config[params["name"]]
+        else:
+            out[ac["metadata"]["name"]] = DEFAULT_BACKOFF_LIMIT
+    return out
+
+
 def maps_of(snapshot: Snapshot) -> Maps:
     """The snapshot's cluster-wide maps: no read."""
+    limits = retry_limits(snapshot.admission_checks, snapshot.provisioning_configs)
+    flavor_plans = _flavor_plans(snapshot.flavors)
     nodes = snapshot.nodes
     return Maps(
-        limits=lifecycle.retry_limits(snapshot.admission_checks, snapshot.provisioning_configs),
-        flavor_plans=_flavor_plans(snapshot.flavors),
-        queues=shapes.queues(snapshot.local_queues, snapshot.cluster_queues, snapshot.flavors),
+        limits=limits,
+        flavor_plans=flavor_plans,
         node_pools={n["metadata"]["name"]: n["metadata"].get("labels", {}).get(NODEPOOL_LABEL, "-") for n in nodes},
         node_plans={n["metadata"]["name"]: n["metadata"].get("labels", {}).get(PLAN_LABEL, "") for n in nodes},
+        queues=shapes.queues(snapshot.local_queues, snapshot.cluster_queues, snapshot.flavors),
     )
