@@ -30,7 +30,7 @@ from planb.local.tls import ServingCert, ensure_serving_cert
 from planb.regions.access import kueue_objects as ko
 from planb.regions.access.connection import DEADLINE_ENV, KUEUE, MAX_BYTES_ENV, region_kube
 from planb.regions.keeper import origin as origin_mod
-from planb.regions.keeper import quarantine, rejoin, release
+from planb.regions.keeper import quarantine, reads
 from planb.regions.keeper.tick import Keeper, KeeperSettings
 from planb.status import gather
 from planb.status import regions as status_regions
@@ -251,8 +251,7 @@ def limited(monkeypatch: pytest.MonkeyPatch) -> dict[str, Limits]:
     def reach(manager: Kube, region: str) -> Kube:
         return region_kube(manager, region, by_region.get(region, GENEROUS))
 
-    for acting in (release, rejoin):  # the keeper reaches a region where it releases and where it cleans
-        monkeypatch.setattr(acting, "region_kube", reach)
+    monkeypatch.setattr(reads, "region_kube", reach)  # the keeper reaches a region in its one reading step
     monkeypatch.setattr(gather, "region_kube", reach)
     return by_region
 

@@ -11,7 +11,7 @@ import pytest
 
 from planb.regions.access import kueue_objects as ko
 from planb.regions.keeper import origin as origin_mod
-from planb.regions.keeper import quarantine, rejoin, release
+from planb.regions.keeper import quarantine, reads
 from planb.regions.keeper.tick import Keeper, KeeperSettings
 
 Obj = dict[str, Any]
@@ -108,8 +108,7 @@ def region_copy(origin: str = ORIGIN, name: str = "rayjob-job-1-abcde") -> Obj:
 def regions(monkeypatch: pytest.MonkeyPatch) -> dict[str, FakeKube]:
     """Each region's fake API server, as planb.regions.access.connection.region_kube would reach it."""
     found: dict[str, FakeKube] = {}
-    for acting in (release, rejoin):  # the keeper reaches a region where it releases and where it cleans
-        monkeypatch.setattr(acting, "region_kube", lambda manager, region: found[region])
+    monkeypatch.setattr(reads, "region_kube", lambda manager, region: found[region])  # the keeper's one reading step
     return found
 
 

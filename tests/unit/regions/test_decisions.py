@@ -170,10 +170,6 @@ def test_a_rayjob_is_deleted_only_under_the_name_of_the_rayjob_that_owns_its_man
     assert ([j["metadata"]["name"] for j in delete], gc) == (["b"], [])
 
 
-def _cluster(active: bool) -> dict:
-    return {"status": {"conditions": [{"type": "Active", "status": "True" if active else "False"}]}}
-
-
 def _rayjob(state: str, origin: str = ORIGIN) -> dict:
     return {"metadata": {"name": "job-1", "labels": {ko.ORIGIN: origin}}, "status": {"jobDeploymentStatus": state}}
 
@@ -191,7 +187,7 @@ def _raycluster(rayjob: str = "job-1", origin: str = ORIGIN, owned: bool = True,
 def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota() -> None:
     """KubeRay holds Suspending until the RayCluster is gone; released before that, the job could
     run in two regions at once. Released only when the region is not Active or its RayJob is gone."""
-    clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
+    clusters = {"us-east5": True, "europe-west4": True}  # Kueue reaches both (their MultiKueueClusters Active)
     none = {"us-east5": [], "europe-west4": []}
     held = release.release_blocker(
         clusters, {"us-east5": _rayjob("Suspending"), "europe-west4": None}, ORIGIN, region_clusters=none
@@ -200,7 +196,7 @@ def test_a_suspending_rayjob_in_an_active_region_blocks_the_release_of_its_quota
     assert (
         release.release_blocker(clusters, {"us-east5": None, "europe-west4": None}, ORIGIN, region_clusters=none) == ""
     )
-    lost = {"us-east5": _cluster(False), "europe-west4": _cluster(True)}
+    lost = {"us-east5": False, "europe-west4": True}
     # Lost (not Active for lost_after): Kueue hears nothing more from us-east5.
     assert release.release_blocker(lost, {"europe-west4": None}, ORIGIN, lost={"us-east5"}, region_clusters=none) == ""
     # Not Active, not lost yet (a failed reconnect): it may still run the job.
@@ -224,7 +220,7 @@ def test_a_rayjobs_raycluster_left_in_an_active_region_blocks_the_release_of_its
     """Kueue deletes a region's RayJob with background propagation (kueue v0.19.2
     ray_multikueue_adapter.go#L294-L299), so its RayCluster, and the pods in their grace period, outlive it: the
     release waits for the RayCluster too, whether its controller reference or KubeRay's labels name the RayJob."""
-    clusters = {"us-east5": _cluster(True), "europe-west4": _cluster(True)}
+    clusters = {"us-east5": True, "europe-west4": True}  # Kueue reaches both (their MultiKueueClusters Active)
     jobs = {"us-east5": None, "europe-west4": None}
     for left in (_raycluster(), _raycluster(owned=False), _raycluster(labelled=False)):
         assert release.rayclusters_of("job-1", [left]) == [left]

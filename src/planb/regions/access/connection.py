@@ -23,7 +23,8 @@ import binascii
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -98,6 +99,64 @@ def kubeconfig_source(cluster: Obj) -> tuple[str, str]:
     return str(source.get("locationType") or "Secret"), str(source.get("location") or "")
 
 
+@dataclass(frozen=True)
+class Ask:
+    """One read of a region: a GET of `path` (the object, None where it is gone), or with `listing` its items
+    (`selector`: a labelSelector)."""
+
+    path: str
+    listing: bool = False
+    selector: str = ""
+
+
+@dataclass(frozen=True)
+class RegionAnswers:
+    """What a region answered: its client (None where it could not be built) and each ask's answer, or the exception
+    that the ask, or one before it, raised (a region that fails is asked nothing more that tick)."""
+
+    kube: Kube | None
+    answers: dict[Ask, Obj | list[Obj] | Exception | None]
+
+    def get(self, ask: Ask) -> Obj | None:
+        """The object `ask` read (None: gone); raises what reading it raised (KeyError: never asked)."""
+        found = self.answers[ask]
+        if isinstance(found, Exception):
+            raise found
+        if isinstance(found, list):
+            raise TypeError(f"{ask.path} was listed, not read")
+        return found
+
+    def items(self, ask: Ask) -> list[Obj]:
+        """The objects `ask` listed; raises what reading them raised (KeyError: never asked)."""
+        found = self.answers[ask]
+        if isinstance(found, Exception):
+            raise found
+        if not isinstance(found, list):
+            raise TypeError(f"{ask.path} was read, not listed")
+        return found
+
+
+def read_regions(
+    manager: Kube, asks: Mapping[str, Sequence[Ask]], connect: Callable[[Kube, str], Kube]
+) -> dict[str, RegionAnswers]:
+    """Each region's answers to its asks, in order, each asked once, with the client `connect` gives (region_kube).
+    planb's policy: any error reading a region is recorded, not raised, and the region is asked nothing more, because
+    one region must never stop the others (nor hold the tick for a deadline per ask)."""
+    found = {}
+    for region, wanted in asks.items():
+        answers: dict[Ask, Obj | list[Obj] | Exception | None] = {}
+        kube = None
+        try:
+            kube = connect(manager, region)
+            for ask in dict.fromkeys(wanted):
+                query = {"labelSelector": ask.selector} if ask.selector else None
+                answers[ask] = kube.items(ask.path, query) if ask.listing else kube.get(ask.path)
+        except Exception as exc:
+            answers.update({ask: exc for ask in wanted if ask not in answers})
+        found[region] = RegionAnswers(kube, answers)
+    return found
+
+
 def region_kube(manager: Kube, region: str, limits: Limits | None = None) -> Kube:
     """A client for `region`, with the kubeconfig its MultiKueueCluster names (raises RegionAccessError), each of its
     requests under `limits` (default: `region_limits()`): one that passes them raises planb.kube.KubeLimitError.
@@ -126,13 +185,18 @@ def region_secret(manager: Kube, region: str) -> tuple[str, bytes]:
     is not a DNS-1123 subdomain, as a MultiKueueCluster's name is, is refused before anything is asked, because the
     name comes from objects others write (the MultiKueueConfig's clusters, the keeper's ConfigMap) and goes into a
     path, where quoting leaves ``..`` as it is."""
-    if not is_dns_subdomain(region):
-        shown = printable(repr(region[:100]), one_line=True)
-        raise RegionAccessError(
-            f"the region {shown} is not a DNS-1123 subdomain, as a MultiKueueCluster's name must be, so planb does "
-            "not look it up. Fix: name regions by their MultiKueueClusters (the "
-            "MultiKueueConfig's spec.clusters, the keeper's ConfigMap kueue-system/planb-regions-keeper)"
-        )
+    if is_dns_subdomain(region):
+        return _named_secret(manager, region)
+    shown = printable(repr(region[:100]), one_line=True)
+    raise RegionAccessError(
+        f"the region {shown} is not a DNS-1123 subdomain, as a MultiKueueCluster's name must be, so planb does "
+        "not look it up. Fix: name regions by their MultiKueueClusters (the "
+        "MultiKueueConfig's spec.clusters, the keeper's ConfigMap kueue-system/planb-regions-keeper)"
+    )
+
+
+def _named_secret(manager: Kube, region: str) -> tuple[str, bytes]:
+    """region_secret's reading, once `region` is a DNS-1123 subdomain."""
     try:
         cluster = manager.get(f"{KUEUE}/multikueueclusters/{quote(region, safe='')}")
         if cluster is None:

@@ -55,6 +55,15 @@ def under_check(workload: Obj, check: str) -> bool:
     return check in [c.get("name") for c in (workload.get("status") or {}).get("admissionChecks") or []]
 
 
+def holds_quota_evicted(workload: Obj, check: str) -> bool:
+    """A manager Workload under MultiKueue check `check`, evicted, whose quota is still reserved."""
+    return (
+        under_check(workload, check)
+        and condition(workload, "Evicted").get("status") == "True"
+        and condition(workload, "QuotaReserved").get("status") == "True"
+    )
+
+
 def _rayjob_reference(workload: Obj) -> Obj:
     for owner in (workload.get("metadata") or {}).get("ownerReferences") or []:
         if owner.get("kind") == "RayJob" and str(owner.get("apiVersion", "")).startswith("ray.io/"):

@@ -14,7 +14,6 @@ collector deletes it by that reference.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable, Sequence
 
 from planb.kube import Obj, printable
@@ -25,10 +24,12 @@ from planb.regions.access.kueue_objects import (
     owner_rayjob,
     under_check,
 )
+from planb.regions.keeper import origin
+from planb.regions.keeper.origin import stored_waiting
 
-#: The keeper's ConfigMap's key for what each quarantined region waits for (a JSON object, region to line), written by
-#: the keeper when it changes and read by ``planb status`` (planb.status.regions).
-WAITING_KEY = "waiting"
+#: The keeper's ConfigMap's key for what each quarantined region waits for (planb.regions.keeper.origin), read by
+#: ``planb status`` (planb.status.regions).
+WAITING_KEY = origin.WAITING_KEY
 #: How many objects a waiting line names before "and N more".
 SHOWN = 3
 #: planb's caps on region text the keeper writes to its ConfigMap (at most 1 MiB, or every write fails) and its log,
@@ -148,13 +149,6 @@ def waiting_line(described: Sequence[str]) -> str:
 
 
 def waiting_of(state: Obj) -> dict[str, str]:
-    """What each quarantined region waits for, as the keeper last wrote it in its ConfigMap ({} when nothing, or
-    when what is there is not a JSON object of strings)."""
-    text = (state.get("data") or {}).get(WAITING_KEY, "")
-    try:
-        found = json.loads(text) if isinstance(text, str) and text else {}
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the keeper goes on
-        return {}
-    if not isinstance(found, dict):
-        return {}
-    return {str(k): printable(str(v), one_line=True) for k, v in found.items() if isinstance(v, str)}
+    """What each quarantined region waits for, as the keeper last wrote it in its ConfigMap
+    (planb.regions.keeper.origin.stored_waiting), each line escaped for a terminal."""
+    return {k: printable(v, one_line=True) for k, v in stored_waiting(state).items()}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from planb.catalog import profiles, training
 from planb.kube import printable
+from planb.regions.access.connection import KUEUE
 from planb.regions.keeper.grace import RELEASE_MARGIN_S
 
 RAY = "/apis/ray.io/v1"
@@ -49,3 +50,13 @@ class KeeperSettings:
     origin: str = ""
     #: Kueue's namespace on the manager, where the keeper's ConfigMap lives.
     namespace: str = "kueue-system"
+
+    @property
+    def config_path(self) -> str:
+        """The MultiKueueConfig's path on the manager."""
+        return f"{KUEUE}/multikueueconfigs/{self.config}"
+
+    @property
+    def state_path(self) -> str:
+        """The keeper's ConfigMap's path on the manager (``<config>-keeper`` in Kueue's namespace)."""
+        return f"/api/v1/namespaces/{self.namespace}/configmaps/{self.config}-keeper"

@@ -1,7 +1,10 @@
 """The regions keeper's ConfigMap (``<config>-keeper`` in Kueue's namespace on the manager): the manager's origin read
-from it, or why the keeper acts on nothing without one (planb.regions.keeper.tick)."""
+from it, or why the keeper acts on nothing without one, and the regions it lists as quarantined
+(planb.regions.keeper.reads reads both)."""
 
 from __future__ import annotations
+
+import json
 
 from planb.kube import Obj
 from planb.regions.access.kueue_objects import DEFAULT_ORIGIN
@@ -11,6 +14,40 @@ from planb.regions.access.kueue_objects import DEFAULT_ORIGIN
 #: MultiKueueConfig, because whoever may edit that config (a batch admin) would then choose which regions the keeper
 #: cleans and adds back.
 ORIGIN_KEY = "origin"
+#: ``quarantined``: the regions the keeper took out of the MultiKueueConfig (a JSON list), so they come back; not an
+#: annotation of the config either, for the same reason (planb.regions.keeper.quarantine).
+QUARANTINED_KEY = "quarantined"
+#: Where earlier planb kept the quarantine list; no longer read (see above), only removed when the keeper writes.
+OLD_QUARANTINED = "planb.dev/quarantined-regions"
+
+
+def quarantined(state: Obj) -> list[str]:
+    """The regions the keeper took out of the MultiKueueConfig (its ConfigMap's ``quarantined``), in the order they
+    left."""
+    text = (state.get("data") or {}).get(QUARANTINED_KEY, "")
+    try:
+        names = json.loads(text) if text else []
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the keeper goes on
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+#: ``waiting``: what each quarantined region waits for (a JSON object, region to line), written by the keeper when it
+#: changes, for ``planb status``.
+WAITING_KEY = "waiting"
+
+
+def stored_waiting(state: Obj) -> dict[str, str]:
+    """What each quarantined region waits for, as the keeper last wrote it ({} when nothing, or when what is there is
+    not a JSON object of strings)."""
+    text = (state.get("data") or {}).get(WAITING_KEY, "")
+    try:
+        found = json.loads(text) if isinstance(text, str) and text else {}
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the keeper goes on
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): str(v) for k, v in found.items() if isinstance(v, str)}
 
 
 def origin_of(state: Obj) -> str:

@@ -1,5 +1,6 @@
 """Which lost regions the keeper takes out of the MultiKueueConfig, and which it keeps out (its ConfigMap's list):
-pure functions over the API's JSON (planb.regions.keeper.tick acts; docs/regions.md, section 4).
+pure functions over the API's JSON and what the keeper's tick read (planb.regions.keeper.tick runs them;
+docs/regions.md, section 4).
 
 Kueue keeps a lost winner's check Ready for ``workerLostTimeout`` (default 15 min) before it
 retries (pkg/controller/admissionchecks/multikueue/workload.go#L551-L569). planb's policy: a region whose
@@ -11,30 +12,16 @@ Workloads when the config changes (workload.go#L1016-L1028). Never the last regi
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from planb.kube import Obj
+from planb.regions.keeper import origin
+from planb.regions.keeper.options import KeeperSettings
 
-#: The keeper's ConfigMap (in Kueue's namespace on the manager, written only by the operator's regions playbook and
-#: the keeper): ``quarantined``, the regions the keeper took
-#: out of the MultiKueueConfig (a JSON list), so they come back. planb's policy: not an annotation of the
-#: MultiKueueConfig, because whoever may edit that config (a batch admin) would then choose which regions the keeper
-#: cleans and adds back.
-QUARANTINED_KEY = "quarantined"
-#: Where earlier planb kept the quarantine list; no longer read (see above), only removed when the keeper writes.
-OLD_QUARANTINED = "planb.dev/quarantined-regions"
-
-
-def quarantined(state: Obj) -> list[str]:
-    """The regions the keeper took out of the MultiKueueConfig (its ConfigMap's ``quarantined``), in the order they
-    left."""
-    text = (state.get("data") or {}).get(QUARANTINED_KEY, "")
-    try:
-        names = json.loads(text) if text else []
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the keeper goes on
-        return []
-    return [str(n) for n in names] if isinstance(names, list) else []
+#: The keeper's ConfigMap's list of quarantined regions and its reading live with the rest of that ConfigMap
+#: (planb.regions.keeper.origin); named here too for whoever reads the quarantine.
+QUARANTINED_KEY, OLD_QUARANTINED, quarantined = origin.QUARANTINED_KEY, origin.OLD_QUARANTINED, origin.quarantined
 
 
 def to_quarantine(
@@ -45,3 +32,40 @@ def to_quarantine(
     if lost and len(lost) == len(clusters):
         lost = lost[:-1]
     return lost
+
+
+@dataclass(frozen=True)
+class Quarantining:
+    """The lost regions one tick takes out of the MultiKueueConfig: the lines to say, the ConfigMap's list with them
+    (`away`, written first) and the config's clusters without them."""
+
+    said: tuple[str, ...]
+    away: list[str]
+    clusters: list[str]
+
+
+def decide_quarantine(
+    away: Sequence[str],
+    listed: Sequence[str],
+    conditions: Mapping[str, Obj],
+    inactive_since: Mapping[str, float],
+    gone: Collection[str],
+    now: float,
+    settings: KeeperSettings,
+) -> Quarantining | None:
+    """The lost regions (`gone`) of the config's clusters `listed` to take out (`to_quarantine`), None when there are
+    none: added to the ConfigMap's list (`away`) first, so they come back, then out of the config. `conditions`: each
+    region's Active condition, for what is said."""
+    since = {n: s for n, s in inactive_since.items() if n in gone}
+    lost = to_quarantine(listed, since, now, settings.lost_after)
+    said = []
+    for name in lost:
+        active = conditions.get(name, {})
+        said.append(
+            f"quarantining {name}: Kueue has not reached it for {now - inactive_since[name]:.0f} s "
+            f"({active.get('reason', 'no Active condition')}: {active.get('message', '')}); it leaves the "
+            f"MultiKueueConfig {settings.config} until it answers again and nothing stale is left there"
+        )
+    if not lost:
+        return None
+    return Quarantining(tuple(said), [*away, *(n for n in lost if n not in away)], [c for c in listed if c not in lost])

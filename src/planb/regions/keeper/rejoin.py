@@ -1,6 +1,6 @@
 """Which of a quarantined region's objects are stale, the keeper's to delete or Kueue's GC's, before the region
-comes back: pure functions over the API's JSON (the functions), and
-the keeper's acts on it (`Rejoin`, run by planb.regions.keeper.tick; docs/regions.md, section 4).
+comes back: pure functions over the API's JSON and over what the keeper's tick read (`decide_rejoin`;
+planb.regions.keeper.reads reads, planb.regions.keeper.writes deletes and writes; docs/regions.md, section 4).
 
 Kueue's GC deletes a region's copy only when the manager's Workload is gone
 (pkg/controller/admissionchecks/multikueue/multikueuecluster.go#L699-L711), and the earliest Admitted copy wins
@@ -13,13 +13,12 @@ made for them (`_not_home`: out of the config, a copy of a Workload still racing
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from planb.kube import Kube, Obj
-from planb.regions.access.connection import KUEUE, region_kube
+from planb.kube import Obj
+from planb.regions.access.connection import KUEUE, RegionAccessError
 from planb.regions.access.kueue_objects import (
-    ORIGIN,
     PREBUILT,
-    is_active,
     made_by,
     owner_rayjob,
     under_check,
@@ -27,8 +26,8 @@ from planb.regions.access.kueue_objects import (
 )
 from planb.regions.keeper import grace, leftovers
 from planb.regions.keeper.options import RAY, SAID_CHARS, KeeperSettings
-from planb.regions.keeper.quarantine import quarantined
-from planb.regions.keeper.writes import ManagerWrites
+from planb.regions.keeper.reads import Seen
+from planb.regions.keeper.writes import Delete
 
 
 def stale_copies(
@@ -116,135 +115,170 @@ def _not_home(home: Obj, region: str, in_config: bool) -> bool:
     return name != region
 
 
-class Rejoin:
-    """The keeper's rejoin of quarantined regions: what it remembers between ticks of each, and its acts."""
+@dataclass(frozen=True)
+class RejoinMemory:
+    """What the keeper remembers between ticks of each quarantined region: what was last said of it, by topic; the
+    first tick it answered, then the last at which it held anything stale (let back release_after after), and the
+    wait after it (planb.regions.keeper.grace); and what they wait for as last written."""
 
-    def __init__(
-        self, manager: Kube, settings: KeeperSettings, say: Callable[[str], None], writes: ManagerWrites
-    ) -> None:
-        self.manager, self.settings, self.say, self.writes = manager, settings, say, writes
-        #: Per quarantined region: what was last said of it, by topic; the first tick it answered, then the last at
-        #: which it held anything stale (let back release_after after).
-        self.said_of: dict[tuple[str, str], str] = {}
-        self.region_held_at: dict[str, float] = {}
-        self.region_wait: dict[str, float] = {}  # and the wait after it (planb.regions.keeper.grace)
+    said_of: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    region_held_at: Mapping[str, float] = field(default_factory=dict)
+    region_wait: Mapping[str, float] = field(default_factory=dict)
+    #: What the quarantined regions wait for as this keeper last wrote it (None: as stored in its ConfigMap).
+    waiting_written: Mapping[str, str] | None = None
 
-    def let_back(
-        self, config: Obj, state: Obj, clusters: dict[str, Obj], workloads: list[Obj], origin: str, now: float
-    ) -> None:
-        """Delete what is stale on each quarantined region that answers again; let back those left clean for
-        release_after (into the config first, then out of the ConfigMap's list)."""
-        away = quarantined(state)
-        homes = {(str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): w for w in workloads}
-        # The config as this tick read it, once: `region in listed` decides both whether a region is cleaned and
-        # (stale_copies) whether a copy of a Workload still racing is live there. Only a region out of it is cleaned,
-        # so such copies are deleted. The config may change between this read and a delete (an operator or the
-        # playbook puts the region back): the keeper itself adds a region back only after a tick whose cleaning left
-        # nothing, by a write preconditioned on the resourceVersion read here (a change meanwhile is a conflict, and
-        # the next tick reads again); another writer's add is bounded by one tick's deletes, each preconditioned on
-        # the uid listed, so a copy Kueue creates after the add is never deleted, and a deleted copy is one Kueue
-        # either re-creates (racing) or never sees: deleting never lets a job run twice.
-        listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
-        back = []
-        waiting: dict[str, str] = {}
-        for name in away:
-            # Removed from the manager: forget it. Back in the config (put there by hand or by the playbook): Kueue
-            # races it again, so planb's policy is to clean nothing there, because its copies may be live.
-            if name not in clusters or name in listed:
-                back.append(name)
-                continue
-            if not is_active(clusters[name]):
-                self.region_held_at.pop(name, None)  # counted again from when it answers
-                waiting[name] = "waiting for Kueue to reach it again"
-                continue
-            try:
-                stale, wait = self._clean(name, homes, origin, listed)
-            except Exception as exc:  # planb's policy: any error: unreadable, because one region never stops the others
-                waiting[name] = unreadable(name, exc, "answers Kueue again but not planb yet")
-                self.say(waiting[name])
-                self.region_held_at[name] = now  # unread: taken as holding something stale, as the release path does
-                continue
-            # planb's policy: a region is let back release_after after the first tick it answered and the last at
-            # which it still held a stale copy, RayJob or RayCluster, as the release path waits (held_at), because
-            # KubeRay's Suspended waits for the RayCluster object only, not its pods (ray-project/kuberay@v1.6.2
-            # ray-operator/controllers/ray/rayjob_controller.go#L369-L407, #L771-L807) and Kueue deletes a region's
-            # RayJob with background propagation (kubernetes-sigs/kueue@v0.19.2
-            # pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299): back earlier, Kueue could start the job
-            # there while the old one's pods still run their grace period. From the first answer too: a keeper
-            # restarted after the last RayCluster went cannot tell how long ago that was.
-            # The wait: the largest of the stale RayJobs' and RayClusters' grace periods seen
-            # (planb.regions.keeper.grace).
-            held = self.region_held_at.setdefault(name, now)
-            wait = self.region_wait[name] = max(wait, self.region_wait.get(name, wait))
-            if stale:
-                self.region_held_at[name] = now
-                waiting[name] = leftovers.waiting_line(stale)
-            elif now - held >= wait:
-                back.append(name)
-            else:
-                waiting[name] = f"nothing stale left; back {wait:g} s after the last was gone"
-        self.region_held_at = {k: v for k, v in self.region_held_at.items() if k in away}  # a conflict: no new wait
-        self.region_wait = {k: v for k, v in self.region_wait.items() if k in away}
-        self.said_of = {k: v for k, v in self.said_of.items() if k[0] in away}
-        returning = [n for n in back if n in clusters and n not in listed]
-        if returning and not self.writes.write_config(config, listed + returning):
-            return
-        if (back or waiting != self.writes.written(state)) and self.writes.write_state(
-            state, [n for n in away if n not in back], waiting
-        ):
-            self.writes.waiting_written = waiting
-        if returning:
-            self.say(f"{', '.join(returning)} back in the MultiKueueConfig {self.settings.config}: nothing stale left")
 
-    def _clean(
-        self, region: str, homes: dict[tuple[str, str], Obj], origin: str, listed: list[str]
-    ) -> tuple[list[str], float]:
-        """Delete the region's stale copies and RayJobs this manager's Kueue made for its Workloads; what keeps the
-        region out (leftovers.describe of each; none: clean) and the wait after the last is gone (their RayJobs' and
-        RayClusters' grace, planb.regions.keeper.grace): those, copies of gone Workloads (Kueue's GC's) and the
-        RayClusters of stale RayJobs, listed now or deleted before (leftovers.stale_rayclusters). `listed`: the
-        MultiKueueConfig's clusters as this tick read them. The region token lists RayJobs and RayClusters anywhere."""
-        kube = region_kube(self.manager, region)
-        check = self.settings.admission_check
-        workloads = kube.items(f"{KUEUE}/workloads", {"labelSelector": f"{ORIGIN}={origin}"})
-        copies, orphans = stale_copies(region, workloads, homes, origin, check, listed=listed)
-        rayjobs = kube.items(f"{RAY}/rayjobs")
-        jobs, gone = stale_jobs(region, rayjobs, homes, origin, check, listed=listed)
-        mine = leftovers.dispatched(homes.values(), check)  # only a job's of this manager keeps it out
-        listed_rcs = kube.items(f"{RAY}/rayclusters")
-        rayclusters = leftovers.stale_rayclusters(listed_rcs, rayjobs, [*jobs, *gone], origin, mine)
-        names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
-        self._say_once(region, "orphans", f"waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
-        names = ", ".join(f"{rc['metadata'].get('namespace')}/{rc['metadata'].get('name')}" for rc in rayclusters)
-        self._say_once(region, "rayclusters", f"waiting for the RayClusters of its stale RayJobs to be gone: {names}")
-        left = [
-            *((leftovers.describe("Workload", w), w) for w in [*copies, *orphans]),
-            *((leftovers.describe("RayJob", j), j) for j in jobs),
-            *((leftovers.describe("RayCluster", rc), rc) for rc in rayclusters),
-        ]
-        # planb's policy: one stuck on a finalizer is said with its finalizers, because it keeps the region out.
-        going = "; ".join(text for text, obj in left if (obj.get("metadata") or {}).get("deletionTimestamp"))
-        self._say_once(region, "going", f"kept out until these are deleted (their finalizers cleared): {going}")
-        for obj, kind in [*((c, "workloads") for c in copies), *((j, "rayjobs") for j in jobs)]:
-            meta = obj["metadata"]
-            # Going: its finalizers are Kueue's or KubeRay's to clear there. No uid (never so from an API server):
-            # nothing to precondition on, and a null uid would make the delete unconditional.
-            if meta.get("deletionTimestamp") or not meta.get("uid"):
-                continue
-            group = KUEUE if kind == "workloads" else RAY
-            # Preconditioned on the uid listed: an object of the same name made meanwhile (another manager's RayJob
-            # under the same key) is not this one.
-            options = {"propagationPolicy": "Background", "preconditions": {"uid": str(meta["uid"])}}
-            kube.delete(f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}", options)
-            name = f"{meta['namespace']}/{meta['name']}"
-            self.say(f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)")
-        return [text for text, _ in left], grace.wait_after(
-            [*jobs, *gone, *rayclusters], self.settings.release_after, self.settings.release_margin
-        )
+@dataclass(frozen=True)
+class Rejoining:
+    """The rejoin decisions of one tick: the memory after it, the lines to say, the deletes per region; the regions
+    back out of the ConfigMap's list (`back`), those still out (`away`) and what each waits for (`waiting`), written
+    when that changed from what was `written`; and the regions returning into the config (written first)."""
 
-    def _say_once(self, region: str, topic: str, line: str) -> None:  # when what follows its colon is new, not ""
+    memory: RejoinMemory
+    said: tuple[str, ...]
+    deletes: dict[str, list[Delete]]
+    back: list[str]
+    away: list[str]
+    waiting: dict[str, str]
+    written: Mapping[str, str]
+    returning: list[str]
+
+    @property
+    def state_changed(self) -> bool:
+        """Whether the ConfigMap's list or what it says the regions wait for changes."""
+        return bool(self.back) or self.waiting != self.written
+
+
+def decide_rejoin(seen: Seen, memory: RejoinMemory, settings: KeeperSettings, now: float) -> Rejoining:
+    """What is stale on each quarantined region that answers again (as `seen` read it), to delete; which regions
+    are left clean for release_after and come back (into the config first, then out of the ConfigMap's list).
+
+    `listed`, the config as this tick read it, decides both whether a region is cleaned and (stale_copies) whether a
+    copy of a Workload still racing is live there. Only a region out of it is cleaned, so such copies are deleted.
+    The config may change between this read and a delete (an operator or the playbook puts the region back): the
+    keeper itself adds a region back only after a tick whose cleaning left nothing, by a write preconditioned on the
+    resourceVersion read (a change meanwhile is a conflict, and the next tick reads again); another writer's add is
+    bounded by one tick's deletes, each preconditioned on the uid listed, so a copy Kueue creates after the add is
+    never deleted, and a deleted copy is one Kueue either re-creates (racing) or never sees: deleting never lets a
+    job run twice."""
+    away, listed, clusters = seen.away, seen.listed, seen.clusters
+    homes = {(str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): w for w in seen.workloads}
+    said_of, held_at, waits = dict(memory.said_of), dict(memory.region_held_at), dict(memory.region_wait)
+    said: list[str] = []
+    deletes: dict[str, list[Delete]] = {}
+    back: list[str] = []
+    waiting: dict[str, str] = {}
+    for name in away:
+        # Removed from the manager: forget it. Back in the config (put there by hand or by the playbook): Kueue
+        # races it again, so planb's policy is to clean nothing there, because its copies may be live.
+        if name not in clusters or name in listed:
+            back.append(name)
+            continue
+        if name not in seen.active:
+            held_at.pop(name, None)  # counted again from when it answers
+            waiting[name] = "waiting for Kueue to reach it again"
+            continue
+        try:
+            stale, wait, deletes[name] = _clean(name, seen, homes, settings, said_of, said)
+        except Exception as exc:  # planb's policy: any error: unreadable, because one region never stops the others
+            deletes.pop(name, None)
+            waiting[name] = unreadable(name, exc, "answers Kueue again but not planb yet")
+            said.append(waiting[name])
+            held_at[name] = now  # unread: taken as holding something stale, as the release path does
+            continue
+        # planb's policy: a region is let back release_after after the first tick it answered and the last at which
+        # it still held a stale copy, RayJob or RayCluster, as the release path waits (held_at), because KubeRay's
+        # Suspended waits for the RayCluster object only, not its pods (ray-project/kuberay@v1.6.2
+        # ray-operator/controllers/ray/rayjob_controller.go#L369-L407, #L771-L807) and Kueue deletes a region's
+        # RayJob with background propagation (kubernetes-sigs/kueue@v0.19.2
+        # pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299): back earlier, Kueue could start the job there
+        # while the old one's pods still run their grace period. From the first answer too: a keeper restarted after
+        # the last RayCluster went cannot tell how long ago that was. The wait: the largest of the stale RayJobs' and
+        # RayClusters' grace periods seen (planb.regions.keeper.grace).
+        held = held_at.setdefault(name, now)
+        wait = waits[name] = max(wait, waits.get(name, wait))
+        if stale:
+            held_at[name] = now
+            waiting[name] = leftovers.waiting_line(stale)
+        elif now - held >= wait:
+            back.append(name)
+        else:
+            waiting[name] = f"nothing stale left; back {wait:g} s after the last was gone"
+    kept = RejoinMemory(
+        {k: v for k, v in said_of.items() if k[0] in away},
+        {k: v for k, v in held_at.items() if k in away},  # a conflict: no new wait
+        {k: v for k, v in waits.items() if k in away},
+        memory.waiting_written,
+    )
+    returning = [n for n in back if n in clusters and n not in listed]
+    written = memory.waiting_written if memory.waiting_written is not None else seen.waiting
+    still = [n for n in away if n not in back]
+    return Rejoining(kept, tuple(said), deletes, back, still, waiting, written, returning)
+
+
+def _clean(
+    region: str,
+    seen: Seen,
+    homes: dict[tuple[str, str], Obj],
+    settings: KeeperSettings,
+    said_of: dict[tuple[str, str], str],
+    said: list[str],
+) -> tuple[list[str], float, list[Delete]]:
+    """The region's stale copies and RayJobs this manager's Kueue made for its Workloads, to delete; what keeps the
+    region out (leftovers.describe of each; none: clean) and the wait after the last is gone (their RayJobs' and
+    RayClusters' grace, planb.regions.keeper.grace): those, copies of gone Workloads (Kueue's GC's) and the
+    RayClusters of stale RayJobs, listed now or deleted before (leftovers.stale_rayclusters). `listed`: the
+    MultiKueueConfig's clusters as this tick read them. Raises what reading the region raised."""
+    answers, (copies_ask, rayjobs_ask, rayclusters_ask) = seen.regions[region], seen.rejoin
+    origin, listed, check = seen.origin, seen.listed, settings.admission_check
+    rayjobs = answers.items(rayjobs_ask)
+    copies, orphans = stale_copies(region, answers.items(copies_ask), homes, origin, check, listed=listed)
+    jobs, gone = stale_jobs(region, rayjobs, homes, origin, check, listed=listed)
+    mine = leftovers.dispatched(homes.values(), check)  # only a job's of this manager keeps it out
+    rayclusters = leftovers.stale_rayclusters(answers.items(rayclusters_ask), rayjobs, [*jobs, *gone], origin, mine)
+    kube = answers.kube
+    if kube is None:  # never so once its answers were read
+        raise RegionAccessError(f"{region}: no client to delete with")
+
+    def once(topic: str, line: str) -> None:  # said when what follows its colon is new, not ""
         line = leftovers.cap(line, SAID_CHARS)
         detail = line.split(": ", 1)[-1]
-        if detail and self.said_of.get((region, topic)) != detail:
-            self.say(f"{region}: {line}")
-        self.said_of[(region, topic)] = detail
+        if detail and said_of.get((region, topic)) != detail:
+            said.append(f"{region}: {line}")
+        said_of[(region, topic)] = detail
+
+    names = ", ".join(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in orphans)
+    once("orphans", f"waiting for Kueue's GC to delete the copies of gone Workloads: {names}")
+    names = ", ".join(f"{rc['metadata'].get('namespace')}/{rc['metadata'].get('name')}" for rc in rayclusters)
+    once("rayclusters", f"waiting for the RayClusters of its stale RayJobs to be gone: {names}")
+    left = [
+        *((leftovers.describe("Workload", w), w) for w in [*copies, *orphans]),
+        *((leftovers.describe("RayJob", j), j) for j in jobs),
+        *((leftovers.describe("RayCluster", rc), rc) for rc in rayclusters),
+    ]
+    # planb's policy: one stuck on a finalizer is said with its finalizers, because it keeps the region out.
+    going = "; ".join(text for text, obj in left if (obj.get("metadata") or {}).get("deletionTimestamp"))
+    once("going", f"kept out until these are deleted (their finalizers cleared): {going}")
+    deletes = []
+    for obj, kind in [*((c, "workloads") for c in copies), *((j, "rayjobs") for j in jobs)]:
+        meta = obj["metadata"]
+        # Going: its finalizers are Kueue's or KubeRay's to clear there. No uid (never so from an API server):
+        # nothing to precondition on, and a null uid would make the delete unconditional.
+        if meta.get("deletionTimestamp") or not meta.get("uid"):
+            continue
+        group = KUEUE if kind == "workloads" else RAY
+        # Preconditioned on the uid listed: an object of the same name made meanwhile (another manager's RayJob
+        # under the same key) is not this one.
+        options = {"propagationPolicy": "Background", "preconditions": {"uid": str(meta["uid"])}}
+        path = f"{group}/namespaces/{meta['namespace']}/{kind}/{meta['name']}"
+        name = f"{meta['namespace']}/{meta['name']}"
+        deletes.append(
+            Delete(
+                kube,
+                path,
+                options,
+                f"{region}: deleted the stale {kind[:-1]} {name} (its job is gone or runs elsewhere)",
+            )
+        )
+    wait = grace.wait_after([*jobs, *gone, *rayclusters], settings.release_after, settings.release_margin)
+    return [text for text, _ in left], wait, deletes

@@ -1,6 +1,6 @@
-"""When the keeper releases the quota an evicted RayJob holds, and why not yet: pure functions over the API's JSON
-(the functions) and the
-keeper's acts on it (`Release`, run by planb.regions.keeper.tick; docs/regions.md, section 4).
+"""When the keeper releases the quota an evicted RayJob holds, and why not yet: pure functions over the API's JSON and
+over what the keeper's tick read (`decide_releases`; planb.regions.keeper.reads reads, planb.regions.keeper.writes
+writes; docs/regions.md, section 4).
 
 An evicted Workload's quota is released only once its job is inactive
 (pkg/controller/jobframework/reconciler.go#L580-L610); a RayJob is inactive only when its status says Suspended or
@@ -29,26 +29,23 @@ from an unreachable region, "the remote is likely still running" (workload.go#L5
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from planb.kube import Kube, Obj
-from planb.regions.access.connection import region_kube
+from planb.kube import Obj
 from planb.regions.access.kueue_objects import (
     RAY_ORIGIN_CRD,
     RAY_ORIGIN_NAME,
     Why,
-    condition,
-    is_active,
     made_by,
-    owner_rayjob,
-    owns,
-    under_check,
     unreadable,
 )
+from planb.regions.access.kueue_objects import holds_quota_evicted as holds_quota_evicted  # named here too
 from planb.regions.keeper import grace
-from planb.regions.keeper.options import RAY, KeeperSettings
-from planb.regions.keeper.writes import ManagerWrites
+from planb.regions.keeper.options import KeeperSettings
+from planb.regions.keeper.reads import Evicted, Seen
+from planb.regions.keeper.writes import Patch
 
 #: RayJob deployment states Kueue counts as inactive (rayjob_controller.go#L107-L110): Suspended, and New, which
 #: KubeRay spells as the empty string (ray-operator/apis/ray/v1/rayjob_types.go#L48).
@@ -58,15 +55,6 @@ INACTIVE = ("Suspended", "")
 #: (kubernetes-sigs/kueue@v0.19.2 pkg/controller/jobframework/defaults.go#L127-L148), and for which KubeRay leaves the
 #: job alone (ray-project/kuberay@v1.6.2 ray-operator/controllers/ray/rayjob_controller.go#L108-L111).
 MULTIKUEUE_MANAGED_BY = "kueue.x-k8s.io/multikueue"
-
-
-def holds_quota_evicted(workload: Obj, check: str) -> bool:
-    """A manager Workload under MultiKueue check `check`, evicted, whose quota is still reserved."""
-    return (
-        under_check(workload, check)
-        and condition(workload, "Evicted").get("status") == "True"
-        and condition(workload, "QuotaReserved").get("status") == "True"
-    )
 
 
 def needs_release(rayjob: Obj) -> bool:
@@ -145,24 +133,25 @@ def _held_in(
 
 
 def still_held(
-    clusters: Mapping[str, Obj],
+    active: Sequence[str],
     region_jobs: Mapping[str, Obj | None],
     origin: str,
     *,
     region_clusters: Mapping[str, Sequence[Obj]],
 ) -> str:
-    """Why a region Kueue reaches may still run the job ('' when none may): `_held_in` for each Active region. The
-    keeper counts release_after from the last time this was said, because the RayCluster's pods keep running for
-    their grace period after the RayCluster is gone (docs/regions.md, section 4)."""
-    for region, cluster in clusters.items():
-        held = _held_in(region, region_jobs, region_clusters, origin) if is_active(cluster) else ""
+    """Why a region Kueue reaches may still run the job ('' when none may): `_held_in` for each Active region
+    (`active`, in the MultiKueueClusters' order). The keeper counts release_after from the last time this was said,
+    because the RayCluster's pods keep running for their grace period after the RayCluster is gone (docs/regions.md,
+    section 4)."""
+    for region in active:
+        held = _held_in(region, region_jobs, region_clusters, origin)
         if held:
             return held
     return ""
 
 
 def release_blocker(
-    clusters: Mapping[str, Obj],
+    regions: Mapping[str, bool],
     region_jobs: Mapping[str, Obj | None],
     origin: str,
     lost: Collection[str] = (),
@@ -170,21 +159,21 @@ def release_blocker(
     region_clusters: Mapping[str, Sequence[Obj]],
     excused: Why = MappingProxyType({}),
 ) -> str:
-    """Why an evicted Workload's quota may not be released yet ('' when it may): a region Kueue reaches (its
-    MultiKueueCluster Active) whose RayJob of the job (`region_jobs`, read there: None when it is gone) this manager
-    made still exists, whatever it reads (``Suspending`` included), or whose RayCluster of that RayJob
-    (`region_clusters`, `rayclusters_of` each region's) does: Kueue deletes a region's RayJob with background
-    propagation (kueue v0.19.2 pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299) and KubeRay's Suspended
-    waits for the RayCluster object only, not its pods (rayjob_controller.go#L369-L407, #L771-L807). A region that is
-    Active but was not read (absent from either mapping) blocks too: planb cannot tell; so does one not Active that is
-    not `lost` yet (not Active for lost_after): it may still run the job; nor is one `excused`, unreached for a cause
-    on the manager's side (planb.regions.unreached: why, and the fix)."""
-    for region, cluster in clusters.items():
+    """Why an evicted Workload's quota may not be released yet ('' when it may): a region Kueue reaches (`regions`, in
+    the MultiKueueClusters' order: True where it is Active) whose RayJob of the job (`region_jobs`, read there: None
+    when it is gone) this manager made still exists, whatever it reads (``Suspending`` included), or whose RayCluster
+    of that RayJob (`region_clusters`, `rayclusters_of` each region's) does: Kueue deletes a region's RayJob with
+    background propagation (kueue v0.19.2 pkg/controller/jobs/ray/ray_multikueue_adapter.go#L294-L299) and KubeRay's
+    Suspended waits for the RayCluster object only, not its pods (rayjob_controller.go#L369-L407, #L771-L807). A
+    region that is Active but was not read (absent from either mapping) blocks too: planb cannot tell; so does one not
+    Active that is not `lost` yet (not Active for lost_after): it may still run the job; nor is one `excused`,
+    unreached for a cause on the manager's side (planb.regions.keeper.unreached: why, and the fix)."""
+    for region, active in regions.items():
         if region in lost:
             continue
         if region in excused:
             return f"{region} is not Active in Kueue, not taken as lost ({excused[region].split(': ', 1)[-1]})"
-        if not is_active(cluster):
+        if not active:
             return f"{region} is not Active in Kueue, but not lost yet: it may still run the job"
         held = _held_in(region, region_jobs, region_clusters, origin)
         if held:
@@ -192,89 +181,93 @@ def release_blocker(
     return ""
 
 
-class Release:
-    """The keeper's release of held quota: what it remembers between ticks of each evicted Workload, and its acts."""
+@dataclass(frozen=True)
+class ReleaseMemory:
+    """What the keeper remembers between ticks of each evicted Workload (by uid): since when it holds its quota
+    evicted, the last tick at which a region Kueue reaches still held its RayJob or RayCluster, and why its release
+    waits, as last said (each said once)."""
 
-    def __init__(
-        self, manager: Kube, settings: KeeperSettings, say: Callable[[str], None], writes: ManagerWrites
-    ) -> None:
-        self.manager, self.settings, self.say, self.writes = manager, settings, say, writes
-        self.evicted_since: dict[str, float] = {}
-        #: Workloads (uid) and the last tick at which a region Kueue reaches still held their RayJob or RayCluster.
-        self.held_at: dict[str, float] = {}
-        #: Workloads (uid) whose release waits, and the reason last said (each said once).
-        self.waiting: dict[str, str] = {}
+    evicted_since: Mapping[str, float] = field(default_factory=dict)
+    held_at: Mapping[str, float] = field(default_factory=dict)
+    waiting: Mapping[str, str] = field(default_factory=dict)
 
-    def release_held(
-        self, workloads: list[Obj], clusters: dict[str, Obj], origin: str, now: float, lost: set[str], excused: Why
-    ) -> None:
-        """Mark Suspended the manager RayJobs whose evicted Workloads still hold their quota, once no region Kueue
-        reaches, or lost less than lost_after ago, still holds the job's RayJob or a RayCluster of it
-        (release_blocker), and release_after has passed since the eviction and
-        since the last tick at which a region still held either (`held_at`): the RayCluster's pods keep running for
-        their grace period after it is gone. Only the RayJob the Workload's ownerReference names by uid."""
-        holding = set()
-        for workload in workloads:
-            meta = workload["metadata"]
-            owner = owner_rayjob(workload)
-            if not owner or not holds_quota_evicted(workload, self.settings.admission_check):
-                continue
-            uid = str(meta.get("uid"))
-            holding.add(uid)
-            evicted = self.evicted_since.setdefault(uid, now)
-            path = f"{RAY}/namespaces/{meta['namespace']}/rayjobs/{owner}"
-            job = self.manager.get(path)
-            if job is None or not owns(workload, job) or not needs_release(job):
-                continue
-            jobs, rayclusters = self._region_holds(clusters, meta["namespace"], owner, origin)
-            if still_held(clusters, jobs, origin, region_clusters=rayclusters):
-                self.held_at[uid] = now
-            blocker = release_blocker(clusters, jobs, origin, lost, region_clusters=rayclusters, excused=excused)
-            if blocker:
-                if self.waiting.get(uid) != blocker:
-                    self.say(f"not releasing the quota of {meta['namespace']}/{owner} yet: {blocker}")
-                    self.waiting[uid] = blocker
-                continue
-            quiet_since = max(evicted, self.held_at.get(uid, evicted))
-            if now - quiet_since < grace.wait_after([job], self.settings.release_after, self.settings.release_margin):
-                continue
-            # Preconditioned on the resourceVersion read (release.release_patch says why not the uid): a RayJob
-            # recreated under the name, or changed, meanwhile is not suspended; the next tick reads it again.
-            body = release_patch(job)
-            if body is None:
-                self.say(f"not releasing the quota of {meta['namespace']}/{owner}: its RayJob has no resourceVersion")
-                continue
-            if not self.writes.patch(f"{path}/status", body, "RayJob"):
-                continue
-            self.say(
-                f"released the quota of {meta['namespace']}/{owner}: its Workload was evicted "
-                f"{now - evicted:.0f} s ago and still held it, no region has held its RayJob or RayCluster for "
-                f"{now - quiet_since:.0f} s, its RayJob suspended but reading "
-                f"{(job.get('status') or {}).get('jobDeploymentStatus', '')!r} (kueue#15380); it now reads Suspended"
-            )
-        self.evicted_since = {k: v for k, v in self.evicted_since.items() if k in holding}
-        self.held_at = {k: v for k, v in self.held_at.items() if k in holding}
-        self.waiting = {k: v for k, v in self.waiting.items() if k in holding}
 
-    def _region_holds(
-        self, clusters: dict[str, Obj], namespace: str, name: str, origin: str
-    ) -> tuple[dict[str, Obj | None], dict[str, list[Obj]]]:
-        """The job's RayJob in each region Kueue reaches (None where it is gone), and the RayClusters of it there
-        (rayclusters_of; the region token lists RayClusters cluster-wide); a
-        region planb cannot read is left out of both, and so blocks the release."""
-        jobs: dict[str, Obj | None] = {}
-        rayclusters: dict[str, list[Obj]] = {}
-        for region, cluster in clusters.items():
-            if not is_active(cluster):
-                continue
-            try:
-                kube = region_kube(self.manager, region)
-                job = kube.get(f"{RAY}/namespaces/{namespace}/rayjobs/{name}")
-                mine = rayclusters_of(name, kube.items(f"{RAY}/namespaces/{namespace}/rayclusters"))
-                still_held({region: cluster}, {region: job}, origin, region_clusters={region: mine})  # read here
-            # planb's policy: any error reading one region makes it unreadable, because one must never stop the others
-            except Exception as exc:
-                self.say(unreadable(region, exc))
-                continue
-            jobs[region], rayclusters[region] = job, mine
-        return jobs, rayclusters
+@dataclass(frozen=True)
+class Releases:
+    """The release decisions of one tick: the memory after it, the lines to say, the RayJob status writes."""
+
+    memory: ReleaseMemory
+    said: tuple[str, ...]
+    patches: tuple[Patch, ...]
+
+
+def decide_releases(
+    seen: Seen, lost: Collection[str], excused: Why, memory: ReleaseMemory, settings: KeeperSettings, now: float
+) -> Releases:
+    """Which manager RayJobs, their evicted Workloads still holding quota (`seen.evicted`, by uid), to mark Suspended:
+    once no region Kueue reaches, or lost less than lost_after ago, still holds the job's RayJob or a RayCluster of it
+    (release_blocker), and release_after has passed since the eviction and since the last tick at which a region
+    still held either (`held_at`): the RayCluster's pods keep running for their grace period after it is gone. Only
+    the RayJob the Workload's ownerReference names by uid, and only one MultiKueue manages (`needs_release`)."""
+    evicted_since = {uid: memory.evicted_since.get(uid, now) for uid in seen.evicted}
+    held_at = {uid: at for uid, at in memory.held_at.items() if uid in seen.evicted}
+    waiting = {uid: why for uid, why in memory.waiting.items() if uid in seen.evicted}
+    said: list[str | tuple[str, Exception]] = []  # a region not read: its line said in its place (unreadable)
+    patches: list[Patch] = []
+    for uid, held in seen.evicted.items():
+        job = held.rayjob
+        if job is None or not held.owned or not needs_release(job):
+            continue
+        jobs, rayclusters = _region_holds(seen, held, said)
+        name, evicted = f"{held.namespace}/{held.owner}", evicted_since[uid]
+        regions = {r: r in seen.active for r in seen.clusters}
+        if still_held([r for r, active in regions.items() if active], jobs, seen.origin, region_clusters=rayclusters):
+            held_at[uid] = now
+        why = release_blocker(regions, jobs, seen.origin, lost, region_clusters=rayclusters, excused=excused)
+        # Preconditioned on the resourceVersion read (release_patch says why not the uid): a RayJob recreated under
+        # the name, or changed, meanwhile is not suspended; the next tick reads it again.
+        body = release_patch(job)
+        if why:
+            if waiting.get(uid) != why:
+                said.append(f"not releasing the quota of {name} yet: {why}")
+                waiting[uid] = why
+            continue
+        quiet_since = max(evicted, held_at.get(uid, evicted))
+        if now - quiet_since < grace.wait_after([job], settings.release_after, settings.release_margin):
+            continue
+        if body is None:
+            said.append(f"not releasing the quota of {name}: its RayJob has no resourceVersion")
+            continue
+        reading = (job.get("status") or {}).get("jobDeploymentStatus", "")
+        done = (
+            f"released the quota of {name}: its Workload was evicted {now - evicted:.0f} s ago and still held it, no "
+            f"region has held its RayJob or RayCluster for {now - quiet_since:.0f} s, its RayJob suspended but "
+            f"reading {reading!r} (kueue#15380); it now reads Suspended"
+        )
+        patches.append(Patch(f"{held.path}/status", body, "RayJob", done))
+    lines = tuple(line if isinstance(line, str) else unreadable(*line) for line in said)
+    return Releases(ReleaseMemory(evicted_since, held_at, waiting), lines, tuple(patches))
+
+
+def _region_holds(
+    seen: Seen, held: Evicted, said: list[str | tuple[str, Exception]]
+) -> tuple[dict[str, Obj | None], dict[str, list[Obj]]]:
+    """The job's RayJob in each region Kueue reaches (None where it is gone), and the RayClusters of it there
+    (rayclusters_of; the region token lists RayClusters cluster-wide), as read; a region planb could not read, or
+    whose answer it cannot read, is left out of both, and so blocks the release (it and why added to `said`)."""
+    jobs: dict[str, Obj | None] = {}
+    rayclusters: dict[str, list[Obj]] = {}
+    for region in seen.clusters:
+        if region not in seen.active:
+            continue
+        try:
+            answers = seen.regions[region]
+            job = answers.get(held.region_job)
+            mine = rayclusters_of(held.owner, answers.items(held.region_clusters))
+            still_held([region], {region: job}, seen.origin, region_clusters={region: mine})  # readable
+        # planb's policy: any error reading one region makes it unreadable, because one must never stop the others
+        except Exception as exc:
+            said.append((region, exc))
+            continue
+        jobs[region], rayclusters[region] = job, mine
+    return jobs, rayclusters

@@ -17,10 +17,11 @@ import datetime as dt
 import json
 import math
 import re
+from collections.abc import Iterable
 
-from planb.kube import Kube, Obj
-from planb.regions.access import kueue_objects as ko
-from planb.regions.access.connection import RegionAccessError, region_connection
+from planb.kube import Obj
+from planb.kubeconfig import Connection
+from planb.regions.keeper.reads import Seen
 
 FIX = "run playbooks/regions.yml, which renews the region tokens"
 _UNAUTHORIZED = re.compile(r"\b401\b|unauthori[sz]ed", re.IGNORECASE)
@@ -54,16 +55,28 @@ def token_expiry(token: str) -> float | None:
     return token_times(token)[1]
 
 
-def manager_side(manager: Kube, region: str, cluster: Obj, wall_now: float) -> str:
+def excused(seen: Seen, late: Iterable[str], wall_now: float) -> dict[str, str]:
+    """Of the `late` regions (not Active for lost_after), those out of reach because of the manager's side, and why
+    (`manager_side`)."""
+    found = {}
+    for region in late:
+        if region in seen.clusters and (
+            why := manager_side(region, seen.conditions[region], seen.tokens.get(region), wall_now)
+        ):
+            found[region] = why
+    return found
+
+
+def manager_side(region: str, active: Obj, token: tuple[Connection, str] | None, wall_now: float) -> str:
     """Why `region`, not Active, is out of reach because of the manager's side ('' when planb cannot tell): Kueue's
-    Active message says 401/Unauthorized, or the token in its kubeconfig Secret expired (`wall_now`: time.time())."""
-    message = str(ko.condition(cluster, "Active").get("message") or "")
+    `active` condition's message says 401/Unauthorized, or the token in its kubeconfig Secret (`token`: the
+    connection and the Secret's name as read, None: none to read) expired (`wall_now`: time.time())."""
+    message = str(active.get("message") or "")
     if _UNAUTHORIZED.search(message):
         return f"{region}: Kueue's connection to it is refused as unauthorized ({message[:200]}); {FIX}"
-    try:
-        conn, source = region_connection(manager, region)
-    except RegionAccessError:
+    if token is None:
         return ""  # no token to read: planb cannot tell, so the region counts as lost as before
+    conn, source = token
     exp = token_expiry(conn.token)
     if exp is None or exp > wall_now:
         return ""
