@@ -25,7 +25,7 @@ from planb.regions.dispatcher import ledger_store
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
 from planb.regions.dispatcher.offer_order import Policy
-from planb.status.goodput import stamp
+from planb.status.detail import stamp
 from planb.status.regions import printable
 
 API_VERSION = "planb.dev/v1alpha1"

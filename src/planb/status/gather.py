@@ -1,8 +1,7 @@
-"""`planb status`'s reads: everything one look shows, read once from the API server and kept as read (objects, log
-texts), nothing interpreted. First every list (fetch), then each RayJob's own objects picked out of them
-(objects_of) and the reads that belong to one job: the regions its Workload went to, its submitter's log, a
-concurrent job's variants; then the regions' tokens and the ledger where asked. planb.status.report interprets what
-this returns, with no read of its own.
+"""`planb status`'s reads: everything one look shows, read once from the API server and kept as read. First every
+list (fetch), then each RayJob's own objects picked out of them (objects_of) and the reads of that job alone (its
+submitters' logs, its variants, its regions), then the regions' tokens and the ledger where asked. planb.status.report
+interprets what this returns, with no read of its own.
 
 The choices made here are which objects to read, never what they mean: a region's copy is read only where it can
 still run the job (the winner once one won, else each region the keeper has not quarantined), a log's tail only when
@@ -11,7 +10,7 @@ its head fills HEAD_BYTES, a ClusterQueue only under a Kubernetes name."""
 from __future__ import annotations
 
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj, items_if_allowed
@@ -122,7 +121,7 @@ class RegionToken:
 
     region: str
     secret: str  # "kueue-system/<name>"
-    token: str
+    token: str = field(repr=False)  # never in a repr (a log line, a traceback's locals)
 
 
 @dataclass(frozen=True)
@@ -247,16 +246,14 @@ def is_dispatched(workload: Obj) -> bool:
     return bool(status.get("clusterName") or status.get("nominatedClusterNames"))
 
 
-def _name(obj: Obj) -> str:
-    return str(obj["metadata"]["name"])
-
-
 def _logs(kube: Kube, pods: list[Obj]) -> list[LogRead]:
     """The submitter pods' logs, oldest pod first; a log the API does not serve is left out."""
     found = []
     for pod in sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or "")):
         try:
-            found.append(_bounded(kube, f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{_name(pod)}/log"))
+            found.append(
+                _bounded(kube, f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{pod['metadata']['name']}/log")
+            )
         except KubeError:
             continue
     return found
@@ -282,7 +279,7 @@ def variant_reads(kube: Kube, parent: Obj, submitters: list[Obj], logs_read: boo
     logs = []
     for pod in [] if logs_read else submitters:
         try:
-            logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{_name(pod)}/log"))
+            logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{pod['metadata']['name']}/log"))
         except KubeError:
             continue
     workloads = kube.items(f"{KUEUE}/namespaces/{ns}/workloads")

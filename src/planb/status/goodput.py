@@ -28,16 +28,6 @@ from planb.status.admissions import Admission, Attempt, admissions, attempt, eve
 from planb.status.lifecycle import since
 from planb.status.trainlog import TrainRecord, TrainRun, parse_log, train_runs
 
-
-def seconds(value: float) -> str:
-    """0.4s, 12.0s, 3m05s: tenths below a minute (a lost step takes less than a second), else lifecycle's form."""
-    return f"{value:.1f}s" if 0 <= value < 60 else lifecycle.duration(value)
-
-
-def stamp(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
-
-
 # ---- the job's goodput -----------------------------------------------------------------------------------------
 
 
@@ -198,83 +188,4 @@ def of_job(
     return compute(rayjob, wl, runs_on, mine, [r for r in requests if r["metadata"]["namespace"] == ns], log, flavor)
 
 
-# ---- what `planb status JOB` prints ----------------------------------------------------------------------------
-
-
-def _named(flavor: str, plans: dict[str, str]) -> str:
-    if not flavor:
-        return "a flavor Kueue's Events do not name"
-    plan = plans.get(flavor)
-    return f"{flavor} (plan {plan})" if plan and plan != flavor else flavor
-
-
-def _attempt(a: Attempt) -> str:
-    if a.done:
-        return f"{a.name} {seconds(a.seconds)} (created -> {a.outcome})"
-    return f"{a.name} {seconds(a.seconds)} so far ({a.outcome})"
-
-
-def _run(i: int, run: Run, plans: dict[str, str], newest: bool, finished: bool) -> str:
-    adm, train = run.admission, run.train
-    if adm is None:
-        head = f"run {i}: no record of its admission left (Kueue's Events last kube-apiserver's --event-ttl)"
-    else:
-        quota = "?" if adm.waited_s is None else seconds(adm.waited_s)
-        checks = "?" if adm.checks_s is None else seconds(adm.checks_s)
-        total = "" if adm.waited_s is None or adm.checks_s is None else f" {seconds(adm.waited_s + adm.checks_s)}"
-        head = (
-            f"run {i} on {_named(adm.flavor, plans)}, admitted {stamp(adm.at)}: "
-            f"waited for admission{total} (quota {quota}, admission checks {checks})"
-        )
-    provisioning = "; ".join(_attempt(a) for a in run.attempts) or "none"
-    if train is None:
-        trained = "training: no train.py run in its log"
-        lost = "steps lost ?"
-    else:
-        kept = "unknown" if train.kept_s is None else seconds(train.kept_s)
-        so_far = " so far" if newest and not finished else ""
-        trained = f"training {kept} kept{so_far} (steps {train.from_step}-{train.to_step})"
-        if train.lost is None:
-            lost = "steps lost 0" if finished or not newest else "steps lost none yet"
-        else:
-            took = "" if train.lost_s is None else f" ({seconds(train.lost_s)})"
-            lost = f"steps lost {train.lost}{took}"
-    return f"    {head}; provisioning {provisioning}; {trained}; {lost}"
-
-
-def block(g: Goodput, plans: dict[str, str]) -> list[str]:
-    """The goodput block of the detail view."""
-    wall = "?" if g.wall_s is None else seconds(g.wall_s)
-    begun = f" since submission at {stamp(g.submitted)}" if g.submitted is not None else " since submission"
-    until = f", finished {stamp(g.finished)}" if g.finished is not None else " (running)"
-    kept = "?" if g.kept_s is None else seconds(g.kept_s)
-    if g.ratio is None:
-        lines = [f"  goodput unknown: missing {'; '.join(g.missing)}"]
-    else:
-        lines = [f"  goodput {g.percent}: training kept {kept} / wall {wall}{begun}{until}"]
-    for i, run in enumerate(g.runs, 1):
-        lines.append(_run(i, run, plans, i == len(g.runs), g.finished is not None))
-    if not g.runs:
-        lines.append("    no run yet: Kueue has not admitted the job")
-    lines += [f"    provisioning for the next run: {_attempt(a)}" for a in g.pending]
-    if g.record is None:
-        lost, step = "? step(s) lost", ""
-    else:
-        lost = f"{g.steps_lost} step(s) lost" + ("" if g.lost_s is None else f" ({seconds(g.lost_s)})")
-        tokens = "" if g.record.tokens is None else f" ({g.record.tokens} tokens)"
-        step = f", {g.record.source}'s latest record at step {g.record.step}{tokens}"
-    lines.append(f"    total: wall {wall}; training {kept} kept{step}; {lost}; goodput {g.percent}")
-    admitted = sum(1 for r in g.runs if r.admission is not None)
-    trained = sum(1 for r in g.runs if r.train is not None)
-    if g.record is not None and admitted != trained:
-        lines.append(
-            f"    Kueue shows {admitted} admission(s) and {g.record.source}'s log {trained} run(s): paired newest "
-            "first (docs/goodput.md)"
-        )
-    if g.hidden:
-        lines.append(f"    {g.hidden} more admission(s) counted in Kueue's Events without their times")
-    lines += [f"    not read: {what}" for what in g.unreadable]
-    return lines
-
-
-__all__ = ["Goodput", "Run", "block", "compute", "of_job", "pair", "seconds", "stamp"]
+__all__ = ["Goodput", "Run", "compute", "of_job", "pair"]

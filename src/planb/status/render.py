@@ -10,8 +10,8 @@ and yaml.safe_dump quotes a string that holds one and writes it as an escape."""
 
 from __future__ import annotations
 
-from planb.status import goodput as goodput_
-from planb.status import lifecycle, variants
+from planb.status import lifecycle
+from planb.status.detail import goodput_lines, variants_lines, variants_summary
 from planb.status.job_status import JobStatus
 from planb.status.regions import printable
 
@@ -55,7 +55,7 @@ def table(jobs: list[JobStatus]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines += [f"MOVED {job.namespace}/{job.name}: {job.moved}" for job in jobs if job.moved]
-    lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants.summary(j.concurrent)}" for j in jobs if j.concurrent]
+    lines += [f"CONCURRENT {j.namespace}/{j.name}: {variants_summary(j.concurrent)}" for j in jobs if j.concurrent]
     lines += [f"REGION {j.namespace}/{j.name}: {j.regions.line()}" for j in jobs if j.regions]
     return printable("\n".join(lines))
 
@@ -70,7 +70,7 @@ def explain(job: JobStatus) -> str:
     else:
         lines += _admitted_lines(job)
     if job.goodput is not None:
-        lines += goodput_.block(job.goodput, job.flavor_plans)
+        lines += goodput_lines(job.goodput, job.flavor_plans)
     return printable("\n".join(lines))
 
 
@@ -99,7 +99,7 @@ def _admitted_lines(job: JobStatus) -> list[str]:
     if job.phases:
         lines.append(f"    phases: {job.phases}")
     if job.concurrent is not None:
-        lines += variants.describe(job.concurrent, job.flavor_plans)
+        lines += variants_lines(job.concurrent, job.flavor_plans)
     for ps in job.podsets:
         flavors = ", ".join(f"{r}={f}" for r, f in sorted(ps.flavors.items()))
         lines.append(f"    podset {ps.name} x{ps.count}: {flavors}")

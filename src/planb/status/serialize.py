@@ -19,6 +19,7 @@ import yaml
 from planb.errors import UsageError
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, variants
+from planb.status.detail import stamp
 from planb.status.job_status import JobStatus
 from planb.status.regions import TokenWarning
 
@@ -45,7 +46,7 @@ def _key(name: str) -> str:
 
 def _value(name: str, value: Any) -> Any:
     if name in TIME_FIELDS and isinstance(value, int | float) and not isinstance(value, bool):
-        return goodput_.stamp(float(value))
+        return stamp(float(value))
     return plain(value)
 
 
@@ -85,7 +86,7 @@ def warning(found: TokenWarning) -> dict[str, Any]:
     return {
         "region": found.region,
         "secret": found.secret,
-        "expires": goodput_.stamp(found.expires),
+        "expires": stamp(found.expires),
         "leftSeconds": round(found.left_s),
         "message": found.line(),
     }

@@ -159,32 +159,4 @@ def of_parent(parent: Obj, reads: VariantReads, log: str | None = None) -> Varia
     return collect(parent, reads.workloads, reads.events, order, newest)
 
 
-def summary(found: Variants) -> str:
-    """One line: where the job runs, what it pursues, how often it migrated and the steps that cost."""
-    lost = [m.steps_lost for m in found.migrations if m.steps_lost is not None]
-    return (
-        f"runs on {found.running_on}, pursues {', '.join(found.pursued) or '-'}, "
-        f"{len(found.migrations)} migration(s)" + (f", {sum(lost)} step(s) lost" if lost else "")
-    )
-
-
-def describe(found: Variants, plans: dict[str, str]) -> list[str]:
-    """The detail lines of `planb status JOB` for a concurrent job."""
-
-    def named(flavor: str) -> str:
-        plan = plans.get(flavor)
-        return f"{flavor} (plan {plan})" if plan and plan != flavor else flavor
-
-    lines = [
-        f"  concurrent ladder: runs on {named(found.running_on)}; pursues "
-        + (", ".join(named(f) for f in found.pursued) or "no more preferred plan")
-    ]
-    for v in found.variants:
-        lines.append(f"    variant {v.name}: {v.flavor} {v.state}")
-    for m in found.migrations:
-        lost = "steps lost unknown" if m.steps_lost is None else f"{m.steps_lost} step(s) lost"
-        lines.append(f"  migrated at {m.at}: {m.from_flavor} -> {m.to_flavor or '?'} ({lost})")
-    return lines
-
-
-__all__ = ["Migration", "Variant", "Variants", "collect", "describe", "is_parent", "of_parent", "steps_lost", "summary"]
+__all__ = ["Migration", "Variant", "Variants", "collect", "is_parent", "of_parent", "steps_lost"]

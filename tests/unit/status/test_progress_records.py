@@ -7,7 +7,8 @@ line), with the records docs/your-code.md defines.
 from __future__ import annotations
 
 from planb.status import lifecycle
-from planb.status.goodput import block, compute
+from planb.status.detail import goodput_lines
+from planb.status.goodput import compute
 from planb.status.progress import RECORDS, Resume, parse_records
 from planb.status.trainlog import parse_log
 
@@ -61,5 +62,5 @@ def test_status_counts_a_programs_goodput_from_its_records() -> None:
     g = compute(rayjob, None, [], [], [], RESUMED, now=lifecycle.parse_time("2026-12-07T10:01:15Z"))
     assert g.kept_s == 7.5 and g.steps_lost == 1 and g.lost_s == 0.25
     assert g.percent == f"{100 * 7.5 / 75:.1f}%"
-    (total,) = [line for line in block(g, {}) if line.startswith("    total:")]
+    (total,) = [line for line in goodput_lines(g, {}) if line.startswith("    total:")]
     assert "the program's latest record at step 30 (15360 tokens); 1 step(s) lost (0.2s)" in total, total
