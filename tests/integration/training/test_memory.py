@@ -88,8 +88,10 @@ def _loss_and_grads(train: ModuleType, cfg: Any, interpret: bool = False) -> tup
         logits = model.apply(params, tokens[:, :-1]).astype(np.float32)
         return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
 
+    # One compiled program, as train.py's step is, which JAX's persistent cache (conftest.py) holds on a warm machine;
+    # op by op, each operation was dispatched and compiled apart (14.6 CPU-s for this file against 9.5, 2026-12-07).
     with jax.default_matmul_precision("highest"):
-        loss, grads = jax.value_and_grad(loss_fn)(state["params"])
+        loss, grads = jax.jit(jax.value_and_grad(loss_fn))(state["params"])
     return float(loss), [np.asarray(g) for g in jax.tree.leaves(grads)]
 
 
