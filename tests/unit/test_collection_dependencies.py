@@ -12,6 +12,7 @@ against src/planb's imports) is tests/unit/test_dependencies.py.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -178,11 +179,17 @@ def _plugin_fqcns(plugins: Path) -> set[str]:
 
 def collection_fqcns() -> set[str]:
     """Every FQCN the planb.gke collection's roles, playbooks and plugins use."""
+    return set(_scan_collection())
+
+
+@functools.cache
+def _scan_collection() -> frozenset[str]:
+    """`collection_fqcns`, its files read and parsed once for the session's tests."""
     found = _role_fqcns(COLLECTION / "roles") | _plugin_fqcns(COLLECTION / "plugins")
     playbooks = COLLECTION / "playbooks"
     for path in sorted(playbooks.rglob("*.yml")):
         found |= _yaml_fqcns(path, "data" if path.parent != playbooks else "plays")
-    return found
+    return frozenset(found)
 
 
 def repository_fqcns() -> set[str]:

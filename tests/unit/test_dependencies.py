@@ -45,6 +45,12 @@ def _normalize(name: str) -> str:
 
 def imported_modules(root: Path) -> dict[str, set[str]]:
     """Module -> the files under root that import it (statements and importlib's string arguments)."""
+    return {module: set(files) for module, files in _scan(root).items()}
+
+
+@functools.cache
+def _scan(root: Path) -> dict[str, set[str]]:
+    """`imported_modules` of `root`, its files read and parsed once for the session's tests (callers get copies)."""
     found: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         names: list[str] = []

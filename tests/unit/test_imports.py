@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import subprocess
@@ -55,7 +56,9 @@ def _wing(module: str) -> str | None:
     return next((wing for wing in WINGS if module == wing or module.startswith(wing + ".")), None)
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
+    """The planb modules a file imports by a statement; each file read and parsed once for the session's tests."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -63,7 +66,7 @@ def _imports(path: Path) -> set[str]:
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return {name for name in found if name.startswith("planb.")}
+    return frozenset(name for name in found if name.startswith("planb."))
 
 
 def _modules() -> dict[str, Path]:
