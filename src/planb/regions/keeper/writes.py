@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from planb.kube import Kube, KubeError, Obj
 from planb.regions.access.kueue_objects import unreadable
@@ -17,9 +17,36 @@ from planb.regions.keeper.leftovers import WAITING_KEY, cap
 from planb.regions.keeper.options import KeeperSettings
 from planb.regions.keeper.origin import OLD_QUARANTINED, QUARANTINED_KEY
 
-if TYPE_CHECKING:  # the deciders import Patch and Delete from here
-    from planb.regions.keeper.quarantine import Quarantining
-    from planb.regions.keeper.rejoin import Rejoining
+
+class Quarantining(Protocol):
+    """What a quarantine writes (planb.regions.keeper.quarantine.Quarantining): the ConfigMap's list, then the
+    config's clusters."""
+
+    @property
+    def away(self) -> list[str]: ...
+
+    @property
+    def clusters(self) -> list[str]: ...
+
+
+class Rejoining(Protocol):
+    """What a rejoin writes (planb.regions.keeper.rejoin.Rejoining): the regions returning into the config, then the
+    ConfigMap's list and what its regions wait for, when that changed from what was written."""
+
+    @property
+    def returning(self) -> list[str]: ...
+
+    @property
+    def away(self) -> list[str]: ...
+
+    @property
+    def waiting(self) -> dict[str, str]: ...
+
+    @property
+    def written(self) -> Mapping[str, str]: ...
+
+    @property
+    def state_changed(self) -> bool: ...
 
 
 @dataclass(frozen=True)
