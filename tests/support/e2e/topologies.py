@@ -240,15 +240,10 @@ class Topologies:
         return revisions
 
     def restore_queues(self) -> None:
-        """The queues release rolled back to the converge's revision, and that rollback's revision kept as the one
-        to compare with. A test that changed the release and removes objects of its own (test_teams.py, its teams'
-        namespaces) calls this first: a rollback whose objects' namespace is gone fails on them.
-
-        The queue objects are kept (helm.sh/resource-policy: keep), so after an upgrade that left some of them out
-        (test_teams.py: the default LocalQueue and job ServiceAccount) they are in the cluster but not in the current
-        revision, and Helm 3's first rollback fails on them: "no ServiceAccount with the name "planb-job" found"
-        (helm pkg/kube/client.go Update; helm/helm#13142, fixed in Helm 4 by helm/helm#31412). The failed rollback's
-        revision holds them, so the second succeeds, as it does for a user (docs/upgrading.md)."""
+        """The queues release back at the converge's revision (test_teams.py calls it before removing its teams'
+        namespaces). Its kept objects (helm.sh/resource-policy: keep) an upgrade left out fail Helm 3's first
+        rollback, "no ServiceAccount with the name "planb-job" found" (helm/helm#13142, fixed in Helm 4 by
+        helm/helm#31412); the failed attempt's revision holds them, so the second succeeds (docs/upgrading.md)."""
         rollback = ("rollback", "planb-queues", str(self.queues_revision))
         first = self.helm(*rollback, check=False)
         if first.returncode != 0:
