@@ -245,8 +245,7 @@ class Topologies:
         rollback, "no ServiceAccount with the name "planb-job" found" (helm/helm#13142, fixed in Helm 4 by
         helm/helm#31412); the failed attempt's revision holds them, so the second succeeds (docs/upgrading.md)."""
         rollback = ("rollback", "planb-queues", str(self.queues_revision))
-        first = self.helm(*rollback, check=False)
-        if first.returncode != 0:
+        if (first := self.helm(*rollback, check=False)).returncode != 0:
             assert "with the name" in first.stderr, first.stderr
             self.helm(*rollback)
         self.queues_revision = self._release_revisions().get("planb-queues", 0)
