@@ -1,9 +1,9 @@
 """playbooks/cluster.yml with a four-rung ladder against the emulator.
 
 planb_plans = reservation -> on-demand -> dws -> spot: every plan's pools are created in that order with the GKE
-settings of their kind, a second run changes nothing, a check run writes nothing, and a missing reservation
-stops the play before any write; what the converge leaves in the emulator validates against Google's discovery
-documents. (The Kueue side of the ladder is tested with the queues chart.)
+settings of their kind, a second run changes nothing, a check run of site.yml writes nothing, and a missing
+reservation stops the play before any write; what the converge leaves in the emulator validates against Google's
+discovery documents. (The Kueue side of the ladder is tested with the queues chart.)
 """
 
 from __future__ import annotations
@@ -32,11 +32,17 @@ LADDER: list[dict[str, Any]] = [
 ]
 
 
-def _run(emulator: RunningEmulator, tmp_path: Path, *extra: str, ladder: object = LADDER) -> tuple[int, str]:
+def _run(
+    emulator: RunningEmulator,
+    tmp_path: Path,
+    *extra: str,
+    ladder: object = LADDER,
+    playbook: str = "playbooks/cluster.yml",
+) -> tuple[int, str]:
     plans = tmp_path / "plans.yml"
     plans.write_text(yaml.safe_dump({"planb_plans": ladder}))
     env = {"GKE_API_ENDPOINT": emulator.url, "PLANB_STATE_DIR": str(tmp_path / "state")}
-    done = ansible_playbook("playbooks/cluster.yml", "-i", "inventories/local", "-e", f"@{plans}", *extra, env=env)
+    done = ansible_playbook(playbook, "-i", "inventories/local", "-e", f"@{plans}", *extra, env=env)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -127,12 +133,26 @@ def test_a_four_rung_ladder_converges_in_order_and_a_rerun_changes_nothing(
     assert emulator.writes()[writes:] == []
 
 
-def test_check_mode_on_a_fresh_project_writes_nothing(emulator: RunningEmulator, tmp_path: Path) -> None:
+def test_site_check_diff_on_a_fresh_project_shows_the_ladder_and_writes_nothing(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """`ansible-playbook site.yml --check --diff` on a project with no cluster yet, the ladder's reservation made: no
+    cluster means no API server to reach, so the GKE emulator alone serves it (no stack). The run shows what it would
+    create (the cluster, the plans' pools, with their diffs) and says Kueue and the queues would be installed once the
+    cluster exists; it sends GKE no write and leaves no kubeconfig behind."""
     _reserve(emulator)
-    rc, out = _run(emulator, tmp_path, "--check")
+    rc, out = _run(emulator, tmp_path, "--check", "--diff", playbook="site.yml")
     assert rc == 0, out[-4000:]
+    # The diffs of what it would create: the plans' pools, the DWS plan's with queued provisioning.
+    assert "+    name: on-demand-pool" in out and "+    name: dws-pool" in out, out[-4000:]
+    assert "+    queuedProvisioning:\n+        enabled: true" in out, out[-4000:]
+    words = " ".join(out.split())  # the messages as the YAML callback folds them
+    assert "does not exist yet (no cluster): Kueue v0.19.2 would be installed." in words, out[-4000:]
+    assert "does not exist yet (no cluster): the queues of profile tpu-v6e-4x4 would be installed." in words
+    # Only the test's own reservations.insert.
     assert [w for w in emulator.writes() if not w["path"].startswith("/compute/")] == []
     assert _pools(emulator) == {}
+    assert not list((tmp_path / "state").rglob("*kubeconfig*")), "a check run wrote a kubeconfig"
 
 
 def test_a_missing_or_too_small_reservation_stops_the_play_before_any_write(
