@@ -18,8 +18,8 @@ import yaml
 
 from planb import paths
 from tests.support.shared.chart.helm import YAML_LOADER
-from tests.support.shared.kueue.role_playbook import run_for_hosts, run_playbook
-from tests.support.shared.kueue.run_once import ahead, keep, once, take_ahead
+from tests.support.shared.kueue.role_playbook import run_declared, run_playbook
+from tests.support.shared.kueue.run_once import ahead, once
 
 KIND = "kueue role config"
 
@@ -69,7 +69,7 @@ def configure_ahead(*inputs: tuple[str, dict[str, Any] | None]) -> None:
 def role_config(tmp_path: Path, mode: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the role's config tasks against the pinned chart; what it would hand to helm or the host Kueue."""
     helm = need(paths.tool("helm"))
-    _configure_declared(tmp_path / "declared", helm)
+    run_declared(KIND, tmp_path / "declared", PLAYBOOK, lambda inputs, out: _variables(helm, inputs[0], out, inputs[1]))
     return once(KIND, [mode, extra or {}], lambda: _run_role_config(tmp_path, helm, mode, extra))
 
 
@@ -83,23 +83,6 @@ def _variables(helm: Path, mode: str, out: Path, extra: dict[str, Any] | None) -
         "planb_test_out": str(out),
         **(extra or {}),
     }
-
-
-def _configure_declared(folder: Path, helm: Path) -> None:
-    """The role's configuration for every input declared and not run yet, in one run, one host each; an input whose
-    host fails is not kept (its test runs it alone and shows why)."""
-    pending = take_ahead(KIND)
-    if len(pending) < 2:
-        return
-    outs = [folder / f"kueue-config-{i}.json" for i in range(len(pending))]
-    hosts = {
-        f"input-{i}": _variables(helm, mode, out, extra)
-        for i, (out, (mode, extra)) in enumerate(zip(outs, pending, strict=True))
-    }
-    run_for_hosts(folder, PLAYBOOK.replace("hosts: localhost", "hosts: all", 1), hosts)
-    for out, inputs in zip(outs, pending, strict=True):
-        if out.is_file():
-            keep(KIND, inputs, json.loads(out.read_text()))
 
 
 def _run_role_config(tmp_path: Path, helm: Path, mode: str, extra: dict[str, Any] | None) -> dict[str, Any]:

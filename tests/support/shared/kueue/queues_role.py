@@ -13,8 +13,8 @@ import yaml
 
 from planb import paths
 from planb.build import golden
-from tests.support.shared.kueue.role_playbook import run_for_hosts, run_playbook
-from tests.support.shared.kueue.run_once import ahead, keep, once, take_ahead
+from tests.support.shared.kueue.role_playbook import run_declared, run_playbook
+from tests.support.shared.kueue.run_once import ahead, once
 
 KIND = "kueue_queues chart values"
 PLAYBOOK = """\
@@ -57,24 +57,8 @@ def derive_ahead(*extras: dict[str, Any]) -> None:
 
 def chart_values_of(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:
     """The chart values the role derives from `extra`; asserts that it succeeds."""
-    _derive_declared(tmp_path / "declared")
+    run_declared(KIND, tmp_path / "declared", PLAYBOOK, lambda declared, out: {**_variables(out), **declared})
     return once(KIND, extra, lambda: _run_chart_values(tmp_path, extra))
-
-
-def _derive_declared(folder: Path) -> None:
-    """The chart values of every input declared and not derived yet, in one run, one host each; an input whose host
-    fails is not kept (its test runs it alone and shows why)."""
-    pending = take_ahead(KIND)
-    if len(pending) < 2:
-        return
-    outs = [folder / f"values-{i}.json" for i in range(len(pending))]
-    hosts = {
-        f"input-{i}": {**_variables(out), **extra} for i, (out, extra) in enumerate(zip(outs, pending, strict=True))
-    }
-    run_for_hosts(folder, PLAYBOOK.replace("hosts: localhost", "hosts: all", 1), hosts)
-    for out, extra in zip(outs, pending, strict=True):
-        if out.is_file():
-            keep(KIND, extra, json.loads(out.read_text()))
 
 
 def _run_chart_values(tmp_path: Path, extra: dict[str, Any]) -> dict[str, Any]:

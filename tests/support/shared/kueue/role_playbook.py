@@ -8,10 +8,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from planb import paths
+from tests.support.shared.kueue.run_once import keep, take_ahead
 
 
 def run_playbook(playbook: Path, text: str, extra_vars: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -32,6 +34,22 @@ def run_for_hosts(folder: Path, text: str, hosts: dict[str, dict[str, Any]]) -> 
     (folder / "inventory.json").write_text(json.dumps(inventory))  # YAML's superset: the inventory's yaml plugin
     (folder / "playbook.yml").write_text(text)
     return _ansible_playbook("-i", str(folder / "inventory.json"), str(folder / "playbook.yml"))
+
+
+def run_declared(kind: str, folder: Path, text: str, variables: Callable[[Any, Path], dict[str, Any]]) -> None:
+    """The play `text` (``hosts: localhost``, run for all hosts here) for every input declared for `kind` whose result
+    `once` lacks (run_once.py), in one run of one host each: `variables(inputs, out)` are the host's, and the JSON
+    the play writes to `out` is kept as the result. An input whose host fails is not kept (its test runs it alone
+    and shows why); nothing runs for fewer than two."""
+    pending = take_ahead(kind)
+    if len(pending) < 2:
+        return
+    outs = [folder / f"result-{i}.json" for i in range(len(pending))]
+    hosts = {f"input-{i}": variables(inputs, out) for i, (inputs, out) in enumerate(zip(pending, outs, strict=True))}
+    run_for_hosts(folder, text.replace("hosts: localhost", "hosts: all", 1), hosts)
+    for inputs, out in zip(pending, outs, strict=True):
+        if out.is_file():
+            keep(kind, inputs, json.loads(out.read_text()))
 
 
 def _ansible_playbook(*args: str) -> subprocess.CompletedProcess[str]:
