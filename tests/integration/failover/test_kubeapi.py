@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import ssl
 import subprocess
 import sys
@@ -28,6 +29,8 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: Any
+    #: The client's port: one per connection.
+    port: int = 0
 
 
 @dataclass
@@ -38,14 +41,18 @@ class Server:
     answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
 
 
-def serve(tls: tuple[Path, Path] | None = None) -> Iterator[Server]:
+def serve(tls: tuple[Path, Path] | None = None, keep_alive: bool = False) -> Iterator[Server]:
+    """A server on loopback; with `keep_alive` it speaks HTTP/1.1 and keeps each connection (as an API server does)."""
     state = Server(url="")
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def handle_any(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            state.seen.append(Seen(self.command, self.path, dict(self.headers), json.loads(raw) if raw else None))
+            body = json.loads(raw) if raw else None
+            state.seen.append(Seen(self.command, self.path, dict(self.headers), body, self.client_address[1]))
             status, answer = state.answers.get(self.path, (200, {"kind": "Echo"}))
             body = json.dumps(answer).encode()
             self.send_response(status)
@@ -224,3 +231,40 @@ def test_in_cluster_credentials_are_the_pods_service_account(tmp_path: Path) -> 
     assert Credentials.in_cluster(env6, tmp_path).server == "https://[fd00::1]:443"
     with pytest.raises(CredentialsError, match="--server, --token-file and --ca-file"):
         Credentials.in_cluster({}, tmp_path)
+
+
+PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+
+
+def test_requests_share_one_kept_connection_opened_again_once_the_server_drops_it(
+    token: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in PROXIES:
+        monkeypatch.delenv(name, raising=False)
+    served = serve(keep_alive=True)
+    server = next(served)
+    try:
+        api = KubeApi(Credentials(server.url, token))
+        assert api.direct
+        for _ in range(3):
+            api.list_objects("kueue.x-k8s.io", "v1beta2", "workloads", "team-a")
+        assert len({seen.port for seen in server.seen}) == 1  # one connection, one TLS handshake on an API server
+        assert api.connection is not None and api.connection.sock is not None
+        api.connection.sock.shutdown(socket.SHUT_RDWR)  # as an API server's restart leaves it
+        api.json_patch("ray.io", "v1", "rayjobs", "team-a", "job-1", [])
+        assert [seen.method for seen in server.seen] == ["GET", "GET", "GET", "PATCH"]  # the patch sent once
+        assert len({seen.port for seen in server.seen}) == 2
+    finally:
+        served.close()
+
+
+def test_through_a_proxy_the_environment_names_the_requests_go_by_urllib(
+    server: Server, token: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in PROXIES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.url)  # `server` stands in for the proxy
+    api = KubeApi(Credentials("http://127.0.0.1:1", token))
+    assert not api.direct
+    api.list_objects("ray.io", "v1", "rayjobs", "default")
+    assert [seen.path for seen in server.seen] == ["http://127.0.0.1:1/apis/ray.io/v1/namespaces/default/rayjobs"]

@@ -1,4 +1,4 @@
-"""The failover controller's Kubernetes API client: the standard library only (urllib, ssl, json).
+"""The failover controller's Kubernetes API client: the standard library only (http.client, urllib, ssl, json).
 
 The controller needs four calls, so it carries them instead of a client library that a stock Python
 image lacks: get one object, list one resource in one namespace (or the whole cluster), a JSON patch
@@ -17,6 +17,11 @@ The token file is read again for every request: a bound ServiceAccount token is 
 (https://kubernetes.io/docs/reference/access-authn-authz/service-accounts-admin/#bound-service-account-token-volume),
 so a copy read once would expire. No kubeconfig is parsed.
 
+Its requests go on one kept-alive HTTP/1.1 connection, as client-go's transport keeps its connections: a connection
+and TLS handshake per request cost the controller and the API server more than its list of Workloads every poll.
+When the environment names a proxy for the server (``HTTPS_PROXY``, not bypassed by ``NO_PROXY``), they go through
+urllib's opener, which takes it, as before.
+
 The token goes only where the server URL says (planb's policy, because a bearer token sent elsewhere is a
 credential lost): a redirect is refused, not followed (urllib would follow a 3xx with the Authorization header
 to wherever it points), and a plain ``http://`` server is refused unless it is a loopback address (tests and a
@@ -26,9 +31,11 @@ local API server on this machine).
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -37,6 +44,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 Obj = dict[str, Any]
+#: An answer's status, reason, Location header and body.
+Answer = tuple[int, str, str, bytes]
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 JSON_PATCH = "application/json-patch+json"
@@ -139,6 +148,16 @@ class KubeApi:
             cafile = str(credentials.ca_file) if credentials.ca_file else None
             self.context = ssl.create_default_context(cafile=cafile)
         self.opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=self.context), _RefuseRedirects)
+        url = urllib.parse.urlsplit(credentials.server)
+        #: The path the server URL carries before the API's ('' for an API server's).
+        self.base = url.path.rstrip("/")
+        #: No proxy in the environment for the server (urllib's rule): requests go on one kept-alive connection, not
+        #: a new connection and TLS handshake each (a list every poll); through a proxy, by urllib's opener.
+        self.direct = not urllib.request.getproxies().get(url.scheme) or bool(
+            urllib.request.proxy_bypass(url.hostname or "")
+        )
+        self.connection: http.client.HTTPConnection | None = None
+        self.lock = threading.Lock()
 
     def token(self) -> str:
         return self.credentials.token_file.read_text().strip()
@@ -148,25 +167,67 @@ class KubeApi:
         headers = {"Accept": "application/json", "Authorization": f"Bearer {self.token()}"}
         if data is not None:
             headers["Content-Type"] = content_type
+        send = self._kept if self.direct else self._opened
+        status, reason, location, payload = send(method, path, data, headers)
+        if 300 <= status < 400:
+            raise ApiError(
+                status,
+                f"redirect to {location or 'elsewhere'} refused: the token goes only to {self.credentials.server}",
+            )
+        if status >= 400:
+            text = payload.decode(errors="replace")
+            with contextlib.suppress(ValueError, AttributeError):  # a metav1.Status names its reason (Forbidden...)
+                reason = str(json.loads(text).get("reason") or reason)
+            raise ApiError(status, reason, text)
+        found: Any = json.loads(payload) if payload else {}
+        return dict(found)
+
+    def _kept(self, method: str, path: str, data: bytes | None, headers: dict[str, str]) -> Answer:
+        """One request on the kept-alive connection (HTTP/1.1), opened again once when the server closed it
+        meanwhile (a GET whatever broke; a write only when it broke before the server could read it)."""
+        with self.lock:
+            for attempt in (1, 2):
+                reused = self.connection is not None
+                if self.connection is None:
+                    self.connection = self._connect()
+                try:
+                    self.connection.request(method, self.base + path, data, headers)
+                    response = self.connection.getresponse()
+                    answer = (
+                        response.status,
+                        str(response.reason),
+                        response.getheader("Location") or "",
+                        response.read(),
+                    )
+                except (OSError, http.client.HTTPException) as exc:
+                    self.connection.close()
+                    self.connection = None
+                    unread = isinstance(exc, (http.client.RemoteDisconnected, BrokenPipeError))
+                    if reused and attempt == 1 and (method == "GET" or unread):
+                        continue
+                    raise ApiError(0, f"{self.credentials.server} unreachable", str(exc)) from exc
+                if response.will_close:
+                    self.connection.close()
+                    self.connection = None
+                return answer
+        raise AssertionError("unreachable")
+
+    def _connect(self) -> http.client.HTTPConnection:
+        url = urllib.parse.urlsplit(self.credentials.server)
+        if url.scheme == "https":
+            return http.client.HTTPSConnection(url.netloc, timeout=self.timeout, context=self.context)
+        return http.client.HTTPConnection(url.netloc, timeout=self.timeout)
+
+    def _opened(self, method: str, path: str, data: bytes | None, headers: dict[str, str]) -> Answer:
+        """One request through urllib's opener, which takes the proxy the environment names."""
         req = urllib.request.Request(self.credentials.server.rstrip("/") + path, data, headers, method=method)
         try:
             with self.opener.open(req, timeout=self.timeout) as resp:
-                payload = resp.read()
+                return resp.status, str(resp.reason), "", resp.read()
         except urllib.error.HTTPError as exc:
-            if 300 <= exc.code < 400:
-                where = exc.headers.get("Location") or "elsewhere"
-                raise ApiError(
-                    exc.code, f"redirect to {where} refused: the token goes only to {self.credentials.server}"
-                ) from exc
-            text = exc.read().decode(errors="replace")
-            reason = str(exc.reason)
-            with contextlib.suppress(ValueError, AttributeError):  # a metav1.Status names its reason (Forbidden...)
-                reason = str(json.loads(text).get("reason") or reason)
-            raise ApiError(exc.code, reason, text) from exc
+            return exc.code, str(exc.reason), exc.headers.get("Location") or "", exc.read()
         except (urllib.error.URLError, OSError) as exc:
             raise ApiError(0, f"{self.credentials.server} unreachable", str(exc)) from exc
-        found: Any = json.loads(payload) if payload else {}
-        return dict(found)
 
     def get(self, group: str, version: str, plural: str, namespace: str, name: str) -> Obj:
         return self.request("GET", resource_path(group, version, plural, namespace, name))
