@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from planb.catalog import values
-from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, derive_ahead, render, role
+from tests.support.shared.kueue.queues_role import FOUR, chart_values_of, derive_ahead, refusals, render
 
 pytestmark = pytest.mark.tools
 
@@ -50,19 +50,28 @@ def test_no_plans_keep_the_seed_s_values(tmp_path: Path) -> None:
     assert chart["plans"] == {"onDemand": {"planb.dev/plan": "on-demand"}, "dws": {"planb.dev/plan": "dws"}}
 
 
+#: (plans, what the refusal says)
+BAD_PLANS: list[tuple[Any, str]] = [
+    ({"name": "spot"}, "kueue_queues_ladder={'name': 'spot'} must be a list of plans"),
+    ([{**FOUR[1], "kind": "preemptible"}], "kueue_queues_ladder[0]="),
+    ([{**FOUR[1], "slices": 0}], "slices (a whole number >= 1)"),
+    ([{**FOUR[1], "name": "On Demand"}], "name (a DNS label of at most 63 characters"),
+    ([{k: v for k, v in FOUR[0].items() if k != "reservation"}], "a reservation plan also reservation"),
+    ([FOUR[1], {**FOUR[3], "name": "on-demand"}], "names a plan twice: ['on-demand', 'on-demand']"),
+]
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str | None, Path]]:
+    """The role on every bad ladder, in one ansible-playbook run of one host each (Ansible's start paid once)."""
+    return refusals(tmp_path_factory.mktemp("bad-plans"), [{"kueue_queues_ladder": ladder} for ladder, _ in BAD_PLANS])
+
+
 @pytest.mark.parametrize(
-    ("ladder", "message"),
-    [
-        ({"name": "spot"}, "kueue_queues_ladder={'name': 'spot'} must be a list of plans"),
-        ([{**FOUR[1], "kind": "preemptible"}], "kueue_queues_ladder[0]="),
-        ([{**FOUR[1], "slices": 0}], "slices (a whole number >= 1)"),
-        ([{**FOUR[1], "name": "On Demand"}], "name (a DNS label of at most 63 characters"),
-        ([{k: v for k, v in FOUR[0].items() if k != "reservation"}], "a reservation plan also reservation"),
-        ([FOUR[1], {**FOUR[3], "name": "on-demand"}], "names a plan twice: ['on-demand', 'on-demand']"),
-    ],
+    ("index", "message"), [(i, message) for i, (_, message) in enumerate(BAD_PLANS)], ids=[m for _, m in BAD_PLANS]
 )
-def test_bad_plans_are_refused(tmp_path: Path, ladder: Any, message: str) -> None:
-    done = role(tmp_path, {"kueue_queues_ladder": ladder})
-    assert done.returncode != 0
-    assert message in done.stdout, done.stdout[-3000:]
-    assert not (tmp_path / "values.json").exists()
+def test_bad_plans_are_refused(refused: list[tuple[str | None, Path]], index: int, message: str) -> None:
+    failure, values = refused[index]
+    assert failure is not None, f"{BAD_PLANS[index][0]} passed"
+    assert message in failure, failure[-3000:]
+    assert not values.exists()

@@ -13,7 +13,7 @@ import yaml
 
 from planb import paths
 from planb.build import golden
-from tests.support.shared.kueue.role_playbook import run_declared, run_playbook
+from tests.support.shared.kueue.role_playbook import failures_by_host, run_declared, run_for_hosts, run_playbook
 from tests.support.shared.kueue.run_once import ahead, once
 
 KIND = "kueue_queues chart values"
@@ -48,6 +48,17 @@ def _variables(out: Path) -> dict[str, Any]:
 
 def role(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     return run_playbook(tmp_path / "queues.yml", PLAYBOOK, {**_variables(tmp_path / "values.json"), **extra})
+
+
+def refusals(folder: Path, extras: list[dict[str, Any]]) -> list[tuple[str | None, Path]]:
+    """For each of `extras`, in one run of one host each: what the output says of the role's failure on it (None when
+    it passed), and the file its chart values would have been written to."""
+    outs = [folder / f"values-{i}.json" for i in range(len(extras))]
+    hosts = {
+        f"input-{i}": {**_variables(out), **extra} for i, (extra, out) in enumerate(zip(extras, outs, strict=True))
+    }
+    failed = failures_by_host(run_for_hosts(folder, PLAYBOOK, hosts))
+    return [(failed.get(f"input-{i}"), out) for i, out in enumerate(outs)]
 
 
 def derive_ahead(*extras: dict[str, Any]) -> None:
