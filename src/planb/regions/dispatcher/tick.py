@@ -2,7 +2,9 @@
 dispatcher (``planb regions keep --dispatch``; the decisions: ``planb.regions.dispatcher.nomination``, the policy:
 ``planb.regions.dispatcher.offer_order``).
 
-Each keeper tick, for every Workload of the MultiKueue check that Kueue would sync now
+Each keeper tick first reads (``planb.regions.dispatcher.reads``: the regions' ladders and copies, Google's advice and
+the reservations' rooms that its decisions need), then decides over what it read, nothing read meanwhile, then writes
+the nominations and the ledger. For every Workload of the MultiKueue check that Kueue would sync now
 (``planb.regions.dispatcher.nomination.awaits_nomination``):
 
 1. **Plan once per dispatch.** The job's pairs are every region of the MultiKueueConfig that Kueue reaches
@@ -32,35 +34,31 @@ and requests keep their place.
 from __future__ import annotations
 
 import time
-import urllib.parse
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from planb.kube import Kube, KubeError, Obj, printable
-from planb.regions.access.connection import KUEUE, RegionAccessError, region_kube
-from planb.regions.access.kubeconfig import is_dns_subdomain
-from planb.regions.access.kueue_objects import is_active, unreadable
+from planb.regions.access.connection import KUEUE, region_kube
+from planb.regions.access.kueue_objects import unreadable
 from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher import nomination as dp
 from planb.regions.dispatcher.advise import Advise
-from planb.regions.dispatcher.google_advice import Advice
 from planb.regions.dispatcher.job_dispatch import DispatchSettings, JobDispatch
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger, LedgerError
-from planb.regions.dispatcher.offer_order import Candidate, plan
+from planb.regions.dispatcher.offer_order import plan
+from planb.regions.dispatcher.reads import DispatchReads, Look, Reading
 from planb.regions.dispatcher.reservation_reads import Read, Rooms
-from planb.regions.dispatcher.reservation_room import ReservationRef, Room
 
 APPLY = "application/apply-patch+yaml"
 
 
-class NotAName(ValueError):
-    """A name read from a cluster that is not a Kubernetes object name (DNS-1123 subdomain)."""
+@dataclass(frozen=True)
+class Apply:
+    """A nomination to write: the regions for the Workload's ``status.nominatedClusterNames``."""
 
-
-def _segment(name: str) -> str:
-    """`name` quoted as one URL path segment, once it is a DNS-1123 subdomain (else NotAName, its text escaped)."""
-    if not is_dns_subdomain(name):
-        raise NotAName(f"{printable(repr(name[:100]), one_line=True)} is not a Kubernetes name (DNS-1123 subdomain)")
-    return urllib.parse.quote(name, safe="")
+    job: JobDispatch
+    workload: Obj
+    regions: list[str]
 
 
 class Dispatcher:
@@ -76,81 +74,61 @@ class Dispatcher:
     ) -> None:
         self.manager = manager
         self.settings = settings
-        self.advise = advise
         self.say: Callable[[str], None] = lambda line: say(printable(line, one_line=True))  # cluster text
         #: Reservation reads (``reservation_reads``), None where the keeper has no Compute Engine to ask.
         self.rooms = None if read is None else Rooms(read, self.say)
+        self.reads = DispatchReads(manager, settings, advise, self.rooms, regions)
         self.wall = wall
-        self.regions = regions
         self.jobs: dict[str, JobDispatch] = {}
         self.ledger: Ledger | None = None
         self.last: cs.LastAdvice | None = None
         self.dirty = False
-        self._kubes: dict[str, Kube] = {}
 
     # ------------------------------------------------------------------ the tick
     def tick(self, workloads: list[Obj], clusters: dict[str, Obj], config: Obj) -> None:
-        """One look at the manager's Workloads (the keeper read them), and the nominations and ledger they call for."""
+        """One look at the manager's Workloads (the keeper read them): what it reads of the regions and of Google
+        (reads), the nominations and ledger entries it decides over that, then its writes."""
         now = self.wall()
-        self._kubes = {}
-        ledger = self._ledger()
-        listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
-        active = [c for c in listed if c in clusters and is_active(clusters[c])]
+        reading = self.reads.read(workloads, clusters, config, self.jobs, self.ledger is None, now)
+        applies = self._decide(reading, now)
+        self._write(applies)
+
+    def _decide(self, reading: Reading, now: float) -> list[Apply]:
+        """The nominations to write, the ledger entries and the plans kept between ticks, over what was read."""
+        ledger = self._ledger(reading.stored)
         live = set()
-        check = self.settings.admission_check
-        for workload in workloads:
-            if not dp.mk_check(workload, check):
-                continue
-            uid = str(workload["metadata"].get("uid"))
-            live.add(uid)
-            job = self.jobs.get(uid)
-            winner = str((workload.get("status") or {}).get("clusterName") or "")
-            if winner:
+        applies = []
+        for look in reading.looks:
+            live.add(look.uid)
+            job = self.jobs.get(look.uid)
+            if look.winner:
                 if job is not None:
-                    self._granted(job, workload, winner, now, ledger)
-                    del self.jobs[uid]
+                    self._granted(job, look, now, ledger)
+                    del self.jobs[look.uid]
                 continue
-            if not dp.awaits_nomination(workload, check):
-                if job is not None and dp.mk_check(workload, check).get("state") != "Pending":
+            if not look.awaits:
+                if job is not None and look.state != "Pending":
                     continue  # Kueue holds the nomination meanwhile (a Retry); the plan goes on once it is Pending
                 if job is not None:
                     self._withdraw(job, "it no longer waits for a region (quota released, finished or deleted)", now)
-                    del self.jobs[uid]
+                    del self.jobs[look.uid]
                 continue
             if job is None:
-                job = self._plan(workload, active, now, ledger)
+                job = self._plan(look, now, ledger)
                 if job is None:
                     continue
-                self.jobs[uid] = job
-            self._observe(job, workload, active, now, ledger)
-            self._nominate(job, workload, active, now, ledger)
+                self.jobs[look.uid] = job
+            self._observe(job, look, reading.active, now, ledger)
+            applies += self._nominate(job, look, reading.active, now, ledger)
         for uid in [u for u in self.jobs if u not in live]:
             self._withdraw(self.jobs.pop(uid), "its Workload is gone", now)
-        if self.dirty:
-            self._write(ledger)
+        return applies
 
     # ------------------------------------------------------------------ plan
-    def _plan(self, workload: Obj, active: list[str], now: float, ledger: Ledger) -> JobDispatch | None:
-        meta = workload["metadata"]
-        name = f"{meta['namespace']}/{meta['name']}"
-        if not active:
+    def _plan(self, look: Look, now: float, ledger: Ledger) -> JobDispatch | None:
+        if look.candidates is None:
             return None  # nothing to offer yet; Kueue itself waits for a connected region
-        shape = dp.job_shape(workload)
-        candidates, reservations = [], {}
-        for region in active:
-            rungs, why = self._rungs(region, meta["namespace"], str((workload.get("spec") or {}).get("queueName")))
-            refs = self._reservations(region) if self.rooms is not None and not why and shape else {}
-            for rung in rungs:
-                key = Key(region, rung, shape or "unknown")
-                if why:
-                    advice = Advice.absent(why)
-                elif not shape:
-                    advice = Advice.absent("the job selects no accelerator of planb's catalog")
-                else:
-                    advice = self.advise(key)
-                if rung in refs:
-                    reservations[key] = refs[rung]
-                candidates.append(Candidate(key, advice, self._room(key, reservations.get(key), now)))
+        name, shape, candidates = look.name, look.shape, look.candidates
         offer = plan(candidates, self.settings.job, ledger, now, self.settings.policy)
         self.last = cs.last_advice(offer, candidates, name, now)
         self.dirty = True
@@ -161,58 +139,24 @@ class Dispatcher:
         )
         for key, why in offer.skipped:
             self.say(f"{name}: {key} {why}")
-        job = JobDispatch(name, offer, now, dp.adopt(offer, dp.nominated_now(workload)), reservations=reservations)
+        job = JobDispatch(name, offer, now, dp.adopt(offer, look.nominated), reservations=look.reservations)
         for attempt in job.attempts:
             ledger.ask(attempt.key, now)
         if job.attempts:
             self.say(f"{name}: kept {', '.join(a.key.region for a in job.attempts)}, nominated before this plan")
         return job
 
-    def _rungs(self, region: str, namespace: str, queue: str) -> tuple[list[str], str]:
-        """The region's rungs for a job of ``queue`` (its LocalQueue there, of the manager's name), or the ladder as
-        one pair and why it could not be read."""
-        try:
-            kube = self._region(region)
-            local = kube.get(f"{KUEUE}/namespaces/{_segment(namespace)}/localqueues/{_segment(queue)}")
-            cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
-            # planb's policy: the name the region's LocalQueue gives goes into a URL only as a
-            # Kubernetes name, quoted, because whoever may write that LocalQueue chooses it (``..`` reaches another
-            # resource).
-            cq = kube.get(f"{KUEUE}/clusterqueues/{_segment(str(cq_name))}") if cq_name else None
-            rungs = dp.ladder_rungs(cq or {})
-        except NotAName as exc:
-            return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
-        except (RegionAccessError, KubeError) as exc:
-            return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
-        except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as _observe)
-            return [dp.LADDER], f"{region}'s ladder could not be read: planb cannot read it ({type(exc).__name__})"
-        if not rungs:
-            return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
-        return rungs, ""
-
-    def _reservations(self, region: str) -> dict[str, ReservationRef]:
-        """The reservation each of the region's rungs consumes, as the manager's configuration names it (never a
-        region's objects: ``planb.regions.dispatcher.reservation_reads``)."""
-        return {rung: ref for (where, rung), ref in self.settings.reservations.items() if where == region}
-
-    def _room(self, key: Key, ref: ReservationRef | None, now: float) -> Room | None:
-        return None if self.rooms is None or ref is None else self.rooms.room(key, ref, now)
-
-    def _region(self, region: str) -> Kube:
-        if region not in self._kubes:
-            self._kubes[region] = self.regions(self.manager, region)
-        return self._kubes[region]
-
     # ------------------------------------------------------------------ outcomes
-    def _observe(self, job: JobDispatch, workload: Obj, active: list[str], now: float, ledger: Ledger) -> None:
-        meta = workload["metadata"]
+    def _observe(self, job: JobDispatch, look: Look, active: list[str], now: float, ledger: Ledger) -> None:
         for region in dp.regions_in_order(job.plan, dp.waiting(job.attempts)):
             if region not in active:
                 self._fail(job, region, "", f"{region} left the MultiKueueConfig or is not Active", now, ledger)
                 continue
             seen = job.seen.get(region, dp.Seen())
             try:
-                copy = self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
+                copy = look.copies[region]
+                if isinstance(copy, Exception):
+                    raise copy
                 outcome, why = dp.copy_outcome(copy, seen)
                 rung = dp.admitted_rung(copy)
                 first = None if copy is None else dp.Seen(str(copy["metadata"].get("uid") or ""), dp.evictions(copy))
@@ -233,14 +177,8 @@ class Dispatcher:
         self.dirty = True
         self.say(f"{job.name}: {', '.join(str(a.key) for a in ended)} failed ({why}); the offer moves on")
 
-    def _granted(self, job: JobDispatch, workload: Obj, region: str, now: float, ledger: Ledger) -> None:
-        meta = workload["metadata"]
-        try:
-            rung = dp.admitted_rung(
-                self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
-            )
-        except Exception:  # planb's policy: any error reading the winner's copy: its rung unknown (as _observe)
-            rung = ""
+    def _granted(self, job: JobDispatch, look: Look, now: float, ledger: Ledger) -> None:
+        region, rung = look.winner, look.winner_rung
         shape = job.plan.keys[0].shape if job.plan.keys else "unknown"
         key = dp.granted_key(job.attempts, region, rung, shape)
         waited = [a for a in job.attempts if a.failed_s is None and a.key == key]
@@ -272,15 +210,15 @@ class Dispatcher:
             self.say(f"the ledger did not record {key} {outcome}: {exc}")
 
     # ------------------------------------------------------------------ nominate
-    def _nominate(self, job: JobDispatch, workload: Obj, active: list[str], now: float, ledger: Ledger) -> None:
+    def _nominate(self, job: JobDispatch, look: Look, active: list[str], now: float, ledger: Ledger) -> list[Apply]:
+        """The nomination to write for the job, if it changed and no other writer replaced the keeper's."""
         before = len(job.attempts)
-        full = [] if self.rooms is None else self.rooms.full(job.reservations, now)
-        job.attempts, regions, _ = dp.nominate(job.plan, now - job.started, job.attempts, full)
+        job.attempts, regions, _ = dp.nominate(job.plan, now - job.started, job.attempts, look.full)
         for attempt in job.attempts[before:]:
             ledger.ask(attempt.key, job.started + attempt.asked_s)
             self.dirty = True
         regions = [r for r in regions if r in active]
-        current = dp.nominated_now(workload)
+        current = look.nominated
         if job.overruled or dp.rewritten(job.written, current):
             if not job.overruled:
                 self.say(
@@ -289,30 +227,16 @@ class Dispatcher:
                     "(docs/regions.md, 'Advice-ordered dispatch in a cluster'), or run the keeper without --dispatch"
                 )
             job.overruled = True
-            return
+            return []
         if regions == current:
             job.written = regions
-            return
-        meta = workload["metadata"]
-        path = f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}/status"
-        query = {"fieldManager": dp.FIELD_MANAGER, "force": "true"}
-        try:
-            self.manager.request("PATCH", path, dp.admission_apply(workload, regions), query, content_type=APPLY)
-        except KubeError as exc:
-            if exc.status != 409:
-                raise
-            self.say(f"{job.name}: its Workload changed meanwhile; nominating again at the next look")
-            return
-        job.written = regions
-        said = ", ".join(regions) or "none (waiting to ask again)"
-        if said != job.said:
-            self.say(f"{job.name}: nominated {said}")
-            job.said = said
+            return []
+        return [Apply(job, look.workload, regions)]
 
     # ------------------------------------------------------------------ the ConfigMap
-    def _ledger(self) -> Ledger:
+    def _ledger(self, stored: cs.Stored | None = None) -> Ledger:
         if self.ledger is None:
-            stored = cs.read(self.manager)
+            stored = stored or cs.read(self.manager)
             for problem in stored.problems:
                 self.say(f"{problem}; starting a new ledger")
             self.ledger = stored.ledger or Ledger()
@@ -332,8 +256,30 @@ class Dispatcher:
             self.dirty = True
             self.say(f"closed {closed} ask(s) an earlier keeper left open in the ledger (withdrawn)")
 
-    def _write(self, ledger: Ledger) -> None:
-        body = cs.configmap(ledger, self.last)
+    def _write(self, applies: list[Apply]) -> None:
+        """The nominations, each by Kueue's own apply (a Workload changed meanwhile is nominated again at the next
+        look), then the ledger when it changed."""
+        for apply in applies:
+            job, meta, regions = apply.job, apply.workload["metadata"], apply.regions
+            path = f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}/status"
+            query = {"fieldManager": dp.FIELD_MANAGER, "force": "true"}
+            try:
+                self.manager.request(
+                    "PATCH", path, dp.admission_apply(apply.workload, regions), query, content_type=APPLY
+                )
+            except KubeError as exc:
+                if exc.status != 409:
+                    raise
+                self.say(f"{job.name}: its Workload changed meanwhile; nominating again at the next look")
+                continue
+            job.written = regions
+            said = ", ".join(regions) or "none (waiting to ask again)"
+            if said != job.said:
+                self.say(f"{job.name}: nominated {said}")
+                job.said = said
+        if not self.dirty or self.ledger is None:
+            return
+        body = cs.configmap(self.ledger, self.last)
         meta = body["metadata"]
         path = f"/api/v1/namespaces/{meta['namespace']}/configmaps/{meta['name']}"
         try:
