@@ -100,7 +100,7 @@ def kubeconfig_source(cluster: Obj) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class Ask:
+class RegionRead:
     """One read of a region: a GET of `path` (the object, None where it is gone), or with `listing` its items
     (`selector`: a labelSelector)."""
 
@@ -111,48 +111,48 @@ class Ask:
 
 @dataclass(frozen=True)
 class RegionAnswers:
-    """What a region answered: its client (None where it could not be built) and each ask's answer, or the exception
-    that the ask, or one before it, raised (a region that fails is asked nothing more that tick)."""
+    """What a region answered: its client (None where it could not be built) and each read's answer, or the exception
+    that the read, or one before it, raised (a region that fails is asked nothing more that tick)."""
 
     kube: Kube | None
-    answers: dict[Ask, Obj | list[Obj] | Exception | None]
+    answers: dict[RegionRead, Obj | list[Obj] | Exception | None]
 
-    def get(self, ask: Ask) -> Obj | None:
-        """The object `ask` read (None: gone); raises what reading it raised (KeyError: never asked)."""
-        found = self.answers[ask]
+    def get(self, read: RegionRead) -> Obj | None:
+        """The object `read` found (None: gone); raises what reading it raised (KeyError: never made)."""
+        found = self.answers[read]
         if isinstance(found, Exception):
             raise found
         if isinstance(found, list):
-            raise TypeError(f"{ask.path} was listed, not read")
+            raise TypeError(f"{read.path} was listed, not read")
         return found
 
-    def items(self, ask: Ask) -> list[Obj]:
-        """The objects `ask` listed; raises what reading them raised (KeyError: never asked)."""
-        found = self.answers[ask]
+    def items(self, read: RegionRead) -> list[Obj]:
+        """The objects `read` listed; raises what reading them raised (KeyError: never made)."""
+        found = self.answers[read]
         if isinstance(found, Exception):
             raise found
         if not isinstance(found, list):
-            raise TypeError(f"{ask.path} was read, not listed")
+            raise TypeError(f"{read.path} was read, not listed")
         return found
 
 
 def read_regions(
-    manager: Kube, asks: Mapping[str, Sequence[Ask]], connect: Callable[[Kube, str], Kube]
+    manager: Kube, wanted_reads: Mapping[str, Sequence[RegionRead]], connect: Callable[[Kube, str], Kube]
 ) -> dict[str, RegionAnswers]:
-    """Each region's answers to its asks, in order, each asked once, with the client `connect` gives (region_kube).
-    planb's policy: any error reading a region is recorded, not raised, and the region is asked nothing more, because
-    one region must never stop the others (nor hold the tick for a deadline per ask)."""
+    """Each region's answers to its reads (`wanted_reads`), in order, each made once, with the client `connect` gives
+    (region_kube). planb's policy: any error reading a region is recorded, not raised, and the region is asked nothing
+    more, because one region must never stop the others (nor hold the tick for a deadline per read)."""
     found = {}
-    for region, wanted in asks.items():
-        answers: dict[Ask, Obj | list[Obj] | Exception | None] = {}
+    for region, wanted in wanted_reads.items():
+        answers: dict[RegionRead, Obj | list[Obj] | Exception | None] = {}
         kube = None
         try:
             kube = connect(manager, region)
-            for ask in dict.fromkeys(wanted):
-                query = {"labelSelector": ask.selector} if ask.selector else None
-                answers[ask] = kube.items(ask.path, query) if ask.listing else kube.get(ask.path)
+            for read in dict.fromkeys(wanted):
+                query = {"labelSelector": read.selector} if read.selector else None
+                answers[read] = kube.items(read.path, query) if read.listing else kube.get(read.path)
         except Exception as exc:
-            answers.update({ask: exc for ask in wanted if ask not in answers})
+            answers.update({read: exc for read in wanted if read not in answers})
         found[region] = RegionAnswers(kube, answers)
     return found
 

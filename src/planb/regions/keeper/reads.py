@@ -16,9 +16,9 @@ from planb.kube import Kube, Obj
 from planb.kubeconfig import Connection
 from planb.regions.access.connection import (
     KUEUE,
-    Ask,
     RegionAccessError,
     RegionAnswers,
+    RegionRead,
     read_regions,
     region_connection,
     region_kube,
@@ -46,14 +46,14 @@ class Evicted:
         return f"{RAY}/namespaces/{self.namespace}/rayjobs/{self.owner}"
 
     @property
-    def region_job(self) -> Ask:
+    def region_job(self) -> RegionRead:
         """Its RayJob in a region (the manager job's own key)."""
-        return Ask(self.path)
+        return RegionRead(self.path)
 
     @property
-    def region_clusters(self) -> Ask:
+    def region_clusters(self) -> RegionRead:
         """The RayClusters of its namespace in a region."""
-        return Ask(f"{RAY}/namespaces/{self.namespace}/rayclusters", listing=True)
+        return RegionRead(f"{RAY}/namespaces/{self.namespace}/rayclusters", listing=True)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Seen:
     config: Obj | None
     regions: dict[str, RegionAnswers]
     #: What a quarantined region that answers again is read for: its copies, RayJobs and RayClusters.
-    rejoin: tuple[Ask, Ask, Ask]
+    rejoin: tuple[RegionRead, RegionRead, RegionRead]
 
     @property
     def listed(self) -> list[str]:
@@ -114,20 +114,20 @@ def read(manager: Kube, settings: KeeperSettings, inactive_before: Mapping[str, 
     inactive = {n: since for n, since in inactive_before.items() if n not in active}
     inactive |= {n: now for n in clusters if n not in active and n not in inactive}
     late = [n for n, since in inactive.items() if now - since >= settings.lost_after and n in clusters]
-    asks: dict[str, list[Ask]] = {}
+    wanted_reads: dict[str, list[RegionRead]] = {}
     for job in evicted.values():
         for region in [] if job.rayjob is None else sorted(active, key=list(clusters).index):
-            asks.setdefault(region, []).extend([job.region_job, job.region_clusters])
+            wanted_reads.setdefault(region, []).extend([job.region_job, job.region_clusters])
     listed = [str(c) for c in ((config or {}).get("spec") or {}).get("clusters") or []]
     rejoin = (
-        Ask(f"{KUEUE}/workloads", listing=True, selector=f"{ORIGIN}={origin}"),
-        Ask(f"{RAY}/rayjobs", listing=True),
-        Ask(f"{RAY}/rayclusters", listing=True),
+        RegionRead(f"{KUEUE}/workloads", listing=True, selector=f"{ORIGIN}={origin}"),
+        RegionRead(f"{RAY}/rayjobs", listing=True),
+        RegionRead(f"{RAY}/rayclusters", listing=True),
     )
     for name in away if config is not None else []:
         if name in active and name not in listed:
-            asks.setdefault(name, []).extend(rejoin)
-    regions = read_regions(manager, asks, region_kube)
+            wanted_reads.setdefault(name, []).extend(rejoin)
+    regions = read_regions(manager, wanted_reads, region_kube)
     tokens: dict[str, tuple[Connection, str] | None] = {}
     for name in late:
         try:
