@@ -182,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except PlanbError as exc:
-        from planb.status.regions import printable  # only on an error: the command's own imports stay lazy
+        from planb.printable import printable  # only on an error: the command's own imports stay lazy
 
         # The message may carry an API server's text (a failed call's): escaped, it cannot drive the terminal.
         print(f"planb: error: {printable(str(exc))}", file=sys.stderr)

@@ -8,7 +8,6 @@ planb.kubeconfig (client certificates, tokens, exec plugins such as gke-gcloud-a
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,28 +18,15 @@ import urllib3
 
 from planb.errors import UnreachableError
 from planb.kube_limits import DeadlinePassed, Limits, read_within, watched_pool_classes
+from planb.kube_objects import Obj as Obj  # the objects the client reads and writes, where its callers name them
 from planb.kubeconfig import Connection, KubeconfigError, load
 
-Obj = dict[str, Any]
 JSON = "application/json"
 #: A list of PartialObjectMetadata: each object's metadata only (apimachinery's metav1 "as=" content negotiation).
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
-#: C0 and C1 control characters (and DEL) but newline and tab: a terminal acts on them (ESC starts a sequence; OSC 52
-#: writes the clipboard), and text from a cluster (a region's messages, a ledger ConfigMap) is anyone's who writes it.
-#: Also the line and paragraph separators and the bidirectional overrides and isolates (U+2028-2029, U+202A-202E,
-#: U+2066-2069), which split a line in log viewers or reorder what a line shows (the "Trojan Source" characters).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
-_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 #: The most characters of a server's error message a limited client (Limits) keeps: a region's error text goes into
 #: the keeper's log line and `planb status`, once a tick.
 MAX_ERROR_TEXT = 2000
-
-
-def printable(text: str, one_line: bool = False) -> str:
-    """`text` with each control character but newline and tab written as \\uXXXX, safe to print to a terminal; with
-    `one_line`, a newline too (a log line that cluster text cannot split). Here, where planb.status and planb.regions
-    both read it (planb.status.regions.printable is this one)."""
-    return (_LINE if one_line else _CONTROL).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class KubeError(UnreachableError):
@@ -348,12 +334,3 @@ def items_if_allowed(kube: Kube, path: str) -> list[Obj] | None:
         if exc.status in (401, 403):
             return None
         raise
-
-
-def conditions(obj: Obj) -> dict[str, Obj]:
-    """An object's status conditions by type."""
-    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-
-
-def is_true(obj: Obj, kind: str) -> bool:
-    return conditions(obj).get(kind, {}).get("status") == "True"

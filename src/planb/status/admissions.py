@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planb.kube import Kube, Obj, conditions, items_if_allowed
+from planb.kube import Obj
+from planb.kube_objects import conditions, parse_time, since
 from planb.status import lifecycle
-from planb.status.lifecycle import since
 
 RESERVED_EVENT = "QuotaReserved"
 ADMITTED_EVENT = "Admitted"
@@ -81,13 +81,13 @@ def _occurrences(
         obj = event_object(ev)
         if ev.get("reason") != reason or obj.get("name") != name or obj.get("namespace", namespace) != namespace:
             continue
-        first = lifecycle.parse_time(ev.get("eventTime") or ev.get("firstTimestamp") or ev.get("lastTimestamp"))
+        first = parse_time(ev.get("eventTime") or ev.get("firstTimestamp") or ev.get("lastTimestamp"))
         if first is None:
             continue
         out.append((first, _wait(pattern, str(ev.get("message") or ev.get("note") or ""))))
         series = ev.get("series") or {}
         count = int(series.get("count") or ev.get("count") or 1)
-        last = lifecycle.parse_time(series.get("lastObservedTime") or (ev.get("lastTimestamp") if count > 1 else ""))
+        last = parse_time(series.get("lastObservedTime") or (ev.get("lastTimestamp") if count > 1 else ""))
         if count > 1 and last is not None and last > first:
             out.append((last, None))
             hidden += count - 2
@@ -124,8 +124,8 @@ def admissions(workloads: list[Obj], events: list[Obj], variant_flavor: str = ""
         now_at = since(conds, "Admitted")
         if now_at is not None:
             reserved_at = since(conds, "QuotaReserved")
-            requeued = lifecycle.parse_time((conds.get("Requeued") or {}).get("lastTransitionTime"))
-            queued = requeued if requeued is not None else lifecycle.parse_time(meta.get("creationTimestamp"))
+            requeued = parse_time((conds.get("Requeued") or {}).get("lastTransitionTime"))
+            queued = requeued if requeued is not None else parse_time(meta.get("creationTimestamp"))
             waited = reserved_at - queued if reserved_at is not None and queued is not None else None
             checks = now_at - reserved_at if reserved_at is not None else None
             flavor = fixed or _flavor_now(wl)
@@ -146,7 +146,7 @@ def admissions(workloads: list[Obj], events: list[Obj], variant_flavor: str = ""
 
 def attempt(pr: Obj, now: float) -> Attempt | None:
     meta = pr["metadata"]
-    created = lifecycle.parse_time(meta.get("creationTimestamp"))
+    created = parse_time(meta.get("creationTimestamp"))
     owner = next((o.get("name", "") for o in meta.get("ownerReferences", []) if o.get("kind") == "Workload"), "")
     if created is None:
         return None
@@ -158,13 +158,8 @@ def attempt(pr: Obj, now: float) -> Attempt | None:
     return Attempt(meta["name"], owner, created, now - created, lifecycle.request_state(pr)[0], False)
 
 
-def events(kube: Kube, ns_path: str) -> list[Obj] | None:
-    """The Events of a namespace (``/namespaces/NS``) or of all; None when the caller may not read them."""
-    return items_if_allowed(kube, f"/api/v1{ns_path}/events")
-
-
 def event_namespace(ev: Obj, default: str) -> str:
     return str((ev.get("metadata") or {}).get("namespace") or event_object(ev).get("namespace") or default)
 
 
-__all__ = ["Admission", "Attempt", "admissions", "attempt", "event_namespace", "events"]
+__all__ = ["Admission", "Attempt", "admissions", "attempt", "event_namespace"]

@@ -21,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planb.printable import printable
 from planb.regions.dispatcher import ledger_store
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
 from planb.regions.dispatcher.offer_order import Policy
 from planb.status.detail import stamp
-from planb.status.regions import printable
 
 API_VERSION = "planb.dev/v1alpha1"
 #: The time ``of_ledger`` counts ages from (tests replace it).

@@ -23,9 +23,9 @@ from planb.errors import (
 )
 from planb.kube import Kube, KubeError
 from planb.kubeconfig import KubeconfigError, load
+from planb.printable import printable
 from planb.regions.access.connection import region_limits
 from planb.status import expect, gather, serialize
-from planb.status.regions import printable
 from planb.status.report import look
 from planb.status.show import show
 

@@ -1,25 +1,73 @@
 """What the text views print of a job beyond its Workload's own lines, from what planb.status.goodput and
 planb.status.variants computed: the goodput block of `planb status JOB` (the goodput and its terms per run), a
-concurrent job's variants and migrations (a line in the table, a block in the detail view), and the time formats
-the views and documents print (``stamp``, ``seconds``)."""
+concurrent job's variants and migrations (a line in the table, a block in the detail view), planb's hint under a
+ProvisioningRequest whose GKE reason it explains (``request_hint``), and the time formats the views and documents
+print (``stamp``, ``seconds``).
+
+After a failed scale-up in a node pool (a resize request whose create call failed, e.g. Failed with
+QueuingInfeasibleNoCapacity) GKE's autoscaler backs the pool off: 5 minutes, the same again for a failure while backed
+off, doubled for one after it ended, up to 30 (GoogleCloudPlatform/cluster-autoscaler
+pkg/provisioningrequests/scaleup/executor.go RegisterFailedScaleUp, pkg/backoff/gke_mig_backoff.go). A request no
+other pool takes meanwhile stays ``Accepted=False`` with NodepoolInBackoff and fails with it two minutes after its
+creation; Kueue retries a failed one like any other, so the detail view names the backoff and what comes next
+(``backoff_hint``).
+"""
 
 from __future__ import annotations
 
 import time
 
-from planb.status import lifecycle
 from planb.status.admissions import Attempt
+from planb.status.durations import duration
 from planb.status.goodput import Goodput, Run
 from planb.status.variants import Variants
 
 
 def seconds(value: float) -> str:
-    """0.4s, 12.0s, 3m05s: tenths below a minute (a lost step takes less than a second), else lifecycle's form."""
-    return f"{value:.1f}s" if 0 <= value < 60 else lifecycle.duration(value)
+    """0.4s, 12.0s, 3m05s: tenths below a minute (a lost step takes less than a second), else ``duration``'s form."""
+    return f"{value:.1f}s" if 0 <= value < 60 else duration(value)
 
 
 def stamp(at: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+#: GKE's reason for a request no node pool holds whole (planb.local.capacity.scaleup.POOL_SIZE_REASON).
+POOL_SIZE_REASON = "NodepoolSizeReached"
+#: GKE's reason for a request whose pools are backed off after a failed scale-up
+#: (planb.local.capacity.scaleup.BACKOFF_REASON).
+BACKOFF_REASON = "NodepoolInBackoff"
+
+
+def one_pool_hint(reason: str, pods: int) -> str:
+    """planb's explanation of GKE's NodepoolSizeReached for a request, '' for any other reason."""
+    if reason != POOL_SIZE_REASON:
+        return ""
+    return (
+        f"planb: GKE provisions a request only in one node pool that holds all its {pods} pods, and a multi-host "
+        "TPU pool holds one slice, so a job of two or more slices never fits a DWS pool: run it with "
+        "job.workers.replicas=1, or keep it off DWS (job.avoidPlans; the chart does so for a multi-slice job)"
+    )
+
+
+def backoff_hint(reason: str, state: str) -> str:
+    """planb's explanation of GKE's NodepoolInBackoff for a request in ``state``, '' for any other reason."""
+    if reason != BACKOFF_REASON:
+        return ""
+    then = (
+        "Kueue retries the request after its own backoff (retryStrategy) while retries are left"
+        if state == "Failed"
+        else "GKE fails the request two minutes after its creation if no pool takes it by then, and Kueue retries it"
+    )
+    return (
+        "planb: GKE backs a node pool off after a failed scale-up in it (5 minutes, doubled for a failure after "
+        f"a backoff ended, at most 30) and queues no request in it meanwhile; {then}"
+    )
+
+
+def request_hint(reason: str, state: str, pods: int) -> str:
+    """planb's explanation of GKE's reason on a request ('' when planb adds nothing)."""
+    return one_pool_hint(reason, pods) or backoff_hint(reason, state)
 
 
 def variants_summary(found: Variants) -> str:

@@ -7,7 +7,7 @@ import time
 
 from planb.errors import EXIT_FAILED, EXIT_OK, UsageError
 from planb.kube import Kube
-from planb.status.regions import printable
+from planb.printable import printable
 from planb.status.render import explain, table
 from planb.status.report import admitted_on, collect, provisioned, why_it_cannot_run
 

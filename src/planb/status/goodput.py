@@ -22,10 +22,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from planb.kube import Obj, conditions
-from planb.status import lifecycle, variants
+from planb.kube import Obj
+from planb.kube_objects import conditions, parse_time, since
+from planb.status import variants
 from planb.status.admissions import Admission, Attempt, admissions, attempt, event_namespace
-from planb.status.lifecycle import since
 from planb.status.trainlog import TrainRecord, TrainRun, parse_log, train_runs
 
 # ---- the job's goodput -----------------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def compute(
     readable). ``finished_on`` is the Workload whose Finished condition ends the wall time."""
     now = time.time() if now is None else now
     out = Goodput(
-        submitted=lifecycle.parse_time(rayjob["metadata"].get("creationTimestamp")),
+        submitted=parse_time(rayjob["metadata"].get("creationTimestamp")),
         finished=since(conditions(finished_on), "Finished") if finished_on is not None else None,
         now=now,
     )

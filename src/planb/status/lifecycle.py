@@ -21,52 +21,24 @@ pkg/controller/core/workload_controller.go):
   autoscaler's sources show only "Expected time is indefinite." there, so the status adds planb's own figure, how
   long the request has waited ("Run a large-scale workload with flex-start with queued provisioning",
   https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
-* After a failed scale-up in a node pool (a resize request whose create call failed, e.g. Failed with
-  QueuingInfeasibleNoCapacity) GKE's autoscaler backs the pool off: 5 minutes, the same again for a failure while
-  backed off, doubled for one after it ended, up to 30 (GoogleCloudPlatform/cluster-autoscaler
-  pkg/provisioningrequests/scaleup/executor.go RegisterFailedScaleUp, pkg/backoff/gke_mig_backoff.go). A request no
-  other pool takes meanwhile stays ``Accepted=False`` with NodepoolInBackoff and fails with it two minutes after its
-  creation; Kueue retries a failed one like any other, so the status names the backoff and what comes next
-  (`request_hint`).
 """
 
 from __future__ import annotations
 
-import datetime
 import re
 import time
 from dataclasses import dataclass
 
 from planb.kube import Obj
-from planb.kube import conditions as _conditions
+from planb.kube_objects import conditions as _conditions
+from planb.kube_objects import parse_time, since
+from planb.status.durations import duration
 
 #: A pending Workload's reason before Kueue has written one.
 WAITING = "waiting for Kueue"
 #: GKE's words for capacity it takes back at the end of the run duration (the CapacityRevoked message).
 REVOKED_WORDS = "was reclaimed"
 _REJECTED = re.compile(r'Rejected state: "(?P<check>[^"]+)" \((?P<message>.*)\)$', re.DOTALL)
-
-
-def parse_time(value: object) -> float | None:
-    text = str(value or "")
-    if not text:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def duration(seconds: float) -> str:
-    """12s, 3m05s, 2h04m, 3d02h."""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
 def attempt_of(request: str, workload: str, check: str) -> int | None:
@@ -154,50 +126,6 @@ def queued_for(pr: Obj, now: float | None = None) -> str:
 
 def pod_count(pr: Obj) -> int:
     return sum(int(p.get("count", 1)) for p in (pr.get("spec") or {}).get("podSets", []))
-
-
-#: GKE's reason for a request no node pool holds whole (planb.local.capacity.scaleup.POOL_SIZE_REASON).
-POOL_SIZE_REASON = "NodepoolSizeReached"
-#: GKE's reason for a request whose pools are backed off after a failed scale-up
-#: (planb.local.capacity.scaleup.BACKOFF_REASON).
-BACKOFF_REASON = "NodepoolInBackoff"
-
-
-def one_pool_hint(reason: str, pods: int) -> str:
-    """planb's explanation of GKE's NodepoolSizeReached for a request, '' for any other reason."""
-    if reason != POOL_SIZE_REASON:
-        return ""
-    return (
-        f"planb: GKE provisions a request only in one node pool that holds all its {pods} pods, and a multi-host "
-        "TPU pool holds one slice, so a job of two or more slices never fits a DWS pool: run it with "
-        "job.workers.replicas=1, or keep it off DWS (job.avoidPlans; the chart does so for a multi-slice job)"
-    )
-
-
-def backoff_hint(reason: str, state: str) -> str:
-    """planb's explanation of GKE's NodepoolInBackoff for a request in ``state``, '' for any other reason."""
-    if reason != BACKOFF_REASON:
-        return ""
-    then = (
-        "Kueue retries the request after its own backoff (retryStrategy) while retries are left"
-        if state == "Failed"
-        else "GKE fails the request two minutes after its creation if no pool takes it by then, and Kueue retries it"
-    )
-    return (
-        "planb: GKE backs a node pool off after a failed scale-up in it (5 minutes, doubled for a failure after "
-        f"a backoff ended, at most 30) and queues no request in it meanwhile; {then}"
-    )
-
-
-def request_hint(reason: str, state: str, pods: int) -> str:
-    """planb's explanation of GKE's reason on a request ('' when planb adds nothing)."""
-    return one_pool_hint(reason, pods) or backoff_hint(reason, state)
-
-
-def since(conds: dict[str, Obj], kind: str) -> float | None:
-    """When the condition ``kind`` last became True (its lastTransitionTime); None while it is not True."""
-    cond = conds.get(kind) or {}
-    return parse_time(cond.get("lastTransitionTime")) if cond.get("status") == "True" else None
 
 
 def phases(wl: Obj, conds: dict[str, Obj], now: float | None = None) -> str:

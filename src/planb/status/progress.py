@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planb.status import lifecycle
+from planb.kube_objects import parse_time
 
 #: What starts a progress record line (after the kubelet's timestamp, when the log is read with them).
 PREFIX = "planb-progress "
@@ -107,7 +107,7 @@ def timed_lines(text: str) -> Iterator[tuple[float | None, str, str]]:
     after it, and the whole line."""
     for line in text.splitlines():
         head, _, rest = line.partition(" ")
-        at = lifecycle.parse_time(head) if head[:1].isdigit() else None
+        at = parse_time(head) if head[:1].isdigit() else None
         yield at, (rest if at is not None else line), line
 
 

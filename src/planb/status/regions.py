@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from planb.kube import Obj
-from planb.kube import printable as printable  # the status views' (and the regions keeper's log lines')
+from planb.printable import printable
 from planb.regions.keeper import leftovers, quarantine
 from planb.regions.keeper.unreached import FIX, token_times
 from planb.status import calendar

@@ -10,10 +10,9 @@ and yaml.safe_dump quotes a string that holds one and writes it as an escape."""
 
 from __future__ import annotations
 
-from planb.status import lifecycle
-from planb.status.detail import goodput_lines, variants_lines, variants_summary
+from planb.printable import printable
+from planb.status.detail import goodput_lines, request_hint, variants_lines, variants_summary
 from planb.status.job_status import JobStatus
-from planb.status.regions import printable
 
 
 def by_team(jobs: list[JobStatus]) -> str:
@@ -121,7 +120,7 @@ def _admitted_lines(job: JobStatus) -> list[str]:
             + (f" [{req.queued_for}]" if req.queued_for else "")
             + (f" — {detail}" if detail else "")
         )
-        hint = lifecycle.request_hint(req.reason, req.state, req.pods)
+        hint = request_hint(req.reason, req.state, req.pods)
         if hint:
             lines.append(f"    {hint}")
     if job.ray_status:

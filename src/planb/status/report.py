@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from planb.failover.names import AFTER_ANNOTATION as FAILOVER_AFTER
 from planb.failover.names import MOVED_ANNOTATION as FAILOVER_MOVED
 from planb.failover.names import move_message
-from planb.kube import Kube, Obj, conditions, is_true
+from planb.kube import Kube, Obj
+from planb.kube_objects import conditions, parse_time
 from planb.status import capacity as capacity_
 from planb.status import goodput as goodput_
 from planb.status import lifecycle, shapes, trainlog, variants
@@ -70,7 +71,7 @@ def _workload(job: JobStatus, wl: Obj, owned: list[Obj], limits: dict[str, int],
             str(c.get("type", "")),
             str(c.get("status", "")),
             str(c.get("reason", "")),
-            lifecycle.parse_time(c.get("lastTransitionTime")),
+            parse_time(c.get("lastTransitionTime")),
         )
         for c in (wl.get("status") or {}).get("conditions") or []
     ]
@@ -116,7 +117,7 @@ def derive(reads: JobReads, maps: Maps, snapshot: Snapshot, goodput: bool) -> Jo
     _own_parts(job, wl, objs.pods, maps)
     if wl is not None:
         _workload(job, wl, objs.requests, maps.limits, annotations.get("provreq.kueue.x-k8s.io/maxRunDurationSeconds"))
-    job.moved_at = lifecycle.parse_time(annotations.get(FAILOVER_MOVED))
+    job.moved_at = parse_time(annotations.get(FAILOVER_MOVED))
     job.shape = shapes.job_shape(rj)
     job.profile = shapes.profile_of(job.shape, meta.get("labels", {}).get(shapes.PROFILE_LABEL, ""))
     job.cluster_queue, job.cluster_shapes, job.cluster_profile = maps.queues.of(job.namespace, job.queue)
@@ -209,7 +210,6 @@ __all__ = [
     "RequestInfo",
     "admitted_on",
     "collect",
-    "is_true",
     "look",
     "provisioned",
 ]

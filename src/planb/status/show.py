@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 from planb.errors import EXIT_FAILED, EXIT_OK
+from planb.printable import printable
 from planb.status import capacity, cost, serialize
-from planb.status.regions import TokenWarning, printable
+from planb.status.regions import TokenWarning
 from planb.status.render import by_team, explain
 from planb.status.report import Look
 

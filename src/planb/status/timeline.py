@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planb.errors import EXIT_FAILED, PlanbError
-from planb.status import lifecycle
+from planb.kube_objects import parse_time
 from planb.status.job_status import JobStatus
 
 LANES = ("rung", "Workload", "ProvisioningRequest", "moves", "resumes")
@@ -106,7 +106,7 @@ def build(job: JobStatus) -> Timeline:
         )
     migrations = job.concurrent.migrations if job.concurrent is not None else []
     for i, move in enumerate(migrations, 1):
-        at = lifecycle.parse_time(move.at)
+        at = parse_time(move.at)
         if at is not None:
             lost = "" if move.steps_lost is None else f", {move.steps_lost} step(s) lost"
             out.marks.append(Mark("moves", at, f"move {i}: {move.from_flavor} -> {move.to_flavor or '?'}{lost}"))

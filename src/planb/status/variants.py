@@ -42,7 +42,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from planb.kube import Obj, conditions
+from planb.kube import Obj
+from planb.kube_objects import conditions
 from planb.status.gather import PARENT_LABEL, VariantReads
 
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.kube import Kube, KubeError, Obj, conditions
+from planb.kube import Kube, KubeError, Obj
+from planb.kube_objects import conditions
 from planb.local.capacity import webhook
 from planb.local.capacity.autoscaler import tolerates
 from planb.local.capacity.registration import PATH as CONFIG

@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.kube import Kube, Obj, conditions
+from planb.kube import Kube, Obj
+from planb.kube_objects import conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
 from planb.local.informer import Informer

@@ -12,6 +12,7 @@ from planb import paths
 from planb.failover.controller import MOVED_ANNOTATION
 from planb.kube import Kube
 from planb.local.capacity import settings as capacity_settings
+from planb.local.gke_emulator.store import read_request_log
 from planb.local.stack.stack import LocalStack
 from planb.status.report import PROVREQ, RAY, collect
 from tests.support.e2e.jobs import workload_of, workloads_by_job
@@ -46,25 +47,38 @@ def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
         assert node["status"]["capacity"]["google.com/tpu"] == "4"
 
 
-def _lists(kube: Kube, resource: str) -> float:
-    """How many cluster-wide LISTs of `resource` the API server has answered (its apiserver_request_total)."""
+def _requests(kube: Kube, resource: str, verbs: tuple[str, ...], scope: str = "") -> float:
+    """How many requests of `verbs` on core `resource` itself (no subresource; of `scope`, any when '') the API server
+    has answered (its apiserver_request_total)."""
     total = 0.0
     for line in kube.text("/metrics").splitlines():
-        if line.startswith("apiserver_request_total{") and all(
-            label in line for label in ('verb="LIST"', f'resource="{resource}"', 'scope="cluster"', 'group=""')
-        ):
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = ('group=""', f'resource="{resource}"', 'subresource=""') + ((f'scope="{scope}"',) if scope else ())
+        if all(label in line for label in labels) and any(f'verb="{verb}"' in line for verb in verbs):
             total += float(line.rsplit(" ", 1)[1])
     return total
 
 
-def test_the_capacity_simulator_reads_pods_from_its_watch_not_by_listing_them(site: Path) -> None:
-    # Each pass of the running simulator lists the nodes once (no other client of the stack lists nodes); the pods it
-    # reads (what runs, what is pending) come from its watch's cache, so the passes list no pod. The other clients
-    # watch pods, and kwok lists a node's pods only when it takes a new node, which a settled topology does not make.
+def _pool_reads() -> int:
+    """How many times the GKE emulator was asked for a cluster's node pools: once a pass of the capacity simulator."""
+    return len([e for e in read_request_log() if e["method"] == "GET" and e["path"].endswith("/nodePools")])
+
+
+def test_the_capacity_simulator_reads_pods_and_nodes_from_its_watches_not_by_listing_them(site: Path) -> None:
+    # Each pass of the running simulator reads the node pools over the GKE API (the emulator's request log); the pods
+    # and its nodes it reads come from its watches' caches, so the passes list no pod, and nodes only on a pass after
+    # the simulator wrote one (made, removed, noticed: at most one list a write). The other clients watch pods and
+    # nodes, and kwok lists a node's pods only when it takes a new node, which a settled topology does not make.
     kube = Kube(site)
-    nodes, pods = _lists(kube, "nodes"), _lists(kube, "pods")
-    wait_until(lambda: _lists(kube, "nodes") >= nodes + 4, "four passes of the capacity simulator", timeout=30)
-    assert _lists(kube, "pods") == pods
+    pods = _requests(kube, "pods", ("LIST",), "cluster")
+    nodes = _requests(kube, "nodes", ("LIST",), "cluster")
+    writes = _requests(kube, "nodes", ("POST", "DELETE", "PATCH"))
+    passes = _pool_reads()
+    wait_until(lambda: _pool_reads() >= passes + 4, "four passes of the capacity simulator", timeout=30)
+    assert _requests(kube, "pods", ("LIST",), "cluster") == pods
+    listed = _requests(kube, "nodes", ("LIST",), "cluster") - nodes
+    assert listed <= _requests(kube, "nodes", ("POST", "DELETE", "PATCH")) - writes
 
 
 def test_kueue_restart_while_job_2_waits_for_provisioning(

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from planb.kube import Kube, is_true
+from planb.kube import Kube
+from planb.kube_objects import is_true
 from tests.support.e2e.topologies import Run, install_job
 from tests.support.e2e.waits import wait_until
 

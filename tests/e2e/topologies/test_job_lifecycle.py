@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.kube import Kube, KubeError, Obj, conditions
+from planb.kube import Kube, KubeError, Obj
+from planb.kube_objects import conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.shapes import NO_FLAVOR_MATCH
 from tests.support.e2e.jobs import planb_status, workload_of

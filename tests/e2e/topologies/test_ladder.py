@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from planb.kube import Kube, conditions
+from planb.kube import Kube
+from planb.kube_objects import conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity import spot
 from planb.local.process import is_alive

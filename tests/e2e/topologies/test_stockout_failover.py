@@ -14,11 +14,11 @@ import pytest
 
 from planb import paths
 from planb.failover.controller import EVENT_REASON, MOVED_ANNOTATION, move_message
-from planb.kube import Kube, conditions, is_true
+from planb.kube import Kube
+from planb.kube_objects import conditions, is_true, parse_time
 from planb.local import failover_settings
 from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
-from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.support.e2e import dashboard
 from tests.support.e2e.jobs import workload_of, workloads_by_job

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from planb import paths
-from planb.kube import Kube, Obj, conditions
+from planb.kube import Kube, Obj
+from planb.kube_objects import conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
 from tests.support.e2e.jobs import payload_processes

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from planb import paths
-from planb.kube import Kube, conditions
+from planb.kube import Kube
+from planb.kube_objects import conditions
 from planb.local.gke_emulator.address import DEFAULT_PORT
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect

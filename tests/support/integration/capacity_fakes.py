@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planb.kube import conditions
+from planb.kube_objects import conditions
 from planb.local.capacity import autoscaler, besteffort, booking, dws, nodes, provisioning, spot_reconciler
 from planb.local.capacity import simulator as sim
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from planb.kube import KubeError
+from planb.kube_objects import parse_time
 from planb.status import variants
-from planb.status.lifecycle import parse_time
 from planb.status.report import KUEUE, JobStatus, collect
 from tests.support.shared.status_fakes import FakeKube
 from tests.support.shared.workload_objects import admitted, condition, event, reserved, variant

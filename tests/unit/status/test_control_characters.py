@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from planb.kube import KubeError
+from planb.printable import printable
 from planb.regions.dispatcher.ledger import Key
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
 from planb.status import capacity, gather, regions
-from planb.status.regions import printable
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 CSI = "\x9b2J"
@@ -57,8 +57,6 @@ def test_region_copies_escape_messages_and_errors(monkeypatch: pytest.MonkeyPatc
 def test_line_separators_and_bidirectional_overrides_are_escaped_too() -> None:
     """U+2028/2029 split a line in log viewers; U+202E and U+2066-2069 reorder what a line shows:
     written as \\uXXXX, as the control characters are."""
-    from planb.kube import printable as escaped
-
-    shown = escaped("ok\u2028forged line \u202eevil\u2066x\u2069")
+    shown = printable("ok\u2028forged line \u202eevil\u2066x\u2069")
     assert not any(c in shown for c in "\u2028\u202e\u2066\u2069"), repr(shown)
     assert "\\u2028" in shown and "\\u202e" in shown and "\\u2066" in shown

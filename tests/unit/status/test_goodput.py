@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from planb.kube import KubeError
+from planb.kube_objects import parse_time
 from planb.status import admissions, gather, goodput, trainlog, variants
-from planb.status.lifecycle import parse_time
 from planb.status.render import explain, table
 from planb.status.report import KUEUE, collect
 from tests.support.shared.status_fakes import FakeKube

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from planb.status import lifecycle
+from planb.status.detail import request_hint
+from planb.status.durations import duration
 from planb.status.render import explain, table
 from planb.status.report import collect
 from tests.support.shared.status_fakes import FakeKube
@@ -174,7 +176,7 @@ def test_a_request_gke_holds_back_for_a_pool_in_backoff_names_nodepoolinbackoff(
     text = explain(collect(kube(wl, [failed]), "default")[0])  # type: ignore[arg-type]
     assert f"ProvisioningRequest {WL}-dws-prov-2: Failed — NodepoolInBackoff {message}" in text
     assert "Kueue retries the request after its own backoff (retryStrategy) while retries are left" in text
-    assert lifecycle.request_hint("QueuingInfeasibleNoCapacity", "Failed", 4) == ""
+    assert request_hint("QueuingInfeasibleNoCapacity", "Failed", 4) == ""
 
 
 def test_a_retried_request_counts_down_the_retries_and_shows_each_phase() -> None:
@@ -279,7 +281,7 @@ def test_attempt_is_read_from_kueues_request_name() -> None:
 
 
 def test_duration_formats() -> None:
-    assert [lifecycle.duration(s) for s in (5, 65, 3700, 90000)] == ["5s", "1m05s", "1h01m", "1d01h"]
+    assert [duration(s) for s in (5, 65, 3700, 90000)] == ["5s", "1m05s", "1h01m", "1d01h"]
 
 
 def test_request_names_sort_by_attempt() -> None:

@@ -6,7 +6,7 @@ line), with the records docs/your-code.md defines.
 
 from __future__ import annotations
 
-from planb.status import lifecycle
+from planb.kube_objects import parse_time
 from planb.status.detail import goodput_lines
 from planb.status.goodput import compute
 from planb.status.progress import RECORDS, Resume, parse_records
@@ -34,7 +34,7 @@ def test_records_give_the_latest_figure_and_the_tokens() -> None:
     assert record is not None
     assert (record.step, record.kept_s, record.tokens, record.resumes) == (20, 5.0, 10240, [])
     assert record.source == RECORDS
-    assert record.started == lifecycle.parse_time("2026-12-07T10:00:05Z")
+    assert record.started == parse_time("2026-12-07T10:00:05Z")
 
 
 def test_the_newest_list_of_resumes_is_the_history_and_its_last_is_dated_by_its_line() -> None:
@@ -42,7 +42,7 @@ def test_the_newest_list_of_resumes_is_the_history_and_its_last_is_dated_by_its_
     assert record is not None
     assert record.resumes == [
         Resume(8, 1, 2.0, 0.25, None),
-        Resume(20, 0, 5.0, 0.0, lifecycle.parse_time("2026-12-07T10:01:01.5Z")),
+        Resume(20, 0, 5.0, 0.0, parse_time("2026-12-07T10:01:01.5Z")),
     ]
     # Lines that are not a record of the format (not JSON, no step) are skipped: the latest is step 30's.
     assert (record.step, record.kept_s, record.tokens) == (30, 7.5, 15360)
@@ -59,7 +59,7 @@ def test_records_win_over_train_py_lines_and_without_either_there_is_no_record()
 
 def test_status_counts_a_programs_goodput_from_its_records() -> None:
     rayjob = {"metadata": {"namespace": "default", "name": "job-3", "creationTimestamp": "2026-12-07T10:00:00Z"}}
-    g = compute(rayjob, None, [], [], [], RESUMED, now=lifecycle.parse_time("2026-12-07T10:01:15Z"))
+    g = compute(rayjob, None, [], [], [], RESUMED, now=parse_time("2026-12-07T10:01:15Z"))
     assert g.kept_s == 7.5 and g.steps_lost == 1 and g.lost_s == 0.25
     assert g.percent == f"{100 * 7.5 / 75:.1f}%"
     (total,) = [line for line in goodput_lines(g, {}) if line.startswith("    total:")]

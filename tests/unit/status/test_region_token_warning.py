@@ -16,10 +16,10 @@ import pytest
 
 from planb import paths
 from planb.kube import KubeError
+from planb.kube_objects import parse_time
 from planb.status import cli as status_cli
 from planb.status import gather
 from planb.status import regions as status_regions
-from planb.status.lifecycle import parse_time
 from tests.support.shared import status_job
 from tests.support.unit.region_tokens import jwt, kubeconfig_data
 

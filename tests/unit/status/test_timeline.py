@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from planb.kube_objects import parse_time
 from planb.status import cli as status_cli
 from planb.status import timeline, timeline_draw
-from planb.status.lifecycle import parse_time
 from tests.support.shared import status_job
 
 pytest.importorskip("matplotlib", reason="--timeline draws with matplotlib (pip install matplotlib)")

@@ -25,7 +25,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from planb.kube import KubeError, Obj, conditions
+from planb.kube import KubeError, Obj
+from planb.kube_objects import conditions
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity.context import Context
 from planb.local.capacity.nodes import SLICE, Nodes

@@ -38,7 +38,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 
-from planb.kube import Obj, conditions
+from planb.kube import Obj
+from planb.kube_objects import conditions
 from planb.local.capacity import dws
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity import webhook as webhook_mod

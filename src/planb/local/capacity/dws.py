@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from planb.kube import Obj, conditions
+from planb.kube import Obj
+from planb.kube_objects import conditions
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity import webhook as webhook_mod
 from planb.local.capacity.pools import NodePool

@@ -49,7 +49,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from planb.kube import KubeError, Obj, conditions
+from planb.kube import KubeError, Obj
+from planb.kube_objects import conditions
 from planb.local.capacity import dws, scaleup
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity.booking import Booking

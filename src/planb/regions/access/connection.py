@@ -29,9 +29,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 from planb.errors import UnreachableError, UsageError
-from planb.kube import Kube, KubeError, Obj, printable
+from planb.kube import Kube, KubeError, Obj
 from planb.kube_limits import Limits
 from planb.kubeconfig import Connection
+from planb.printable import printable
 from planb.regions.access.kubeconfig import RegionKubeconfigError, is_dns_subdomain, load_region
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"

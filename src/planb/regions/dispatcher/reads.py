@@ -14,7 +14,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from planb.kube import Kube, KubeError, Obj, printable
+from planb.kube import Kube, KubeError, Obj
+from planb.printable import printable
 from planb.regions.access.connection import KUEUE, RegionAccessError
 from planb.regions.access.kubeconfig import is_dns_subdomain
 from planb.regions.access.kueue_objects import is_active

@@ -37,7 +37,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from planb.kube import Kube, KubeError, Obj, printable
+from planb.kube import Kube, KubeError, Obj
+from planb.printable import printable
 from planb.regions.access.connection import KUEUE, region_kube
 from planb.regions.access.kueue_objects import unreadable
 from planb.regions.dispatcher import ledger_store as cs

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from planb.kube import Obj, printable
+from planb.kube import Obj
+from planb.printable import printable
 from planb.regions.access.kueue_objects import (
     RAY_ORIGIN_CRD,
     RAY_ORIGIN_NAME,

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from planb.catalog import profiles, training
-from planb.kube import printable
+from planb.printable import printable
 from planb.regions.access.connection import KUEUE
 from planb.regions.keeper.grace import RELEASE_MARGIN_S
 

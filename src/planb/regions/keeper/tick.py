@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from planb.kube import Kube, Obj, printable
+from planb.kube import Kube, Obj
+from planb.printable import printable
 from planb.regions.dispatcher.tick import Dispatcher
 from planb.regions.keeper.options import KeeperSettings, say
 from planb.regions.keeper.origin import KeeperStateError, checked_origin
