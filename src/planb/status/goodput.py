@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 from planb.kube import Obj
 from planb.kube_objects import conditions, parse_time, since
-from planb.status import variants
 from planb.status.admissions import Admission, Attempt, admissions, attempt, event_namespace
 from planb.status.trainlog import TrainRecord, TrainRun, parse_log, train_runs
+from planb.status.variants import FLAVOR_ANNOTATION, Variants
 
 # ---- the job's goodput -----------------------------------------------------------------------------------------
 
@@ -172,16 +172,19 @@ def compute(
 
 
 def of_job(
-    rayjob: Obj, wl: Obj | None, workloads: list[Obj], found: list[Obj] | None, requests: list[Obj], log: str | None
+    rayjob: Obj,
+    wl: Obj | None,
+    concurrent: Variants | None,
+    found: list[Obj] | None,
+    requests: list[Obj],
+    log: str | None,
 ) -> Goodput:
-    """The goodput of ``rayjob`` whose Workload is ``wl`` (None before Kueue made it), from the listed Workloads,
-    Events (``found``; None: not readable) and ProvisioningRequests, and its submitter log: a concurrent job runs
-    on its variants, any other on its own Workload."""
+    """The goodput of ``rayjob`` whose Workload is ``wl`` (None before Kueue made it), from the listed Events
+    (``found``; None: not readable) and ProvisioningRequests, and its submitter log: a concurrent job runs on its
+    variants (``concurrent``, as planb.status.variants found them), any other on its own Workload."""
     ns = rayjob["metadata"]["namespace"]
-    if wl is not None and variants.is_parent(wl):
-        name = wl["metadata"]["name"]
-        runs_on = [w for w in workloads if w["metadata"]["namespace"] == ns and variants.owned_by_workload(w, name)]
-        flavor = variants.FLAVOR_ANNOTATION
+    if concurrent is not None:
+        runs_on, flavor = concurrent.workloads, FLAVOR_ANNOTATION
     else:
         runs_on, flavor = ([wl] if wl is not None else []), ""
     mine = None if found is None else [e for e in found if event_namespace(e, ns) == ns]

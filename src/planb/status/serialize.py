@@ -64,6 +64,8 @@ def plain(value: Any) -> Any:
         out: dict[str, Any] = {}
         kind = type(value)
         for f in fields(value):
+            if f.metadata.get("document") is False:  # kept for the interpretation, not what the views print
+                continue
             special = SPECIAL.get((kind, f.name))
             out[_key(f.name)] = special(value) if special else _value(f.name, getattr(value, f.name))
         for name in DERIVED.get(kind, ()):

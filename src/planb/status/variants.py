@@ -74,6 +74,9 @@ class Migration:
 class Variants:
     variants: list[Variant] = field(default_factory=list)
     migrations: list[Migration] = field(default_factory=list)
+    #: The variant Workloads as read, the job's runs for planb.status.goodput (left out of `planb status -o`'s
+    #: document, which holds what the views print).
+    workloads: list[Obj] = field(default_factory=list, repr=False, compare=False, metadata={"document": False})
 
     @property
     def running_on(self) -> str:
@@ -144,7 +147,7 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
     moves = [
         Migration(m.at, m.from_flavor, m.to_flavor, lost[i] if i < len(lost) else None) for i, m in enumerate(moves)
     ]
-    return Variants(found, moves)
+    return Variants(found, moves, mine)
 
 
 def of_parent(parent: Obj, reads: VariantReads, log: str | None = None) -> Variants:

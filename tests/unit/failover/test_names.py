@@ -12,7 +12,7 @@ import pytest
 
 from planb.catalog import gpu, pool_layout, tpu
 from planb.failover import names
-from planb.status import report
+from planb.status import derive
 from tests.support.shared.failover.fake_api import FakeCluster
 from tests.support.shared.failover.kueue_steps import Clock, Kueue, start_controller
 from tests.support.shared.failover.objects import JOB, PLAN_A
@@ -61,7 +61,7 @@ def test_status_shows_the_move_the_controller_wrote(cluster: FakeCluster, kueue:
 
     said = "moved to plan B after 1h30m: plan A had no capacity"
     annotations = cluster.read("rayjobs", JOB)["metadata"]["annotations"]
-    assert report._move_note(annotations) == f"{said} (at 2026-05-04T10:00:02Z)"
+    assert derive._move_note(annotations) == f"{said} (at 2026-05-04T10:00:02Z)"
     (event,) = cluster.events()
     assert (event["reason"], event["message"]) == ("MovedToPlanB", said)
 
