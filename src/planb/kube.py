@@ -323,14 +323,3 @@ class Kube:
             raise KubeError(0, "watch interrupted", f"{self.kubeconfig}: {exc}") from exc
         finally:
             resp.release_conn()
-
-
-def items_if_allowed(kube: Kube, path: str) -> list[Obj] | None:
-    """The collection's objects; None when the caller may not read them (401 or 403: a job author's credentials
-    often cannot list cluster-scoped Kueue objects or Events)."""
-    try:
-        return kube.items(path)
-    except KubeError as exc:
-        if exc.status in (401, 403):
-            return None
-        raise

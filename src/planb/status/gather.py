@@ -13,7 +13,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from planb.errors import PlanbError
-from planb.kube import Kube, KubeError, Obj, items_if_allowed
+from planb.kube import Kube, KubeError, Obj
 from planb.regions.access.connection import KUEUE_NAMESPACE, region_connection, region_kube
 from planb.regions.access.kubeconfig import is_dns_subdomain
 from planb.regions.calendar.watch import CONFIGMAP as CALENDAR_CONFIGMAP
@@ -164,10 +164,11 @@ def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) ->
         return None
     workloads = kube.items(f"{KUEUE}{ns_path}/workloads")
     requests = kube.items(f"{PROVREQ}{ns_path}/provisioningrequests")
-    checks, configs = _checks(kube)
-    flavors = items_if_allowed(kube, f"{KUEUE}/resourceflavors") or []
-    local_queues = items_if_allowed(kube, f"{KUEUE}{ns_path}/localqueues") or []
-    cluster_queues = items_if_allowed(kube, f"{KUEUE}/clusterqueues") or []
+    checks = _allowed(kube, f"{KUEUE}/admissionchecks") or []
+    configs = _allowed(kube, f"{KUEUE}/provisioningrequestconfigs") or []
+    flavors = _allowed(kube, f"{KUEUE}/resourceflavors") or []
+    local_queues = _allowed(kube, f"{KUEUE}{ns_path}/localqueues") or []
+    cluster_queues = _allowed(kube, f"{KUEUE}/clusterqueues") or []
     pods = kube.items(f"/api/v1{ns_path}/pods")
     nodes = kube.items("/api/v1/nodes")
     return Snapshot(
@@ -182,18 +183,18 @@ def fetch(kube: Kube, namespace: str | None, name: str | None, goodput: bool) ->
         cluster_queues=cluster_queues,
         pods=pods,
         nodes=nodes,
-        events=items_if_allowed(kube, f"/api/v1{ns_path}/events") if goodput else None,
+        events=_allowed(kube, f"/api/v1{ns_path}/events") if goodput else None,
     )
 
 
-def _checks(kube: Kube) -> tuple[list[Obj], list[Obj]]:
-    """The AdmissionChecks and ProvisioningRequestConfigs; both empty when the caller may not read cluster-scoped
-    config."""
+def _allowed(kube: Kube, path: str) -> list[Obj] | None:
+    """The collection's objects; None when the caller may not read them (401 or 403: a job author's credentials often
+    cannot list cluster-scoped Kueue objects or Events)."""
     try:
-        return kube.items(f"{KUEUE}/admissionchecks"), kube.items(f"{KUEUE}/provisioningrequestconfigs")
+        return kube.items(path)
     except KubeError as exc:
         if exc.status in (401, 403):
-            return [], []
+            return None
         raise
 
 
@@ -250,10 +251,9 @@ def _logs(kube: Kube, pods: list[Obj]) -> list[LogRead]:
     """The submitter pods' logs, oldest pod first; a log the API does not serve is left out."""
     found = []
     for pod in sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or "")):
+        meta = pod["metadata"]
         try:
-            found.append(
-                _bounded(kube, f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{pod['metadata']['name']}/log")
-            )
+            found.append(_bounded(kube, f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/log"))
         except KubeError:
             continue
     return found

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from planb.kube import Obj
 from planb.kube_objects import conditions
-from planb.status.gather import PARENT_LABEL, VariantReads
+from planb.status.gather import VariantReads, owned_by
 
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
 MIGRATION_EVENT = "EvictedDueToFlavorMigration"
@@ -87,16 +87,6 @@ class Variants:
         return [v.flavor for v in self.variants if v.state == "pursuing"]
 
 
-def is_parent(wl: Obj) -> bool:
-    return (wl.get("metadata", {}).get("labels") or {}).get(PARENT_LABEL) == "true"
-
-
-def owned_by_workload(obj: Obj, name: str) -> bool:
-    return any(
-        o.get("kind") == "Workload" and o.get("name") == name for o in obj["metadata"].get("ownerReferences", [])
-    )
-
-
 def _state(wl: Obj) -> str:
     conds = conditions(wl)
     if (conds.get("Finished") or {}).get("status") == "True":
@@ -123,7 +113,7 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
     """The variants of ``parent`` in the ClusterQueue's flavor ``order``, and its migrations from ``events``."""
     name = parent["metadata"]["name"]
     ns = parent["metadata"]["namespace"]
-    mine = [w for w in workloads if w["metadata"]["namespace"] == ns and owned_by_workload(w, name)]
+    mine = [w for w in workloads if w["metadata"]["namespace"] == ns and owned_by(w, "Workload", name)]
     found = [
         Variant(w["metadata"]["name"], (w["metadata"].get("annotations") or {}).get(FLAVOR_ANNOTATION, "-"), _state(w))
         for w in mine
@@ -163,4 +153,4 @@ def of_parent(parent: Obj, reads: VariantReads, log: str | None = None) -> Varia
     return collect(parent, reads.workloads, reads.events, order, newest)
 
 
-__all__ = ["Migration", "Variant", "Variants", "collect", "is_parent", "of_parent", "steps_lost"]
+__all__ = ["Migration", "Variant", "Variants", "collect", "of_parent", "steps_lost"]

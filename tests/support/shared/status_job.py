@@ -15,7 +15,7 @@ import pytest
 
 from planb.kube import KubeError
 from planb.kube_objects import parse_time
-from planb.status import variants
+from planb.status import gather
 from planb.status.report import KUEUE, JobStatus, collect
 from tests.support.shared.status_fakes import FakeKube
 from tests.support.shared.workload_objects import admitted, condition, event, reserved, variant
@@ -70,7 +70,7 @@ PARENT_WL = {
         "namespace": "default",
         "name": PARENT,
         "creationTimestamp": "2026-11-29T10:00:00Z",
-        "labels": {variants.PARENT_LABEL: "true"},
+        "labels": {gather.PARENT_LABEL: "true"},
         "ownerReferences": [{"kind": "RayJob", "name": "job-m"}],
     },
     "spec": {"active": True},

@@ -12,7 +12,7 @@ import pytest
 
 from planb.kube import KubeError
 from planb.kube_objects import parse_time
-from planb.status import admissions, gather, goodput, trainlog, variants
+from planb.status import admissions, gather, goodput, trainlog
 from planb.status.render import explain, table
 from planb.status.report import KUEUE, collect
 from tests.support.shared.status_fakes import FakeKube
@@ -55,7 +55,7 @@ PARENT_WL = {
         "namespace": "default",
         "name": PARENT,
         "creationTimestamp": "2026-11-29T10:00:00Z",
-        "labels": {variants.PARENT_LABEL: "true"},
+        "labels": {gather.PARENT_LABEL: "true"},
         "ownerReferences": [{"kind": "RayJob", "name": "job-c"}],
     },
     "spec": {"active": True},

@@ -60,7 +60,7 @@ PARENT = {
     "metadata": {
         "namespace": "default",
         "name": "rayjob-job-7-parent",
-        "labels": {variants.PARENT_LABEL: "true"},
+        "labels": {gather.PARENT_LABEL: "true"},
         "ownerReferences": [{"kind": "RayJob", "name": "job-7"}],
     },
     "spec": {"active": True},
