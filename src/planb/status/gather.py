@@ -100,7 +100,6 @@ class VariantReads:
     """What a concurrent-ladder job's variants are read from (planb.status.variants)."""
 
     cluster_queue: Obj | None  # its ClusterQueue, for the flavors' order (None: not read)
-    logs: list[str]  # its submitters' logs, when none was read for goodput
     workloads: list[Obj]  # the namespace's Workloads
     events: list[Obj]  # the namespace's Events
 
@@ -111,7 +110,7 @@ class JobReads:
 
     objects: JobObjects
     dispatch: DispatchReads | None  # on a MultiKueue manager, for a dispatched Workload
-    logs: list[LogRead] | None  # the submitters' logs, oldest pod first (None: goodput not asked)
+    logs: list[LogRead] | None  # the submitters' logs, oldest pod first (None: neither goodput nor variants asked)
     variants: VariantReads | None  # for a concurrent-ladder job
 
 
@@ -231,13 +230,14 @@ def objects_of(snapshot: Snapshot, rayjob: Obj) -> JobObjects:
 
 
 def _job_reads(kube: Kube, snapshot: Snapshot, rayjob: Obj, goodput: bool) -> JobReads:
-    """The job's objects, then its own reads: its submitters' logs (for goodput), its variants, its regions."""
+    """The job's objects, then its own reads: its submitters' logs (for goodput and a concurrent job's variants), its
+    variants, its regions."""
     objs = objects_of(snapshot, rayjob)
     wl = objs.workload
     dispatched = wl is not None and is_dispatched(wl)
     parent = wl is not None and (wl["metadata"].get("labels") or {}).get(PARENT_LABEL) == "true"
-    logs = _logs(kube, objs.submitters) if goodput else None
-    variants = variant_reads(kube, wl, objs.submitters, bool(logs)) if wl is not None and parent else None
+    logs = _logs(kube, objs.submitters) if goodput or parent else None
+    variants = variant_reads(kube, wl) if wl is not None and parent else None
     return JobReads(objs, dispatch_reads(kube, wl) if wl is not None and dispatched else None, logs, variants)
 
 
@@ -267,23 +267,16 @@ def _bounded(kube: Kube, path: str) -> LogRead:
     return LogRead(head, kube.text(path, {"timestamps": "true", "tailLines": str(TAIL_LINES)}))
 
 
-def variant_reads(kube: Kube, parent: Obj, submitters: list[Obj], logs_read: bool = False) -> VariantReads:
-    """The parent's ClusterQueue, its submitters' logs unless they were read for goodput (``logs_read``; a log the API
-    cannot serve is left out), the namespace's Workloads and Events."""
+def variant_reads(kube: Kube, parent: Obj) -> VariantReads:
+    """The parent's ClusterQueue, the namespace's Workloads and Events (the job's submitters' logs are _job_reads')."""
     ns = parent["metadata"]["namespace"]
     name = str(((parent.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
     # planb's policy (as planb.regions.dispatcher.tick reads a LocalQueue's): the name goes into a URL only as a
     # Kubernetes name (DNS-1123 subdomain), quoted, because whoever may write the Workload's status chooses it
     # (``..`` reaches another resource); another is not read, and the variants keep their flavors' names' order.
     cq = kube.get(f"{KUEUE}/clusterqueues/{urllib.parse.quote(name, safe='')}") if is_dns_subdomain(name) else None
-    logs = []
-    for pod in [] if logs_read else submitters:
-        try:
-            logs.append(kube.text(f"/api/v1/namespaces/{ns}/pods/{pod['metadata']['name']}/log"))
-        except KubeError:
-            continue
     workloads = kube.items(f"{KUEUE}/namespaces/{ns}/workloads")
-    return VariantReads(cq, logs, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"))
+    return VariantReads(cq, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"))
 
 
 def dispatch_reads(kube: Kube, workload: Obj) -> DispatchReads:

@@ -142,15 +142,11 @@ def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[st
 
 def of_parent(parent: Obj, reads: VariantReads, log: str | None = None) -> Variants:
     """The variants of ``parent`` from what planb.status.gather read for it: the ClusterQueue's flavor order, the
-    namespace's Workloads and Events, and train.py's output (``log``, the job's log read for goodput, else the
-    submitters' logs read for the variants)."""
+    namespace's Workloads and Events, and train.py's output (``log``, the newest run's submitter log:
+    planb.status.trainlog.newest_log; None: none read)."""
     groups = ((reads.cluster_queue or {}).get("spec") or {}).get("resourceGroups") or [{}]
     order = [str(f["name"]) for f in groups[0].get("flavors", [])]
-    logs = reads.logs if log is None else [log]
-    # Each run prints the job's earlier resumes before its own (train.py's Progress): the log with the most
-    # resume lines is the newest run's, a superset of an older submitter's that has not gone yet.
-    newest = max(logs, key=lambda text: len(steps_lost(text)), default="")
-    return collect(parent, reads.workloads, reads.events, order, newest)
+    return collect(parent, reads.workloads, reads.events, order, log or "")
 
 
 __all__ = ["Migration", "Variant", "Variants", "collect", "of_parent", "steps_lost"]

@@ -180,10 +180,10 @@ def test_a_cluster_queue_name_that_is_no_kubernetes_name_is_not_put_into_a_url()
     for bad in ("../../../api/v1/namespaces/kube-system/secrets/x", "cluster-queue/../other", "Cluster_Queue"):
         parent = {**PARENT, "status": {"conditions": [], "admission": {"clusterQueue": bad}}}
         kube = _Recording({"/workloads": WORKLOADS, "/events": EVENTS})
-        found = variants.of_parent(parent, gather.variant_reads(kube, parent, []), LOG)  # type: ignore[arg-type]
+        found = variants.of_parent(parent, gather.variant_reads(kube, parent), LOG)  # type: ignore[arg-type]
         assert kube.asked == [], kube.asked
         assert [v.flavor for v in found.variants] == ["dws", "reserved", "spot"]  # no ladder order: by name
     kube = _Recording({"/workloads": WORKLOADS, "/events": EVENTS})
-    found = variants.of_parent(PARENT, gather.variant_reads(kube, PARENT, []), LOG)  # type: ignore[arg-type]
+    found = variants.of_parent(PARENT, gather.variant_reads(kube, PARENT), LOG)  # type: ignore[arg-type]
     assert kube.asked == [f"{KUEUE}/clusterqueues/cluster-queue"]
     assert [v.flavor for v in found.variants] == ORDER
