@@ -100,7 +100,7 @@ class VariantReads:
     """What a concurrent-ladder job's variants are read from (planb.status.variants)."""
 
     cluster_queue: Obj | None  # its ClusterQueue, for the flavors' order (None: not read)
-    workloads: list[Obj]  # the namespace's Workloads
+    variants: list[Obj]  # its variant Workloads: those of the namespace's Workloads it owns
     events: list[Obj]  # the namespace's Events
 
 
@@ -268,15 +268,16 @@ def _bounded(kube: Kube, path: str) -> LogRead:
 
 
 def variant_reads(kube: Kube, parent: Obj) -> VariantReads:
-    """The parent's ClusterQueue, the namespace's Workloads and Events (the job's submitters' logs are _job_reads')."""
-    ns = parent["metadata"]["namespace"]
+    """The parent's ClusterQueue, its variant Workloads (picked out of the namespace's as objects_of picks a job's)
+    and the namespace's Events (the job's submitters' logs are _job_reads')."""
+    ns, parent_name = parent["metadata"]["namespace"], parent["metadata"]["name"]
     name = str(((parent.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
     # planb's policy (as planb.regions.dispatcher.tick reads a LocalQueue's): the name goes into a URL only as a
     # Kubernetes name (DNS-1123 subdomain), quoted, because whoever may write the Workload's status chooses it
     # (``..`` reaches another resource); another is not read, and the variants keep their flavors' names' order.
     cq = kube.get(f"{KUEUE}/clusterqueues/{urllib.parse.quote(name, safe='')}") if is_dns_subdomain(name) else None
-    workloads = kube.items(f"{KUEUE}/namespaces/{ns}/workloads")
-    return VariantReads(cq, workloads, kube.items(f"/api/v1/namespaces/{ns}/events"))
+    mine = [w for w in kube.items(f"{KUEUE}/namespaces/{ns}/workloads") if owned_by(w, "Workload", parent_name)]
+    return VariantReads(cq, mine, kube.items(f"/api/v1/namespaces/{ns}/events"))
 
 
 def dispatch_reads(kube: Kube, workload: Obj) -> DispatchReads:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from planb.kube import Obj
 from planb.kube_objects import conditions
-from planb.status.gather import VariantReads, owned_by
+from planb.status.gather import VariantReads
 
 FLAVOR_ANNOTATION = "kueue.x-k8s.io/workload-allowed-resource-flavors"
 MIGRATION_EVENT = "EvictedDueToFlavorMigration"
@@ -109,11 +109,10 @@ def steps_lost(log: str) -> list[int]:
     return [int(m.group(2)) for m in _RESUMED.finditer(log)]
 
 
-def collect(parent: Obj, workloads: list[Obj], events: list[Obj], order: list[str], log: str = "") -> Variants:
-    """The variants of ``parent`` in the ClusterQueue's flavor ``order``, and its migrations from ``events``."""
-    name = parent["metadata"]["name"]
+def collect(parent: Obj, mine: list[Obj], events: list[Obj], order: list[str], log: str = "") -> Variants:
+    """The variants of ``parent`` (its variant Workloads, ``mine``) in the ClusterQueue's flavor ``order``, and its
+    migrations from ``events``."""
     ns = parent["metadata"]["namespace"]
-    mine = [w for w in workloads if w["metadata"]["namespace"] == ns and owned_by(w, "Workload", name)]
     found = [
         Variant(w["metadata"]["name"], (w["metadata"].get("annotations") or {}).get(FLAVOR_ANNOTATION, "-"), _state(w))
         for w in mine
@@ -146,7 +145,7 @@ def of_parent(parent: Obj, reads: VariantReads, log: str | None = None) -> Varia
     planb.status.trainlog.newest_log; None: none read)."""
     groups = ((reads.cluster_queue or {}).get("spec") or {}).get("resourceGroups") or [{}]
     order = [str(f["name"]) for f in groups[0].get("flavors", [])]
-    return collect(parent, reads.workloads, reads.events, order, log or "")
+    return collect(parent, reads.variants, reads.events, order, log or "")
 
 
 __all__ = ["Migration", "Variant", "Variants", "collect", "of_parent", "steps_lost"]

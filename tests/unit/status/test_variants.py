@@ -73,12 +73,12 @@ PARENT = {
     },
 }
 # Spot admitted first, DWS delivered (spot -> dws); the reservation is still pursued.
-WORKLOADS = [
-    PARENT,
+VARIANTS = [
     _variant("spot", "u-spot", active=False),
     _variant("dws", "u-dws", admitted=True),
     _variant("reserved", "u-res"),
 ]
+WORKLOADS = [PARENT, *VARIANTS]
 EVENTS = [
     _admitted("dws", "2026-11-29T10:02:00.000000Z"),
     _admitted("spot", "2026-11-29T10:00:01.000000Z"),
@@ -87,7 +87,7 @@ EVENTS = [
 
 
 def test_variants_in_flavor_order_and_each_migration_with_its_steps_lost() -> None:
-    found = variants.collect(PARENT, WORKLOADS, EVENTS, ORDER, LOG)
+    found = variants.collect(PARENT, VARIANTS, EVENTS, ORDER, LOG)
     assert [(v.flavor, v.state) for v in found.variants] == [
         ("reserved", "pursuing"),
         ("dws", "admitted"),
@@ -108,7 +108,7 @@ def test_each_change_of_the_admitted_variant_is_one_migration() -> None:
         _admitted("reserved", "2026-11-29T10:09:06.000000Z"),
         _admitted("reserved", "2026-11-29T10:20:00.000000Z"),
     ]
-    found = variants.collect(PARENT, WORKLOADS, events, ORDER, LOG)
+    found = variants.collect(PARENT, VARIANTS, events, ORDER, LOG)
     assert found.migrations == [
         variants.Migration("2026-11-29T10:02:00.000000Z", "spot", "dws", 37),
         variants.Migration("2026-11-29T10:09:06.000000Z", "dws", "reserved", 12),
