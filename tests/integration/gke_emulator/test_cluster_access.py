@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from planb.local.gke_emulator import access
 from planb.local.gke_emulator.access import LOCAL_APISERVER
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
@@ -86,3 +87,37 @@ def test_with_the_local_stack_a_cluster_reads_its_server_and_ca(
     }
     (local / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
     assert _access(running) == ("127.0.0.1:27443", stack_ca.read_bytes())
+
+
+def test_the_kubeconfig_is_read_again_only_when_it_or_its_ca_file_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = tmp_path / "local"
+    stack_ca = ensure_serving_cert(local / "pki", common_name="stack").ca_crt
+    kubeconfig = local / "kubeconfig"
+
+    def write(port: int) -> None:
+        cluster = {"server": f"https://127.0.0.1:{port}", "certificate-authority": "pki/ca.crt"}
+        kubeconfig.write_text(yaml.safe_dump({"clusters": [{"name": "planb", "cluster": cluster}]}))
+
+    parsed: list[str] = []
+    load = yaml.safe_load
+    monkeypatch.setattr(access.yaml, "safe_load", lambda text: parsed.append(text) or load(text))
+    write(27443)
+    first = access.from_kubeconfig(kubeconfig)
+    assert (
+        first
+        == access.from_kubeconfig(kubeconfig)
+        == access.ClusterAccess("127.0.0.1:27443", base64.b64encode(stack_ca.read_bytes()).decode())
+    )
+    assert len(parsed) == 1  # the second call read neither file
+    write(28443)  # the stack came up again on another port
+    assert first is not None
+    assert access.from_kubeconfig(kubeconfig) == access.ClusterAccess("127.0.0.1:28443", first.ca_data)
+    stack_ca.write_bytes(b"another CA\n")
+    assert access.from_kubeconfig(kubeconfig) == access.ClusterAccess(
+        "127.0.0.1:28443", base64.b64encode(b"another CA\n").decode()
+    )
+    kubeconfig.unlink()
+    assert access.from_kubeconfig(kubeconfig) is None
+    assert len(parsed) == 3

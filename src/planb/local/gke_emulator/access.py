@@ -10,7 +10,9 @@ Every emulated cluster stands for the one local API server, so each reads:
 
 * while the local stack's kubeconfig exists: its current context's server (``host:port``, the scheme dropped)
   and its CA, whether the kubeconfig carries the CA as ``certificate-authority-data`` or names a file in
-  ``certificate-authority`` (as kwokctl writes it), read at each call;
+  ``certificate-authority`` (as kwokctl writes it), read again whenever either file changed (its size, change time
+  or inode): the capacity simulator's clusters.list twice a second parsed the kubeconfig's YAML each time, a third
+  of the idle emulator's CPU;
 * otherwise: the address the local stack's API server listens on (``LOCAL_APISERVER``) and a CA the emulator
   makes once and keeps in its state directory (``<state>/gke-emulator/cluster-ca/ca.crt``, made by
   ``planb.local.tls.ensure_serving_cert``, whose serving pair nothing serves), so a RUNNING cluster always has both,
@@ -59,19 +61,47 @@ def _current_cluster(doc: Any) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+#: Each file's size, change time and inode ((-1, -1, -1) while it is missing): what a write of it changes.
+Stamp = tuple[int, int, int]
+#: The last read of each kubeconfig: the stamps of it and of the CA file it named, the CA file, what they gave.
+_READS: dict[Path, tuple[Stamp, Stamp, Path | None, ClusterAccess | None]] = {}
+
+
+def _stamp(file: Path | None) -> Stamp:
+    try:
+        found = file.stat() if file is not None else None
+    except OSError:
+        found = None
+    return (found.st_size, found.st_ctime_ns, found.st_ino) if found is not None else (-1, -1, -1)
+
+
 def from_kubeconfig(kubeconfig: Path) -> ClusterAccess | None:
-    """The local stack's server and CA from its kubeconfig; None while it does not exist or names neither."""
+    """The local stack's server and CA from its kubeconfig; None while it does not exist or names neither. Read again
+    only when the kubeconfig or the CA file it names changed since the last read (each stamped before it is read)."""
+    last = _READS.get(kubeconfig)
+    if last is not None and last[0] == _stamp(kubeconfig) and last[1] == _stamp(last[2]):
+        return last[3]
+    stamp = _stamp(kubeconfig)
+    ca_file, ca_stamp, access = None, _stamp(None), None
     try:
         cluster = _current_cluster(yaml.safe_load(kubeconfig.read_text()))
     except (OSError, yaml.YAMLError):
-        return None
-    if not cluster or not cluster.get("server"):
-        return None
+        cluster = None
+    if cluster and cluster.get("server"):
+        if not cluster.get("certificate-authority-data") and cluster.get("certificate-authority"):
+            ca_file = Path(str(cluster["certificate-authority"]))
+            ca_file = ca_file if ca_file.is_absolute() else kubeconfig.parent / ca_file
+            ca_stamp = _stamp(ca_file)
+        access = _access(cluster, ca_file)
+    _READS[kubeconfig] = (stamp, ca_stamp, ca_file, access)
+    return access
+
+
+def _access(cluster: dict[str, Any], ca_file: Path | None) -> ClusterAccess:
+    """The endpoint and CA of the kubeconfig's cluster entry (its CA read from `ca_file` when it names one)."""
     endpoint = re.sub(r"^https?://", "", str(cluster["server"])).rstrip("/")
     ca_data = str(cluster.get("certificate-authority-data") or "")
-    if not ca_data and cluster.get("certificate-authority"):
-        ca_file = Path(str(cluster["certificate-authority"]))
-        ca_file = ca_file if ca_file.is_absolute() else kubeconfig.parent / ca_file
+    if ca_file is not None:
         try:
             ca_data = base64.b64encode(ca_file.read_bytes()).decode()
         except OSError:
