@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from planb.regions.dispatcher import nomination as dp
@@ -26,19 +27,20 @@ class DispatchSettings:
     reservations: dict[tuple[str, str], ReservationRef] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class JobDispatch:
-    """One Workload's dispatch: its plan, when it began (seconds since the epoch), the pairs asked, the copies seen."""
+    """One Workload's dispatch: its plan, when it began (seconds since the epoch), the pairs asked, the copies seen. A
+    value: a tick's decisions make the next one (``dataclasses.replace``), never change it."""
 
     name: str
     plan: OfferPlan
     started: float
-    attempts: list[Attempt] = field(default_factory=list)
-    seen: dict[str, dp.Seen] = field(default_factory=dict)
+    attempts: tuple[Attempt, ...] = ()
+    seen: Mapping[str, dp.Seen] = field(default_factory=dict)
     said: str = ""
     #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
-    written: list[str] | None = None
+    written: tuple[str, ...] | None = None
     overruled: bool = False
     #: The reservation each reservation pair consumes (``DispatchSettings.reservations``, as at the plan); its room is
     #: read again at each look (``reservation_reads.Rooms`` keeps a read 30 s).
-    reservations: dict[Key, ReservationRef] = field(default_factory=dict)
+    reservations: Mapping[Key, ReservationRef] = field(default_factory=dict)

@@ -1,6 +1,6 @@
 """Advice-ordered dispatch as Kueue's External MultiKueue dispatcher: what the keeper decides, pure functions over the
-API's JSON (``planb.regions.dispatcher.tick`` reads and writes; ``planb.regions.dispatcher.offer_order`` holds
-the policy).
+API's JSON (``planb.regions.dispatcher.reads`` reads, ``decide`` decides and ``writes`` writes;
+``planb.regions.dispatcher.offer_order`` holds the policy).
 
 **Kueue** (v0.19.2, what its source does):
 

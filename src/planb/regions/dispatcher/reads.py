@@ -79,127 +79,149 @@ def segment(name: str) -> str:
     return urllib.parse.quote(name, safe="")
 
 
-@dataclass
-class DispatchReads:
-    """The dispatcher's reads: of the manager (its ledger), of the regions (with `connect`, one client a region a
-    tick), of Google's advice (`advise`) and of the reservations' rooms (`rooms`, None: none to read)."""
+@dataclass(frozen=True)
+class Sources:
+    """Where the dispatcher reads: the manager (its ledger), the regions (`connect`: a client for a region, made once a
+    region a tick), Google's advice (`advise`) and the reservations' rooms (`rooms`, None: none to read)."""
 
     manager: Kube
     settings: DispatchSettings
     advise: Advise
     rooms: Rooms | None
     connect: Callable[[Kube, str], Kube]
-    kubes: dict[str, Kube] = field(default_factory=dict)
 
-    def read(
-        self,
-        workloads: Sequence[Obj],
-        clusters: Mapping[str, Obj],
-        config: Obj,
-        jobs: Mapping[str, JobDispatch],
-        first: bool,
-        now: float,
-    ) -> Reading:
-        """What this tick decides on, `jobs` the dispatches under way (read, never changed)."""
-        self.kubes = {}
-        listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
-        active = [c for c in listed if c in clusters and is_active(clusters[c])]
-        check = self.settings.admission_check
-        looks = []
-        for workload in workloads:
-            state = dp.mk_check(workload, check)
-            if not state:
-                continue
-            uid = str(workload["metadata"].get("uid"))
-            winner = str((workload.get("status") or {}).get("clusterName") or "")
-            look = Look(workload, uid, str(state.get("state") or ""), winner, dp.awaits_nomination(workload, check), [])
-            look.nominated = dp.nominated_now(workload)
-            job = jobs.get(uid)
-            if winner and job is not None:
-                look.winner_rung = self._rung(winner, workload)
-            elif look.awaits and job is None and active:
-                look.shape = dp.job_shape(workload)
-                look.candidates, look.reservations = self._pairs(workload, look.shape, active, now)
-            if look.awaits and (job is not None or look.candidates is not None):
-                waits = dp.regions_in_order(job.plan, dp.waiting(job.attempts)) if job else look.nominated
-                look.copies = {r: self._copy(r, workload) for r in waits if r in active}
-                reservations = job.reservations if job is not None else look.reservations
-                look.full = [] if self.rooms is None else self.rooms.full(reservations, now)
+
+def read_tick(
+    sources: Sources,
+    workloads: Sequence[Obj],
+    clusters: Mapping[str, Obj],
+    config: Obj,
+    jobs: Mapping[str, JobDispatch],
+    first: bool,
+    now: float,
+) -> Reading:
+    """What this tick decides on, `jobs` the dispatches under way (read, never changed); the ledger's ConfigMap when
+    `first`."""
+    kubes: dict[str, Kube] = {}
+    listed = [str(c) for c in (config.get("spec") or {}).get("clusters") or []]
+    active = [c for c in listed if c in clusters and is_active(clusters[c])]
+    looks = []
+    for workload in workloads:
+        look = look_at(sources, kubes, workload, jobs, active, now)
+        if look is not None:
             looks.append(look)
-        return Reading(active, looks, cs.read(self.manager) if first else None)
+    stored = cs.read(sources.manager) if first else None
+    return Reading(active, looks, stored)
 
-    def _pairs(
-        self, workload: Obj, shape: str, active: list[str], now: float
-    ) -> tuple[list[Candidate], dict[Key, ReservationRef]]:
-        """A new plan's pairs: every Active region times its ladder's rungs, each with Google's advice and, for a
-        reservation rung, its room; and the reservation each such pair consumes."""
-        meta = workload["metadata"]
-        candidates, reservations = [], {}
-        for region in active:
-            rungs, why = self._rungs(region, meta["namespace"], str((workload.get("spec") or {}).get("queueName")))
-            refs = self._reservations(region) if self.rooms is not None and not why and shape else {}
-            for rung in rungs:
-                key = Key(region, rung, shape or "unknown")
-                if why:
-                    advice = Advice.absent(why)
-                elif not shape:
-                    advice = Advice.absent("the job selects no accelerator of planb's catalog")
-                else:
-                    advice = self.advise(key)
-                if rung in refs:
-                    reservations[key] = refs[rung]
-                ref = reservations.get(key)
-                room = None if self.rooms is None or ref is None else self.rooms.room(key, ref, now)
-                candidates.append(Candidate(key, advice, room))
-        return candidates, reservations
 
-    def _rungs(self, region: str, namespace: str, queue: str) -> tuple[list[str], str]:
-        """The region's rungs for a job of ``queue`` (its LocalQueue there, of the manager's name), or the ladder as
-        one pair and why it could not be read."""
-        try:
-            kube = self._region(region)
-            local = kube.get(f"{KUEUE}/namespaces/{segment(namespace)}/localqueues/{segment(queue)}")
-            cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
-            # planb's policy: the name the region's LocalQueue gives goes into a URL only as a
-            # Kubernetes name, quoted, because whoever may write that LocalQueue chooses it (``..`` reaches another
-            # resource).
-            cq = kube.get(f"{KUEUE}/clusterqueues/{segment(str(cq_name))}") if cq_name else None
-            rungs = dp.ladder_rungs(cq or {})
-        except NotAName as exc:
-            return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
-        except (RegionAccessError, KubeError) as exc:
-            return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
-        except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as a copy)
-            return [dp.LADDER], f"{region}'s ladder could not be read: planb cannot read it ({type(exc).__name__})"
-        if not rungs:
-            return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
-        return rungs, ""
+def look_at(
+    sources: Sources,
+    kubes: dict[str, Kube],
+    workload: Obj,
+    jobs: Mapping[str, JobDispatch],
+    active: list[str],
+    now: float,
+) -> Look | None:
+    """One Workload as this tick reads it (None: not one of the MultiKueue check's)."""
+    check, rooms = sources.settings.admission_check, sources.rooms
+    state = dp.mk_check(workload, check)
+    if not state:
+        return None
+    uid = str(workload["metadata"].get("uid"))
+    winner = str((workload.get("status") or {}).get("clusterName") or "")
+    look = Look(workload, uid, str(state.get("state") or ""), winner, dp.awaits_nomination(workload, check), [])
+    look.nominated = dp.nominated_now(workload)
+    job = jobs.get(uid)
+    if winner and job is not None:
+        look.winner_rung = _rung(_copy(sources, kubes, winner, workload))
+    elif look.awaits and job is None and active:
+        look.shape = dp.job_shape(workload)
+        look.candidates, look.reservations = _pairs(sources, kubes, workload, look.shape, active, now)
+    if look.awaits and (job is not None or look.candidates is not None):
+        waits = dp.regions_in_order(job.plan, dp.waiting(job.attempts)) if job else look.nominated
+        look.copies = {r: _copy(sources, kubes, r, workload) for r in waits if r in active}
+        reservations = job.reservations if job is not None else look.reservations
+        look.full = [] if rooms is None else rooms.full(reservations, now)
+    return look
 
-    def _reservations(self, region: str) -> dict[str, ReservationRef]:
-        """The reservation each of the region's rungs consumes, as the manager's configuration names it (never a
-        region's objects: ``planb.regions.dispatcher.reservation_reads``)."""
-        return {rung: ref for (where, rung), ref in self.settings.reservations.items() if where == region}
 
-    def _copy(self, region: str, workload: Obj) -> Copy:
-        """The region's copy of the Workload (same namespace and name), or why it could not be read."""
-        meta = workload["metadata"]
-        try:
-            return self._region(region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
-        # planb's policy: any error reading a region's copy leaves it unread, because one must never stop the others
-        except Exception as exc:
-            return exc
+def _pairs(
+    sources: Sources, kubes: dict[str, Kube], workload: Obj, shape: str, active: list[str], now: float
+) -> tuple[list[Candidate], dict[Key, ReservationRef]]:
+    """A new plan's pairs: every Active region times its ladder's rungs, each with Google's advice and, for a
+    reservation rung, its room; and the reservation each such pair consumes."""
+    meta, rooms = workload["metadata"], sources.rooms
+    candidates, reservations = [], {}
+    for region in active:
+        queue = str((workload.get("spec") or {}).get("queueName"))
+        rungs, why = _rungs(sources, kubes, region, meta["namespace"], queue)
+        refs = _reservations(sources.settings, region) if rooms is not None and not why and shape else {}
+        for rung in rungs:
+            key = Key(region, rung, shape or "unknown")
+            if why:
+                advice = Advice.absent(why)
+            elif not shape:
+                advice = Advice.absent("the job selects no accelerator of planb's catalog")
+            else:
+                advice = sources.advise(key)
+            if rung in refs:
+                reservations[key] = refs[rung]
+            ref = reservations.get(key)
+            room = None if rooms is None or ref is None else rooms.room(key, ref, now)
+            candidates.append(Candidate(key, advice, room))
+    return candidates, reservations
 
-    def _rung(self, region: str, workload: Obj) -> str:
-        """The rung the winner's copy was admitted on ("" when planb cannot tell)."""
-        try:
-            copy = self._copy(region, workload)
-            if isinstance(copy, Exception):
-                raise copy
-            return dp.admitted_rung(copy)
-        except Exception:  # planb's policy: any error reading the winner's copy: its rung unknown (as a copy)
-            return ""
 
-    def _region(self, region: str) -> Kube:
-        if region not in self.kubes:
-            self.kubes[region] = self.connect(self.manager, region)
-        return self.kubes[region]
+def _rungs(sources: Sources, kubes: dict[str, Kube], region: str, namespace: str, queue: str) -> tuple[list[str], str]:
+    """The region's rungs for a job of ``queue`` (its LocalQueue there, of the manager's name), or the ladder as
+    one pair and why it could not be read."""
+    try:
+        kube = _region(sources, kubes, region)
+        local = kube.get(f"{KUEUE}/namespaces/{segment(namespace)}/localqueues/{segment(queue)}")
+        cq_name = ((local or {}).get("spec") or {}).get("clusterQueue")
+        # planb's policy: the name the region's LocalQueue gives goes into a URL only as a
+        # Kubernetes name, quoted, because whoever may write that LocalQueue chooses it (``..`` reaches another
+        # resource).
+        cq = kube.get(f"{KUEUE}/clusterqueues/{segment(str(cq_name))}") if cq_name else None
+        rungs = dp.ladder_rungs(cq or {})
+    except NotAName as exc:
+        return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
+    except (RegionAccessError, KubeError) as exc:
+        return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
+    except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as a copy)
+        return [dp.LADDER], f"{region}'s ladder could not be read: planb cannot read it ({type(exc).__name__})"
+    if not rungs:
+        return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
+    return rungs, ""
+
+
+def _reservations(settings: DispatchSettings, region: str) -> dict[str, ReservationRef]:
+    """The reservation each of the region's rungs consumes, as the manager's configuration names it (never a
+    region's objects: ``planb.regions.dispatcher.reservation_reads``)."""
+    return {rung: ref for (where, rung), ref in settings.reservations.items() if where == region}
+
+
+def _copy(sources: Sources, kubes: dict[str, Kube], region: str, workload: Obj) -> Copy:
+    """The region's copy of the Workload (same namespace and name), or why it could not be read."""
+    meta = workload["metadata"]
+    try:
+        return _region(sources, kubes, region).get(f"{KUEUE}/namespaces/{meta['namespace']}/workloads/{meta['name']}")
+    # planb's policy: any error reading a region's copy leaves it unread, because one must never stop the others
+    except Exception as exc:
+        return exc
+
+
+def _rung(copy: Copy) -> str:
+    """The rung the winner's copy was admitted on ("" when planb cannot tell)."""
+    try:
+        if isinstance(copy, Exception):
+            raise copy
+        return dp.admitted_rung(copy)
+    except Exception:  # planb's policy: any error reading the winner's copy: its rung unknown (as a copy)
+        return ""
+
+
+def _region(sources: Sources, kubes: dict[str, Kube], region: str) -> Kube:
+    if region not in kubes:
+        kubes[region] = sources.connect(sources.manager, region)
+    return kubes[region]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from planb.kube import KubeLimitError
@@ -136,7 +136,7 @@ class Rooms:
         self.seen[(key, ref)] = (now, room)
         return room
 
-    def full(self, reservations: dict[Key, ReservationRef], now: float) -> list[Key]:
+    def full(self, reservations: Mapping[Key, ReservationRef], now: float) -> list[Key]:
         """The pairs whose reservation reads full now: what ``OfferPlan.due`` leaves unasked."""
         rooms = ((key, self.room(key, ref, now)) for key, ref in reservations.items())
         return [key for key, room in rooms if room is not None and not room.fits]
