@@ -5,6 +5,7 @@ read them, so they fail in a second where a task is edited.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,13 +33,19 @@ def tasks(name: str) -> Iterator[dict[str, Any]]:
         yield task
 
 
+#: The role's own variables (vars/main.yml), which a task's definition may name.
+ROLE_VARS: dict[str, Any] = yaml.safe_load((TASKS.parent / "vars" / "main.yml").read_text())
+
+
 def objects_of(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """The objects a kubernetes.core.k8s task applies or deletes: its definition (one object, a list, or a variable of
-    the task's vars), or the kind it names."""
+    """The objects a kubernetes.core.k8s task applies or deletes: its definition (one object, a list, or an expression
+    of variables of the task's vars or the role's, each a list: every object of each), or the kind it names."""
     args = task.get("kubernetes.core.k8s") or {}
     definition = args.get("definition")
     if isinstance(definition, str):
-        definition = task.get("vars", {}).get(definition.strip("{} "))
+        known = {**ROLE_VARS, **task.get("vars", {})}
+        named = [known[name] for name in re.findall(r"[a-z_]+", definition) if name in known]
+        definition = [obj for value in named for obj in (value if isinstance(value, list) else [value])]
     if not definition:
         return [{"kind": args["kind"]}] if args.get("kind") else []
     return definition if isinstance(definition, list) else [definition]
