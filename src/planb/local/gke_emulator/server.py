@@ -44,6 +44,9 @@ API_PREFIXES = (
 class _Handler(BaseHTTPRequestHandler):
     server: EmulatorHTTPServer
     protocol_version = "HTTP/1.1"
+    #: TCP_NODELAY: the headers and the body go out as two writes, and on a kept-alive connection (the capacity
+    #: simulator's) Nagle's algorithm held the body until the client's delayed ACK, some 40 ms a request.
+    disable_nagle_algorithm = True
 
     def _handle(self) -> None:
         path = self.path.split("?", 1)[0]
