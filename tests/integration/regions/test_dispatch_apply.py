@@ -1,5 +1,5 @@
 """The keeper's nomination against a real kube-apiserver with Kueue v0.19.2's Workload CRD: why it
-applies as ``kueue-admission`` (planb.regions.dispatcher.nomination, docs/regions.md "Advice-ordered dispatch in a
+applies as ``kueue-admission`` (planb.regions.dispatcher.writes, docs/regions.md "Advice-ordered dispatch in a
 cluster").
 
 Kueue's page says an External dispatcher that writes ``nominatedClusterNames`` under another field manager leaves
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from planb.kube import Kube, KubeError
-from planb.regions.dispatcher import nomination as dp
+from planb.regions.dispatcher import writes
 
 pytestmark = [pytest.mark.tools]
 
@@ -45,7 +45,7 @@ def apply_status(kube: Kube, name: str, body: Obj, manager: str) -> Obj:
 def kueue_apply(workload: Obj, **status: Any) -> Obj:
     """What Kueue's PatchAdmissionStatus sends: the admission part of the status as it holds it (planb's copy of that
     body, with no nomination), changed as ``status`` says."""
-    body = dp.admission_apply(workload, [])
+    body = writes.admission_apply(workload, [])
     body["status"] |= status
     return body
 
@@ -62,7 +62,7 @@ def reserved(kube: Kube, name: str) -> Obj:
     admission = {"clusterQueue": "user-cq", "podSetAssignments": [{"name": "main", "count": 1}]}
     check = {"name": CHECK, "state": "Pending", "message": "", "lastTransitionTime": T}
     body = kueue_apply(workload, conditions=[quota], admission=admission, admissionChecks=[check])
-    return apply_status(kube, name, body, dp.FIELD_MANAGER)
+    return apply_status(kube, name, body, writes.FIELD_MANAGER)
 
 
 def admit(kube: Kube, name: str, region: str) -> Obj:
@@ -71,19 +71,21 @@ def admit(kube: Kube, name: str, region: str) -> Obj:
     check = {"name": CHECK, "state": "Ready", "message": f'The workload was admitted on "{region}"',
              "lastTransitionTime": T}  # fmt: skip
     return apply_status(
-        kube, name, kueue_apply(workload, admissionChecks=[check], clusterName=region), dp.FIELD_MANAGER
+        kube, name, kueue_apply(workload, admissionChecks=[check], clusterName=region), writes.FIELD_MANAGER
     )
 
 
 def test_planbs_apply_keeps_kueues_status_and_kueue_can_admit_after_it(kube: Kube) -> None:
     before = reserved(kube, "job-1")
-    applied = apply_status(kube, "job-1", dp.admission_apply(before, ["us-east5", "europe-west4"]), dp.FIELD_MANAGER)
+    applied = apply_status(
+        kube, "job-1", writes.admission_apply(before, ["us-east5", "europe-west4"]), writes.FIELD_MANAGER
+    )
     status = applied["status"]
     assert status["nominatedClusterNames"] == ["us-east5", "europe-west4"]
     assert status["admission"] == before["status"]["admission"]
     assert [c["type"] for c in status["conditions"]] == ["QuotaReserved"]
     assert status["admissionChecks"][0]["state"] == "Pending"
-    narrowed = apply_status(kube, "job-1", dp.admission_apply(applied, ["europe-west4"]), dp.FIELD_MANAGER)
+    narrowed = apply_status(kube, "job-1", writes.admission_apply(applied, ["europe-west4"]), writes.FIELD_MANAGER)
     assert narrowed["status"]["nominatedClusterNames"] == ["europe-west4"]
     admitted = admit(kube, "job-1", "europe-west4")["status"]
     assert admitted["clusterName"] == "europe-west4" and "nominatedClusterNames" not in admitted
@@ -92,9 +94,9 @@ def test_planbs_apply_keeps_kueues_status_and_kueue_can_admit_after_it(kube: Kub
 
 def test_a_stale_resource_version_is_a_conflict_not_a_lost_write(kube: Kube) -> None:
     before = reserved(kube, "job-2")
-    apply_status(kube, "job-2", dp.admission_apply(before, ["us-east5"]), dp.FIELD_MANAGER)
+    apply_status(kube, "job-2", writes.admission_apply(before, ["us-east5"]), writes.FIELD_MANAGER)
     with pytest.raises(KubeError) as refused:
-        apply_status(kube, "job-2", dp.admission_apply(before, ["europe-west4"]), dp.FIELD_MANAGER)
+        apply_status(kube, "job-2", writes.admission_apply(before, ["europe-west4"]), writes.FIELD_MANAGER)
     assert refused.value.status == 409
 
 

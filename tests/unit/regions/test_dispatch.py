@@ -1,13 +1,15 @@
-"""Advice-ordered dispatch's decisions as Kueue's External dispatcher (planb.regions.dispatcher.nomination): pure
-functions over the API's JSON, no server."""
+"""Advice-ordered dispatch's decisions as Kueue's External dispatcher (planb.regions.dispatcher.nomination): the
+pure functions over the API's JSON of each step (reads, decide, writes), no server."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from planb.regions.dispatcher import decide, reads, writes
 from planb.regions.dispatcher import nomination as dp
 from planb.regions.dispatcher.google_advice import Advice
+from planb.regions.dispatcher.job_dispatch import Seen
 from planb.regions.dispatcher.ledger import FAILED, Key, Ledger
 from planb.regions.dispatcher.offer_order import Attempt, Candidate, Job, Policy, plan
 
@@ -75,19 +77,19 @@ def offer(scores: dict[Key, float | None]) -> Any:
 
 
 def test_kueue_nominates_only_a_pending_check_with_quota_and_every_other_check_ready() -> None:
-    assert dp.awaits_nomination(workload(), CHECK)
-    assert not dp.awaits_nomination(workload(clusterName="us-east5"), CHECK)
-    assert not dp.awaits_nomination(workload(checks=[{"name": CHECK, "state": "Ready"}]), CHECK)
+    assert reads.awaits_nomination(workload(), CHECK)
+    assert not reads.awaits_nomination(workload(clusterName="us-east5"), CHECK)
+    assert not reads.awaits_nomination(workload(checks=[{"name": CHECK, "state": "Ready"}]), CHECK)
     other = [{"name": CHECK, "state": "Pending"}, {"name": "dws-prov", "state": "Pending"}]
-    assert not dp.awaits_nomination(workload(checks=other), CHECK)
+    assert not reads.awaits_nomination(workload(checks=other), CHECK)
     no_quota = workload()
     no_quota["status"]["conditions"][0]["status"] = "False"
-    assert not dp.awaits_nomination(no_quota, CHECK)
+    assert not reads.awaits_nomination(no_quota, CHECK)
 
 
 def test_the_jobs_shape_is_its_workers_machine_type_and_count() -> None:
-    assert dp.job_shape(workload()) == SHAPE
-    assert dp.job_shape({"spec": {"podSets": [{"name": "cpu", "template": {"spec": {}}}]}}) == ""
+    assert reads.job_shape(workload()) == SHAPE
+    assert reads.job_shape({"spec": {"podSets": [{"name": "cpu", "template": {"spec": {}}}]}}) == ""
     assert dp.advice_zones(EAST) and all(z.startswith("us-east5-") for z in dp.advice_zones(EAST))
 
 
@@ -106,67 +108,67 @@ def test_a_regions_rungs_are_its_clusterqueues_flavors_that_hold_the_accelerator
             ]
         }
     }
-    assert dp.ladder_rungs(cq) == ["reservation", "dws"]
-    assert dp.ladder_rungs({}) == []
+    assert reads.ladder_rungs(cq) == ["reservation", "dws"]
+    assert reads.ladder_rungs({}) == []
 
 
 def test_a_copy_says_no_by_its_check_its_deactivation_a_new_copy_or_an_eviction() -> None:
     copy: Obj = {"metadata": {"uid": "c1"}, "spec": {}, "status": {}}
-    assert dp.copy_outcome(None, dp.Seen()) == ("", "")
-    assert dp.copy_outcome(copy, dp.Seen("c1", 0)) == ("", "")
+    assert decide.copy_outcome(None, Seen()) == ("", "")
+    assert decide.copy_outcome(copy, Seen("c1", 0)) == ("", "")
     retry = copy | {"status": {"admissionChecks": [{"name": "dws-prov", "state": "Retry", "message": "no capacity"}]}}
-    assert dp.copy_outcome(retry, dp.Seen()) == (FAILED, "check dws-prov Retry: no capacity")
-    assert dp.copy_outcome(copy | {"spec": {"active": False}}, dp.Seen())[0] == FAILED
-    assert dp.copy_outcome(copy, dp.Seen("c0", 0))[0] == FAILED
+    assert decide.copy_outcome(retry, Seen()) == (FAILED, "check dws-prov Retry: no capacity")
+    assert decide.copy_outcome(copy | {"spec": {"active": False}}, Seen())[0] == FAILED
+    assert decide.copy_outcome(copy, Seen("c0", 0))[0] == FAILED
     evicted = copy | {"status": {"schedulingStats": {"evictions": [{"reason": "AdmissionCheck", "count": 1}]}}}
-    assert dp.copy_outcome(evicted, dp.Seen("c1", 0))[0] == FAILED
-    assert dp.copy_outcome(evicted, dp.Seen("c1", 1)) == ("", "")
+    assert decide.copy_outcome(evicted, Seen("c1", 0))[0] == FAILED
+    assert decide.copy_outcome(evicted, Seen("c1", 1)) == ("", "")
 
 
 def test_the_best_region_is_nominated_alone_and_the_next_joins_at_its_bound_the_first_staying() -> None:
     best = offer({ASIA: 0.2, WEST: 0.5, EAST: 0.9})
-    attempts, regions, wake = dp.nominate(best, 0.0, [])
+    attempts, regions, wake = decide.nominate(best, 0.0, [])
     assert regions == ["us-east5"] and [a.key for a in attempts] == [EAST]
     bound = best.order[0].bound_s
     assert wake == bound
-    same, regions, _ = dp.nominate(best, bound / 2, attempts)
+    same, regions, _ = decide.nominate(best, bound / 2, attempts)
     assert same == attempts and regions == ["us-east5"]
-    attempts, regions, _ = dp.nominate(best, bound, attempts)
+    attempts, regions, _ = decide.nominate(best, bound, attempts)
     assert regions == ["us-east5", "europe-west4"]
 
 
 def test_a_failure_drops_the_region_and_the_next_joins_at_once() -> None:
     best = offer({ASIA: 0.2, WEST: 0.5, EAST: 0.9})
-    attempts, _, _ = dp.nominate(best, 0.0, [])
-    attempts, ended = dp.failed(attempts, "us-east5", "dws", 30.0)
+    attempts, _, _ = decide.nominate(best, 0.0, [])
+    attempts, ended = decide.failed(attempts, "us-east5", "dws", 30.0)
     assert ended == [Attempt(EAST, 0.0, 30.0)]
-    attempts, regions, _ = dp.nominate(best, 30.0, attempts)
+    attempts, regions, _ = decide.nominate(best, 30.0, attempts)
     assert regions == ["europe-west4"]
 
 
 def test_missing_advice_everywhere_nominates_every_region_at_once_and_asks_a_failed_one_again() -> None:
     race = offer({EAST: None, WEST: None, ASIA: None})
     assert race.race
-    attempts, regions, wake = dp.nominate(race, 0.0, [])
+    attempts, regions, wake = decide.nominate(race, 0.0, [])
     assert set(regions) == {"us-east5", "europe-west4", "asia-northeast1"} and wake == math.inf
-    attempts, _ = dp.failed(attempts, "europe-west4", "", 10.0)
-    attempts, regions, _ = dp.nominate(race, 10.0, attempts)
+    attempts, _ = decide.failed(attempts, "europe-west4", "", 10.0)
+    attempts, regions, _ = decide.nominate(race, 10.0, attempts)
     assert "europe-west4" in regions and len(attempts) == 4
 
 
 def test_a_grant_goes_to_the_pair_of_the_rung_the_copy_was_admitted_on() -> None:
     reservation = Key("us-east5", "reservation", SHAPE)
     attempts = [Attempt(reservation, 0.0), Attempt(EAST, 0.0)]
-    assert dp.granted_key(attempts, "us-east5", "dws", SHAPE) == EAST
-    assert dp.granted_key(attempts, "us-east5", "", SHAPE) == reservation
-    assert dp.granted_key([], "us-east5", "dws", SHAPE) == EAST
+    assert decide.granted_key(attempts, "us-east5", "dws", SHAPE) == EAST
+    assert decide.granted_key(attempts, "us-east5", "", SHAPE) == reservation
+    assert decide.granted_key([], "us-east5", "dws", SHAPE) == EAST
     copy = {"status": {"admission": {"podSetAssignments": [{"flavors": {"cpu": "cpu", "google.com/tpu": "dws"}}]}}}
-    assert dp.admitted_rung(copy) == "dws" and dp.admitted_rung(None) == ""
+    assert reads.admitted_rung(copy) == "dws" and reads.admitted_rung(None) == ""
 
 
 def test_the_apply_is_kueues_admission_patch_with_the_nomination_and_takes_nothing_away() -> None:
     wl = workload(requeueState={}, schedulingStats={"evictions": [{"reason": "Preempted", "count": 1}]})
-    body = dp.admission_apply(wl, ["us-east5"])
+    body = writes.admission_apply(wl, ["us-east5"])
     assert body["apiVersion"] == "kueue.x-k8s.io/v1beta2" and body["kind"] == "Workload"
     meta = body["metadata"]
     assert meta["resourceVersion"] == "42" and meta["uid"] == "u1" and meta["labels"] == wl["metadata"]["labels"]
@@ -179,11 +181,11 @@ def test_the_apply_is_kueues_admission_patch_with_the_nomination_and_takes_nothi
     )
     assert [c["type"] for c in status["conditions"]] == ["QuotaReserved"]  # another writer's condition stays its own
     assert "requeueState" not in status and status["schedulingStats"] == wl["status"]["schedulingStats"]
-    assert "nominatedClusterNames" not in dp.admission_apply(wl, [])["status"]
+    assert "nominatedClusterNames" not in writes.admission_apply(wl, [])["status"]
 
 
 def test_a_nomination_rewritten_by_another_writer_is_told_from_kueues_own_clearing() -> None:
-    assert not dp.rewritten(None, ["us-east5"])  # nothing written yet
-    assert not dp.rewritten(["us-east5"], ["us-east5"])
-    assert not dp.rewritten(["us-east5"], [])  # Kueue cleared it (admission, eviction)
-    assert dp.rewritten(["us-east5"], ["us-east5", "europe-west4", "asia-northeast1"])  # AllAtOnce
+    assert not decide.rewritten(None, ["us-east5"])  # nothing written yet
+    assert not decide.rewritten(["us-east5"], ["us-east5"])
+    assert not decide.rewritten(["us-east5"], [])  # Kueue cleared it (admission, eviction)
+    assert decide.rewritten(["us-east5"], ["us-east5", "europe-west4", "asia-northeast1"])  # AllAtOnce

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from planb.errors import UsageError
+from planb.regions.dispatcher import decide
 from planb.regions.dispatcher import ledger_store as cs
-from planb.regions.dispatcher import nomination as dp
 from planb.regions.dispatcher.advise import no_advice
 from planb.regions.dispatcher.google_advice import Advice, http_post
-from planb.regions.dispatcher.job_dispatch import DispatchSettings
+from planb.regions.dispatcher.job_dispatch import DispatchSettings, Seen
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, PENDING, WITHDRAWN, Key, Ledger
 from planb.regions.dispatcher.tick import Dispatcher
 from tests.support.unit.dispatcher_fakes import (
@@ -232,7 +232,7 @@ def test_a_copy_admitted_after_an_eviction_keeps_its_region_nominated() -> None:
     tick(dispatcher, manager)
     assert "europe-west4" in manager.objects[WL]["status"]["nominatedClusterNames"], manager.applies[-1]
     assert not any(" failed (" in line for line in said), said
-    assert dp.copy_outcome(admitted, dp.Seen("c1", 0))[0] != FAILED
+    assert decide.copy_outcome(admitted, Seen("c1", 0))[0] != FAILED
 
 
 def test_the_advice_token_goes_over_plain_http_only_to_a_loopback_host() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from planb.kube import KubeError
-from planb.regions.dispatcher import nomination as dp
+from planb.regions.dispatcher import writes
 from planb.regions.keeper import release
 from tests.support.unit.keeper_fakes import (
     CONFIG,
@@ -93,8 +93,8 @@ def test_a_stale_copy_without_a_uid_is_never_deleted_unconditionally(regions: di
 
 
 def test_the_dispatchers_apply_never_sends_a_null_uid_or_resource_version() -> None:
-    """planb.regions.dispatcher.nomination.admission_apply copies the Workload's identity as read; a key read as null is
+    """planb.regions.dispatcher.writes.admission_apply copies the Workload's identity as read; a key read as null is
     left out, never sent as ``null``."""
     workload = {"metadata": {"name": "wl", "namespace": "default", "uid": None, "resourceVersion": "9"}}
-    meta = dp.admission_apply(workload, ["a"])["metadata"]
+    meta = writes.admission_apply(workload, ["a"])["metadata"]
     assert meta == {"name": "wl", "namespace": "default", "resourceVersion": "9"}

@@ -6,7 +6,7 @@ the operator's: the keeper's flag). At each look (at most one every ``CalendarSe
 
 1. **The long waits.** The manager's Workloads not yet placed in a region (no ``status.clusterName``), not finished and
    not being deleted, whose job's shape is a TPU one calendar mode takes (``offers.tpu_spec``, the shape as
-   the dispatcher reads it, ``planb.regions.dispatcher.nomination.job_shape``), created more than ``after_s`` ago.
+   the dispatcher reads it, ``planb.regions.dispatcher.reads.job_shape``), created more than ``after_s`` ago.
    A TPU job has no other advice: ``advice.capacity`` shows no TPU availability
    (``planb.regions.dispatcher.google_advice``).
 2. **Ask.** Each region of the MultiKueueConfig is asked ``advice.calendarMode`` for the job's chips, ``days`` days
@@ -32,7 +32,7 @@ from typing import Any
 from planb.kube import Kube, KubeError, Obj
 from planb.regions.access.connection import KUEUE, KUEUE_NAMESPACE
 from planb.regions.calendar.offers import CalendarOffer, TpuSpec, reserve_command, tpu_spec
-from planb.regions.dispatcher.nomination import job_shape
+from planb.regions.dispatcher.reads import job_shape
 
 CONFIGMAP = "planb-regions-calendar"
 JOBS_KEY = "jobs"

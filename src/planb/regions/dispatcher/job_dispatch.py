@@ -6,10 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from planb.regions.dispatcher import nomination as dp
 from planb.regions.dispatcher.ledger import Key
 from planb.regions.dispatcher.offer_order import Attempt, Job, OfferPlan, Policy
 from planb.regions.dispatcher.reservation_room import ReservationRef
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A region's copy as the keeper first saw it after asking: its uid and evictions then ("" and 0: no copy yet)."""
+
+    uid: str = ""
+    evictions: int = 0
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,7 @@ class JobDispatch:
     plan: OfferPlan
     started: float
     attempts: tuple[Attempt, ...] = ()
-    seen: Mapping[str, dp.Seen] = field(default_factory=dict)
+    seen: Mapping[str, Seen] = field(default_factory=dict)
     said: str = ""
     #: The nomination the keeper last wrote, None before its first; and whether another writer replaced it.
     written: tuple[str, ...] | None = None

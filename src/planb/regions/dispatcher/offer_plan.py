@@ -118,3 +118,14 @@ class OfferPlan:
     def reasons(self) -> dict[Key, str]:
         """Per pair, why it is offered where it is, or skipped."""
         return {**{r.key: r.reason for r in self.order}, **dict(self.skipped)}
+
+
+def regions_in_order(plan: OfferPlan, keys: Sequence[Key]) -> list[str]:
+    """The regions of ``keys``, each once, in the plan's order (a region at its best pair's place)."""
+    wanted = set(keys)
+    return list(dict.fromkeys(k.region for k in plan.keys if k in wanted))
+
+
+def waiting(attempts: Sequence[Attempt]) -> list[Key]:
+    """The pairs asked whose requests still wait."""
+    return [a.key for a in attempts if a.failed_s is None]

@@ -14,22 +14,29 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from planb.catalog import gpu, tpu
+from planb.catalog.profiles import PROFILES
 from planb.kube import Kube, KubeError, Obj
 from planb.printable import printable
 from planb.regions.access.connection import KUEUE, RegionAccessError
 from planb.regions.access.kubeconfig import is_dns_subdomain
-from planb.regions.access.kueue_objects import is_active
+from planb.regions.access.kueue_objects import condition, is_active
 from planb.regions.dispatcher import ledger_store as cs
-from planb.regions.dispatcher import nomination as dp
 from planb.regions.dispatcher.advise import Advise
 from planb.regions.dispatcher.google_advice import Advice, Candidate
 from planb.regions.dispatcher.job_dispatch import DispatchSettings, JobDispatch
 from planb.regions.dispatcher.ledger import Key
+from planb.regions.dispatcher.offer_plan import regions_in_order, waiting
 from planb.regions.dispatcher.reservation_reads import Rooms
 from planb.regions.dispatcher.reservation_room import ReservationRef
 
 #: A region's copy of a Workload as read (None: none there), or why it could not be read.
 Copy = Obj | None | Exception
+#: The rung of a region whose ladder planb could not read (its ClusterQueue): the region's ladder as a whole.
+LADDER = "ladder"
+
+#: The resources a rung's flavor is chosen for (the job's workers; the head's CPU flavor is no rung).
+ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
 
 
 class NotAName(ValueError):
@@ -124,21 +131,21 @@ def look_at(
 ) -> Look | None:
     """One Workload as this tick reads it (None: not one of the MultiKueue check's)."""
     check, rooms = sources.settings.admission_check, sources.rooms
-    state = dp.mk_check(workload, check)
+    state = mk_check(workload, check)
     if not state:
         return None
     uid = str(workload["metadata"].get("uid"))
     winner = str((workload.get("status") or {}).get("clusterName") or "")
-    look = Look(workload, uid, str(state.get("state") or ""), winner, dp.awaits_nomination(workload, check), [])
-    look.nominated = dp.nominated_now(workload)
+    look = Look(workload, uid, str(state.get("state") or ""), winner, awaits_nomination(workload, check), [])
+    look.nominated = nominated_now(workload)
     job = jobs.get(uid)
     if winner and job is not None:
         look.winner_rung = _rung(_copy(sources, kubes, winner, workload))
     elif look.awaits and job is None and active:
-        look.shape = dp.job_shape(workload)
+        look.shape = job_shape(workload)
         look.candidates, look.reservations = _pairs(sources, kubes, workload, look.shape, active, now)
     if look.awaits and (job is not None or look.candidates is not None):
-        waits = dp.regions_in_order(job.plan, dp.waiting(job.attempts)) if job else look.nominated
+        waits = regions_in_order(job.plan, waiting(job.attempts)) if job else look.nominated
         look.copies = {r: _copy(sources, kubes, r, workload) for r in waits if r in active}
         reservations = job.reservations if job is not None else look.reservations
         look.full = [] if rooms is None else rooms.full(reservations, now)
@@ -183,15 +190,15 @@ def _rungs(sources: Sources, kubes: dict[str, Kube], region: str, namespace: str
         # Kubernetes name, quoted, because whoever may write that LocalQueue chooses it (``..`` reaches another
         # resource).
         cq = kube.get(f"{KUEUE}/clusterqueues/{segment(str(cq_name))}") if cq_name else None
-        rungs = dp.ladder_rungs(cq or {})
+        rungs = ladder_rungs(cq or {})
     except NotAName as exc:
-        return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
+        return [LADDER], f"{region}'s ladder could not be read: {exc}"
     except (RegionAccessError, KubeError) as exc:
-        return [dp.LADDER], f"{region}'s ladder could not be read: {exc}"
+        return [LADDER], f"{region}'s ladder could not be read: {exc}"
     except Exception as exc:  # planb's policy: any error reading a region's objects: unread (as a copy)
-        return [dp.LADDER], f"{region}'s ladder could not be read: planb cannot read it ({type(exc).__name__})"
+        return [LADDER], f"{region}'s ladder could not be read: planb cannot read it ({type(exc).__name__})"
     if not rungs:
-        return [dp.LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
+        return [LADDER], f"{region} has no ClusterQueue for LocalQueue {namespace}/{queue} with an accelerator"
     return rungs, ""
 
 
@@ -216,7 +223,7 @@ def _rung(copy: Copy) -> str:
     try:
         if isinstance(copy, Exception):
             raise copy
-        return dp.admitted_rung(copy)
+        return admitted_rung(copy)
     except Exception:  # planb's policy: any error reading the winner's copy: its rung unknown (as a copy)
         return ""
 
@@ -225,3 +232,76 @@ def _region(sources: Sources, kubes: dict[str, Kube], region: str) -> Kube:
     if region not in kubes:
         kubes[region] = sources.connect(sources.manager, region)
     return kubes[region]
+
+
+def mk_check(workload: Obj, check: str) -> Obj:
+    """The Workload's state of the MultiKueue admission check ``check`` ({} without one)."""
+    for state in (workload.get("status") or {}).get("admissionChecks") or []:
+        if state.get("name") == check:
+            return dict(state)
+    return {}
+
+
+def awaits_nomination(workload: Obj, check: str) -> bool:
+    """Whether Kueue would sync copies to nominated clusters now (Kueue's conditions: the docstring of
+    planb.regions.dispatcher.nomination)."""
+    status = workload.get("status") or {}
+    if workload["metadata"].get("deletionTimestamp") or status.get("clusterName"):
+        return False
+    if mk_check(workload, check).get("state") != "Pending":
+        return False
+    if condition(workload, "QuotaReserved").get("status") != "True":
+        return False
+    if condition(workload, "Finished").get("status") == "True":
+        return False
+    others = [s for s in status.get("admissionChecks") or [] if s.get("name") != check]
+    return all(s.get("state") == "Ready" for s in others)
+
+
+def nominated_now(workload: Obj) -> list[str]:
+    return [str(n) for n in (workload.get("status") or {}).get("nominatedClusterNames") or []]
+
+
+def job_shape(workload: Obj) -> str:
+    """The job's shape as the ledger keys it, ``machine-type:count`` (``ct6e-standard-4t:4``): the first PodSet that
+    selects a catalog TPU or GPU profile by GKE's accelerator labels, its count the VMs asked; "" when none does."""
+    for pod_set in (workload.get("spec") or {}).get("podSets") or []:
+        selector = ((pod_set.get("template") or {}).get("spec") or {}).get("nodeSelector") or {}
+        shape = {k: str(v) for k, v in selector.items() if k in (tpu.ACCELERATOR_LABEL, tpu.TOPOLOGY_LABEL)}
+        shape |= {k: str(v) for k, v in selector.items() if k == gpu.ACCELERATOR_LABEL}
+        if not shape:
+            continue
+        found = [p for p in PROFILES.values() if p.node_selector == shape]
+        if found:
+            return f"{found[0].machine_type}:{int(pod_set.get('count') or 1)}"
+    return ""
+
+
+def ladder_rungs(cluster_queue: Obj) -> list[str]:
+    """A region's rungs for the job's accelerators: its ClusterQueue's flavors in order (Kueue tries them top to
+    bottom) that hold a quota of a TPU or GPU resource; planb names each flavor after its plan. The queues chart's CPU
+    flavor, first in the same group for the Ray head, holds 0 of the accelerator and is no rung."""
+    rungs: list[str] = []
+    for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            quotas = [r.get("nominalQuota") for r in flavor.get("resources") or [] if r.get("name") in ACCELERATORS]
+            if flavor.get("name") and flavor["name"] not in rungs and any(not _zero(q) for q in quotas):
+                rungs.append(str(flavor["name"]))
+    return rungs
+
+
+def _zero(quantity: object) -> bool:
+    try:
+        return float(str(quantity)) == 0.0
+    except ValueError:
+        return False
+
+
+def admitted_rung(copy: Obj | None) -> str:
+    """The rung (flavor) a region's copy reserved its accelerators on, "" before that."""
+    admission = ((copy or {}).get("status") or {}).get("admission") or {}
+    for assignment in admission.get("podSetAssignments") or []:
+        for resource, flavor in (assignment.get("flavors") or {}).items():
+            if resource in ACCELERATORS:
+                return str(flavor)
+    return ""

@@ -1,27 +1,27 @@
 """The keeper's dispatcher: advice-ordered dispatch of the manager's Workloads as Kueue's External MultiKueue
-dispatcher (``planb regions keep --dispatch``; the decisions: ``planb.regions.dispatcher.nomination``, the policy:
-``planb.regions.dispatcher.offer_order``).
+dispatcher (``planb regions keep --dispatch``; what Kueue does and why: ``planb.regions.dispatcher.nomination``, the
+policy: ``planb.regions.dispatcher.offer_order``).
 
 Each keeper tick first reads (``planb.regions.dispatcher.reads``: the regions' ladders and copies, Google's advice and
 the reservations' rooms that its decisions need), then decides over what it read, nothing read meanwhile
 (``planb.regions.dispatcher.decide``: a fold of each Workload's decisions over a view of what was read and decided so
 far, ``planb.regions.dispatcher.view``), then writes the nominations and the ledger
 (``planb.regions.dispatcher.writes``). For every Workload of the MultiKueue check that Kueue would sync now
-(``planb.regions.dispatcher.nomination.awaits_nomination``):
+(``planb.regions.dispatcher.reads.awaits_nomination``):
 
 1. **Plan once per dispatch.** The job's pairs are every region of the MultiKueueConfig that Kueue reaches
    (MultiKueueCluster Active) times the rungs of that region's ladder (its ClusterQueue's flavors for the
-   accelerators, read with the region's MultiKueue access), for the job's shape (``nomination.job_shape``). Google's
+   accelerators, read with the region's MultiKueue access), for the job's shape (``reads.job_shape``). Google's
    advice for each pair comes from the ``advise`` the caller gives; the plan (``offer_order.plan``) and each pair's
    advice go into the manager's ConfigMap ``kueue-system/planb-regions-ledger`` (``ledger_store``), which
    ``planb status --capacity`` shows. Where advice is missing for every pair the plan is AllAtOnce, as Kueue's
    MultiKueue dispatches by default: every region nominated, and the ConfigMap says why per pair.
 2. **Read the outcomes.** Each region with a pair waiting is read for its copy of the Workload: a no there
-   (``nomination.copy_outcome``) ends the pair ``FAILED`` in the ledger; a region that left the MultiKueueConfig or is
+   (``decide.copy_outcome``) ends the pair ``FAILED`` in the ledger; a region that left the MultiKueueConfig or is
    not Active fails its pairs too, because Kueue no longer syncs it.
 3. **Nominate.** ``OfferPlan.due`` says which pairs to ask now; the regions of every pair waiting are written to the
    Workload's ``status.nominatedClusterNames`` in the plan's order, by the apply Kueue's Incremental dispatcher sends
-   (``nomination.admission_apply``); each new pair is an ask in the ledger.
+   (``writes.admission_apply``); each new pair is an ask in the ledger.
 4. **Close.** When Kueue sets ``clusterName``, the pair of that region (the rung of its copy's admission) is
    ``GRANTED`` and every other pair waiting ``WITHDRAWN``; a Workload that goes, finishes or loses its quota before
    that withdraws its pairs. The ledger is written whenever it changed.
@@ -29,7 +29,7 @@ far, ``planb.regions.dispatcher.view``), then writes the nominations and the led
 The plan, the attempts and the copies seen live in memory, as the Incremental dispatcher's round timer does in Kueue
 (``kubernetes-sigs/kueue@v0.19.2 pkg/controller/workloaddispatcher/incrementaldispatcher.go#L60``). The ledger is read
 from the ConfigMap at the first tick, and the asks an earlier keeper left open end ``WITHDRAWN``; a Workload still
-waiting is planned again, the regions already nominated taken as asked then (``nomination.adopt``), so their copies
+waiting is planned again, the regions already nominated taken as asked then (``decide.adopt``), so their copies
 and requests keep their place.
 """
 
