@@ -11,6 +11,7 @@ from planb import paths
 from planb.build.collection import COLLECTION_DIR
 
 WORKER = COLLECTION_DIR / "roles" / "multikueue" / "tasks" / "worker.yml"
+VARS = COLLECTION_DIR / "roles" / "multikueue" / "vars" / "main.yml"
 KUEUE = "kubernetes-sigs/kueue@v0.19.2 "
 
 #: (resources, a verb) the Role grants -> what the section must say it allows, each phrase verbatim.
@@ -47,14 +48,15 @@ def section() -> str:
 
 
 def role_rules() -> list[dict[str, Any]]:
-    """The rules of the Role (namespaced writes) the worker tasks apply."""
-    rules: list[dict[str, Any]] = []
+    """The rules of the Roles (namespaced writes) the worker tasks apply: written in a task's definition, or in the
+    role's vars (the objects one k8s task applies together) that a task's definition names."""
+    objects: list[Any] = []
     for task in yaml.safe_load(WORKER.read_text()):
         definition = (task.get("kubernetes.core.k8s") or {}).get("definition")
-        for obj in definition if isinstance(definition, list) else [definition]:
-            if isinstance(obj, dict) and obj.get("kind") == "Role":
-                rules.extend(obj["rules"])
-    return rules
+        objects.extend(definition if isinstance(definition, list) else [definition])
+    for listed in yaml.safe_load(VARS.read_text()).values():
+        objects.extend(listed if isinstance(listed, list) else [])
+    return [rule for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Role" for rule in obj["rules"]]
 
 
 def granted() -> set[tuple[str, str]]:
