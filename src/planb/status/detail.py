@@ -99,7 +99,8 @@ def variants_lines(found: Variants, plans: dict[str, str]) -> list[str]:
     return lines
 
 
-def _named(flavor: str, plans: dict[str, str]) -> str:
+def flavor_named(flavor: str, plans: dict[str, str]) -> str:
+    """A flavor as the views print it: with its plan when the plan has another name (timeline's rung lane too)."""
     if not flavor:
         return "a flavor Kueue's Events do not name"
     plan = plans.get(flavor)
@@ -121,7 +122,7 @@ def _run(i: int, run: Run, plans: dict[str, str], newest: bool, finished: bool) 
         checks = "?" if adm.checks_s is None else seconds(adm.checks_s)
         total = "" if adm.waited_s is None or adm.checks_s is None else f" {seconds(adm.waited_s + adm.checks_s)}"
         head = (
-            f"run {i} on {_named(adm.flavor, plans)}, admitted {stamp(adm.at)}: "
+            f"run {i} on {flavor_named(adm.flavor, plans)}, admitted {stamp(adm.at)}: "
             f"waited for admission{total} (quota {quota}, admission checks {checks})"
         )
     provisioning = "; ".join(_attempt(a) for a in run.attempts) or "none"

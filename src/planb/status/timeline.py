@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from planb.errors import EXIT_FAILED, PlanbError
 from planb.kube_objects import parse_time
+from planb.status.detail import flavor_named
 from planb.status.job_status import JobStatus
 
 LANES = ("rung", "Workload", "ProvisioningRequest", "moves", "resumes")
@@ -66,13 +67,6 @@ class Timeline:
         return [label for _, label in sorted(found)]
 
 
-def _rung(flavor: str, plans: dict[str, str]) -> str:
-    if not flavor:
-        return "a flavor Kueue's Events do not name"
-    plan = plans.get(flavor)
-    return f"{flavor} (plan {plan})" if plan and plan != flavor else flavor
-
-
 def build(job: JobStatus) -> Timeline:
     """What the picture of ``job`` holds (collected with goodput: its runs, attempts and resumes)."""
     g = job.goodput
@@ -88,7 +82,8 @@ def build(job: JobStatus) -> Timeline:
     out.spans.append(Span("rung", g.submitted, first, "waiting for admission", "queued"))
     for i, adm in enumerate(admitted):
         until = admitted[i + 1].at if i + 1 < len(admitted) else out.end
-        out.spans.append(Span("rung", adm.at, until, f"on {_rung(adm.flavor, job.flavor_plans)}", f"rung:{adm.flavor}"))
+        label = f"on {flavor_named(adm.flavor, job.flavor_plans)}"
+        out.spans.append(Span("rung", adm.at, until, label, f"rung:{adm.flavor}"))
     out.marks.append(Mark("Workload", g.submitted, "submitted"))
     for cond in job.conditions:
         if cond.at is not None and cond.status == "True":
