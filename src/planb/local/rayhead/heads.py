@@ -9,22 +9,11 @@ it. Submitting a job to a head (from the REST API or a submitter pod, planb.loca
 the head's table and, for payloads set to run (``planb local rayhead set --run``), launches the entrypoint as a host
 process with the ConfigMap volumes and environment of the RayJob's own head template
 (spec.rayClusterSpec.headGroupSpec.template; never the RayCluster's, which KubeRay adopts by name and never reverts
-edits to, nor the head pod's own spec, `RayHeads.head_template`), when
+edits to, nor the head pod's own spec, `chain.head_template`), when
 planb.local.rayhead.launch accepts it; a refused one ends FAILED with the refusal as its message.
 
-planb's policy, because a `run` payload executes on this machine: the stand-in acts only for the chain KubeRay
-itself made: RayJob → its RayCluster → that cluster's head pod. The first link is checked by the RayCluster's
-controller ownerReference and uid (KubeRay v1.6 sets both with controllerutil.SetControllerReference; at tag v1.6.2,
-rayjob_controller.go L993 for the RayCluster, L716 for the submitter Job) and the RayJob's ``status.rayClusterName``
-(set in the New state, initRayJobStatusIfNeed, before the cluster is made in Initializing). The head pod is the one
-the RayCluster's ``status.head.podName`` names (`head_pod`), because labels and ownerReferences are whatever the
-pod's creator wrote, a forged controller reference with the cluster's uid included, while only KubeRay writes a
-RayCluster's status: it is a subresource (ray-project/kuberay@v1.6.2 ray-operator/apis/ray/v1/raycluster_types.go#L402),
-which a user allowed to write RayClusters or pods does not write through them, and KubeRay fills ``head.podName``
-from the one head pod it found, none when it finds two (raycluster_controller.go#L1801-L1812,
-common/association.go#L179-L196). A pod that is not that head, or a RayCluster that names a RayJob it was not made
-by, is refused, naming the link that does not hold (`ChainRefusedError`), and nothing of it is written or run. A
-RayJob with ``clusterSelector`` (a RayCluster it did not make) is refused too: planb's choice, KubeRay allows it.
+Only the chain KubeRay itself made (RayJob → its RayCluster → that cluster's head pod) is acted for:
+planb.local.rayhead.chain checks each link and says why the stand-in acts for nothing else (planb's policy).
 """
 
 from __future__ import annotations
@@ -32,7 +21,6 @@ from __future__ import annotations
 import base64
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,49 +31,22 @@ from planb.errors import PlanbError
 from planb.kube import Kube, Obj
 from planb.local.informer import Informer
 from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.chain import ChainRefusedError, Maker, cluster_name, head_refusal, head_template, maker_of
 from planb.local.rayhead.jobs import JobTable, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, empty_dirs, launch_for, write_config_map
 from planb.local.rayhead.names import api_name, refusal
 from planb.local.rayhead.pods import controller_of, matches, running
-from planb.local.rayhead.reads import RAY_GROUP_PATH, ObjectReads
+from planb.local.rayhead.reads import ObjectReads
 
 
 class MissingTokenError(PlanbError):
     """A RayCluster with token auth whose token Secret is missing or empty."""
 
 
-class ChainRefusedError(PlanbError):
-    """A pod behind a head service that is not the head KubeRay made for its RayCluster."""
-
-
 def runtime_env_of(rayjob: Obj) -> dict[str, Any]:
     """A RayJob's spec.runtimeEnvYAML as a mapping ({} without one): the only runtime env its jobs get."""
     found = yaml.safe_load((rayjob.get("spec") or {}).get("runtimeEnvYAML") or "") or {}
     return dict(found) if isinstance(found, dict) else {}
-
-
-@dataclass(frozen=True)
-class Maker:
-    """Which RayJob made a RayCluster: the RayJob (None when none did, `why` says why not), and whether the
-    RayCluster names a RayJob among its owners at all (`claimed`)."""
-
-    rayjob: Obj | None
-    why: str = ""
-    claimed: bool = False
-
-    @property
-    def name(self) -> str | None:
-        return None if self.rayjob is None else str(self.rayjob["metadata"]["name"])
-
-    def claim_refusal(self, namespace: str, cluster: str) -> str:
-        """Why a RayCluster that names a RayJob among its owners is not taken as that RayJob's ('' when it is, or
-        when it names none): a job submitted to it would otherwise run as the RayJob's."""
-        if not self.claimed or self.rayjob is not None:
-            return ""
-        return (
-            f"planb's policy: RayCluster {namespace}/{cluster} names a RayJob among its owners, but {self.why}; no "
-            "job is taken for it, because a RayJob's jobs run as that RayJob's on this machine"
-        )
 
 
 def log(msg: str) -> None:
@@ -135,7 +96,7 @@ class RayHeads:
         candidates = [p for p in self.pods.snapshot() if matches(p, namespace, selector) and running(p)]
         head = next((p for p in candidates if (p.get("metadata") or {}).get("name") == named), None) if named else None
         if head is not None:
-            why = self.head_refusal(head, rc)
+            why = head_refusal(head, rc)
             if not why:
                 return head
             refusals = [why]
@@ -150,24 +111,6 @@ class RayHeads:
             )
         return None
 
-    def head_refusal(self, pod: Obj, rc: Obj) -> str:
-        """Why `pod`, the pod RayCluster `rc`'s status names as its head, is still not taken ('' when it is): it must
-        carry that cluster's head labels and have the cluster as its controller, by name and uid, as KubeRay's own
-        head pod does (raycluster_controller.go L1420 at v1.6.2)."""
-        meta = pod.get("metadata") or {}
-        name = f"pod {meta.get('namespace')}/{meta.get('name')}"
-        labels = meta.get("labels") or {}
-        cluster = str((rc.get("metadata") or {}).get("name") or "")
-        if labels.get("ray.io/node-type") != "head" or labels.get("ray.io/cluster") != cluster:
-            return f"{name} is not labelled ray.io/node-type=head, ray.io/cluster={cluster}"
-        owner, uid = controller_of(pod), (rc.get("metadata") or {}).get("uid")
-        if owner.get("kind") != "RayCluster" or owner.get("name") != cluster or not uid or owner.get("uid") != uid:
-            return (
-                f"{name}'s controller is {owner.get('kind') or 'none'} {owner.get('name') or ''} uid "
-                f"{owner.get('uid') or '-'}, not RayCluster {cluster} uid {uid}"
-            )
-        return ""
-
     def table_for(self, head: Obj) -> JobTable:
         meta = head["metadata"]
         with self.lock:
@@ -179,7 +122,7 @@ class RayHeads:
             return table
 
     def cluster_name(self, head: Obj) -> str:
-        return str(((head.get("metadata") or {}).get("labels") or {}).get("ray.io/cluster", ""))
+        return cluster_name(head)
 
     def auth_token(self, namespace: str, cluster: str) -> str | None:
         """The RayCluster's token when its authOptions mode is token (KubeRay's Secret, key auth_token);
@@ -207,31 +150,8 @@ class RayHeads:
         return token
 
     def maker(self, namespace: str, cluster: str) -> Maker:
-        """The RayJob that made the RayCluster, read once (the RayCluster and that RayJob): its controller
-        ownerReference names the RayJob by name and uid, and the RayJob's status.rayClusterName is this cluster."""
-        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
-        claimed = any(o.get("kind") == "RayJob" for o in (rc.get("metadata") or {}).get("ownerReferences") or [])
-        owner = controller_of(rc)
-        if owner.get("kind") != "RayJob":
-            return Maker(None, f"RayCluster {namespace}/{cluster} has no RayJob as its controller", claimed)
-        name = str(owner.get("name") or "")
-        quoted = api_name(name)  # an ownerReference's name is not validated by the API server
-        if quoted is None:
-            return Maker(None, refusal(f"RayCluster {namespace}/{cluster}'s controller", name), claimed)
-        rj = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayjobs/{quoted}") or {}
-        uid = (rj.get("metadata") or {}).get("uid")
-        if not uid or owner.get("uid") != uid:
-            why = (
-                f"RayCluster {namespace}/{cluster} names RayJob {name} uid {owner.get('uid') or '-'} as its "
-                f"controller, but that RayJob's uid is {uid or '(no such RayJob)'}"
-            )
-            return Maker(None, why, claimed)
-        made = str((rj.get("status") or {}).get("rayClusterName") or "")
-        if made != cluster:
-            return Maker(
-                None, f"RayJob {namespace}/{name} made RayCluster {made or '(none yet)'}, not {cluster}", claimed
-            )
-        return Maker(rj, "", claimed)
+        """The RayJob that made the RayCluster, read now (planb.local.rayhead.chain)."""
+        return maker_of(self.kube, namespace, cluster)
 
     # ------------------------------------------------------------------ submitting
     def payload_for(self, namespace: str, rayjob: str) -> settings_mod.Payload:
@@ -268,7 +188,7 @@ class RayHeads:
         each emptyDir a new private directory there, its container's literal environment, the runtime env's env_vars
         and the payload's overrides."""
         namespace = head["metadata"]["namespace"]
-        spec = self.head_template(head, rayjob).get("spec") or {}
+        spec = head_template(self.kube, head, rayjob).get("spec") or {}
         container = (spec.get("containers") or [{}])[0]
         workdir = settings_mod.work_dir(namespace, rayjob, self.state_dir)
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -299,41 +219,6 @@ class RayHeads:
         launch = launch_for(entrypoint, mounts, container_env, env_vars, payload.env, workdir, files, payload.image)
         launch.empty_dirs = dict(emptied)
         return launch
-
-    def head_template(self, head: Obj, rayjob: str) -> Obj:
-        """The pod template a launch takes its volumes, mounts and env from: the RayJob's own
-        spec.rayClusterSpec.headGroupSpec.template, the RayJob being the one `maker` finds made the head's cluster.
-        Not the RayCluster's spec.headGroupSpec.template: KubeRay v1.6.2 adopts an existing RayCluster by name
-        without checking its owner and never reverts later edits to its spec (ray-operator/controllers/ray/
-        rayjob_controller.go#L919-L964), so whoever writes RayClusters would choose what runs. Nor the head pod's own
-        spec. The pod is only the liveness and identity check: with no head pod, KubeRay adopts whatever single pod
-        carries the head labels and names it in status.head.podName (v1.6.2 common/association.go#L83-L91,
-        raycluster_controller.go#L1801-L1812, #L689-L728), so a pod's creator can be named there with a forged
-        controller ownerReference. A `LaunchRefusedError` when the RayCluster read now is not the one the head's
-        controller names by uid (deleted and made again meanwhile), when `rayjob` did not make it, or when the RayJob
-        has no head template."""
-        namespace, cluster = str(head["metadata"]["namespace"]), self.cluster_name(head)
-        rc = self.kube.get(f"{RAY_GROUP_PATH}/namespaces/{namespace}/rayclusters/{cluster}") or {}
-        uid, owner = (rc.get("metadata") or {}).get("uid"), controller_of(head).get("uid")
-        if not uid or uid != owner:
-            raise LaunchRefusedError(
-                f"planb's policy: RayCluster {namespace}/{cluster}'s uid is {uid or '(no such RayCluster)'}, not "
-                f"{owner or '-'}, the one its head pod was checked against; nothing is run from another cluster"
-            )
-        maker = self.maker(namespace, cluster)
-        if maker.rayjob is None or maker.name != rayjob:
-            why = maker.why or f"it was made by RayJob {namespace}/{maker.name}"
-            raise LaunchRefusedError(
-                f"planb's policy: RayCluster {namespace}/{cluster} is not RayJob {namespace}/{rayjob}'s ({why})"
-            )
-        spec = maker.rayjob.get("spec") or {}
-        template = ((spec.get("rayClusterSpec") or {}).get("headGroupSpec") or {}).get("template") or {}
-        if not template:
-            raise LaunchRefusedError(
-                f"planb's policy: RayJob {namespace}/{rayjob} has no spec.rayClusterSpec.headGroupSpec.template; "
-                "nothing is run from the RayCluster's, which anyone who writes RayClusters may have edited"
-            )
-        return dict(template)
 
     # ------------------------------------------------------------------ reconcile (pod events)
     def reconcile(self) -> None:

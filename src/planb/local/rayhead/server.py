@@ -39,8 +39,9 @@ from urllib.parse import urlsplit
 from planb.kube import Kube, KubeError, Obj
 from planb.local.rayhead import ray_ready
 from planb.local.rayhead.address import PORT
+from planb.local.rayhead.chain import ChainRefusedError, Maker
 from planb.local.rayhead.guard import require_local_apiserver
-from planb.local.rayhead.heads import ChainRefusedError, Maker, MissingTokenError, RayHeads, log, runtime_env_of
+from planb.local.rayhead.heads import MissingTokenError, RayHeads, log, runtime_env_of
 from planb.local.rayhead.jobs import TERMINAL
 from planb.local.rayhead.shutdown import NodeShutdown
 from planb.local.rayhead.submitter import Submitters

@@ -18,7 +18,8 @@ import pytest
 from planb.kube import Kube, Obj
 from planb.local.process import start_time
 from planb.local.rayhead import settings as settings_mod
-from planb.local.rayhead.heads import ChainRefusedError, RayHeads
+from planb.local.rayhead.chain import ChainRefusedError
+from planb.local.rayhead.heads import RayHeads
 from planb.local.rayhead.jobs import FAILED, SUCCEEDED
 from planb.local.rayhead.launch import LaunchRefusedError
 from planb.local.rayhead.server import RayHeadServer

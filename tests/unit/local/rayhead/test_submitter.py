@@ -11,7 +11,8 @@ import pytest
 
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as settings_mod
-from planb.local.rayhead.heads import Maker, RayHeads
+from planb.local.rayhead.chain import Maker
+from planb.local.rayhead.heads import RayHeads
 from planb.local.rayhead.submitter import Submitters
 from tests.support.shared.rayhead_cluster import HEAD, HEAD_HOST, NS, OBJECTS, SUBMITTER, FakeKube, controller
 
