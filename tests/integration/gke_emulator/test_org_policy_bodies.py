@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from planb.local.gke_emulator import rules, vpc_peering
+from planb.local.gke_emulator import cluster_rules, rules, vpc_peering
 from planb.local.gke_emulator.emulator import RunningEmulator
 from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import CLUSTER, CLUSTER_ARGS, LOCATION, ONDEMAND_ARGS, PROJECT, ModuleRunner
@@ -125,8 +125,10 @@ def test_gke_refuses_a_range_the_subnetwork_lacks(modules: ModuleRunner, emulato
 def test_gke_s_rules_on_ranges_and_secure_boot() -> None:
     """The emulator's rules alone: range names without useIpAliases, and a pool under an enforced policy."""
     with pytest.raises(rules.RuleViolation, match="only applicable with useIpAliases true"):
-        rules.check_secondary_ranges({"ipAllocationPolicy": {"clusterSecondaryRangeName": "pods"}}, None)
-    rules.check_secondary_ranges({"ipAllocationPolicy": {"useIpAliases": True, "clusterSecondaryRangeName": "p"}}, None)
+        cluster_rules.check_secondary_ranges({"ipAllocationPolicy": {"clusterSecondaryRangeName": "pods"}}, None)
+    cluster_rules.check_secondary_ranges(
+        {"ipAllocationPolicy": {"useIpAliases": True, "clusterSecondaryRangeName": "p"}}, None
+    )
     enforced = {"*/compute.requireShieldedVm": {"rules": [{"enforce": True}]}}
     with pytest.raises(rules.RuleViolation, match="org-policy-constraints"):
         rules.check_shielded_vm({"name": "p", "config": {}}, PROJECT, enforced)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from planb.local.gke_emulator import (
+    cluster_rules,
     cluster_updates,
     defaults,
     reservation_rules,
@@ -116,11 +117,11 @@ class Engine:
     def create_cluster(self, project: str, location: str, request: Body) -> Body:
         body = copy.deepcopy(request.get("cluster") or {})
         try:
-            rules.check_cluster(body)
+            cluster_rules.check_cluster(body)
             for default_pool in body.get("nodePools") or []:
                 rules.check_workload_metadata(default_pool, body)
                 rules.check_shielded_vm(default_pool, project, org_policies(self.store))
-            rules.check_secondary_ranges(body, subnet_ranges(self.store, project, location, body))
+            cluster_rules.check_secondary_ranges(body, subnet_ranges(self.store, project, location, body))
         except rules.RuleViolation as exc:
             raise ApiError(400, str(exc)) from exc
         name = f"projects/{project}/locations/{location}/clusters/{body['name']}"

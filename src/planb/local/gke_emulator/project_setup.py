@@ -102,7 +102,7 @@ def org_policies(store: Store) -> Body:
 
 def subnet_ranges(store: Store, project: str, location: str, cluster: Body) -> list[str] | None:
     """The secondary range names of a cluster body's subnetwork when the day-0 setup holds it (``networks``), else
-    None: the emulator does not know that subnetwork's ranges (``rules.check_secondary_ranges``)."""
+    None: the emulator does not know that subnetwork's ranges (``cluster_rules.check_secondary_ranges``)."""
     subnet = str(cluster.get("subnetwork") or "")
     network = str(cluster.get("network") or "default").rsplit("/", 1)[-1]
     host = subnet.split("projects/", 1)[1].split("/", 1)[0] if "projects/" in subnet else project

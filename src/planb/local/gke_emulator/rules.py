@@ -1,4 +1,5 @@
-"""GKE's documented validation of clusters and node pools, as the emulator applies it server-side.
+"""GKE's documented validation of node pools, as the emulator applies it server-side, and what a refusal is
+(`RuleViolation`, `check`); a cluster's own rules are ``gke_emulator.cluster_rules``.
 
 Each rule names the GKE document it follows. The Ansible modules validate the same things
 client-side (and planb's own policy on top, e.g. version >= 1.34); this module is what *GKE*
@@ -12,7 +13,6 @@ pools, are ``planb.catalog.versions``', the one copy the planb.gke collection's 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Any
 
@@ -28,15 +28,6 @@ DOC_PLAN_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-t
 DOC_FLEX_START = "https://cloud.google.com/kubernetes-engine/docs/concepts/flex-start-vms"
 DOC_QUEUED = "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest"
 DOC_NAMES = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
-DOC_VERSIONS = "https://cloud.google.com/kubernetes-engine/docs/release-notes"
-#: The container v1 NetworkConfig: defaultEnablePrivateNodes and the deprecated PrivateClusterConfig.enablePrivateNodes
-#: are never both given (the discovery document says the same).
-DOC_NETWORK_CONFIG = (
-    "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#NetworkConfig"
-)
-#: GKE's private clusters page (VPC Network Peering): "Private clusters must be VPC-native clusters", and the control
-#: plane's range is a /28.
-DOC_PRIVATE_CLUSTERS = "https://cloud.google.com/kubernetes-engine/docs/how-to/legacy/network-isolation"
 #: "About TPUs in GKE": a multi-host TPU slice node pool is atomic and immutable, one slice per pool.
 DOC_TPUS = "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"
 #: GKE's cluster autoscaler (GoogleCloudPlatform/cluster-autoscaler, the one GKE runs) at 7d25050:
@@ -52,8 +43,6 @@ GKE_AUTOSCALER_MAX_REACHED = _GKE_CA + "pkg/provisioningrequests/scaleup/orchest
 #: GKE's answer to a multi-host pool sized by totalMaxNodeCount, quoted in a public report.
 GKE_TPU_SIZE_ERROR = "https://github.com/vllm-project/ci-infra/pull/545"
 
-#: Oldest minor version the emulator (like GKE's release channels in 2026) still creates.
-OLDEST_SUPPORTED_MINOR = (1, 32)
 #: maxRunDuration's default and cap: 7 days.
 MAX_RUN_DURATION_S = 7 * 24 * 3600
 #: "Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000 and later".
@@ -91,7 +80,7 @@ def tpu_machine(machine_type: str) -> tuple[tpu.TpuGeneration, tpu.TpuMachineTyp
     machine types (ct*/tpu*) that the catalog does not hold is refused as not offered.
     """
     found = tpu.find_machine(machine_type)
-    _check(
+    check(
         found is not None or not _TPU_MACHINE_NAME.match(machine_type),
         f"Machine type {machine_type!r} is not an offered TPU machine type; offered: "
         + ", ".join(m.name for g in tpu.GENERATIONS for m in g.machine_types),
@@ -100,67 +89,19 @@ def tpu_machine(machine_type: str) -> tuple[tpu.TpuGeneration, tpu.TpuMachineTyp
     return found
 
 
-def _check(condition: bool, message: str, source: str) -> None:
+def check(condition: bool, message: str, source: str) -> None:
     if not condition:
         raise RuleViolation(message, source)
 
 
 def check_name(kind: str, name: str) -> None:
     """Cluster and node pool names: RFC 1035 label, at most 40 characters."""
-    _check(
+    check(
         bool(_NAME.fullmatch(name)),
         f"{kind} name {name!r} must start with a letter, use only lowercase letters, digits and "
         "hyphens, end with a letter or digit and be at most 40 characters",
         DOC_NAMES,
     )
-
-
-def check_cluster(cluster: Body) -> None:
-    """What GKE refuses in clusters.create."""
-    check_name("Cluster", str(cluster.get("name", "")))
-    version = str(cluster.get("initialClusterVersion") or "latest")
-    if version != "latest":
-        parsed = parse_version(version)
-        _check(parsed is not None, f"Version {version!r} is not a GKE version", DOC_VERSIONS)
-        assert parsed is not None
-        _check(
-            parsed[:2] >= OLDEST_SUPPORTED_MINOR,
-            f"Master version {version!r} is unsupported",
-            DOC_VERSIONS,
-        )
-    check_private_nodes(cluster)
-    for pool in cluster.get("nodePools") or []:
-        check_node_pool(pool, version)
-
-
-def check_private_nodes(cluster: Body) -> None:
-    """Private nodes and the control plane's range, as GKE documents them."""
-    network = cluster.get("networkConfig") or {}
-    private = cluster.get("privateClusterConfig") or {}
-    _check(
-        "defaultEnablePrivateNodes" not in network or "enablePrivateNodes" not in private,
-        "It is invalid to specify both PrivateClusterConfig.enablePrivateNodes and "
-        "NetworkConfig.defaultEnablePrivateNodes",
-        DOC_NETWORK_CONFIG,
-    )
-    allocation = cluster.get("ipAllocationPolicy") or {}
-    _check(
-        not (network.get("defaultEnablePrivateNodes") or private.get("enablePrivateNodes"))
-        or (allocation.get("useIpAliases") is not False and not allocation.get("useRoutes")),
-        "Private clusters must be VPC-native clusters (ipAllocationPolicy.useIpAliases)",
-        DOC_PRIVATE_CLUSTERS,
-    )
-    cidr = private.get("masterIpv4CidrBlock")
-    if cidr:
-        try:
-            block: ipaddress.IPv4Network | None = ipaddress.IPv4Network(cidr)
-        except ValueError:
-            block = None
-        _check(
-            block is not None and block.prefixlen == 28,
-            f"privateClusterConfig.masterIpv4CidrBlock {cidr!r} must be a /28 IPv4 CIDR block",
-            DOC_PRIVATE_CLUSTERS,
-        )
 
 
 def _autoscaling_rules(pool: Body, label: str, source: str) -> None:
@@ -177,10 +118,10 @@ def _autoscaling_rules(pool: Body, label: str, source: str) -> None:
     Google's cluster-toolkit (since bf7c3e1d) and xpk send COMPACT with queued TPU pools.
     """
     autoscaling = pool.get("autoscaling") or {}
-    _check(bool(autoscaling.get("enabled")), f"{label} requires autoscaling to be enabled", source)
+    check(bool(autoscaling.get("enabled")), f"{label} requires autoscaling to be enabled", source)
     minimum = int(autoscaling.get("minNodeCount") or 0) + int(autoscaling.get("totalMinNodeCount") or 0)
-    _check(minimum == 0, f"{label} requires the minimum node count to be 0", source)
-    _check(int(pool.get("initialNodeCount") or 0) == 0, f"{label} requires initialNodeCount 0", source)
+    check(minimum == 0, f"{label} requires the minimum node count to be 0", source)
+    check(int(pool.get("initialNodeCount") or 0) == 0, f"{label} requires initialNodeCount 0", source)
 
 
 def _check_tpu_generation(
@@ -191,7 +132,7 @@ def _check_tpu_generation(
     machine_type = machine.name
     minimum = TPU_MIN_VERSION.get(generation.name)
     if minimum is not None:
-        _check(
+        check(
             cluster_version == "latest" or version_at_least(cluster_version, minimum[0]),
             f"TPU {generation.name} node pools need GKE {version_text(minimum[0])} or later on Standard clusters, "
             f"the cluster runs {cluster_version}",
@@ -203,7 +144,7 @@ def _check_tpu_generation(
         # DOC_IRONWOOD: "Ironwood (TPU7x) uses a workload policy ... when you create multi-host TPU slice node
         # pools ... This policy replaces the --tpu-topology flag used by other TPU versions." The message opens
         # with GKE's own answer.
-        _check(
+        check(
             not tpu.TpuSlice(generation, machine_type, topology).multi_host,
             f"Creation of a managed instance group with {machine_type} machine type with placement policy is not "
             f"supported. Use workload policy instead: a multi-host TPU {generation.name} slice takes "
@@ -217,7 +158,7 @@ def _check_tpu_generation(
         ((pool.get("queuedProvisioning") or {}).get("enabled"), "Queued provisioning"),
     ):
         if asked:
-            _check(
+            check(
                 generation.flex_start,
                 f"{feature} is not available for TPU {generation.name}: {generation.flex_start_note}",
                 generation.flex_start_url or DOC_TPU_FLEX,
@@ -241,7 +182,7 @@ def check_one_slice(pool: Body, topology: str, hosts: int) -> None:
     autoscaling = pool.get("autoscaling") or {}
     if autoscaling.get("enabled"):
         per_zone = int(autoscaling.get("maxNodeCount") or 0)
-        _check(
+        check(
             per_zone == hosts and not int(autoscaling.get("totalMaxNodeCount") or 0),
             f'Maximum node count {per_zone} is not a valid size of TPU pod slice with topology "{topology}": a '
             f"multi-host TPU slice node pool holds exactly one slice, set autoscaling.maxNodeCount to {hosts} "
@@ -249,14 +190,14 @@ def check_one_slice(pool: Body, topology: str, hosts: int) -> None:
             DOC_TPUS,
         )
         minimum = int(autoscaling.get("minNodeCount") or 0) + int(autoscaling.get("totalMinNodeCount") or 0)
-        _check(
+        check(
             minimum in (0, hosts),
             f'Minimum node count {minimum} is not a valid size of TPU pod slice with topology "{topology}": use 0 '
             f"or {hosts}",
             DOC_TPUS,
         )
     initial = int(pool.get("initialNodeCount") or 0)
-    _check(
+    check(
         initial in (0, hosts),
         f'Node count {initial} is not a valid size of TPU pod slice with topology "{topology}": use 0 or {hosts}',
         DOC_TPUS,
@@ -273,10 +214,10 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
     if found is not None:
         _check_tpu_generation(pool, found, cluster_version)
     if topology:
-        _check(found is not None, f"tpuTopology is only valid for TPU machine types, not {machine_type}", DOC_PLAN_TPUS)
+        check(found is not None, f"tpuTopology is only valid for TPU machine types, not {machine_type}", DOC_PLAN_TPUS)
         assert found is not None
         generation, machine = found
-        _check(
+        check(
             topology in machine.topologies,
             f"Topology {topology!r} is not offered for machine type {machine_type} (TPU {generation.name}); "
             f"it forms: {', '.join(machine.topologies)}",
@@ -289,18 +230,16 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
         _autoscaling_rules(pool, "Queued provisioning", DOC_QUEUED)
     if config.get("flexStart"):
         _autoscaling_rules(pool, "Flex-start", DOC_FLEX_START)
-        _check(
-            not config.get("spot") and not config.get("preemptible"), "Flex-start VMs cannot be Spot", DOC_FLEX_START
-        )
+        check(not config.get("spot") and not config.get("preemptible"), "Flex-start VMs cannot be Spot", DOC_FLEX_START)
         if found is not None:
-            _check(
+            check(
                 cluster_version == "latest" or version_at_least(cluster_version, TPU_FLEX_START_MIN),
                 f"TPU flex-start needs GKE {version_text(TPU_FLEX_START_MIN)} or later, "
                 f"the cluster runs {cluster_version}",
                 DOC_TPU_FLEX,
             )
     if (pool.get("queuedProvisioning") or {}).get("enabled"):
-        _check(
+        check(
             not config.get("spot") and not config.get("preemptible"),
             "Queued provisioning node pools cannot use Spot VMs: their nodes are flex-start VMs and a VM has one "
             "provisioning model",
@@ -309,9 +248,9 @@ def check_node_pool(pool: Body, cluster_version: str) -> None:
     duration = str(config.get("maxRunDuration") or "")
     if duration:
         match = re.fullmatch(r"^(\d+)s$", duration)
-        _check(bool(match), f"maxRunDuration {duration!r} must be a duration in seconds like '86400s'", DOC_FLEX_START)
+        check(bool(match), f"maxRunDuration {duration!r} must be a duration in seconds like '86400s'", DOC_FLEX_START)
         assert match is not None
-        _check(
+        check(
             0 < int(match.group(1)) <= MAX_RUN_DURATION_S,
             f"maxRunDuration {duration} exceeds the 7-day cap ({MAX_RUN_DURATION_S}s)",
             DOC_FLEX_START,
@@ -327,7 +266,7 @@ def check_workload_metadata(pool: Body, cluster: Body) -> None:
     """GKE_METADATA on a pool needs Workload Identity (a workload pool) on its cluster."""
     mode = ((pool.get("config") or {}).get("workloadMetadataConfig") or {}).get("mode")
     workload_pool = (cluster.get("workloadIdentityConfig") or {}).get("workloadPool")
-    _check(
+    check(
         mode != "GKE_METADATA" or bool(workload_pool),
         f"Node pool {pool.get('name', '')!r}: workloadMetadataConfig.mode GKE_METADATA can only be enabled if "
         "Workload Identity is enabled at the cluster level (workloadIdentityConfig.workloadPool)",
@@ -351,36 +290,9 @@ def check_shielded_vm(pool: Body, project: str, policies: Body) -> None:
     spec = policies.get(f"{project}/compute.requireShieldedVm", policies.get("*/compute.requireShieldedVm")) or {}
     enforced = any(rule.get("enforce") and not rule.get("condition") for rule in spec.get("rules") or [])
     shielded = ((pool.get("config") or {}).get("shieldedInstanceConfig") or {}).get("enableSecureBoot")
-    _check(
+    check(
         not enforced or bool(shielded),
         f"Node pool {pool.get('name', '')!r}: Constraint constraints/compute.requireShieldedVm violated for project "
         f"{project}. Secure Boot is not enabled in the 'shielded_instance_config' field",
         DOC_REQUIRE_SHIELDED_VM,
     )
-
-
-#: container v1 IPAllocationPolicy.clusterSecondaryRangeName / servicesSecondaryRangeName: "This must be an existing
-#: secondary range associated with the cluster subnetwork. This field is only applicable with use_ip_aliases is true".
-DOC_IP_ALLOCATION = (
-    "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#IPAllocationPolicy"
-)
-
-
-def check_secondary_ranges(cluster: Body, subnet_ranges: list[str] | None) -> None:
-    """The pods' and services' secondary range names: with useIpAliases, and ranges of the cluster's subnetwork
-    (``subnet_ranges``: its range names, None when the emulator's day-0 setup does not hold that subnetwork)."""
-    allocation = cluster.get("ipAllocationPolicy") or {}
-    names = [allocation.get(f) for f in ("clusterSecondaryRangeName", "servicesSecondaryRangeName")]
-    _check(
-        not any(names) or bool(allocation.get("useIpAliases")),
-        "ipAllocationPolicy.clusterSecondaryRangeName and servicesSecondaryRangeName are only applicable with "
-        "useIpAliases true",
-        DOC_IP_ALLOCATION,
-    )
-    for name in names:
-        _check(
-            not name or subnet_ranges is None or name in subnet_ranges,
-            f"Secondary range {name!r} must be an existing secondary range of subnetwork "
-            f"{cluster.get('subnetwork') or 'default'} (it has {', '.join(subnet_ranges or []) or 'none'})",
-            DOC_IP_ALLOCATION,
-        )
