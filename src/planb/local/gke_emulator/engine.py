@@ -1,20 +1,19 @@
 """The local GKE API's behaviour, independent of HTTP: clusters, node pools and what they stand on.
 
-``Engine`` holds the container/v1 resources (clusters, node pools and their actions), GKE's validation
-(``gke_emulator.rules``) and defaults (``gke_emulator.defaults``), cluster versions and GKE's own upgrade
-(``gke_emulator.upgrades``), the managed instance groups behind pools (``gke_emulator.instance_groups``), Compute
-Engine reservations (``gke_emulator.reservations``), the project-level APIs (``gke_emulator.project``), Cloud
-Storage buckets (``gke_emulator.buckets``), the endpoint and CA a cluster reads (``gke_emulator.access``), and the
-emulator-only switches: injected operation and HTTP faults and the kubeconfig a cluster hands out. Mutations
-return long-running operations (``gke_emulator.operations``); ``gke_emulator.routes`` maps REST paths onto these
-methods.
+``Engine`` holds the container/v1 resources (clusters and their actions; node pools and theirs in
+``gke_emulator.node_pools``), GKE's validation (``gke_emulator.rules``) and defaults (``gke_emulator.defaults``),
+cluster versions and GKE's own upgrade (``gke_emulator.upgrades``), the managed instance groups behind pools
+(``gke_emulator.instance_groups``), Compute Engine reservations (``gke_emulator.reservations``), the project-level
+APIs (``gke_emulator.project``), Cloud Storage buckets (``gke_emulator.buckets``), the endpoint and CA a cluster reads
+(``gke_emulator.access``), and the emulator-only switches: injected operation and HTTP faults and the kubeconfig a
+cluster hands out. Mutations return long-running operations (``gke_emulator.operations``); ``gke_emulator.routes``
+maps REST paths onto these methods.
 """
 
 from __future__ import annotations
 
 import copy
 import secrets
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from planb.local.gke_emulator import (
     cluster_rules,
     cluster_updates,
     defaults,
-    reservation_rules,
     reservations,
     resource_policies,
     rules,
@@ -31,7 +29,8 @@ from planb.local.gke_emulator import (
 from planb.local.gke_emulator.access import cluster_access
 from planb.local.gke_emulator.buckets import Buckets
 from planb.local.gke_emulator.errors import ApiError
-from planb.local.gke_emulator.instance_groups import add_instance_group, get_instance_group, groups_of, pool_zone
+from planb.local.gke_emulator.instance_groups import add_instance_group, get_instance_group, groups_of
+from planb.local.gke_emulator.node_pools import NodePools, cluster_of
 from planb.local.gke_emulator.operations import DEFAULT_OP_SECONDS, Operations, now
 from planb.local.gke_emulator.project import ProjectApis
 from planb.local.gke_emulator.project_setup import org_policies, project_number, subnet_ranges
@@ -50,6 +49,8 @@ class Engine:
     def __init__(self, store: Store, op_seconds: float = DEFAULT_OP_SECONDS, kubeconfig: Path | None = None) -> None:
         self.store = store
         self.operations = Operations(store, op_seconds)
+        #: The clusters' node pools (gke_emulator.node_pools).
+        self.node_pools = NodePools(store, self.operations)
         self.kubeconfig = kubeconfig or local_kubeconfig()
         #: Service Usage and Cloud Quotas, the project-level APIs the roles call before the cluster exists.
         self.project_apis = ProjectApis(store, op_seconds)
@@ -78,10 +79,7 @@ class Engine:
 
     # ---- clusters ---------------------------------------------------------------------
     def _cluster(self, name: str) -> Body:
-        cluster = self.store.clusters.get(name)
-        if cluster is None:
-            raise ApiError(404, f"Not found: {name}.")
-        return cluster
+        return cluster_of(self.store, name)
 
     def _cluster_view(self, name: str) -> Body:
         body = copy.deepcopy(self._cluster(name))
@@ -152,7 +150,7 @@ class Engine:
         )
         self.store.clusters[name] = body
         for pool in pools:
-            add_instance_group(self.store, self._store_pool(name, pool, version))
+            add_instance_group(self.store, self.node_pools.add(name, pool, version))
         # An organisation policy against VPC peering fails the peering form's create operation, not the call.
         refusal = peering_refusal(body, project, project_number(project), location, org_policies(self.store))
         return self.operations.start(
@@ -182,146 +180,6 @@ class Engine:
         cluster["status"] = "STOPPING"
         return self.operations.start(
             project, location, "DELETE_CLUSTER", name, {"kind": "delete_cluster", "target": name}
-        )
-
-    # ---- node pools -------------------------------------------------------------------
-    def _store_pool(self, cluster: str, pool: Body, version: str, policy_topology: str = "") -> Body:
-        name = f"{cluster}/nodePools/{pool['name']}"
-        # GKE's defaults for what the body omits, and the taints and labels GKE adds itself (defaults.py).
-        defaults.fill_node_pool(pool)
-        defaults.add_gke_owned(pool, policy_topology)
-        pool.update(
-            status="PROVISIONING",
-            version=version,
-            selfLink=f"https://container.googleapis.com/v1/{name}",
-            initialNodeCount=int(pool.get("initialNodeCount") or 0),
-            podIpv4CidrSize=24,
-        )
-        self.store.node_pools[name] = pool
-        return pool
-
-    def _pool(self, name: str) -> Body:
-        pool = self.store.node_pools.get(name)
-        if pool is None:
-            raise ApiError(404, f"Not found: {name}.")
-        return pool
-
-    def list_node_pools(self, cluster: str) -> Body:
-        self._cluster(cluster)
-        return {
-            "nodePools": [
-                copy.deepcopy(p) for n, p in sorted(self.store.node_pools.items()) if n.startswith(cluster + "/")
-            ]
-        }
-
-    def get_node_pool(self, name: str) -> Body:
-        return copy.deepcopy(self._pool(name))
-
-    def create_node_pool(self, project: str, location: str, cluster: str, request: Body) -> Body:
-        parent = self._cluster(cluster)
-        pool = copy.deepcopy(request.get("nodePool") or {})
-        name = f"{cluster}/nodePools/{pool.get('name', '')}"
-        if name in self.store.node_pools:
-            raise ApiError(409, f"Already exists: {name}.")
-        self.operations.busy(cluster)
-        try:
-            policy = resource_policies.policy_for_pool(self.store.resource_policies, project, location, pool)
-        except resource_policies.ResourcePolicyError as exc:
-            raise ApiError(exc.code, exc.message) from exc
-        candidate = copy.deepcopy(pool)
-        self._store_pool(
-            cluster, candidate, parent["currentMasterVersion"], resource_policies.accelerator_topology(policy)
-        )
-        self.store.node_pools.pop(name)
-        try:
-            rules.check_node_pool(candidate, parent["currentMasterVersion"])
-            rules.check_workload_metadata(candidate, parent)
-            rules.check_shielded_vm(candidate, project, org_policies(self.store))
-            reservation_rules.check_reservation_affinity(
-                candidate, project, pool_zone(candidate, location), self.store.reservations
-            )
-        except rules.RuleViolation as exc:
-            raise ApiError(400, str(exc)) from exc
-        self.store.node_pools[name] = candidate
-        add_instance_group(self.store, candidate)
-        return self.operations.start(
-            project, location, "CREATE_NODE_POOL", name, {"kind": "create_pool", "target": name}
-        )
-
-    def _mutate_pool(
-        self, project: str, location: str, name: str, op_type: str, change: Callable[[Body], None]
-    ) -> Body:
-        pool = self._pool(name)
-        cluster = name.rsplit("/nodePools/", 1)[0]
-        self.operations.busy(cluster)
-        candidate = copy.deepcopy(pool)
-        change(candidate)
-        try:
-            rules.check_node_pool(candidate, self._cluster(cluster)["currentMasterVersion"])
-            rules.check_workload_metadata(candidate, self._cluster(cluster))
-        except rules.RuleViolation as exc:
-            raise ApiError(400, str(exc)) from exc
-        candidate["status"] = "RECONCILING"
-        self.store.node_pools[name] = candidate
-        return self.operations.start(project, location, op_type, name, {"kind": "update_pool", "target": name})
-
-    def update_node_pool(self, project: str, location: str, name: str, request: Body) -> Body:
-        def change(pool: Body) -> None:
-            # UpdateNodePoolRequest fields GKE applies (migrating or recreating the nodes) that the emulator does not.
-            if unapplied := sorted(set(request) & {"machineType", "accelerators", "flexStart", "queuedProvisioning"}):
-                fields = ", ".join(unapplied)
-                raise ApiError(501, f"nodePools.update of {fields} is not implemented by the emulator", "UNIMPLEMENTED")
-            config = pool.setdefault("config", {})
-            if "labels" in request:
-                config["labels"] = dict((request["labels"] or {}).get("labels") or {})
-            if "resourceLabels" in request:  # UpdateNodePoolRequest.resourceLabels replaces the whole map
-                config["resourceLabels"] = dict((request["resourceLabels"] or {}).get("labels") or {})
-            if "taints" in request:
-                config["taints"] = list((request["taints"] or {}).get("taints") or [])
-            if "maxRunDuration" in request:
-                config["maxRunDuration"] = request["maxRunDuration"]
-            if "nodeVersion" in request:
-                pool["version"] = resolve_version(request["nodeVersion"])
-            if "workloadMetadataConfig" in request:
-                config["workloadMetadataConfig"] = dict(request["workloadMetadataConfig"] or {})
-            if "locations" in request:
-                pool["locations"] = list(request["locations"] or [])
-            if "maintenancePolicy" in request:  # UpdateNodePoolRequest.maintenancePolicy (NodePoolMaintenancePolicy)
-                pool["maintenancePolicy"] = dict(request["maintenancePolicy"] or {})
-
-        return self._mutate_pool(project, location, name, "UPGRADE_NODES", change)
-
-    def set_autoscaling(self, project: str, location: str, name: str, request: Body) -> Body:
-        def change(pool: Body) -> None:
-            autoscaling = dict(request.get("autoscaling") or {})
-            if autoscaling.get("enabled"):
-                autoscaling.setdefault("locationPolicy", "BALANCED")
-            pool["autoscaling"] = autoscaling
-
-        return self._mutate_pool(project, location, name, "UPDATE_CLUSTER", change)
-
-    def set_management(self, project: str, location: str, name: str, request: Body) -> Body:
-        def change(pool: Body) -> None:
-            pool["management"] = dict(request.get("management") or {})
-
-        return self._mutate_pool(project, location, name, "SET_NODE_POOL_MANAGEMENT", change)
-
-    def set_size(self, project: str, location: str, name: str, request: Body) -> Body:
-        size = request.get("nodeCount") or 0
-        if not isinstance(size, int) or size < 0:
-            raise ApiError(400, f"Invalid value for nodeCount: {size!r}.")
-        op = self._mutate_pool(project, location, name, "SET_NODE_POOL_SIZE", lambda pool: None)
-        for group in groups_of(self.store, name):
-            self.store.instance_groups[group]["targetSize"] = size
-        self.store.save()
-        return op
-
-    def delete_node_pool(self, project: str, location: str, name: str) -> Body:
-        pool = self._pool(name)
-        self.operations.busy(name.rsplit("/nodePools/", 1)[0])
-        pool["status"] = "STOPPING"
-        return self.operations.start(
-            project, location, "DELETE_NODE_POOL", name, {"kind": "delete_pool", "target": name}
         )
 
     # ---- Compute Engine: the managed instance groups behind node pools, and reservations ----------

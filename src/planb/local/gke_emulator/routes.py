@@ -218,22 +218,22 @@ def _container(engine: Engine, method: str, path: str, request: Body) -> Body:
     elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools", rest):
         cluster = f"{base}/clusters/{_segment(m.group(1), path)}"
         if method == "GET":
-            return engine.list_node_pools(cluster)
+            return engine.node_pools.list_in(cluster)
         if method == "POST":
-            return engine.create_node_pool(project, location, cluster, request)
+            return engine.node_pools.create(project, location, cluster, request)
     elif m := re.fullmatch(r"/clusters/([^/:]+)/nodePools/([^/:]+)(?::(\w+))?", rest):
         name = f"{base}/clusters/{_segment(m.group(1), path)}/nodePools/{_segment(m.group(2), path)}"
         verb = m.group(3)
         if verb is None and method == "GET":
-            return engine.get_node_pool(name)
+            return engine.node_pools.get(name)
         if verb is None and method == "PUT":
-            return engine.update_node_pool(project, location, name, request)
+            return engine.node_pools.update(project, location, name, request)
         if verb is None and method == "DELETE":
-            return engine.delete_node_pool(project, location, name)
+            return engine.node_pools.delete(project, location, name)
         actions = {
-            "setAutoscaling": engine.set_autoscaling,
-            "setManagement": engine.set_management,
-            "setSize": engine.set_size,
+            "setAutoscaling": engine.node_pools.set_autoscaling,
+            "setManagement": engine.node_pools.set_management,
+            "setSize": engine.node_pools.set_size,
         }
         if verb in actions and method == "POST":
             return actions[verb](project, location, name, request)
