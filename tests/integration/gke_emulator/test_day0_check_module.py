@@ -184,7 +184,7 @@ def test_the_cpu_quotas_the_check_reads_are_the_ones_the_emulator_serves() -> No
     """The collection's CPU quota names (it cannot import planb) and the emulator's are one list."""
     from ansible_collections.planb.gke.plugins.module_utils.project_check import CPU_ALL_REGIONS, CPU_FAMILY_QUOTA
 
-    from planb.local.gke_emulator.project import CPU_QUOTAS
+    from planb.local.gke_emulator.cloud_quotas import CPU_QUOTAS
 
     assert {*CPU_FAMILY_QUOTA.values(), CPU_ALL_REGIONS} <= set(CPU_QUOTAS)
     assert CPU_QUOTAS[CPU_ALL_REGIONS] is False and all(CPU_QUOTAS[name] for name in CPU_FAMILY_QUOTA.values())

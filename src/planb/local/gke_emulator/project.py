@@ -45,9 +45,7 @@ mode runs end to end. Three switches, like ``fail-next``:
   answer for that project until it is granted again (``"granted": true``, ``--grant``). While
   ``cloudresourcemanager.googleapis.com`` is DISABLED for a project, testIamPermissions answers that project 403.
 
-The QuotaInfos are found by display name and dimensions from planb's catalog (``planb.catalog.quotas``),
-as the roles look them up; their ``quotaId`` and ``metric`` are the emulator's own (``planb-emulated-*``),
-never Google's, which planb does not know.
+The QuotaInfos and the quota switch are ``gke_emulator.cloud_quotas``'; the errors' shape ``gke_emulator.errors``.
 """
 
 from __future__ import annotations
@@ -56,9 +54,10 @@ import re
 import secrets
 import time
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import unquote
 
-from planb.catalog import gpu, quotas, tpu
+from planb.local.gke_emulator import cloud_quotas
+from planb.local.gke_emulator.errors import ProjectApiError, service_disabled
 from planb.local.gke_emulator.store import Store
 
 Body = dict[str, Any]
@@ -70,69 +69,12 @@ SERVICE_USAGE_AT_ROOT = "/v1/"
 SERVICE_USAGE_ROOT_PATHS = re.compile(r"/v1/(projects/[^/]+/services/[^/:]+(:enable)?|operations/[^/]+)")
 CLOUD_QUOTAS = "/cloudquotas/v1/"
 CLOUD_RESOURCE_MANAGER = "/cloudresourcemanager/v3/"
-#: Every accelerator quota's value unless set otherwise: enough for any profile of the catalog.
-DEFAULT_QUOTA = 100000
-#: Compute Engine's CPU quotas by display name -> regional (False: the project's total over every region), read by the
-#: day-0 check (https://cloud.google.com/compute/resource-usage#cpu_quota); set with gke_emulator.project_setup.
-CPU_QUOTAS = {"CPUs": True, "N2 CPUs": True, "N2D CPUs": True, "C2 CPUs": True, "C3 CPUs": True,
-              "Preemptible CPUs": True, "CPUs (all regions)": False}  # fmt: skip
-#: QuotaInfos per page when the caller does not say (small, so clients must follow nextPageToken).
-PAGE_SIZE = 3
 _SERVICE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.googleapis\.com$")
 #: An IAM permission: ``service.resource.verb`` (https://cloud.google.com/iam/docs/overview#permissions).
 _PERMISSION = re.compile(r"^[a-z][a-z0-9]*(\.[a-zA-Z][a-zA-Z0-9]*){2,}$")
 #: Permissions that exist but are not tested on a project (googleapis/google-cloud-java#722: Google answers 400 for
 #: these in a project's testIamPermissions; they apply to an organization or folder).
 _NOT_ON_A_PROJECT = frozenset({"resourcemanager.projects.create", "resourcemanager.projects.list"})
-
-
-class ProjectApiError(Exception):
-    """An answer in Google's error shape (the emulator's ApiError is built from it)."""
-
-    def __init__(self, code: int, message: str, status: str, details: list[Body] | None = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
-        #: Google's typed error details (a google.rpc.ErrorInfo naming the reason), when there are any.
-        self.details = details or []
-
-
-def service_disabled(project: str, service: str) -> Body:
-    """The google.rpc.ErrorInfo Google sends with a call to an API that is off on the project billed for it
-    (https://cloud.google.com/apis/design/errors#error_info: reason SERVICE_DISABLED, domain googleapis.com, the
-    service and the consumer in its metadata). The emulator bills the project named in the path."""
-    return {
-        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-        "reason": "SERVICE_DISABLED",
-        "domain": "googleapis.com",
-        "metadata": {"service": service, "consumer": f"projects/{project}"},
-    }
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-#: Quota type -> the catalog's TPU (by generation) and GPU (by accelerator) quota keys of that type.
-QUOTA_TYPES: dict[str, tuple[dict[str, quotas.QuotaKey], dict[str, quotas.QuotaKey]]] = {
-    quotas.ON_DEMAND: (quotas.TPU_ON_DEMAND, quotas.GPU_ON_DEMAND),
-    quotas.PREEMPTIBLE: (quotas.TPU_PREEMPTIBLE, quotas.GPU_PREEMPTIBLE),
-}
-
-
-def quota_keys(quota_type: str = quotas.ON_DEMAND) -> dict[str, quotas.QuotaKey]:
-    """Machine type -> the quota key of ``quota_type`` its pools consume (catalog machine types with a sourced key)."""
-    tpu_keys, gpu_keys = QUOTA_TYPES[quota_type]
-    out: dict[str, quotas.QuotaKey] = {}
-    for generation in tpu.GENERATIONS:
-        key = tpu_keys.get(generation.name)
-        for machine in generation.machine_types:
-            if key is not None:
-                out[machine.name] = key
-    for entry in gpu.MACHINES:
-        gpu_key = gpu_keys.get(entry.gke_accelerator)
-        if gpu_key is not None:
-            out[entry.machine_type] = gpu_key
-    return out
 
 
 class ProjectApis:
@@ -210,94 +152,12 @@ class ProjectApis:
 
     # ---- Cloud Quotas -----------------------------------------------------------------------
     def set_quota(self, request: Body) -> Body:
-        machine = str(request.get("machineType") or "")
-        quota_type = str(request.get("quotaType") or quotas.ON_DEMAND)
-        if quota_type not in QUOTA_TYPES:
-            raise ProjectApiError(
-                400, f"quotaType must be one of {', '.join(QUOTA_TYPES)}, not {quota_type!r}", "INVALID_ARGUMENT"
-            )
-        key = quota_keys(quota_type).get(machine)
-        value, region = request.get("value"), str(request.get("region") or "")
-        if key is None:
-            known = ", ".join(sorted(quota_keys(quota_type)))
-            raise ProjectApiError(
-                400,
-                f"no quota is known for machine type {machine!r} ({quota_type}); machine types with one: {known}",
-                "INVALID_ARGUMENT",
-            )
-        if not isinstance(value, int) or value < 0 or not re.fullmatch(r"[a-z]+-[a-z]+[0-9]+", region):
-            raise ProjectApiError(
-                400,
-                f"value must be a whole number >= 0 and region a region such as us-east5, not {request!r}",
-                "INVALID_ARGUMENT",
-            )
-        entry = {
-            "project": str(request.get("project") or "*"),
-            "displayName": key.display_name,
-            "dimensions": {"region": region, **key.dimensions},
-            "value": value,
-        }
-        self.state["quotas"] = [
-            q
-            for q in self.state["quotas"]
-            if (q["project"], q["displayName"], q["dimensions"])
-            != (entry["project"], key.display_name, entry["dimensions"])
-        ]
-        self.state["quotas"].insert(0, entry)
-        return {"quotas": self.state["quotas"]}
+        """The switch `set-quota` (gke_emulator.cloud_quotas)."""
+        return cloud_quotas.set_quota(self.state, request)
 
     def quota_infos(self, project: str, service: str, query: str) -> Body:
-        if service != "compute.googleapis.com":
-            return {"quotaInfos": []}
-        by_name: dict[str, list[quotas.QuotaKey]] = {}
-        for key in [key for quota_type in QUOTA_TYPES for key in quota_keys(quota_type).values()]:
-            if key not in by_name.setdefault(key.display_name, []):
-                by_name[key.display_name].append(key)
-        by_name.update({name: [] for name in CPU_QUOTAS})
-        default = self.state.get("quotaDefaults", {}).get(project, DEFAULT_QUOTA)
-        infos = []
-        for display, keys in sorted(by_name.items()):
-            extra = sorted({dim for key in keys for dim in key.dimensions})
-            regional = ["region"] if CPU_QUOTAS.get(display, True) else []
-            set_here = [
-                {
-                    "dimensions": dict(q["dimensions"]),
-                    "details": {"value": str(q["value"])},
-                    "applicableLocations": [q["dimensions"].get("region", "global")],
-                }
-                for q in self.state["quotas"]
-                if q["displayName"] == display and q["project"] in (project, "*")
-            ]
-            quota_id = f"planb-emulated-{_slug(display)}"
-            infos.append(
-                {
-                    "name": f"projects/{project}/locations/global/services/{service}/quotaInfos/{quota_id}",
-                    "quotaId": quota_id,
-                    "metric": f"{service}/planb_emulated_{_slug(display).replace('-', '_')}",
-                    "service": service,
-                    "isPrecise": True,
-                    "containerType": "PROJECT",
-                    "dimensions": [*regional, *extra],
-                    "metricDisplayName": display,
-                    "quotaDisplayName": display,
-                    "metricUnit": "1/{project}/{region}",
-                    # Most specific first, as the API orders them; the last applies to every other value.
-                    "dimensionsInfos": [
-                        *set_here,
-                        {"dimensions": {}, "details": {"value": str(default)}, "applicableLocations": ["global"]},
-                    ],
-                }
-            )
-        params = parse_qs(query)
-        try:
-            size = int((params.get("pageSize") or [str(PAGE_SIZE)])[0]) or PAGE_SIZE
-            start = int((params.get("pageToken") or ["0"])[0] or 0)
-        except ValueError as exc:
-            raise ProjectApiError(400, f"Invalid pageSize or pageToken: {exc}", "INVALID_ARGUMENT") from exc
-        page: Body = {"quotaInfos": infos[start : start + size]}
-        if start + size < len(infos):
-            page["nextPageToken"] = str(start + size)
-        return page
+        """cloudquotas quotaInfos.list (gke_emulator.cloud_quotas)."""
+        return cloud_quotas.quota_infos(self.state, project, service, query)
 
     # ---- Cloud Resource Manager: the caller's rights --------------------------------------------
     def holds(self, project: str, permission: str) -> bool:

@@ -60,7 +60,9 @@ import re
 from typing import Any
 
 from planb.local.gke_emulator import routers
-from planb.local.gke_emulator.project import CPU_QUOTAS, ProjectApiError, ProjectApis, service_disabled
+from planb.local.gke_emulator.cloud_quotas import CPU_QUOTAS
+from planb.local.gke_emulator.errors import ProjectApiError, service_disabled
+from planb.local.gke_emulator.project import ProjectApis
 from planb.local.gke_emulator.store import Store
 
 Body = dict[str, Any]

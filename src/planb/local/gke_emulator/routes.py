@@ -56,8 +56,7 @@ from urllib.parse import unquote
 
 from planb.local.gke_emulator import advice, conformance, discovery, routers
 from planb.local.gke_emulator.engine import Engine
-from planb.local.gke_emulator.errors import ApiError
-from planb.local.gke_emulator.project import ProjectApiError
+from planb.local.gke_emulator.errors import ApiError, ProjectApiError
 from planb.local.gke_emulator.project_setup import ProjectSetup
 
 Body = dict[str, Any]
