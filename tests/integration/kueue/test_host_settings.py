@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from planb.local.stack.errors import LocalStackError
-from planb.local.stack.kueue import KueueSettings, configuration, load_settings, parse_manager_config, save_settings
+from planb.local.stack.kueue_settings import (
+    KueueSettings,
+    configuration,
+    load_settings,
+    parse_manager_config,
+    save_settings,
+)
 
 BASE: dict[str, Any] = {
     "apiVersion": "config.kueue.x-k8s.io/v1beta2",

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.local.stack.kueue import KueueSettings, configuration, feature_gates_flag, parse_manager_config
+from planb.local.stack.kueue_settings import KueueSettings, configuration, feature_gates_flag, parse_manager_config
 from tests.support.shared.kueue.kueue_role import (
     configure_ahead,
     helm_installed_config,

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from planb.kube import Kube
 from planb.local import failover_settings
-from planb.local.stack.kueue import NAMESPACE as KUEUE_NAMESPACE
+from planb.local.stack.kueue_settings import NAMESPACE as KUEUE_NAMESPACE
 from planb.local.stack.stack import LocalStack
 from tests.support.shared.dashboard_queries import Query, Sample, dashboard_queries, parse_text
 

@@ -27,7 +27,7 @@ from planb.kube import KubeError
 from planb.local import regions as local_regions
 from planb.local.regions import Member
 from planb.local.regions_race import converge, keep
-from planb.local.stack.kueue import load_settings
+from planb.local.stack.kueue_settings import load_settings
 from planb.local.stack.stack import LocalStack
 from tests.support.e2e import regions_keeper
 from tests.support.e2e.topologies import CONVERGES, Topologies, delete_cluster_queue, run

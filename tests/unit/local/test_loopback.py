@@ -25,7 +25,7 @@ def _read_ports(offset: str) -> dict[str, object]:
     """The ports as a fresh interpreter with PLANB_PORT_OFFSET=offset sees them (the constants are read at import)."""
     program = (
         "import importlib, json, sys\n"
-        "from planb.local.stack.kueue import KueueSettings\n"
+        "from planb.local.stack.kueue_settings import KueueSettings\n"
         "from planb.local.gke_emulator.access import LOCAL_APISERVER\n"
         "from planb.local.stack.kwokctl_config import PORTS_BELOW\n"
         "names = json.loads(sys.argv[1])\n"

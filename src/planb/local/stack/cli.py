@@ -13,7 +13,7 @@ from planb.argtypes import finite
 from planb.kube import Kube
 from planb.local import failover_settings, regions
 from planb.local.stack import kuberay_layout
-from planb.local.stack.kueue import host_feature_gates, parse_feature_gates, parse_manager_config
+from planb.local.stack.kueue_settings import host_feature_gates, parse_feature_gates, parse_manager_config
 from planb.local.stack.stack import LocalStack, component_versions
 
 

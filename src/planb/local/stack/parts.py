@@ -27,7 +27,8 @@ from planb.local.rayhead import address as rayhead_address
 from planb.local.stack import crds, failover_access
 from planb.local.stack.control_plane import APISERVER_PORT, ControlPlane
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
-from planb.local.stack.kueue import NAMESPACE, HostKueue
+from planb.local.stack.kueue import HostKueue
+from planb.local.stack.kueue_settings import NAMESPACE
 from planb.local.statefile import flocked
 
 KUBERAY_METRICS_PORT = loopback.port(19082)
