@@ -6,7 +6,7 @@ from pathlib import Path
 
 from planb.local.process import start_time
 from planb.local.stack import ports
-from planb.local.stack.control_plane import APISERVER_PORT
+from planb.local.stack.kwokctl_config import APISERVER_PORT
 from planb.local.stack.stack import LocalStack
 
 

@@ -18,7 +18,7 @@ import yaml
 from planb.local.gke_emulator import access
 from planb.local.gke_emulator.access import LOCAL_APISERVER
 from planb.local.gke_emulator.emulator import RunningEmulator
-from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
+from planb.local.stack.kwokctl_config import APISERVER_PORT, BIND_ADDRESS
 from planb.local.tls import ensure_serving_cert
 from tests.support.integration.gke.gke_api import call, create
 

@@ -10,14 +10,8 @@ import pytest
 import yaml
 
 from planb import paths
-from planb.local.stack.control_plane import (
-    BIND_ADDRESS,
-    KWOK_STAGES,
-    PICKED_PORTS,
-    ControlPlane,
-    kwok_stages,
-    unused_ports,
-)
+from planb.local.stack.control_plane import ControlPlane
+from planb.local.stack.kwokctl_config import BIND_ADDRESS, KWOK_STAGES, PICKED_PORTS, kwok_stages, unused_ports
 
 
 @pytest.mark.tools
@@ -93,7 +87,7 @@ def test_every_component_is_told_to_listen_on_loopback_only(tmp_path: Path) -> N
 
 def test_the_kwokctl_configuration_sets_the_bind_address(tmp_path: Path) -> None:
     plane = ControlPlane(tmp_path)
-    assert plane.bind_address() == "0.0.0.0"  # kwokctl's default when nothing says otherwise
+    assert plane.saved.bind_address() == "0.0.0.0"  # kwokctl's default when nothing says otherwise
     saved = plane.cluster_dir / "kwok.yaml"
     saved.parent.mkdir(parents=True)
     saved.write_text(
@@ -107,9 +101,9 @@ def test_the_kwokctl_configuration_sets_the_bind_address(tmp_path: Path) -> None
             ]
         )
     )
-    assert plane.bind_address() == "127.0.0.1"
+    assert plane.saved.bind_address() == "127.0.0.1"
     assert plane.ports() == {32001: "etcd", 26443: "kube-apiserver"}
-    assert not plane.etcd_secured()  # no etcd component saved: nothing says it takes client certificates
+    assert not plane.saved.etcd_secured()  # no etcd component saved: nothing says it takes client certificates
 
 
 @pytest.mark.parametrize(
@@ -133,7 +127,7 @@ def test_a_saved_cluster_says_whether_its_etcd_takes_client_certificates(
         "components": [{"name": "kube-apiserver", "args": ["--client-cert-auth=true"]}, {"name": "etcd", "args": args}],
     }
     saved.write_text(yaml.safe_dump_all([configuration]))
-    assert plane.etcd_secured() is secured
+    assert plane.saved.etcd_secured() is secured
 
 
 def test_the_control_planes_ports_are_picked_below_kwokctls_start_each_once(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from planb.local.stack.control_plane import PORTS_BELOW, ControlPlane
+from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.errors import StartupTimeoutError
+from planb.local.stack.kwokctl_config import PORTS_BELOW
 from planb.local.stack.ports import free_ports, port_free
 from planb.local.stack.snapshot import WITHOUT
 

@@ -78,9 +78,9 @@ def test_etcd_refuses_a_client_without_the_stacks_certificate_while_the_api_serv
             "server.crt",
             "server.key",
         ]
-        assert plane.etcd_secured()
-        port = plane.saved_options()["etcdPort"]
-        peer_port = plane.saved_options()["etcdPeerPort"]
+        assert plane.saved.etcd_secured()
+        port = plane.saved.options()["etcdPort"]
+        peer_port = plane.saved.options()["etcdPeerPort"]
         assert plane.ports()[port] == "etcd"
 
         # etcd listens on its two ports on loopback and nowhere else: no plain-http listener beside them.
@@ -128,7 +128,7 @@ def test_etcd_refuses_a_client_without_the_stacks_certificate_while_the_api_serv
         with _frozen_for(2.0, plane.component_pids().values()):
             plane.start(kubeconfig)
         assert not pki.needs_renewal() and pki.ca_crt.read_bytes() != old_ca
-        assert plane.etcd_secured()
+        assert plane.saved.etcd_secured()
         assert {"default", "kube-system"} <= set(Kube(kubeconfig).names("/api/v1/namespaces"))
         assert _refused(f"https://{base}/version", _context(pki.ca_crt))
     finally:

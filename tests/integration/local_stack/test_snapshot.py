@@ -9,7 +9,7 @@ import pytest
 
 from planb import paths
 from planb.kube import Kube
-from planb.local.stack import control_plane, crds
+from planb.local.stack import crds, kwokctl_config
 from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.errors import LocalStackError
 from planb.local.stack.kwokctl_config import SINGLE_INSTANCE
@@ -39,7 +39,7 @@ def test_the_snapshot_key_follows_the_throwaway_control_planes_configuration(
     crd = tmp_path / "one.yaml"
     crd.write_text("kind: CustomResourceDefinition\n")
     key = snapshot_key([crd], b"")
-    monkeypatch.setitem(control_plane.API_SERVER_ARGS, "watch-cache-sizes", "")  # another API server flag
+    monkeypatch.setitem(kwokctl_config.API_SERVER_ARGS, "watch-cache-sizes", "")  # another API server flag
     assert snapshot_key([crd], b"") != key
 
 

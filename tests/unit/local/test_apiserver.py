@@ -10,7 +10,7 @@ import yaml
 from planb.local import apiserver as local_apiserver
 from planb.local import failover_settings
 from planb.local.apiserver import NotLocalStackError
-from planb.local.stack.control_plane import APISERVER_PORT, BIND_ADDRESS
+from planb.local.stack.kwokctl_config import APISERVER_PORT, BIND_ADDRESS
 from planb.local.stack.parts import StackParts
 
 

@@ -34,7 +34,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -43,55 +42,21 @@ from planb.kube import Kube, KubeError
 from planb.local.process import pid_files, terminate
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kwokctl_config import (
-    _SAVED_PORTS,
-    API_SERVER_ARGS,
     APISERVER_PORT,
     BINARIES,
-    BIND_ADDRESS,
     CLUSTER_NAME,
-    ETCD_MEMBER,
     ETCD_PKI_DIR,
-    GO_RUNTIME_ENV,
-    KWOK_STAGES,
     PICKED_PORTS,
-    PORTS_BELOW,
-    RECIPE_ETCD,
-    SUBMITTER_CONTAINER,
     EtcdEndpoint,
-    configuration_recipe,
-    etcd_tls_args,
     kwok_stages,
     kwokctl_configuration,
     unused_ports,
 )
+from planb.local.stack.kwokctl_saved import SavedCluster
 from planb.local.stack.port_watch import KwokctlRun, components_with_port_taken, run_until_port_taken
 from planb.local.stack.ports import free_ports
 from planb.local.statefile import write_atomic
 from planb.local.tls import EtcdPKI, ensure_etcd_pki, private_dir
-
-__all__ = [
-    "APISERVER_PORT",
-    "API_SERVER_ARGS",
-    "BINARIES",
-    "BIND_ADDRESS",
-    "CLUSTER_NAME",
-    "ETCD_MEMBER",
-    "ETCD_PKI_DIR",
-    "GO_RUNTIME_ENV",
-    "KWOK_STAGES",
-    "PICKED_PORTS",
-    "PORTS_BELOW",
-    "RECIPE_ETCD",
-    "SUBMITTER_CONTAINER",
-    "ControlPlane",
-    "EtcdEndpoint",
-    "configuration_recipe",
-    "etcd_tls_args",
-    "kwok_stages",
-    "kwokctl_configuration",
-    "unused_ports",
-]
-
 
 #: How many times `create` makes a cluster whose component could not bind its port (another process took it between
 #: the pick and the bind), each time on newly picked ports.
@@ -194,7 +159,7 @@ class ControlPlane:
             return self._create_once(kubeconfig, True, without, None, (wait_s, timeout_s)).stdout
         for attempt in range(1, CREATE_ATTEMPTS + 1):
             run = self._create_once(kubeconfig, False, without, etcd_from, (wait_s, timeout_s))
-            if not run.taken and not self.etcd_secured():
+            if not run.taken and not self.saved.etcd_secured():
                 # A kwokctl that no longer has a flag an override names drops the override with a warning only.
                 self.delete()
                 raise LocalStackError(
@@ -304,7 +269,7 @@ class ControlPlane:
         component stopped before, so etcd and the API server start with the same new CA). With `kubeconfig`, the
         API server must then answer /readyz through it (kwokctl's start, like its create, exits 0 when its own wait
         fails: pkg/kwokctl/cmd/start/cluster/cluster.go, runE, logs the error only)."""
-        if self.etcd_secured() and self.etcd_pki.needs_renewal():
+        if self.saved.etcd_secured() and self.etcd_pki.needs_renewal():
             running = self.component_pids()
             if running:
                 self._kwokctl("stop", "cluster", timeout=120)
@@ -322,53 +287,15 @@ class ControlPlane:
                 + _said(self.log_tails())
             )
 
-    def etcd_secured(self) -> bool:
-        """The existing cluster's etcd requires client certificates on https (a cluster created by an older planb
-        runs it on plain http, open to every local user, until it is deleted and created again)."""
-        args = self._saved_args("etcd")
-        return "--client-cert-auth=true" in args and not any(
-            arg.startswith("--listen-client-urls=http://") for arg in args
-        )
-
-    def _saved_configuration(self) -> dict[str, Any]:
-        """The KwokctlConfiguration kwokctl saved for the existing cluster ({} if none or unreadable). Read with
-        libyaml where PyYAML has it: `up` reads it on every call, and the pure-Python parser took 30 ms a read."""
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        try:
-            docs = list(yaml.load_all((self.cluster_dir / "kwok.yaml").read_text(), Loader=loader))
-        except (OSError, yaml.YAMLError):
-            return {}
-        found = [d for d in docs if isinstance(d, dict) and d.get("kind") == "KwokctlConfiguration"]
-        return found[0] if found else {}
-
-    def _saved_args(self, component: str) -> list[str]:
-        """A component's arguments as kwokctl saved them for the existing cluster ([] if none or unreadable)."""
-        for item in self._saved_configuration().get("components") or []:
-            if isinstance(item, dict) and item.get("name") == component:
-                return [str(arg) for arg in item.get("args") or []]
-        return []
-
-    def saved_options(self) -> dict[str, Any]:
-        """The options kwokctl saved for the existing cluster ({} if none or unreadable)."""
-        options = self._saved_configuration().get("options") or {}
-        return dict(options) if isinstance(options, dict) else {}
+    @property
+    def saved(self) -> SavedCluster:
+        """What kwokctl saved for the existing cluster (planb.local.stack.kwokctl_saved)."""
+        return SavedCluster(self.cluster_dir)
 
     def ports(self) -> dict[int, str]:
         """The ports the control plane will listen on: the saved ones, or the API port of a new cluster
         (kwokctl picks the others from free ports when it creates the cluster)."""
-        if not self.exists():
-            return {self.apiserver_port: "kube-apiserver"}
-        options = self.saved_options()
-        out: dict[int, str] = {}
-        for key, component in _SAVED_PORTS.items():
-            port = options.get(key)
-            if isinstance(port, int) and port > 0:
-                out[port] = component
-        return out or {self.apiserver_port: "kube-apiserver"}
-
-    def bind_address(self) -> str:
-        """The address the existing cluster's components bind (kwokctl's default is 0.0.0.0)."""
-        return str(self.saved_options().get("bindAddress") or "0.0.0.0")
+        return (self.saved.ports() if self.exists() else {}) or {self.apiserver_port: "kube-apiserver"}
 
     def delete(self) -> None:
         """Delete the cluster by kwokctl, then make sure every component is gone, by pid.

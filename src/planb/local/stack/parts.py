@@ -25,10 +25,11 @@ from planb.local.gke_emulator.background import BackgroundEmulator, default_port
 from planb.local.process import ManagedProcess
 from planb.local.rayhead import address as rayhead_address
 from planb.local.stack import crds, failover_access
-from planb.local.stack.control_plane import APISERVER_PORT, ControlPlane
+from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.errors import LocalStackError, StartupTimeoutError, ToolMissingError
 from planb.local.stack.kueue import HostKueue
 from planb.local.stack.kueue_settings import NAMESPACE
+from planb.local.stack.kwokctl_config import APISERVER_PORT
 from planb.local.statefile import flocked
 
 KUBERAY_METRICS_PORT = loopback.port(19082)

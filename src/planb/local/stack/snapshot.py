@@ -48,8 +48,9 @@ from planb import paths
 from planb.kube import Kube
 from planb.local.process import terminate
 from planb.local.stack import crds
-from planb.local.stack.control_plane import ControlPlane, configuration_recipe
+from planb.local.stack.control_plane import ControlPlane
 from planb.local.stack.errors import LocalStackError
+from planb.local.stack.kwokctl_config import configuration_recipe
 from planb.local.statefile import flocked, write_json
 
 #: Bump when what a snapshot holds, or how it is made, changes: every older snapshot is then left unused.

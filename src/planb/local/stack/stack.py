@@ -17,8 +17,8 @@ from planb.local import failover_settings
 from planb.local.gke_emulator.background import default_port
 from planb.local.rayhead import address as rayhead_address
 from planb.local.stack import kuberay_layout, ports, statedir
-from planb.local.stack.control_plane import BIND_ADDRESS
 from planb.local.stack.errors import LocalStackError
+from planb.local.stack.kwokctl_config import BIND_ADDRESS
 from planb.local.stack.logtails import log_tails
 from planb.local.stack.parts import KUBERAY_METRICS_PORT, KUBERAY_PROBE_PORT, say
 from planb.local.stack.snapshot import SWITCH, EtcdSnapshot, switched_off
@@ -239,13 +239,13 @@ class LocalStack(StackTeardown):
 
     def _warn_if_exposed(self) -> None:
         """A control plane created by an older planb listens on every interface: say how to fix it."""
-        if self.control_plane.exists() and self.control_plane.bind_address() != BIND_ADDRESS:
+        if self.control_plane.exists() and self.control_plane.saved.bind_address() != BIND_ADDRESS:
             say(
-                f"warning: this control plane was created listening on {self.control_plane.bind_address()} "
+                f"warning: this control plane was created listening on {self.control_plane.saved.bind_address()} "
                 f"(every interface, etcd without authentication). Fix: 'planb local down' then 'planb local up' "
                 f"re-creates it on {BIND_ADDRESS}."
             )
-        elif self.control_plane.exists() and not self.control_plane.etcd_secured():
+        elif self.control_plane.exists() and not self.control_plane.saved.etcd_secured():
             say(
                 "warning: this control plane was created with etcd on plain HTTP (any local account can read and "
                 "write it). Fix: 'planb local down' then 'planb local up' re-creates it with etcd behind client "
