@@ -60,6 +60,7 @@ FAILOVER_MODULES = (
     "exposition.py",
     "kubeapi.py",
     "metrics.py",
+    "moves.py",
     "names.py",
 )
 FAILOVER_COPIES = CHART_FILES / "failover"

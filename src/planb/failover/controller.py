@@ -30,7 +30,6 @@ them on the host with a token of the same ServiceAccount."""
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -40,20 +39,17 @@ from typing import Any
 from planb.failover import metrics
 from planb.failover.decisions import (
     RAY_GROUP,
+    RAY_VERSION,
     admitted_cluster_queue,
     admitted_flavors,
     condition,
-    escape,
-    excludes,
     is_stockout,
     is_true,
-    now_rfc3339,
     pods_ready_timeouts,
     rayjob_owner,
-    requests_accelerator,
-    with_exclusion,
 )
 from planb.failover.kubeapi import Api, ApiError
+from planb.failover.moves import move_event, rayjob_patch, workload_patch
 from planb.failover.names import (
     AFTER_ANNOTATION,
     EVENT_REASON,
@@ -84,7 +80,6 @@ __all__ = [
 Obj = dict[str, Any]
 
 KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
-RAY_VERSION = "v1"
 DEFAULT_ACCELERATORS = ("google.com/tpu", "nvidia.com/gpu")
 #: How often the metrics' RayJobs are listed again; a scrape reads the cache and never lists.
 METRICS_RESYNC_S = 30.0
@@ -230,22 +225,9 @@ class Controller:
         self.finish(namespace, name, wl, annotations)
 
     def patch_rayjob(self, rayjob: Obj, key: str, value: str) -> None:
-        """The annotation and the workers' affinity in one patch: either both or neither."""
-        meta = rayjob["metadata"]
-        groups = copy.deepcopy(rayjob["spec"]["rayClusterSpec"].get("workerGroupSpecs") or [])
-        for group in groups:
-            spec = group["template"].setdefault("spec", {})
-            if requests_accelerator(spec, self.cfg.accelerators):
-                spec["affinity"] = with_exclusion(spec, key, value)
-        patch = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
-            {"op": "replace", "path": "/spec/rayClusterSpec/workerGroupSpecs", "value": groups},
-        ]
-        if not meta.get("annotations"):
-            patch.append({"op": "add", "path": "/metadata/annotations", "value": {}})
-        patch.append({"op": "add", "path": "/metadata/annotations/" + escape(MOVED_ANNOTATION), "value": now_rfc3339()})
-        for ann, val in ((FROM_ANNOTATION, self.cfg.plan_a_flavor), (AFTER_ANNOTATION, str(self.cfg.after_seconds))):
-            patch.append({"op": "add", "path": "/metadata/annotations/" + escape(ann), "value": val})
+        """The annotation and the workers' affinity in one patch: either both or neither (moves.rayjob_patch)."""
+        meta, cfg = rayjob["metadata"], self.cfg
+        patch = rayjob_patch(rayjob, (key, value), cfg.accelerators, cfg.plan_a_flavor, cfg.after_seconds)
         self.json_patch(RAY_GROUP, RAY_VERSION, "rayjobs", meta["namespace"], meta["name"], patch)
         with self.lock:
             self.moves_done += 1
@@ -255,22 +237,8 @@ class Controller:
         if is_true(wl, "QuotaReserved"):
             return  # still admitted (or re-admitted on plan B already): pod sets are immutable now
         key, value = self.plan_a_label()
-        podsets = wl["spec"]["podSets"]
-        patch: list[Obj] = []
-        for index, podset in enumerate(podsets):
-            spec = podset["template"].get("spec", {})
-            if requests_accelerator(spec, self.cfg.accelerators) and not excludes(spec, key, value):
-                patch.append(
-                    {
-                        "op": "add",
-                        "path": f"/spec/podSets/{index}/template/spec/affinity",
-                        "value": with_exclusion(spec, key, value),
-                    }
-                )
+        patch = workload_patch(wl, (key, value), self.cfg.accelerators)
         if patch:
-            patch.insert(
-                0, {"op": "test", "path": "/metadata/resourceVersion", "value": wl["metadata"]["resourceVersion"]}
-            )
             self.json_patch(KUEUE_GROUP, KUEUE_VERSION, "workloads", namespace, wl["metadata"]["name"], patch)
             log.info("%s/%s: Workload %s now excludes %s=%s", namespace, name, wl["metadata"]["name"], key, value)
         self.record_event(namespace, name, float(annotations.get(AFTER_ANNOTATION) or self.cfg.after_seconds))
@@ -280,28 +248,7 @@ class Controller:
         uid = str(rayjob["metadata"]["uid"])
         if uid in self.recorded:
             return
-        stamp = now_rfc3339()
-        body: Obj = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            # One name per RayJob object: a re-created job of the same name gets its own Event.
-            "metadata": {"name": f"{name}.planb-moved-to-plan-b.{uid}", "namespace": namespace},
-            "involvedObject": {
-                "apiVersion": f"{RAY_GROUP}/{RAY_VERSION}",
-                "kind": "RayJob",
-                "name": name,
-                "namespace": namespace,
-                "uid": rayjob["metadata"]["uid"],
-            },
-            "reason": EVENT_REASON,
-            "message": move_message(after_seconds),
-            "type": "Normal",
-            "source": {"component": "planb-failover"},
-            "reportingComponent": "planb-failover",
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
+        body = move_event(rayjob, after_seconds)
         try:
             self.api.create_event(namespace, body)
             log.info("%s/%s: %s", namespace, name, body["message"])

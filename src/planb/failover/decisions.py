@@ -16,7 +16,7 @@ from planb.failover.names import EVICTED_REASON
 
 Obj = dict[str, Any]
 
-RAY_GROUP = "ray.io"
+RAY_GROUP, RAY_VERSION = "ray.io", "v1"
 #: The underlying causes of a PodsReadyTimeout eviction (kueue v0.19.2 pkg/controller/core/workload_controller.go,
 #: admittedNotReadyWorkload; apis/kueue/v1beta2/workload_types.go WorkloadWaitForStart/WorkloadWaitForRecovery).
 #: Kueue counts each eviction by (reason, underlyingCause) in status.schedulingStats.evictions

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from planb.failover import controller as failover
+from planb.failover import moves
 from tests.support.shared.failover.fake_api import (
     FakeCluster,
 )
@@ -41,9 +42,9 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture()
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    """The controller's RFC 3339 now (annotation and Event timestamps), pinned."""
+    """The controller's RFC 3339 now (annotation and Event timestamps, planb.failover.moves), pinned."""
     pinned = Clock()
-    monkeypatch.setattr(failover, "now_rfc3339", pinned)
+    monkeypatch.setattr(moves, "now_rfc3339", pinned)
     return pinned
 
 
