@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from planb import paths
+from planb.build import aot_table
 from planb.catalog import profiles, training
 
 TRAINING = paths.REPO / "training"
@@ -61,12 +62,9 @@ COMPILER_ENV = ("XLA_FLAGS", "LIBTPU_INIT_ARGS")
 #: planb's policy: a step fits when the compiler's HBM for one device is at most this share of the device's memory,
 #: because the runtime adds its own buffers (the compiler reserves some itself) and a data loader's batches.
 FIT_SHARE = 0.9
-#: The MFU the table's step time is given at (MaxText reports 56-67% on whole pods).
-TABLE_MFU = 0.6
 KINDS = ("default", "largest")
 SCHEMA = 1
 PROGRAM_SCHEMA = 1
-BEGIN, END = "<!-- planb.build.aot: begin -->", "<!-- planb.build.aot: end -->"
 #: The profiles `make test` compiles (tests/integration/training/test_aot.py): 27 of the catalog's 47 TPU profiles,
 #: every generation on a single-host slice and on its smallest multi-host one, the largest slices of v4 and TPU7x
 #: (2,048 chips), v5p (4,096) and v6e (256), the tutorial's v6e 4x4 and the one-chip v5e the bench measures on: those
@@ -291,32 +289,6 @@ def verdict(job: Job, answer: dict[str, Any]) -> tuple[bool, str]:
     return share <= FIT_SHARE, line
 
 
-def table(answers: dict[Job, dict[str, Any]]) -> str:
-    """BENCHMARKS.md's table: one row per profile and model."""
-    head = (
-        "| profile | model | parameters | devices (mesh data x fsdp) | state per device | compiler's HBM per device "
-        "(share) | FLOPs per step per device | step at 60% MFU |\n|---|---|---|---|---|---|---|---|\n"
-    )
-    rows = []
-    for job, answer in answers.items():
-        size, prof = job.size(), profiles.get(job.profile)
-        model = f"{job.which}: d{size.d_model} x {size.num_layers}, seq {size.seq_len}, batch {size.batch_per_device}"
-        model += f", remat {size.remat}" + (", scanned" if size.scan_layers else "")
-        if "error" in answer:
-            rows.append(f"| {job.profile} | {model} | {size.params / 1e9:.2f} B | - | - | refused | - | - |")
-            continue
-        mesh = answer["mesh"]
-        hbm = training.device_hbm_bytes(job.profile)
-        step_s = answer["model_flops_per_step"] / (prof.chips_per_slice * prof.peak_tflops * 1e12 * TABLE_MFU)
-        rows.append(
-            f"| {job.profile} | {model} | {answer['params'] / 1e9:.2f} B | {answer['devices']} "
-            f"({mesh['data']} x {mesh['fsdp']}) | {answer['state_bytes_per_device'] / 2**30:.2f} GiB | "
-            f"{answer['peak_bytes'] / 2**30:.2f} GiB ({answer['peak_bytes'] / hbm:.0%}) | "
-            f"{answer['flops_per_device'] / 1e12:.1f} T | {step_s:.3f} s |"
-        )
-    return head + "\n".join(rows) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m planb.build.aot", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="compiles at once (each a process; about 2 GB each)")
@@ -340,13 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     ordered = {job: answers[job] for job in wanted}
     failed = [line for job in wanted for ok, line in [verdict(job, ordered[job])] if not ok]
     if args.table or args.update:
-        sys.stdout.write(table(ordered))
+        sys.stdout.write(aot_table.table(ordered))
     if args.update:
-        old = args.update.read_text(encoding="utf-8")
-        if BEGIN not in old or END not in old:
-            raise SystemExit(f"{args.update} has no {BEGIN} ... {END} markers")
-        head, rest = old.split(BEGIN, 1)
-        args.update.write_text(f"{head}{BEGIN}\n{table(ordered)}{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+        aot_table.update(args.update, ordered)
     for line in failed:
         print(f"[planb aot] does not fit within {FIT_SHARE:.0%}: {line}", file=sys.stderr)
     return 1 if failed else 0
