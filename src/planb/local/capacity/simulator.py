@@ -57,7 +57,8 @@ from planb.local.capacity import registration
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity import webhook as webhook_mod
 from planb.local.capacity.autoscaler import Autoscaler
-from planb.local.capacity.besteffort import BestEffortAtomic, ignored_by_scale_up
+from planb.local.capacity.besteffort import BestEffortAtomic
+from planb.local.capacity.besteffort_facts import ignored_by_scale_up
 from planb.local.capacity.context import Context
 from planb.local.capacity.dws import PR_PATH
 from planb.local.capacity.gke_api import NodePoolReader, default_endpoint, default_project

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from planb.local.capacity import besteffort, dws, nodes
+from planb.local.capacity import besteffort_facts, dws, nodes
 from planb.local.capacity import simulator as sim
 from planb.local.capacity.settings import Settings
 from tests.support.integration.capacity import ServePools
@@ -63,7 +63,7 @@ def _request(api: FakeApi, clock: Clock, name: str, count: int = 4) -> None:
     api.requests[f"{NS}/{name}"] = {
         "metadata": {"namespace": NS, "name": name, "generation": 1, "creationTimestamp": dws.iso(clock.now)},
         "spec": {
-            "provisioningClassName": besteffort.BEST_EFFORT_CLASS,
+            "provisioningClassName": besteffort_facts.BEST_EFFORT_CLASS,
             "podSets": [{"podTemplateRef": {"name": template}, "count": count}],
         },
     }
