@@ -1,5 +1,6 @@
 """hack/bench_dispatch.py's tables: one per population (TPU jobs without advice, GPU jobs with it), the goals each
-meets, and the check seeds' lines. Formatting only: the replay and its dispatchers are ``bench_dispatch``'s."""
+meets, and the check seeds' lines. Formatting only: the dispatchers are
+``bench_dispatch_replay``'s, the runs ``bench_dispatch``'s."""
 
 from __future__ import annotations
 
