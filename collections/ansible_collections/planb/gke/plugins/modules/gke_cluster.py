@@ -1,6 +1,6 @@
 #!/usr/bin/python
 # planb: a zonal/regional GKE cluster with image streaming and the Ray operator add-on (GKE REST API v1).
-
+# Holds one thing: the module's interface (DOCUMENTATION, EXAMPLES, RETURN), which Ansible reads from this file.
 DOCUMENTATION = r"""
 module: gke_cluster
 short_description: Create, update or delete a GKE cluster

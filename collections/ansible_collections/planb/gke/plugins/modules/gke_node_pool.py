@@ -1,6 +1,6 @@
 #!/usr/bin/python
 # planb: a GKE node pool with TPU topology, queued provisioning and flex-start (GKE REST API v1).
-
+# Holds one thing: the module's interface (DOCUMENTATION, EXAMPLES, RETURN), which Ansible reads from this file.
 DOCUMENTATION = r"""
 module: gke_node_pool
 short_description: Create, update or delete a GKE node pool, including DWS flex-start and queued provisioning
