@@ -8,16 +8,16 @@ import random
 import re
 import ssl
 import time
-from datetime import UTC
 from http.client import HTTPException
 from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import quote, urlencode
 
 from ansible.module_utils.urls import Request, make_context
-from ansible_collections.planb.gke.plugins.module_utils.args import DEFAULT_SCOPES
 from ansible_collections.planb.gke.plugins.module_utils.credentials import QUOTA_PROJECT, Access
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError, error_body, error_info
+from ansible_collections.planb.gke.plugins.module_utils.google_token import google_token
+from ansible_collections.planb.gke.plugins.module_utils.operation_progress import poll_entry
 
 Body = dict[str, Any]
 #: Statuses of a resource while an operation of an earlier run still works on it.
@@ -42,94 +42,6 @@ def api_path(*segments: str) -> str:
         if str(segment) in ("", ".", ".."):
             raise GkeError(f"Refusing a GKE API path with an empty or dot segment: {list(segments)!r}")
     return "/".join(quote(str(segment), safe="") for segment in segments)
-
-
-def google_token(access: Access) -> tuple[str, float | None, str | None]:
-    """(token, expiry as epoch seconds or None, the credential's quota project or None) for auth_kind application,
-    serviceaccount or machineaccount.
-
-    The quota project is what google-auth reads with the credential: ``quota_project_id`` of the ADC file
-    (``gcloud auth application-default set-quota-project`` writes it) or of a key, or the
-    GOOGLE_CLOUD_QUOTA_PROJECT environment variable (google-auth's ``with_quota_project_from_environment``).
-    Google's client libraries send it as ``x-goog-user-project`` (google-auth ``Credentials.apply``), and so does
-    GkeClient.
-    """
-    kind = access.auth_kind
-    try:
-        import google.auth
-        import google.auth.compute_engine
-        import google.auth.transport.requests
-        from google.oauth2 import service_account
-    except ImportError as exc:
-        raise GkeError(f"auth_kind={kind} needs the google-auth and requests libraries ({exc})") from exc
-    scopes = access.scopes or DEFAULT_SCOPES
-    # google-auth is untyped; its credentials are used through Any.
-    accounts: Any = service_account
-    compute: Any = google.auth.compute_engine
-    creds: Any
-    if kind == "serviceaccount":
-        contents = access.service_account_contents
-        if contents:
-            info = json.loads(contents) if isinstance(contents, str) else contents
-            creds = accounts.Credentials.from_service_account_info(info, scopes=scopes)
-        else:
-            creds = accounts.Credentials.from_service_account_file(access.service_account_file, scopes=scopes)
-    elif kind == "machineaccount":
-        creds = compute.Credentials(access.service_account_email or "default")
-    else:
-        creds = google.auth.default(scopes=scopes)[0]
-    creds.refresh(google.auth.transport.requests.Request())
-    expiry = creds.expiry  # naive UTC datetime, or None
-    quota_project = getattr(creds, "quota_project_id", None) or None
-    return str(creds.token), (expiry.replace(tzinfo=UTC).timestamp() if expiry else None), quota_project
-
-
-# ---- operation progress: every poll goes into the module's result (operations[].progress, printed with -v), as
-# modules cannot stream output. The shapes are the container v1 discovery document's Operation.progress (name,
-# status, metrics, stages: each an OperationProgress), each Metric a name with intValue (a string), doubleValue or
-# stringValue.
-#: A Metric's value fields, in the order read; GKE sets one.
-_VALUE_FIELDS = ("intValue", "doubleValue", "stringValue")
-
-
-def metric_value(metric: Body) -> Any:
-    """A Metric's value: intValue as an int (the document's int64 travels as a string), else doubleValue or
-    stringValue as given; None when it carries none."""
-    for field in _VALUE_FIELDS:
-        if field in metric:
-            value = metric[field]
-            if field == "intValue":
-                try:
-                    return int(value)
-                except (TypeError, ValueError):
-                    return value
-            return value
-    return None
-
-
-def metrics(progress: Body) -> dict[str, Any]:
-    """An OperationProgress's metrics as ``{name: value}``; metrics without a name are left out."""
-    found = [metric for metric in progress.get("metrics") or [] if isinstance(metric, dict) and metric.get("name")]
-    return {str(metric["name"]): metric_value(metric) for metric in found}
-
-
-def stages(progress: Body) -> list[Body]:
-    """An OperationProgress's stages, each ``{name, status, metrics}`` (a stage's own stages are left out)."""
-    found = [stage for stage in progress.get("stages") or [] if isinstance(stage, dict)]
-    return [{"name": stage.get("name"), "status": stage.get("status"), "metrics": metrics(stage)} for stage in found]
-
-
-def poll_entry(op: Body, elapsed_s: float) -> Body:
-    """One poll: seconds since the wait began, the operation's status and, when GKE sent ``progress``, its metrics
-    (and stages, when it has any)."""
-    entry: Body = {"elapsed_s": round(elapsed_s, 1), "status": op.get("status")}
-    progress = op.get("progress")
-    if isinstance(progress, dict):
-        entry["metrics"] = metrics(progress)
-        found = stages(progress)
-        if found:
-            entry["stages"] = found
-    return entry
 
 
 class GkeClient:
