@@ -43,15 +43,17 @@ from ansible_collections.planb.gke.plugins.module_utils.project_apis import (
     quota_infos,
 )
 from ansible_collections.planb.gke.plugins.module_utils.project_egress import nat_findings, webhook_findings
-from ansible_collections.planb.gke.plugins.module_utils.project_reads import (
+from ansible_collections.planb.gke.plugins.module_utils.project_org_policies import (
     ORGPOLICY_ENDPOINT,
-    Finding,
     OrgPolicyClient,
+    policy_findings,
+)
+from ansible_collections.planb.gke.plugins.module_utils.project_reads import (
+    Finding,
     api_findings,
     network_findings,
     node_account_findings,
     not_read,
-    policy_findings,
 )
 from ansible_collections.planb.gke.plugins.module_utils.reservation import compute_client
 

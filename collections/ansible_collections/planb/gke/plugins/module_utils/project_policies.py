@@ -1,6 +1,7 @@
 # planb.gke: the day-0 check's reads of the image and encryption policies an organisation may enforce.
 """Two organisation policies a GKE cluster of planb's meets only if the organisation allows it, read with the Org Policy
-API's effective policy by ``project_reads.policy_findings`` with the others, which runs ``CHECKS`` on their rules:
+API's effective policy by ``project_org_policies.policy_findings`` with the others, which runs ``CHECKS`` on their
+rules:
 
 * ``constraints/compute.trustedImageProjects`` (a list constraint): Compute Engine boots a VM only from an image of a
   project the policy allows (DOC_TRUSTED_IMAGES). GKE's nodes boot Container-Optimized OS images from the project
@@ -95,5 +96,5 @@ def _cmek(rules: list[Body], project: str) -> list[Found]:
     ]
 
 
-#: The checks by constraint, which project_reads.policy_findings runs on each one's unconditional rules.
+#: The checks by constraint, which project_org_policies.policy_findings runs on each one's unconditional rules.
 CHECKS = {"compute.trustedImageProjects": _images, "gcp.restrictNonCmekServices": _cmek}
