@@ -20,7 +20,7 @@ from ansible_collections.planb.gke.plugins.module_utils.credentials import check
 from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.iam import NEEDS
 from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
-from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
+from ansible_collections.planb.gke.plugins.module_utils.validate_pool import validate_node_pool
 
 MODULES = (
     "gcp_iam_check",

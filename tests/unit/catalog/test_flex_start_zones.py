@@ -65,7 +65,7 @@ def _dws_pool(location: str, **extra: Any) -> Any:
 
 def test_a_dws_tpu_pool_outside_the_list_is_refused_as_googles_requirement_with_the_page() -> None:
     from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
-    from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
+    from ansible_collections.planb.gke.plugins.module_utils.validate_pool import validate_node_pool
 
     with pytest.raises(GkeError) as refused:
         validate_node_pool(_dws_pool("europe-west4-a"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
-from ansible_collections.planb.gke.plugins.module_utils.validate import validate_node_pool
+from ansible_collections.planb.gke.plugins.module_utils.validate_pool import validate_node_pool
 from ansible_collections.planb.gke.plugins.modules.gke_node_pool import ARGUMENT_SPEC, RELATIONS
 from ansible_collections.planb.gke.plugins.plugin_utils.validate_only import ValidateOnlyAction
 

@@ -23,7 +23,8 @@ from ansible_collections.planb.gke.plugins.module_utils.errors import GkeError
 from ansible_collections.planb.gke.plugins.module_utils.node_pool_request import NodePoolRequest
 from ansible_collections.planb.gke.plugins.module_utils.pool_versions import tpu_version_problem
 from ansible_collections.planb.gke.plugins.module_utils.reservation import check_reservation
-from ansible_collections.planb.gke.plugins.module_utils.validate import tpu_machine, validate_node_pool
+from ansible_collections.planb.gke.plugins.module_utils.validate import tpu_machine
+from ansible_collections.planb.gke.plugins.module_utils.validate_pool import validate_node_pool
 
 #: Fields GKE cannot change in place (container v1 UpdateNodePoolRequest has no field for them):
 #: (API path prefix, option name).

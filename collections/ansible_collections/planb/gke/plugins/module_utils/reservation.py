@@ -40,8 +40,8 @@ from ansible_collections.planb.gke.plugins.module_utils.reservation_shapes impor
     create_hint,
     specific_problems,
 )
-from ansible_collections.planb.gke.plugins.module_utils.validate import DOC_RESERVATIONS as DOC_CONSUME
-from ansible_collections.planb.gke.plugins.module_utils.validate import RESERVATION
+from ansible_collections.planb.gke.plugins.module_utils.validate_pool import DOC_RESERVATIONS as DOC_CONSUME
+from ansible_collections.planb.gke.plugins.module_utils.validate_pool import RESERVATION
 
 Body = dict[str, Any]
 Params = dict[str, Any]
