@@ -26,8 +26,18 @@ from planb.kube_objects import conditions
 from planb.local.capacity import settings as capacity_settings
 from planb.local.capacity.settings import Lifecycle
 from planb.local.rayhead import settings as rayhead_settings
-from tests.support.e2e.jobs import job_logs, payload_processes, requeue_as_status_says, run_env, steps, workload_of
-from tests.support.e2e.topologies import Run, install_job, no_quota, wait_jobs
+from tests.support.e2e.jobs import (
+    install_job,
+    job_logs,
+    no_quota,
+    payload_processes,
+    requeue_as_status_says,
+    run_env,
+    steps,
+    wait_jobs,
+    workload_of,
+)
+from tests.support.e2e.topologies import Run
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -23,8 +23,16 @@ from planb.kube import Kube
 from planb.local.capacity import settings as capacity_settings
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
-from tests.support.e2e.jobs import job_logs, planb_status, run_env, steps
-from tests.support.e2e.topologies import FOUR, Run, ansible_playbook, install_job, ladder_without_quota, release_ladder
+from tests.support.e2e.jobs import (
+    install_job,
+    job_logs,
+    ladder_without_quota,
+    planb_status,
+    release_ladder,
+    run_env,
+    steps,
+)
+from tests.support.e2e.topologies import FOUR, Run, ansible_playbook
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

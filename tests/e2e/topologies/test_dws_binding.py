@@ -25,7 +25,8 @@ from planb.local.capacity.autoscaler import tolerates
 from planb.local.capacity.registration import PATH as CONFIG
 from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, PROVREQ
-from tests.support.e2e.topologies import PROFILE, run, wait_jobs
+from tests.support.e2e.jobs import wait_jobs
+from tests.support.e2e.topologies import PROFILE, run
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

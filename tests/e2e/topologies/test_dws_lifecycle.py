@@ -37,8 +37,8 @@ from planb.local.informer import Informer
 from planb.local.stack.stack import LocalStack
 from planb.status import lifecycle
 from planb.status.report import PROVREQ, collect
-from tests.support.e2e.jobs import planb_status, workload_of
-from tests.support.e2e.topologies import Run, install_job, no_quota, run, wait_jobs
+from tests.support.e2e.jobs import install_job, no_quota, planb_status, wait_jobs, workload_of
+from tests.support.e2e.topologies import Run, run
 from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -15,8 +15,8 @@ from planb.local.capacity import settings as capacity_settings
 from planb.local.gke_emulator.store import read_request_log
 from planb.local.stack.stack import LocalStack
 from planb.status.report import PROVREQ, RAY, collect
-from tests.support.e2e.jobs import workload_of, workloads_by_job
-from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, submit_two_jobs, wait_jobs
+from tests.support.e2e.jobs import install_job, submit_two_jobs, wait_jobs, workload_of, workloads_by_job
+from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run
 from tests.support.e2e.uninstall import uninstall
 from tests.support.e2e.waits import wait_until
 

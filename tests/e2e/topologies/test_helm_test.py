@@ -17,7 +17,8 @@ import pytest
 
 from planb.kube import Kube
 from planb.kube_objects import is_true
-from tests.support.e2e.topologies import Run, install_job
+from tests.support.e2e.jobs import install_job
+from tests.support.e2e.topologies import Run
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -19,8 +19,8 @@ from planb.kube import Kube, KubeError, Obj
 from planb.kube_objects import conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.shapes import NO_FLAVOR_MATCH
-from tests.support.e2e.jobs import planb_status, workload_of
-from tests.support.e2e.topologies import PROFILE, Run, install_job, no_quota, run, wait_jobs
+from tests.support.e2e.jobs import install_job, no_quota, planb_status, wait_jobs, workload_of
+from tests.support.e2e.topologies import PROFILE, Run, run
 from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -20,7 +20,8 @@ from planb import paths
 from planb.kube import Kube
 from planb.local.rayhead import settings as rayhead_settings
 from planb.local.stack import kuberay_layout
-from tests.support.e2e.topologies import Run, ansible_playbook, wait_jobs
+from tests.support.e2e.jobs import wait_jobs
+from tests.support.e2e.topologies import Run, ansible_playbook
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -26,8 +26,8 @@ from planb.local.rayhead import settings as rayhead_settings
 from planb.local.rayhead.shutdown import ray_train_workers
 from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, collect
-from tests.support.e2e.jobs import job_logs, payload_processes, run_env, steps
-from tests.support.e2e.topologies import Run, install_job, wait_jobs
+from tests.support.e2e.jobs import install_job, job_logs, payload_processes, run_env, steps, wait_jobs
+from tests.support.e2e.topologies import Run
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

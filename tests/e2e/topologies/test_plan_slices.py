@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from planb.kube import Kube
-from tests.support.e2e.topologies import Run, install_job, wait_jobs
+from tests.support.e2e.jobs import install_job, wait_jobs
+from tests.support.e2e.topologies import Run
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from planb.kube import Kube
 from planb.local.rayhead import settings as rayhead_settings
-from tests.support.e2e.jobs import job_logs, workload_of
-from tests.support.e2e.topologies import RAYJOBS, REQUESTS, Run, install_job
+from tests.support.e2e.jobs import install_job, job_logs, workload_of
+from tests.support.e2e.topologies import RAYJOBS, REQUESTS, Run
 from tests.support.e2e.waits import wait_until
 
 JOB = "job-smoke"

@@ -21,8 +21,8 @@ from planb.local.capacity import settings as capacity_settings
 from planb.local.stack.stack import LocalStack
 from planb.status.report import KUEUE, RAY, admitted_on, collect
 from tests.support.e2e import dashboard
-from tests.support.e2e.jobs import workload_of, workloads_by_job
-from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run, install_job, run, wait_jobs
+from tests.support.e2e.jobs import install_job, wait_jobs, workload_of, workloads_by_job
+from tests.support.e2e.topologies import FAILOVER_AFTER_SECONDS, Run, run
 from tests.support.e2e.waits import holds_for, wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -24,8 +24,8 @@ from planb.kube import Kube, Obj
 from planb.kube_objects import conditions
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
-from tests.support.e2e.jobs import payload_processes
-from tests.support.e2e.topologies import Run, Topologies, install_job
+from tests.support.e2e.jobs import install_job, payload_processes
+from tests.support.e2e.topologies import Run, Topologies
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

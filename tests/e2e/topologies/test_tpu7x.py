@@ -30,8 +30,8 @@ from planb.kube_objects import conditions
 from planb.local.gke_emulator.address import DEFAULT_PORT
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import collect
-from tests.support.e2e.jobs import workload_of
-from tests.support.e2e.topologies import Run, wait_jobs
+from tests.support.e2e.jobs import wait_jobs, workload_of
+from tests.support.e2e.topologies import Run
 from tests.support.e2e.uninstall import uninstall
 from tests.support.e2e.waits import wait_until
 

@@ -23,8 +23,16 @@ from planb import paths
 from planb.kube import Kube
 from planb.local.rayhead import settings as rayhead_settings
 from planb.status.report import KUEUE
-from tests.support.e2e.jobs import job_logs, payload_processes, planb_status, requeue_as_status_says, workload_of
-from tests.support.e2e.topologies import Run, install_job, wait_jobs
+from tests.support.e2e.jobs import (
+    install_job,
+    job_logs,
+    payload_processes,
+    planb_status,
+    requeue_as_status_says,
+    wait_jobs,
+    workload_of,
+)
+from tests.support.e2e.topologies import Run
 from tests.support.e2e.waits import wait_until
 
 pytestmark = [pytest.mark.slow]

@@ -1,22 +1,28 @@
-"""Helpers the e2e test modules share: finding a job's Workloads, `planb status`, and the payload's traces.
+"""Helpers the e2e test modules share about jobs: installing one with the chart and waiting until Kueue admits it
+(``install_job``, ``wait_jobs``), the queues release's ladder and a plan left without quota, finding a job's
+Workloads, `planb status`, and the payload's traces.
 
-Test modules import these from here, never from one another. Fixtures and the suite's run helpers
-(``run``, ``install_job``, ``wait_jobs``, ...) stay in conftest.py.
+Test modules import these from here, never from one another. The topologies, their fixtures and ``run``:
+tests/support/e2e/topologies.py.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from planb import paths
 from planb.kube import Kube, Obj
 from planb.local.rayhead import settings as rayhead_settings
-from planb.status.report import KUEUE
-from tests.support.e2e.topologies import run
+from planb.status.report import KUEUE, JobStatus, admitted_on, collect, provisioned
+from tests.support.e2e.topologies import PROFILE, Run, run
+from tests.support.e2e.waits import wait_until
 from tests.support.shared.training import jax_cache_dir
 
 
@@ -104,3 +110,63 @@ def job_logs(job: str, since: float) -> list[Path]:
     """The stand-in's output files of `job`'s submissions written since `since` (earlier tests' are older)."""
     found = [p for p in rayhead_settings.logs_dir().glob(f"default_{job}_*.log") if p.stat().st_mtime >= since]
     return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def install_job(helm: Run, name: str, *extra: str) -> None:
+    chart = paths.REPO / "charts" / "planb"
+    helm("install", name, str(chart), "-f", str(chart / "values" / f"{PROFILE}.yaml"), *extra)
+
+
+def release_ladder(helm: Run) -> list[dict[str, Any]]:
+    """The queues release's `queues.ladder` (site.yml renders the inventory's plans there); [] without one."""
+    values = json.loads(helm("get", "values", "planb-queues", "-o", "json").stdout or "{}")
+    return list(((values or {}).get("queues") or {}).get("ladder") or [])
+
+
+def ladder_without_quota(ladder: list[dict[str, Any]], plans: set[str]) -> list[dict[str, Any]]:
+    """`ladder` with no accelerator quota on `plans`, every other rung as it is (a copy)."""
+    out = copy.deepcopy(ladder)
+    for rung in out:
+        if rung.get("name") in plans:
+            rung.setdefault("quota", {})["accelerator"] = 0
+    return out
+
+
+def no_quota(helm: Run, plan: str) -> tuple[str, ...]:
+    """Arguments of `helm upgrade planb-queues --reuse-values` that leave `plan` no accelerator quota.
+
+    Helm replaces a list given with --set whole, so the release's own ladder is sent back with the one quota
+    changed. A release without a ladder (the seed's two plans) has the flat `queues.quotas`."""
+    ladder = release_ladder(helm)
+    if ladder:
+        if plan not in {rung.get("name") for rung in ladder}:
+            raise AssertionError(f"no plan {plan} in the queues release's ladder {[r.get('name') for r in ladder]}")
+        return ("--set-json", f"queues.ladder={json.dumps(ladder_without_quota(ladder, {plan}))}")
+    return ("--set", f"queues.quotas.{ {'on-demand': 'onDemand'}.get(plan, plan) }.accelerator=0")
+
+
+def wait_jobs(kube: Kube, want: dict[str, str], timeout: float = 180) -> dict[str, JobStatus]:
+    """Wait until each job is admitted on its flavor (and, if it has requests, provisioned)."""
+    jobs: dict[str, JobStatus] = {}
+
+    def admitted() -> bool:
+        jobs.clear()
+        jobs.update((j.name, j) for j in collect(kube, "default"))
+        return all(
+            n in jobs and admitted_on(jobs[n], f) and (not jobs[n].requests or provisioned(jobs[n]))
+            for n, f in want.items()
+        )
+
+    def states() -> dict[str, object]:
+        return {n: (j.state, j.accelerator_flavor, [r.state for r in j.requests]) for n, j in jobs.items()}
+
+    wait_until(admitted, f"jobs admitted as {want}", timeout, explain=states)
+    return jobs
+
+
+def submit_two_jobs(helm: Run, kube: Kube) -> dict[str, JobStatus]:
+    """The seed's step 12: job 1 takes plan A's quota, then job 2 falls over to plan B."""
+    install_job(helm, "job-1")
+    wait_jobs(kube, {"job-1": "on-demand"})
+    install_job(helm, "job-2")
+    return wait_jobs(kube, {"job-1": "on-demand", "job-2": "dws"})
