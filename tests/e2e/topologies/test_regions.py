@@ -11,6 +11,10 @@ The class after it runs the keeper as Kueue's External dispatcher (advice-ordere
 advice for and the keeper asks none: with nothing known both regions are offered; then the region the ledger scores
 best alone is nominated and the job lands there with one request; then its stocking out widens the offer at once and
 the job runs in the other.
+
+Holds one thing: the regions' paths on that one stateful topology, in the order the tests build on (the dispatch class
+needs us-east5 to grant, and the last test leaves the failing region's DWS pool in GKE's backoff); pytest orders by
+file, so a second file would run after the last test and find the region backing off.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ One throwaway etcd, kube-apiserver and kube-controller-manager on free loopback 
 legacy token Secrets and publishes kube-root-ca.crt, as on GKE) serves as both the worker and the manager. It starts
 with what an earlier planb made there, a never-expiring token Secret and cluster-wide write rights, so the first run
 is the upgrade an operator's next converge does.
+
+Holds one thing: the region token's lifecycle on that one converged API server (the module's ``converged``), which
+every test reads or changes in turn; a second file would start a second control plane and run the role twice more.
 """
 
 from __future__ import annotations
