@@ -23,7 +23,11 @@ from tests.support.e2e.waits import wait_until
 pytestmark = [pytest.mark.slow]
 
 
-def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
+def test_job_1_on_plan_a_job_2_on_plan_b_then_job_3_takes_freed_plan_a_and_unused_nodes_go(
+    site: Path, helm: Run
+) -> None:
+    """The seed's two jobs, then what follows them on the same cluster: uninstalling job 1 frees plan A for job 3,
+    and once every job is gone the DWS slice goes with its request and plan A's after its idle time."""
     kube = Kube(site)
     jobs = submit_two_jobs(helm, kube)
     # Plan A needed no provisioning; plan B went through the ProvisioningRequest check.
@@ -45,6 +49,22 @@ def test_job_1_on_plan_a_job_2_on_plan_b(site: Path, helm: Run) -> None:
         taints = {(t["key"], t["effect"]) for t in node["spec"]["taints"]}
         assert ("cloud.google.com/gke-queued", "NoSchedule") in taints
         assert node["status"]["capacity"]["google.com/tpu"] == "4"
+
+    def pool_nodes(pool: str) -> int:
+        return len(kube.items("/api/v1/nodes", {"labelSelector": f"cloud.google.com/gke-nodepool={pool}"}))
+
+    wait_until(lambda: pool_nodes("on-demand-pool") == 4, "plan A's slice to be scaled up for job 1's workers")
+    # Uninstalling job 1 frees plan A's quota: job 3 is admitted there, with no ProvisioningRequest.
+    uninstall(site, "job-1")
+    wait_until(lambda: "job-1" not in workloads_by_job(kube), "job 1's Workload to go")
+    install_job(helm, "job-3")
+    jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "on-demand"})
+    assert jobs["job-3"].requests == []
+    uninstall(site, "job-2", "job-3")
+    # DWS nodes go with their ProvisioningRequest; on-demand nodes after the idle time (5 s here).
+    wait_until(lambda: pool_nodes("dws-pool") == 0, "the DWS slice to be released")
+    wait_until(lambda: pool_nodes("on-demand-pool") == 0, "plan A's idle slice to be scaled down")
+    assert pool_nodes("default-pool") >= 1
 
 
 def _requests(kube: Kube, resource: str, verbs: tuple[str, ...], scope: str = "") -> float:
@@ -138,32 +158,6 @@ def test_failed_provisioning_is_retried(site: Path, helm: Run) -> None:
     # Kueue numbers the attempts: the first request failed, the second was provisioned.
     assert len(provisioned) == 1 and provisioned[0].endswith("-2"), names
     assert capacity_settings.load().fail_next == 0
-
-
-def test_uninstalling_job_1_frees_plan_a_for_job_3(site: Path, helm: Run) -> None:
-    kube = Kube(site)
-    submit_two_jobs(helm, kube)
-    uninstall(site, "job-1")
-    wait_until(lambda: "job-1" not in workloads_by_job(kube), "job 1's Workload to go")
-    install_job(helm, "job-3")
-    jobs = wait_jobs(kube, {"job-2": "dws", "job-3": "on-demand"})
-    assert jobs["job-3"].requests == []
-
-
-def test_unused_nodes_are_removed(site: Path, helm: Run) -> None:
-    kube = Kube(site)
-    submit_two_jobs(helm, kube)
-
-    def pool_nodes(pool: str) -> int:
-        return len(kube.items("/api/v1/nodes", {"labelSelector": f"cloud.google.com/gke-nodepool={pool}"}))
-
-    wait_until(lambda: pool_nodes("on-demand-pool") == 4, "plan A's slice to be scaled up for job 1's workers")
-    assert pool_nodes("dws-pool") == 4
-    uninstall(site, "job-1", "job-2")
-    # DWS nodes go with their ProvisioningRequest; on-demand nodes after the idle time (5 s here).
-    wait_until(lambda: pool_nodes("dws-pool") == 0, "the DWS slice to be released")
-    wait_until(lambda: pool_nodes("on-demand-pool") == 0, "plan A's idle slice to be scaled down")
-    assert pool_nodes("default-pool") >= 1
 
 
 def test_with_failover_off_a_stockout_keeps_the_job_cycling_on_plan_a(site: Path, helm: Run) -> None:
