@@ -503,9 +503,12 @@ could run as its ServiceAccount or a ConfigMap edit could swap its code. Its rig
 {{- end -}}
 {{- end -}}
 
-{{/* The failover controller's namespaces (JSON list): the LocalQueue's, then failover.extraNamespaces. */}}
+{{/*
+The failover controller's namespaces (JSON list): the release's LocalQueues' (every team's with queues.teams,
+planb.localQueueNamespaces), then failover.extraNamespaces. It gets a Role in each, and in no other.
+*/}}
 {{- define "planb.failoverNamespaces" -}}
-{{- prepend (.Values.failover.extraNamespaces | default list) .Values.queues.localQueue.namespace | uniq | toJson -}}
+{{- concat (include "planb.localQueueNamespaces" . | fromJsonArray) (.Values.failover.extraNamespaces | default list) | uniq | toJson -}}
 {{- end -}}
 
 {{/* The failover controller's rights, each a call planb.failover.controller makes. */}}

@@ -180,6 +180,28 @@ description: {{ .description | quote }}
 {{- end }}
 
 {{/*
+Every ClusterQueue the queues release renders (JSON list): each team's with queues.teams, else queues.clusterQueue.
+The failover controller acts on Workloads these admitted and on no other (its --cluster-queues).
+*/}}
+{{- define "planb.clusterQueues" -}}
+{{- $names := list -}}
+{{- range .Values.queues.teams }}{{ $names = append $names .name }}{{ end -}}
+{{- if not $names }}{{ $names = list .Values.queues.clusterQueue }}{{ end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/*
+The namespaces of the LocalQueues the queues release renders (JSON list): every team's with queues.teams, else
+queues.localQueue.namespace.
+*/}}
+{{- define "planb.localQueueNamespaces" -}}
+{{- $names := list -}}
+{{- range .Values.queues.teams }}{{ $names = concat $names .namespaces }}{{ end -}}
+{{- if not $names }}{{ $names = list .Values.queues.localQueue.namespace }}{{ end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/*
 The most accelerator chips each team's job can ever hold on each plan, for the record job releases read (the
 KubeRay record's key `teams`, JSON: namespace -> {team, plans: {flavor: chips}}): its nominalQuota, plus what it
 may borrow, its borrowingLimit when set, else the rest of the cohort's lendable chips there (each other team's

@@ -173,3 +173,31 @@ def test_a_job_larger_than_its_team_can_ever_hold_is_refused_saying_by_how_much(
     assert job("team-b", 1).returncode == 0
     # A namespace of no team: nothing to check against.
     assert job("elsewhere", 9).returncode == 0
+
+
+def test_the_failover_controller_acts_on_every_team_s_queue_and_only_in_their_namespaces(
+    template: Render, tmp_path: Path
+) -> None:
+    """With teams the release renders no queues.clusterQueue and no LocalQueue in queues.localQueue.namespace: the
+    controller is given each team's ClusterQueue and namespace (else it would skip every team's stocked-out job),
+    gets its Role there and nowhere else, and its ServiceAccount says the same for the host controller of local mode."""
+    on = ("--set", "failover.afterMinutes=10")
+    failover = [o for o in template(*_teams(tmp_path, TEAMS), *on) if o["metadata"]["name"].endswith("-failover")]
+    [deployment] = _kind(failover, "Deployment")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--cluster-queues=team-a,team-b" in args, args
+    assert "--namespaces=team-a,team-b,team-b2" in args, args
+    for kind in ("Role", "RoleBinding"):
+        assert [o["metadata"]["namespace"] for o in _kind(failover, kind)] == ["team-a", "team-b", "team-b2"]
+    [account] = _kind(failover, "ServiceAccount")
+    assert account["metadata"]["annotations"] == {
+        "planb.dev/cluster-queues": "team-a,team-b",
+        "planb.dev/namespaces": "team-a,team-b,team-b2",
+    }
+    # failover.extraNamespaces still adds a namespace; clusterWide leaves the namespaces to its ClusterRole.
+    extra = template(*_teams(tmp_path, TEAMS), *on, "--set-json", 'failover.extraNamespaces=["ml-infra"]')
+    [account] = [o for o in _kind(extra, "ServiceAccount") if o["metadata"]["name"].endswith("-failover")]
+    assert account["metadata"]["annotations"]["planb.dev/namespaces"] == "team-a,team-b,team-b2,ml-infra"
+    wide = template(*_teams(tmp_path, TEAMS), *on, "--set", "failover.clusterWide=true")
+    [account] = [o for o in _kind(wide, "ServiceAccount") if o["metadata"]["name"].endswith("-failover")]
+    assert account["metadata"]["annotations"]["planb.dev/namespaces"] == ""
