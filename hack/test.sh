@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: every test, in four pytest processes at once, each a set of folders (tests/README.md, "Tiers"):
-#   * tests/e2e but the regions topology, the real local stack (one stack), in the foreground with its output; it
+#   * tests/e2e but the topologies below, the real local stack (one stack), in the foreground with its output; it
 #     spends most of its time waiting for controllers;
 #   * the two_slices, ladder and concurrent topologies, then the regions one (tests/e2e/topologies/test_regions.py:
 #     three stacks, a manager and two regions; the manager is the stack the three topologies before it converged)
@@ -10,12 +10,13 @@
 #     then; on 2026-12-07 the tier's chain without it was 747 s against this process's 326 s, so the three
 #     topologies before it (about 210 s of converges and tests) moved here too;
 #   * tests/integration/playbooks, tests/integration/collection and tests/integration/molecule, ansible-playbook
-#     against the GKE emulator from the checkout, from the collection's tarball and through molecule's gke scenario,
-#     with tests/integration/regions (the multikueue role's tokens, the keeper against API servers); and
+#     against the GKE emulator from the checkout, from the collection's tarball and through molecule's gke scenario;
+#     and
 #   * tests/unit and the rest of tests/integration (the emulator, modules, Kueue, the chart, training, the wheel in
-#     a fresh venv).
+#     a fresh venv, the multikueue role's tokens and the keeper against API servers).
 # The last two print their output when they end, and are split so that they end about together (on 2026-12-06 the
-# first ended 30 s after the second, and tests/integration/packaging's 20 CPU-seconds moved over): a fifth process
+# first ended 30 s after the second, and tests/integration/packaging's 20 CPU-seconds moved over; on 2026-12-07 it
+# ended 108 s after it, alone on the machine, and tests/integration/regions' 46 CPU-seconds moved over): a fifth process
 # (the collection, molecule, regions and packaging folders on their own) was measured that day and ended no sooner,
 # as the machine's CPU, not the processes' waits, sets the total (tests/README.md, "Tiers").
 # PYTEST_ARGS=... (a path, -k, -x ...) runs one pytest process with them instead.
@@ -42,10 +43,9 @@ logdir=$(mktemp -d -t planb-test.XXXXXX)
 start=$SECONDS
 declare -A pids=()
 declare -A folders=(
-  [playbook]="tests/integration/playbooks tests/integration/collection tests/integration/molecule
-    tests/integration/regions"
+  [playbook]="tests/integration/playbooks tests/integration/collection tests/integration/molecule"
   [other]="tests/unit tests/integration --ignore=tests/integration/playbooks --ignore=tests/integration/collection
-    --ignore=tests/integration/molecule --ignore=tests/integration/regions"
+    --ignore=tests/integration/molecule"
 )
 # The unit and integration processes at the lowest priority: the e2e tests wait on controllers whose timers must not
 # slip; the processes together fill two cores (tests/README.md, "Tiers"). SCHED_IDLE as well as nice 19: a waking
