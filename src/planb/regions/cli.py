@@ -51,6 +51,50 @@ def _manager(args: argparse.Namespace) -> Kube:
     return Kube(kubeconfig)
 
 
+def _dispatcher(args: argparse.Namespace, manager: Kube, admission_check: str) -> Dispatcher | None:
+    """With --dispatch, the dispatcher the keeper ticks: advice from --advice-url, the room of each --reservation."""
+    if not args.dispatch:
+        return None
+    if args.advice_url and not args.project:
+        raise UsageError("--advice-url needs --project (the Google Cloud project advice.capacity is asked in).")
+    token = os.environ.get("PLANB_ADVICE_TOKEN", "")
+    advise = (
+        google_advise(http_post(args.advice_url, token), args.project)
+        if args.advice_url
+        else no_advice("no advice source: planb regions keep --dispatch was given no --advice-url")
+    )
+    # The reservations' room comes from the same Compute Engine endpoint as the advice (reservation_reads), for
+    # the reservations the manager's own configuration names, in the projects it allows, and no others.
+    try:
+        reservations = dict(
+            parse_reservation(spec, args.project, args.reservation_project) for spec in args.reservation
+        )
+    except ReservationSpecError as exc:
+        raise UsageError(str(exc)) from exc
+    if reservations and not args.advice_url:
+        raise UsageError("--reservation needs --advice-url (the Compute Engine endpoint its room is read from).")
+    read = (
+        google_read(http_get(args.advice_url, token), args.project, args.reservation_project)
+        if args.advice_url
+        else None
+    )
+    job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
+    dispatch = DispatchSettings(admission_check, job, reservations=reservations)
+    return Dispatcher(manager, dispatch, advise, say, read=read)
+
+
+def _calendar(args: argparse.Namespace, keeper: Keeper) -> list[Callable[[], None]]:
+    """With --calendar-after, the calendar watch ticked after the keeper; else nothing."""
+    if args.calendar_after is None:
+        return []
+    if not (args.advice_url and args.project):
+        raise UsageError("--calendar-after needs --advice-url and --project (where advice.calendarMode is asked).")
+    post = http_post(args.advice_url, os.environ.get("PLANB_ADVICE_TOKEN", ""))
+    calendar = CalendarSettings(args.calendar_after, args.project, keeper.settings.config, args.calendar_days)
+    ask = lambda region, spec, start, days: ask_calendar(post, args.project, region, spec, start, days)  # noqa: E731
+    return [CalendarWatch(keeper.manager, calendar, ask, keeper.say).tick]
+
+
 def _keep(args: argparse.Namespace) -> int:
     manager = _manager(args)
     limits = region_limits()  # a bad $PLANB_REGION_* stops here, not at every region of every tick
@@ -62,43 +106,8 @@ def _keep(args: argparse.Namespace) -> int:
         release_margin=args.release_margin,
         origin=args.origin,
     )
-    dispatcher = None
-    if args.dispatch:
-        if args.advice_url and not args.project:
-            raise UsageError("--advice-url needs --project (the Google Cloud project advice.capacity is asked in).")
-        token = os.environ.get("PLANB_ADVICE_TOKEN", "")
-        advise = (
-            google_advise(http_post(args.advice_url, token), args.project)
-            if args.advice_url
-            else no_advice("no advice source: planb regions keep --dispatch was given no --advice-url")
-        )
-        # The reservations' room comes from the same Compute Engine endpoint as the advice (reservation_reads), for
-        # the reservations the manager's own configuration names, in the projects it allows, and no others.
-        try:
-            reservations = dict(
-                parse_reservation(spec, args.project, args.reservation_project) for spec in args.reservation
-            )
-        except ReservationSpecError as exc:
-            raise UsageError(str(exc)) from exc
-        if reservations and not args.advice_url:
-            raise UsageError("--reservation needs --advice-url (the Compute Engine endpoint its room is read from).")
-        read = (
-            google_read(http_get(args.advice_url, token), args.project, args.reservation_project)
-            if args.advice_url
-            else None
-        )
-        job = Job(checkpoint_interval_s=args.checkpoint_interval, restore_s=args.restore)
-        dispatch = DispatchSettings(settings.admission_check, job, reservations=reservations)
-        dispatcher = Dispatcher(manager, dispatch, advise, say, read=read)
-    keeper = Keeper(manager, settings, say, dispatcher=dispatcher)
-    also = []
-    if args.calendar_after is not None:
-        if not (args.advice_url and args.project):
-            raise UsageError("--calendar-after needs --advice-url and --project (where advice.calendarMode is asked).")
-        post = http_post(args.advice_url, os.environ.get("PLANB_ADVICE_TOKEN", ""))
-        calendar = CalendarSettings(args.calendar_after, args.project, settings.config, args.calendar_days)
-        ask = lambda region, spec, start, days: ask_calendar(post, args.project, region, spec, start, days)  # noqa: E731
-        also.append(CalendarWatch(manager, calendar, ask, keeper.say).tick)
+    keeper = Keeper(manager, settings, say, dispatcher=_dispatcher(args, manager, settings.admission_check))
+    also = _calendar(args, keeper)
     keeper.say(
         f"watching the manager at {keeper.manager.conn.server}: a region not Active for {settings.lost_after:g} s "
         f"leaves the MultiKueueConfig {settings.config}; an evicted RayJob holding quota for "
@@ -141,16 +150,8 @@ def _days(text: str) -> int:
     return int(text)
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("regions", help="across regions: the MultiKueue manager's keeper (docs/regions.md)")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    keep = verbs.add_parser(
-        "keep",
-        help="quarantine lost regions, release held quota, clean a returning region (runs until stopped)",
-        epilog=f"environment: {DEADLINE_ENV} (seconds, default {REGION_DEADLINE_S:g}) and {MAX_BYTES_ENV} (bytes, or "
-        f"with Ki, Mi, Gi; default {REGION_MAX_BYTES >> 20}Mi) bound each answer from a region: one slower or larger "
-        "leaves that region unread for the tick (docs/regions.md)",
-    )
+def _manager_options(keep: argparse.ArgumentParser) -> None:
+    """Where the manager is: a kubeconfig, or the pod's own ServiceAccount."""
     where = keep.add_mutually_exclusive_group()
     where.add_argument("--kubeconfig", help="the manager's; default: $KUBECONFIG, else ~/.kube/config")
     where.add_argument(
@@ -159,6 +160,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="in a pod on the manager: its own ServiceAccount, as client-go's in-cluster config (no kubeconfig read: "
         "the regions_keeper role's Deployment)",
     )
+
+
+def _keeper_options(keep: argparse.ArgumentParser) -> None:
+    """What the keeper quarantines, releases and cleans, and when."""
     keep.add_argument("--config", default=DEFAULTS.config, help="the MultiKueueConfig planb's multikueue role wrote")
     keep.add_argument("--admission-check", default="", help="its AdmissionCheck; default: the config's name")
     keep.add_argument(
@@ -187,6 +192,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the manager Kueue's multiKueue.origin: only a region's objects with this origin label are cleaned; "
         "default: the one the regions playbook wrote in the ConfigMap kueue-system/<config>-keeper",
     )
+
+
+def _dispatch_options(keep: argparse.ArgumentParser) -> None:
+    """--dispatch: advice order, the advice and reservations read, the Spot rule's job."""
     keep.add_argument(
         "--dispatch",
         action="store_true",
@@ -232,6 +241,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keep.add_argument(
         "--restore", type=positive_float, default=10 * 60.0, help="with --dispatch: seconds a restore takes (600)"
     )
+
+
+def _calendar_options(keep: argparse.ArgumentParser) -> None:
+    """--calendar-after: what calendar mode offers a TPU job that waits long."""
     keep.add_argument(
         "--calendar-after",
         type=positive_float,
@@ -248,6 +261,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"with --calendar-after: the reservation's length asked about, {MIN_DAYS} to {MAX_DAYS} days (default "
         "%(default)s)",
     )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `planb regions keep|renew-tokens`."""
+    parser = sub.add_parser("regions", help="across regions: the MultiKueue manager's keeper (docs/regions.md)")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    keep = verbs.add_parser(
+        "keep",
+        help="quarantine lost regions, release held quota, clean a returning region (runs until stopped)",
+        epilog=f"environment: {DEADLINE_ENV} (seconds, default {REGION_DEADLINE_S:g}) and {MAX_BYTES_ENV} (bytes, or "
+        f"with Ki, Mi, Gi; default {REGION_MAX_BYTES >> 20}Mi) bound each answer from a region: one slower or larger "
+        "leaves that region unread for the tick (docs/regions.md)",
+    )
+    for add in (_manager_options, _keeper_options, _dispatch_options, _calendar_options):
+        add(keep)
     keep.add_argument("--poll-seconds", type=positive_float, default=2.0)
     keep.add_argument("--once", action="store_true", help="one look, then exit")
     keep.set_defaults(handler=_keep)
