@@ -82,18 +82,9 @@ def _show(_: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "rayhead",
-        help="the Ray head stand-in KubeRay talks to, and what a job's payload does",
-        description="KWOK pods run nothing: the stand-in answers KubeRay's Ray job API and does what the submitter "
-        "pod would. A job's payload is simulated (runs --seconds, then SUCCEEDED, or FAILED with --fail) or, with "
-        "--run NAMESPACE/NAME, that RayJob's entrypoint itself (python <file from its ConfigMap or --image-dir>) as a "
-        "host process on this machine's CPU, with this user's rights.",
-    )
-    rsub = parser.add_subparsers(dest="rayhead_command", required=True, metavar="ACTION")
-
-    run = rsub.add_parser("run", help="serve (started by 'planb local up')")
+def _add_run(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`run`: the stand-in's server, against the local stack's API server."""
+    run = actions.add_parser("run", help="serve (started by 'planb local up')")
     run.add_argument("--kubeconfig", required=True)
     run.add_argument(
         "--apiserver-port", type=int, required=True, help="the local stack's API server port (it serves no other)"
@@ -106,7 +97,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     run.set_defaults(handler=_run)
 
-    setp = rsub.add_parser(
+
+def _add_set(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`set`: a simulated payload (--seconds, --fail) or --run, the entrypoint as a host process."""
+    setp = actions.add_parser(
         "set",
         help="what the payload of every job, of --job PATTERN or of --run NAMESPACE/NAME does from its next submission",
     )
@@ -142,5 +136,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setp.add_argument("--clear", action="store_true", help="forget --job PATTERN's payload")
     setp.set_defaults(handler=_set)
 
-    show = rsub.add_parser("show", help="print the payload settings")
-    show.set_defaults(handler=_show)
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `planb local rayhead run|set|show`."""
+    parser = sub.add_parser(
+        "rayhead",
+        help="the Ray head stand-in KubeRay talks to, and what a job's payload does",
+        description="KWOK pods run nothing: the stand-in answers KubeRay's Ray job API and does what the submitter "
+        "pod would. A job's payload is simulated (runs --seconds, then SUCCEEDED, or FAILED with --fail) or, with "
+        "--run NAMESPACE/NAME, that RayJob's entrypoint itself (python <file from its ConfigMap or --image-dir>) as a "
+        "host process on this machine's CPU, with this user's rights.",
+    )
+    rsub = parser.add_subparsers(dest="rayhead_command", required=True, metavar="ACTION")
+    _add_run(rsub)
+    _add_set(rsub)
+    rsub.add_parser("show", help="print the payload settings").set_defaults(handler=_show)
