@@ -42,7 +42,7 @@ from planb.local.rayhead.address import PORT
 from planb.local.rayhead.chain import ChainRefusedError, Maker
 from planb.local.rayhead.guard import require_local_apiserver
 from planb.local.rayhead.heads import MissingTokenError, RayHeads, log, runtime_env_of
-from planb.local.rayhead.jobs import TERMINAL
+from planb.local.rayhead.jobs import TERMINAL, JobTable
 from planb.local.rayhead.shutdown import NodeShutdown
 from planb.local.rayhead.submitter import Submitters
 from planb.local.rayhead.testpods import HelmTestPods
@@ -142,73 +142,83 @@ class Handler(BaseHTTPRequestHandler):
         elif not rest and method == "GET":
             self.reply(200, [job.info() for job in table.list()])
         elif not rest and method == "POST":
-            body = json.loads(raw or b"{}")
-            submission_id = str(body.get("submission_id") or f"raysubmit_{int(time.time() * 1000)}")
-            if table.get(submission_id) is not None:
-                # Ray's job agent refuses a used submission_id (dashboard/modules/job/job_manager.py submit_job,
-                # a ValueError, 400 from the agent); the head's JobAgentSubmissionClient turns the agent's
-                # non-200 into a RuntimeError, which job_head.py submit_job answers 500 with the traceback as
-                # text. KubeRay v1.6.2 takes a 500 whose body holds "Please use a different submission_id" as
-                # "already submitted" (ray-operator/controllers/ray/utils/dashboardclient/dashboard_httpclient.go,
-                # SubmitJobReq).
-                self.reply(
-                    500,
-                    "RuntimeError: Request failed with status code 400: ValueError: Job with submission_id "
-                    f"{submission_id} already exists. Please use a different submission_id.",
-                )
-                return
-            namespace = head["metadata"]["namespace"]
-            maker = heads.maker(namespace, cluster)
-            claimed = maker.claim_refusal(namespace, cluster)
-            if claimed:
-                self.reply(403, claimed)
-                return
-            # The RayJob that made the cluster, or the cluster's own name for a RayCluster no RayJob made.
-            rayjob = maker.name or cluster
-            entrypoint = str(body.get("entrypoint") or "")
-            # The job's runtime env is the RayJob's own: KubeRay sends its runtimeEnvYAML as the body's runtime_env
-            # (v1.6.2 dashboard_httpclient.go L359-L380 ConvertRayJobToReq, POSTed at L226-L237), so a body that
-            # carries another is not KubeRay's. A RayCluster no RayJob made gets none.
-            runtime_env = runtime_env_of(maker.rayjob) if maker.rayjob is not None else {}
-            if heads.payload_for(namespace, rayjob).mode == "run":
-                refusal = self.run_refusal(namespace, cluster, maker, entrypoint, token_auth)
-                sent_env = body.get("runtime_env") or {}
-                sent = (sent_env.get("env_vars") or {}) if isinstance(sent_env, dict) else None
-                if not refusal and sent != (runtime_env.get("env_vars") or {}):
-                    refusal = (
-                        f"planb's policy: the request's runtime_env.env_vars are not RayJob {namespace}/{rayjob}'s "
-                        "spec.runtimeEnvYAML env_vars; a job takes its environment only from its RayJob, because a "
-                        "run payload executes as a process on this machine with your rights"
-                    )
-                if refusal:
-                    self.reply(400, refusal)
-                    return
-            job, _ = heads.submit(head, rayjob, submission_id, entrypoint, runtime_env)
-            self.reply(200, {"job_id": job.submission_id, "submission_id": job.submission_id})
+            self.submit_job(raw, head, cluster, token_auth, table)
         else:
-            job_id, _, action = rest.partition("/")
-            found = table.get(job_id)
-            if method == "GET" and not action:
-                if found is None:
-                    self.reply(404, f"Job {job_id} does not exist")
-                else:
-                    self.reply(200, found.info())
-            elif method == "GET" and action == "logs":
-                self.reply(200 if found else 404, {"logs": found.logs()} if found else f"Job {job_id} does not exist")
-            elif method == "POST" and action == "stop":
-                if found is None:
-                    self.reply(404, f"Job {job_id} does not exist")
-                else:
-                    self.reply(200, {"stopped": table.stop(job_id)})
-            elif method == "DELETE" and not action:
-                if found is None:
-                    self.reply(404, f"Job {job_id} does not exist")
-                elif found.status not in TERMINAL:
-                    self.reply(400, f"Job {job_id} is not in a terminal state; stop it first")
-                else:
-                    self.reply(200, {"deleted": table.delete(job_id)})
+            self.job_action(method, path, rest, table)
+
+    def submit_job(self, raw: bytes, head: Obj, cluster: str, token_auth: bool, table: JobTable) -> None:
+        """POST /api/jobs: a job submitted to the head, unless its id is used, its cluster's maker is refused or a
+        run payload's request is not the RayJob's own."""
+        heads = self.server.heads
+        body = json.loads(raw or b"{}")
+        submission_id = str(body.get("submission_id") or f"raysubmit_{int(time.time() * 1000)}")
+        if table.get(submission_id) is not None:
+            # Ray's job agent refuses a used submission_id (dashboard/modules/job/job_manager.py submit_job,
+            # a ValueError, 400 from the agent); the head's JobAgentSubmissionClient turns the agent's
+            # non-200 into a RuntimeError, which job_head.py submit_job answers 500 with the traceback as
+            # text. KubeRay v1.6.2 takes a 500 whose body holds "Please use a different submission_id" as
+            # "already submitted" (ray-operator/controllers/ray/utils/dashboardclient/dashboard_httpclient.go,
+            # SubmitJobReq).
+            self.reply(
+                500,
+                "RuntimeError: Request failed with status code 400: ValueError: Job with submission_id "
+                f"{submission_id} already exists. Please use a different submission_id.",
+            )
+            return
+        namespace = head["metadata"]["namespace"]
+        maker = heads.maker(namespace, cluster)
+        claimed = maker.claim_refusal(namespace, cluster)
+        if claimed:
+            self.reply(403, claimed)
+            return
+        # The RayJob that made the cluster, or the cluster's own name for a RayCluster no RayJob made.
+        rayjob = maker.name or cluster
+        entrypoint = str(body.get("entrypoint") or "")
+        # The job's runtime env is the RayJob's own: KubeRay sends its runtimeEnvYAML as the body's runtime_env
+        # (v1.6.2 dashboard_httpclient.go L359-L380 ConvertRayJobToReq, POSTed at L226-L237), so a body that
+        # carries another is not KubeRay's. A RayCluster no RayJob made gets none.
+        runtime_env = runtime_env_of(maker.rayjob) if maker.rayjob is not None else {}
+        if heads.payload_for(namespace, rayjob).mode == "run":
+            refusal = self.run_refusal(namespace, cluster, maker, entrypoint, token_auth)
+            sent_env = body.get("runtime_env") or {}
+            sent = (sent_env.get("env_vars") or {}) if isinstance(sent_env, dict) else None
+            if not refusal and sent != (runtime_env.get("env_vars") or {}):
+                refusal = (
+                    f"planb's policy: the request's runtime_env.env_vars are not RayJob {namespace}/{rayjob}'s "
+                    "spec.runtimeEnvYAML env_vars; a job takes its environment only from its RayJob, because a "
+                    "run payload executes as a process on this machine with your rights"
+                )
+            if refusal:
+                self.reply(400, refusal)
+                return
+        job, _ = heads.submit(head, rayjob, submission_id, entrypoint, runtime_env)
+        self.reply(200, {"job_id": job.submission_id, "submission_id": job.submission_id})
+
+    def job_action(self, method: str, path: str, rest: str, table: JobTable) -> None:
+        """/api/jobs/<id>[/logs|/stop]: one job's info, logs, stop and delete."""
+        job_id, _, action = rest.partition("/")
+        found = table.get(job_id)
+        if method == "GET" and not action:
+            if found is None:
+                self.reply(404, f"Job {job_id} does not exist")
             else:
-                self.reply(404, f"{method} {path} is not part of the Ray job API this stand-in serves")
+                self.reply(200, found.info())
+        elif method == "GET" and action == "logs":
+            self.reply(200 if found else 404, {"logs": found.logs()} if found else f"Job {job_id} does not exist")
+        elif method == "POST" and action == "stop":
+            if found is None:
+                self.reply(404, f"Job {job_id} does not exist")
+            else:
+                self.reply(200, {"stopped": table.stop(job_id)})
+        elif method == "DELETE" and not action:
+            if found is None:
+                self.reply(404, f"Job {job_id} does not exist")
+            elif found.status not in TERMINAL:
+                self.reply(400, f"Job {job_id} is not in a terminal state; stop it first")
+            else:
+                self.reply(200, {"deleted": table.delete(job_id)})
+        else:
+            self.reply(404, f"{method} {path} is not part of the Ray job API this stand-in serves")
 
     def run_refusal(self, namespace: str, cluster: str, maker: Maker, entrypoint: str, token_auth: bool) -> str:
         """Why a submission of a `run` payload is not taken over the job API ('' when it is): it runs on
