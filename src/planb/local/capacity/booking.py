@@ -1,4 +1,5 @@
-"""A provisioned ProvisioningRequest's booking and run duration, as GKE's autoscaler ends them.
+"""A queued ProvisioningRequest from its delivery on: all its nodes made at once, then ``Provisioned=True``; its
+booking and run duration, as GKE's autoscaler ends them.
 
 ``booking_window_seconds`` after delivery (GKE: 10 minutes, GoogleCloudPlatform/cluster-autoscaler's
 provreqstate BookingDuration) the request gets ``BookingExpired=True``; nodes no pod of the request runs
@@ -13,18 +14,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
-from planb.kube import Obj
+from planb.kube import KubeError, Obj
 from planb.local.capacity import dws
 from planb.local.capacity import settings as settings_mod
 from planb.local.capacity.context import Context
 from planb.local.capacity.nodes import Nodes
 from planb.local.capacity.pools import NodePool
 
+#: Requests whose nodes are made at the same time.
+DELIVERY_WORKERS = 8
+
 
 class Booking:
-    """The steps of a queued request after its nodes are there (planb.local.capacity.provisioning's
-    QueuedProvisioning holds one and hands it each provisioned request)."""
+    """The steps of a queued request from its delivery on (planb.local.capacity.provisioning's QueuedProvisioning
+    holds one and hands it the requests to deliver and each provisioned request)."""
 
     def __init__(self, ctx: Context, nodes: Nodes) -> None:
         self.ctx = ctx
@@ -37,6 +42,31 @@ class Booking:
     def delivered(self, key: str, at: float) -> None:
         """The request's nodes are all there since `at` (wall clock)."""
         self.provisioned_at[key] = at
+
+    def deliver(self, deliveries: list[tuple[Obj, NodePool, int, str]], delivered: set[str]) -> None:
+        """All nodes of each request at once, then Provisioned=True; requests in parallel. A request whose nodes
+        could not all be made leaves ``delivered`` (the reconciler's), for its next pass to make those still missing."""
+
+        def one(item: tuple[Obj, NodePool, int, str]) -> None:
+            pr, pool, count, key = item
+            try:
+                if count > 0:
+                    self.nodes.add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
+                self.delivered(key, time.time())
+                self.ctx.set_pr_conditions(
+                    pr, [("Provisioned", "True", dws.PROVISIONED_REASON, dws.PROVISIONED_MESSAGE)]
+                )
+                self.ctx.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
+            except KubeError as exc:
+                delivered.discard(key)  # the next pass makes the nodes still missing
+                self.ctx.log(f"ProvisioningRequest {key}: delivery failed: {exc} (will retry)")
+
+        if len(deliveries) <= 1:
+            for item in deliveries:
+                one(item)
+            return
+        with ThreadPoolExecutor(max_workers=min(DELIVERY_WORKERS, len(deliveries))) as pool:
+            list(pool.map(one, deliveries))
 
     def forget(self, live: set[str]) -> None:
         """Drop what is kept of requests no longer there."""

@@ -25,9 +25,10 @@ shows them), and Kueue v0.19.2's pkg/controller/admissionchecks/provisioning rea
   (``provisioning_delay_seconds``, per pool or request pattern in ``pools``/``requests``) also
   ``Provisioned=False`` (ResourcePoolExhausted, Compute Engine's "Waiting for resources ..." without a
   time: its expected time is "indefinite"); Kueue copies that message into the Workload's admission check;
-- provisioned: the chosen pool gets all the request's nodes at once (KWOK nodes with GKE's labels,
-  the ``cloud.google.com/gke-queued`` taint and accelerator capacity), ``Provisioned=True``. Its nodes
-  carry ``autoscaling.gke.io/provisioning-request`` with the request's resize request name;
+- provisioned (planb.local.capacity.booking): the chosen pool gets all the request's nodes at once
+  (KWOK nodes with GKE's labels, the ``cloud.google.com/gke-queued`` taint and accelerator capacity),
+  ``Provisioned=True``. Its nodes carry ``autoscaling.gke.io/provisioning-request`` with the request's
+  resize request name;
   `planb.local.capacity.webhook` gives the request's pods the matching node selector, so no other pod
   lands on them (GKE's sources there);
 - booked, booking expired, capacity revoked: planb.local.capacity.booking;
@@ -47,7 +48,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from planb.kube import KubeError, Obj
 from planb.kube_objects import conditions
@@ -58,8 +59,20 @@ from planb.local.capacity.context import Context
 from planb.local.capacity.nodes import REQUEST, Nodes
 from planb.local.capacity.pools import NodePool
 
-#: Requests whose nodes are made at the same time.
-DELIVERY_WORKERS = 8
+
+@dataclass
+class _Pass:
+    """What one pass over the requests reads and builds: the pools and their nodes, the switches, the nodes each
+    pool is promised and those added, and the deliveries to make at the end."""
+
+    pools: dict[str, NodePool]
+    by_pool: dict[str, list[Obj]]
+    by_request: dict[str, list[str]]
+    settings: settings_mod.Settings
+    busy: Callable[[], set[str]]
+    committed: dict[str, int]
+    added: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    deliveries: list[tuple[Obj, NodePool, int, str]] = field(default_factory=list)
 
 
 class QueuedProvisioning:
@@ -165,17 +178,15 @@ class QueuedProvisioning:
                     self.request_pools[request] = pool_name
         live: set[str] = set()
         self.fail_next = settings.fail_next
-        added: dict[str, int] = defaultdict(int)
-        committed = self._committed(requests, by_pool, by_request)
-        deliveries: list[tuple[Obj, NodePool, int, str]] = []
+        this = _Pass(pools, by_pool, by_request, settings, busy, self._committed(requests, by_pool, by_request))
         for pr in requests:
             key = f"{pr['metadata']['namespace']}/{pr['metadata']['name']}"
             live.add(key)
             try:
-                self._request(pr, key, pools, by_pool, by_request, settings, busy, added, committed, deliveries)
+                self._request(pr, key, this)
             except KubeError as exc:
                 self.ctx.log(f"ProvisioningRequest {key}: {exc} (will retry)")
-        self._deliver(deliveries)
+        self.booking.deliver(this.deliveries, self.delivered)
         for table in (self.first_seen, self.accepted_at, self.selectors):
             for key in [k for k in table if k not in live]:
                 del table[key]
@@ -187,30 +198,19 @@ class QueuedProvisioning:
                 for name in names:
                     self.nodes.delete(name, f"ProvisioningRequest {request} deleted")
 
-    def _request(
-        self,
-        pr: Obj,
-        key: str,
-        pools: dict[str, NodePool],
-        by_pool: dict[str, list[Obj]],
-        by_request: dict[str, list[str]],
-        settings: settings_mod.Settings,
-        busy: Callable[[], set[str]],
-        added: dict[str, int],
-        committed: dict[str, int],
-        deliveries: list[tuple[Obj, NodePool, int, str]],
-    ) -> None:
+    def _request(self, pr: Obj, key: str, this: _Pass) -> None:
         """One request, one step further along DWS's lifecycle (the module docstring lists the states)."""
         conds = conditions(pr)
         true = {kind for kind, cond in conds.items() if cond.get("status") == "True"}
-        nodes = by_request.get(key, [])
+        nodes = this.by_request.get(key, [])
         if true & {"Failed", "CapacityRevoked"}:
             for name in nodes:  # terminal: no capacity is left behind
                 self.nodes.delete(name, f"ProvisioningRequest {key} is {'Failed' if 'Failed' in true else 'revoked'}")
             return
         if "Provisioned" in true or key in self.delivered:
             if "Provisioned" in true:
-                self.booking.step(pr, key, conds, true, nodes, self._assigned_pool(pr, key, pools), settings, busy)
+                pool = self._assigned_pool(pr, key, this.pools)
+                self.booking.step(pr, key, conds, true, nodes, pool, this.settings, this.busy)
             return
         if not conds:
             # dws.GKE_CA_STATE: GKE's initializer makes a new request Pending before any node group is chosen.
@@ -218,7 +218,7 @@ class QueuedProvisioning:
                 pr, [("Accepted", "False", dws.NOT_ACCEPTED_REASON, dws.NOT_ACCEPTED_MESSAGE)]
             )
         podsets = len(pr["spec"].get("podSets", []))
-        if podsets > 1 and not settings.provisioning_request_multiple_podsets_enabled and "Accepted" not in true:
+        if podsets > 1 and not this.settings.provisioning_request_multiple_podsets_enabled and "Accepted" not in true:
             # dws.GKE_CA_FEATURE_GUARD: only with the rollout flag off, and only before the request is accepted.
             self.ctx.set_pr_conditions(
                 pr, [("Failed", "True", dws.MULTIPLE_PODSETS_REASON, dws.MULTIPLE_PODSETS_MESSAGE)]
@@ -231,43 +231,60 @@ class QueuedProvisioning:
             # Kueue writes the pod templates first; one not there yet is looked for again shortly.
             self.ctx.deadline(time.time() + 1.0)
             return
-        pool = self._assigned_pool(pr, key, pools) if "Accepted" in true else None
+        pool = self._assigned_pool(pr, key, this.pools) if "Accepted" in true else None
         if pool is None:
-
-            def free(candidate: NodePool) -> int:
-                """Nodes the pool can still take (this request's own nodes of an earlier attempt count as free)."""
-                own = len(nodes) if self.request_pools.get(key) == candidate.name else 0
-                return candidate.max_nodes - committed[candidate.name] + own
-
-            now = time.time()
-
-            def backed_off(candidate: NodePool) -> bool:
-                return self.backoff.until(candidate.name, now) is not None
-
-            created = self.created_at(key, pr)
-            retrying = now < created + scaleup.RETRY_PERIOD_SECONDS
-            decision = scaleup.decide(pools.values(), selectors, count, free, retrying, backed_off)
-            if decision.pool is None:
-                self._not_accepted(pr, key, decision, retrying, created)
-                if decision.reason == scaleup.BACKOFF_REASON:
-                    ends = [u for p in pools.values() if (u := self.backoff.until(p.name, now)) is not None]
-                    self.ctx.deadline(min(ends))  # a pool can take the request again when its backoff ends
+            chosen = self._accept(pr, key, nodes, selectors, count, this)
+            if chosen is None:
                 return
-            pool = decision.pool
-            details = dws.class_details(key, pool, dws.template_names(pr))
-            if self.fail_next > 0 or settings.resolve(pool.name, key).fail:
-                self._create_failed(pr, key, pool, details, settings)
-                return
-            committed[pool.name] += count - (len(nodes) if self.request_pools.get(key) == pool.name else 0)
-            self.accepted_at[key] = time.time()
-            pr = self.ctx.set_pr_conditions(
-                pr, [("Accepted", "True", dws.ACCEPTED_REASON, dws.ACCEPTED_MESSAGE)], details
-            )
-        life = settings.resolve(pool.name, key)
+            pr, pool = chosen
+        self._provision(pr, key, pool, true, nodes, count, this)
+
+    def _accept(
+        self, pr: Obj, key: str, nodes: list[str], selectors: list[dict[str, str]], count: int, this: _Pass
+    ) -> tuple[Obj, NodePool] | None:
+        """A pool for a request not yet accepted, as GKE's scale-up chooses it (planb.local.capacity.scaleup): the
+        request as Accepted=True with GKE's details and its pool, or None while none takes it or its create call
+        failed."""
+
+        def free(candidate: NodePool) -> int:
+            """Nodes the pool can still take (this request's own nodes of an earlier attempt count as free)."""
+            own = len(nodes) if self.request_pools.get(key) == candidate.name else 0
+            return candidate.max_nodes - this.committed[candidate.name] + own
+
+        now = time.time()
+
+        def backed_off(candidate: NodePool) -> bool:
+            return self.backoff.until(candidate.name, now) is not None
+
+        created = self.created_at(key, pr)
+        retrying = now < created + scaleup.RETRY_PERIOD_SECONDS
+        decision = scaleup.decide(this.pools.values(), selectors, count, free, retrying, backed_off)
+        if decision.pool is None:
+            self._not_accepted(pr, key, decision, retrying, created)
+            if decision.reason == scaleup.BACKOFF_REASON:
+                ends = [u for p in this.pools.values() if (u := self.backoff.until(p.name, now)) is not None]
+                self.ctx.deadline(min(ends))  # a pool can take the request again when its backoff ends
+            return None
+        pool = decision.pool
+        details = dws.class_details(key, pool, dws.template_names(pr))
+        if self.fail_next > 0 or this.settings.resolve(pool.name, key).fail:
+            self._create_failed(pr, key, pool, details, this.settings)
+            return None
+        this.committed[pool.name] += count - (len(nodes) if self.request_pools.get(key) == pool.name else 0)
+        self.accepted_at[key] = time.time()
+        pr = self.ctx.set_pr_conditions(pr, [("Accepted", "True", dws.ACCEPTED_REASON, dws.ACCEPTED_MESSAGE)], details)
+        return pr, pool
+
+    def _provision(
+        self, pr: Obj, key: str, pool: NodePool, true: set[str], nodes: list[str], count: int, this: _Pass
+    ) -> None:
+        """An accepted request queued for its delay and until its pool has room, then its nodes added to this pass's
+        deliveries."""
+        life = this.settings.resolve(pool.name, key)
         ready_at = self._accepted_time(key, conditions(pr)) + life.delay_seconds
         if "Accepted" not in true:
             self.ctx.log(f"ProvisioningRequest {key}: accepted on {pool.name}, queued for {life.delay_seconds:.0f} s")
-        in_use = len(by_pool.get(pool.name, [])) + added[pool.name]
+        in_use = len(this.by_pool.get(pool.name, [])) + this.added[pool.name]
         room = in_use - len(nodes) + count <= pool.max_nodes
         if time.time() < ready_at or not room:
             # dws.GKE_CA_WAITING: the resize request waits for capacity.
@@ -276,9 +293,9 @@ class QueuedProvisioning:
                 self.ctx.deadline(ready_at)
             return
         missing = count - len(nodes)  # nodes of an earlier attempt that broke off are the request's own
-        added[pool.name] += missing
+        this.added[pool.name] += missing
         self.delivered.add(key)
-        deliveries.append((pr, pool, missing, key))
+        this.deliveries.append((pr, pool, missing, key))
 
     def _create_failed(
         self, pr: Obj, key: str, pool: NodePool, details: dict[str, str], settings: settings_mod.Settings
@@ -313,27 +330,3 @@ class QueuedProvisioning:
             return
         self.ctx.set_pr_conditions(pr, [("Failed", "True", decision.reason, decision.message)])
         self.ctx.log(f"ProvisioningRequest {key}: Failed, {decision.reason}: {decision.message}")
-
-    def _deliver(self, deliveries: list[tuple[Obj, NodePool, int, str]]) -> None:
-        """All nodes of each request at once, then Provisioned=True; requests in parallel."""
-
-        def one(item: tuple[Obj, NodePool, int, str]) -> None:
-            pr, pool, count, key = item
-            try:
-                if count > 0:
-                    self.nodes.add_slice(pool, count, f"ProvisioningRequest {key}", request=key)
-                self.booking.delivered(key, time.time())
-                self.ctx.set_pr_conditions(
-                    pr, [("Provisioned", "True", dws.PROVISIONED_REASON, dws.PROVISIONED_MESSAGE)]
-                )
-                self.ctx.log(f"ProvisioningRequest {key}: Provisioned on {pool.name}")
-            except KubeError as exc:
-                self.delivered.discard(key)  # the next pass makes the nodes still missing
-                self.ctx.log(f"ProvisioningRequest {key}: delivery failed: {exc} (will retry)")
-
-        if len(deliveries) <= 1:
-            for item in deliveries:
-                one(item)
-            return
-        with ThreadPoolExecutor(max_workers=min(DELIVERY_WORKERS, len(deliveries))) as pool:
-            list(pool.map(one, deliveries))
