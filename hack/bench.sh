@@ -13,7 +13,7 @@ usage: hack/bench.sh [all | loop | regions | concurrent [ARGS...] | dispatch [AR
                    hack/bench_concurrent.py as they are (--reservation-frees T1, --dws-delivers T2, --steps N,
                    --checkpoint-every M, --modes sequential,concurrent,concurrent+save, ...; --help lists them).
                    Needs `planb local up`.
-  dispatch ARGS    advice-ordered dispatch against today's race and an oracle on seeded stockout traces (pure
+  dispatch ARGS    advice-ordered dispatch against AllAtOnce and an oracle on seeded stockout traces (pure
                    Python, no stack, under a minute), TPU jobs without advice and GPU jobs with it reported apart:
                    hack/bench_dispatch.py --update BENCHMARKS.md ARGS, which prints a table per population and
                    writes them into BENCHMARKS.md's "Dispatch" section (--seed N, --jobs N a population,

@@ -1,4 +1,4 @@
-"""Advice-ordered dispatch against today's race and an oracle, on seeded stockout traces, TPU and GPU jobs apart.
+"""Advice-ordered dispatch against AllAtOnce and an oracle, on seeded stockout traces, TPU and GPU jobs apart.
 
     .venv/bin/python hack/bench_dispatch.py                  # the table (BENCHMARKS.md, "Dispatch")
     .venv/bin/python hack/bench_dispatch.py --update BENCHMARKS.md   # the same, written between its markers
@@ -111,7 +111,7 @@ def run(trace: Trace, policy: ao.Policy, fixed: Fixed | None = None) -> dict[str
         best = [oracle(trace, job) for job in trace.jobs]
         fixed = {
             p: (
-                summarise("AllAtOnce (today's race)", trace, p, race),
+                summarise("AllAtOnce (MultiKueue's default)", trace, p, race),
                 summarise("oracle (knows the trace)", trace, p, best),
             )
             for p in populations(trace)

@@ -15,7 +15,7 @@ answers for TPUs: no advice, so planb's ledger orders the regions.
    (planb.regions.dispatcher.google_advice.no_tpu_advice). The regions have no reservation rung, so the keeper's
    ledger alone orders them;
 5. the regions' DWS switches, for both jobs: europe-west4 grants after ``--grant-delay`` seconds, us-east5 only after
-   ``--late-delay`` (a grant today's race would still pay for with a ProvisioningRequest there), asia-northeast1
+   ``--late-delay`` (a grant AllAtOnce would still pay for with a ProvisioningRequest there), asia-northeast1
    never;
 6. job-1 with the ledger empty: every region scores alike (the ledger's neutral prior), and one region alone is not
    even odds of a grant within its bound, so the keeper offers the first two of the MultiKueueConfig, us-east5 and

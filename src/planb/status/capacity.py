@@ -165,7 +165,7 @@ def text(found: Capacity) -> str:
     if advice is None:
         lines.append("Last advice used: none recorded")
     else:
-        how = "today's race (no advice)" if advice.race else "advice-ordered"
+        how = "AllAtOnce (no advice)" if advice.race else "advice-ordered"
         lines.append(f"Last advice used: job {advice.job}, {stamp(advice.at)} ({_ago(advice.at, found.now)}), {how}")
         if advice.note:
             lines.append(f"  {advice.note}")

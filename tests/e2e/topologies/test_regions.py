@@ -288,7 +288,7 @@ class TestAdviceOrderedDispatch:
         self, regions: list[Member]
     ) -> None:
         """A fresh ledger scores both pairs alike (its neutral prior, 0.5), and one alone is not even odds of a
-        grant within its bound (offer_order rule 4), so both are nominated at once; not today's race by failure
+        grant within its bound (offer_order rule 4), so both are nominated at once; not AllAtOnce by failure
         (rule 6: no advice by design is no failed call), and no advice.capacity request is sent."""
         best, other = regions
         mark = log_mark()
@@ -299,7 +299,7 @@ class TestAdviceOrderedDispatch:
         assert (out.winner, out.running_after is not None) == (best.name, True), out
         assert (len(out.asked[best.name]), len(out.asked[other.name])) == (1, 1), out.asked
         capacity = capacity_status(paths.local_kubeconfig())
-        assert "advice-ordered" in capacity and "today's race" not in capacity, capacity
+        assert "advice-ordered" in capacity and "AllAtOnce" not in capacity, capacity
         assert "advice not asked: advice.capacity gives no TPU availability" in capacity, capacity
         for member in regions:
             line = pair_line(capacity, member)

@@ -7,7 +7,7 @@ The policy (planb.regions.dispatcher.offer_order) plans from what
 ``OfferPlan.due`` against scripted answers of GKE (a grant, a stockout said, a queue that never answers), the ledger
 learns from each request, and ``planb status --capacity``'s text is rendered from what the manager would hold:
 
-* advice refused (403, 404, a shape Google does not take): today's race, and status says why;
+* advice refused (403, 404, a shape Google does not take): AllAtOnce, and status says why;
 * the region Google rates best stocks out: the offer widens (at once on a stockout said, at the pair's bound on a
   silent queue), the job runs in another region, and the next job is offered elsewhere first;
 * a Spot rung whose ``estimatedUptime`` is shorter than checkpoint interval + restore: skipped, with the reason.
@@ -111,7 +111,7 @@ def test_advice_refused_403_404_or_for_the_shape_falls_back_to_the_race_and_says
     assert asia.missing.startswith("400 INVALID_ARGUMENT: ") and MACHINE in asia.missing, asia
     candidates = [ao.Candidate(EAST, east), ao.Candidate(WEST, west), ao.Candidate(ASIA, asia)]
     offer = ao.plan(candidates, JOB, Ledger(), T0)
-    # Today's race: every region at once, nothing more to wait for.
+    # AllAtOnce: every region at once, nothing more to wait for.
     assert offer.race and offer.due(0.0, []) == ([EAST, WEST, ASIA], math.inf)
     assert offer.note.startswith("advice missing for every pair (400 INVALID_ARGUMENT: ")
     assert "403 PERMISSION_DENIED" in offer.note and "404 NOT_FOUND" in offer.note
@@ -126,7 +126,7 @@ def test_advice_refused_403_404_or_for_the_shape_falls_back_to_the_race_and_says
     assert set(race) == {"us-east5", "europe-west4", "asia-northeast1"}
     assert race["us-east5"].endswith(f"missing: fell back to the race, because {east.missing}")
     assert race["asia-northeast1"].endswith(f"missing: fell back to the race, because {asia.missing}")
-    assert "today's race (no advice)" in text
+    assert "AllAtOnce (no advice)" in text
 
 
 def test_one_region_refused_is_ordered_by_the_ledger_alone_and_says_so(emulator: RunningEmulator) -> None:

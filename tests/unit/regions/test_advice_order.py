@@ -1,6 +1,6 @@
 """Advice-ordered dispatch (planb.regions.dispatcher.offer_order): the order follows Google's advice and planb's
-ledger, Spot that dies before its checkpoint is skipped, the offer widens after the bound, and missing advice is today's
-race."""
+ledger, Spot that dies before its checkpoint is skipped, the offer widens after the bound, and missing advice is
+AllAtOnce."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_missing_advice_for_every_pair_is_today_s_race_and_says_so() -> None:
     offer = ao.plan(_candidates(east=None, west=None, asia=None), JOB, Ledger(), 0.0)
     assert offer.race and offer.first == 3
     assert offer.due(0.0, []) == ([EAST, WEST, ASIA], float("inf"))
-    assert "advice missing for every pair (403 PERMISSION_DENIED): today's race" in offer.note
+    assert "advice missing for every pair (403 PERMISSION_DENIED): AllAtOnce" in offer.note
     assert offer.waves() == [ao.Wave(0.0, (EAST, WEST, ASIA))]
     assert "no advice (403 PERMISSION_DENIED): race" in offer.reasons()[ASIA]
 

@@ -1,5 +1,5 @@
 """hack/bench_dispatch.py's simulator on a small fixed trace: advice-ordered dispatch makes fewer requests per job
-than today's race, and the oracle, which knows the trace, is never slower than either; TPU jobs are replayed without
+than AllAtOnce, and the oracle, which knows the trace, is never slower than either; TPU jobs are replayed without
 advice (Google shows none) and GPU jobs with it, and each population is reported on its own."""
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def test_without_an_advice_source_a_tpu_job_is_ordered_by_the_ledger_not_raced()
     _, advice = stored(manager)
     assert not advice.race
     assert not any(p.source == cs.RACE + "no advice source" for p in advice.pairs), advice.pairs
-    assert not any("today's race" in line for line in said), said
+    assert not any("AllAtOnce" in line for line in said), said
 
 
 def test_without_an_advice_source_a_pair_that_would_be_asked_has_none_and_says_why() -> None:

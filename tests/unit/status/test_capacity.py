@@ -110,8 +110,8 @@ def test_missing_advice_shows_the_race_and_why() -> None:
     offer = ao.plan(candidates, JOB, Ledger(), NOW)
     advice = cs.last_advice(offer, candidates, "default/job-2", NOW)
     out = capacity.text(capacity.of_ledger(cs.read(_kube(Ledger(), advice)), NOW))  # type: ignore[arg-type]
-    assert "job default/job-2, 2027-01-15T08:00:00Z (0 s ago), today's race (no advice)" in out
-    assert "advice missing for every pair (403 PERMISSION_DENIED: no right): today's race" in out
+    assert "job default/job-2, 2027-01-15T08:00:00Z (0 s ago), AllAtOnce (no advice)" in out
+    assert "advice missing for every pair (403 PERMISSION_DENIED: no right): AllAtOnce" in out
     race = [line for line in out.splitlines() if "at once (race)" in line]
     assert len(race) == 2
     assert all(

@@ -305,8 +305,8 @@ def plan(candidates: Sequence[Candidate], job: Job, ledger: Ledger, now: float, 
     if not any(c.advice.obtainability is not None or c.advice.by_design for c in kept):
         whys = sorted({c.advice.missing or "no answer" for c in kept})
         note = (
-            f"advice missing for every pair ({'; '.join(whys)}): today's race, every region at once "
-            "(MultiKueue AllAtOnce), each region's ladder in its own order"
+            f"advice missing for every pair ({'; '.join(whys)}): AllAtOnce, every region at once "
+            "(MultiKueue's default dispatcher), each region's ladder in its own order"
         )
         race = tuple(Ranked(c.key, math.nan, math.nan, f"no advice ({c.advice.missing}): race") for c in kept)
         return OfferPlan(race, tuple(skipped), len(race), policy.retry_after_s, 0.0, True, note)
