@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from planb.errors import PlanbError
 from planb.kube import Kube, Obj
+from planb.local.rayhead.api_names import api_name, refusal
 from planb.local.rayhead.launch import LaunchRefusedError
-from planb.local.rayhead.names import api_name, refusal
 from planb.local.rayhead.pods import controller_of
 from planb.local.rayhead.reads import RAY_GROUP_PATH
 

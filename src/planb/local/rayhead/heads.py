@@ -31,10 +31,10 @@ from planb.errors import PlanbError
 from planb.kube import Kube, Obj
 from planb.local.informer import Informer
 from planb.local.rayhead import settings as settings_mod
+from planb.local.rayhead.api_names import api_name, refusal
 from planb.local.rayhead.chain import ChainRefusedError, Maker, cluster_name, head_refusal, head_template, maker_of
 from planb.local.rayhead.jobs import JobTable, RayJobRecord
 from planb.local.rayhead.launch import Launch, LaunchRefusedError, empty_dirs, launch_for, write_config_map
-from planb.local.rayhead.names import api_name, refusal
 from planb.local.rayhead.pods import controller_of, matches, running
 from planb.local.rayhead.reads import ObjectReads
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from planb.kube import KubeError, Obj
+from planb.local.rayhead.api_names import api_name
 from planb.local.rayhead.chain import ChainRefusedError
 from planb.local.rayhead.heads import RayHeads, log, runtime_env_of
-from planb.local.rayhead.names import api_name
 from planb.local.rayhead.podlogs import PodLog
 from planb.local.rayhead.pods import controller_of, running
 from planb.local.rayhead.podstatus import finish_pod

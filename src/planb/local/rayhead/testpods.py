@@ -42,9 +42,9 @@ from urllib.parse import urlsplit
 from planb import paths
 from planb.errors import PlanbError
 from planb.kube import Kube, KubeError, Obj
+from planb.local.rayhead.api_names import api_name
 from planb.local.rayhead.heads import RayHeads, log
 from planb.local.rayhead.launch import LaunchRefusedError, host_argv, inside, payload_env, write_config_map
-from planb.local.rayhead.names import api_name
 from planb.local.rayhead.podlogs import PodLog
 from planb.local.rayhead.pods import running
 from planb.local.rayhead.podstatus import finish_pod
