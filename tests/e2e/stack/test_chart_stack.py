@@ -106,21 +106,34 @@ def workloads(kubectl: Kubectl, ns: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def test_queues_and_two_jobs_make_two_workloads(
+def test_two_jobs_make_two_workloads_and_the_second_falls_back_to_dws(
     installed: Callable[..., None], helm: Helm, kubectl: Kubectl, local_stack: Path, ns: str, suffix: str
 ) -> None:
+    """Each job release makes one Workload; plan A's quota (one slice) goes to job-1, and Kueue assigns job-2's
+    workers the dws flavor; uninstalling job-1 removes its objects only."""
     installed("planb-queues", *queues_args(suffix, ns))
     # Both jobs run as the account the queues release made for the namespace's jobs to share.
     installed("job-1", *JOB, "--set", "job.serviceAccountName=planb-job")
+    wait_until(
+        lambda: "admission" in workloads(kubectl, ns).get("job-1", {}).get("status", {}), "job-1 quota", timeout=90
+    )
     installed("job-2", *JOB, "--set", "job.serviceAccountName=planb-job")
     wait_until(
-        lambda: sorted(workloads(kubectl, ns)) == ["job-1", "job-2"], "a Workload for job-1 and job-2", timeout=90
+        lambda: "admission" in workloads(kubectl, ns).get("job-2", {}).get("status", {}), "job-2 quota", timeout=90
     )
+    assert sorted(workloads(kubectl, ns)) == ["job-1", "job-2"]
     for name, wl in workloads(kubectl, ns).items():
         pod_sets = {ps["name"]: ps["count"] for ps in wl["spec"]["podSets"]}
         # workers: replicas (1) x numOfHosts (4) of the seed's v6e 4x4 slice.
         assert pod_sets == {"head": 1, "tpu-group": 4, "submitter": 1}, name
         assert wl["spec"]["queueName"] == "planb-lq", name
+
+    def worker_flavor(job: str) -> str:
+        admission = workloads(kubectl, ns)[job]["status"]["admission"]
+        (assignment,) = [a for a in admission["podSetAssignments"] if a["name"] == "tpu-group"]
+        return str(assignment["flavors"]["google.com/tpu"])
+
+    assert (worker_flavor("job-1"), worker_flavor("job-2")) == (f"planb-on-demand-{suffix}", f"planb-dws-{suffix}")
 
     # Uninstalling job-1 removes job-1's objects only.
     done = uninstall(local_stack, "job-1", namespace=ns, check=False)
@@ -133,26 +146,6 @@ def test_queues_and_two_jobs_make_two_workloads(
     assert kubectl("get", "localqueue", "planb-lq", "-n", ns, check=False).returncode == 0
     # The shared account stays for job-2: job-1's release never owned it.
     assert kubectl("get", "serviceaccount", "planb-job", "-n", ns, check=False).returncode == 0
-
-
-def test_second_job_falls_back_to_dws(installed: Callable[..., None], kubectl: Kubectl, ns: str, suffix: str) -> None:
-    """Plan A's quota (one slice) goes to job-1; Kueue assigns job-2's workers the dws flavor."""
-    installed("planb-queues", *queues_args(suffix, ns))
-    installed("job-1", *JOB)
-    wait_until(
-        lambda: "admission" in workloads(kubectl, ns).get("job-1", {}).get("status", {}), "job-1 quota", timeout=90
-    )
-    installed("job-2", *JOB)
-    wait_until(
-        lambda: "admission" in workloads(kubectl, ns).get("job-2", {}).get("status", {}), "job-2 quota", timeout=90
-    )
-
-    def worker_flavor(job: str) -> str:
-        admission = workloads(kubectl, ns)[job]["status"]["admission"]
-        (assignment,) = [a for a in admission["podSetAssignments"] if a["name"] == "tpu-group"]
-        return str(assignment["flavors"]["google.com/tpu"])
-
-    assert (worker_flavor("job-1"), worker_flavor("job-2")) == (f"planb-on-demand-{suffix}", f"planb-dws-{suffix}")
 
 
 def test_uninstall_keeps_the_queues_for_running_workloads(
