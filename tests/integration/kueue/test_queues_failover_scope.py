@@ -1,7 +1,7 @@
 """The host failover controller of local mode acts on what the queues release says, as the in-cluster one does: with
 teams, every team's ClusterQueue and namespace (the chart's planb.clusterQueues and planb.failoverNamespaces, on the
 failover ServiceAccount the role renders), else the one ClusterQueue and the LocalQueue's namespace. The role's
-preflight and failover_scope.yml run for real (the pinned helm renders the chart); no cluster is asked anything."""
+preflight and render.yml run for real (the pinned helm renders the chart); no cluster is asked anything."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ PLAYBOOK = """\
     - name: Read what the release gives the controller
       ansible.builtin.include_role:
         name: kueue_queues
-        tasks_from: failover_scope.yml
+        tasks_from: render.yml
         public: true  # its vars (vars/main.yml: the command line) to the next task
     - name: Hand the command line to the test
       ansible.builtin.copy:

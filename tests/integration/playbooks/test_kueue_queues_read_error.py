@@ -21,9 +21,9 @@ PLAY = """\
         tasks_from: active.yml
       vars:
         kueue_queues_kubeconfig: {kubeconfig}
-        kueue_queues_chart_values: {{queues: {{clusterQueue: cluster-queue}}}}
+        kueue_queues_cluster_queues: [cluster-queue]
         kueue_queues_release: {{changed: true}}
-        kueue_queues_existing_queue_object: null
+        kueue_queues_existing_queues: []
 """
 
 
