@@ -201,3 +201,21 @@ def test_the_failover_controller_acts_on_every_team_s_queue_and_only_in_their_na
     wide = template(*_teams(tmp_path, TEAMS), *on, "--set", "failover.clusterWide=true")
     [account] = [o for o in _kind(wide, "ServiceAccount") if o["metadata"]["name"].endswith("-failover")]
     assert account["metadata"]["annotations"]["planb.dev/namespaces"] == ""
+
+
+def test_queues_notes_name_each_team_s_queue_and_namespace(notes: Callable[..., str], tmp_path: Path) -> None:
+    """With teams NOTES.txt names what the release renders (the chart's planb.clusterQueues and
+    planb.localQueueNamespaces): each team's ClusterQueue and LocalQueue, not queues.clusterQueue or the LocalQueue in
+    queues.localQueue.namespace, which it does not render; its delete commands name each object it keeps."""
+    text = notes(*_teams(tmp_path, TEAMS), "--set", "queues.jobServiceAccount=planb-job")
+    assert "ClusterQueues team-a, team-b, one per team in cohort planb" in text
+    assert "LocalQueue user-queue in each team's namespace (team-a, team-b, team-b2)" in text
+    assert "kubectl get clusterqueue team-a team-b -o wide" in text
+    assert "helm install job-1 charts/planb -n team-a " in text
+    for ns in ("team-a", "team-b", "team-b2"):
+        assert f"kubectl delete localqueue user-queue -n {ns}\n" in text
+        assert f"kubectl delete serviceaccount planb-job -n {ns}\n" in text
+    assert "kubectl delete clusterqueue team-a team-b\n" in text
+    assert "kubectl delete workloadpriorityclass low normal high" in text
+    assert "cluster-queue" not in text
+    assert "default/user-queue" not in text and "user-queue -n default" not in text
