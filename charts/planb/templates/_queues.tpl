@@ -50,6 +50,11 @@ queues.teams, whose quotas replace the plans' (a plan the team has no quota on: 
         {{- if $team }}
         {{- $owned = hasKey ($team.quotas | default (dict)) .name }}
         {{- $quota = index ($team.quotas | default (dict)) .name | default (dict "cpu" 0 "memory" 0 "accelerator" 0) }}
+        {{- /* Kueue's ClusterQueue needs a nominalQuota for every covered resource of a flavor (the API server
+        refuses the install after the render otherwise): a plan's quota without chips is refused here, by name. */}}
+        {{- if not (hasKey $quota "accelerator") }}
+        {{- fail (printf "queues.teams: team %s's quota on plan %s has no accelerator (its chips there); give it, 0 to let the team only borrow on that plan" $team.name .name) }}
+        {{- end }}
         {{- end }}
         - name: {{ .name }}
           resources:

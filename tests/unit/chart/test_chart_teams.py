@@ -121,6 +121,19 @@ def test_a_namespace_in_two_teams_is_refused(helm: Helm, tmp_path: Path) -> None
     assert "namespace team-a is in teams team-a and team-b" in done.stderr, done.stderr
 
 
+def test_a_plan_quota_without_chips_is_refused_naming_the_team_and_the_plan(helm: Helm, tmp_path: Path) -> None:
+    """A team's quota on a plan flavor must give its chips: Kueue's ClusterQueue wants a nominalQuota for every covered
+    resource, so without this check the API server refused the install after the render. The CPU flavor's quota
+    (default-cpu, team-b's) needs none."""
+    teams = [{**TEAMS[0], "quotas": {"on-demand": {"cpu": 32, "memory": "64Gi"}}}, TEAMS[1]]
+    done = helm("template", "q", "charts/planb", *_teams(tmp_path, teams))
+    assert done.returncode != 0
+    assert "team team-a's quota on plan on-demand has no accelerator (its chips there); give it, 0" in done.stderr, (
+        done.stderr
+    )
+    assert helm("template", "q", "charts/planb", *_teams(tmp_path, TEAMS)).returncode == 0
+
+
 def test_a_job_names_its_priority_class(template: Render) -> None:
     def labels(*args: str) -> dict[str, str]:
         [job] = _kind(template(*args), "RayJob")
