@@ -83,12 +83,14 @@ def active(kube: Kube, status: str, reason: str) -> None:
     kube.merge_patch(f"{KUEUE}/clusterqueues/cq-check/status", {"status": {"conditions": [condition]}})
 
 
-def check(api_server: Path, account: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def check(
+    api_server: Path, account: Path, *args: str, local: str = f"{NS}/lq-check"
+) -> subprocess.CompletedProcess[str]:
     """check_queues.py as the test pod runs it: the API server named by KUBERNETES_SERVICE_HOST/PORT."""
     server = Kube(api_server).conn.server.removeprefix("https://")
     host, _, port = server.rpartition(":")
     env = {"PATH": os.environ.get("PATH", ""), "KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port}
-    argv = ["--serviceaccount", str(account), "--cluster-queue=cq-check", f"--local-queue={NS}/lq-check", *args]
+    argv = ["--serviceaccount", str(account), "--cluster-queue=cq-check", f"--local-queue={local}", *args]
     return subprocess.run(
         [sys.executable, str(CHECK), *argv], capture_output=True, text=True, env=env, check=False, timeout=60
     )
@@ -117,8 +119,26 @@ def test_the_check_fails_for_an_inactive_cluster_queue_saying_why(api_server: Pa
 
 def test_the_hook_account_may_read_the_two_queues_and_nothing_else(api_server: Path, account: Path) -> None:
     """The hook Roles name the release's ClusterQueue and LocalQueue: any other is forbidden to the check."""
-    done = check(api_server, account, "--cluster-queue=cq-other")
+    done = check(api_server, account, "--cluster-queue=cq-other", local=f"{NS}/lq-check=cq-check")
     assert done.returncode == 1
     assert f"GET {KUEUE}/clusterqueues/cq-other: the API server answered 403 Forbidden" in done.stderr
     done = check(api_server, account, f"--local-queue={NS}/lq-other")
     assert f"GET {KUEUE}/namespaces/{NS}/localqueues/lq-other: the API server answered 403" in done.stderr
+
+
+def test_with_several_cluster_queues_each_local_queue_is_checked_against_its_own(
+    api_server: Path, account: Path
+) -> None:
+    """queues.teams renders a ClusterQueue per team: the check is told which one each LocalQueue must point at, and
+    names the one it points at instead; without it, a LocalQueue among several ClusterQueues is refused before any
+    read."""
+    active(Kube(api_server), "True", "Ready")
+    done = check(api_server, account, local=f"{NS}/lq-check=cq-check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"OK: LocalQueue {NS}/lq-check points at ClusterQueue cq-check" in done.stdout
+    done = check(api_server, account, local=f"{NS}/lq-check=team-b")
+    assert done.returncode == 1
+    assert f"FAIL: LocalQueue {NS}/lq-check points at ClusterQueue 'cq-check', not 'team-b'" in done.stdout
+    done = check(api_server, account, "--cluster-queue=team-b")
+    assert done.returncode == 2
+    assert f"--local-queue {NS}/lq-check: name its ClusterQueue (=CLUSTERQUEUE) when several are checked" in done.stderr

@@ -103,10 +103,24 @@ def test_two_teams_share_a_cohort_each_with_its_quota_and_limits(template: Rende
     }
     accounts = {(s["metadata"].get("namespace"), s["metadata"]["name"]) for s in _kind(objs, "ServiceAccount")}
     assert {("team-a", "planb-job"), ("team-b", "planb-job"), ("team-b2", "planb-job")} <= accounts
-    # `helm test` checks the first team's ClusterQueue and its first namespace's LocalQueue.
+    # `helm test` checks every team's ClusterQueue and the LocalQueue of each of its namespaces, as a ServiceAccount
+    # that may get those and nothing else (a Role in each team namespace).
     [pod] = [o for o in _kind(objs, "Pod") if o["metadata"]["name"].endswith("-test-queues")]
     args = pod["spec"]["containers"][0]["command"]
-    assert "--cluster-queue=team-a" in args and "--local-queue=team-a/user-queue" in args, args
+    assert args[4:] == [
+        "--cluster-queue=team-a",
+        "--cluster-queue=team-b",
+        "--local-queue=team-a/user-queue=team-a",
+        "--local-queue=team-b/user-queue=team-b",
+        "--local-queue=team-b2/user-queue=team-b",
+    ], args
+    hooks = [o for o in objs if o["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"]
+    [reader] = [o for o in hooks if o["kind"] == "ClusterRole"]
+    assert reader["rules"][0]["resourceNames"] == ["team-a", "team-b"]
+    roles = {o["metadata"]["namespace"]: o["rules"][0]["resourceNames"] for o in hooks if o["kind"] == "Role"}
+    assert roles == {"team-a": ["user-queue"], "team-b": ["user-queue"], "team-b2": ["user-queue"]}
+    bound = {o["metadata"]["namespace"] for o in hooks if o["kind"] == "RoleBinding"}
+    assert bound == {"team-a", "team-b", "team-b2"}
     assert {p["metadata"]["name"]: p["value"] for p in _kind(objs, "WorkloadPriorityClass")} == {
         "low": 100,
         "normal": 1000,

@@ -1,13 +1,16 @@
-"""`helm test` of a queues release: the ClusterQueue is Active and the LocalQueue points at it.
+"""`helm test` of a queues release: each ClusterQueue is Active and each LocalQueue points at its own.
 
-Run in the test pod as ``python check_queues.py --serviceaccount DIR --cluster-queue NAME --local-queue NS/NAME``.
-It reads both objects through the in-cluster API, as any pod does: the API server at
-``KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT``, the pod's ServiceAccount token and CA from DIR (the kubelet
-mounts them at /var/run/secrets/kubernetes.io/serviceaccount). The chart's test hooks give that account `get` on
-these two objects only. Kueue sets a ClusterQueue's Active condition False (with its reason: a missing flavor or
-admission check, a stop policy) while it admits nothing, and a LocalQueue's spec.clusterQueue is the queue its
-Workloads go to. It prints one line per check and exits 1 with ``planb helm test: FAIL: ...`` naming what is
-wrong. The standard library only: the test image (failover.image, a stock Python) needs nothing installed.
+Run in the test pod as ``python check_queues.py --serviceaccount DIR --cluster-queue NAME --local-queue NS/NAME``,
+with ``--cluster-queue`` once per ClusterQueue and ``--local-queue NS/NAME=CLUSTERQUEUE`` once per LocalQueue where
+the release renders several (queues.teams: a ClusterQueue per team, a LocalQueue in each of its namespaces); without
+``=CLUSTERQUEUE`` a LocalQueue must point at the one ClusterQueue given. It reads the objects through the in-cluster
+API, as any pod does: the API server at ``KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT``, the pod's
+ServiceAccount token and CA from DIR (the kubelet mounts them at /var/run/secrets/kubernetes.io/serviceaccount). The
+chart's test hooks give that account `get` on these objects only. Kueue sets a ClusterQueue's Active condition
+False (with its reason: a missing flavor or admission check, a stop policy) while it admits nothing, and a
+LocalQueue's spec.clusterQueue is the queue its Workloads go to. It prints one line per check and exits 1 with
+``planb helm test: FAIL: ...`` naming what is wrong. The standard library only: the test image (failover.image, a
+stock Python) needs nothing installed.
 """
 
 from __future__ import annotations
@@ -82,22 +85,50 @@ def local_queue_problem(api: Api, namespace: str, name: str, cluster_queue: str)
     return ""
 
 
+def local_queues(
+    parser: argparse.ArgumentParser, given: list[str], cluster_queues: list[str]
+) -> list[tuple[str, str, str]]:
+    """Each ``--local-queue NS/NAME[=CLUSTERQUEUE]`` as (namespace, name, the ClusterQueue it must point at)."""
+    found = []
+    for arg in given:
+        queue, _, target = arg.partition("=")
+        namespace, _, name = queue.partition("/")
+        if not namespace or not name:
+            parser.error(f"--local-queue {arg}: expected NAMESPACE/NAME[=CLUSTERQUEUE]")
+        if not target:
+            if len(cluster_queues) != 1:
+                parser.error(f"--local-queue {arg}: name its ClusterQueue (=CLUSTERQUEUE) when several are checked")
+            target = cluster_queues[0]
+        found.append((namespace, name, target))
+    return found
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serviceaccount", type=Path, required=True, help="the token and ca.crt's directory")
-    parser.add_argument("--cluster-queue", required=True)
-    parser.add_argument("--local-queue", required=True, metavar="NAMESPACE/NAME")
+    parser.add_argument("--cluster-queue", action="append", required=True, help="repeatable")
+    parser.add_argument(
+        "--local-queue", action="append", required=True, metavar="NAMESPACE/NAME[=CLUSTERQUEUE]", help="repeatable"
+    )
     args = parser.parse_args(argv)
-    namespace, _, local = args.local_queue.partition("/")
+    queues = local_queues(parser, args.local_queue, args.cluster_queue)
     api = Api(args.serviceaccount)
-    problems = []
-    for what, problem in (
-        (f"ClusterQueue {args.cluster_queue} is Active", cluster_queue_problem(api, args.cluster_queue)),
-        (
-            f"LocalQueue {args.local_queue} points at ClusterQueue {args.cluster_queue}",
-            local_queue_problem(api, namespace, local, args.cluster_queue),
+    checks = [
+        *(
+            (f"ClusterQueue {name} is Active", lambda name=name: cluster_queue_problem(api, name))
+            for name in args.cluster_queue
         ),
-    ):
+        *(
+            (
+                f"LocalQueue {ns}/{name} points at ClusterQueue {target}",
+                lambda ns=ns, name=name, target=target: local_queue_problem(api, ns, name, target),
+            )
+            for ns, name, target in queues
+        ),
+    ]
+    problems = []
+    for what, check in checks:
+        problem = check()
         if problem:
             problems.append(problem)
             print(f"planb helm test: FAIL: {problem}", flush=True)
