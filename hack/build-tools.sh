@@ -10,6 +10,10 @@
 # their own (its hash, in chart-tools/), then linked into the main cache's bin/: a new pin there rebuilds those
 # two only, not the whole toolchain.
 #
+# The previous Kueue and KubeRay operator, which the upgrade e2e test starts from, are pinned in
+# hack/upgrade-from.env and cached under its hash (upgrade-from/), then linked into bin/ as kueue-upgrade-from and
+# kuberay-operator-upgrade-from: only those two binaries, and a new pin there rebuilds them alone.
+#
 # Each tool is built once; a stamp file records success, so a re-run only
 # checks the stamps. Progress is printed per tool with its build time.
 set -euo pipefail
@@ -21,6 +25,9 @@ source "$versions_file"
 chart_versions_file="$repo/hack/chart-tools.env"
 # shellcheck source=chart-tools.env
 source "$chart_versions_file"
+upgrade_from_file="$repo/hack/upgrade-from.env"
+# shellcheck source=upgrade-from.env
+source "$upgrade_from_file"
 
 cache_root=${PLANB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/planb}
 key=$(sha256sum "$versions_file" | cut -c1-16)
@@ -234,6 +241,31 @@ copy_ct_etc() {
   chmod u+w "$1"/*.yaml
 }
 
+# The previous pins (hack/upgrade-from.env) in their own cache, built as the pinned ones are (the same steps, into
+# another bin/). A KubeRay operator pinned at KUBERAY_VERSION is the pinned binary itself: linked, not built again.
+build_upgrade_from() {
+  local up_key up_prefix saved_bin saved_src saved_stamps saved_logs
+  up_key=$(sha256sum "$upgrade_from_file" | cut -c1-16)
+  up_prefix="$cache_root/upgrade-from/$up_key"
+  mkdir -p "$up_prefix/bin" "$up_prefix/src" "$up_prefix/logs" "$up_prefix/stamps"
+  saved_bin=$bin saved_src=$src saved_stamps=$stamps saved_logs=$logs
+  bin="$up_prefix/bin" src="$up_prefix/src" stamps="$up_prefix/stamps" logs="$up_prefix/logs"
+  build_step "kueue-$UPGRADE_FROM_KUEUE_VERSION" go_install "sigs.k8s.io/kueue/cmd/kueue@$UPGRADE_FROM_KUEUE_VERSION" \
+    "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$UPGRADE_FROM_KUEUE_VERSION"
+  if [[ $UPGRADE_FROM_KUBERAY_VERSION != "$KUBERAY_VERSION" ]]; then
+    build_step "kuberay-operator-$UPGRADE_FROM_KUBERAY_VERSION" build_wrapped kuberay-operator \
+      github.com/ray-project/kuberay/ray-operator "$UPGRADE_FROM_KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator
+  fi
+  bin=$saved_bin src=$saved_src stamps=$saved_stamps logs=$saved_logs
+  ln -sfn "$up_prefix" "$prefix/upgrade-from"
+  ln -sfn ../upgrade-from/bin/kueue "$bin/kueue-upgrade-from"
+  if [[ $UPGRADE_FROM_KUBERAY_VERSION != "$KUBERAY_VERSION" ]]; then
+    ln -sfn ../upgrade-from/bin/kuberay-operator "$bin/kuberay-operator-upgrade-from"
+  else
+    ln -sfn kuberay-operator "$bin/kuberay-operator-upgrade-from"
+  fi
+}
+
 main() {
   local start=$SECONDS
   say "cache: $prefix"
@@ -265,6 +297,7 @@ main() {
   build_step kuberay-operator build_wrapped kuberay-operator github.com/ray-project/kuberay/ray-operator \
     "$KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator
   build_chart_tools
+  build_upgrade_from
   # Link the cache into the checkout (ignored by git).
   ln -sfn "$prefix" "$repo/.tools"
   cp "$versions_file" "$prefix/versions.env"

@@ -34,13 +34,14 @@ def local_kubeconfig() -> Path:
     return state_dir() / "local" / "kubeconfig"
 
 
-#: The files that pin the tools hack/build-tools.sh builds: the toolchain's, and the chart's publishing tools' (ct,
-#: helm-docs), which have a cache key of their own so that pinning one does not rebuild the toolchain.
-VERSION_FILES = ("versions.env", "chart-tools.env")
+#: The files that pin the tools hack/build-tools.sh builds: the toolchain's, the chart's publishing tools' (ct,
+#: helm-docs) and the previous Kueue and KubeRay operator the upgrade e2e test starts from; the last two have a cache
+#: key of their own so that pinning one does not rebuild the toolchain.
+VERSION_FILES = ("versions.env", "chart-tools.env", "upgrade-from.env")
 
 
 def versions() -> dict[str, str]:
-    """The pinned tool versions (hack/versions.env and hack/chart-tools.env)."""
+    """The pinned tool versions (hack/versions.env, hack/chart-tools.env and hack/upgrade-from.env)."""
     out: dict[str, str] = {}
     for name in VERSION_FILES:
         for line in (REPO / "hack" / name).read_text().splitlines():

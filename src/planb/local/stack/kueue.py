@@ -162,12 +162,13 @@ class HostKueue:
             raise ToolMissingError(f"the Kueue binary {binary}")
         return binary
 
-    def start(self) -> int:
-        """Start Kueue unless it is already running; return its pid."""
+    def start(self, binary: Path | None = None) -> int:
+        """Start Kueue unless it is already running; return its pid. `binary`: another build than the pinned one
+        (the upgrade e2e test's previous pin, hack/upgrade-from.env)."""
         running = self.process.pid()
         if running is not None:
             return running
-        binary = self.binary()
+        binary = binary or self.binary()
         config = self.state / "kueue-config.yaml"
         write_atomic(config, yaml.safe_dump(configuration(self.settings, self.cert.directory)))
         argv = [

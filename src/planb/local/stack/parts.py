@@ -122,11 +122,12 @@ class StackParts:
             served = crds.wait_served(self.kubeconfig)
         crds.record(stamp, files_digest, served)
 
-    def start_kuberay(self) -> None:
-        """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods."""
+    def start_kuberay(self, binary: Path | None = None) -> None:
+        """The KubeRay operator turns admitted (un-suspended) RayJobs into RayClusters and pods. `binary`: another
+        build than the pinned one (the upgrade e2e test's previous pin, hack/upgrade-from.env)."""
         if self.kuberay.pid() is not None:
             return
-        binary = self.kuberay_binary()
+        binary = binary or self.kuberay_binary()
         say("starting the KubeRay operator as a host process ...")
         # KubeRay's dashboard client (Go's default transport) sends the Ray job API requests for
         # <head service>.<namespace>.svc.cluster.local, which nothing resolves here, to the stand-in;
