@@ -149,3 +149,26 @@ def test_a_team_borrows_idle_quota_and_the_owner_s_higher_priority_job_takes_it_
     resumed = logs("team-a", "job-1", since)[-1].read_text(errors="replace")
     lost = re.search(r"resumed from checkpoint step (\d+); (\d+) step\(s\) lost", resumed)
     assert lost and int(lost.group(1)) == at and int(lost.group(2)) <= 1, resumed[-2000:]
+
+    # `helm test` of the two teams' queues release checks every team's ClusterQueue and each namespace's LocalQueue,
+    # as the hook's ServiceAccount (a Role in each team namespace): with team-b's queue held (stopPolicy Hold, Kueue
+    # sets Active False, reason Stopped) it fails naming team-b, the second team, and says team-a's checks passed.
+    held = f"{KUEUE}/clusterqueues/team-b"
+    kube.merge_patch(held, {"spec": {"stopPolicy": "Hold"}})
+    wait_until(lambda: conditions(kube.get(held) or {}).get("Active", {}).get("status") == "False", "team-b held", 60)
+    try:
+        checked = helm("test", "planb-queues", "-n", "default", "--timeout", "120s", check=False)
+        assert checked.returncode != 0, checked.stdout + checked.stderr
+        for line in (
+            "planb helm test: FAIL: ClusterQueue team-b is not Active: Stopped",
+            "OK: ClusterQueue team-a is Active",
+            "OK: LocalQueue team-a/user-queue points at ClusterQueue team-a",
+            "OK: LocalQueue team-b/user-queue points at ClusterQueue team-b",
+        ):
+            assert line in checked.stderr, checked.stdout + checked.stderr
+    finally:
+        # The failed hook's pod and the account's cluster-wide objects stay after a failed test (hook-succeeded).
+        kube.delete("/api/v1/namespaces/default/pods/planb-queues-test-queues")
+        kube.delete("/api/v1/namespaces/default/serviceaccounts/planb-queues-test")
+        for kind in ("clusterroles", "clusterrolebindings"):
+            kube.delete(f"/apis/rbac.authorization.k8s.io/v1/{kind}/default-planb-queues-test")
