@@ -8,6 +8,7 @@ planb.kubeconfig (client certificates, tokens, exec plugins such as gke-gcloud-a
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +28,23 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.i
 #: The most characters of a server's error message a limited client (Limits) keeps: a region's error text goes into
 #: the keeper's log line and `planb status`, once a tick.
 MAX_ERROR_TEXT = 2000
+#: How often a request answered 429 with a Retry-After is sent again, after its seconds (at most MAX_RETRY_AFTER_S):
+#: an API server still loading a resource ("storage is (re)initializing") or shedding load answers so. client-go
+#: retries so up to 10 times (k8s.io/client-go rest/request.go checkWait, rest/with_retry.go IsNextRetry).
+RETRIES_TOO_MANY = 5
+MAX_RETRY_AFTER_S = 2.0
+
+
+def retry_after(resp: urllib3.BaseHTTPResponse) -> float | None:
+    """The seconds to wait before sending a request again that the server answered 429 with a Retry-After in seconds
+    (at most MAX_RETRY_AFTER_S); None for any other answer (an HTTP date is not one the API server sends)."""
+    if resp.status != 429:
+        return None
+    try:
+        seconds = float(resp.headers.get("Retry-After", ""))
+    except ValueError:
+        return None
+    return min(seconds, MAX_RETRY_AFTER_S) if seconds >= 0 else None  # NaN too
 
 
 class KubeError(UnreachableError):
@@ -218,6 +236,12 @@ class Kube:
     ) -> Obj:
         payload = json.dumps(body).encode() if body is not None else None
         resp, data = self._answer(method, path, query, payload, content_type, accept, 30)
+        for _ in range(RETRIES_TOO_MANY):
+            wait = retry_after(resp)
+            if wait is None:
+                break
+            time.sleep(wait)
+            resp, data = self._answer(method, path, query, payload, content_type, accept, 30)
         if 300 <= resp.status < 400:  # not followed (retries=False): a redirect is no answer, whatever its body
             raise KubeError(
                 resp.status, str(resp.reason), f"{self.kubeconfig}: {method} {path} answered a redirect, not followed"
