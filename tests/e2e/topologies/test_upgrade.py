@@ -161,6 +161,12 @@ def test_kueue_and_kuberay_upgraded_from_the_previous_pins_with_a_job_running_lo
     command = ["python", "/workspace/gate.py", str(progress), str(release)]
     with previous_controllers(stack):
         assert kueue_version(stack) == pins["UPGRADE_FROM_KUEUE_VERSION"]
+        # The previous operator is a build of its own when its version differs from the pin (build-tools.sh).
+        previous = paths.tool("kuberay-operator-upgrade-from").resolve()
+        assert _running_binary(stack.kuberay.pid()) == previous
+        assert (previous != paths.tool("kuberay-operator").resolve()) == (
+            pins["UPGRADE_FROM_KUBERAY_VERSION"] != pins["KUBERAY_VERSION"]
+        )
         install_job(helm, JOB, "--set-json", f"job.command={json.dumps(command)}", "--set-json", "job.pip=[]")
         wait_jobs(kube, {JOB: "on-demand"})
         wait_until(lambda: ray_status(kube) == ("Running", "RUNNING") and steps(progress) >= 1, f"{JOB} to run", 120)
