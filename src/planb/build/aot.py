@@ -65,19 +65,6 @@ FIT_SHARE = 0.9
 KINDS = ("default", "largest")
 SCHEMA = 1
 PROGRAM_SCHEMA = 1
-#: The profiles `make test` compiles (tests/integration/training/test_aot.py): 27 of the catalog's 47 TPU profiles,
-#: every generation on a single-host slice and on its smallest multi-host one, the largest slices of v4 and TPU7x
-#: (2,048 chips), v5p (4,096) and v6e (256), the tutorial's v6e 4x4 and the one-chip v5e the bench measures on: those
-#: compiled so far, at 150 to 2,750 s an unrolled default model on this two-core machine. The other 20 are
-#: `make bench BENCH=aot`'s (every TPU profile of the catalog) until each has its two answers in the cache.
-TESTED = (
-    "tpu-v4-2x2x1", "tpu-v4-2x2x2", "tpu-v4-2x2x4", "tpu-v4-8x8x8", "tpu-v4-8x8x16", "tpu-v4-8x16x16",
-    "tpu-v5e-1x1", "tpu-v5e-2x2", "tpu-v5e-2x4", "tpu-v5e-4x4",
-    "tpu-v5p-2x2x1", "tpu-v5p-2x2x2", "tpu-v5p-2x2x4", "tpu-v5p-8x8x8", "tpu-v5p-8x8x16", "tpu-v5p-8x16x16",
-    "tpu-v5p-16x16x16",
-    "tpu-v6e-1x1", "tpu-v6e-2x2", "tpu-v6e-2x4", "tpu-v6e-4x4", "tpu-v6e-16x16",
-    "tpu7x-2x2x1", "tpu7x-2x2x2", "tpu7x-2x2x4", "tpu7x-8x8x16", "tpu7x-8x16x16",
-)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
