@@ -30,7 +30,8 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.i
 MAX_ERROR_TEXT = 2000
 #: How often a request answered 429 with a Retry-After is sent again, after its seconds (at most MAX_RETRY_AFTER_S):
 #: an API server still loading a resource ("storage is (re)initializing") or shedding load answers so. client-go
-#: retries so up to 10 times (k8s.io/client-go rest/request.go checkWait, rest/with_retry.go IsNextRetry).
+#: retries so up to 10 times (k8s.io/client-go rest/request.go checkWait, rest/with_retry.go IsNextRetry). Not a
+#: limited client (Limits): its deadline bounds the whole request to another party's server, and its caller polls.
 RETRIES_TOO_MANY = 5
 MAX_RETRY_AFTER_S = 2.0
 
@@ -236,7 +237,7 @@ class Kube:
     ) -> Obj:
         payload = json.dumps(body).encode() if body is not None else None
         resp, data = self._answer(method, path, query, payload, content_type, accept, 30)
-        for _ in range(RETRIES_TOO_MANY):
+        for _ in range(RETRIES_TOO_MANY if self.limits is None else 0):
             wait = retry_after(resp)
             if wait is None:
                 break

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from planb.kube import RETRIES_TOO_MANY, Kube, KubeError
+from planb.kube_limits import Limits
 from planb.kubeconfig import Connection
 
 
@@ -76,4 +77,15 @@ def test_another_error_is_not_sent_again(kube: Kube) -> None:
     with pytest.raises(KubeError) as refused:
         kube.get("/api/v1/namespaces/default")
     assert refused.value.status == 503
+    assert len(Answers.seen) == 1
+
+
+def test_a_limited_client_does_not_send_again(kube: Kube) -> None:
+    """A limited client's deadline bounds the whole request to another party's server (a region's): its 429 is the
+    caller's, who polls again."""
+    limited = Kube(kube.kubeconfig, kube.conn, limits=Limits(deadline_s=10, max_bytes=1 << 20))
+    Answers.script = [(429, {"Retry-After": "0"})]
+    with pytest.raises(KubeError) as refused:
+        limited.get("/api/v1/namespaces/default")
+    assert refused.value.status == 429
     assert len(Answers.seen) == 1
