@@ -2,11 +2,15 @@
 
 Each poll hands the Workloads it listed (and the RayJobs of the last metrics resync) to
 ``ControllerMetrics.update``; a scrape renders what that kept and calls nothing. Every label set carries
-``region``: the cluster's region (``--region``, the chart's ``failover.region``), one value per controller.
+``region``: the cluster's region (``--region``, the chart's ``failover.region``), one value per controller; and,
+but for ``planb_failover_moved_jobs``, ``cluster_queue``: the team's ClusterQueue (queues.teams gives each team
+one), the label Kueue's own metrics use for it, so one dashboard variable filters both. It is the Workload's
+``status.admission.clusterQueue``; for a Workload or RayJob without an admission, the ClusterQueue a Workload of
+the same LocalQueue was last admitted to (a LocalQueue points at one ClusterQueue, ``spec.clusterQueue``), else "".
 
-* ``planb_time_to_admission_seconds`` (histogram, plan, region): a Workload's creation to its Admitted
+* ``planb_time_to_admission_seconds`` (histogram, plan, cluster_queue, region): a Workload's creation to its Admitted
   condition, observed once per Workload and plan (a job moved to plan B is observed on each plan once);
-* ``planb_time_to_running_seconds`` (histogram, plan, region): a Workload's creation to its PodsReady
+* ``planb_time_to_running_seconds`` (histogram, plan, cluster_queue, region): a Workload's creation to its PodsReady
   condition (Kueue's waitForPodsReady, which failover turns on), once per Workload and plan;
 * ``planb_failover_moves_total`` (counter, plan: the plan moved away from): RayJobs carrying the move's
   annotation (planb.failover.names.MOVED_ANNOTATION), each counted once;
@@ -15,9 +19,9 @@ Each poll hands the Workloads it listed (and the RayJobs of the last metrics res
   record it (reason FlavorMigration, or Deactivated when a preferred variant was admitted after its checks;
   kueue v0.19.2 pkg/workload/evict/evict.go workloadEvictionStateInc, pkg/scheduler/scheduler.go
   issueMigration), each variant counted once;
-* ``planb_admitted_workloads`` (gauge, plan, region): jobs running on each plan now;
-* ``planb_admission_check_workloads`` (gauge, check, state, region): unfinished Workloads by admission check
-  and its state (dws-prov mirrors the ProvisioningRequest: Pending, Ready, Retry, Rejected);
+* ``planb_admitted_workloads`` (gauge, plan, cluster_queue, region): jobs running on each plan now;
+* ``planb_admission_check_workloads`` (gauge, check, state, cluster_queue, region): unfinished Workloads by
+  admission check and its state (dws-prov mirrors the ProvisioningRequest: Pending, Ready, Retry, Rejected);
 * ``planb_failover_moved_jobs`` (gauge): RayJobs that exist now and carry the move's annotation.
 
 Once per object, not recomputed: a histogram observation or a counter step stays when its object is deleted
@@ -44,6 +48,8 @@ Obj = dict[str, Any]
 #: DWS's horizon), so a week's wait lands in a finite bucket, not only in +Inf.
 _HOURS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0)
 WAIT_BUCKETS = (*_HOURS, *(days * 86400.0 for days in (1, 2, 4, 7)))
+#: The LocalQueue a job's objects name (Kueue's job label; a Workload's own is ``spec.queueName``).
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 #: Kueue's concurrent admission (planb.status.variants reads the same names).
 PARENT_LABEL = "kueue.x-k8s.io/concurrent-admission-parent"
 VARIANT_FLAVOR = "kueue.x-k8s.io/workload-allowed-resource-flavors"
@@ -79,7 +85,7 @@ class ControllerMetrics:
         self.accelerators = tuple(accelerators)
         self.cluster_queues = tuple(cluster_queues)
         self.region = region
-        per_plan = ("plan", "region")
+        per_plan = ("plan", "cluster_queue", "region")
         self.time_to_admission = Histogram(
             "planb_time_to_admission_seconds",
             "Seconds from a Workload's creation to its admission, per plan; once per Workload and plan.",
@@ -108,7 +114,7 @@ class ControllerMetrics:
         self.checks = Gauge(
             "planb_admission_check_workloads",
             "Unfinished Workloads per admission check and state (dws-prov: the ProvisioningRequest's state).",
-            ("check", "state", "region"),
+            ("check", "state", "cluster_queue", "region"),
         )
         self.moved_jobs = Gauge(
             "planb_failover_moved_jobs", "RayJobs that exist now and were moved from plan A to plan B."
@@ -118,10 +124,22 @@ class ControllerMetrics:
         self.running_seen: set[tuple[str, str]] = set()
         self.moves_seen: set[str] = set()
         self.migrations_seen: set[str] = set()
+        #: (namespace, LocalQueue) -> the ClusterQueue a Workload of it was last admitted to.
+        self.queue_of: dict[tuple[str, str], str] = {}
         self.lock = threading.Lock()
 
-    def labels(self, plan: str) -> dict[str, str]:
-        return {"plan": plan, "region": self.region}
+    def labels(self, plan: str, cluster_queue: str) -> dict[str, str]:
+        return {"plan": plan, "cluster_queue": cluster_queue, "region": self.region}
+
+    def cluster_queue(self, obj: Obj) -> str:
+        """The Workload's admitted ClusterQueue, else the one its LocalQueue's Workloads were last admitted to."""
+        meta = obj.get("metadata") or {}
+        local = (obj.get("spec") or {}).get("queueName") or (meta.get("labels") or {}).get(QUEUE_LABEL) or ""
+        where = (str(meta.get("namespace") or ""), str(local))
+        admitted = admitted_cluster_queue(obj)
+        if admitted and local:
+            self.queue_of[where] = admitted
+        return admitted or self.queue_of.get(where, "")
 
     def plans(self, wl: Obj) -> set[str]:
         """The accelerator flavors planb's ClusterQueue admitted the Workload on (none for another queue's)."""
@@ -140,7 +158,9 @@ class ControllerMetrics:
         admitted: dict[tuple[str, ...], float] = {}
         checks: dict[tuple[str, ...], float] = {}
         for wl in workloads:
-            uid, plans = _uid(wl), self.plans(wl)
+            self.cluster_queue(wl)  # learn each LocalQueue's ClusterQueue before any label is read
+        for wl in workloads:
+            uid, plans, queue = _uid(wl), self.plans(wl), self.cluster_queue(wl)
             for kind, seen, histogram in (
                 ("Admitted", self.admission_seen, self.time_to_admission),
                 ("PodsReady", self.running_seen, self.time_to_running),
@@ -149,19 +169,19 @@ class ControllerMetrics:
                 for plan in plans if seconds is not None else ():
                     if (uid, plan) not in seen and seconds is not None:
                         seen.add((uid, plan))
-                        histogram.observe(self.labels(plan), seconds)
+                        histogram.observe(self.labels(plan, queue), seconds)
             if is_true(wl, "Finished"):
                 continue
             if is_true(wl, "Admitted"):
                 for plan in plans:
-                    admitted[(plan, self.region)] = admitted.get((plan, self.region), 0.0) + 1
+                    admitted[(plan, queue, self.region)] = admitted.get((plan, queue, self.region), 0.0) + 1
             for check in (wl.get("status") or {}).get("admissionChecks") or []:
-                key = (str(check.get("name")), str(check.get("state")), self.region)
+                key = (str(check.get("name")), str(check.get("state")), queue, self.region)
                 checks[key] = checks.get(key, 0.0) + 1
             variant_of = (wl["metadata"].get("annotations") or {}).get(VARIANT_FLAVOR)
             if variant_of and uid not in self.migrations_seen and _migrated(wl):
                 self.migrations_seen.add(uid)
-                self.migrations.inc(self.labels(variant_of))
+                self.migrations.inc(self.labels(variant_of, queue))
         self.admitted.replace(admitted)
         self.checks.replace(checks)
         alive = {_uid(wl) for wl in workloads}
@@ -174,7 +194,8 @@ class ControllerMetrics:
         for job in moved:
             if _uid(job) not in self.moves_seen:
                 self.moves_seen.add(_uid(job))
-                self.moves.inc(self.labels(str(job["metadata"]["annotations"].get(FROM_ANNOTATION) or "")))
+                plan_a = str(job["metadata"]["annotations"].get(FROM_ANNOTATION) or "")
+                self.moves.inc(self.labels(plan_a, self.cluster_queue(job)))
         self.moves_seen &= {_uid(r) for r in rayjobs}
         self.moved_jobs.replace({(): float(len(moved))})
 

@@ -31,6 +31,8 @@ pytestmark = [pytest.mark.slow]
 AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
 #: The dashboard's metrics this test's jobs leave without data: the concurrent ladder mode alone migrates jobs.
+#: The labels of planb's series for the local stack's one ClusterQueue (the chart's default) and no region.
+QUEUE = 'cluster_queue="cluster-queue",region=""'
 CONCURRENT_ONLY = frozenset({"planb_migrations_total"})
 #: The controller's test double that pauses mid-move (run with -m from the checkout).
 PAUSED_CONTROLLER = "tests.support.shared.failover.paused_controller"
@@ -135,16 +137,16 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     # The controller renders its metrics from the Workloads of its last poll: the one after job 1's re-admission
     # may still be to come (the poll before it saw the Workload evicted from plan A and not yet admitted again).
     wait_until(
-        lambda: 'planb_time_to_admission_seconds_count{plan="dws",region=""} ' in metrics(),
+        lambda: f'planb_time_to_admission_seconds_count{{plan="dws",{QUEUE}}} ' in metrics(),
         "the failover controller's metrics to count job 1's admission on plan B (at its next poll)",
         timeout=30,
         explain=metrics,
     )
     text = metrics()
     assert sample(text, "planb_failover_moved_jobs") == 1
-    assert sample(text, 'planb_failover_moves_total{plan="on-demand",region=""}') == 1
-    assert sample(text, 'planb_time_to_admission_seconds_count{plan="dws",region=""}') == 1
-    assert sample(text, 'planb_time_to_admission_seconds_sum{plan="dws",region=""}') >= AFTER_SECONDS
+    assert sample(text, f'planb_failover_moves_total{{plan="on-demand",{QUEUE}}}') == 1
+    assert sample(text, f'planb_time_to_admission_seconds_count{{plan="dws",{QUEUE}}}') == 1
+    assert sample(text, f'planb_time_to_admission_seconds_sum{{plan="dws",{QUEUE}}}') >= AFTER_SECONDS
 
     # Plan A has machines again: a new job goes to plan A; job 1 stays on plan B (never moved back). Its nodes come
     # at once: plan A's N must cover the scale-up, KubeRay's pods and their readiness, and on two loaded cores
@@ -178,7 +180,7 @@ def test_stockout_moves_the_job_to_plan_b_and_capacity_return_brings_new_jobs_ba
     assert len(move_events(kube, "job-1")) == 1
     text = metrics()
     # Each admission on plan A is observed once and stays: job 1's before its move, and job 2's.
-    assert sample(text, 'planb_time_to_admission_seconds_count{plan="on-demand",region=""}') == 2
+    assert sample(text, f'planb_time_to_admission_seconds_count{{plan="on-demand",{QUEUE}}}') == 2
 
     # The chart's dashboard reads what a move leaves: every panel's queries (and its template
     # variables') find data in one scrape of Kueue's /metrics and the controller's (tests/support/e2e/dashboard.py).

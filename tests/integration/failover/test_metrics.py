@@ -18,7 +18,7 @@ from planb.failover.controller import Controller
 from planb.failover.exposition import Counter, Histogram, MetricError
 from tests.support.shared.failover.fake_api import FakeCluster
 from tests.support.shared.failover.kueue_steps import Kueue, start_controller, timeout, watch
-from tests.support.shared.failover.objects import KUEUE_API, NS, PLAN_A, PLAN_B, WL
+from tests.support.shared.failover.objects import CLUSTER_QUEUE, KUEUE_API, NS, PLAN_A, PLAN_B, WL
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 REGION = "us-east5"
@@ -64,7 +64,7 @@ def key(name: str, **labels: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def plan(name: str) -> dict[str, Any]:
-    return {"plan": name, "region": REGION}
+    return {"plan": name, "cluster_queue": CLUSTER_QUEUE, "region": REGION}
 
 
 def test_time_to_admission_has_a_bucket_series_and_counts_each_workload_once(
@@ -129,12 +129,15 @@ def test_a_move_counts_once_and_a_restarted_controller_counts_it_again_from_the_
     assert got[key("planb_failover_moved_jobs")] == 1
     # Plan B's admission is its own observation: creation to re-admission, plan A's wait included.
     assert got[key("planb_time_to_admission_seconds_sum", **plan(PLAN_B))] == 30 * 60
-    assert got[key("planb_admission_check_workloads", check="dws-prov", state="Ready", region=REGION)] == 1
+    dws_ready = {"check": "dws-prov", "state": "Ready", "cluster_queue": CLUSTER_QUEUE, "region": REGION}
+    assert got[key("planb_admission_check_workloads", **dws_ready)] == 1
 
     restarted = start_controller(cluster, region=REGION)
     restarted.poll_once()
     restarted.poll_once()
-    assert 'planb_failover_moves_total{plan="on-demand",region="us-east5"} 1.0' in restarted.metrics()
+    # The RayJob has no admission of its own: its team is the ClusterQueue its LocalQueue's Workload was admitted to.
+    moved = 'planb_failover_moves_total{plan="on-demand",cluster_queue="cluster-queue",region="us-east5"} 1.0'
+    assert moved in restarted.metrics()
 
 
 def test_a_concurrent_variant_evicted_for_a_preferred_plan_is_one_migration(endpoint: Endpoint, kueue: Kueue) -> None:

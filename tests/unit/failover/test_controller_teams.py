@@ -1,7 +1,8 @@
 """Teams (the queues chart's queues.teams): the controller, started with the command line the chart renders for it,
 moves a team's job stocked out on plan A, lists only the teams' namespaces, and counts the team's jobs in its metrics
-by plan. Before the chart listed every team's ClusterQueue, it gave the controller `--cluster-queues=cluster-queue`,
-which no team's Workload names, and each team's stocked-out job stayed on plan A's eviction loop."""
+by plan and by the team's ClusterQueue. Before the chart listed every team's ClusterQueue, it gave the controller
+`--cluster-queues=cluster-queue`, which no team's Workload names, and each team's stocked-out job stayed on plan A's
+eviction loop."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def test_a_team_s_job_stocked_out_on_plan_a_moves_to_plan_b(
 
     kueue.admit(PLAN_A, "serving")
     controller.poll_once()
-    assert 'planb_admitted_workloads{plan="on-demand",region=""} 1' in controller.metrics()
+    # Labelled with the team's ClusterQueue, as Kueue's own metrics are (the dashboard's cluster_queue variable).
+    assert 'planb_admitted_workloads{plan="on-demand",cluster_queue="serving",region=""} 1' in controller.metrics()
     kueue.evict()
     controller.poll_once()
     kueue.release()
@@ -81,7 +83,8 @@ def test_a_team_s_job_stocked_out_on_plan_a_moves_to_plan_b(
     ]
     assert cluster.read("workloads", WL)["spec"]["podSets"][1]["template"]["spec"]["affinity"] == NOT_ON_PLAN_A
     assert MOVED_ANNOTATION in cluster.read("rayjobs", JOB)["metadata"]["annotations"]
-    assert 'planb_failover_moves_total{plan="on-demand",region=""} 1' in controller.metrics()
+    # Moved after Kueue released its quota (no admission left): the team is the one its LocalQueue was admitted to.
+    assert 'planb_failover_moves_total{plan="on-demand",cluster_queue="serving",region=""} 1' in controller.metrics()
     # Each team's namespace is listed, and no other.
     listed = {namespace for verb, plural, namespace in cluster.calls if (verb, plural) == ("list", "workloads")}
     assert listed == {"research", "serving", NS}
