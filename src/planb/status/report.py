@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planb.kube import Kube
-from planb.status import capacity as capacity_
+from planb.status import obtainability
 from planb.status import regions as regions_
 from planb.status.derive import derive
 from planb.status.gather import KUEUE, PROVREQ, RAY, Reading, read
@@ -30,7 +30,7 @@ class Look:
 
     jobs: list[JobStatus]
     warnings: list[regions_.TokenWarning]
-    capacity: capacity_.Capacity | None
+    obtainability: obtainability.Obtainability | None
 
 
 def look(reading: Reading) -> Look:
@@ -38,7 +38,7 @@ def look(reading: Reading) -> Look:
     return Look(
         jobs_of(reading),
         regions_.token_warnings(reading.tokens),
-        capacity_.of_ledger(reading.ledger) if reading.ledger is not None else None,
+        obtainability.of_ledger(reading.ledger) if reading.ledger is not None else None,
     )
 
 

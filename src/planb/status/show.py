@@ -11,7 +11,7 @@ from pathlib import Path
 
 from planb.errors import EXIT_FAILED, EXIT_OK
 from planb.printable import printable
-from planb.status import capacity, cost, serialize
+from planb.status import cost, obtainability, serialize
 from planb.status.regions import TokenWarning
 from planb.status.render import by_team, explain
 from planb.status.report import Look
@@ -21,9 +21,12 @@ def show(look: Look, args: argparse.Namespace) -> int:
     """Print ``look`` as ``args`` ask (``-o``, ``--capacity``, ``--cost``, JOB, ``--timeline``); the exit code."""
     output = getattr(args, "output", None)
     _warnings(look.warnings, output)
-    if look.capacity is not None:
-        found = look.capacity
-        print(serialize.dump(capacity.document(found), output) if output else capacity.text(found) + "\n", end="")
+    if look.obtainability is not None:
+        found = look.obtainability
+        print(
+            serialize.dump(obtainability.document(found), output) if output else obtainability.text(found) + "\n",
+            end="",
+        )
         return EXIT_OK
     if getattr(args, "cost", False):
         costs = [cost.of_job(job) for job in look.jobs]

@@ -24,7 +24,7 @@ from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher import offer_order as ao
 from planb.regions.dispatcher.google_advice import Advice, Post, ask
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
-from planb.status import capacity
+from planb.status import obtainability
 from tests.support.integration.gke.gke_api import call
 from tests.support.integration.gke.modules import PROJECT
 
@@ -93,8 +93,10 @@ def _dispatch(offer: ao.OfferPlan, gke: dict[Key, Outcome], ledger: Ledger) -> t
 
 
 def _status_text(ledger: Ledger, advice: cs.LastAdvice, now: float) -> str:
-    stored = capacity.Capacity("kueue-system/planb-regions-ledger", True, now, capacity.rows(ledger, now), advice)
-    return capacity.text(stored)
+    stored = obtainability.Obtainability(
+        "kueue-system/planb-regions-ledger", True, now, obtainability.rows(ledger, now), advice
+    )
+    return obtainability.text(stored)
 
 
 def test_advice_refused_403_404_or_for_the_shape_falls_back_to_the_race_and_says_why(

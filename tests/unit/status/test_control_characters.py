@@ -12,7 +12,7 @@ from planb.kube import KubeError
 from planb.printable import printable
 from planb.regions.dispatcher.ledger import Key
 from planb.regions.dispatcher.ledger_store import LastAdvice, PairAdvice
-from planb.status import capacity, gather, regions
+from planb.status import gather, obtainability, regions
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 CSI = "\x9b2J"
@@ -27,8 +27,8 @@ def test_capacity_text_escapes_the_ledgers_strings() -> None:
     key = Key(f"us-east5{OSC52}", f"dws{CSI}", f"ct6e{OSC52}")
     pair = PairAdvice(key, 0.5, None, 0.5, f"GOOGLE{OSC52}", f"first{OSC52}", f"why{OSC52}")
     advice = LastAdvice(f"x{OSC52}", NOW - 60, False, f"note{OSC52}", (pair,))
-    found = capacity.Capacity("kueue-system/planb-capacity", True, NOW, advice=advice, problems=[f"p{OSC52}"])
-    out = capacity.text(found)
+    found = obtainability.Obtainability("kueue-system/planb-capacity", True, NOW, advice=advice, problems=[f"p{OSC52}"])
+    out = obtainability.text(found)
     assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
     assert "x\\u001b]52" in out
 

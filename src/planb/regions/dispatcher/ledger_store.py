@@ -15,9 +15,9 @@ the process that asks (a keeper or dispatcher restarted anywhere reads it again,
 Kueue's namespace is written only by the operator and Kueue (docs/regions.md, section 4, says why the keeper's
 ConfigMap sits there); not the keeper's own ConfigMap, because the keeper writes that one with its resourceVersion
 for each quarantine and the ledger is written at each request. ``planb status --capacity`` reads it with the
-manager's kubeconfig (``planb.status.capacity``). The keeper's dispatcher writes it (``planb regions keep --dispatch``,
-``planb.regions.dispatcher.tick``): ``configmap`` is its body, created or its data replaced whenever the ledger
-changed.
+manager's kubeconfig (``planb.status.obtainability``). The keeper's dispatcher writes it (``planb regions keep
+--dispatch``, ``planb.regions.dispatcher.tick``): ``configmap`` is its body, created or its data replaced whenever
+the ledger changed.
 """
 
 from __future__ import annotations

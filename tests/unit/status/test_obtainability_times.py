@@ -12,7 +12,7 @@ import pytest
 
 from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher.ledger import GRANTED, Ledger, LedgerError
-from planb.status import capacity
+from planb.status import obtainability
 
 NOW = 1_800_000_000.0
 PATH = f"/api/v1/namespaces/kueue-system/configmaps/{cs.CONFIGMAP}"
@@ -53,10 +53,10 @@ class ConfigMapKube:
     ],
 )
 def test_status_says_a_problem_instead_of_crashing(data: dict[str, str]) -> None:
-    found = capacity.of_ledger(cs.read(ConfigMapKube(data)), NOW)  # type: ignore[arg-type]
+    found = obtainability.of_ledger(cs.read(ConfigMapKube(data)), NOW)  # type: ignore[arg-type]
     assert found.problems, "the value was taken"
-    assert "problem: ConfigMap" in capacity.text(found)
-    assert capacity.document(found)["problems"]
+    assert "problem: ConfigMap" in obtainability.text(found)
+    assert obtainability.document(found)["problems"]
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 1e300, -1.0])

@@ -1,5 +1,5 @@
 """`planb status --capacity`: the obtainability ledger and the last advice used, read from the manager's ConfigMap
-(planb.regions.dispatcher.ledger_store), as text and as one JSON document (planb.status.capacity)."""
+(planb.regions.dispatcher.ledger_store), as text and as one JSON document (planb.status.obtainability)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from planb.kube import KubeError
 from planb.regions.dispatcher import ledger_store as cs
 from planb.regions.dispatcher import offer_order as ao
 from planb.regions.dispatcher.ledger import FAILED, GRANTED, WITHDRAWN, Key, Ledger
-from planb.status import capacity
 from planb.status import cli as status_cli
+from planb.status import obtainability
 
 NOW = 1_800_000_000.0
 SHAPE = "ct6e-standard-4t:4"
@@ -76,7 +76,7 @@ def _args(**over: Any) -> argparse.Namespace:
 
 def test_the_text_shows_the_ledger_per_region_rung_and_shape_with_counts_and_times() -> None:
     ledger = _ledger()
-    out = capacity.text(capacity.of_ledger(cs.read(_kube(ledger, None)), NOW))  # type: ignore[arg-type]
+    out = obtainability.text(obtainability.of_ledger(cs.read(_kube(ledger, None)), NOW))  # type: ignore[arg-type]
     lines = out.splitlines()
     assert lines[0] == f"Obtainability ledger (ConfigMap kueue-system/{cs.CONFIGMAP}, 2027-01-15T08:00:00Z):"
     header = lines[1].split()
@@ -91,7 +91,7 @@ def test_the_text_shows_the_ledger_per_region_rung_and_shape_with_counts_and_tim
 
 def test_the_text_shows_the_last_advice_with_scores_uptime_and_where_each_order_came_from() -> None:
     ledger = _ledger()
-    out = capacity.text(capacity.of_ledger(cs.read(_kube(ledger, _advised(ledger))), NOW))  # type: ignore[arg-type]
+    out = obtainability.text(obtainability.of_ledger(cs.read(_kube(ledger, _advised(ledger))), NOW))  # type: ignore[arg-type]
     assert "Last advice used: job default/job-1, 2027-01-15T07:58:00Z (2 min ago), advice-ordered" in out
     rows = {line.split()[0] + "/" + line.split()[1]: line for line in out.splitlines() if line.startswith("  us-")}
     rows |= {line.split()[0] + "/" + line.split()[1]: line for line in out.splitlines() if line.startswith("  euro")}
@@ -109,7 +109,7 @@ def test_missing_advice_shows_the_race_and_why() -> None:
     candidates = [ao.Candidate(k, ao.Advice.absent("403 PERMISSION_DENIED: no right")) for k in (EAST, WEST)]
     offer = ao.plan(candidates, JOB, Ledger(), NOW)
     advice = cs.last_advice(offer, candidates, "default/job-2", NOW)
-    out = capacity.text(capacity.of_ledger(cs.read(_kube(Ledger(), advice)), NOW))  # type: ignore[arg-type]
+    out = obtainability.text(obtainability.of_ledger(cs.read(_kube(Ledger(), advice)), NOW))  # type: ignore[arg-type]
     assert "job default/job-2, 2027-01-15T08:00:00Z (0 s ago), AllAtOnce (no advice)" in out
     assert "advice missing for every pair (403 PERMISSION_DENIED: no right): AllAtOnce" in out
     race = [line for line in out.splitlines() if "at once (race)" in line]
@@ -134,21 +134,21 @@ def test_a_cluster_without_the_configmap_says_nothing_is_recorded_and_exits_0(
 
 def test_a_forbidden_configmap_or_an_unreadable_key_is_a_problem_line_not_a_crash() -> None:
     forbidden = ConfigMapKube({}, KubeError(403, "Forbidden", '{"message": "configmaps is forbidden"}'))
-    out = capacity.text(capacity.of_ledger(cs.read(forbidden), NOW))  # type: ignore[arg-type]
+    out = obtainability.text(obtainability.of_ledger(cs.read(forbidden), NOW))  # type: ignore[arg-type]
     assert "problem: ConfigMap kueue-system/planb-regions-ledger cannot be read: 403 Forbidden" in out
     body = cs.configmap(Ledger(), None)
     body["data"]["advice"] = '{"version": 9}'
-    out = capacity.text(capacity.of_ledger(cs.read(ConfigMapKube({PATH: body})), NOW))  # type: ignore[arg-type]
+    out = obtainability.text(obtainability.of_ledger(cs.read(ConfigMapKube({PATH: body})), NOW))  # type: ignore[arg-type]
     assert "problem: ConfigMap kueue-system/planb-regions-ledger, key advice: advice version 9" in out
     with pytest.raises(KubeError):  # an API server that does not answer is exit 3, as for every status
-        capacity.of_ledger(cs.read(ConfigMapKube({}, KubeError(0, "API server unreachable", "x"))), NOW)  # type: ignore[arg-type]
+        obtainability.of_ledger(cs.read(ConfigMapKube({}, KubeError(0, "API server unreachable", "x"))), NOW)  # type: ignore[arg-type]
 
 
 def test_the_json_document_carries_the_ledger_s_asks_and_the_advice_used(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ledger = _ledger()
-    monkeypatch.setattr(capacity, "clock", lambda: NOW)
+    monkeypatch.setattr(obtainability, "clock", lambda: NOW)
     assert status_cli._once(_kube(ledger, _advised(ledger)), _args(output="json")) == 0  # type: ignore[arg-type]
     doc = json.loads(capsys.readouterr().out)
     _valid(doc)
@@ -191,7 +191,11 @@ def _valid(doc: Any) -> None:
 
 
 def test_a_document_with_nothing_recorded_is_valid_too() -> None:
-    _valid(capacity.document(capacity.Capacity("kueue-system/x", found=False, now=NOW, problems=["forbidden"])))
+    _valid(
+        obtainability.document(
+            obtainability.Obtainability("kueue-system/x", found=False, now=NOW, problems=["forbidden"])
+        )
+    )
 
 
 def test_capacity_is_not_a_job_s_view() -> None:

@@ -1,5 +1,8 @@
 """`planb status --capacity`: the obtainability ledger and the last advice used, as text or one document (``-o``).
 
+Named for what it shows, how obtainable each region's capacity has been: "capacity" in planb's modules is the local
+stack's capacity simulator alone (planb.local.capacity); the command's flag keeps the word users type.
+
 Read on the MultiKueue manager from the ConfigMap ``planb.regions.dispatcher.ledger_store`` names
 (``kueue-system/planb-regions-ledger``):
 
@@ -53,7 +56,7 @@ class LedgerRow:
 
 
 @dataclass
-class Capacity:
+class Obtainability:
     """What ``planb status --capacity`` shows."""
 
     where: str
@@ -99,10 +102,10 @@ def rows(ledger: Ledger, now: float, policy: Policy = POLICY) -> list[LedgerRow]
     return out
 
 
-def of_ledger(stored: ledger_store.Stored, now: float | None = None) -> Capacity:
+def of_ledger(stored: ledger_store.Stored, now: float | None = None) -> Obtainability:
     """The manager's ledger and last advice, as planb.status.gather read them (ledger_store.read)."""
     now = clock() if now is None else now
-    found = Capacity(stored.where, stored.found, now, advice=stored.advice, problems=list(stored.problems))
+    found = Obtainability(stored.where, stored.found, now, advice=stored.advice, problems=list(stored.problems))
     if stored.ledger is not None:
         found.rows = rows(stored.ledger, now)
     return found
@@ -144,7 +147,7 @@ def _advice_line(p: PairAdvice) -> list[str]:
     return [p.key.region, p.key.rung, p.key.shape, *scores, p.offered, p.source]
 
 
-def text(found: Capacity) -> str:
+def text(found: Obtainability) -> str:
     """The two tables, each with what it stands on."""
     lines = [f"Obtainability ledger (ConfigMap {found.where}, {stamp(found.now)}):"]
     if not found.found:
@@ -181,7 +184,7 @@ def _time(at: float | None) -> str | None:
     return None if at is None else stamp(at)
 
 
-def document(found: Capacity) -> dict[str, Any]:
+def document(found: Obtainability) -> dict[str, Any]:
     """The same as one document (``-o json|yaml``): ``kind: CapacityStatus``."""
     advice = found.advice
     return {
