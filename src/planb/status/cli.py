@@ -249,7 +249,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--cost",
         action="store_true",
-        help="chip-hours per job and per team (namespace), from Kueue's admission times and the catalog's chips",
+        help=(
+            "chip-hours per job and per team (its ClusterQueue with the queues release's teams, else its namespace), "
+            "from Kueue's admission times and the catalog's chips"
+        ),
     )
     parser.add_argument(
         "--rate-per-chip-hour",
