@@ -1,24 +1,27 @@
 """The failover controller's Prometheus metrics and its HTTP endpoint (``/metrics``, ``/healthz``, ``/readyz``).
 
 Each poll hands the Workloads it listed (and the RayJobs of the last metrics resync) to
-``ControllerMetrics.update``; a scrape renders what that kept and calls nothing. Every label set carries
-``region``: the cluster's region (``--region``, the chart's ``failover.region``), one value per controller; and,
-but for ``planb_failover_moved_jobs``, ``cluster_queue``: the team's ClusterQueue (queues.teams gives each team
-one), the label Kueue's own metrics use for it, so one dashboard variable filters both. It is the Workload's
-``status.admission.clusterQueue``; for a Workload or RayJob without an admission, the ClusterQueue a Workload of
-the same LocalQueue was last admitted to (a LocalQueue points at one ClusterQueue, ``spec.clusterQueue``), else "".
+``ControllerMetrics.update``; a scrape renders what that kept and calls nothing. Every series but
+``planb_failover_moved_jobs`` (no label) carries ``region``, the cluster's region (``--region``, the chart's
+``failover.region``), one value per controller, and ``cluster_queue``, the team's ClusterQueue (queues.teams gives
+each team one), the label Kueue's own metrics use for it, so one dashboard variable filters both. It is the
+Workload's ``status.admission.clusterQueue``; for a Workload or RayJob without an admission, the ClusterQueue a
+Workload of the same LocalQueue was last admitted to (Kueue keeps a LocalQueue's ``spec.clusterQueue`` immutable,
+kueue apis/kueue/v1beta2/localqueue_types.go), else "". A LocalQueue deleted and made again for another team keeps
+the old team there until a Workload of it is admitted; the histograms and ``planb_admitted_workloads`` count
+admitted Workloads only, so theirs is always the admission's.
 
 * ``planb_time_to_admission_seconds`` (histogram, plan, cluster_queue, region): a Workload's creation to its Admitted
   condition, observed once per Workload and plan (a job moved to plan B is observed on each plan once);
 * ``planb_time_to_running_seconds`` (histogram, plan, cluster_queue, region): a Workload's creation to its PodsReady
   condition (Kueue's waitForPodsReady, which failover turns on), once per Workload and plan;
-* ``planb_failover_moves_total`` (counter, plan: the plan moved away from): RayJobs carrying the move's
-  annotation (planb.failover.names.MOVED_ANNOTATION), each counted once;
-* ``planb_migrations_total`` (counter, plan: the plan migrated off): concurrent-ladder variant Workloads that
-  Kueue evicted to move the job to a more preferred plan, as their ``status.schedulingStats.evictions``
-  record it (reason FlavorMigration, or Deactivated when a preferred variant was admitted after its checks;
-  kueue v0.19.2 pkg/workload/evict/evict.go workloadEvictionStateInc, pkg/scheduler/scheduler.go
-  issueMigration), each variant counted once;
+* ``planb_failover_moves_total`` (counter, plan: the plan moved away from, cluster_queue, region): RayJobs
+  carrying the move's annotation (planb.failover.names.MOVED_ANNOTATION), each counted once;
+* ``planb_migrations_total`` (counter, plan: the plan migrated off, cluster_queue, region): concurrent-ladder
+  variant Workloads that Kueue evicted to move the job to a more preferred plan, as their
+  ``status.schedulingStats.evictions`` record it (reason FlavorMigration, or Deactivated when a preferred variant
+  was admitted after its checks; kueue v0.19.2 pkg/workload/evict/evict.go workloadEvictionStateInc,
+  pkg/scheduler/scheduler.go issueMigration), each variant counted once;
 * ``planb_admitted_workloads`` (gauge, plan, cluster_queue, region): jobs running on each plan now;
 * ``planb_admission_check_workloads`` (gauge, check, state, cluster_queue, region): unfinished Workloads by
   admission check and its state (dws-prov mirrors the ProvisioningRequest: Pending, Ready, Retry, Rejected);

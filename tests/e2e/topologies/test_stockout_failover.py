@@ -30,9 +30,9 @@ pytestmark = [pytest.mark.slow]
 #: Plan A's time to make a job's pods ready (Kueue's waitForPodsReady timeout): the local inventory's default.
 AFTER_SECONDS = FAILOVER_AFTER_SECONDS
 MESSAGE = move_message(AFTER_SECONDS)
-#: The dashboard's metrics this test's jobs leave without data: the concurrent ladder mode alone migrates jobs.
 #: The labels of planb's series for the local stack's one ClusterQueue (the chart's default) and no region.
 QUEUE = 'cluster_queue="cluster-queue",region=""'
+#: The dashboard's metrics this test's jobs leave without data: the concurrent ladder mode alone migrates jobs.
 CONCURRENT_ONLY = frozenset({"planb_migrations_total"})
 #: The controller's test double that pauses mid-move (run with -m from the checkout).
 PAUSED_CONTROLLER = "tests.support.shared.failover.paused_controller"

@@ -12,13 +12,13 @@ TEXT = """\
 kueue_cluster_queue_resource_usage{cluster_queue="cluster-queue",flavor="dws",resource="google.com/tpu"} 16
 kueue_cluster_queue_resource_usage{cluster_queue="cluster-queue",flavor="default-cpu",resource="cpu"} 4
 # TYPE planb_time_to_admission_seconds histogram
-planb_time_to_admission_seconds_bucket{le="10.0",plan="dws",region=""} 0
-planb_time_to_admission_seconds_bucket{le="+Inf",plan="dws",region=""} 1
-planb_time_to_admission_seconds_count{plan="dws",region=""} 1
-planb_time_to_admission_seconds_sum{plan="dws",region=""} 20
-planb_time_to_admission_seconds_bucket{le="+Inf",plan="on-demand",region=""} 0
-planb_time_to_admission_seconds_count{plan="on-demand",region=""} 0
-planb_time_to_admission_seconds_sum{plan="on-demand",region=""} 0
+planb_time_to_admission_seconds_bucket{le="10.0",plan="dws",cluster_queue="cluster-queue",region=""} 0
+planb_time_to_admission_seconds_bucket{le="+Inf",plan="dws",cluster_queue="cluster-queue",region=""} 1
+planb_time_to_admission_seconds_count{plan="dws",cluster_queue="cluster-queue",region=""} 1
+planb_time_to_admission_seconds_sum{plan="dws",cluster_queue="cluster-queue",region=""} 20
+planb_time_to_admission_seconds_bucket{le="+Inf",plan="on-demand",cluster_queue="cluster-queue",region=""} 0
+planb_time_to_admission_seconds_count{plan="on-demand",cluster_queue="cluster-queue",region=""} 0
+planb_time_to_admission_seconds_sum{plan="on-demand",cluster_queue="cluster-queue",region=""} 0
 """
 
 
