@@ -134,15 +134,23 @@ class ControllerMetrics:
     def labels(self, plan: str, cluster_queue: str) -> dict[str, str]:
         return {"plan": plan, "cluster_queue": cluster_queue, "region": self.region}
 
-    def cluster_queue(self, obj: Obj) -> str:
-        """The Workload's admitted ClusterQueue, else the one its LocalQueue's Workloads were last admitted to."""
+    @staticmethod
+    def local_queue(obj: Obj) -> tuple[str, str]:
+        """(namespace, LocalQueue) of a Workload (``spec.queueName``) or a job (its queue-name label)."""
         meta = obj.get("metadata") or {}
         local = (obj.get("spec") or {}).get("queueName") or (meta.get("labels") or {}).get(QUEUE_LABEL) or ""
-        where = (str(meta.get("namespace") or ""), str(local))
-        admitted = admitted_cluster_queue(obj)
-        if admitted and local:
-            self.queue_of[where] = admitted
-        return admitted or self.queue_of.get(where, "")
+        return str(meta.get("namespace") or ""), str(local)
+
+    def learn(self, workloads: list[Obj]) -> None:
+        """Each admitted Workload's LocalQueue and ClusterQueue, for the objects of that LocalQueue without one."""
+        for wl in workloads:
+            admitted, where = admitted_cluster_queue(wl), self.local_queue(wl)
+            if admitted and where[1]:
+                self.queue_of[where] = admitted
+
+    def cluster_queue(self, obj: Obj) -> str:
+        """The Workload's admitted ClusterQueue, else the one its LocalQueue's Workloads were last admitted to."""
+        return admitted_cluster_queue(obj) or self.queue_of.get(self.local_queue(obj), "")
 
     def plans(self, wl: Obj) -> set[str]:
         """The accelerator flavors planb's ClusterQueue admitted the Workload on (none for another queue's)."""
@@ -160,8 +168,7 @@ class ControllerMetrics:
     def _workloads(self, workloads: list[Obj]) -> None:
         admitted: dict[tuple[str, ...], float] = {}
         checks: dict[tuple[str, ...], float] = {}
-        for wl in workloads:
-            self.cluster_queue(wl)  # learn each LocalQueue's ClusterQueue before any label is read
+        self.learn(workloads)  # every LocalQueue's ClusterQueue before any label is read
         for wl in workloads:
             uid, plans, queue = _uid(wl), self.plans(wl), self.cluster_queue(wl)
             for kind, seen, histogram in (
