@@ -123,3 +123,21 @@ def test_the_acknowledgement_replaces_a_planted_link_instead_of_writing_through_
     assert not saved.is_symlink() and saved.read_text() == "42\n"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stop.saved", "victim"]  # no temporary file left
+
+
+def test_the_drivers_private_notice_folder_is_removed_after_the_workers(
+    train: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without PLANB_NOTICE_FILE the driver makes a private folder for its workers' notice file (0700, mkdtemp) and
+    removes it once they are gone (run_ray's `finally`); a signal after that is still recorded."""
+    monkeypatch.setattr(runners.tempfile, "tempdir", str(tmp_path))
+    notice = runners.DriverNotice(load_config(LINEAR))
+    folder = Path(notice.file).parent
+    assert folder.parent == tmp_path and folder.name.startswith("planb-notice-")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    notice._noticed(signal.SIGTERM, None)
+    assert Path(notice.file).exists()
+    notice.discard()
+    assert list(tmp_path.iterdir()) == []
+    notice._noticed(signal.SIGINT, None)
+    assert notice.signum == signal.SIGINT and list(tmp_path.iterdir()) == []

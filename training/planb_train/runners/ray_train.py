@@ -11,8 +11,10 @@ How a run that stops on a notice ends: planb_train.runners.outcome.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import shutil
 import signal
 import tempfile
 import threading
@@ -112,13 +114,15 @@ class DriverNotice:
     that cannot take a signal, so the driver's SIGTERM creates PLANB_NOTICE_FILE, which every worker on this
     machine polls at each step boundary (on GKE each Ray pod's preStop hook creates the file in its own pod). The
     workers save and return, and the driver then ends by the signal it was told of. Without PLANB_NOTICE_FILE the
-    driver picks a private file for its workers."""
+    driver picks a private file for its workers, in a folder of its own that `discard` removes."""
 
     def __init__(self, cfg: TrainConfig) -> None:
         self.signum: int | None = None
         self.file = cfg.notice_file
+        self._private: str | None = None
         if cfg.save_on_notice and not self.file:
-            self.file = os.path.join(tempfile.mkdtemp(prefix="planb-notice-"), "stop")
+            self._private = tempfile.mkdtemp(prefix="planb-notice-")
+            self.file = os.path.join(self._private, "stop")
         self.enabled = cfg.save_on_notice and threading.current_thread() is threading.main_thread()
 
     def arm(self) -> None:
@@ -128,8 +132,14 @@ class DriverNotice:
 
     def _noticed(self, signum: int, _frame: object) -> None:
         self.signum = signum
-        with open(self.file, "a", encoding="utf-8"):
-            pass
+        with contextlib.suppress(FileNotFoundError), open(self.file, "a", encoding="utf-8"):
+            pass  # (FileNotFoundError: the private folder is gone, the workers with it)
+
+    def discard(self) -> None:
+        """Remove the private folder, once the workers are gone (nothing reads the file after them)."""
+        if self._private:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
 
     def stop(self) -> None:
         """End the process by the signal it was told of (once the workers have saved), or restore the default."""
@@ -174,6 +184,7 @@ def run_ray(cfg: TrainConfig) -> None:
     finally:
         if started_here:
             ray.shutdown()
+        notice.discard()
     end_run(notice, stopped)
 
 

@@ -35,7 +35,15 @@ def run_for_hosts(folder: Path, text: str, hosts: dict[str, dict[str, Any]]) -> 
     inventory = {"all": {"hosts": {name: {**common, **variables} for name, variables in hosts.items()}}}
     (folder / "inventory.json").write_text(json.dumps(inventory))  # YAML's superset: the inventory's yaml plugin
     (folder / "playbook.yml").write_text(text.replace("hosts: localhost", "hosts: all", 1))
-    return _ansible_playbook("-i", str(folder / "inventory.json"), str(folder / "playbook.yml"))
+    # The run's temporary folder is its own (TMPDIR, which the modules' tempfile and helm read): what a task leaves
+    # there, it leaves in an operator's /tmp on every run. Kept by design: kubernetes.core's API discovery cache, one
+    # file per cluster (k8srcp-<hash>.json, module_utils/client/discovery.py).
+    temporary = folder / "tmp"
+    temporary.mkdir(exist_ok=True)
+    done = _ansible_playbook("-i", str(folder / "inventory.json"), str(folder / "playbook.yml"), tmpdir=temporary)
+    left = sorted(path.name for path in temporary.iterdir() if not path.name.startswith("k8srcp-"))
+    assert not left, f"the play left temporary files behind: {left}"
+    return done
 
 
 def run_declared(kind: str, folder: Path, text: str, variables: Callable[[Any, Path], dict[str, Any]]) -> None:
@@ -85,7 +93,7 @@ def failures_by_host(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
     return {host: "\n".join(blocks.get(host, [])) for host, count in recap.items() if count}
 
 
-def _ansible_playbook(*args: str) -> subprocess.CompletedProcess[str]:
+def _ansible_playbook(*args: str, tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(Path(sys.executable).parent / "ansible-playbook"), *args],
         cwd=paths.REPO,
@@ -94,6 +102,7 @@ def _ansible_playbook(*args: str) -> subprocess.CompletedProcess[str]:
             "ANSIBLE_CONFIG": str(paths.REPO / "ansible.cfg"),
             "ANSIBLE_ROLES_PATH": str(paths.REPO / "collections/ansible_collections/planb/gke/roles"),
             "ANSIBLE_NOCOLOR": "1",
+            **({"TMPDIR": str(tmpdir)} if tmpdir else {}),
         },
         capture_output=True,
         text=True,
