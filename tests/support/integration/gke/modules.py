@@ -6,6 +6,7 @@ import importlib
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -133,7 +134,15 @@ DWS_ARGS: dict[str, Any] = {
 def ansible_playbook(
     *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run ansible-playbook from the repo root with the venv's ansible and the repo's ansible.cfg."""
+    """Run ansible-playbook from the repo root with the venv's ansible and the repo's ansible.cfg, in a temporary
+    folder of the run's own (TMPDIR, which Python's tempfile, helm and gcloud read): a file the run leaves there,
+    it would leave in an operator's /tmp on every run, and the run fails the test. Kept by design: kubernetes.core's
+    API discovery cache, one file per cluster (k8srcp-<hash>.json, its module_utils/client/discovery.py)."""
     command = [str(Path(sys.executable).parent / "ansible-playbook"), *args]
-    full_env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1", **(env or {})}
-    return subprocess.run(command, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
+    with tempfile.TemporaryDirectory(prefix="planb-play-tmp-") as temporary:
+        full_env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+                    "TMPDIR": temporary, **(env or {})}  # fmt: skip
+        done = subprocess.run(command, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
+        left = sorted(path.name for path in Path(temporary).iterdir() if not path.name.startswith("k8srcp-"))
+    assert not left, f"ansible-playbook {' '.join(args)} left temporary files behind: {left}"
+    return done
