@@ -47,11 +47,14 @@ def test_a_run_spaces_its_saves_by_what_they_cost_it(train: ModuleType, tmp_path
     policy = result.metrics["save_policy"]
     assert (policy["every"], policy["budget"], policy["start_step"]) == (every, budget, 0)
     saves = policy["saves"]
-    assert len(saves) >= 2, saves
     steps = [s["step"] for s in saves]
     # The checkpoints written: the measured saves, perhaps one more still being written at the end, and the end's.
     written = checkpoints(ckpt)
     assert written[: len(steps)] == steps and written[-1] == epochs and len(written) <= len(steps) + 2, written
+    # Several saves on a quiet machine. On a loaded one a save can cost a second (1.06 s for the first, in a make test
+    # of 2026-12-07, against tens of milliseconds quiet), and 25 % of the run's few seconds then hold no second one:
+    # the policy must have said so (its next save at the run's end or past it), or the second was still being written.
+    assert saves and (len(saves) >= 2 or saves[0]["next_step"] >= epochs or len(written) == 3), (saves, written)
     # Nothing measured yet: the state's 40 bytes at the chip's rate, under a microsecond, well within 25% of the 4
     # steps before the first multiple, which is saved.
     first = policy["first_save"]
