@@ -68,7 +68,7 @@ PLANB_STATE_DIR="$regions_state" PLANB_PORT_OFFSET=500 PLANB_GKE_EMULATOR_PORT=$
   "$PY" -m pytest -ra --durations=15 -p no:cacheprovider tests/e2e --e2e-groups=regions >"$logdir/regions.log" 2>&1 &
 pids[regions]=$!
 trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
-echo "[planb test] the regions topology, the unit and the integration tests run beside these (output: $logdir)"
+echo "[planb test] the regions topology, the unit and the integration tests run beside these (output: $logdir, removed if every test passes)"
 "$PY" -m pytest -ra --durations=60 tests/e2e --e2e-groups=-regions
 stack_rc=$?
 echo "[planb test] e2e tests: exit $stack_rc after $((SECONDS - start)) s; waiting for the others ..."
@@ -90,4 +90,8 @@ for part in regions playbook other; do
   fi
 done
 echo "[planb test] all tests: $((SECONDS - start)) s"
+# The processes' output stays for a failure, whose path is printed above; all passing, it goes.
+if ((rc == 0)); then
+  rm -rf "$logdir"
+fi
 exit "$rc"
