@@ -14,6 +14,9 @@ suite"). PLANB_JAX_CACHE_DIR names another folder (a fresh one: a run that compi
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -47,6 +50,21 @@ def _jax_compilation_cache() -> Iterator[None]:
         yield
     for name, value in before.items():
         jax.config.update(name, value)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ray_folder() -> Iterator[None]:
+    """Ray's folder (its sessions' logs and sockets, /tmp/ray by default, where every run leaves one) is the
+    session's own and goes when it ends: RAY_TMPDIR, which ray.init reads here and in the processes started. Short,
+    directly under /tmp: its sockets' paths must fit 107 bytes. A RAY_TMPDIR already set is left alone."""
+    if os.environ.get("RAY_TMPDIR"):
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_TMPDIR", folder)
+        yield
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
