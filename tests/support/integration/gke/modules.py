@@ -19,6 +19,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from planb.local.gke_emulator.emulator import RunningEmulator
 from planb.paths import REPO
+from tests.support.shared.leftovers import assert_nothing_left
 
 PROJECT, LOCATION, CLUSTER = "planb-test", "us-east5-b", "tpu-cluster"
 
@@ -135,14 +136,11 @@ def ansible_playbook(
     *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """Run ansible-playbook from the repo root with the venv's ansible and the repo's ansible.cfg, in a temporary
-    folder of the run's own (TMPDIR, which Python's tempfile, helm and gcloud read): a file the run leaves there,
-    it would leave in an operator's /tmp on every run, and the run fails the test. Kept by design: kubernetes.core's
-    API discovery cache, one file per cluster (k8srcp-<hash>.json, its module_utils/client/discovery.py)."""
+    folder of the run's own: a file the run leaves there fails the test (tests/support/shared/leftovers.py)."""
     command = [str(Path(sys.executable).parent / "ansible-playbook"), *args]
     with tempfile.TemporaryDirectory(prefix="planb-play-tmp-") as temporary:
         full_env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
                     "TMPDIR": temporary, **(env or {})}  # fmt: skip
         done = subprocess.run(command, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
-        left = sorted(path.name for path in Path(temporary).iterdir() if not path.name.startswith("k8srcp-"))
-    assert not left, f"ansible-playbook {' '.join(args)} left temporary files behind: {left}"
+        assert_nothing_left(Path(temporary), f"ansible-playbook {' '.join(args)}")
     return done

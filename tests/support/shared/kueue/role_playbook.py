@@ -15,6 +15,7 @@ from typing import Any
 
 from planb import paths
 from tests.support.shared.kueue.run_once import keep, take_ahead
+from tests.support.shared.leftovers import assert_nothing_left
 
 
 def run_playbook(playbook: Path, text: str, extra_vars: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -35,14 +36,11 @@ def run_for_hosts(folder: Path, text: str, hosts: dict[str, dict[str, Any]]) -> 
     inventory = {"all": {"hosts": {name: {**common, **variables} for name, variables in hosts.items()}}}
     (folder / "inventory.json").write_text(json.dumps(inventory))  # YAML's superset: the inventory's yaml plugin
     (folder / "playbook.yml").write_text(text.replace("hosts: localhost", "hosts: all", 1))
-    # The run's temporary folder is its own (TMPDIR, which the modules' tempfile and helm read): what a task leaves
-    # there, it leaves in an operator's /tmp on every run. Kept by design: kubernetes.core's API discovery cache, one
-    # file per cluster (k8srcp-<hash>.json, module_utils/client/discovery.py).
+    # The run's temporary folder is its own: a file the play leaves there fails the test (leftovers.py).
     temporary = folder / "tmp"
     temporary.mkdir(exist_ok=True)
     done = _ansible_playbook("-i", str(folder / "inventory.json"), str(folder / "playbook.yml"), tmpdir=temporary)
-    left = sorted(path.name for path in temporary.iterdir() if not path.name.startswith("k8srcp-"))
-    assert not left, f"the play left temporary files behind: {left}"
+    assert_nothing_left(temporary, "the play")
     return done
 
 
