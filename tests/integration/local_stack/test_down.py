@@ -173,9 +173,11 @@ def test_down_stops_the_stand_ins_payloads_together_before_their_work_directory_
         subprocess.Popen([sys.executable, "-c", _SLOW_TO_STOP, str(seen), str(work)], cwd=work, start_new_session=True)
         for _ in range(2)
     ]
-    for proc in procs:
+    tmps = [payloads.private_tmp() for _ in procs]  # each payload's own TMPDIR, as the stand-in gives it
+    for proc, tmp in zip(procs, tmps, strict=True):
         _STARTED.append((proc.pid, start_time(proc.pid)))
-        payloads.record(rayhead_settings.payloads_dir(root), proc.pid)
+        payloads.record(rayhead_settings.payloads_dir(root), proc.pid, tmp)
+        (tmp / "ray").mkdir()  # what a payload's ray.init leaves there
     deadline = time.monotonic() + 30
     while len(list(seen.glob("ready-*"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -186,13 +188,16 @@ def test_down_stops_the_stand_ins_payloads_together_before_their_work_directory_
     stopped_at = sorted(float(at) for at, _ in notes)
     assert stopped_at[1] - stopped_at[0] < 1.5, f"stopped one after the other: {stopped_at}"
     assert not work.exists() and not (root / "rayhead").exists()
+    assert [tmp.exists() for tmp in tmps] == [False, False], "a payload's temporary folder outlived it"
 
 
-def test_down_leaves_a_process_that_took_a_recorded_payloads_pid_alone(stack: LocalStack) -> None:
+def test_down_leaves_a_process_that_took_a_recorded_payloads_pid_alone(stack: LocalStack, tmp_path: Path) -> None:
     proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
     _STARTED.append((proc.pid, start_time(proc.pid)))
     records = rayhead_settings.payloads_dir(stack.state.parent)
     records.mkdir(parents=True)
-    (records / f"{proc.pid}.pid").write_text(f"{proc.pid} 1\n")  # recorded for a process that started at tick 1
+    # Recorded for a process that started at tick 1, naming a folder no payload was given: both are left alone.
+    (records / f"{proc.pid}.pid").write_text(f"{proc.pid} 1 {tmp_path}\n")
     assert stack.down() is True
     assert is_alive(proc.pid)
+    assert tmp_path.is_dir()

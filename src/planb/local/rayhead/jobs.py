@@ -202,11 +202,14 @@ class JobTable:
         threading.Thread(target=end, name=f"job {record.submission_id}", daemon=True).start()
 
     def _start_process(self, record: RayJobRecord, launch: Launch) -> None:
+        """Start the payload in a session of its own, with a temporary folder of its own as ``TMPDIR`` (a
+        container's /tmp is its own: planb.local.rayhead.payloads), removed when it ends."""
         out = open_private(record.log_file, "ab")
+        tmp = payloads.private_tmp()
         try:
             record.process = subprocess.Popen(
                 launch.argv,
-                env=launch.env,
+                env={**launch.env, "TMPDIR": str(tmp)},
                 cwd=launch.cwd,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -215,12 +218,13 @@ class JobTable:
             )
         except OSError as exc:
             out.close()
+            payloads.remove_tmp(tmp)
             record.finish(FAILED, f"Job entrypoint command failed to start: {exc}")
             return
         out.close()
         pid = record.process.pid
         if self.payloads_dir is not None:
-            payloads.record(self.payloads_dir, pid)
+            payloads.record(self.payloads_dir, pid, tmp)
         with record.changed:
             record.status, record.message = RUNNING, "Job is currently running."
             record.changed.notify_all()
@@ -229,6 +233,7 @@ class JobTable:
         def wait() -> None:
             assert record.process is not None
             code = record.process.wait()
+            payloads.remove_tmp(tmp)
             if self.payloads_dir is not None:
                 payloads.forget(self.payloads_dir, pid)
             if code == 0:

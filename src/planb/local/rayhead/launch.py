@@ -22,7 +22,8 @@ ships, in a shape it can check:
   first), the locale and ``TZ``/``TMPDIR``; ``HOME`` and ``PYTHONPATH`` are the work directory and
   ``PYTHONUNBUFFERED`` is 1 (its log is written as it runs); then the head container's literal ``env``,
   the runtime env's ``env_vars`` and the payload's ``--env``. Nothing else of the user's environment
-  (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``, ``PLANB_*``) reaches the payload.
+  (cloud credentials, ``SSH_AUTH_SOCK``, ``KUBECONFIG``, ``RAY_*``, ``PLANB_*``) reaches the payload. A `run`
+  payload's ``TMPDIR`` is then a folder of its own, removed when it ends (planb.local.rayhead.payloads).
 
 A refusal is a `LaunchRefusedError`; the stand-in ends the job FAILED with its text (planb.local.rayhead.heads).
 """

@@ -5,10 +5,18 @@ not reach it. The stand-in records every payload it starts as ``<pid>.pid`` hold
 (the rule of planb.local.process: a pid the system has handed to another process since is not taken for a
 payload) in the state directory's ``rayhead/payloads``, and removes the record when the payload ends.
 `stop_all` stops every recorded payload that still runs, all at once, and forgets the records.
+
+Each payload also has a temporary folder of its own (`private_tmp`, its ``TMPDIR``), as a container's ``/tmp`` is
+its own and goes with its pod: what a payload leaves there (Ray's session folder of a `ray.init`, its sockets and
+logs; Ray reads ``TMPDIR`` on Linux, ray/_common/utils.py ``get_user_temp_dir``) goes when the payload ends, or
+with `stop_all` for one the stand-in did not see end. The record's third field names it. The folder sits directly
+in the system's temporary folder, short, because Ray's sockets under it must fit a Unix socket path (107 bytes).
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 
@@ -21,13 +29,38 @@ class PayloadStopError(PlanbError):
     """A recorded payload could not be stopped (it belongs to another user)."""
 
 
-def record(directory: Path, pid: int) -> None:
+#: The name of a payload's temporary folder starts so (`private_tmp`); `remove_tmp` removes nothing else.
+TMP_PREFIX = "planb-pod-"
+
+
+def private_tmp() -> Path:
+    """A new temporary folder for one payload (mode 0700), in the system's temporary folder."""
+    return Path(tempfile.mkdtemp(prefix=TMP_PREFIX))
+
+
+def remove_tmp(folder: Path | None) -> None:
+    """Remove a payload's temporary folder; a path not made by `private_tmp` is left alone."""
+    if folder is not None and folder.name.startswith(TMP_PREFIX) and folder.parent == Path(tempfile.gettempdir()):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def record(directory: Path, pid: int, tmp: Path | None = None) -> None:
     private_dir(directory)
-    write_atomic(directory / f"{pid}.pid", f"{pid} {start_time(pid)}\n", private=True)
+    line = f"{pid} {start_time(pid)}" + (f" {tmp}" if tmp is not None else "")
+    write_atomic(directory / f"{pid}.pid", line + "\n", private=True)
 
 
 def forget(directory: Path, pid: int) -> None:
     (directory / f"{pid}.pid").unlink(missing_ok=True)
+
+
+def _recorded_tmp(path: Path) -> Path | None:
+    """The temporary folder a record names (its third field), if any."""
+    try:
+        fields = path.read_text().split()
+    except OSError:
+        return None
+    return Path(fields[2]) if len(fields) > 2 else None
 
 
 def running(directory: Path) -> list[int]:
@@ -35,7 +68,7 @@ def running(directory: Path) -> list[int]:
     found: list[int] = []
     for path in sorted(directory.glob("*.pid")):
         try:
-            pid_text, started = path.read_text().split()
+            pid_text, started = path.read_text().split()[:2]
             pid = int(pid_text)
         except (OSError, ValueError):
             continue
@@ -46,7 +79,7 @@ def running(directory: Path) -> list[int]:
 
 def stop_all(directory: Path, timeout: float = 15.0) -> list[int]:
     """Stop every recorded payload that still runs, in parallel (SIGTERM to its group, SIGKILL after
-    `timeout`); the pids stopped. The records go once none is left running."""
+    `timeout`); the pids stopped. The records and the payloads' temporary folders go once none is left running."""
     pids = running(directory)
     failures: list[str] = []
 
@@ -67,5 +100,6 @@ def stop_all(directory: Path, timeout: float = 15.0) -> list[int]:
     if failures:
         raise PayloadStopError("; ".join(failures))
     for path in directory.glob("*.pid"):
+        remove_tmp(_recorded_tmp(path))
         path.unlink(missing_ok=True)
     return pids

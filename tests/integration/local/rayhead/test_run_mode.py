@@ -6,6 +6,7 @@ is tests/support/shared/rayhead_cluster.py's fake API server, the stand-in tests
 from __future__ import annotations
 
 import hmac
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from planb.kube import Obj
 from planb.local.process import start_time
+from planb.local.rayhead import payloads
 from planb.local.rayhead import settings as settings_mod
 from planb.local.rayhead.jobs import FAILED, SUCCEEDED
 from tests.support.integration.rayhead_run import (
@@ -22,6 +24,7 @@ from tests.support.integration.rayhead_run import (
     RAYJOB,
     SECRET,
     TOKEN,
+    TRAIN,
     head_pod,
     run_objects,
     wait_job,
@@ -86,10 +89,15 @@ def test_every_submission_of_a_rayjob_runs_in_the_rayjobs_work_directory(serve: 
     assert "found -" in first and "found 1" in second, second
 
 
-def test_a_running_payload_is_recorded_until_it_ends(serve: Any, tmp_path: Path) -> None:
+def test_a_running_payload_is_recorded_with_a_temporary_folder_of_its_own_until_it_ends(
+    serve: Any, tmp_path: Path
+) -> None:
+    """A container's /tmp is its own: a payload's TMPDIR (where Ray keeps its session) is a new folder, named in its
+    record while it runs; the record and the folder go when it ends."""
     release = tmp_path / "release"
     wait_for = [{"name": "WAIT_FOR", "value": str(release)}]
-    heads, _, server = serve(run_objects(env=wait_for))
+    train = "import os, pathlib\npathlib.Path(os.environ['TMPDIR'], 'ray').mkdir()\n" + TRAIN
+    heads, _, server = serve(run_objects(env=wait_for, train=train))
     feed(heads, head_pod(env=wait_for))
     body = {"submission_id": "s1", "entrypoint": ENTRYPOINT}
     assert proxied(server, "POST", "/api/jobs/", body, headers=AUTH)[0] == 200
@@ -97,13 +105,20 @@ def test_a_running_payload_is_recorded_until_it_ends(serve: Any, tmp_path: Path)
     assert job is not None and job.process is not None
     pid = job.process.pid
     record = settings_mod.payloads_dir(tmp_path) / f"{pid}.pid"
-    assert record.read_text() == f"{pid} {start_time(pid)}\n"
+    pid_text, started, folder = record.read_text().split()
+    assert (pid_text, started) == (str(pid), start_time(pid))
+    tmp = Path(folder)
+    assert tmp.name.startswith(payloads.TMP_PREFIX) and tmp.parent == Path(tempfile.gettempdir()), folder
+    deadline = time.monotonic() + 10
+    while not (tmp / "ray").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp / "ray").is_dir(), "the payload's TMPDIR is not the recorded folder"
     release.touch()
     assert wait_job(server, "s1", AUTH)["status"] == SUCCEEDED
     deadline = time.monotonic() + 5
-    while record.exists() and time.monotonic() < deadline:
+    while (record.exists() or tmp.exists()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not record.exists()
+    assert not record.exists() and not tmp.exists()
 
 
 @pytest.mark.parametrize("secret", [None, {"data": {}}, {"data": {"auth_token": ""}}])
