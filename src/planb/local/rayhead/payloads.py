@@ -54,12 +54,18 @@ def forget(directory: Path, pid: int) -> None:
     (directory / f"{pid}.pid").unlink(missing_ok=True)
 
 
+def _fields(path: Path) -> list[str]:
+    """A record's fields (`record`): pid, start time and, for a payload given one, its temporary folder; none for a
+    record that cannot be read."""
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
 def _recorded_tmp(path: Path) -> Path | None:
     """The temporary folder a record names (its third field), if any."""
-    try:
-        fields = path.read_text().split()
-    except OSError:
-        return None
+    fields = _fields(path)
     return Path(fields[2]) if len(fields) > 2 else None
 
 
@@ -67,10 +73,10 @@ def running(directory: Path) -> list[int]:
     """The recorded payloads that still run (alive, and started when recorded)."""
     found: list[int] = []
     for path in sorted(directory.glob("*.pid")):
+        fields = _fields(path)
         try:
-            pid_text, started = path.read_text().split()[:2]
-            pid = int(pid_text)
-        except (OSError, ValueError):
+            pid, started = int(fields[0]), fields[1]
+        except (IndexError, ValueError):
             continue
         if is_alive(pid) and start_time(pid) == started:
             found.append(pid)
